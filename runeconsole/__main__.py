@@ -1,0 +1,3 @@
+from runeconsole.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,111 @@
+"""``runeconsole agents`` and ``runeconsole agent register|heartbeat|crash|terminate``."""
+
+from __future__ import annotations
+
+import argparse
+
+from runeconsole.cli.common import print_json, print_table, resolve_root
+from runeconsole.core.timeutil import format_age
+from runeconsole.services.registry import AgentRecord, Registry
+
+
+def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    listing = subparsers.add_parser(
+        "agents", parents=[common], help="list every agent identity with its liveness"
+    )
+    listing.add_argument("--json", action="store_true", help="one JSON object per identity")
+    listing.add_argument(
+        "--stale-only", action="store_true", help="only active agents past the stale threshold"
+    )
+    listing.set_defaults(func=list_agents)
+
+    agent = subparsers.add_parser("agent", help="change one agent identity")
+    actions = agent.add_subparsers(dest="action", metavar="ACTION", required=True)
+    reg = actions.add_parser("register", parents=[common], help="create (or replace) an identity")
+    reg.add_argument("--role", required=True)
+    reg.add_argument("--name", required=True)
+    reg.add_argument("--session-id")
+    reg.add_argument("--worktree", metavar="PATH")
+    reg.add_argument("--tmux-session")
+    reg.add_argument("--pid", type=int)
+    reg.add_argument("--node-id")
+    reg.add_argument("--bead-id")
+    reg.add_argument("--predecessor", metavar="AGENT_ID")
+    reg.add_argument("--json", action="store_true")
+    reg.set_defaults(func=register_agent)
+    for action, helptext in (
+        ("heartbeat", "record that the agent is alive now"),
+        ("crash", "mark the agent crashed (signals AGENT_CRASHED once)"),
+        ("terminate", "mark the agent cleanly terminated"),
+    ):
+        sub = actions.add_parser(action, parents=[common], help=helptext)
+        sub.add_argument("key", metavar="KEY", help="{role}-{name}")
+        sub.add_argument("--json", action="store_true")
+        if action != "heartbeat":
+            sub.add_argument("--reason", help="why, recorded in the identity's metadata")
+        sub.set_defaults(func=change_agent, action=action)
+
+
+def list_agents(args: argparse.Namespace) -> int:
+    registry = Registry(resolve_root(args))
+    records = registry.stale() if args.stale_only else registry.list()
+    if args.json:
+        print_json([record.to_json() for record in records])
+        return 0
+    if not records:
+        print(f"no agents registered under {registry.paths.identities}")
+        return 0
+    print_table(
+        ("", "KEY", "STATUS", "SEEN", "NODE", "TMUX", "PREDECESSOR"),
+        [_row(record) for record in records],
+        [record.liveness for record in records],
+    )
+    return 0
+
+
+def _row(record: AgentRecord) -> tuple[str, ...]:
+    if record.error:
+        return ("●", record.key, f"unreadable: {record.error}", "-", "", "", "")
+    return (
+        "●",
+        record.key,
+        record.status,
+        format_age(record.age_seconds),
+        str(record.get("node_id") or ""),
+        str(record.get("tmux_session") or ""),
+        str(record.get("predecessor_id") or ""),
+    )
+
+
+def register_agent(args: argparse.Namespace) -> int:
+    record = Registry(resolve_root(args)).register(
+        args.role,
+        args.name,
+        session_id=args.session_id,
+        worktree=args.worktree,
+        tmux_session=args.tmux_session,
+        pid=args.pid,
+        node_id=args.node_id,
+        bead_id=args.bead_id,
+        predecessor_id=args.predecessor,
+    )
+    return _report(args, record, f"registered {record.key} as {record.get('agent_id')}")
+
+
+def change_agent(args: argparse.Namespace) -> int:
+    registry = Registry(resolve_root(args))
+    if args.action == "heartbeat":
+        record = registry.heartbeat(args.key)
+        return _report(args, record, f"{record.key}: heartbeat at {record.get('last_seen')}")
+    mark = registry.mark_crashed if args.action == "crash" else registry.mark_terminated
+    record, changed = mark(args.key, args.reason)
+    note = "" if changed else " (already; nothing changed)"
+    return _report(args, record, f"{record.key}: {record.status}{note}")
+
+
+def _report(args: argparse.Namespace, record: AgentRecord, message: str) -> int:
+    if args.json:
+        print_json(record.to_json())
+    else:
+        print(message)
+    return 0

@@ -1,0 +1,63 @@
+"""Helpers shared by the command modules: root resolution and output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from runeconsole.adapters import git
+from runeconsole.core.errors import InvalidInput
+
+COLOURS = {"green": "32", "yellow": "33", "red": "31", "grey": "2"}
+
+
+def add_root_option(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument(
+        "--root",
+        metavar="DIR",
+        default=default,
+        help="project root (default: the git root of the working directory)",
+    )
+
+
+def resolve_root(args: argparse.Namespace) -> Path:
+    given = getattr(args, "root", None)
+    if given:
+        root = Path(given).expanduser()
+        if not root.is_dir():
+            raise InvalidInput(f"--root {given}: no such directory")
+        return root.resolve()
+    found = git.toplevel(Path.cwd())
+    if found is None:
+        raise InvalidInput("not inside a git repository: run from your project, or pass --root DIR")
+    return found
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False))
+    sys.stdout.write("\n")
+
+
+def colour(text: str, name: str) -> str:
+    if not sys.stdout.isatty() or os.environ.get("NO_COLOR"):
+        return text
+    return f"\033[{COLOURS.get(name, '0')}m{text}\033[0m"
+
+
+def print_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], tints: Sequence[str]
+) -> None:
+    """A plain aligned table; ``tints`` colours each row's first cell."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+    for row, tint in zip(rows, tints, strict=True):
+        cells = [cell.ljust(w) for cell, w in zip(row, widths, strict=True)]
+        cells[0] = colour(cells[0], tint)
+        print("  ".join(cells).rstrip())

@@ -1,0 +1,1 @@
+"""Protocol-free building blocks: files, locks, validation, config."""

@@ -1,0 +1,124 @@
+"""Typed, validated access to ``.claude/talisman.yml``.
+
+Services declare their own settings (key, default, allowed range) through
+``Section``; this module only knows how to read YAML safely and how to say exactly
+which file and key is wrong. In lenient mode (the console) a bad value is recorded
+in ``problems`` and the default is used, so a typo never takes the console down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from runeconsole.core.errors import RuneError, UnreadableFile
+from runeconsole.core.files import read_bytes
+
+TALISMAN = Path(".claude") / "talisman.yml"
+
+
+@dataclass
+class Talisman:
+    path: Path
+    data: dict[str, Any] = field(default_factory=dict)
+    strict: bool = True
+    problems: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, root: Path, *, strict: bool = True) -> Talisman:
+        path = root / TALISMAN
+        talisman = cls(path=path, strict=strict)
+        if not path.exists():
+            return talisman
+        try:
+            raw = read_bytes(path, limit=1024 * 1024)
+            data = yaml.safe_load(raw.decode("utf-8")) or {}
+        except UnreadableFile as exc:
+            talisman.report(f"{path}: {exc.reason}")
+            return talisman
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            talisman.report(f"{path}: not valid YAML: {str(exc).splitlines()[0]}")
+            return talisman
+        if not isinstance(data, dict):
+            talisman.report(f"{path}: expected a mapping at the top level")
+            return talisman
+        talisman.data = data
+        return talisman
+
+    def report(self, problem: str) -> None:
+        if self.strict:
+            raise RuneError(problem)
+        self.problems.append(problem)
+
+    def section(self, *names: str) -> Section:
+        node: Any = self.data
+        for depth, name in enumerate(names):
+            node = node.get(name) if isinstance(node, dict) else None
+            if node is None:
+                return Section(self, ".".join(names), {})
+            if not isinstance(node, dict):
+                self.report(f"{self.path}: {'.'.join(names[: depth + 1])} must be a mapping")
+                return Section(self, ".".join(names), {})
+        return Section(self, ".".join(names), node)
+
+
+@dataclass
+class Section:
+    talisman: Talisman
+    name: str
+    data: dict[str, Any]
+
+    def _bad(self, key: str, value: Any, allowed: str) -> None:
+        self.talisman.report(
+            f"{self.talisman.path}: {self.name}.{key} is {value!r}; allowed: {allowed}"
+        )
+
+    def number(
+        self, key: str, default: float, minimum: float | None = None, maximum: float | None = None
+    ) -> float:
+        value = self.data.get(key, default)
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+        if not ok:
+            bounds = [f">= {minimum:g}" if minimum is not None else "", ""]
+            bounds[1] = f"<= {maximum:g}" if maximum is not None else ""
+            self._bad(key, value, " and ".join(b for b in ["a number", *bounds] if b))
+            return default
+        return float(value)
+
+    def integer(
+        self, key: str, default: int, minimum: int | None = None, maximum: int | None = None
+    ) -> int:
+        value = self.data.get(key, default)
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        ok = ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+        if not ok:
+            bounds = [f">= {minimum}" if minimum is not None else ""]
+            bounds.append(f"<= {maximum}" if maximum is not None else "")
+            self._bad(key, value, " and ".join(b for b in ["a whole number", *bounds] if b))
+            return default
+        return value
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            self._bad(key, value, "true or false")
+            return default
+        return value
+
+    def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
+        value = self.data.get(key, default)
+        if value not in choices:
+            self._bad(key, value, " | ".join(choices))
+            return default
+        return value
+
+    def text(self, key: str, default: str | None) -> str | None:
+        value = self.data.get(key, default)
+        if value is not None and not isinstance(value, str):
+            self._bad(key, value, "a string")
+            return default
+        return value

@@ -1,0 +1,132 @@
+"""Crash-safe file I/O.
+
+Writers never leave a half-written file where a reader looks: data goes to a temp
+file in the same directory, is fsynced, then renamed (or linked, for files that must
+never be replaced) into place, and the directory is fsynced. Readers turn every way
+a file can be bad into ``UnreadableFile`` with a reason a person understands.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from runeconsole.core.errors import UnreadableFile
+
+MAX_READ_BYTES = 8 * 1024 * 1024
+TEMP_SUFFIX = ".tmp"
+
+
+def _temp_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_temp(path: Path, data: bytes, mode: int) -> Path:
+    tmp = _temp_path(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _write_temp(path, data, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def create_exclusive(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Create ``path`` complete in one step; raise ``FileExistsError`` if it exists.
+
+    ``os.link`` fails rather than replace, so an answer or a signal written once can
+    never be overwritten, and readers never see it half-written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _write_temp(path, data, mode)
+    try:
+        os.link(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    _fsync_dir(path.parent)
+
+
+def dump_json(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def atomic_write_json(path: Path, obj: Any, mode: int = 0o644) -> None:
+    atomic_write_bytes(path, dump_json(obj), mode)
+
+
+def read_bytes(path: Path, limit: int = MAX_READ_BYTES) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except FileNotFoundError:
+        raise UnreadableFile(path, "file is missing") from None
+    except IsADirectoryError:
+        raise UnreadableFile(path, "is a directory, not a file") from None
+    except PermissionError:
+        raise UnreadableFile(path, "permission denied") from None
+    except OSError as exc:
+        raise UnreadableFile(path, exc.strerror or str(exc)) from None
+    if len(data) > limit:
+        raise UnreadableFile(path, f"larger than {limit} bytes")
+    return data
+
+
+def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:
+    if not data.strip():
+        raise UnreadableFile(path, "empty file (half-written?)")
+    try:
+        obj = json.loads(data)
+    except UnicodeDecodeError:
+        raise UnreadableFile(path, "not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise UnreadableFile(
+            path, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
+    except RecursionError:
+        raise UnreadableFile(path, "JSON nested too deeply") from None
+    if not isinstance(obj, dict):
+        raise UnreadableFile(path, f"expected a JSON object, found {type(obj).__name__}")
+    return obj
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """Read a JSON object, or raise ``UnreadableFile`` saying why not."""
+    return parse_json_object(path, read_bytes(path))
+
+
+def is_temp_name(name: str) -> bool:
+    """Writers' in-flight temp files, which readers skip."""
+    return name.startswith(".")

@@ -1,0 +1,59 @@
+"""Where each kind of state lives under a project root (the on-disk layout)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ProjectPaths:
+    root: Path
+
+    @property
+    def claude(self) -> Path:
+        return self.root / ".claude"
+
+    @property
+    def state(self) -> Path:
+        return self.claude / "state"
+
+    @property
+    def identities(self) -> Path:
+        return self.state / "identities"
+
+    @property
+    def identity_history(self) -> Path:
+        """Replaced identities, kept so predecessor chains stay readable."""
+        return self.identities / "history"
+
+    @property
+    def hooks(self) -> Path:
+        return self.state / "hooks"
+
+    @property
+    def merge_queue(self) -> Path:
+        return self.state / "merge-queue.json"
+
+    @property
+    def locks(self) -> Path:
+        return self.state / ".locks"
+
+    @property
+    def signals(self) -> Path:
+        return self.claude / "attractor" / "signals"
+
+    @property
+    def arc(self) -> Path:
+        return self.claude / "arc"
+
+    @property
+    def question_signals(self) -> Path:
+        return self.root / "tmp" / ".rune-signals"
+
+    @property
+    def work(self) -> Path:
+        return self.root / "tmp" / "work"
+
+    def lock_for(self, name: str) -> Path:
+        return self.locks / f"{name}.lock"

@@ -1,0 +1,44 @@
+"""ISO-8601 UTC timestamps as the harness writes them (``2026-02-26T01:44:00Z``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def iso_z(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def compact_stamp(moment: datetime) -> str:
+    """``20260226T014400Z``: the form used inside agent ids."""
+    return moment.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def parse_iso(value: object) -> datetime | None:
+    """Parse the ISO forms other tools write; ``None`` when absent or unparseable."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def format_age(seconds: float | None) -> str:
+    """Short human age like htop/k9s show: ``42s``, ``3m05s``, ``2h10m``, ``4d3h``."""
+    if seconds is None:
+        return "-"
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+    return f"{s // 86400}d{(s % 86400) // 3600}h"

@@ -1,0 +1,37 @@
+"""Validation done before any path is built from outside input."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from runeconsole.core.errors import InvalidInput
+
+ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
+MAX_ID_LENGTH = 128
+
+
+def validate_id(value: object, what: str = "id") -> str:
+    """Return ``value`` if it is a safe path component, else raise ``InvalidInput``."""
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{what} must not be empty")
+    if len(value) > MAX_ID_LENGTH:
+        raise InvalidInput(f"{what} is longer than {MAX_ID_LENGTH} characters")
+    if not ID_PATTERN.fullmatch(value):
+        raise InvalidInput(
+            f"{what} {value!r} is not allowed: use only letters, digits, '_' and '-'"
+        )
+    return value
+
+
+def contained(root: Path, path: Path | str) -> Path:
+    """Resolve ``path`` (relative to ``root`` if not absolute) and refuse escapes."""
+    root_real = Path(os.path.realpath(root))
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        candidate = root_real / candidate
+    real = Path(os.path.realpath(candidate))
+    if real != root_real and root_real not in real.parents:
+        raise InvalidInput(f"{path} is outside the project root {root_real}")
+    return real

@@ -1,0 +1,1 @@
+"""A throw-away project with a simulated fleet, so a newcomer sees the console move."""

@@ -1,0 +1,25 @@
+"""Create the demo project: a real git repository with short liveness thresholds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runeconsole.adapters import git
+from runeconsole.core.files import atomic_write_bytes
+
+DEMO_TALISMAN = """\
+# Demo thresholds: short, so every liveness colour shows within a minute.
+runeconsole:
+  heartbeat_interval_seconds: 5
+  stale_after_seconds: 30
+"""
+
+
+def make_project(root: Path) -> Path:
+    git.init_repo(root)
+    atomic_write_bytes(root / "README.md", b"# demo project\n\nManaged by a simulated fleet.\n")
+    atomic_write_bytes(root / ".gitignore", b".claude/state/\ntmp/\n")
+    git.run_git(["add", "README.md", ".gitignore"], root)
+    git.run_git(["commit", "--quiet", "-m", "demo project"], root)
+    atomic_write_bytes(root / ".claude" / "talisman.yml", DEMO_TALISMAN.encode())
+    return root

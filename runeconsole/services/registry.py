@@ -1,0 +1,364 @@
+"""Agent identity registry: ``.claude/state/identities/{role}-{name}.json`` (Epic 1).
+
+Reads the harness's files unchanged (``last_heartbeat``, ``worktree``) and writes
+the union of harness and PRD fields, so both kinds of reader keep working. Every
+change is a locked read-modify-write with an atomic replace; lifecycle changes
+also emit a signal. A replaced identity is archived under ``history/`` so a
+re-spawned agent's predecessor chain stays readable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runeconsole.adapters.clock import Clock, SystemClock
+from runeconsole.core.config import Talisman
+from runeconsole.core.errors import RuneError, UnreadableFile
+from runeconsole.core.files import (
+    atomic_write_json,
+    create_exclusive,
+    dump_json,
+    is_temp_name,
+    read_json_object,
+)
+from runeconsole.core.locks import locked
+from runeconsole.core.paths import ProjectPaths
+from runeconsole.core.timeutil import compact_stamp, iso_z, parse_iso
+from runeconsole.core.validate import validate_id
+from runeconsole.services.signals import Signals
+
+GREEN, YELLOW, RED, GREY = "green", "yellow", "red", "grey"
+LIVENESS_ORDER = (RED, YELLOW, GREEN, GREY)
+ACTIVE, CRASHED, TERMINATED = "active", "crashed", "terminated"
+SIGNAL_SOURCE = "runeconsole"
+SIGNAL_TARGET = "guardian"
+
+
+@dataclass(frozen=True)
+class LivenessSettings:
+    heartbeat_interval: float = 60.0
+    stale_after: float = 300.0
+    green_multiplier: float = 2.0
+
+    @classmethod
+    def from_talisman(cls, talisman: Talisman) -> LivenessSettings:
+        section = talisman.section("runeconsole")
+        interval = section.number("heartbeat_interval_seconds", 60.0, minimum=1)
+        multiplier = section.number("green_multiplier", 2.0, minimum=1)
+        stale = section.number("stale_after_seconds", 300.0, minimum=1)
+        if stale < interval:
+            talisman.report(
+                f"{talisman.path}: runeconsole.stale_after_seconds ({stale:g}) must be at least "
+                f"heartbeat_interval_seconds ({interval:g})"
+            )
+            stale = max(interval, 300.0)
+        return cls(interval, stale, multiplier)
+
+    @property
+    def green_below(self) -> float:
+        return self.heartbeat_interval * self.green_multiplier
+
+
+def last_seen(fields: dict[str, Any]) -> Any:
+    """The newer of ``last_seen`` and ``last_heartbeat`` (the same instant, two names)."""
+    moments = [parse_iso(fields.get(k)) for k in ("last_seen", "last_heartbeat")]
+    known = [m for m in moments if m is not None]
+    return max(known) if known else parse_iso(fields.get("created_at"))
+
+
+def judge(fields: dict[str, Any], now: Any, settings: LivenessSettings) -> tuple[str, float | None]:
+    """Liveness colour and heartbeat age (seconds) of one identity at ``now``."""
+    seen = last_seen(fields)
+    age = (now - seen).total_seconds() if seen is not None else None
+    status = fields.get("status")
+    if status == TERMINATED:
+        return GREY, age
+    if status == CRASHED or age is None:
+        return RED, age
+    if age < settings.green_below:
+        return GREEN, age
+    if age < settings.stale_after:
+        return YELLOW, age
+    return RED, age
+
+
+@dataclass
+class AgentRecord:
+    """One identity file as read: every field kept, plus what we derive from it."""
+
+    key: str
+    path: Path
+    fields: dict[str, Any] = field(default_factory=dict)
+    liveness: str = RED
+    age_seconds: float | None = None
+    error: str | None = None
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.fields.get(name, default)
+
+    @property
+    def status(self) -> str:
+        return "unreadable" if self.error else str(self.fields.get("status") or "?")
+
+    @property
+    def worktree(self) -> str | None:
+        return self.fields.get("worktree_path") or self.fields.get("worktree")
+
+    def rejudge(self, now: Any, settings: LivenessSettings) -> bool:
+        """Recompute liveness at ``now``; True if the colour changed."""
+        if self.error:
+            return False
+        before = self.liveness
+        self.liveness, self.age_seconds = judge(self.fields, now, settings)
+        return before != self.liveness
+
+    def to_json(self) -> dict[str, Any]:
+        if self.error:
+            return {"key": self.key, "liveness": RED, "error": self.error}
+        age = None if self.age_seconds is None else round(self.age_seconds, 1)
+        return {**self.fields, "key": self.key, "liveness": self.liveness, "age_seconds": age}
+
+
+class Registry:
+    def __init__(
+        self,
+        root: Path,
+        clock: Clock | None = None,
+        settings: LivenessSettings | None = None,
+        signals: Signals | None = None,
+    ) -> None:
+        self.root = root
+        self.paths = ProjectPaths(root)
+        self.clock = clock or SystemClock()
+        self.settings = settings or LivenessSettings.from_talisman(Talisman.load(root))
+        self.signals = signals or Signals(root, self.clock)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def path_for(self, key: str) -> Path:
+        return self.paths.identities / f"{validate_id(key, 'agent key')}.json"
+
+    def read_path(self, path: Path) -> AgentRecord:
+        """Never raises for bad content: an unreadable file becomes a red record with a reason."""
+        key = path.name[: -len(".json")]
+        try:
+            fields = read_json_object(path)
+        except UnreadableFile as exc:
+            return AgentRecord(key, path, error=exc.reason)
+        record = AgentRecord(key, path, fields)
+        record.rejudge(self.clock.now(), self.settings)
+        return record
+
+    def identity_files(self) -> Iterator[Path]:
+        try:
+            entries = list(os.scandir(self.paths.identities))
+        except FileNotFoundError:
+            return
+        for entry in entries:
+            name = entry.name
+            if name.endswith(".json") and not is_temp_name(name) and entry.is_file():
+                yield Path(entry.path)
+
+    def list(self) -> list[AgentRecord]:
+        records = [self.read_path(path) for path in self.identity_files()]
+        return sorted(records, key=lambda r: r.key)
+
+    def stale(self) -> list[AgentRecord]:
+        """Agents still marked active whose heartbeat is older than the stale threshold."""
+        return [r for r in self.list() if not r.error and r.status == ACTIVE and r.liveness == RED]
+
+    def get(self, key: str) -> AgentRecord:
+        path = self.path_for(key)
+        if not path.exists():
+            raise RuneError(
+                f"no agent {key!r} in {self.paths.identities}; `runeconsole agents` lists them"
+            )
+        record = self.read_path(path)
+        if record.error:
+            raise RuneError(f"agent {key!r}: {path} is unreadable: {record.error}")
+        return record
+
+    def find_by_agent_id(self, agent_id: str) -> AgentRecord | None:
+        """A current or archived identity by its ``agent_id``."""
+        validate_id(agent_id, "agent id")
+        archived = self.paths.identity_history / f"{agent_id}.json"
+        if archived.exists():
+            return self.read_path(archived)
+        for record in self.list():
+            if record.get("agent_id") == agent_id:
+                return record
+        return None
+
+    def chain(self, key: str) -> list[AgentRecord]:
+        """The identity and its predecessors, newest first (cycles and gaps end the chain)."""
+        chain = [self.get(key)]
+        seen = {chain[0].get("agent_id")}
+        while True:
+            previous = chain[-1].get("predecessor_id")
+            if not previous or previous in seen or not isinstance(previous, str):
+                return chain
+            seen.add(previous)
+            try:
+                record = self.find_by_agent_id(previous)
+            except RuneError:
+                return chain
+            if record is None:
+                return chain
+            chain.append(record)
+
+    # -- writing ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self, key: str) -> Iterator[Path]:
+        path = self.path_for(key)
+        with locked(self.paths.lock_for(f"identity-{key}"), what=f"agent {key}"):
+            yield path
+
+    def register(
+        self,
+        role: str,
+        name: str,
+        *,
+        session_id: str | None = None,
+        worktree: str | None = None,
+        tmux_session: str | None = None,
+        pid: int | None = None,
+        node_id: str | None = None,
+        bead_id: str | None = None,
+        predecessor_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> AgentRecord:
+        validate_id(role, "role")
+        validate_id(name, "name")
+        if predecessor_id is not None:
+            validate_id(predecessor_id, "predecessor agent id")
+        for value, what in (
+            (tmux_session, "tmux session"),
+            (node_id, "node id"),
+            (bead_id, "bead id"),
+        ):
+            if value is not None:
+                validate_id(value, what)
+        key = f"{role}-{name}"
+        now = self.clock.now()
+        stamp = iso_z(now)
+        fields: dict[str, Any] = {
+            "agent_id": f"{key}-{compact_stamp(now)}",
+            "role": role,
+            "name": name,
+            "session_id": session_id,
+            "worktree": worktree,
+            "worktree_path": worktree,
+            "status": ACTIVE,
+            "created_at": stamp,
+            "last_heartbeat": stamp,
+            "last_seen": stamp,
+            "crashed_at": None,
+            "terminated_at": None,
+            "predecessor_id": predecessor_id,
+            "metadata": metadata or {},
+            "pid": pid,
+            "tmux_session": tmux_session,
+            "node_id": node_id,
+            "bead_id": bead_id,
+            "hook_path": str(self.paths.hooks / f"{key}.json"),
+        }
+        with self._locked(key) as path:
+            self._archive(path)
+            atomic_write_json(path, fields)
+        self._signal("AGENT_REGISTERED", key, fields)
+        return self.read_path(path)
+
+    def _archive(self, path: Path) -> None:
+        """Keep the identity being replaced, so its successor's chain can be followed."""
+        try:
+            old = read_json_object(path)
+        except UnreadableFile:
+            return
+        agent_id = old.get("agent_id")
+        if not isinstance(agent_id, str):
+            return
+        try:
+            validate_id(agent_id, "agent id")
+            create_exclusive(self.paths.identity_history / f"{agent_id}.json", dump_json(old))
+        except (FileExistsError, RuneError):
+            pass
+
+    def update(self, key: str, changes: dict[str, Any]) -> AgentRecord:
+        """Merge ``changes`` into an identity under its lock (unknown fields are kept)."""
+        with self._locked(key) as path:
+            fields = self._read_for_update(key, path)
+            fields.update(changes)
+            atomic_write_json(path, fields)
+        return self.read_path(path)
+
+    def _read_for_update(self, key: str, path: Path) -> dict[str, Any]:
+        try:
+            return read_json_object(path)
+        except UnreadableFile as exc:
+            if not path.exists():
+                raise RuneError(
+                    f"no agent {key!r}; register it first (`runeconsole agent register`)"
+                ) from None
+            raise RuneError(f"agent {key!r} cannot be updated: {exc.reason}") from None
+
+    def heartbeat(self, key: str) -> AgentRecord:
+        with self._locked(key) as path:
+            fields = self._read_for_update(key, path)
+            if fields.get("status") in (CRASHED, TERMINATED):
+                raise RuneError(
+                    f"agent {key!r} is {fields['status']}; "
+                    "register (or respawn) it to bring it back"
+                )
+            stamp = iso_z(self.clock.now())
+            fields["last_heartbeat"] = fields["last_seen"] = stamp
+            atomic_write_json(path, fields)
+        return self.read_path(path)
+
+    def mark_crashed(self, key: str, reason: str | None = None) -> tuple[AgentRecord, bool]:
+        """Mark crashed once: returns (record, changed); a repeat changes nothing."""
+        return self._end(key, CRASHED, "crashed_at", "AGENT_CRASHED", reason)
+
+    def mark_terminated(self, key: str, reason: str | None = None) -> tuple[AgentRecord, bool]:
+        return self._end(key, TERMINATED, "terminated_at", "AGENT_TERMINATED", reason)
+
+    def _end(
+        self, key: str, status: str, stamp_field: str, signal_type: str, reason: str | None
+    ) -> tuple[AgentRecord, bool]:
+        with self._locked(key) as path:
+            fields = self._read_for_update(key, path)
+            if fields.get("status") == status:
+                return self.read_path(path), False
+            if fields.get("status") == TERMINATED:
+                raise RuneError(f"agent {key!r} is already terminated")
+            fields["status"] = status
+            fields[stamp_field] = iso_z(self.clock.now())
+            if reason:
+                metadata = fields.get("metadata")
+                metadata = metadata if isinstance(metadata, dict) else {}
+                metadata[f"{status}_reason"] = reason
+                fields["metadata"] = metadata
+            atomic_write_json(path, fields)
+        self._signal(signal_type, key, fields, reason)
+        return self.read_path(path), True
+
+    def _signal(
+        self, signal_type: str, key: str, fields: dict[str, Any], reason: str | None = None
+    ) -> None:
+        payload = {
+            "key": key,
+            "agent_id": fields.get("agent_id"),
+            "role": fields.get("role"),
+            "name": fields.get("name"),
+            "status": fields.get("status"),
+            "tmux_session": fields.get("tmux_session"),
+            "predecessor_id": fields.get("predecessor_id"),
+        }
+        if reason:
+            payload["reason"] = reason
+        self.signals.send(signal_type, SIGNAL_SOURCE, SIGNAL_TARGET, payload)

@@ -1,0 +1,1 @@
+"""The Textual console. Talks only to services; never reads state files itself."""

@@ -1,0 +1,180 @@
+"""The console app and its factory (used by the CLI, the tests and the screenshots)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Input, TabbedContent, TabPane
+
+from runeconsole.adapters.clock import Clock, SystemClock
+from runeconsole.core.config import Talisman
+from runeconsole.services.registry import LivenessSettings, Registry
+from runeconsole.tui.agents_pane import AgentsPane
+from runeconsole.tui.commands import AgentCommands
+from runeconsole.tui.feed import ChangeFeed, StateChanged
+from runeconsole.tui.help_screen import HelpScreen
+from runeconsole.tui.pane import LivePane
+from runeconsole.tui.status_bar import StatusBar
+
+
+def styles_dir() -> Path:
+    """``.tcss`` files: inside the package when installed, the repo's ``styles/`` otherwise."""
+    packaged = Path(__file__).resolve().parent.parent / "styles"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "styles"
+
+
+class RuneConsole(App[None]):
+    TITLE = "runeconsole"
+    CSS_PATH = [styles_dir() / "console.tcss"]
+    COMMANDS = App.COMMANDS | {AgentCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("slash", "filter", "Filter"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+        *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 10)),
+    ]
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        clock: Clock,
+        watch: bool = True,
+        rescan_seconds: float = 5.0,
+        tick_seconds: float = 1.0,
+    ) -> None:
+        super().__init__()
+        self.root = root
+        self.clock = clock
+        self.watch_files = watch
+        self.rescan_seconds = rescan_seconds
+        self.tick_seconds = tick_seconds
+        self.talisman = Talisman.load(root, strict=False)
+        self.registry = Registry(root, clock, LivenessSettings.from_talisman(self.talisman))
+        self.feed: ChangeFeed | None = None
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(self.root, id="status")
+        with TabbedContent(id="panes"), TabPane("1 Agents", id="agents"):
+            yield AgentsPane(self.registry, id="agents-pane")
+        yield Input(placeholder="filter… (enter keeps it, esc clears)", id="filter")
+        yield Footer()
+
+    # -- panes -----------------------------------------------------------------------------
+
+    @property
+    def panes(self) -> list[LivePane]:
+        return list(self.query(LivePane))
+
+    @property
+    def agents_pane(self) -> AgentsPane:
+        return self.query_one(AgentsPane)
+
+    def current_pane(self) -> LivePane:
+        active = self.query_one(TabbedContent).active_pane
+        return active.query_one(LivePane) if active else self.panes[0]
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        for problem in self.talisman.problems:
+            self.notify(problem, title="Configuration", severity="warning", timeout=15)
+        if self.watch_files:
+            dirs = [d for pane in self.panes for d in pane.watch_dirs()]
+            self.feed = ChangeFeed(self, dirs)
+            if not self.feed.start():
+                self.query_one(StatusBar).set_note("watching off: rescanning")
+                self.notify(self.feed.unavailable or "", severity="warning")
+            self.set_interval(self.rescan_seconds, self._rescan)
+        if self.tick_seconds:
+            self.set_interval(self.tick_seconds, self._tick)
+        self.agents_pane.table.focus()
+
+    def on_unmount(self) -> None:
+        if self.feed is not None:
+            self.feed.stop()
+
+    def on_state_changed(self, _: StateChanged) -> None:
+        if self.feed is None:
+            return
+        paths = self.feed.drain()
+        for pane in self.panes:
+            dirs = set(pane.watch_dirs())
+            mine = {p for p in paths if p.parent in dirs}
+            if mine:
+                pane.apply_changes(mine)
+
+    def on_live_pane_summary(self, message: LivePane.Summary) -> None:
+        self.query_one(StatusBar).set_figures(message.pane_id, message.figures)
+
+    def _rescan(self) -> None:
+        for pane in self.panes:
+            pane.rescan()
+
+    def _tick(self) -> None:
+        for pane in self.panes:
+            pane.tick()
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_show_pane(self, number: int) -> None:
+        tabs = self.query_one(TabbedContent)
+        panes = list(tabs.query(TabPane))
+        if 0 < number <= len(panes):
+            tabs.active = panes[number - 1].id or ""
+            self.current_pane().query_one("DataTable").focus()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("shown")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.value or box.has_class("shown"):
+            box.value = ""
+            box.remove_class("shown")
+            self.current_pane().filter("")
+            self.query_one(StatusBar).set_note("")
+            self.current_pane().query_one("DataTable").focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.current_pane().filter(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            event.input.remove_class("shown")
+            note = f"filter: {event.value}" if event.value else ""
+            self.query_one(StatusBar).set_note(note)
+            self.current_pane().query_one("DataTable").focus()
+
+    def goto_agent(self, key: str) -> None:
+        self.query_one(TabbedContent).active = "agents"
+        self.agents_pane.select(key)
+
+
+def create_app(
+    root: Path,
+    *,
+    clock: Clock | None = None,
+    watch: bool = True,
+    rescan_seconds: float = 5.0,
+    tick_seconds: float = 1.0,
+) -> RuneConsole:
+    """Build the console for ``root``. Tests pass a manual clock and ``watch=False``."""
+    return RuneConsole(
+        root,
+        clock=clock or SystemClock(),
+        watch=watch,
+        rescan_seconds=rescan_seconds,
+        tick_seconds=tick_seconds,
+    )

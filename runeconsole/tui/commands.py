@@ -1,0 +1,18 @@
+"""Command palette (ctrl+p): jump to any agent by key."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import Hit, Hits, Provider
+
+
+class AgentCommands(Provider):
+    async def search(self, query: str) -> Hits:
+        app = self.app
+        matcher = self.matcher(query)
+        for key in sorted(app.agents_pane.records):  # type: ignore[attr-defined]
+            text = f"Go to agent {key}"
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(app.goto_agent, key))  # type: ignore[attr-defined]

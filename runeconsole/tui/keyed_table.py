@@ -1,0 +1,103 @@
+"""A DataTable that is only ever changed row by row, by key.
+
+Keeps the last values written for each row so an update touches only the cells
+that really changed; clearing and refilling costs seconds at fleet scale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.coordinate import Coordinate
+from textual.widgets import DataTable
+
+
+def fingerprint(value: Any) -> Any:
+    """Rich ``Text`` compares equal across styles; compare what is drawn instead."""
+    if isinstance(value, Text):
+        return (value.plain, str(value.style), tuple(value.spans))
+    return value
+
+
+class KeyedTable(DataTable):
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
+
+    def __init__(self, columns: Sequence[tuple[str, str, int | None]], **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        self._spec = list(columns)
+        self._values: dict[str, tuple[Any, ...]] = {}
+        self._order_dirty = False
+
+    def on_mount(self) -> None:
+        for key, label, width in self._spec:
+            self.add_column(label, key=key, width=width)
+
+    @property
+    def column_keys(self) -> list[str]:
+        return [key for key, _, _ in self._spec]
+
+    def has(self, key: str) -> bool:
+        return key in self._values
+
+    def upsert(self, key: str, values: Sequence[Any], skip: frozenset[str] = frozenset()) -> None:
+        """Add the row or update only its changed cells; ``skip`` leaves columns as they are."""
+        values = tuple(values)
+        old = self._values.get(key)
+        if old is None:
+            self.add_row(*values, key=key)
+            self._values[key] = values
+            self._order_dirty = True
+            return
+        merged = list(old)
+        for index, column in enumerate(self.column_keys):
+            if column in skip or fingerprint(old[index]) == fingerprint(values[index]):
+                continue
+            self.update_cell(key, column, values[index])
+            merged[index] = values[index]
+        self._values[key] = tuple(merged)
+
+    def set_cell(self, key: str, column: str, value: Any) -> None:
+        index = self.column_keys.index(column)
+        old = self._values[key]
+        if fingerprint(old[index]) != fingerprint(value):
+            self.update_cell(key, column, value)
+            self._values[key] = (*old[:index], value, *old[index + 1 :])
+
+    def drop(self, key: str) -> None:
+        if self._values.pop(key, None) is not None:
+            self.remove_row(key)
+
+    def keys(self) -> list[str]:
+        return list(self._values)
+
+    def cursor_key(self) -> str | None:
+        if not self.row_count:
+            return None
+        row = min(self.cursor_row, self.row_count - 1)
+        return self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
+
+    def reorder(self, *columns: str, key: Callable[[Any], Any] | None = None) -> None:
+        """Sort rows if rows were added since the last call, keeping the cursor on its row."""
+        if not self._order_dirty:
+            return
+        self._order_dirty = False
+        current = self.cursor_key()
+        self.sort(*columns, key=key)
+        if current is not None:
+            self.move_cursor(row=self.get_row_index(current), scroll=False)
+
+    def visible_keys(self) -> list[str]:
+        """Keys of the rows currently on screen (rows are one line high)."""
+        first = int(self.scroll_offset.y)
+        height = max(0, self.size.height - (1 if self.show_header else 0))
+        last = min(self.row_count, first + height + 1)
+        return [
+            self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
+            for row in range(first, last)
+        ]

@@ -1,0 +1,37 @@
+"""What every live pane offers the app: the directories it watches and how it refreshes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.containers import Vertical
+from textual.message import Message
+
+
+class LivePane(Vertical):
+    """A pane kept current by file events, a periodic rescan and a one-second tick."""
+
+    class Summary(Message):
+        """A pane's headline figures changed (shown in the status bar)."""
+
+        def __init__(self, pane_id: str, figures: dict[str, int]) -> None:
+            super().__init__()
+            self.pane_id = pane_id
+            self.figures = figures
+
+    def watch_dirs(self) -> list[Path]:
+        raise NotImplementedError
+
+    def apply_changes(self, paths: set[Path]) -> None:
+        """Refresh what ``paths`` (already filtered to ``watch_dirs``) affect, by key."""
+        raise NotImplementedError
+
+    def rescan(self) -> None:
+        """Re-read everything (covers dropped events and unavailable watching)."""
+        raise NotImplementedError
+
+    def tick(self) -> None:
+        """Once a second: move clocks and countdowns; no file reads."""
+
+    def filter(self, text: str) -> None:
+        """Show only rows matching ``text`` (empty shows all)."""

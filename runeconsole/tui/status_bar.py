@@ -1,0 +1,45 @@
+"""The top line: where we are and the fleet's counts at a glance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import Static
+
+from runeconsole.tui.theme import LIVENESS_STYLE
+
+
+class StatusBar(Static):
+    def __init__(self, root: Path, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.root = root
+        self.figures: dict[str, dict[str, int]] = {}
+        self.note = ""
+
+    def on_mount(self) -> None:
+        self.refresh_text()
+
+    def set_figures(self, pane_id: str, figures: dict[str, int]) -> None:
+        if self.figures.get(pane_id) != figures:
+            self.figures[pane_id] = figures
+            self.refresh_text()
+
+    def set_note(self, note: str) -> None:
+        self.note = note
+        self.refresh_text()
+
+    def refresh_text(self) -> None:
+        text = Text.assemble(("runeconsole ", "bold"), (str(self.root), "dim"))
+        agents = self.figures.get("agents", {})
+        text.append("   ")
+        for colour in ("green", "yellow", "red", "grey"):
+            text.append("● ", LIVENESS_STYLE[colour])
+            text.append(f"{agents.get(colour, 0)}  ")
+        for pane_id, figures in self.figures.items():
+            if pane_id != "agents":
+                for label, count in figures.items():
+                    text.append(f" {label} {count}", "bold" if count else "dim")
+        if self.note:
+            text.append(f"  {self.note}", "yellow")
+        self.update(text)
