@@ -1,0 +1,83 @@
+"""Shared fixtures: real temp projects (git repos), an injected clock, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from runeconsole.adapters import git
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO.parent / "shared" / "fixtures"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A fresh git repository with one commit: the project root."""
+    root = tmp_path / "project"
+    git.init_repo(root)
+    return root
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> object:
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+    """Run ``runeconsole ARGS`` in-process and capture what it prints."""
+
+    def run(*args: str) -> CliResult:
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse usage errors
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+def cli_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run ``runeconsole ARGS`` as a real process (for races, kills and blocking calls)."""
+
+    def run(*args: str, timeout: float = 60, **kwargs: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "runeconsole", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=cli_env(),
+            check=False,
+            **kwargs,  # type: ignore[arg-type]
+        )
+
+    return run
