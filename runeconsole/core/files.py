@@ -113,7 +113,7 @@ def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:
         raise UnreadableFile(path, "not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise UnreadableFile(
-            path, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+            path, f"not valid JSON ({exc.msg}; line {exc.lineno} column {exc.colno})"
         ) from None
     except RecursionError:
         raise UnreadableFile(path, "JSON nested too deeply") from None

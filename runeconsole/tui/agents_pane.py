@@ -35,8 +35,8 @@ def row_values(record: AgentRecord) -> tuple[object, ...]:
     if record.error:
         return (
             dot,
-            record.key,
-            "",
+            Text(record.key),
+            Text(""),
             Text("unreadable", style="bold red"),
             "-",
             "",
@@ -46,9 +46,9 @@ def row_values(record: AgentRecord) -> tuple[object, ...]:
     status = record.status
     return (
         dot,
-        str(record.get("role") or ""),
-        str(record.get("name") or ""),
-        Text(status, style=LIVENESS_STYLE[record.liveness] if status != "active" else ""),
+        Text(str(record.get("role") or "")),
+        Text(str(record.get("name") or "")),
+        Text(status, style=LIVENESS_STYLE[record.liveness] if status != "active" else "default"),
         format_age(record.age_seconds),
         str(record.get("node_id") or ""),
         str(record.get("tmux_session") or ""),
