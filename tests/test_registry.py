@@ -154,3 +154,34 @@ def test_thresholds_come_from_talisman(project: Path) -> None:
     )
     with pytest.raises(RuneError, match="stale_after_seconds"):
         LivenessSettings.from_talisman(Talisman.load(project))
+
+
+def test_writer_killed_mid_write_never_leaves_a_torn_file(project: Path) -> None:
+    """Real processes killed with SIGKILL while rewriting one identity file."""
+    import os
+    import random
+    import signal
+    import time
+
+    from runeconsole.core.files import read_json_object
+
+    registry = Registry(project)
+    registry.register("worker", "victim")
+    path = registry.path_for("worker-victim")
+    rng = random.Random(5)
+    for _ in range(60):
+        pid = os.fork()
+        if pid == 0:  # the writer: rewrite the file until killed
+            try:
+                n = 0
+                while True:
+                    n += 1
+                    registry.update("worker-victim", {"metadata": {"n": n, "pad": "x" * 20000}})
+            finally:
+                os._exit(0)
+        time.sleep(rng.uniform(0.002, 0.02))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        assert read_json_object(path)["agent_id"]
+    registry.list()
+    assert [n for n in os.listdir(path.parent) if n.startswith(".")] == []
