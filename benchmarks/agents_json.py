@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import make_fleet  # noqa: E402
+from _common import make_fleet
 
 
 def main() -> int:

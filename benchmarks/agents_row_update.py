@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import make_fleet, summary  # noqa: E402
+from _common import make_fleet, summary
 
-from runeconsole.services.registry import Registry  # noqa: E402
-from runeconsole.tui.app import create_app  # noqa: E402
+from runeconsole.services.registry import Registry
+from runeconsole.tui.app import create_app
 
 
 async def measure(root: Path, keys: list[str], rounds: int) -> list[float]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import make_fleet  # noqa: E402
+from _common import make_fleet
 
 REPO = Path(__file__).resolve().parents[1]
 
