@@ -131,3 +131,14 @@ async def test_bad_config_is_reported_not_fatal(project: Path) -> None:
         messages = [n.message for n in app._notifications]
         assert any("heartbeat_interval_seconds" in m and ">= 1" in m for m in messages)
         assert app.registry.settings.heartbeat_interval == 60
+
+
+async def test_command_palette_jumps_to_an_agent(project: Path, clock: ManualClock) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+p", *"worker-tokens")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.agents_pane.selected_key() == "worker-tokens"
