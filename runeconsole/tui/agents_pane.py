@@ -69,6 +69,8 @@ def matches(record: AgentRecord, text: str) -> bool:
 
 class AgentsPane(LivePane):
     BINDINGS = [Binding("enter", "details", "Details", show=False)]
+    TITLE = "Agents"
+    HELP_KEYS = (("enter", "the agent's every field and its predecessor chain"),)
 
     def __init__(self, registry: Registry, **kwargs: object) -> None:
         super().__init__(**kwargs)
