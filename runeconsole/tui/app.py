@@ -110,7 +110,9 @@ class RuneConsole(App[None]):
                 pane.apply_changes(mine)
 
     def on_live_pane_summary(self, message: LivePane.Summary) -> None:
-        self.query_one(StatusBar).set_figures(message.pane_id, message.figures)
+        # A worker's summary can arrive while the console is closing: nothing to show it on.
+        for bar in self.query(StatusBar):
+            bar.set_figures(message.pane_id, message.figures)
 
     def _rescan(self) -> None:
         for pane in self.panes:
