@@ -60,9 +60,11 @@ def split(text: str) -> Split:
 def load_mapping(header: str) -> dict[str, Any]:
     """The header as a mapping (``{}`` when empty)."""
     try:
-        data = yaml.load(header, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+        data = yaml.load(header, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
-        raise FrontmatterError(f"frontmatter is not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise FrontmatterError(
+            f"frontmatter is not valid YAML: {str(exc).splitlines()[0]}"
+        ) from None
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         # PyYAML's constructors raise these for values like a 13th month.
         raise FrontmatterError(f"frontmatter has a bad value: {exc}") from None

@@ -554,7 +554,9 @@ def _subdirs(directory: Path) -> list[Path]:
     except OSError:
         return []
     return [
-        Path(e.path) for e in entries if not is_temp_name(e.name) and e.is_dir(follow_symlinks=False)
+        Path(e.path)
+        for e in entries
+        if not is_temp_name(e.name) and e.is_dir(follow_symlinks=False)
     ]
 
 
