@@ -26,12 +26,17 @@ from typing import Any
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core import frontmatter
 from runeconsole.core.errors import RuneError, UnreadableFile
-from runeconsole.core.files import atomic_write_json, read_bytes, read_json_object
+from runeconsole.core.files import (
+    atomic_write_json,
+    parse_json_object,
+    read_bytes,
+    read_json_object,
+)
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
-from runeconsole.core.validate import contained, validate_id
-from runeconsole.services.suspension import GitView, Suspension
+from runeconsole.core.validate import validate_id
+from runeconsole.services.suspension import GitView, Suspension, inside
 
 PHASE_ORDER = (
     "forge",
@@ -121,6 +126,9 @@ def bare_hash(value: Any) -> str | None:
 
 
 def file_sha256(path: Path) -> str:
+    """Hash a regular file (a FIFO or device would block or never end)."""
+    if not path.is_file():
+        raise FileNotFoundError(path)
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1024 * 1024), b""):
@@ -532,10 +540,19 @@ class Checkpoints:
             raise RuneError(plan.blocked)
         return plan
 
-    def plan(self, path: Path, *, dry_run: bool, view: GitView | None = None) -> ResumePlan:
+    def plan(
+        self,
+        path: Path,
+        *,
+        dry_run: bool,
+        view: GitView | None = None,
+        data: bytes | None = None,
+    ) -> ResumePlan:
+        """Run the resume steps on ``path`` (or on ``data`` as its content)."""
         plan = ResumePlan(path)
+        cp: Any = None
         try:
-            cp = read_json_object(path)
+            cp = parse_json_object(path, read_bytes(path) if data is None else data)
             plan.checkpoint_id = str(cp.get("id", ""))
             version = cp.get("schema_version")
             plan.from_version = version if isinstance(version, int) else None
@@ -609,7 +626,7 @@ class Checkpoints:
         if not isinstance(plan_file, str) or not plan_file:
             return
         try:
-            path = contained(self.root, plan_file)
+            path = inside(self.root, plan_file)
             meta = frontmatter.parse(read_bytes(path, 4 * 1024 * 1024).decode("utf-8"))[1]
         except (RuneError, UnicodeDecodeError, frontmatter.FrontmatterError) as exc:
             plan.warnings.append(
@@ -654,7 +671,7 @@ class Checkpoints:
             if not isinstance(artifact, str) or not artifact:
                 raise RuneError(f"phases.{name}.artifact {artifact!r} is not a path")
             try:
-                path = contained(self.root, artifact)
+                path = inside(self.root, artifact)
             except RuneError:
                 raise RuneError(
                     f"phases.{name}.artifact {artifact} escapes the project root "
@@ -754,7 +771,7 @@ class Checkpoints:
                 validate_id(task_id, "suspended task id")
                 if not context_path.startswith("tmp/work/") or ".." in context_path:
                     raise RuneError(f'invalid context path "{context_path}" — skipping')
-                path = contained(self.root, context_path)
+                path = inside(self.root, context_path)
                 if not path.is_file():
                     raise RuneError(f"context file missing at {context_path} — cold restart")
                 result = self.suspension.resume(path, dry_run=dry_run, reason=reason, view=view)

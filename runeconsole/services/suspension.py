@@ -12,6 +12,7 @@ and smuggle in instructions.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -255,6 +256,14 @@ def meta_problem(meta: dict[str, Any]) -> str | None:
     return None
 
 
+def inside(root: Path, relative: str) -> Path:
+    """``contained`` that also refuses names the OS cannot take (NUL bytes)."""
+    try:
+        return contained(root, relative)
+    except ValueError:
+        raise InvalidInput(f"{relative!r} is not a usable path") from None
+
+
 def defuse(text: str) -> str:
     """Marker words and control characters out of data placed inside the frame."""
     return MARKER.sub("[marker removed]", _CONTROL.sub(" ", text))
@@ -313,7 +322,9 @@ class Suspension:
                     continue
                 for entry in entries:
                     if entry.name.endswith(".md") and not is_temp_name(entry.name):
-                        yield Path(entry.path)
+                        with contextlib.suppress(OSError):
+                            if entry.is_file():
+                                yield Path(entry.path)
 
     def context_dirs(self) -> list[Path]:
         return sorted({path.parent for path in self.context_files()})
@@ -327,13 +338,19 @@ class Suspension:
     # -- reading ---------------------------------------------------------------------------
 
     def read(self, path: Path, view: GitView | None = None) -> ContextRecord:
+        try:
+            if path.exists() and not path.is_file():
+                raise UnreadableFile(path, "not a regular file")
+            data = read_bytes(path, MAX_CONTEXT_BYTES)
+        except UnreadableFile as exc:
+            return ContextRecord(self.key_for(path), path, reason=exc.reason)
+        return self.parse(path, data, view)
+
+    def parse(self, path: Path, data: bytes, view: GitView | None = None) -> ContextRecord:
+        """Judge a context file's bytes (no file access beyond ``view``'s git state)."""
         record = ContextRecord(self.key_for(path), path)
         try:
-            text = read_bytes(path, MAX_CONTEXT_BYTES).decode("utf-8")
-            parts, meta = frontmatter.parse(text)
-        except UnreadableFile as exc:
-            record.reason = exc.reason
-            return record
+            parts, meta = frontmatter.parse(data.decode("utf-8"))
         except UnicodeDecodeError:
             record.reason = "not UTF-8 text"
             return record
@@ -385,7 +402,7 @@ class Suspension:
     def find(self, task_or_path: str) -> Path:
         """A context file by path (under ``tmp/work/``) or by task id (must be unique)."""
         if "/" in task_or_path or task_or_path.endswith(".md"):
-            path = contained(self.root, task_or_path)
+            path = inside(self.root, task_or_path)
             if not path.is_relative_to(contained(self.root, self.paths.work)):
                 raise InvalidInput(f"{task_or_path} is not a context file under tmp/work/")
             if not path.is_file():
@@ -453,7 +470,8 @@ class Suspension:
         resume with an advisory warning. ``dry_run`` writes nothing.
         """
         key = self.key_for(path)
-        with locked(self.paths.lock_for(f"context-{sha256_hex(key)[:16]}"), what=key):
+        lock = self.paths.lock_for(f"context-{sha256_hex(key)[:16]}")
+        with contextlib.nullcontext() if dry_run else locked(lock, what=key):
             record = self.read(path, view or self.git_view())
             if record.verdict == UNREADABLE:
                 raise RuneError(f"{key}: unreadable: {record.reason} — cold start")

@@ -1,0 +1,88 @@
+"""Helpers shared by the suspended-task, checkpoint and pane tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.services.suspension import Suspension, SuspensionSettings
+
+HERE = Path(__file__).resolve().parent
+LOCAL_RUNE_CHECKPOINTS = HERE / "fixtures" / "rune-checkpoints"
+OWN_CHECKPOINTS = HERE / "fixtures" / "checkpoints"
+
+
+def suspension(root: Path, clock: ManualClock | None = None, **settings: Any) -> Suspension:
+    return Suspension(root, clock or ManualClock(), SuspensionSettings(**settings))
+
+
+def modify(root: Path, name: str, text: str = "changed\n") -> None:
+    """Change (or create and track) ``name`` so ``git diff HEAD`` lists it."""
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        path.write_text("original\n")
+        subprocess.run(["git", "add", name], cwd=root, check=True, timeout=30)
+        subprocess.run(["git", "commit", "-qm", f"add {name}"], cwd=root, check=True, timeout=30)
+    path.write_text(text)
+
+
+def write_context(
+    root: Path,
+    task: str = "7",
+    arc: str = "arc-1700000000000",
+    *,
+    body: str = "Parser refactor done; formatter next.",
+    targets: tuple[str, ...] = (),
+    clock: ManualClock | None = None,
+    stash: bool = False,
+    **settings: Any,
+) -> Path:
+    service = suspension(root, clock, **settings)
+    result = service.suspend(
+        task_id=task,
+        worker="rune-smith-1",
+        arc_id=arc,
+        reason="turn_limit",
+        last_action="Completed parser refactor; formatter.py next",
+        file_targets=list(targets),
+        body=body,
+        stamp="20260226-014400",
+        stash=stash,
+    )
+    return result.path
+
+
+def write_checkpoint(root: Path, cp: dict[str, Any], directory: str | None = None) -> Path:
+    path = root / ".claude" / "arc" / (directory or cp["id"]) / "checkpoint.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(cp, indent=2))
+    return path
+
+
+def load_fixture(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited and been reaped."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait(timeout=30)
+    return child.pid
+
+
+def tree(root: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file under ``root`` with its mtime and bytes (to prove nothing was written)."""
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        if "/.git" in dirpath or dirpath.endswith(".git"):
+            continue
+        for name in files:
+            path = Path(dirpath) / name
+            out[str(path.relative_to(root))] = (path.stat().st_mtime_ns, path.read_bytes())
+    return out
