@@ -86,3 +86,9 @@ def tree(root: Path) -> dict[str, tuple[int, bytes]]:
             path = Path(dirpath) / name
             out[str(path.relative_to(root))] = (path.stat().st_mtime_ns, path.read_bytes())
     return out
+
+
+ALL_CHECKPOINT_FIXTURES = sorted(
+    [*LOCAL_RUNE_CHECKPOINTS.glob("*.json"), *OWN_CHECKPOINTS.glob("*.json")],
+    key=lambda p: int(p.stem.split("_v")[1]),
+)

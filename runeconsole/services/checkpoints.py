@@ -15,8 +15,10 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
+import json
 import os
 import re
+import reprlib
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -347,7 +349,9 @@ def check_shape(cp: Any) -> None:
     if not isinstance(cp, dict):
         raise CorruptCheckpoint(f"expected a JSON object, found {type(cp).__name__}")
     if not isinstance(cp.get("id"), str) or not CHECKPOINT_ID.fullmatch(cp["id"]):
-        raise CorruptCheckpoint(f"id {cp.get('id')!r} does not match {CHECKPOINT_ID.pattern}")
+        raise CorruptCheckpoint(
+            f"id {reprlib.repr(cp.get('id'))} does not match {CHECKPOINT_ID.pattern}"
+        )
     phases = cp.get("phases")
     if not isinstance(phases, dict):
         raise CorruptCheckpoint("phases is missing or not an object")
@@ -356,7 +360,7 @@ def check_shape(cp: Any) -> None:
             raise CorruptCheckpoint(f"phases.{name} is not an object")
     version = cp.get("schema_version")
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-        raise CorruptCheckpoint(f"schema_version {version!r} is not a whole number")
+        raise CorruptCheckpoint(f"schema_version {reprlib.repr(version)} is not a whole number")
     if isinstance(version, int) and not 1 <= version <= SCHEMA_VERSION:
         raise CorruptCheckpoint(
             f"schema_version {version} is outside 1..{SCHEMA_VERSION} (this tool's range)"
@@ -433,13 +437,11 @@ class ResumePlan:
         phases = phases if isinstance(phases, dict) else {}
         views = []
         for number, name in enumerate(PHASE_ORDER, 1):
-            data = phases.get(name)
-            status = str(data.get("status")) if isinstance(data, dict) else "absent"
+            status = _shown_status(phases.get(name)) if name in phases else "absent"
             views.append(PhaseView(name, status, number, name in self.demoted, name in phases))
         for name, data in phases.items():
             if name not in PHASE_ORDER and name not in FORBIDDEN_PHASE_KEYS:
-                status = str(data.get("status")) if isinstance(data, dict) else "?"
-                views.append(PhaseView(name, status, None, name in self.demoted))
+                views.append(PhaseView(name, _shown_status(data), None, name in self.demoted))
         return views
 
     def to_json(self) -> dict[str, Any]:
@@ -552,10 +554,11 @@ class Checkpoints:
         plan = ResumePlan(path)
         cp: Any = None
         try:
-            cp = parse_json_object(path, read_bytes(path) if data is None else data)
-            plan.checkpoint_id = str(cp.get("id", ""))
-            version = cp.get("schema_version")
-            plan.from_version = version if isinstance(version, int) else None
+            raw = read_bytes(path) if data is None else data
+            cp = parse_json_object(path, raw)
+            ident, version = cp.get("id"), cp.get("schema_version")
+            plan.checkpoint_id = ident if isinstance(ident, str) else ""
+            plan.from_version = version if type(version) is int else None
             check_shape(cp)
             self._check_nonce(cp)
             self._check_owner(cp, plan)
@@ -569,9 +572,9 @@ class Checkpoints:
             return plan
         except RuneError as exc:
             plan.blocked = exc.message
-            plan.checkpoint = copy.deepcopy(cp)
+            plan.checkpoint = json.loads(raw)
             with contextlib.suppress(RuneError):
-                migrate(plan.checkpoint)
+                migrate(plan.checkpoint)  # shown as it would be, for the console
             return plan
         plan.checkpoint = cp
         if path.parent.name != plan.checkpoint_id:
@@ -610,7 +613,9 @@ class Checkpoints:
         if owner is not None and owner != "":
             pid = parse_pid(owner)
             if pid is None:
-                plan.warnings.append(f"owner_pid {owner!r} is not a process id; claiming")
+                plan.warnings.append(
+                    f"owner_pid {reprlib.repr(owner)} is not a process id; claiming"
+                )
             elif pid != self.session_pid and pid_alive(pid):
                 raise RuneError(
                     f"Checkpoint owned by live PID {pid} — another arc session is active"
@@ -651,7 +656,9 @@ class Checkpoints:
                 plan.changes.append(f"phases.{name}: timeout -> failed")
             elif status not in PHASE_STATUSES:
                 data["status"] = PENDING
-                plan.warnings.append(f"phases.{name}: unknown status {status!r}; set to pending")
+                plan.warnings.append(
+                    f"phases.{name}: unknown status {reprlib.repr(status)}; set to pending"
+                )
         stamps = [(n, _stamp(phases.get(n))) for n in PHASE_ORDER]
         for index, (name, stamp) in enumerate(stamps):
             if stamp is None or _status(phases.get(name)) != COMPLETED:
@@ -669,7 +676,7 @@ class Checkpoints:
             if data.get("status") != COMPLETED or artifact is None:
                 continue
             if not isinstance(artifact, str) or not artifact:
-                raise RuneError(f"phases.{name}.artifact {artifact!r} is not a path")
+                raise RuneError(f"phases.{name}.artifact {reprlib.repr(artifact)} is not a path")
             try:
                 path = inside(self.root, artifact)
             except RuneError:
@@ -785,6 +792,11 @@ class Checkpoints:
             )
         work["suspended_tasks"] = []
         plan.changes.append("phases.work.suspended_tasks cleared")
+
+
+def _shown_status(data: Any) -> str:
+    status = data.get("status") if isinstance(data, dict) else None
+    return status if isinstance(status, str) else "?"
 
 
 def _status(data: Any) -> str | None:

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import os
 import re
+import reprlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -240,10 +241,10 @@ def meta_problem(meta: dict[str, Any]) -> str | None:
     """Why the fields cannot be used, or ``None``."""
     status = meta.get("status")
     if status is not None and status != "suspended":
-        return f"status is {status!r}, not 'suspended'"
+        return f"status is {reprlib.repr(status)}, not 'suspended'"
     count = meta.get("resume_count", 0)
     if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 0):
-        return f"resume_count {count!r} is not a whole number"
+        return f"resume_count {reprlib.repr(count)} is not a whole number"
     for name in ("files_modified", "files_pending"):
         value = meta.get(name)
         if value is not None and not isinstance(value, list):
@@ -252,7 +253,7 @@ def meta_problem(meta: dict[str, Any]) -> str | None:
             return f"{name} must list file paths"
     task = meta.get("task_id")
     if task is not None and (isinstance(task, bool) or not isinstance(task, str | int)):
-        return f"task_id {task!r} is not an id"
+        return f"task_id {reprlib.repr(task)} is not an id"
     return None
 
 
