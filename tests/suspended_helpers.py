@@ -92,3 +92,33 @@ ALL_CHECKPOINT_FIXTURES = sorted(
     [*LOCAL_RUNE_CHECKPOINTS.glob("*.json"), *OWN_CHECKPOINTS.glob("*.json")],
     key=lambda p: int(p.stem.split("_v")[1]),
 )
+
+
+def build_scene(root: Path, clock: ManualClock) -> None:
+    """A project with one context file per verdict and three checkpoints (pane tests)."""
+    from runeconsole.adapters import git
+    from runeconsole.services.suspension import with_resume_count
+
+    git.init_repo(root)
+    modify(root, "src/parser.py")
+    modify(root, "src/lexer.py")
+    write_context(root, "7", "arc-1707849600000", clock=clock)
+    clock.advance(95)
+    write_context(root, "8", "arc-1707849600000", clock=clock, body="Lexer half done.")
+    stale = write_context(root, "9", "arc-1707849600000", clock=clock)
+    stale.write_text(with_resume_count(stale.read_text().replace("src/lexer.py", "src/gone.py"), 0))
+    clock.advance(600)
+    exhausted = write_context(root, "12", "arc-1710000000019", clock=clock)
+    exhausted.write_text(with_resume_count(exhausted.read_text(), 2))
+    corrupt = write_context(root, "13", "arc-1710000000019", clock=clock)
+    corrupt.write_text(corrupt.read_text().replace("next", "NEXT"))
+    broken = root / "tmp/work/20260226-014400/context/arc-1710000000019/14.md"
+    broken.write_text("---\nstatus: suspended\nresume_count: [\n---\n")
+    clock.advance(3600)
+    write_checkpoint(root, load_fixture(LOCAL_RUNE_CHECKPOINTS / "checkpoint_v4.json"))
+    v19 = load_fixture(OWN_CHECKPOINTS / "checkpoint_v19.json")
+    v19["owner_pid"] = None
+    write_checkpoint(root, v19)
+    bad = root / ".claude/arc/arc-1999/checkpoint.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("{ truncated")

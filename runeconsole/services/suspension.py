@@ -19,7 +19,7 @@ import re
 import reprlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +174,11 @@ class ContextRecord:
     expected_sha: str | None = None
     actual_sha: str | None = None
     diverged: list[str] = field(default_factory=list)
+    written_at: datetime | None = None
     age_seconds: float | None = None
+
+    def age_at(self, now: datetime) -> float | None:
+        return None if self.written_at is None else (now - self.written_at).total_seconds()
 
     @property
     def arc(self) -> str:
@@ -367,9 +371,8 @@ class Suspension:
         moment = meta.get("timestamp")
         moment = moment if isinstance(moment, datetime) else parse_iso(moment)
         if isinstance(moment, datetime):
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=self.clock.now().tzinfo)
-            record.age_seconds = (self.clock.now() - moment).total_seconds()
+            record.written_at = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+            record.age_seconds = record.age_at(self.clock.now())
         record.verdict = self._verdict(record, parts, view)
         return record
 
