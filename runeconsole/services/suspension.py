@@ -17,6 +17,7 @@ import hashlib
 import os
 import re
 import reprlib
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -42,6 +43,7 @@ BODY_HEADING = "### Last Working State"
 LAST_ACTION_MAX = 200
 MAX_CONTEXT_BYTES = 1024 * 1024
 STASH_PREFIX = "rune-suspend-task-"
+HEADER_CACHE_SIZE = 20_000
 
 HASH_FIELD = re.compile(r'content_sha256: ".+"')
 HASH_PLACEHOLDER = 'content_sha256: ""'
@@ -314,6 +316,7 @@ class Suspension:
         self.paths = ProjectPaths(root)
         self.clock = clock or SystemClock()
         self.settings = settings or SuspensionSettings.from_talisman(Talisman.load(root))
+        self._headers: dict[str, dict[str, Any]] = {}
 
     # -- discovery -------------------------------------------------------------------------
 
@@ -344,9 +347,13 @@ class Suspension:
 
     def read(self, path: Path, view: GitView | None = None) -> ContextRecord:
         try:
-            if path.exists() and not path.is_file():
+            if not stat.S_ISREG(os.stat(path).st_mode):
                 raise UnreadableFile(path, "not a regular file")
             data = read_bytes(path, MAX_CONTEXT_BYTES)
+        except FileNotFoundError:
+            return ContextRecord(self.key_for(path), path, reason="file is missing")
+        except OSError as exc:
+            return ContextRecord(self.key_for(path), path, reason=exc.strerror or str(exc))
         except UnreadableFile as exc:
             return ContextRecord(self.key_for(path), path, reason=exc.reason)
         return self.parse(path, data, view)
@@ -355,7 +362,8 @@ class Suspension:
         """Judge a context file's bytes (no file access beyond ``view``'s git state)."""
         record = ContextRecord(self.key_for(path), path)
         try:
-            parts, meta = frontmatter.parse(data.decode("utf-8"))
+            parts = frontmatter.split(data.decode("utf-8"))
+            meta = self._load_header(parts.header)
         except UnicodeDecodeError:
             record.reason = "not UTF-8 text"
             return record
@@ -375,6 +383,16 @@ class Suspension:
             record.age_seconds = record.age_at(self.clock.now())
         record.verdict = self._verdict(record, parts, view)
         return record
+
+    def _load_header(self, header: str) -> dict[str, Any]:
+        """Parsed headers by their text: a rescan parses only what changed (read-only use)."""
+        meta = self._headers.get(header)
+        if meta is None:
+            meta = frontmatter.load_mapping(header)
+            if len(self._headers) >= HEADER_CACHE_SIZE:
+                self._headers.clear()
+            self._headers[header] = meta
+        return meta
 
     def _verdict(
         self, record: ContextRecord, parts: frontmatter.Split, view: GitView | None
