@@ -5,13 +5,9 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Static
 
 from runeconsole.services.checkpoints import ResumePlan
+from runeconsole.tui.suspended_detail import DetailModal
 from runeconsole.tui.suspended_pane import ACTION_STYLE, DEMOTED_MARK, PHASE_MARK
 
 
@@ -33,27 +29,18 @@ def phases_table(plan: ResumePlan) -> Table:
     return table
 
 
-class ArcDetail(ModalScreen[None]):
-    BINDINGS = [
-        Binding("escape", "dismiss", "Close"),
-        Binding("q", "dismiss", "Close", show=False),
-        Binding("enter", "dismiss", "Close", show=False),
-    ]
-
+class ArcDetail(DetailModal):
     def __init__(self, plan: ResumePlan) -> None:
         super().__init__()
         self.plan = plan
 
-    def compose(self) -> ComposeResult:
+    def title_text(self) -> Text:
         plan = self.plan
-        title = Text.assemble(
+        return Text.assemble(
             (plan.checkpoint_id or plan.path.parent.name, "bold"),
             (f"  v{plan.from_version or '?'} -> v19  ", "dim"),
             (plan.action.replace("_", " "), ACTION_STYLE[plan.action]),
         )
-        with VerticalScroll(id="detail"):
-            yield Static(title, id="detail-title")
-            yield Static(self.body(), id="detail-body")
 
     def body(self) -> RenderableType:
         plan = self.plan

@@ -20,11 +20,26 @@ from runeconsole.services.suspension import (
 )
 from runeconsole.tui.suspended_pane import VERDICT_STYLE
 
-CLOSE = [
-    Binding("escape", "dismiss", "Close"),
-    Binding("q", "dismiss", "Close", show=False),
-    Binding("enter", "dismiss", "Close", show=False),
-]
+
+class DetailModal(ModalScreen[None]):
+    """A read-only detail: a title line and a scrolling body; any close key dismisses."""
+
+    BINDINGS = [
+        Binding("escape", "dismiss", "Close"),
+        Binding("q", "dismiss", "Close", show=False),
+        Binding("enter", "dismiss", "Close", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail"):
+            yield Static(self.title_text(), id="detail-title")
+            yield Static(self.body(), id="detail-body")
+
+    def title_text(self) -> Text:
+        raise NotImplementedError
+
+    def body(self) -> RenderableType:
+        raise NotImplementedError
 
 
 def heading(text: str) -> Text:
@@ -58,26 +73,21 @@ def injection_preview(suspension: Suspension, record: ContextRecord) -> Text:
     return Text(suspension.injection(record, record.resume_count + 1))
 
 
-class ContextDetail(ModalScreen[None]):
-    BINDINGS = CLOSE
-
+class ContextDetail(DetailModal):
     def __init__(self, suspension: Suspension, record: ContextRecord, view: GitView | None) -> None:
         super().__init__()
         self.suspension = suspension
         self.record = record
         self.view = view
 
-    def compose(self) -> ComposeResult:
+    def title_text(self) -> Text:
         record = self.record
-        title = Text.assemble(
+        return Text.assemble(
             (record.verdict, VERDICT_STYLE[record.verdict]),
             ("  task #", ""),
             (record.task_id, "bold"),
             (f"  {record.arc}", "dim"),
         )
-        with VerticalScroll(id="detail"):
-            yield Static(title, id="detail-title")
-            yield Static(self.body(), id="detail-body")
 
     def body(self) -> RenderableType:
         record = self.record
@@ -96,22 +106,20 @@ class ContextDetail(ModalScreen[None]):
         return Group(*parts)
 
 
-class InjectionScreen(ModalScreen[None]):
+class InjectionScreen(DetailModal):
     """What resume printed (also copied to the clipboard)."""
-
-    BINDINGS = CLOSE
 
     def __init__(self, result: ResumeResult) -> None:
         super().__init__()
         self.result = result
 
-    def compose(self) -> ComposeResult:
+    def title_text(self) -> Text:
         result = self.result
-        title = Text.assemble(
+        return Text.assemble(
             ("resumed ", "bold green"),
             (f"task #{result.record.task_id}", "bold"),
             (f"  resume_count {result.resume_count}  (copied to the clipboard)", "dim"),
         )
-        with VerticalScroll(id="detail"):
-            yield Static(title, id="detail-title")
-            yield Static(Text(result.injection), id="detail-body")
+
+    def body(self) -> RenderableType:
+        return Text(self.result.injection)
