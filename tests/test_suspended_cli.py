@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import cli_env
 from suspended_helpers import LOCAL_RUNE_CHECKPOINTS, load_fixture, modify, write_checkpoint
 
 
@@ -108,3 +111,42 @@ def test_checkpoint_resume_errors(project: Path, cli: Callable) -> None:
     bad.write_text("{")
     result = cli("checkpoint", "resume", "arc-2", "--root", str(project), "--json")
     assert result.code == 0 and result.json()["action"] == "fresh_start"
+
+
+def test_concurrent_resumes_never_lose_a_count(project: Path, cli: Callable) -> None:
+    """Four processes race to resume one file: exactly max_resume_count (2) win."""
+    path = Path(suspend(cli, project, "--no-stash").out.strip())
+    command = [
+        sys.executable,
+        "-m",
+        "runeconsole",
+        "suspended",
+        "resume",
+        "7",
+        "--root",
+        str(project),
+    ]
+    racers = [
+        subprocess.Popen(command, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    outcomes = [(r.wait(timeout=60), r.stderr.read().decode()) for r in racers]
+    for racer in racers:
+        racer.stdout.close()
+        racer.stderr.close()
+    assert sorted(code for code, _ in outcomes) == [0, 0, 1, 1]
+    assert all("max resume_count (2) reached" in err for code, err in outcomes if code)
+    listing = cli("suspended", "list", "--root", str(project), "--json").json()
+    assert [(r["resume_count"], r["verdict"]) for r in listing] == [(2, "exhausted")]
+    assert "resume_count: 2" in path.read_text()
+
+
+def test_symlinked_context_files_are_not_listed(
+    project: Path, cli: Callable, tmp_path: Path
+) -> None:
+    path = Path(suspend(cli, project, "--no-stash").out.strip())
+    outside = tmp_path / "outside.md"
+    outside.write_text(path.read_text())
+    (path.parent / "99.md").symlink_to(outside)
+    listing = cli("suspended", "list", "--root", str(project), "--json").json()
+    assert [r["task_id"] for r in listing] == ["7"]

@@ -505,7 +505,11 @@ class Checkpoints:
             for entry in os.scandir(self.paths.arc):
                 path = Path(entry.path) / CHECKPOINT_FILE
                 with contextlib.suppress(OSError):
-                    if entry.is_dir(follow_symlinks=False) and path.is_file():
+                    if (
+                        entry.is_dir(follow_symlinks=False)
+                        and path.is_file()
+                        and not path.is_symlink()
+                    ):
                         found.append((path.stat().st_mtime, path))
         return [path for _, path in sorted(found, key=lambda item: (-item[0], str(item[1])))]
 

@@ -331,7 +331,7 @@ class Suspension:
                 for entry in entries:
                     if entry.name.endswith(".md") and not is_temp_name(entry.name):
                         with contextlib.suppress(OSError):
-                            if entry.is_file():
+                            if entry.is_file(follow_symlinks=False):
                                 yield Path(entry.path)
 
     def context_dirs(self) -> list[Path]:
