@@ -49,9 +49,9 @@ ALL_FIXTURES = sorted(
 )
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def chome(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private Claude config dir (never the user's)."""
+    """A private Claude config dir (never the user's), for every test here."""
     path = tmp_path / "claude-config"
     path.mkdir()
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(path))
@@ -456,6 +456,13 @@ def test_other_config_dir_is_refused(project: Path, chome: Path) -> None:
     write_checkpoint(project, cp)
     with pytest.raises(RuneError, match="belongs to different config dir"):
         service(project).resume()
+
+
+def test_same_config_dir_written_with_a_trailing_slash_is_ours(project: Path, chome: Path) -> None:
+    cp = v19()
+    cp["config_dir"] = f"{chome}/"
+    write_checkpoint(project, cp)
+    assert service(project).resume().action == "resume"
 
 
 def test_live_owner_is_refused(project: Path, chome: Path) -> None:

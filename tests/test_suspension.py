@@ -109,6 +109,23 @@ def test_a_file_written_by_rune_verifies(project: Path) -> None:
     assert record.text("timestamp") == "2026-02-26T01:44:00Z"
 
 
+def test_contexts_of_one_arc_share_a_work_dir(project: Path) -> None:
+    service = suspension(project)
+    first = service.suspend(
+        task_id="1", worker="w", arc_id="arc-9", reason="signal", last_action="x", stash=False
+    )
+    service.clock.advance(3600)
+    second = service.suspend(
+        task_id="2", worker="w", arc_id="arc-9", reason="signal", last_action="x", stash=False
+    )
+    other = service.suspend(
+        task_id="1", worker="w", arc_id="arc-10", reason="signal", last_action="x", stash=False
+    )
+    assert first.path.parent == second.path.parent
+    assert first.path.parent.parent.parent.name == "20260226-120000"
+    assert other.path.parent.parent.parent.name == "20260226-130000"
+
+
 def test_body_and_last_action_are_truncated(project: Path) -> None:
     service = suspension(project, context_truncate_chars=50)
     result = service.suspend(

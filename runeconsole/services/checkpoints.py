@@ -448,6 +448,7 @@ class ResumePlan:
         return {
             "path": str(self.path),
             "id": self.checkpoint_id,
+            "plan_file": self.checkpoint.get("plan_file"),
             "action": self.action,
             "message": self.message,
             "from_version": self.from_version,
@@ -608,7 +609,7 @@ class Checkpoints:
     def _check_owner(self, cp: dict[str, Any], plan: ResumePlan) -> None:
         chome = str(self.config_dir)
         recorded = cp.get("config_dir")
-        if recorded and recorded != chome:
+        if recorded and os.path.normpath(str(recorded)) != os.path.normpath(chome):
             raise RuneError(
                 f"Checkpoint belongs to different config dir ({recorded} ≠ {chome}) "
                 "— aborting resume"
