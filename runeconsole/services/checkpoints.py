@@ -528,9 +528,9 @@ class Checkpoints:
             raise RuneError(f"no checkpoint {checkpoint_id} ({path} does not exist)")
         return path
 
-    def list(self) -> list[ResumePlan]:
+    def list(self, view: GitView | None = None) -> list[ResumePlan]:
         """Every checkpoint as a dry-run resume would see it (never raises for content)."""
-        view = self.suspension.git_view()
+        view = view or self.suspension.git_view()
         return [self.plan(path, dry_run=True, view=view) for path in self.checkpoint_files()]
 
     # -- resuming --------------------------------------------------------------------------

@@ -56,7 +56,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 @dataclass(frozen=True)
 class SuspensionSettings:
     enabled: bool = True
-    timeout_warning_seconds: int = 60
     max_resume_count: int = 2
     context_truncate_chars: int = 4000
     stash_on_suspend: bool = True
@@ -67,7 +66,6 @@ class SuspensionSettings:
         section = talisman.section("context_preservation")
         return cls(
             enabled=section.boolean("enabled", True),
-            timeout_warning_seconds=section.integer("timeout_warning_seconds", 60, minimum=1),
             max_resume_count=section.integer("max_resume_count", 2, minimum=0, maximum=100),
             context_truncate_chars=section.integer(
                 "context_truncate_chars", 4000, minimum=1, maximum=1_000_000
@@ -192,10 +190,13 @@ class ContextRecord:
         return self.path.stem if value is None or isinstance(value, bool) else str(value)
 
     def text(self, name: str, default: str = "") -> str:
+        """A field for display; structures are shown abbreviated, never expanded in full."""
         value = self.meta.get(name)
         if value is None:
             return default
-        return iso_z(value) if isinstance(value, datetime) else str(value)
+        if isinstance(value, datetime):
+            return iso_z(value)
+        return str(value) if isinstance(value, str | int | float) else reprlib.repr(value)
 
     @property
     def resume_count(self) -> int:

@@ -177,11 +177,7 @@ class SuspendedPane(LivePane):
 
     def load(self) -> tuple[GitView, list[ContextRecord], list[ResumePlan]]:
         view = self.suspension.git_view()
-        plans = [
-            self.checkpoints.plan(p, dry_run=True, view=view)
-            for p in self.checkpoints.checkpoint_files()
-        ]
-        return view, self.suspension.list(view), plans
+        return view, self.suspension.list(view), self.checkpoints.list(view)
 
     def watch_dirs(self) -> list[Path]:
         """Context dirs and checkpoint dirs that exist now; new ones arrive by rescan."""
