@@ -251,3 +251,19 @@ def test_snapshot_arc_detail(snap_compare, monkeypatch: pytest.MonkeyPatch) -> N
         await pilot.press("enter")
 
     assert snap_compare(snap_app(monkeypatch), run_before=open_arc, terminal_size=(100, 40))
+
+
+async def test_file_events_update_the_row_while_watching(scene: Path) -> None:
+    """Real inotify events: a context file corrupted on disk turns its row red by itself."""
+    app = create_app(scene, clock=app_clock(), watch=True, rescan_seconds=3600, tick_seconds=0)
+    key = f"{CONTEXTS}/arc-1707849600000/7.md"
+    async with app.run_test(size=(120, 36)) as pilot:
+        p = pane(app)
+        assert cell(p, key, "verdict").plain == "ok"
+        path = scene / key
+        path.write_text(path.read_text().replace("Parser", "PARSER"))
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if cell(p, key, "verdict").plain == "corrupt":
+                break
+        assert cell(p, key, "verdict").plain == "corrupt"
