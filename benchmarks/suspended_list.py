@@ -1,7 +1,7 @@
 """List and verify 5,000 suspended-task context files (goal: <= 1 s).
 
-Builds a throw-away git project with N context files spread over arcs (a few of
-them corrupt, stale or exhausted), then times ``Suspension.list`` (discovery,
+Builds a throw-away git project with N distinct context files spread over arcs
+(a few of them corrupt, stale or exhausted), then times ``Suspension.list`` (discovery,
 read, frontmatter parse, SHA-256 verification, resume gate and one git diff for
 stale detection) and the ``runeconsole suspended list --json`` command end to end.
 
@@ -28,6 +28,11 @@ from runeconsole.services.suspension import Suspension, render, seal  # noqa: E4
 TASKS_PER_ARC = 100
 
 
+def stamp(index: int) -> str:
+    """A distinct instant per file, so no two headers are alike (no parse is shared)."""
+    return f"2026-02-26T{index // 3600:02d}:{index // 60 % 60:02d}:{index % 60:02d}Z"
+
+
 def build(root: Path, files: int) -> None:
     git.init_repo(root)
     (root / "src").mkdir()
@@ -41,11 +46,11 @@ def build(root: Path, files: int) -> None:
             render(
                 task_id=str(task),
                 worker=f"rune-smith-{task % 7}",
-                timestamp="2026-02-26T01:44:00Z",
+                timestamp=stamp(index),
                 reason="turn_limit",
                 files_modified=["src/parser.py"] if index % 50 else ["src/gone.py"],
                 files_pending=["src/formatter.py"],
-                last_action="Completed parser refactor; formatter.py next",
+                last_action=f"Completed parser refactor step {index}; formatter.py next",
                 resume_count=2 if index % 97 == 0 else 0,
                 body="Parser split into tokenizer and reader.\n" * 40,
             )

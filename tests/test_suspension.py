@@ -294,6 +294,18 @@ def test_listing_skips_temp_files_and_other_names(project: Path) -> None:
     ]
 
 
+def test_a_fifo_is_never_opened_for_reading(project: Path) -> None:
+    import os
+
+    directory = project / "tmp/work/s/context/arc-1"
+    directory.mkdir(parents=True)
+    os.mkfifo(directory / "7.md")
+    service = suspension(project)
+    assert service.list() == []  # not discovered
+    record = service.read(directory / "7.md")  # and refused without blocking if named
+    assert record.verdict == UNREADABLE and record.reason == "not a regular file"
+
+
 # -- resume ----------------------------------------------------------------------------------
 
 

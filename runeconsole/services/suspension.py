@@ -29,7 +29,7 @@ from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core import frontmatter
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
-from runeconsole.core.files import atomic_write_bytes, is_temp_name, read_bytes
+from runeconsole.core.files import atomic_write_bytes, is_temp_name
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
@@ -339,22 +339,18 @@ class Suspension:
         return sorted({path.parent for path in self.context_files()})
 
     def key_for(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
+        """The path relative to the root (string arithmetic: this runs per file per scan)."""
+        text, root = str(path), str(self.root)
+        return text[len(root) + 1 :] if text.startswith(root + os.sep) else text
 
     # -- reading ---------------------------------------------------------------------------
 
     def read(self, path: Path, view: GitView | None = None) -> ContextRecord:
         try:
-            if not stat.S_ISREG(os.stat(path).st_mode):
-                raise UnreadableFile(path, "not a regular file")
-            data = read_bytes(path, MAX_CONTEXT_BYTES)
-        except FileNotFoundError:
-            return ContextRecord(self.key_for(path), path, reason="file is missing")
+            data = read_regular(path)
         except OSError as exc:
-            return ContextRecord(self.key_for(path), path, reason=exc.strerror or str(exc))
+            reason = "file is missing" if isinstance(exc, FileNotFoundError) else exc.strerror
+            return ContextRecord(self.key_for(path), path, reason=reason or str(exc))
         except UnreadableFile as exc:
             return ContextRecord(self.key_for(path), path, reason=exc.reason)
         return self.parse(path, data, view)
@@ -587,6 +583,18 @@ class Suspension:
         if not path.exists():
             return 0
         return self.read(path).resume_count
+
+
+def read_regular(path: Path) -> bytes:
+    """A context file's bytes; a FIFO or device is refused without blocking on it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnreadableFile(path, "not a regular file")
+        data = handle.read(MAX_CONTEXT_BYTES + 1)
+    if len(data) > MAX_CONTEXT_BYTES:
+        raise UnreadableFile(path, f"larger than {MAX_CONTEXT_BYTES} bytes")
+    return data
 
 
 def _subdirs(directory: Path) -> list[Path]:
