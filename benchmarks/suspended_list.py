@@ -11,6 +11,7 @@ stale detection) and the ``runeconsole suspended list --json`` command end to en
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -109,6 +110,8 @@ def main() -> None:
         f"`suspended list --json`:  median {statistics.median(cli):.3f} s  "
         f"min {min(cli):.3f} s  (process start, import, list, JSON out)"
     )
+    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"machine:                  {os.cpu_count()} CPUs, load average {load}")
     goal = "met" if statistics.median(timings) <= 1.0 else "NOT met"
     print(f"goal <= 1 s for list+verify: {goal}")
 
