@@ -32,7 +32,7 @@ class InvalidInput(RuneError):
 class UnreadableFile(RuneError):
     """A file that exists (or should) but cannot be used; ``reason`` is for display."""
 
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: Path | str, reason: str) -> None:
         super().__init__(f"{path}: unreadable: {reason}")
-        self.path = path
+        self.path = Path(path)
         self.reason = reason

@@ -87,10 +87,13 @@ def atomic_write_json(path: Path, obj: Any, mode: int = 0o644) -> None:
     atomic_write_bytes(path, dump_json(obj), mode)
 
 
-def read_bytes(path: Path, limit: int = MAX_READ_BYTES) -> bytes:
+def read_bytes(path: Path | str, limit: int = MAX_READ_BYTES) -> bytes:
     try:
         with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
+            # Size first: a bounded read of `limit` bytes would allocate `limit` every time.
+            if os.fstat(handle.fileno()).st_size > limit:
+                raise UnreadableFile(path, f"larger than {limit} bytes")
+            data = handle.read()
     except FileNotFoundError:
         raise UnreadableFile(path, "file is missing") from None
     except IsADirectoryError:
@@ -104,7 +107,7 @@ def read_bytes(path: Path, limit: int = MAX_READ_BYTES) -> bytes:
     return data
 
 
-def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:
+def parse_json_object(path: Path | str, data: bytes) -> dict[str, Any]:
     if not data.strip():
         raise UnreadableFile(path, "empty file (half-written?)")
     try:
@@ -113,7 +116,7 @@ def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:
         raise UnreadableFile(path, "not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise UnreadableFile(
-            path, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+            path, f"not valid JSON ({exc.msg}; line {exc.lineno} column {exc.colno})"
         ) from None
     except RecursionError:
         raise UnreadableFile(path, "JSON nested too deeply") from None
@@ -122,7 +125,7 @@ def parse_json_object(path: Path, data: bytes) -> dict[str, Any]:
     return obj
 
 
-def read_json_object(path: Path) -> dict[str, Any]:
+def read_json_object(path: Path | str) -> dict[str, Any]:
     """Read a JSON object, or raise ``UnreadableFile`` saying why not."""
     return parse_json_object(path, read_bytes(path))
 
@@ -130,3 +133,29 @@ def read_json_object(path: Path) -> dict[str, Any]:
 def is_temp_name(name: str) -> bool:
     """Writers' in-flight temp files, which readers skip."""
     return name.startswith(".")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_orphan_temp(directory: Path | str, name: str) -> bool:
+    """Delete a temp file left by a writer that was killed mid-write (its pid is gone)."""
+    parts = name.split(".")
+    if not name.startswith(".") or not name.endswith(TEMP_SUFFIX) or len(parts) < 4:
+        return False
+    try:
+        pid = int(parts[-3])
+    except ValueError:
+        return False
+    if pid == os.getpid() or _pid_alive(pid):
+        return False
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(directory, name))
+    return True

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
 from runeconsole.adapters.clock import ManualClock
@@ -25,7 +24,9 @@ CAST: tuple[tuple[str, str, str | None], ...] = (
     ("worker", "migrate", "impl_billing"),
 )
 STALE = "worker-migrate"
+LATE = "worker-tokens"
 CRASHED = "orchestrator-billing"
+CRASHED_WORKER = "worker-schema"
 TERMINATED = "worker-docs"
 UNREADABLE = "worker-ghost"
 
@@ -36,30 +37,42 @@ def register_cast(registry: Registry) -> None:
 
 
 def build_scene(root: Path, clock: ManualClock) -> None:
-    """Every state the Agents pane can show, at fixed times relative to ``clock``."""
+    """Every state the Agents pane can show, at fixed ages relative to ``clock``.
+
+    Green agents, one late (yellow), one silent past the stale threshold (red), a
+    crashed orchestrator re-spawned with its predecessor, a crashed worker, a
+    terminated worker and an unreadable (half-written) identity file.
+    """
     registry = Registry(root, clock)
-    start = clock.now()
-    clock.advance(-400)
+    end = clock.now()
+
+    def at(seconds_before_end: float) -> None:
+        clock.advance((end - clock.now()).total_seconds() - seconds_before_end)
+
+    at(400)
     register_cast(registry)
-    clock.advance(260)
-    registry.heartbeat(STALE)
-    clock.advance(30)
+    at(150)
+    registry.heartbeat(LATE)
+    at(110)
     registry.mark_crashed(CRASHED, "tmux session vanished")
-    clock.advance(50)
-    registry.mark_terminated(TERMINATED)
-    clock.advance(30)
+    at(80)
+    previous = registry.get(CRASHED).get("agent_id")
     registry.register(
         "orchestrator",
         "billing",
         node_id="impl_billing",
         tmux_session="rune-orchestrator-billing-2",
-        predecessor_id=registry.chain(CRASHED)[0].get("agent_id"),
+        predecessor_id=previous,
     )
-    for role, name, _ in CAST:
+    at(60)
+    registry.mark_crashed(CRASHED_WORKER, "process exited 137")
+    at(50)
+    registry.mark_terminated(TERMINATED)
+    for offset, (role, name, _) in enumerate(CAST):
         key = f"{role}-{name}"
-        if key not in (STALE, TERMINATED):
+        if key not in (STALE, LATE, CRASHED_WORKER, TERMINATED):
+            at(30 - 2 * offset)
             registry.heartbeat(key)
-            clock.advance(1)
-    clock.advance((start - clock.now()) / timedelta(seconds=1))
+    at(0)
     bad = registry.paths.identities / f"{UNREADABLE}.json"
-    atomic_write_bytes(bad, b'{"agent_id": "worker-ghost-2026', mode=0o644)
+    atomic_write_bytes(bad, b'{"agent_id": "worker-ghost-2026')

@@ -13,6 +13,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from runeconsole.core.files import (
     dump_json,
     is_temp_name,
     read_json_object,
+    remove_orphan_temp,
 )
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
@@ -92,11 +94,15 @@ class AgentRecord:
     """One identity file as read: every field kept, plus what we derive from it."""
 
     key: str
-    path: Path
+    location: str
     fields: dict[str, Any] = field(default_factory=dict)
     liveness: str = RED
     age_seconds: float | None = None
     error: str | None = None
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.fields.get(name, default)
@@ -143,29 +149,34 @@ class Registry:
     def path_for(self, key: str) -> Path:
         return self.paths.identities / f"{validate_id(key, 'agent key')}.json"
 
-    def read_path(self, path: Path) -> AgentRecord:
+    def read_path(self, path: Path | str, now: datetime | None = None) -> AgentRecord:
         """Never raises for bad content: an unreadable file becomes a red record with a reason."""
-        key = path.name[: -len(".json")]
+        location = os.fspath(path)
+        key = os.path.basename(location)[: -len(".json")]
         try:
-            fields = read_json_object(path)
+            fields = read_json_object(location)
         except UnreadableFile as exc:
-            return AgentRecord(key, path, error=exc.reason)
-        record = AgentRecord(key, path, fields)
-        record.rejudge(self.clock.now(), self.settings)
+            return AgentRecord(key, location, error=exc.reason)
+        record = AgentRecord(key, location, fields)
+        record.rejudge(now or self.clock.now(), self.settings)
         return record
 
-    def identity_files(self) -> Iterator[Path]:
+    def identity_files(self) -> Iterator[str]:
+        """Paths of identity files (strings: this runs for every file on every rescan)."""
         try:
             entries = list(os.scandir(self.paths.identities))
         except FileNotFoundError:
             return
         for entry in entries:
             name = entry.name
-            if name.endswith(".json") and not is_temp_name(name) and entry.is_file():
-                yield Path(entry.path)
+            if is_temp_name(name):
+                remove_orphan_temp(self.paths.identities, name)
+            elif name.endswith(".json") and entry.is_file():
+                yield entry.path
 
     def list(self) -> list[AgentRecord]:
-        records = [self.read_path(path) for path in self.identity_files()]
+        now = self.clock.now()
+        records = [self.read_path(path, now) for path in self.identity_files()]
         return sorted(records, key=lambda r: r.key)
 
     def stale(self) -> list[AgentRecord]:

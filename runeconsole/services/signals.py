@@ -27,17 +27,17 @@ SIGNAL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 PROCESSED = "processed"
 _MAX_ATTEMPTS = 1000
 
-_last_stamp: datetime | None = None
+_last_stamps: dict[Path, datetime] = {}
 _stamp_lock = threading.Lock()
 
 
-def _unique_stamp(now: datetime) -> datetime:
-    """Strictly increasing stamps within this process, even under a frozen clock."""
-    global _last_stamp
+def _unique_stamp(directory: Path, now: datetime) -> datetime:
+    """Strictly increasing stamps per directory in this process, even under a frozen clock."""
     with _stamp_lock:
-        if _last_stamp is not None and now <= _last_stamp:
-            now = _last_stamp + timedelta(microseconds=1)
-        _last_stamp = now
+        last = _last_stamps.get(directory)
+        if last is not None and now <= last:
+            now = last + timedelta(microseconds=1)
+        _last_stamps[directory] = now
         return now
 
 
@@ -99,14 +99,14 @@ class Signals:
             "payload": payload or {},
         }
         data = dump_json(body)
-        stamp = _unique_stamp(now)
+        stamp = _unique_stamp(self.directory, now)
         suffix = f"-{_name_part(source)}-{_name_part(target)}-{signal_type}.json"
         for _ in range(_MAX_ATTEMPTS):
             path = self.directory / f"{_file_stamp(stamp)}{suffix}"
             try:
                 create_exclusive(path, data)
             except FileExistsError:
-                stamp = _unique_stamp(stamp + timedelta(microseconds=1))
+                stamp = _unique_stamp(self.directory, stamp + timedelta(microseconds=1))
                 continue
             return Signal(path, source, target, signal_type, body["timestamp"], body["payload"])
         raise InvalidInput(f"could not find a free signal file name for {suffix[1:]}")

@@ -31,7 +31,8 @@ def fields_table(record: AgentRecord) -> Table:
 def chain_text(chain: list[AgentRecord]) -> Text:
     text = Text()
     for depth, record in enumerate(chain):
-        text.append("  " * depth + ("└ " if depth else ""))
+        if depth:
+            text.append("   " * (depth - 1) + "└─ ", "dim")
         text.append("● ", LIVENESS_STYLE[record.liveness])
         text.append(str(record.get("agent_id") or record.key), "bold" if depth == 0 else "")
         text.append(f"  {record.status}", "dim")
@@ -62,7 +63,7 @@ class AgentDetail(ModalScreen[None]):
         title = Text(self.key, "bold")
         if record is not None:
             title = Text.assemble(("● ", LIVENESS_STYLE[record.liveness]), title)
-            title.append(f"   {record.status}   seen {format_age(record.age_seconds)} ago", "dim")
+            title.append(f"  {record.status} · seen {format_age(record.age_seconds)} ago", "dim")
         return title
 
     def _body(self) -> Table | Text:

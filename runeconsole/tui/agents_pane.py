@@ -35,8 +35,8 @@ def row_values(record: AgentRecord) -> tuple[object, ...]:
     if record.error:
         return (
             dot,
-            record.key,
-            "",
+            Text(record.key),
+            Text(""),
             Text("unreadable", style="bold red"),
             "-",
             "",
@@ -46,9 +46,9 @@ def row_values(record: AgentRecord) -> tuple[object, ...]:
     status = record.status
     return (
         dot,
-        str(record.get("role") or ""),
-        str(record.get("name") or ""),
-        Text(status, style=LIVENESS_STYLE[record.liveness] if status != "active" else ""),
+        Text(str(record.get("role") or "")),
+        Text(str(record.get("name") or "")),
+        Text(status, style=LIVENESS_STYLE[record.liveness] if status != "active" else "default"),
         format_age(record.age_seconds),
         str(record.get("node_id") or ""),
         str(record.get("tmux_session") or ""),
@@ -69,6 +69,8 @@ def matches(record: AgentRecord, text: str) -> bool:
 
 class AgentsPane(LivePane):
     BINDINGS = [Binding("enter", "details", "Details", show=False)]
+    TITLE = "Agents"
+    HELP_KEYS = (("enter", "the agent's every field and its predecessor chain"),)
 
     def __init__(self, registry: Registry, **kwargs: object) -> None:
         super().__init__(**kwargs)
@@ -91,15 +93,14 @@ class AgentsPane(LivePane):
 
     # -- applying changes --------------------------------------------------------------------
 
-    def upsert(self, record: AgentRecord) -> None:
+    def upsert(self, record: AgentRecord, *, age: bool = True) -> None:
+        """Add or update one row; ``age=False`` leaves an existing row's age to the tick."""
         self.records[record.key] = record
         if not matches(record, self.filter_text):
             self.table.drop(record.key)
             return
-        table = self.table
-        # Off-screen ages are refreshed when they scroll into view (see tick).
-        skip = frozenset() if not table.has(record.key) else SEEN
-        table.upsert(record.key, row_values(record), skip=skip)
+        skip = SEEN if not age and self.table.has(record.key) else frozenset()
+        self.table.upsert(record.key, row_values(record), skip=skip)
 
     def remove(self, key: str) -> None:
         self.records.pop(key, None)
@@ -107,17 +108,21 @@ class AgentsPane(LivePane):
 
     def finish_batch(self) -> None:
         self.table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
-        self.refresh_ages()
         self.post_message(self.Summary("agents", self.counts()))
 
     def sync(self, records: list[AgentRecord]) -> None:
-        """Make the table match a full listing: upsert every record, drop vanished keys."""
+        """Make the table match a full listing: upsert every record, drop vanished keys.
+
+        Ages are left to the tick, which refreshes only the rows on screen: a rescan
+        must not rewrite a thousand age cells.
+        """
         fresh = {record.key for record in records}
         for key in [k for k in self.records if k not in fresh]:
             self.remove(key)
         for record in records:
-            self.upsert(record)
+            self.upsert(record, age=False)
         self.finish_batch()
+        self.refresh_ages()
 
     def apply_changes(self, paths: set[Path]) -> None:
         identities = self.registry.paths.identities
@@ -143,7 +148,7 @@ class AgentsPane(LivePane):
         now = self.registry.clock.now()
         changed = [r for r in self.records.values() if r.rejudge(now, self.registry.settings)]
         for record in changed:
-            self.upsert(record)
+            self.upsert(record, age=False)
         self.refresh_ages()
         if changed:
             self.post_message(self.Summary("agents", self.counts()))
@@ -166,8 +171,9 @@ class AgentsPane(LivePane):
     def filter(self, text: str) -> None:
         self.filter_text = text
         for record in list(self.records.values()):
-            self.upsert(record)
+            self.upsert(record, age=False)
         self.finish_batch()
+        self.refresh_ages()
 
     def selected_key(self) -> str | None:
         return self.table.cursor_key()

@@ -127,7 +127,8 @@ class RuneConsole(App[None]):
     # -- actions ---------------------------------------------------------------------------
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        pane = self.current_pane()
+        self.push_screen(HelpScreen(pane.TITLE, pane.HELP_KEYS))
 
     def action_show_pane(self, number: int) -> None:
         tabs = self.query_one(TabbedContent)

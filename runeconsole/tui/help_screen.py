@@ -13,9 +13,8 @@ KEYS = (
     ("?", "this help"),
     ("/", "filter the current pane (esc clears)"),
     ("j / k, ↑ / ↓", "move"),
-    ("enter", "details of the selected row"),
     ("1 … 9", "switch pane"),
-    ("ctrl+p", "command palette (jump to an agent, switch pane)"),
+    ("ctrl+p", "command palette (jump to an agent, change theme)"),
     ("q", "quit"),
 )
 
@@ -27,16 +26,24 @@ class HelpScreen(ModalScreen[None]):
         Binding("question_mark", "dismiss", "Close", show=False),
     ]
 
-    def __init__(self, extra: tuple[tuple[str, str], ...] = ()) -> None:
+    def __init__(self, pane_title: str = "", pane_keys: tuple[tuple[str, str], ...] = ()) -> None:
         super().__init__()
-        self.extra = extra
+        self.pane_title = pane_title
+        self.pane_keys = pane_keys
 
     def compose(self) -> ComposeResult:
-        table = Table.grid(padding=(0, 3))
-        table.add_column(style="bold cyan", no_wrap=True)
-        table.add_column()
-        for key, text in (*KEYS, *self.extra):
-            table.add_row(key, text)
         with VerticalScroll(id="help"):
             yield Static("[b]Keys[/b]", id="help-title")
-            yield Static(table)
+            yield Static(self._table(KEYS))
+            if self.pane_keys:
+                yield Static(f"\n[b]{self.pane_title}[/b]")
+                yield Static(self._table(self.pane_keys))
+
+    @staticmethod
+    def _table(keys: tuple[tuple[str, str], ...]) -> Table:
+        table = Table.grid(padding=(0, 3))
+        table.add_column(style="bold cyan", no_wrap=True, min_width=14)
+        table.add_column()
+        for key, text in keys:
+            table.add_row(key, text)
+        return table

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from textual.containers import Vertical
 from textual.message import Message
@@ -10,6 +11,10 @@ from textual.message import Message
 
 class LivePane(Vertical):
     """A pane kept current by file events, a periodic rescan and a one-second tick."""
+
+    TITLE: ClassVar[str] = ""
+    HELP_KEYS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """This pane's own keys, listed by ``?`` after the global ones."""
 
     class Summary(Message):
         """A pane's headline figures changed (shown in the status bar)."""

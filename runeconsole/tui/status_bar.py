@@ -10,6 +10,15 @@ from textual.widgets import Static
 from runeconsole.tui.theme import LIVENESS_STYLE
 
 
+def shown_root(root: Path, width: int = 32) -> str:
+    """The root as a person reads it: ``~`` for home, long paths cut from the left."""
+    text = str(root)
+    home = str(Path.home())
+    if text == home or text.startswith(home + "/"):
+        text = "~" + text[len(home) :]
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+
 class StatusBar(Static):
     def __init__(self, root: Path, **kwargs: object) -> None:
         super().__init__(**kwargs)
@@ -30,7 +39,7 @@ class StatusBar(Static):
         self.refresh_text()
 
     def refresh_text(self) -> None:
-        text = Text.assemble(("runeconsole ", "bold"), (str(self.root), "dim"))
+        text = Text.assemble(("runeconsole ", "bold"), (shown_root(self.root), "dim"))
         agents = self.figures.get("agents", {})
         text.append("   ")
         for colour in ("green", "yellow", "red", "grey"):

@@ -1,0 +1,73 @@
+"""Regenerate screenshots/*.svg from the demo scene: ``python scripts/screenshots.py``.
+
+The scene is built at a fixed path with a manual clock, so the pictures change
+only when the console does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.demo.scene import build_scene
+from runeconsole.tui.app import create_app
+
+OUT = Path(__file__).resolve().parents[1] / "screenshots"
+SCENE_ROOT = Path("/tmp/runeconsole-demo/shop")
+
+
+async def _agent_detail(pilot: Pilot) -> None:
+    pilot.app.agents_pane.select("orchestrator-billing")
+    await pilot.press("enter")
+
+
+async def _filter(pilot: Pilot) -> None:
+    await pilot.press("slash", *"worker")
+
+
+Shot = tuple[str, tuple[int, int], Callable[[Pilot], Awaitable[None]] | None]
+SHOTS: list[Shot] = [
+    ("agents-80x24", (80, 24), None),
+    ("agents-wide", (150, 32), None),
+    ("agent-detail", (100, 34), _agent_detail),
+    ("agents-filter", (80, 24), _filter),
+]
+
+
+def fresh_scene(root: Path = SCENE_ROOT) -> ManualClock:
+    if root.exists():
+        shutil.rmtree(root)
+    from runeconsole.adapters import git
+
+    git.init_repo(root)
+    clock = ManualClock()
+    build_scene(root, clock)
+    return clock
+
+
+async def take(name: str, size: tuple[int, int], before: Callable | None) -> Path:
+    clock = fresh_scene()
+    app = create_app(SCENE_ROOT, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=size) as pilot:
+        if before is not None:
+            await before(pilot)
+        await pilot.pause()
+        return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
+
+
+def main(names: list[str]) -> int:
+    OUT.mkdir(exist_ok=True)
+    for name, size, before in SHOTS:
+        if not names or name in names:
+            print(asyncio.run(take(name, size, before)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,144 @@
+"""The console, driven by Pilot: keys, live updates by key, bad files."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.core.files import atomic_write_bytes
+from runeconsole.demo.scene import CAST, build_scene
+from runeconsole.services.registry import Registry
+from runeconsole.tui.agent_detail import AgentDetail
+from runeconsole.tui.app import create_app
+from runeconsole.tui.help_screen import HelpScreen
+from runeconsole.tui.status_bar import StatusBar
+
+
+def cell(app, key: str, column: str) -> str:
+    return str(app.agents_pane.table.get_cell(key, column))
+
+
+async def wait_for(pilot, condition, timeout: float = 3.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, "condition not met in time"
+        await pilot.pause(0.02)
+
+
+async def test_scene_shows_every_state(project: Path, clock: ManualClock) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(120, 30)):
+        table = app.agents_pane.table
+        assert table.row_count == len(CAST) + 1
+        assert cell(app, "orchestrator-billing", "status") == "active"
+        assert cell(app, "worker-docs", "status") == "terminated"
+        assert cell(app, "worker-ghost", "status") == "unreadable"
+        assert cell(app, "worker-ghost", "predecessor").startswith("unreadable: not valid JSON")
+        assert app.agents_pane.counts() == {"red": 3, "yellow": 1, "green": 8, "grey": 1}
+        status = app.query_one(StatusBar)
+        assert status.figures["agents"]["red"] == 3
+
+
+async def test_live_updates_are_applied_by_key(project: Path) -> None:
+    registry = Registry(project)
+    registry.register("worker", "a")
+    registry.register("worker", "b")
+    app = create_app(project, rescan_seconds=60)
+    async with app.run_test() as pilot:
+        table = app.agents_pane.table
+        cleared = []
+        table.clear = lambda *a, **k: cleared.append(a)  # a refill would show up here
+        registry.register("worker", "c")
+        await wait_for(pilot, lambda: table.has("worker-c"))
+        registry.mark_crashed("worker-a")
+        await wait_for(pilot, lambda: cell(app, "worker-a", "status") == "crashed")
+        assert table.keys() == ["worker-a", "worker-b", "worker-c"]
+        registry.path_for("worker-b").unlink()
+        await wait_for(pilot, lambda: not table.has("worker-b"))
+        atomic_write_bytes(registry.path_for("worker-c"), b"\x00\x01 not json")
+        await wait_for(pilot, lambda: cell(app, "worker-c", "status") == "unreadable")
+        assert cleared == []
+
+
+async def test_rescan_covers_missed_events(project: Path) -> None:
+    registry = Registry(project)
+    app = create_app(project, watch=False, tick_seconds=0)
+    async with app.run_test() as pilot:
+        registry.register("worker", "late")
+        app.agents_pane.rescan()
+        await wait_for(pilot, lambda: app.agents_pane.table.has("worker-late"))
+
+
+async def test_ticks_turn_rows_yellow_then_red(project: Path, clock: ManualClock) -> None:
+    Registry(project, clock).register("worker", "a")
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test():
+        pane = app.agents_pane
+        assert cell(app, "worker-a", "seen") == "0s"
+        clock.advance(125)
+        pane.tick()
+        assert pane.records["worker-a"].liveness == "yellow"
+        assert cell(app, "worker-a", "seen") == "2m05s"
+        clock.advance(300)
+        pane.tick()
+        assert pane.counts()["red"] == 1
+
+
+async def test_filter_and_escape(project: Path, clock: ManualClock) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test() as pilot:
+        await pilot.press("slash", *"runner")
+        assert sorted(app.agents_pane.table.keys()) == [
+            "runner-auth",
+            "runner-billing",
+            "runner-search",
+        ]
+        await pilot.press("enter")
+        assert "filter: runner" in str(app.query_one(StatusBar).render())
+        await pilot.press("escape")
+        assert app.agents_pane.table.row_count == len(CAST) + 1
+
+
+async def test_enter_opens_detail_with_chain_and_help(project: Path, clock: ManualClock) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.agents_pane.select("orchestrator-billing")
+        await pilot.press("enter")
+        assert isinstance(app.screen, AgentDetail)
+        shown = app.export_screenshot()
+        assert "Predecessor" in shown and "crashed" in shown and "predecessor_id" in shown
+        await pilot.press("escape")
+        await pilot.press("j", "k", "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_bad_config_is_reported_not_fatal(project: Path) -> None:
+    atomic_write_bytes(
+        project / ".claude" / "talisman.yml",
+        b"runeconsole:\n  heartbeat_interval_seconds: -4\n",
+    )
+    app = create_app(project, watch=False, tick_seconds=0)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any("heartbeat_interval_seconds" in m and ">= 1" in m for m in messages)
+        assert app.registry.settings.heartbeat_interval == 60
+
+
+async def test_command_palette_jumps_to_an_agent(project: Path, clock: ManualClock) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+p", *"worker-tokens")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.agents_pane.selected_key() == "worker-tokens"

@@ -1,0 +1,187 @@
+"""Identity registry: lifecycle, liveness thresholds, harness compatibility."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.core.config import Talisman
+from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.core.files import atomic_write_bytes
+from runeconsole.services.registry import LivenessSettings, Registry
+from runeconsole.services.signals import Signals
+
+HARNESS_IDENTITY = {
+    "agent_id": "orchestrator-impl_auth-20260226T014400Z",
+    "role": "orchestrator",
+    "name": "impl_auth",
+    "session_id": "5f0c",
+    "worktree": "/repo/.worktrees/auth",
+    "status": "active",
+    "created_at": "2026-02-26T01:44:00Z",
+    "last_heartbeat": "2026-02-26T11:59:00Z",
+    "crashed_at": None,
+    "terminated_at": None,
+    "predecessor_id": None,
+    "metadata": {"spawned_by": "guardian"},
+}
+
+
+def test_register_writes_union_of_fields_and_signals(project: Path, clock: ManualClock) -> None:
+    registry = Registry(project, clock)
+    record = registry.register("worker", "parser", tmux_session="rune-w", pid=42, node_id="n1")
+    fields = json.loads(registry.path_for("worker-parser").read_text())
+    assert fields["agent_id"] == "worker-parser-20260226T120000Z"
+    assert fields["last_seen"] == fields["last_heartbeat"] == "2026-02-26T12:00:00Z"
+    for name in (
+        "session_id",
+        "worktree",
+        "worktree_path",
+        "crashed_at",
+        "terminated_at",
+        "predecessor_id",
+        "metadata",
+        "bead_id",
+        "hook_path",
+    ):
+        assert name in fields
+    assert record.liveness == "green" and record.status == "active"
+    [signal] = Signals(project).pending()
+    assert signal.signal_type == "AGENT_REGISTERED"
+    assert signal.payload["agent_id"] == fields["agent_id"]
+
+
+def test_liveness_thresholds_follow_the_clock(project: Path, clock: ManualClock) -> None:
+    registry = Registry(project, clock, LivenessSettings(60, 300))
+    registry.register("worker", "a")
+    expected = [(119, "green"), (1, "yellow"), (179, "yellow"), (1, "red")]
+    for step, colour in expected:
+        clock.advance(step)
+        assert registry.get("worker-a").liveness == colour
+    assert [r.key for r in registry.stale()] == ["worker-a"]
+    registry.heartbeat("worker-a")
+    assert registry.get("worker-a").liveness == "green" and registry.stale() == []
+
+
+def test_crash_once_and_terminate(project: Path, clock: ManualClock) -> None:
+    registry = Registry(project, clock)
+    registry.register("worker", "a")
+    record, changed = registry.mark_crashed("worker-a", "session vanished")
+    again, changed_again = registry.mark_crashed("worker-a")
+    assert (changed, changed_again) == (True, False)
+    assert record.liveness == again.liveness == "red"
+    assert record.get("metadata")["crashed_reason"] == "session vanished"
+    crashes = Signals(project).pending(signal_type="AGENT_CRASHED")
+    assert len(crashes) == 1
+    with pytest.raises(RuneError, match="crashed"):
+        registry.heartbeat("worker-a")
+    record, _ = registry.mark_terminated("worker-a")
+    assert record.liveness == "grey" and record.get("terminated_at")
+    with pytest.raises(RuneError, match="already terminated"):
+        registry.mark_crashed("worker-a")
+
+
+def test_reads_harness_file_unchanged(project: Path, clock: ManualClock) -> None:
+    registry = Registry(project, clock)
+    path = registry.paths.identities / "orchestrator-impl_auth.json"
+    atomic_write_bytes(path, json.dumps(HARNESS_IDENTITY).encode())
+    [record] = registry.list()
+    assert record.key == "orchestrator-impl_auth"
+    assert record.liveness == "green" and record.age_seconds == 60
+    assert record.worktree == "/repo/.worktrees/auth"
+    assert record.to_json()["metadata"] == {"spawned_by": "guardian"}
+    registry.heartbeat("orchestrator-impl_auth")
+    fields = json.loads(path.read_text())
+    assert fields["metadata"] == {"spawned_by": "guardian"}  # unknown fields survive
+    assert fields["last_heartbeat"] == fields["last_seen"]
+
+
+def test_unreadable_files_become_red_records(project: Path, clock: ManualClock) -> None:
+    registry = Registry(project, clock)
+    registry.register("worker", "ok")
+    atomic_write_bytes(registry.paths.identities / "worker-bad.json", b'{"agent_id": "w')
+    atomic_write_bytes(registry.paths.identities / "worker-list.json", b"[]")
+    atomic_write_bytes(registry.paths.identities / ".worker-x.json.1.tmp", b"{")
+    records = {r.key: r for r in registry.list()}
+    assert set(records) == {"worker-ok", "worker-bad", "worker-list"}
+    assert records["worker-bad"].to_json() == {
+        "key": "worker-bad",
+        "liveness": "red",
+        "error": "not valid JSON (Unterminated string starting at; line 1 column 14)",
+    }
+    with pytest.raises(RuneError, match="unreadable"):
+        registry.get("worker-bad")
+
+
+def test_respawn_chain_keeps_predecessors(project: Path, clock: ManualClock) -> None:
+    registry = Registry(project, clock)
+    first = registry.register("orchestrator", "auth")
+    registry.mark_crashed("orchestrator-auth")
+    clock.advance(5)
+    second = registry.register("orchestrator", "auth", predecessor_id=first.get("agent_id"))
+    registry.mark_crashed("orchestrator-auth")
+    clock.advance(5)
+    registry.register("orchestrator", "auth", predecessor_id=second.get("agent_id"))
+    chain = registry.chain("orchestrator-auth")
+    assert [r.get("agent_id") for r in chain] == [
+        "orchestrator-auth-20260226T120010Z",
+        "orchestrator-auth-20260226T120005Z",
+        "orchestrator-auth-20260226T120000Z",
+    ]
+    assert [r.status for r in chain] == ["active", "crashed", "crashed"]
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "", "x;ls", "a b"])
+def test_bad_names_write_nothing(project: Path, name: str) -> None:
+    with pytest.raises(InvalidInput):
+        Registry(project).register("worker", name)
+    assert not (project / ".claude").exists()
+
+
+def test_thresholds_come_from_talisman(project: Path) -> None:
+    atomic_write_bytes(
+        project / ".claude" / "talisman.yml",
+        b"runeconsole:\n  heartbeat_interval_seconds: 5\n  stale_after_seconds: 30\n",
+    )
+    settings = LivenessSettings.from_talisman(Talisman.load(project))
+    assert (settings.green_below, settings.stale_after) == (10, 30)
+    atomic_write_bytes(
+        project / ".claude" / "talisman.yml",
+        b"runeconsole:\n  heartbeat_interval_seconds: 50\n  stale_after_seconds: 30\n",
+    )
+    with pytest.raises(RuneError, match="stale_after_seconds"):
+        LivenessSettings.from_talisman(Talisman.load(project))
+
+
+def test_writer_killed_mid_write_never_leaves_a_torn_file(project: Path) -> None:
+    """Real processes killed with SIGKILL while rewriting one identity file."""
+    import os
+    import random
+    import signal
+    import time
+
+    from runeconsole.core.files import read_json_object
+
+    registry = Registry(project)
+    registry.register("worker", "victim")
+    path = registry.path_for("worker-victim")
+    rng = random.Random(5)
+    for _ in range(60):
+        pid = os.fork()
+        if pid == 0:  # the writer: rewrite the file until killed
+            try:
+                n = 0
+                while True:
+                    n += 1
+                    registry.update("worker-victim", {"metadata": {"n": n, "pad": "x" * 20000}})
+            finally:
+                os._exit(0)
+        time.sleep(rng.uniform(0.002, 0.02))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        assert read_json_object(path)["agent_id"]
+    registry.list()
+    assert [n for n in os.listdir(path.parent) if n.startswith(".")] == []

@@ -1,0 +1,45 @@
+"""Snapshot tests of the console (deterministic: fixed root, manual clock, no watcher)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from runeconsole.adapters import git
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.demo.scene import build_scene
+from runeconsole.tui.app import RuneConsole, create_app
+
+SNAP_ROOT = Path("/tmp/runeconsole-snap/agents")
+
+
+@pytest.fixture
+def scene_app() -> RuneConsole:
+    if SNAP_ROOT.exists():
+        shutil.rmtree(SNAP_ROOT)
+    git.init_repo(SNAP_ROOT)
+    clock = ManualClock()
+    build_scene(SNAP_ROOT, clock)
+    return create_app(SNAP_ROOT, clock=clock, watch=False, tick_seconds=0)
+
+
+def test_agents_80x24(snap_compare, scene_app: RuneConsole) -> None:
+    assert snap_compare(scene_app, terminal_size=(80, 24))
+
+
+def test_agents_wide(snap_compare, scene_app: RuneConsole) -> None:
+    assert snap_compare(scene_app, terminal_size=(150, 32))
+
+
+def test_agent_detail(snap_compare, scene_app: RuneConsole) -> None:
+    async def open_detail(pilot) -> None:
+        pilot.app.agents_pane.select("orchestrator-billing")
+        await pilot.press("enter")
+
+    assert snap_compare(scene_app, terminal_size=(100, 34), run_before=open_detail)
+
+
+def test_help(snap_compare, scene_app: RuneConsole) -> None:
+    assert snap_compare(scene_app, terminal_size=(80, 24), press=["question_mark"])
