@@ -12,20 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from suspended_helpers import (
-    LOCAL_RUNE_CHECKPOINTS,
-    OWN_CHECKPOINTS,
-    dead_pid,
-    load_fixture,
-    modify,
-    suspension,
-    tree,
-    write_checkpoint,
-    write_context,
-)
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.errors import RuneError
@@ -39,6 +27,18 @@ from runeconsole.services.checkpoints import (
     Checkpoints,
     CorruptCheckpoint,
     migrate,
+)
+from tests.conftest import FIXTURES
+from tests.suspended_helpers import (
+    LOCAL_RUNE_CHECKPOINTS,
+    OWN_CHECKPOINTS,
+    dead_pid,
+    load_fixture,
+    modify,
+    suspension,
+    tree,
+    write_checkpoint,
+    write_context,
 )
 
 ARTIFACT_KEYS = {"status", "artifact", "artifact_hash", "team_name"}

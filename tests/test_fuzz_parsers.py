@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from suspended_helpers import ALL_CHECKPOINT_FIXTURES, load_fixture, suspension
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.suspension import VERDICTS, GitView, seal, with_resume_count
+from tests.suspended_helpers import ALL_CHECKPOINT_FIXTURES, load_fixture, suspension
 
 CONTEXT = seal(
     "---\n# Context preservation schema v1\ntask_id: 7\nworker: rune-smith-1\n"

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import cli_env
-from suspended_helpers import LOCAL_RUNE_CHECKPOINTS, load_fixture, modify, write_checkpoint
+
+from tests.conftest import cli_env
+from tests.suspended_helpers import LOCAL_RUNE_CHECKPOINTS, load_fixture, modify, write_checkpoint
 
 
 @pytest.fixture(autouse=True)

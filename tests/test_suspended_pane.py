@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 from rich.text import Text
-from suspended_helpers import build_scene, write_context
 from textual.widgets import Static
 
 from runeconsole.adapters.clock import ManualClock
@@ -18,6 +17,7 @@ from runeconsole.tui.arc_detail import ArcDetail
 from runeconsole.tui.resume_confirm import ResumeConfirm
 from runeconsole.tui.suspended_detail import ContextDetail, InjectionScreen
 from runeconsole.tui.suspended_pane import SuspendedPane
+from tests.suspended_helpers import build_scene, write_context
 
 CONTEXTS = "tmp/work/20260226-014400/context"
 SNAP_ROOT = Path("/tmp/runeconsole-snap/suspended")
@@ -267,3 +267,15 @@ async def test_file_events_update_the_row_while_watching(scene: Path) -> None:
             if cell(p, key, "verdict").plain == "corrupt":
                 break
         assert cell(p, key, "verdict").plain == "corrupt"
+
+
+async def test_help_lists_the_pane_keys(scene: Path) -> None:
+    from runeconsole.tui.help_screen import HelpScreen
+
+    app = console(scene)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("2")
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        assert app.screen.pane_title == "Suspended"
+        assert any(key == "s" for key, _ in app.screen.pane_keys)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from suspended_helpers import modify, suspension, write_context
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
@@ -26,6 +25,7 @@ from runeconsole.services.suspension import (
     seal,
     with_resume_count,
 )
+from tests.suspended_helpers import modify, suspension, write_context
 
 # A context file laid out as the Rune plugin writes it (seed 000), hash left to fill in.
 RUNE_FILE = """---

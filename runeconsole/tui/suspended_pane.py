@@ -147,6 +147,13 @@ class SuspendedPane(LivePane):
         Binding("enter", "details", "Details", show=False),
         Binding("s", "resume", "Resume"),
     ]
+    TITLE = "Suspended"
+    HELP_KEYS = (
+        ("enter", "a context file: frontmatter, files against git, the resume injection"),
+        ("", "a checkpoint: every phase in PHASE_ORDER, the resume point, warnings"),
+        ("s", "resume the selected task (asks first; prints and copies the injection)"),
+        ("tab", "move between suspended tasks and arc checkpoints"),
+    )
 
     def __init__(self, root: Path, clock: Clock, talisman: Talisman, **kwargs: object) -> None:
         super().__init__(**kwargs)
