@@ -56,10 +56,17 @@ def cell(p: SuspendedPane, key: str, column: str) -> object:
     return p.table.get_cell(key, column)
 
 
+async def loaded(pilot) -> None:  # type: ignore[no-untyped-def]
+    """Show the pane and wait for its background load."""
+    await pilot.press("2")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 async def test_one_keyed_row_per_file_with_coloured_verdicts(scene: Path) -> None:
     app = console(scene)
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press("2")
+        await loaded(pilot)
         p = pane(app)
         assert sorted(p.table.keys()) == sorted(
             f"{CONTEXTS}/{arc}/{task}.md"
@@ -92,6 +99,7 @@ async def test_one_keyed_row_per_file_with_coloured_verdicts(scene: Path) -> Non
 async def test_changes_update_rows_by_key(scene: Path) -> None:
     app = console(scene)
     async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(pilot)
         p = pane(app)
         key = f"{CONTEXTS}/arc-1707849600000/8.md"
         order = list(p.table.keys())
@@ -115,6 +123,7 @@ async def test_changes_update_rows_by_key(scene: Path) -> None:
 async def test_rescan_finds_new_dirs(scene: Path) -> None:
     app = console(scene)
     async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(pilot)
         write_context(scene, "30", "arc-new")
         pane(app).rescan()
         await app.workers.wait_for_complete()
@@ -125,7 +134,7 @@ async def test_rescan_finds_new_dirs(scene: Path) -> None:
 async def test_enter_shows_frontmatter_git_and_injection(scene: Path) -> None:
     app = console(scene)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
+        await loaded(pilot)
         p = pane(app)
         p.table.move_cursor(row=p.table.get_row_index(f"{CONTEXTS}/arc-1707849600000/9.md"))
         await pilot.press("enter")
@@ -144,7 +153,7 @@ async def test_resume_asks_first_and_cancel_changes_nothing(scene: Path) -> None
     path = scene / CONTEXTS / "arc-1707849600000/7.md"
     before = path.read_bytes()
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press("2")
+        await loaded(pilot)
         p = pane(app)
         p.table.move_cursor(row=p.table.get_row_index(f"{CONTEXTS}/arc-1707849600000/7.md"))
         await pilot.press("s")
@@ -159,7 +168,7 @@ async def test_resume_confirmed_counts_and_shows_the_injection(scene: Path) -> N
     app = console(scene)
     key = f"{CONTEXTS}/arc-1707849600000/7.md"
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press("2")
+        await loaded(pilot)
         p = pane(app)
         p.table.move_cursor(row=p.table.get_row_index(key))
         await pilot.press("s")
@@ -178,7 +187,7 @@ async def test_resume_of_a_corrupt_row_is_refused_without_asking(scene: Path) ->
     key = f"{CONTEXTS}/arc-1710000000019/13.md"
     before = (scene / key).read_bytes()
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press("2")
+        await loaded(pilot)
         p = pane(app)
         p.table.move_cursor(row=p.table.get_row_index(key))
         await pilot.press("s")
@@ -190,7 +199,7 @@ async def test_resume_of_a_corrupt_row_is_refused_without_asking(scene: Path) ->
 async def test_arc_view_lists_phases_in_order_with_demotions(scene: Path) -> None:
     app = console(scene)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
+        await loaded(pilot)
         p = pane(app)
         rows = {p.arcs.get_cell(k, "id"): k for k in list(p.arcs.keys())}
         assert set(rows) == {"arc-1707849600000", "arc-1710000000019", "arc-1999"}
@@ -210,7 +219,7 @@ async def test_arc_view_lists_phases_in_order_with_demotions(scene: Path) -> Non
 async def test_filter_hides_rows_by_key(scene: Path) -> None:
     app = console(scene)
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press("2")
+        await loaded(pilot)
         p = pane(app)
         p.filter("corrupt")
         await pilot.pause()
@@ -230,22 +239,24 @@ def snap_app(monkeypatch: pytest.MonkeyPatch) -> RuneConsole:
 
 
 def test_snapshot_pane_80x24(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert snap_compare(snap_app(monkeypatch), press=["2"], terminal_size=(80, 24))
+    assert snap_compare(snap_app(monkeypatch), run_before=loaded, terminal_size=(80, 24))
 
 
 def test_snapshot_pane_wide(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert snap_compare(snap_app(monkeypatch), press=["2"], terminal_size=(140, 36))
+    assert snap_compare(snap_app(monkeypatch), run_before=loaded, terminal_size=(140, 36))
 
 
 def test_snapshot_detail_80x24(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert snap_compare(
-        snap_app(monkeypatch), press=["2", "down", "down", "enter"], terminal_size=(80, 24)
-    )
+    async def open_detail(pilot) -> None:  # type: ignore[no-untyped-def]
+        await loaded(pilot)
+        await pilot.press("down", "down", "enter")
+
+    assert snap_compare(snap_app(monkeypatch), run_before=open_detail, terminal_size=(80, 24))
 
 
 def test_snapshot_arc_detail(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
     async def open_arc(pilot) -> None:  # type: ignore[no-untyped-def]
-        await pilot.press("2")
+        await loaded(pilot)
         p = pane(pilot.app)
         p.arcs.focus()
         await pilot.press("enter")
@@ -258,6 +269,7 @@ async def test_file_events_update_the_row_while_watching(scene: Path) -> None:
     app = create_app(scene, clock=app_clock(), watch=True, rescan_seconds=3600, tick_seconds=0)
     key = f"{CONTEXTS}/arc-1707849600000/7.md"
     async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(pilot)
         p = pane(app)
         assert cell(p, key, "verdict").plain == "ok"
         path = scene / key
@@ -274,7 +286,7 @@ async def test_help_lists_the_pane_keys(scene: Path) -> None:
 
     app = console(scene)
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press("2")
+        await loaded(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         assert app.screen.pane_title == "Suspended"

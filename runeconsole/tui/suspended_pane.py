@@ -325,7 +325,7 @@ class SuspendedPane(LivePane):
         max_resumes = self.suspension.settings.max_resume_count
         self.app.push_screen(ResumeConfirm(record, max_resumes), confirmed)
 
-    @work(thread=True, exclusive=True, group="suspended-resume")
+    @work(thread=True, group="suspended-resume")
     def resume(self, record: ContextRecord) -> None:
         try:
             result = self.suspension.resume(record.path, view=self.view)
