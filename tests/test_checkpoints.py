@@ -843,7 +843,8 @@ def test_list_never_raises_and_reports_each(project: Path, chome: Path) -> None:
         bad.write_text("{")
         write_checkpoint(project, load_fixture(LOCAL_RUNE_CHECKPOINTS / "checkpoint_v3.json"))
         plans = {p.path.parent.name: p for p in service(project).list()}
-        assert plans["arc-live"].action == "blocked"
+        assert plans["arc-live"].action == "active"
+        assert plans["arc-live"].active_pid == owner.pid
         assert plans["arc-live"].checkpoint["schema_version"] == 19  # still shown migrated
         assert plans["arc-bad"].action == "fresh_start"
         assert plans["arc-1707849600000"].action == "resume"

@@ -8,7 +8,13 @@ import sys
 from runeconsole.cli.common import print_json, print_table, resolve_root
 from runeconsole.services.checkpoints import COMPLETED, Checkpoints, ResumePlan
 
-ACTION_TINT = {"resume": "yellow", "complete": "green", "blocked": "red", "fresh_start": "red"}
+ACTION_TINT = {
+    "resume": "yellow",
+    "complete": "green",
+    "active": "yellow",
+    "blocked": "red",
+    "fresh_start": "red",
+}
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

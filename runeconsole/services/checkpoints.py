@@ -88,6 +88,14 @@ class CorruptCheckpoint(RuneError):
     """The checkpoint cannot be used at all: the arc starts fresh."""
 
 
+class OwnedByLiveSession(RuneError):
+    """Another arc session, still running, owns the checkpoint."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(f"Checkpoint owned by live PID {pid} — another arc session is active")
+        self.pid = pid
+
+
 def claude_config_dir() -> Path:
     """``${CLAUDE_CONFIG_DIR:-$HOME/.claude}``."""
     return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
@@ -408,12 +416,17 @@ class ResumePlan:
     injections: dict[str, str] = field(default_factory=dict)
     fresh_start: str | None = None
     blocked: str | None = None
+    active_pid: int | None = None
     written: bool = False
 
     @property
     def action(self) -> str:
+        """``resume``, ``complete``, ``active`` (a live session owns it), ``blocked`` or
+        ``fresh_start``."""
         if self.fresh_start:
             return "fresh_start"
+        if self.active_pid is not None:
+            return "active"
         if self.blocked:
             return "blocked"
         return "resume" if self.resume_from else "complete"
@@ -577,6 +590,7 @@ class Checkpoints:
             return plan
         except RuneError as exc:
             plan.blocked = exc.message
+            plan.active_pid = exc.pid if isinstance(exc, OwnedByLiveSession) else None
             plan.checkpoint = json.loads(raw)
             with contextlib.suppress(RuneError):
                 migrate(plan.checkpoint)  # shown as it would be, for the console
@@ -622,9 +636,7 @@ class Checkpoints:
                     f"owner_pid {reprlib.repr(owner)} is not a process id; claiming"
                 )
             elif pid != self.session_pid and pid_alive(pid):
-                raise RuneError(
-                    f"Checkpoint owned by live PID {pid} — another arc session is active"
-                )
+                raise OwnedByLiveSession(pid)
         if parse_pid(owner) != self.session_pid or recorded != chome:
             plan.changes.append(f"claim ownership: owner_pid {owner} -> {self.session_pid}")
         cp["owner_pid"] = self.session_pid

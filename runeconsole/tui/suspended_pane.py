@@ -59,6 +59,7 @@ DEMOTED_MARK = ("!", "bold magenta")
 ACTION_STYLE = {
     "resume": "yellow",
     "complete": "green",
+    "active": "bold yellow",
     "blocked": "bold red",
     "fresh_start": "bold red",
 }
@@ -125,7 +126,9 @@ def context_row(record: ContextRecord, now: object, max_resumes: int) -> tuple[o
 def arc_row(plan: ResumePlan) -> tuple[object, ...]:
     state = Text(plan.action.replace("_", " "), ACTION_STYLE[plan.action])
     reason = plan.fresh_start or plan.blocked
-    if reason:
+    if plan.active_pid is not None:
+        state.append(f"  pid {plan.active_pid}", "dim")
+    elif reason:
         state.append(f"  {reason}", "dim")
     elif plan.demoted:
         state.append(f"  {len(plan.demoted)} demoted", "magenta")
