@@ -349,10 +349,11 @@ def test_step_v16_to_v17() -> None:
 def test_step_v17_to_v18() -> None:
     cp = at(17)
     cp["phases"]["design_verification"] = skipped_entry()
+    cp["phases"]["design_iteration"] = {}  # an object, so `!phases[phase]` keeps it
     step(18, cp)
     assert cp["phases"]["design_extraction"] == pending_entry()
     assert cp["phases"]["design_verification"] == skipped_entry()
-    assert cp["phases"]["design_iteration"] == pending_entry()
+    assert cp["phases"]["design_iteration"] == {}
 
 
 def test_step_v18_to_v19() -> None:
@@ -378,6 +379,9 @@ def test_step_v18_to_v19() -> None:
     kept = step(19, at(18, totals={"phase_times": {"a": 1}}, completed_at="2026-01-01T00:00:00Z"))
     assert kept["totals"] == {"phase_times": {"a": 1}}
     assert kept["completed_at"] == "2026-01-01T00:00:00Z"
+    # `!checkpoint.totals` as JavaScript reads it: an empty object is kept, 0 is not.
+    assert step(19, at(18, totals={}))["totals"] == {}
+    assert step(19, at(18, completed_at=0))["completed_at"] is None
 
 
 def test_every_step_is_tested() -> None:

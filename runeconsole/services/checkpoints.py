@@ -151,6 +151,15 @@ def file_sha256(path: Path) -> str:
 Log = list[str]
 
 
+def js_falsy(value: Any) -> bool:
+    """JavaScript's ``!value`` (the seed's tests): an empty object or array is truthy."""
+    if value is None or value is False or value == "":
+        return True
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value == 0 or value != value  # 0 and NaN
+    return False
+
+
 def _default(mapping: dict[str, Any], key: str, value: Any, log: Log, where: str = "") -> None:
     """``mapping[key] = mapping[key] ?? value`` (JavaScript's ``??``), logged when it changes."""
     if mapping.get(key) is not None or (key in mapping and value is None):
@@ -303,7 +312,7 @@ def v16_to_v17(cp: dict[str, Any], log: Log) -> None:
 def v17_to_v18(cp: dict[str, Any], log: Log) -> None:
     phases = _phases(cp)
     for name in ("design_extraction", "design_verification", "design_iteration"):
-        if not phases.get(name):
+        if js_falsy(phases.get(name)):
             phases[name] = phase_entry(PENDING)
             log.append(f"set phases.{name} = pending")
 
@@ -320,12 +329,14 @@ def v18_to_v19(cp: dict[str, Any], log: Log) -> None:
             log.append(f"renamed phases.{name}.artifacts to artifact")
     if timed:
         log.append(f"set {len(timed)} phase timing fields (started_at, completed_at) = None")
-    if not cp.get("totals"):
+    if js_falsy(cp.get("totals")):
         cp["totals"] = {"phase_times": {}, "total_duration_ms": None, "cost_at_completion": None}
         log.append(
             "set totals = {phase_times: {}, total_duration_ms: None, cost_at_completion: None}"
         )
-    if not cp.get("completed_at") and not ("completed_at" in cp and cp["completed_at"] is None):
+    if js_falsy(cp.get("completed_at")) and not (
+        "completed_at" in cp and cp["completed_at"] is None
+    ):
         cp["completed_at"] = None
         log.append("set completed_at = None")
 
