@@ -746,7 +746,7 @@ def test_suspended_tasks_are_resumed_and_cleared(project: Path, chome: Path) -> 
     assert "(resume_count: 1/2, reason: turn_limit):" in plan.injections["7"]
     assert suspension(project).read(good).resume_count == 1
     warnings = "\n".join(plan.warnings)
-    assert "#8: task #8: context integrity check FAILED (expected" in warnings
+    assert "Suspended task #8: context integrity check FAILED (expected" in warnings
     assert '#9: invalid context path "tmp/work/../../etc/passwd"' in warnings
     assert "#10: invalid context path" in warnings
     assert "#11: context file missing" in warnings

@@ -811,7 +811,8 @@ class Checkpoints:
                     raise RuneError(f"context file missing at {context_path} — cold restart")
                 result = self.suspension.resume(path, dry_run=dry_run, reason=reason, view=view)
             except RuneError as exc:
-                plan.warnings.append(f"Suspended task #{task_id}: {exc.message}")
+                message = exc.message.removeprefix(f"task #{task_id}: ")
+                plan.warnings.append(f"Suspended task #{task_id}: {message}")
                 continue
             plan.warnings += result.warnings
             plan.injections[task_id] = result.injection
