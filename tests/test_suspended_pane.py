@@ -291,3 +291,17 @@ async def test_help_lists_the_pane_keys(scene: Path) -> None:
         assert isinstance(app.screen, HelpScreen)
         assert app.screen.pane_title == "Suspended"
         assert any(key == "s" for key, _ in app.screen.pane_keys)
+
+
+async def test_a_new_arc_dir_is_picked_up_from_its_event(scene: Path) -> None:
+    app = create_app(scene, clock=app_clock(), watch=True, rescan_seconds=3600, tick_seconds=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await loaded(pilot)
+        write_context(scene, "40", "arc-brand-new")
+        key = f"{CONTEXTS}/arc-brand-new/40.md"
+        for _ in range(100):
+            await pilot.pause(0.05)
+            await app.workers.wait_for_complete()
+            if pane(app).table.has(key):
+                break
+        assert pane(app).table.has(key)

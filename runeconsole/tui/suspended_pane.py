@@ -194,7 +194,10 @@ class SuspendedPane(LivePane):
         if not self._dirs:
             arc = self.checkpoints.paths.arc
             found = [p.parent for p in self.checkpoints.checkpoint_files()]
-            self._dirs = [*self.suspension.context_dirs(), *found, *([arc] if arc.is_dir() else [])]
+            contexts = self.suspension.context_dirs()
+            # A new arc's context dir appears in its stamp's context/ dir: watch those too.
+            parents = sorted({d.parent for d in contexts})
+            self._dirs = [*contexts, *parents, *found, *([arc] if arc.is_dir() else [])]
         return self._dirs
 
     # -- applying changes --------------------------------------------------------------------
