@@ -126,6 +126,17 @@ def test_contexts_of_one_arc_share_a_work_dir(project: Path) -> None:
     assert other.path.parent.parent.parent.name == "20260226-130000"
 
 
+def test_a_rune_file_with_crlf_line_ends_verifies(project: Path) -> None:
+    text = RUNE_FILE.replace("\n", "\r\n")
+    digest = sha256sum(text.encode())
+    path = project / "tmp/work/s/context/arc-1/7.md"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(text.replace('content_sha256: ""', f'content_sha256: "{digest}"').encode())
+    record = suspension(project).read(path)
+    assert record.verdict == OK, record.detail
+    assert record.files("files_modified") == ["src/parser.py", "tests/test_parser.py"]
+
+
 def test_body_and_last_action_are_truncated(project: Path) -> None:
     service = suspension(project, context_truncate_chars=50)
     result = service.suspend(
