@@ -165,6 +165,17 @@ def test_stash_is_named_for_the_task_and_keeps_the_context_fresh(project: Path) 
     assert service.read(path, service.git_view()).verdict == OK
 
 
+def test_a_failed_stash_still_writes_the_context(project: Path) -> None:
+    modify(project, "a.py")
+    (project / ".git/index.lock").touch()  # another git process holds the index
+    result = suspension(project).suspend(
+        task_id="7", worker="w", arc_id="a", reason="signal", last_action="x", stash=True
+    )
+    assert result.stash is None and "not stashed" in result.warnings[0]
+    assert result.files_modified == ["a.py"]
+    assert suspension(project).read(result.path).verdict == OK
+
+
 def test_no_stash_leaves_the_work_tree(project: Path) -> None:
     modify(project, "a.py")
     write_context(project, stash=False)

@@ -75,6 +75,8 @@ def run_suspend(args: argparse.Namespace) -> int:
         stamp=args.work_stamp,
         stash=False if args.no_stash else None,
     )
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if args.json:
         print_json(
             {
@@ -84,6 +86,7 @@ def run_suspend(args: argparse.Namespace) -> int:
                 "resume_count": result.resume_count,
                 "stash": result.stash,
                 "content_sha256": result.content_sha256,
+                "warnings": result.warnings,
             }
         )
     else:

@@ -307,6 +307,7 @@ class SuspendResult:
     resume_count: int
     stash: str | None
     content_sha256: str
+    warnings: list[str] = field(default_factory=list)
 
 
 class Suspension:
@@ -549,11 +550,14 @@ class Suspension:
         pending = [f for f in dict.fromkeys(file_targets or []) if f not in files_modified]
         resume_count = self._previous_count(path)
         now = self.clock.now()
-        stash_message = None
+        stash_message, warnings = None, []
         if self.settings.stash_on_suspend if stash is None else stash:
             message = f"{STASH_PREFIX}{task_id}-{int(now.timestamp())}"
-            if git.stash_push(self.root, message):
-                stash_message = message
+            try:
+                if git.stash_push(self.root, message):
+                    stash_message = message
+            except RuneError as exc:  # the context matters more than the stash: keep going
+                warnings.append(f"partial work not stashed: {exc}")
         text = seal(
             render(
                 task_id=task_id,
@@ -569,7 +573,9 @@ class Suspension:
         )
         atomic_write_bytes(path, text.encode("utf-8"))
         digest = frontmatter.load_mapping(frontmatter.split(text).header)["content_sha256"]
-        return SuspendResult(path, files_modified, pending, resume_count, stash_message, digest)
+        return SuspendResult(
+            path, files_modified, pending, resume_count, stash_message, digest, warnings
+        )
 
     def _stamp_for(self, arc_id: str) -> str:
         """The work dir already holding this arc's contexts, else a new stamp."""
