@@ -15,11 +15,11 @@ import traceback
 from collections.abc import Sequence
 
 from runeconsole import __version__
-from runeconsole.cli import agents, console, demo
+from runeconsole.cli import agents, checkpoints, console, demo, outputs, suspended
 from runeconsole.cli.common import add_root_option
 from runeconsole.core.errors import RuneError
 
-COMMAND_MODULES = (console, agents, demo)
+COMMAND_MODULES = (console, agents, demo, suspended, checkpoints, outputs)
 
 
 def build_parser() -> argparse.ArgumentParser:

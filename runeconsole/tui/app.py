@@ -17,6 +17,7 @@ from runeconsole.tui.feed import ChangeFeed, StateChanged
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.pane import LivePane
 from runeconsole.tui.status_bar import StatusBar
+from runeconsole.tui.suspended_pane import SuspendedPane
 
 
 def styles_dir() -> Path:
@@ -29,7 +30,7 @@ def styles_dir() -> Path:
 
 class RuneConsole(App[None]):
     TITLE = "runeconsole"
-    CSS_PATH = [styles_dir() / "console.tcss"]
+    CSS_PATH = [styles_dir() / "console.tcss", styles_dir() / "suspended.tcss"]
     COMMANDS = App.COMMANDS | {AgentCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -60,8 +61,11 @@ class RuneConsole(App[None]):
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
-        with TabbedContent(id="panes"), TabPane("1 Agents", id="agents"):
-            yield AgentsPane(self.registry, id="agents-pane")
+        with TabbedContent(id="panes"):
+            with TabPane("1 Agents", id="agents"):
+                yield AgentsPane(self.registry, id="agents-pane")
+            with TabPane("2 Suspended", id="suspended"):
+                yield SuspendedPane(self.root, self.clock, self.talisman, id="suspended-pane")
         yield Input(placeholder="filter… (enter keeps it, esc clears)", id="filter")
         yield Footer()
 
