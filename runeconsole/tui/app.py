@@ -10,12 +10,14 @@ from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.config import Talisman
+from runeconsole.services.questions import Questions, RelaySettings
 from runeconsole.services.registry import LivenessSettings, Registry
 from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.commands import AgentCommands
 from runeconsole.tui.feed import ChangeFeed, StateChanged
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.pane import LivePane
+from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.status_bar import StatusBar
 
 
@@ -29,7 +31,7 @@ def styles_dir() -> Path:
 
 class RuneConsole(App[None]):
     TITLE = "runeconsole"
-    CSS_PATH = [styles_dir() / "console.tcss"]
+    CSS_PATH = [styles_dir() / "console.tcss", styles_dir() / "questions.tcss"]
     COMMANDS = App.COMMANDS | {AgentCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -56,12 +58,16 @@ class RuneConsole(App[None]):
         self.tick_seconds = tick_seconds
         self.talisman = Talisman.load(root, strict=False)
         self.registry = Registry(root, clock, LivenessSettings.from_talisman(self.talisman))
+        self.questions = Questions(root, clock, RelaySettings.from_talisman(self.talisman))
         self.feed: ChangeFeed | None = None
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
-        with TabbedContent(id="panes"), TabPane("1 Agents", id="agents"):
-            yield AgentsPane(self.registry, id="agents-pane")
+        with TabbedContent(id="panes"):
+            with TabPane("1 Agents", id="agents"):
+                yield AgentsPane(self.registry, id="agents-pane")
+            with TabPane("2 Questions", id="questions"):
+                yield QuestionsPane(self.questions, id="questions-pane")
         yield Input(placeholder="filter… (enter keeps it, esc clears)", id="filter")
         yield Footer()
 
