@@ -196,6 +196,11 @@ def test_no_auto_answer_when_disabled(project: Path, clock: ManualClock, claude_
     assert question.deadline is None
     clock.advance(10_000)
     assert relay.settle_due(relay.list()) == []
+    # asking for a timeout explicitly still gets one
+    timed, _ = relay.ask(request(worker="w2", timeout_seconds=5))
+    clock.advance(5)
+    assert [a.decided_by for a in relay.settle_due(relay.list())] == [AUTO_TIMEOUT]
+    assert relay.get(question.id).state == "pending" and relay.get(timed.id).state == "answered"
 
 
 # -- the cap and the task check ----------------------------------------------------------------

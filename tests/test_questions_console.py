@@ -19,7 +19,13 @@ from textual.widgets import Static
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tasks import TaskStore
-from runeconsole.services.questions import AskRequest, Question, Questions, RelaySettings
+from runeconsole.services.questions import (
+    Answer,
+    AskRequest,
+    Question,
+    Questions,
+    RelaySettings,
+)
 from runeconsole.tui import question_modal
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.question_modal import QuestionModal
@@ -107,6 +113,10 @@ def short_keys(app: RuneConsole) -> list[str]:
     return [key.split("/")[1] for key in sorted(table.keys(), key=table.get_row_index)]
 
 
+def answer_of(relay: Questions, name: str) -> Answer | None:
+    return relay.get(f"{SIGNAL_DIR}/{name}").answer
+
+
 def text_of(app: RuneConsole, selector: str) -> str:
     return str(app.screen.query_one(selector, Static).render())
 
@@ -190,6 +200,26 @@ async def test_rescan_and_filter(scene: Questions) -> None:
         assert len(short_keys(app)) == 2
 
 
+async def test_worker_text_is_shown_as_written_not_as_markup(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    root = tmp_path / "project"
+    git.init_repo(root)
+    relay = Questions(root, clock, RelaySettings(), TaskStore(root / "no-tasks"))
+    text = "Use [bold]x[/] or [/]y?"
+    ask(relay, "task-1", text, worker="w", options=["A: [red]", "B: [/]"], context="[link=x]")
+    app = console(relay)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_first(pilot)
+        assert str(pane(app).table.get_row_at(0)[5]) == text
+        assert text in text_of(app, "#question-body") and "[link=x]" in text_of(
+            app, "#question-body"
+        )
+        await pilot.press("b")
+        await pilot.pause()
+        assert (answer_of(relay, "task-1.q1") or pytest.fail()).answer == "B: [/]"
+
+
 # -- the modal ---------------------------------------------------------------------------------
 
 
@@ -202,7 +232,7 @@ async def test_key_answers_at_once(scene: Questions, key: str, expected: str) ->
         await pilot.press(key)
         await pilot.pause()
         assert not isinstance(app.screen, QuestionModal)
-        answer = scene.get(f"{SIGNAL_DIR}/task-3.q1").answer
+        answer = answer_of(scene, "task-3.q1")
         assert answer is not None and (answer.answer, answer.decided_by) == (expected, "user")
         assert "task-3.q1" not in " ".join(pane(app).table.keys())
         assert app.query_one("#status", Static).render().plain.endswith("questions 2")
@@ -215,10 +245,10 @@ async def test_free_text_and_escape(scene: Questions) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, QuestionModal)
-        assert scene.get(f"{SIGNAL_DIR}/task-3.q1").answer is None
+        assert answer_of(scene, "task-3.q1") is None
         await pilot.press("a", "t", *"argon2id, OWASP", "enter")
         await pilot.pause()
-        answer = scene.get(f"{SIGNAL_DIR}/task-3.q1").answer
+        answer = answer_of(scene, "task-3.q1")
         assert answer is not None and (answer.answer, answer.option) == ("argon2id, OWASP", None)
 
 
@@ -229,7 +259,7 @@ async def test_keys_other_than_options_do_nothing(scene: Questions) -> None:
         await pilot.press("c", "3", "z")
         await pilot.pause()
         assert isinstance(app.screen, QuestionModal)
-        assert scene.get(f"{SIGNAL_DIR}/task-3.q1").answer is None
+        assert answer_of(scene, "task-3.q1") is None
 
 
 async def test_countdown_runs_in_the_modal_and_the_timeout_closes_it(
@@ -252,7 +282,7 @@ async def test_countdown_runs_in_the_modal_and_the_timeout_closes_it(
         assert isinstance(app.screen, QuestionModal)
         await pilot.pause(0.8)
         assert not isinstance(app.screen, QuestionModal)
-        answer = scene.get(f"{SIGNAL_DIR}/task-3.q1").answer
+        answer = answer_of(scene, "task-3.q1")
         assert answer is not None and answer.decided_by == "auto-timeout"
 
 
@@ -264,7 +294,7 @@ async def test_a_late_key_is_refused_with_the_answer_that_stands(scene: Question
         await pilot.press("b")  # the pane has not heard of it yet (no watching here)
         await pilot.pause()
         assert "Answered by user: decided on the CLI" in text_of(app, "#question-note")
-        answer = scene.get(f"{SIGNAL_DIR}/task-3.q1").answer
+        answer = answer_of(scene, "task-3.q1")
         assert answer is not None and answer.answer == "decided on the CLI"
 
 
@@ -280,7 +310,7 @@ async def test_unreadable_question_takes_a_text_answer(scene: Questions) -> None
         assert isinstance(app.screen, QuestionModal)
         await pilot.press("t", *"go ahead", "enter")
         await pilot.pause()
-        assert scene.get(f"{SIGNAL_DIR}/task-9.q1").answer is not None
+        assert answer_of(scene, "task-9.q1") is not None
 
 
 # -- live: real watching, a real ``ask`` process ---------------------------------------------------

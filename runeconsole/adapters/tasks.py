@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.core.errors import UnreadableFile
-from runeconsole.core.files import is_temp_name, read_json_object
-from runeconsole.core.validate import ID_PATTERN, validate_id
+from runeconsole.core.files import read_json_object
+from runeconsole.core.validate import id_subdirectories, validate_id
 
 STATUSES = ("pending", "in_progress", "completed", "deleted")
 IN_PROGRESS = "in_progress"
@@ -72,15 +72,7 @@ class TaskStore:
         )
 
     def teams(self) -> list[str]:
-        try:
-            entries = list(os.scandir(self.base))
-        except OSError:
-            return []
-        return sorted(
-            e.name
-            for e in entries
-            if not is_temp_name(e.name) and ID_PATTERN.fullmatch(e.name) and e.is_dir()
-        )
+        return [path.name for path in id_subdirectories(self.base)]
 
     def find(self, task_id: str, team: str | None = None) -> list[TaskFile]:
         """Every file for ``task_id`` (in ``team``, or in any team when not given)."""

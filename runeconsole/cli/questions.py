@@ -27,6 +27,7 @@ from runeconsole.services.questions import (
     Question,
     Questions,
     RelaySettings,
+    format_left,
 )
 
 NOT_SURFACED = 3
@@ -61,7 +62,11 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     ask.add_argument("--worker", help="the asking worker's name (for the per-worker cap)")
     ask.add_argument("--team", help="Claude Code team whose task file is checked")
     ask.add_argument(
-        "--timeout", type=float, metavar="S", help="seconds before option A is auto-chosen"
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds before option A is chosen (default: question_relay.timeout_seconds, "
+        "if auto_answer_on_timeout)",
     )
     ask.add_argument("--signal-dir", metavar="DIR", help="rune-work-… directory (default: newest)")
     ask.add_argument("--json", action="store_true", help="print {task_id, seq, answer, decided_by}")
@@ -189,7 +194,7 @@ def countdown(question: Question, now: datetime) -> str:
     left = question.seconds_left(now)
     if left is None:
         return "never"
-    return "due" if left <= 0 else f"in {format_age(left + 0.999)}"
+    return "due" if left <= 0 else f"in {format_left(left)}"
 
 
 def _summary(question: Question) -> str:
@@ -212,7 +217,8 @@ def answer_question(args: argparse.Namespace) -> int:
 def status_line(args: argparse.Namespace) -> int:
     root = resolve_root(args)
     settings = RelaySettings.from_talisman(Talisman.load(root, strict=False))
-    total, blocking = Questions(root, settings=settings).pending_counts()
+    open_questions = Questions(root, settings=settings).list()
+    total, blocking = len(open_questions), sum(q.blocking for q in open_questions)
     if args.json:
         print_json({"questions": total, "blocking": blocking})
     elif total:

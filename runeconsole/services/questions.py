@@ -12,6 +12,7 @@ wrote are read as they are; a bad one is reported as unreadable, never fatal.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import threading
@@ -24,11 +25,11 @@ from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.adapters.tasks import TaskFile, TaskStore
 from runeconsole.core.config import TALISMAN, Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
-from runeconsole.core.files import create_exclusive, dump_json, is_temp_name, read_json_object
+from runeconsole.core.files import create_exclusive, dump_json, read_json_object
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.core.timeutil import compact_stamp, iso_z, parse_iso
-from runeconsole.core.validate import ID_PATTERN, contained, validate_id
+from runeconsole.core.timeutil import compact_stamp, format_age, iso_z, parse_iso
+from runeconsole.core.validate import contained, id_subdirectories, validate_id
 
 QUESTION, ANSWER = "question", "answer"
 USER, AUTO_TIMEOUT, CAP_EXCEEDED = "user", "auto-timeout", "cap-exceeded"
@@ -73,6 +74,11 @@ class RelaySettings:
             auto_answer_on_timeout=section.boolean("auto_answer_on_timeout", True),
             max_questions_per_worker=section.integer("max_questions_per_worker", 3, minimum=1),
         )
+
+
+def format_left(seconds: float) -> str:
+    """Time left before the auto-answer, rounded up (``0.2`` s left is ``1s``, not ``0s``)."""
+    return format_age(math.ceil(seconds))
 
 
 # -- options ---------------------------------------------------------------------------------
@@ -401,15 +407,7 @@ class Questions:
     # -- reading -------------------------------------------------------------------------
 
     def signal_dirs(self) -> list[Path]:
-        try:
-            entries = list(os.scandir(self.base))
-        except OSError:
-            return []
-        return sorted(
-            Path(e.path)
-            for e in entries
-            if not is_temp_name(e.name) and ID_PATTERN.fullmatch(e.name) and e.is_dir()
-        )
+        return id_subdirectories(self.base)
 
     def read_answer(self, path: Path, task_id: str, seq: int) -> Answer:
         try:
@@ -472,6 +470,8 @@ class Questions:
             self.read_question(path)
             for directory in self.signal_dirs()
             for path in self.question_files(directory)
+            # an answered question is closed: skip reading it unless asked to
+            if include_closed or not path.with_suffix(f".{ANSWER}").exists()
         ]
         shown = found if include_closed else [q for q in found if q.open]
         return sorted(shown, key=Question.sort_key)
@@ -526,8 +526,10 @@ class Questions:
         check = self.task_check(request.task_id, request.team)
         _make_private_dir(directory)
         now = self.clock.now()
+        # An explicit timeout is a request for one, even with auto-answer off in the config.
         timeout = request.timeout_seconds or self.settings.timeout_seconds
-        auto_at = now + timedelta(seconds=timeout) if self.settings.auto_answer_on_timeout else None
+        auto = request.timeout_seconds is not None or self.settings.auto_answer_on_timeout
+        auto_at = now + timedelta(seconds=timeout) if auto else None
         fields: dict[str, Any] = {
             "task_id": request.task_id,
             "question": request.question,
@@ -686,19 +688,6 @@ class Questions:
                 wake.wait(nap if left is None else min(nap, left))
         finally:
             watcher.stop()
-
-    def pending_counts(self) -> tuple[int, int]:
-        """(open, blocking) counts, reading only unanswered question files (status line)."""
-        total = blocking = 0
-        for directory in self.signal_dirs():
-            for path in self.question_files(directory):
-                if path.with_suffix(f".{ANSWER}").exists():
-                    continue
-                question = self.read_question(path)
-                if question.open:
-                    total += 1
-                    blocking += question.blocking
-        return total, blocking
 
 
 def _iso_ms(moment: datetime) -> str:

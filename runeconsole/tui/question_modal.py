@@ -18,8 +18,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from runeconsole.core.errors import RuneError
-from runeconsole.core.timeutil import format_age
-from runeconsole.services.questions import AlreadyAnswered, Answer, Question, Questions
+from runeconsole.services.questions import (
+    AlreadyAnswered,
+    Answer,
+    Question,
+    Questions,
+    format_left,
+)
 
 CLOSE_DELAY_SECONDS = 2.0
 
@@ -75,7 +80,7 @@ class QuestionModal(ModalScreen[Answer | None]):
         grid.add_column(no_wrap=True)
         grid.add_column()
         for number, option in enumerate(options, start=1):
-            grid.add_row(Text(f" {option.key} {number} ", "bold reverse"), option.label)
+            grid.add_row(Text(f" {option.key} {number} ", "bold reverse"), Text(option.label))
         grid.add_row("", Text("t for a free-text answer · esc closes without answering", "dim"))
         return grid
 
@@ -92,7 +97,7 @@ class QuestionModal(ModalScreen[Answer | None]):
         else:
             style = "bold red" if left <= 30 else "yellow" if left <= 60 else ""
             text = Text.assemble(
-                "Auto-answer with option A in ", (format_age(left + 0.999), style or "bold")
+                "Auto-answer with option A in ", (format_left(left), style or "bold")
             )
         self.query_one("#question-countdown", Static).update(text)
 

@@ -28,6 +28,7 @@ from runeconsole.services.questions import (
     Answer,
     Question,
     Questions,
+    format_left,
 )
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import LivePane
@@ -66,19 +67,20 @@ def countdown(question: Question, now: datetime) -> Text:
     if left <= 0:
         return Text("due", style="bold red")
     style = "bold red" if left <= 30 else "yellow" if left <= 60 else ""
-    return Text(format_age(left + 0.999), style=style)
+    return Text(format_left(left), style=style)
 
 
 def row_values(question: Question, now: datetime) -> tuple[object, ...]:
+    """Cells; worker-written text goes in as ``Text`` so ``[…]`` is shown, not parsed as markup."""
     summary = (
         Text(f"unreadable: {question.error}", style="red")
         if question.error
-        else question.first_line
+        else Text(question.first_line)
     )
     return (
         Mark(question),
         question.task_id if question.seq == 1 else f"{question.task_id}.q{question.seq}",
-        question.worker or "",
+        Text(question.worker or ""),
         format_age(question.age(now)),
         countdown(question, now),
         summary,
@@ -143,6 +145,7 @@ class QuestionsPane(LivePane):
                 title="Blocking question",
                 severity="warning",
                 timeout=8,
+                markup=False,
             )
 
     def remove(self, key: str, answer: Answer | None = None) -> None:
@@ -153,7 +156,11 @@ class QuestionsPane(LivePane):
         if self.modal is not None and self.modal.question.id == key:
             self.modal.answered_elsewhere(answer)
         elif answer.decided_by == AUTO_TIMEOUT:
-            self.notify(f"{key}: no answer in time, chose {answer.answer}", title="Auto-answered")
+            self.notify(
+                f"{key}: no answer in time, chose {answer.answer}",
+                title="Auto-answered",
+                markup=False,
+            )
 
     def finish_batch(self) -> None:
         self.table.reorder("urgency", key=lambda mark: mark.order)
@@ -260,9 +267,7 @@ class QuestionsPane(LivePane):
         self.finish_batch()
 
     def select(self, key: str) -> None:
-        if self.table.has(key):
-            self.table.move_cursor(row=self.table.get_row_index(key))
-            self.table.focus()
+        self.table.move_to(key)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -281,6 +286,6 @@ class QuestionsPane(LivePane):
         question = self.modal.question if self.modal else None
         self.modal = None
         if answer is not None and question is not None:
-            self.notify(f"{question.task_id}: {answer.answer}", title="Answered")
+            self.notify(f"{question.task_id}: {answer.answer}", title="Answered", markup=False)
             self.refresh_path(question.path)
             self.finish_batch()
