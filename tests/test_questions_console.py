@@ -246,20 +246,23 @@ async def test_free_text_and_escape(scene: Questions) -> None:
         await pilot.pause()
         assert not isinstance(app.screen, QuestionModal)
         assert answer_of(scene, "task-3.q1") is None
-        await pilot.press("a", "t", *"argon2id, OWASP", "enter")
+        await pilot.press("a", "t", *"that's it, quit", "enter")
         await pilot.pause()
         answer = answer_of(scene, "task-3.q1")
-        assert answer is not None and (answer.answer, answer.option) == ("argon2id, OWASP", None)
+        assert answer is not None and (answer.answer, answer.option) == ("that's it, quit", None)
 
 
 async def test_keys_other_than_options_do_nothing(scene: Questions) -> None:
     app = console(scene)
     async with app.run_test(size=(100, 30)) as pilot:
         await open_first(pilot)
-        await pilot.press("c", "3", "z")
+        await pilot.press("c", "3", "z", "slash", "question_mark")
         await pilot.pause()
         assert isinstance(app.screen, QuestionModal)
+        assert app.query_one("TabbedContent").active == "questions"  # type: ignore[attr-defined]
         assert answer_of(scene, "task-3.q1") is None
+        await pilot.press("q")  # closes the modal, not the console
+        assert not isinstance(app.screen, QuestionModal) and app.is_running
 
 
 async def test_countdown_runs_in_the_modal_and_the_timeout_closes_it(
@@ -284,6 +287,23 @@ async def test_countdown_runs_in_the_modal_and_the_timeout_closes_it(
         assert not isinstance(app.screen, QuestionModal)
         answer = answer_of(scene, "task-3.q1")
         assert answer is not None and answer.decided_by == "auto-timeout"
+
+
+async def test_modal_closes_when_its_question_file_goes(
+    scene: Questions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(question_modal, "CLOSE_DELAY_SECONDS", 0.3)
+    app = console(scene)
+    async with app.run_test(size=(100, 30)) as pilot:
+        modal = await open_first(pilot)
+        modal.question.path.unlink()
+        pane(app).apply_changes({modal.question.path})
+        await pilot.pause()
+        assert "The question file is gone" in text_of(app, "#question-note")
+        await pilot.press("b")  # too late: nothing is written
+        await pilot.pause(0.5)
+        assert not isinstance(app.screen, QuestionModal)
+        assert not modal.question.answer_path.exists()
 
 
 async def test_a_late_key_is_refused_with_the_answer_that_stands(scene: Questions) -> None:

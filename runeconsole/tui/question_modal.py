@@ -29,11 +29,12 @@ from runeconsole.services.questions import (
 CLOSE_DELAY_SECONDS = 2.0
 
 
+def _numbers(count: int) -> set[str]:
+    return {str(number) for number in range(1, count + 1)}
+
+
 class QuestionModal(ModalScreen[Answer | None]):
-    BINDINGS = [
-        Binding("escape", "dismiss(None)", "Close"),
-        Binding("t", "free_text", "Free text"),
-    ]
+    BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
 
     def __init__(self, questions: Questions, question: Question) -> None:
         super().__init__()
@@ -103,12 +104,16 @@ class QuestionModal(ModalScreen[Answer | None]):
 
     def answered_elsewhere(self, answer: Answer) -> None:
         """Someone (usually the timeout) answered first: say so, then close."""
+        who = "the timeout" if answer.decided_by == "auto-timeout" else answer.decided_by
+        self.close_with(f"Answered by {who}: {answer.answer or answer.error} — closing.")
+
+    def close_with(self, note: str) -> None:
+        """Stop taking answers, show ``note``, and close a moment later."""
         if self.closing:
             return
         self.closing = True
-        who = "the timeout" if answer.decided_by == "auto-timeout" else answer.decided_by
         self.query_one("#question-text", Input).display = False
-        self._note(f"Answered by {who}: {answer.answer or answer.error} — closing.", "bold yellow")
+        self._note(note, "bold yellow")
         self.set_timer(CLOSE_DELAY_SECONDS, self._close)
 
     def _close(self) -> None:
@@ -122,15 +127,21 @@ class QuestionModal(ModalScreen[Answer | None]):
     # -- answering -------------------------------------------------------------------------
 
     def on_key(self, event: Key) -> None:
-        if self.closing or isinstance(self.focused, Input) or not event.character:
+        """Option keys answer; every other printable key stays here (no pane switching)."""
+        if isinstance(self.focused, Input) or not event.is_printable or not event.character:
+            return
+        event.stop()
+        event.prevent_default()
+        if self.closing:
             return
         choice = event.character.upper()
-        keys = {o.key for o in self.question.options}
-        numbers = {str(n) for n in range(1, len(self.question.options) + 1)}
-        if choice in keys or choice in numbers:
-            event.stop()
-            event.prevent_default()
+        count = len(self.question.options)
+        if choice in {o.key for o in self.question.options} or choice in _numbers(count):
             self.answer(option=choice)
+        elif event.character == "t":
+            self.action_free_text()
+        elif event.character == "q":
+            self.dismiss(None)
 
     def action_free_text(self) -> None:
         if self.closing:

@@ -151,11 +151,15 @@ class QuestionsPane(LivePane):
     def remove(self, key: str, answer: Answer | None = None) -> None:
         known = self.open.pop(key, None)
         self.table.drop(key)
-        if answer is None or known is None:
+        if known is None:
             return
-        if self.modal is not None and self.modal.question.id == key:
-            self.modal.answered_elsewhere(answer)
-        elif answer.decided_by == AUTO_TIMEOUT:
+        modal = self.modal if self.modal is not None and self.modal.question.id == key else None
+        if modal is not None:
+            if answer is None:
+                modal.close_with("The question file is gone — closing.")
+            else:
+                modal.answered_elsewhere(answer)
+        elif answer is not None and answer.decided_by == AUTO_TIMEOUT:
             self.notify(
                 f"{key}: no answer in time, chose {answer.answer}",
                 title="Auto-answered",
