@@ -81,7 +81,13 @@ def make_scene(root: Path, clock: ManualClock) -> Questions:
 
 
 @pytest.fixture
-def scene(clock: ManualClock) -> Questions:
+def scene(tmp_path: Path, clock: ManualClock) -> Questions:
+    return make_scene(tmp_path / "project", clock)
+
+
+@pytest.fixture
+def snap_scene(clock: ManualClock) -> Questions:
+    """The scene at a fixed path, since the status bar shows the root."""
     return make_scene(SNAP_ROOT / "questions", clock)
 
 
@@ -124,19 +130,19 @@ def text_of(app: RuneConsole, selector: str) -> str:
 # -- snapshots ---------------------------------------------------------------------------------
 
 
-def test_snapshot_pane(scene: Questions, snap_compare: Callable) -> None:
-    assert snap_compare(console(scene), terminal_size=(80, 24), run_before=show_questions)
+def test_snapshot_pane(snap_scene: Questions, snap_compare: Callable) -> None:
+    assert snap_compare(console(snap_scene), terminal_size=(80, 24), run_before=show_questions)
 
 
-def test_snapshot_pane_wide(scene: Questions, snap_compare: Callable) -> None:
-    assert snap_compare(console(scene), terminal_size=(140, 30), run_before=show_questions)
+def test_snapshot_pane_wide(snap_scene: Questions, snap_compare: Callable) -> None:
+    assert snap_compare(console(snap_scene), terminal_size=(140, 30), run_before=show_questions)
 
 
-def test_snapshot_modal(scene: Questions, snap_compare: Callable) -> None:
+def test_snapshot_modal(snap_scene: Questions, snap_compare: Callable) -> None:
     async def open_modal(pilot: Pilot) -> None:
         await open_first(pilot)
 
-    assert snap_compare(console(scene), terminal_size=(80, 24), run_before=open_modal)
+    assert snap_compare(console(snap_scene), terminal_size=(80, 24), run_before=open_modal)
 
 
 # -- the pane ----------------------------------------------------------------------------------
