@@ -140,6 +140,21 @@ def test_cli_bad_input_exits_2_and_writes_nothing(cli: Callable, project: Path) 
     assert not (project / "tmp").exists()
 
 
+def test_signal_dir_by_name_or_path_under_the_signals_directory(
+    relay: Questions, project: Path
+) -> None:
+    inside = "tmp/.rune-signals/rune-work-7"
+    for given in ("rune-work-7", inside, str(project / inside)):
+        assert relay.resolve_signal_dir(given) == project / inside
+    for given in ("tmp/rune-work-7", "../rune-work-7", "/etc/rune-work-7", "rune work"):
+        with pytest.raises(InvalidInput):
+            relay.resolve_signal_dir(given)
+    # without one: the newest rune-work-* directory, else a new one named by the time
+    assert relay.resolve_signal_dir(None).name == "rune-work-20260226T120000Z"
+    (project / inside).mkdir(parents=True)
+    assert relay.resolve_signal_dir(None) == project / inside
+
+
 # -- answers -----------------------------------------------------------------------------------
 
 

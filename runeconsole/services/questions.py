@@ -490,7 +490,10 @@ class Questions:
         if given:
             name = Path(given).name
             validate_id(name, "signal directory name")
-            if os.sep in given and contained(self.base, given) != contained(self.base, name):
+            # a path (relative to the project root, as Rune writes it) must end up in ``base``
+            if len(Path(given).parts) > 1 and contained(self.root, given).parent != contained(
+                self.root, self.base
+            ):
                 raise InvalidInput(f"--signal-dir {given} must be directly under {self.base}")
             return self.base / name
         existing = [d for d in self.signal_dirs() if d.name.startswith(SIGNAL_DIR_PREFIX)]
