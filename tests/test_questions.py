@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import cli_env
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tasks import TaskStore
@@ -28,6 +27,7 @@ from runeconsole.services.questions import (
     Questions,
     RelaySettings,
 )
+from tests.conftest import cli_env
 
 SIGNAL_DIR = "rune-work-20260226T120000Z"
 

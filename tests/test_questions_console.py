@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -12,13 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import cli_env
 from textual.pilot import Pilot
 from textual.widgets import Static
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tasks import TaskStore
+from runeconsole.demo.questions import SIGNAL_DIR, scene_questions
 from runeconsole.services.questions import (
     Answer,
     AskRequest,
@@ -28,11 +27,12 @@ from runeconsole.services.questions import (
 )
 from runeconsole.tui import question_modal
 from runeconsole.tui.app import RuneConsole, create_app
+from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.questions_pane import QuestionsPane
+from tests.conftest import cli_env
 
 SNAP_ROOT = Path("/tmp/runeconsole-snap")
-SIGNAL_DIR = "rune-work-20260226T115500Z"
 
 
 def ask(relay: Questions, task: str, question: str, *, worker: str, **kw: object) -> Question:
@@ -49,35 +49,9 @@ def ask(relay: Questions, task: str, question: str, *, worker: str, **kw: object
 
 
 def make_scene(root: Path, clock: ManualClock) -> Questions:
-    """Three open questions (one unreadable) and one answered, all at the manual clock's time."""
     shutil.rmtree(root, ignore_errors=True)
     git.init_repo(root)
-    relay = Questions(root, clock, RelaySettings(), TaskStore(root / "no-tasks"))
-    ask(
-        relay,
-        "task-3",
-        "Should the auth module use bcrypt or argon2 for password hashing?",
-        worker="rune-smith-1",
-        context="Task requires password hashing. Found bcrypt in requirements.txt but the plan "
-        "does not say; argon2 would be a new dependency.",
-    )
-    clock.advance(20)
-    ask(
-        relay,
-        "task-7",
-        "Keep the legacy /v1 routes or remove them in this change?",
-        worker="rune-smith-2",
-        urgency="non-blocking",
-        options=["A: Keep them, deprecated", "B: Remove them", "C: Ask the API owners"],
-    )
-    done = ask(relay, "task-8", "Rename the column?", worker="rune-smith-3")
-    relay.answer(done.id, option="A")
-    broken = relay.base / SIGNAL_DIR / "task-9.q1.question"
-    broken.write_text('{"task_id": "task-9", "question": "Which')
-    stamp = clock.now().timestamp()
-    os.utime(broken, (stamp, stamp))
-    clock.advance(27)
-    return relay
+    return scene_questions(root, clock)
 
 
 @pytest.fixture
@@ -189,6 +163,17 @@ async def test_new_blocking_question_rings_and_toasts(scene: Questions) -> None:
         # blocking rows stay ahead of non-blocking ones
         keys = short_keys(app)
         assert keys.index("task-11.q1") < keys.index("task-7.q1")
+
+
+async def test_help_lists_the_answer_keys(scene: Questions) -> None:
+    app = console(scene)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await show_questions(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen) and help_screen.pane_title == "Questions"
+        assert any("own words" in text for _, text in help_screen.pane_keys)
 
 
 async def test_rescan_and_filter(scene: Questions) -> None:

@@ -36,8 +36,8 @@ from runeconsole.tui.question_modal import QuestionModal
 
 COLUMNS = (
     ("urgency", " ", 1),
-    ("task", "TASK", 10),
-    ("worker", "WORKER", 12),
+    ("task", "TASK", 9),
+    ("worker", "WORKER", 14),
     ("age", "AGE", 6),
     ("left", "TIMEOUT", 7),
     ("question", "QUESTION", None),
@@ -99,6 +99,13 @@ class QuestionsPane(LivePane):
         Binding("a", "answer", "Answer"),
         Binding("enter", "answer", "Answer", show=False),
     ]
+    TITLE = "Questions"
+    HELP_KEYS = (
+        ("enter / a", "answer the selected question"),
+        ("A B … / 1 2 …", "in the answer window: choose that option at once"),
+        ("t", "in the answer window: answer in your own words"),
+        ("esc / q", "close the answer window without answering"),
+    )
 
     def __init__(self, questions: Questions, **kwargs: object) -> None:
         super().__init__(**kwargs)
