@@ -165,6 +165,17 @@ async def test_new_blocking_question_rings_and_toasts(scene: Questions) -> None:
         assert keys.index("task-11.q1") < keys.index("task-7.q1")
 
 
+async def test_empty_pane_says_so(project: Path, clock: ManualClock) -> None:
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await show_questions(pilot)
+        note = app.query_one("#questions-empty")
+        assert note.display
+        relay = Questions(project, clock, RelaySettings(), TaskStore(project / "no-tasks"))
+        pane(app).apply_changes({ask(relay, "task-1", "Port?", worker="w").path})
+        assert not note.display and short_keys(app) == ["task-1.q1"]
+
+
 async def test_help_lists_the_answer_keys(scene: Questions) -> None:
     app = console(scene)
     async with app.run_test(size=(100, 40)) as pilot:
