@@ -590,6 +590,8 @@ class Questions:
                 create_exclusive(path, dump_json({**fields, "seq": seq}), FILE_MODE)
             except FileExistsError:
                 continue
+            except OSError as exc:
+                raise _cannot_write(path, exc) from None
             return path
         raise RuneError(f"could not find a free sequence number for {task_id} in {directory}")
 
@@ -614,6 +616,8 @@ class Questions:
             raise AlreadyAnswered(
                 question.id, self.read_answer(path, question.task_id, question.seq)
             ) from None
+        except OSError as exc:
+            raise _cannot_write(path, exc) from None
         return Answer(path, question.task_id, question.seq, text, decided_by, option, answered_at)
 
     def answer(
@@ -707,9 +711,15 @@ def _mtime(path: Path) -> datetime | None:
 
 def _make_private_dir(directory: Path) -> None:
     """SEC-005: the signal directory is created 0700 (an existing one is left as it is)."""
-    directory.parent.mkdir(parents=True, exist_ok=True)
     try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
         os.mkdir(directory, DIR_MODE)
     except FileExistsError:
         if not directory.is_dir():
             raise RuneError(f"{directory} exists and is not a directory") from None
+    except OSError as exc:
+        raise _cannot_write(directory, exc) from None
+
+
+def _cannot_write(path: Path, exc: OSError) -> RuneError:
+    return RuneError(f"cannot write {path}: {exc.strerror or exc}")

@@ -18,6 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
+from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.core.validate import ID_PATTERN
 from runeconsole.services.questions import (
@@ -260,7 +261,13 @@ class QuestionsPane(LivePane):
     @work(thread=True, group="questions-settle")
     def settle(self, due: list[Question]) -> None:
         """Write the auto-answers that are due (off the UI thread: files are fsynced)."""
-        self.questions.settle_due(due)
+        try:
+            self.questions.settle_due(due)
+        except RuneError as exc:  # left marked as settling: no retry every second
+            self.app.call_from_thread(
+                self.notify, exc.message, title="Auto-answer failed", severity="error", markup=False
+            )
+            return
         self.app.call_from_thread(self._settled, due)
 
     def _settled(self, due: list[Question]) -> None:
