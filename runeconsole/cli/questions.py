@@ -45,7 +45,13 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     ask = actions.add_parser(
-        "ask", parents=[common], help="persist a worker question and wait for its answer"
+        "ask",
+        parents=[common],
+        help="persist a worker question and wait for its answer",
+        description="Persist a worker question, wait until the operator, the timeout or the "
+        "cap decides, and print the relay block (ANSWER / TASK / DECIDED_BY). Exit codes: "
+        "0 answered, 1 error, 2 bad input (nothing written), 3 not surfaced (the task is no "
+        "longer in progress, or question_relay is disabled).",
     )
     ask.add_argument("--task", required=True, help="task id, e.g. task-3")
     ask.add_argument("--question", required=True)
@@ -69,7 +75,9 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         "if auto_answer_on_timeout)",
     )
     ask.add_argument("--signal-dir", metavar="DIR", help="rune-work-… directory (default: newest)")
-    ask.add_argument("--json", action="store_true", help="print {task_id, seq, answer, decided_by}")
+    ask.add_argument(
+        "--json", action="store_true", help="print {id, task_id, seq, answer, decided_by}"
+    )
     ask.set_defaults(func=ask_question)
 
     listing = actions.add_parser(
