@@ -31,12 +31,22 @@ async def _filter(pilot: Pilot) -> None:
     await pilot.press("slash", *"worker")
 
 
+async def _questions(pilot: Pilot) -> None:
+    await pilot.press("2")
+
+
+async def _question_modal(pilot: Pilot) -> None:
+    await pilot.press("2", "a")
+
+
 Shot = tuple[str, tuple[int, int], Callable[[Pilot], Awaitable[None]] | None]
 SHOTS: list[Shot] = [
     ("agents-80x24", (80, 24), None),
     ("agents-wide", (150, 32), None),
     ("agent-detail", (100, 34), _agent_detail),
     ("agents-filter", (80, 24), _filter),
+    ("questions-80x24", (80, 24), _questions),
+    ("question-modal", (80, 24), _question_modal),
 ]
 
 

@@ -12,6 +12,8 @@ DEMO_TALISMAN = """\
 runeconsole:
   heartbeat_interval_seconds: 5
   stale_after_seconds: 30
+question_relay:
+  timeout_seconds: 40
 """
 
 

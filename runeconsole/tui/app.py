@@ -10,12 +10,14 @@ from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.config import Talisman
+from runeconsole.services.questions import Questions, RelaySettings
 from runeconsole.services.registry import LivenessSettings, Registry
 from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.commands import AgentCommands
 from runeconsole.tui.feed import ChangeFeed, StateChanged
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.pane import LivePane
+from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 
@@ -30,7 +32,11 @@ def styles_dir() -> Path:
 
 class RuneConsole(App[None]):
     TITLE = "runeconsole"
-    CSS_PATH = [styles_dir() / "console.tcss", styles_dir() / "suspended.tcss"]
+    CSS_PATH = [
+        styles_dir() / "console.tcss",
+        styles_dir() / "questions.tcss",
+        styles_dir() / "suspended.tcss",
+    ]
     COMMANDS = App.COMMANDS | {AgentCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -57,6 +63,7 @@ class RuneConsole(App[None]):
         self.tick_seconds = tick_seconds
         self.talisman = Talisman.load(root, strict=False)
         self.registry = Registry(root, clock, LivenessSettings.from_talisman(self.talisman))
+        self.questions = Questions(root, clock, RelaySettings.from_talisman(self.talisman))
         self.feed: ChangeFeed | None = None
 
     def compose(self) -> ComposeResult:
@@ -64,7 +71,9 @@ class RuneConsole(App[None]):
         with TabbedContent(id="panes"):
             with TabPane("1 Agents", id="agents"):
                 yield AgentsPane(self.registry, id="agents-pane")
-            with TabPane("2 Suspended", id="suspended"):
+            with TabPane("2 Questions", id="questions"):
+                yield QuestionsPane(self.questions, id="questions-pane")
+            with TabPane("3 Suspended", id="suspended"):
                 yield SuspendedPane(self.root, self.clock, self.talisman, id="suspended-pane")
         yield Input(placeholder="filter… (enter keeps it, esc clears)", id="filter")
         yield Footer()
@@ -86,6 +95,9 @@ class RuneConsole(App[None]):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        self.query_one(StatusBar).order = [
+            str(pane.id).removesuffix("-pane") for pane in self.panes
+        ]
         for problem in self.talisman.problems:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
         if self.watch_files:
