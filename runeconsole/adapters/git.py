@@ -59,3 +59,9 @@ def changed_files(worktree: Path) -> list[str]:
     """``git diff --name-only HEAD --``: what the work tree changed, per git, not per agent."""
     result = run_git(["diff", "--name-only", "HEAD", "--"], worktree, timeout=30)
     return [line for line in result.stdout.splitlines() if line]
+
+
+def untracked_files(worktree: Path) -> list[str]:
+    """New files git does not track yet (ignored ones excluded): uncommitted work too."""
+    result = run_git(["ls-files", "--others", "--exclude-standard"], worktree, timeout=30)
+    return [line for line in result.stdout.splitlines() if line]

@@ -15,11 +15,11 @@ import traceback
 from collections.abc import Sequence
 
 from runeconsole import __version__
-from runeconsole.cli import agents, console, demo
+from runeconsole.cli import agents, console, demo, hooks, supervise
 from runeconsole.cli.common import add_root_option
 from runeconsole.core.errors import RuneError
 
-COMMAND_MODULES = (console, agents, demo)
+COMMAND_MODULES = (console, agents, demo, hooks, supervise)
 
 
 def build_parser() -> argparse.ArgumentParser:
