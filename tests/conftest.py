@@ -88,10 +88,14 @@ def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
 
 
 @pytest.fixture
-def tmux_socket() -> Iterator[str]:
-    """A private tmux server (``tmux -L <unique>``), killed at teardown; never the user's."""
+def tmux_socket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A private tmux server (``tmux -L <unique>``), killed at teardown; never the user's.
+
+    The server inherits this environment, so agents started in it import this checkout.
+    """
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed")
+    monkeypatch.setenv("PYTHONPATH", cli_env()["PYTHONPATH"])
     name = f"rc-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     yield name
     panes = subprocess.run(

@@ -28,7 +28,14 @@ from runeconsole.core.errors import RuneError
 
 DEFAULT_TIMEOUT = 5.0
 PANE_WIDTH, PANE_HEIGHT = 160, 48
-_FIELDS = ("session_name", "pane_id", "pane_pid", "pane_dead", "pane_dead_status")
+_FIELDS = (
+    "session_name",
+    "pane_id",
+    "pane_pid",
+    "pane_dead",
+    "pane_dead_status",
+    "pane_dead_signal",
+)
 _SEPARATOR = "\x1frunecapture"
 
 
@@ -62,6 +69,7 @@ class PaneInfo:
     pid: int | None
     dead: bool
     exit_status: int | None
+    exit_signal: int | None = None
 
 
 class TimedCmd:
@@ -193,13 +201,14 @@ class Tmux:
             parts = line.split("\t")
             if len(parts) != len(_FIELDS) or parts[0] in panes:
                 continue
-            session, pane_id, pid, dead, status = parts
+            session, pane_id, pid, dead, status, killed_by = parts
             panes[session] = PaneInfo(
                 session,
                 pane_id,
                 int(pid) if pid.isdigit() else None,
                 dead == "1",
-                int(status) if status.lstrip("-").isdigit() else None,
+                int(status) if status.isdigit() else None,
+                int(killed_by) if killed_by.isdigit() else None,
             )
         return panes
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import threading
 import time
@@ -26,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters.clock import Clock, SystemClock
-from runeconsole.adapters.tmux import PaneInfo, Tmux, process_alive
+from runeconsole.adapters.tmux import PANE_HEIGHT, PaneInfo, Tmux, process_alive
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_bytes, atomic_write_json, read_json_object
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.core.timeutil import iso_z, parse_iso
+from runeconsole.core.timeutil import compact_stamp, iso_z, parse_iso
 from runeconsole.core.validate import validate_id
 from runeconsole.services.hooks import Hook, Hooks, uncommitted_files
 from runeconsole.services.pane_patterns import WORK_PHASES, PaneReading, read_pane
@@ -57,6 +58,7 @@ RUNNING, EXITED, GONE = "running", "exited", "gone"
 HOOK_EXIT_GRACE = 5.0
 KILL_GRACE = 2.0
 POLL_SECONDS = 0.2
+ID_WAIT_LIMIT = 1.5
 
 
 @dataclass(frozen=True)
@@ -314,6 +316,7 @@ class Supervisor:
         self._applied_phase: dict[str, str] = {}
         self._last_saved: str | None = None
         self._last_seen_screen: dict[str, AgentObservation] = {}
+        self._settled: set[str] = set()
 
     # -- paths -----------------------------------------------------------------------------
 
@@ -433,6 +436,8 @@ class Supervisor:
     ) -> SpawnResult:
         key = f"{role}-{name}"
         session = f"rune-{key}"
+        if predecessor is not None:
+            self._after_second_of(str(predecessor.get("agent_id")))
         stale = self.tmux.pane(session)
         if stale is not None:
             if not stale.dead:
@@ -472,6 +477,13 @@ class Supervisor:
             first = wisdom.splitlines()[0]
             self.tmux.send_text(pane.pane_id, f"{first} (full context: {wisdom_file})")
         return SpawnResult(record, new_hook, session, pane.pid, wisdom_file, wisdom)
+
+    def _after_second_of(self, agent_id: str) -> None:
+        """Agent ids end in a one-second stamp (the harness's format): a successor started
+        within its predecessor's second would get the same id, so wait for the next one."""
+        deadline = time.monotonic() + ID_WAIT_LIMIT
+        while agent_id.endswith(compact_stamp(self.clock.now())) and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     def _checked_worktree(self, worktree: Path) -> Path:
         path = worktree.expanduser()
@@ -549,7 +561,7 @@ class Supervisor:
                 continue
             observation.state = GONE if pane is None else EXITED
             observation.exit_status = pane.exit_status if pane else None
-            if self._handoff_pending(record):
+            if self._handoff_pending(record) or self._settling(record, pane):
                 continue
             self._record_end(record, pane, report)
         screens = self.tmux.capture_many(pane.pane_id for _, pane in alive)
@@ -560,6 +572,19 @@ class Supervisor:
                 self._read_screen(record, screen, report)
         self._save(report)
 
+    def _settling(self, record: AgentRecord, pane: PaneInfo | None) -> bool:
+        """An exit tmux has not finished recording (process gone, pane not dead yet, or
+        dead without a status): judge it on the next pass, once, so a clean exit is not
+        taken for a crash."""
+        agent_id = str(record.get("agent_id"))
+        unsettled = pane is not None and (
+            not pane.dead or (pane.exit_status is None and pane.exit_signal is None)
+        )
+        if unsettled and agent_id not in self._settled:
+            self._settled.add(agent_id)
+            return True
+        return False
+
     def _record_end(
         self, record: AgentRecord, pane: PaneInfo | None, report: MonitorReport
     ) -> None:
@@ -567,12 +592,16 @@ class Supervisor:
         key = record.key
         if pane is not None:
             with contextlib.suppress(RuneError, OSError):
-                screen = self.tmux.capture(pane.pane_id)
+                screen = self._screen(pane.pane_id)
                 atomic_write_bytes(self._screen_path(str(record.get("agent_id"))), screen.encode())
+            self.tmux.kill_session(pane.session)
         if pane is None:
             reason = f"tmux session {record.get('tmux_session')} is gone"
+        elif pane.exit_signal is not None:
+            reason = f"killed by signal {pane.exit_signal}"
         elif pane.dead:
-            reason = f"exited with status {pane.exit_status}"
+            known = pane.exit_status is not None
+            reason = f"exited with status {pane.exit_status}" if known else "exited"
         else:
             reason = f"process {record.get('pid')} is gone"
         try:
@@ -876,13 +905,18 @@ class Supervisor:
         record = self.registry.get(key)
         pane = self.tmux.pane(str(record.get("tmux_session") or ""))
         if pane is not None:
-            screen = self.tmux.capture(pane.pane_id)
+            screen = self._screen(pane.pane_id)
         else:
             try:
                 screen = self._screen_path(str(record.get("agent_id"))).read_text()
             except (OSError, RuneError):
                 return ""
         return "\n".join(screen.rstrip("\n").splitlines()[-lines:])
+
+    def _screen(self, pane_id: str) -> str:
+        """Screen plus one screenful of history, blank runs squeezed (a dead pane's notice
+        scrolls its last output off the visible screen)."""
+        return re.sub(r"\n{3,}", "\n\n", self.tmux.capture(pane_id, lines=PANE_HEIGHT))
 
     def switch_to(self, key: str) -> None:
         """Jump the operator's tmux client to the agent's session (the console's ``g``)."""
