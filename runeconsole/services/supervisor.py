@@ -572,6 +572,19 @@ class Supervisor:
                 self._read_screen(record, screen, report)
         self._save(report)
 
+    def _keep_screen(self, record: AgentRecord, pane: PaneInfo) -> None:
+        """Save the last screen of an agent about to disappear, for its post-mortem."""
+        with contextlib.suppress(RuneError, OSError):
+            screen = self._screen(pane.pane_id)
+            atomic_write_bytes(self._screen_path(str(record.get("agent_id"))), screen.encode())
+
+    def last_screen(self, agent_id: str) -> str:
+        """What a stopped agent's pane showed last ("" if nothing was kept)."""
+        try:
+            return self._screen_path(agent_id).read_text(encoding="utf-8")
+        except OSError:
+            return ""
+
     def _settling(self, record: AgentRecord, pane: PaneInfo | None) -> bool:
         """An exit tmux has not finished recording (process gone, pane not dead yet, or
         dead without a status): judge it on the next pass, once, so a clean exit is not
@@ -591,9 +604,7 @@ class Supervisor:
         """A supervised agent stopped: terminated on exit 0, else crashed (each once)."""
         key = record.key
         if pane is not None:
-            with contextlib.suppress(RuneError, OSError):
-                screen = self._screen(pane.pane_id)
-                atomic_write_bytes(self._screen_path(str(record.get("agent_id"))), screen.encode())
+            self._keep_screen(record, pane)
             self.tmux.kill_session(pane.session)
         if pane is None:
             reason = f"tmux session {record.get('tmux_session')} is gone"
@@ -826,7 +837,8 @@ class Supervisor:
                 "ORCHESTRATOR_STUCK",
                 {"key": key, "agent_id": agent_id, "waited_seconds": round(waited, 1)},
             )
-        self._stop(session, record.get("pid"))
+        self._keep_screen(record, pane)
+        self._stop(session, record.get("pid"), grace=KILL_GRACE if outcome != "forced" else 0.2)
         hook = self.hooks.update(key, worktree=worktree)
         self.registry.update_metadata(
             key, {"handoff": {"state": outcome, "finished_at": iso_z(self.clock.now())}}
@@ -868,13 +880,14 @@ class Supervisor:
             time.sleep(POLL_SECONDS)
         return outcome, time.monotonic() - started
 
-    def _stop(self, session: str, pid: object) -> None:
-        """Kill the session, then the agent's process group if it outlived the hang-up."""
+    def _stop(self, session: str, pid: object, grace: float = KILL_GRACE) -> None:
+        """Kill the session, then the agent's process group if it outlived the hang-up
+        (``grace`` seconds for each of hang-up and SIGTERM before the next step)."""
         self.tmux.kill_session(session)
         if not isinstance(pid, int):
             return
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            deadline = time.monotonic() + KILL_GRACE
+            deadline = time.monotonic() + grace
             while process_alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
             if not process_alive(pid):
@@ -907,10 +920,7 @@ class Supervisor:
         if pane is not None:
             screen = self._screen(pane.pane_id)
         else:
-            try:
-                screen = self._screen_path(str(record.get("agent_id"))).read_text()
-            except (OSError, RuneError):
-                return ""
+            screen = self.last_screen(str(record.get("agent_id")))
         return "\n".join(screen.rstrip("\n").splitlines()[-lines:])
 
     def _screen(self, pane_id: str) -> str:
