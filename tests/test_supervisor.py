@@ -232,6 +232,27 @@ def test_monitor_reads_context_warns_once_per_level_and_sees_prompts(
     assert ("worker-echo", "waiting") in kinds
 
 
+def test_high_urgency_hands_off_automatically_when_enabled(project: Path, tmux_socket: str) -> None:
+    supervisor = make_supervisor(project, tmux_socket, auto_handoff=True, handoff_timeout=20)
+    key = "orchestrator-full"
+    first = supervisor.spawn(
+        "orchestrator", "full", fake_agent(key, project, "--context", "9", "--drain", "0")
+    )
+    wait_for(lambda: "auto-compact: 9%" in screen_of(supervisor, key))
+    report = supervisor.monitor_step()
+    assert [(w.key, w.urgency) for w in report.warnings] == [(key, "high")]
+    assert report.handoffs_started == [key]
+    supervisor.start_handoff(key).join(timeout=30)  # the running one, not a second
+    assert [s["outcome"] for s in signals(project, "HANDOFF_COMPLETE")] in (
+        ["exited"],
+        ["hook_updated"],
+    )
+    successor = Registry(project).get(key)
+    assert successor.get("predecessor_id") == first.record.get("agent_id")
+    wait_for(lambda: "auto-compact: 100%" in screen_of(supervisor, key))
+    assert supervisor.monitor_step().warnings == []
+
+
 def test_phase_seen_on_screen_goes_into_the_hook(supervisor: Supervisor, project: Path) -> None:
     supervisor.spawn("worker", "phases", printer("⏺ Phase: testing"))
     wait_for(lambda: "Phase: testing" in screen_of(supervisor, "worker-phases"))

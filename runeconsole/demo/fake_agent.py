@@ -171,6 +171,7 @@ class FakeAgent:
     def run(self) -> None:
         wisdom = os.environ.get(WISDOM_ENV)
         if wisdom:
+            self.context = 100.0  # a continuation starts with a fresh context
             with contextlib.suppress(OSError):
                 first = Path(wisdom).read_text(encoding="utf-8").splitlines()[0]
                 self.say(f"⏺ Resuming. {first}")
@@ -200,7 +201,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", required=True, type=Path)
     parser.add_argument("--tick", type=float, default=1.0, help="seconds per scripted step")
     parser.add_argument("--heartbeat", type=float, default=5.0, help="seconds between heartbeats")
-    parser.add_argument("--context", type=float, default=80.0, help="context left at start (%%)")
+    parser.add_argument(
+        "--context",
+        type=float,
+        default=80.0,
+        help="context left at start (%%); a continuation starts at 100",
+    )
     parser.add_argument("--drain", type=float, default=1.0, help="context spent per step (%%)")
     parser.add_argument("--phase-ticks", type=int, default=5, help="steps per work phase")
     parser.add_argument("--ask-every", type=int, default=0, help="ask about every N steps")

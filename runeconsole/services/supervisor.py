@@ -66,7 +66,7 @@ class SupervisorSettings:
     """``runeconsole.tmux.socket_name`` and ``runeconsole.supervisor.*`` in talisman.yml."""
 
     socket_name: str | None = None
-    monitor_interval: float = 2.0
+    monitor_interval: float = 1.0
     warn_at: float = 25.0
     checkpoint_at: float = 15.0
     handoff_at: float = 10.0
@@ -108,7 +108,7 @@ class SupervisorSettings:
         liveness = LivenessSettings.from_talisman(talisman)
         return cls(
             socket_name=socket or None,
-            monitor_interval=section.number("monitor_interval_seconds", 2.0, minimum=0.1),
+            monitor_interval=section.number("monitor_interval_seconds", 1.0, minimum=0.1),
             warn_at=warn,
             checkpoint_at=checkpoint,
             handoff_at=handoff,
