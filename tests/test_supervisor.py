@@ -43,7 +43,7 @@ def signals(root: Path, signal_type: str) -> list[dict]:
 
 
 def exited(supervisor: Supervisor, session: str) -> bool:
-    """Dead with its exit status recorded (tmux records the status a moment after)."""
+    """Dead, and how it ended is known (tmux learns that a moment after the pane dies)."""
     pane = supervisor.tmux.pane(session)
     ended = pane is not None and (pane.exit_status is not None or pane.exit_signal is not None)
     return bool(pane and pane.dead and ended)
@@ -107,20 +107,6 @@ def test_killed_session_is_crashed_once_and_respawned_with_wisdom(
     assert supervisor.monitor_step().crashed == []
 
 
-def spawn_until_exit_recorded(supervisor: Supervisor, name: str, command: list[str]) -> None:
-    """tmux 3.3 now and then marks a pane dead without recording how it ended; the
-    supervisor then judges it a pass later, but these tests are about the recorded case."""
-    for _ in range(3):
-        supervisor.spawn("worker", name, command)
-        try:
-            wait_for(lambda: exited(supervisor, f"rune-worker-{name}"), timeout=1.5)
-        except AssertionError:
-            supervisor.kill(f"worker-{name}")
-            continue
-        return
-    pytest.fail("tmux recorded no exit status three times in a row")
-
-
 @pytest.mark.parametrize(
     ("script", "outcome", "reason"),
     [
@@ -132,7 +118,8 @@ def spawn_until_exit_recorded(supervisor: Supervisor, name: str, command: list[s
 def test_exit_is_judged_by_how_it_ended(
     supervisor: Supervisor, project: Path, script: str, outcome: str, reason: str
 ) -> None:
-    spawn_until_exit_recorded(supervisor, "done", [sys.executable, "-c", script])
+    supervisor.spawn("worker", "done", [sys.executable, "-c", script])
+    wait_for(lambda: exited(supervisor, "rune-worker-done"))
     report = supervisor.monitor_step()
     assert (report.terminated, report.crashed) == (
         (["worker-done"], []) if outcome == "terminated" else ([], ["worker-done"])

@@ -60,6 +60,23 @@ def process_alive(pid: int | None) -> bool:
     return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
+def zombie_exit(pid: int | None) -> tuple[int | None, int | None]:
+    """(status, signal) of an exited process its parent has not reaped yet, from
+    ``/proc/PID/stat`` (Linux): tmux 3.3 now and then misses a pane's exit and then
+    never records the status, though the zombie still holds it."""
+    if not pid:
+        return None, None
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None, None
+    fields = stat.rpartition(")")[2].split()
+    if len(fields) < 50 or fields[0] != "Z" or not fields[49].isdigit():
+        return None, None
+    code = int(fields[49])
+    return (None, code & 0x7F) if code & 0x7F else ((code >> 8) & 0xFF, None)
+
+
 @dataclass(frozen=True)
 class PaneInfo:
     """The one pane of an agent's session, as ``list-panes`` reports it."""
@@ -202,14 +219,12 @@ class Tmux:
             if len(parts) != len(_FIELDS) or parts[0] in panes:
                 continue
             session, pane_id, pid, dead, status, killed_by = parts
-            panes[session] = PaneInfo(
-                session,
-                pane_id,
-                int(pid) if pid.isdigit() else None,
-                dead == "1",
-                int(status) if status.isdigit() else None,
-                int(killed_by) if killed_by.isdigit() else None,
-            )
+            pane_pid = int(pid) if pid.isdigit() else None
+            code = int(status) if status.isdigit() else None
+            signal = int(killed_by) if killed_by.isdigit() else None
+            if dead == "1" and code is None and signal is None:
+                code, signal = zombie_exit(pane_pid)
+            panes[session] = PaneInfo(session, pane_id, pane_pid, dead == "1", code, signal)
         return panes
 
     def pane(self, session: str) -> PaneInfo | None:
