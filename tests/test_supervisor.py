@@ -194,7 +194,7 @@ def test_monitor_reads_context_warns_once_per_level_and_sees_prompts(
     wait_for(lambda: "20%" in screen_of(supervisor, "worker-echo"))
     first = supervisor.monitor_step()
     observed = first.observations["worker-echo"]
-    assert (observed.context_left, observed.urgency) == (20, "low")
+    assert (observed.screen.context_left, observed.urgency) == (20, "low")
     assert [(w.key, w.urgency) for w in first.warnings] == [("worker-echo", "low")]
     assert supervisor.monitor_step().warnings == []
 
@@ -211,10 +211,10 @@ def test_monitor_reads_context_warns_once_per_level_and_sees_prompts(
     supervisor.tmux.send_text(pane, "❯ 1. Yes")
     wait_for(lambda: "1. Yes" in screen_of(supervisor, "worker-echo").splitlines()[-1])
     observed = supervisor.monitor_step().observations["worker-echo"]
-    assert observed.waiting_for_input == "permission"
-    assert observed.context_left == 12  # the prompt hides the status line; figure kept
+    assert observed.screen.waiting_for_input == "permission"
+    assert observed.screen.context_left == 12  # the prompt hides the status line; figure kept
     saved = supervisor.observations()["worker-echo"]
-    assert saved.waiting_for_input == "permission"
+    assert saved == observed
     kinds = [(p.key, p.kind) for p in supervisor.problems()]
     assert ("worker-echo", "waiting") in kinds
 

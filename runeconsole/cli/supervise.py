@@ -6,6 +6,7 @@ import argparse
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from runeconsole.cli.common import print_json, resolve_root
 from runeconsole.core.config import Talisman
@@ -84,53 +85,49 @@ def spawn_agent(args: argparse.Namespace) -> int:
         node_id=args.node_id,
         bead_id=args.bead_id,
     )
-    if args.json:
-        print_json(result.to_json())
-    else:
-        print(
-            f"spawned {result.key} as {result.record.get('agent_id')} in tmux session "
-            f"{result.tmux_session} (pid {result.pid})"
-        )
-    return 0
+    return _emit(
+        args,
+        result.to_json(),
+        f"spawned {result.key} as {result.record.get('agent_id')} in tmux session "
+        f"{result.tmux_session} (pid {result.pid})",
+    )
 
 
 def respawn_agent(args: argparse.Namespace) -> int:
     result = supervisor_for(args).respawn(args.key)
-    if args.json:
-        print_json(result.to_json())
-    else:
-        print(
-            f"re-spawned {result.key} as {result.record.get('agent_id')} "
-            f"(continuation of {result.record.get('predecessor_id')}) in {result.tmux_session}"
-        )
-        print(f"wisdom: {result.wisdom_file}")
-    return 0
+    return _emit(
+        args,
+        result.to_json(),
+        f"re-spawned {result.key} as {result.record.get('agent_id')} "
+        f"(continuation of {result.record.get('predecessor_id')}) in {result.tmux_session}",
+        f"wisdom: {result.wisdom_file}",
+    )
 
 
 def handoff_agent(args: argparse.Namespace) -> int:
     result = supervisor_for(args).handoff(
         args.key, timeout=args.timeout, respawn=not args.no_respawn
     )
-    if args.json:
-        print_json(result.to_json())
-        return 0
-    print(f"{result.key}: handoff {result.outcome} after {result.waited_seconds:.1f}s")
+    lines = [f"{result.key}: handoff {result.outcome} after {result.waited_seconds:.1f}s"]
     if result.uncommitted:
-        print(f"  uncommitted (left in place): {', '.join(result.uncommitted)}")
+        lines.append(f"  uncommitted (left in place): {', '.join(result.uncommitted)}")
     if result.successor:
-        print(
-            f"  successor {result.successor.record.get('agent_id')} "
-            f"in {result.successor.tmux_session}"
-        )
-    return 0
+        successor = result.successor
+        lines.append(f"  successor {successor.record.get('agent_id')} in {successor.tmux_session}")
+    return _emit(args, result.to_json(), *lines)
 
 
 def kill_agent(args: argparse.Namespace) -> int:
     record = supervisor_for(args).kill(args.key)
+    return _emit(args, record.to_json(), f"{record.key}: {record.status}")
+
+
+def _emit(args: argparse.Namespace, data: dict[str, Any], *lines: str) -> int:
+    """``--json``: the result object; otherwise the lines for a person."""
     if args.json:
-        print_json(record.to_json())
+        print_json(data)
     else:
-        print(f"{record.key}: {record.status}")
+        print("\n".join(lines))
     return 0
 
 

@@ -146,12 +146,7 @@ class AgentObservation:
     observed_at: str
     pid: int | None = None
     exit_status: int | None = None
-    context_left: int | None = None
-    compacting: bool = False
-    busy: bool = False
-    waiting_for_input: str | None = None
-    prompt: str | None = None
-    phase: str | None = None
+    screen: PaneReading = field(default_factory=PaneReading)
     urgency: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -160,9 +155,12 @@ class AgentObservation:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AgentObservation:
         known = {name: data.get(name) for name in cls.__dataclass_fields__}
-        known["compacting"] = bool(known["compacting"])
-        known["busy"] = bool(known["busy"])
-        return cls(**known)
+        screen = known.pop("screen")
+        screen = screen if isinstance(screen, dict) else {}
+        reading = PaneReading(
+            **{n: screen[n] for n in PaneReading.__dataclass_fields__ if n in screen}
+        )
+        return cls(**known, screen=reading)
 
 
 @dataclass(frozen=True)
@@ -660,14 +658,9 @@ class Supervisor:
         previous = self._last_seen_screen.get(record.key)
         if reading.context_left is None and previous and previous.agent_id == observation.agent_id:
             # A prompt box hides the status line; the figure has not changed since.
-            reading = replace(reading, context_left=previous.context_left)
+            reading = replace(reading, context_left=previous.screen.context_left)
         self._last_seen_screen[record.key] = observation
-        observation.context_left = reading.context_left
-        observation.compacting = reading.compacting
-        observation.busy = reading.busy
-        observation.waiting_for_input = reading.waiting_for_input
-        observation.prompt = reading.prompt
-        observation.phase = reading.phase
+        observation.screen = reading
         observation.urgency = self.settings.urgency(reading)
         self._warn(record, observation, report)
         if reading.phase:
@@ -678,13 +671,15 @@ class Supervisor:
         metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
         raised = metadata.get("context_warning")
         if obs.urgency is None:
-            if raised and (obs.context_left or 0) > self.settings.warn_at:
+            if raised and (obs.screen.context_left or 0) > self.settings.warn_at:
                 self.registry.update_metadata(record.key, {"context_warning": None})
             return
         if URGENCY_RANK[obs.urgency] <= URGENCY_RANK.get(raised, 0):
             return
         self.registry.update_metadata(record.key, {"context_warning": obs.urgency})
-        warning = ContextWarning(record.key, obs.urgency, obs.context_left, obs.compacting)
+        warning = ContextWarning(
+            record.key, obs.urgency, obs.screen.context_left, obs.screen.compacting
+        )
         self._signal("CONTEXT_WARNING", {**asdict(warning), "agent_id": record.get("agent_id")})
         report.warnings.append(warning)
         if obs.urgency == HIGH and self.settings.auto_handoff:
@@ -954,11 +949,12 @@ class Supervisor:
             obs = observations.get(record.key)
             if obs is None or obs.agent_id != record.get("agent_id"):
                 continue
-            if obs.waiting_for_input:
-                detail = f"{obs.waiting_for_input}: {obs.prompt or ''}".strip(": ")
+            screen = obs.screen
+            if screen.waiting_for_input:
+                detail = f"{screen.waiting_for_input}: {screen.prompt or ''}".strip(": ")
                 problems.append(Problem(record.key, "waiting", 2, detail))
             if obs.urgency:
-                left = "compacting" if obs.compacting else f"{obs.context_left}% context left"
+                left = "compacting" if screen.compacting else f"{screen.context_left}% context left"
                 rank = 1 if obs.urgency == HIGH else 3
                 problems.append(Problem(record.key, "context", rank, f"{obs.urgency}: {left}"))
         return sorted(problems, key=lambda problem: (problem.rank, problem.key))
