@@ -79,3 +79,9 @@ def test_process_alive() -> None:
     assert process_alive(os.getpid())
     assert not process_alive(None)
     assert not process_alive(2**22 + 12345)
+
+
+def test_an_unusable_server_is_an_error_not_an_empty_fleet(tmp_path: Path) -> None:
+    tmux = Tmux(socket_path=str(tmp_path / ("s" * 150)))  # tmux cannot even connect
+    with pytest.raises(RuneError, match="list-panes failed: error connecting"):
+        tmux.panes()

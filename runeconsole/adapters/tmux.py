@@ -37,6 +37,9 @@ _FIELDS = (
     "pane_dead_signal",
 )
 _SEPARATOR = "\x1frunecapture"
+# What tmux says when no server runs on the socket (then there are no sessions at all);
+# any other failure, such as permission denied, must not read as "every agent is gone".
+NO_SERVER = ("no server running", "(No such file or directory)", "(Connection refused)")
 
 
 def available() -> bool:
@@ -212,7 +215,10 @@ class Tmux:
         fmt = "\t".join(f"#{{{field}}}" for field in _FIELDS)
         result = self._run("list-panes", "-a", "-F", fmt)
         if result.returncode != 0:
-            return {}
+            detail = " ".join(result.stderr)
+            if any(sign in detail for sign in NO_SERVER):
+                return {}
+            raise RuneError(f"tmux list-panes failed: {detail or 'no output'}")
         panes: dict[str, PaneInfo] = {}
         for line in result.stdout:
             parts = line.split("\t")

@@ -59,6 +59,7 @@ HOOK_EXIT_GRACE = 5.0
 KILL_GRACE = 2.0
 POLL_SECONDS = 0.2
 ID_WAIT_LIMIT = 1.5
+RESPAWN_CAUSES = ("operator", "auto", "handoff")
 
 
 @dataclass(frozen=True)
@@ -368,6 +369,9 @@ class Supervisor:
         ``cause`` is ``operator``, ``auto`` (counts against the auto-respawn limit) or
         ``handoff``.
         """
+        validate_id(key, "agent key")
+        if cause not in RESPAWN_CAUSES:
+            raise InvalidInput(f"respawn cause {cause!r} is not one of {', '.join(RESPAWN_CAUSES)}")
         with locked(self.paths.lock_for(f"respawn-{key}"), what=f"respawn of {key}"):
             record = self.registry.get(key)
             if record.status == ACTIVE:
@@ -387,7 +391,7 @@ class Supervisor:
                     f"`runeconsole spawn --role R --name N -- COMMAND`"
                 )
             worktree = self._checked_worktree(Path(record.worktree or self.root))
-            predecessor_id = str(record.get("agent_id") or key)
+            predecessor_id = validate_id(str(record.get("agent_id") or key), "agent id")
             hook = self.hooks.read(key)
             try:
                 uncommitted = uncommitted_files(worktree)
@@ -397,6 +401,10 @@ class Supervisor:
             wisdom_file = self.paths.supervisor / "wisdom" / f"after-{predecessor_id}.md"
             atomic_write_bytes(wisdom_file, wisdom.encode("utf-8"))
             auto = int(metadata.get("auto_respawns") or 0)
+            if cause == "auto":
+                auto += 1
+            elif cause == "operator":
+                auto = 0  # a person stepped in: the crash-loop count starts again
             return self._launch(
                 str(record.get("role")),
                 str(record.get("name")),
@@ -410,9 +418,7 @@ class Supervisor:
                 wisdom_file=wisdom_file,
                 metadata={
                     "respawns": int(metadata.get("respawns") or 0) + 1,
-                    "auto_respawns": auto + 1
-                    if cause == "auto"
-                    else (auto if cause == "handoff" else 0),
+                    "auto_respawns": auto,
                     "respawn_cause": cause,
                 },
             )
@@ -530,12 +536,15 @@ class Supervisor:
             report.skipped = True
             return report
         try:
-            with locked(self.paths.lock_for("monitor"), timeout=0, what="the monitor"):
+            with contextlib.ExitStack() as held:
+                try:
+                    held.enter_context(
+                        locked(self.paths.lock_for("monitor"), timeout=0, what="the monitor")
+                    )
+                except RuneError:  # another process's monitor is mid-pass
+                    report.skipped = True
+                    return report
                 self._step(report)
-        except RuneError as exc:
-            if "could not lock" not in exc.message:
-                raise
-            report.skipped = True
         finally:
             self._step_lock.release()
         report.seconds = time.monotonic() - started
