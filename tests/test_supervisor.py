@@ -11,17 +11,20 @@ from pathlib import Path
 import pytest
 from tmux_helpers import fake_agent, printer, sleeper, wait_for
 
+from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tmux import Tmux, process_alive
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import RuneError
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.core.locks import locked
 from runeconsole.services.hooks import Hooks
+from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.registry import Registry
 from runeconsole.services.signals import Signals
 from runeconsole.services.supervisor import (
     HANDOFF_MESSAGE,
     SOCKET_ENV,
+    AgentObservation,
     MonitorReport,
     Supervisor,
     SupervisorSettings,
@@ -339,3 +342,49 @@ def test_observations_file_is_json_for_other_readers(supervisor: Supervisor) -> 
     supervisor.monitor_step()
     data = json.loads(supervisor.observations_path.read_text())
     assert data["agents"]["worker-quiet"]["state"] == "running"
+
+
+def test_an_identity_registered_before_its_session_is_not_judged_yet(
+    project: Path, tmux_socket: str, clock: ManualClock
+) -> None:
+    settings = SupervisorSettings(socket_name=tmux_socket)
+    supervisor = Supervisor(project, clock, settings=settings, tmux=Tmux(tmux_socket))
+    supervisor.registry.register(
+        "worker", "starting", tmux_session="rune-worker-starting",
+        metadata={"tmux_socket": tmux_socket},
+    )  # fmt: skip
+    assert supervisor.monitor_step().crashed == []
+    clock.advance(11)
+    assert supervisor.monitor_step().crashed == ["worker-starting"]
+
+
+def test_problems_most_urgent_first(project: Path, tmux_socket: str, clock: ManualClock) -> None:
+    supervisor = Supervisor(
+        project, clock, settings=SupervisorSettings(socket_name=tmux_socket), tmux=Tmux(tmux_socket)
+    )
+    registry = supervisor.registry
+    for name in ("asking", "crashed", "full", "quiet", "fine"):
+        registry.register("worker", name)
+    registry.mark_crashed("worker-crashed", "tmux session rune-worker-crashed is gone")
+    clock.advance(400)
+    for name in ("asking", "full", "fine"):
+        registry.heartbeat(f"worker-{name}")
+
+    def seen(key: str, **screen: object) -> AgentObservation:
+        agent_id = registry.get(key).get("agent_id")
+        reading = PaneReading(**screen)  # type: ignore[arg-type]
+        urgency = supervisor.settings.urgency(reading)
+        return AgentObservation(key, agent_id, None, "running", "", screen=reading, urgency=urgency)
+
+    observations = {
+        "worker-asking": seen("worker-asking", waiting_for_input="question", prompt="Which DB?"),
+        "worker-full": seen("worker-full", context_left=4),
+        "worker-fine": seen("worker-fine", context_left=80),
+    }
+    problems = [(p.key, p.kind, p.detail) for p in supervisor.problems(observations)]
+    assert problems == [
+        ("worker-crashed", "crashed", "tmux session rune-worker-crashed is gone"),
+        ("worker-full", "context", "high: 4% context left"),
+        ("worker-quiet", "stale", "no heartbeat for 6m40s"),
+        ("worker-asking", "waiting", "question: Which DB?"),
+    ]

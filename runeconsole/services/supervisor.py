@@ -33,7 +33,7 @@ from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_bytes, atomic_write_json, read_json_object
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.core.timeutil import compact_stamp, iso_z, parse_iso
+from runeconsole.core.timeutil import compact_stamp, format_age, iso_z, parse_iso
 from runeconsole.core.validate import validate_id
 from runeconsole.services.hooks import Hook, Hooks, uncommitted_files
 from runeconsole.services.pane_patterns import WORK_PHASES, PaneReading, read_pane
@@ -60,6 +60,7 @@ KILL_GRACE = 2.0
 POLL_SECONDS = 0.2
 ID_WAIT_LIMIT = 1.5
 RESPAWN_CAUSES = ("operator", "auto", "handoff")
+STARTING_GRACE = 10.0
 
 
 @dataclass(frozen=True)
@@ -316,6 +317,7 @@ class Supervisor:
         self._last_saved: str | None = None
         self._last_seen_screen: dict[str, AgentObservation] = {}
         self._settled: set[str] = set()
+        self._background_errors: list[str] = []
 
     # -- paths -----------------------------------------------------------------------------
 
@@ -517,6 +519,13 @@ class Supervisor:
         pid = record.get("pid")
         return not isinstance(pid, int) or process_alive(pid)
 
+    def _starting(self, record: AgentRecord) -> bool:
+        """Registered (R1.3: before its session) but not yet given a pid by ``spawn``."""
+        created = parse_iso(record.get("created_at"))
+        if record.get("pid") is not None or created is None:
+            return False
+        return (self.clock.now() - created).total_seconds() < STARTING_GRACE
+
     def _handoff_pending(self, record: AgentRecord) -> bool:
         metadata = record.get("metadata")
         handoff = metadata.get("handoff") if isinstance(metadata, dict) else None
@@ -551,6 +560,8 @@ class Supervisor:
         return report
 
     def _step(self, report: MonitorReport) -> None:
+        while self._background_errors:
+            report.errors.append(self._background_errors.pop(0))
         panes = self.tmux.panes()
         alive: list[tuple[AgentRecord, PaneInfo]] = []
         for record in self.registry.list():
@@ -568,7 +579,9 @@ class Supervisor:
                 continue
             observation.state = GONE if pane is None else EXITED
             observation.exit_status = pane.exit_status if pane else None
-            if self._handoff_pending(record) or self._settling(record, pane):
+            if self._starting(record) or self._handoff_pending(record):
+                continue
+            if self._settling(record, pane):
                 continue
             self._record_end(record, pane, report)
         screens = self.tmux.capture_many(pane.pane_id for _, pane in alive)
@@ -789,8 +802,10 @@ class Supervisor:
             return running
 
         def work() -> None:
-            with contextlib.suppress(RuneError):
+            try:
                 self.handoff(key, **options)
+            except RuneError as exc:  # reported with the next monitor pass
+                self._background_errors.append(f"{key}: handoff failed: {exc.message}")
 
         thread = threading.Thread(target=work, name=f"handoff-{key}", daemon=True)
         self._handoffs[key] = thread
@@ -835,7 +850,7 @@ class Supervisor:
             },
         )
         self.tmux.send_text(pane.pane_id, HANDOFF_MESSAGE)
-        outcome, waited = self._await_exit(record, session, marker, timeout)
+        outcome, waited = self._await_exit(record, marker, timeout)
         if outcome == "forced":
             self._signal(
                 "ORCHESTRATOR_STUCK",
@@ -870,7 +885,7 @@ class Supervisor:
         return (stat.st_ino, stat.st_mtime_ns)
 
     def _await_exit(
-        self, record: AgentRecord, session: str, marker: tuple[int, int] | None, timeout: float
+        self, record: AgentRecord, marker: tuple[int, int] | None, timeout: float
     ) -> tuple[str, float]:
         started = time.monotonic()
         deadline = started + timeout
@@ -939,22 +954,28 @@ class Supervisor:
             raise RuneError(f"{key} has no tmux session recorded")
         self.tmux.switch_client(str(session))
 
-    def problems(self) -> list[Problem]:
-        """Crashed, stale, waiting and low-context agents, most urgent first."""
-        observations = self.observations()
+    def problems(self, observations: dict[str, AgentObservation] | None = None) -> list[Problem]:
+        """Crashed, stale, waiting and low-context agents, most urgent first.
+
+        ``observations`` defaults to the last saved monitor pass; a console running the
+        monitor itself passes its latest report's.
+        """
+        observations = self.observations() if observations is None else observations
         problems: list[Problem] = []
         for record in self.registry.list():
             if record.error:
                 problems.append(Problem(record.key, "unreadable", 1, record.error))
                 continue
             if record.status == CRASHED:
-                reason = (record.get("metadata") or {}).get("crashed_reason") or "crashed"
-                problems.append(Problem(record.key, "crashed", 0, str(reason)))
+                metadata = record.get("metadata")
+                reason = metadata.get("crashed_reason") if isinstance(metadata, dict) else None
+                problems.append(Problem(record.key, "crashed", 0, str(reason or "crashed")))
                 continue
             if record.status != ACTIVE:
                 continue
             if record.liveness == RED:
-                problems.append(Problem(record.key, "stale", 1, "no heartbeat"))
+                age = format_age(record.age_seconds)
+                problems.append(Problem(record.key, "stale", 1, f"no heartbeat for {age}"))
             obs = observations.get(record.key)
             if obs is None or obs.agent_id != record.get("agent_id"):
                 continue
