@@ -19,6 +19,7 @@ sys.path.insert(0, str(REPO))
 os.environ["PYTHONPATH"] = str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")
 
 from runeconsole.adapters.tmux import Tmux  # noqa: E402
+from runeconsole.demo import fake_agent  # noqa: E402
 from runeconsole.demo.project import make_project  # noqa: E402
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings  # noqa: E402
 
@@ -30,10 +31,7 @@ class Fleet:
     supervisor: Supervisor
 
     def agent_command(self, key: str, *extra: str) -> list[str]:
-        return [
-            sys.executable, "-m", "runeconsole.demo.fake_agent", "--key", key,
-            "--root", str(self.root), "--seed", "1", *extra,
-        ]  # fmt: skip
+        return fake_agent.command(key, self.root, "--seed", "1", *extra)
 
 
 @contextlib.contextmanager

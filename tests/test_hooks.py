@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import cli_env
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
@@ -160,3 +163,20 @@ def test_cli_refuses_bad_phase_and_missing_hook(project: Path, cli: Callable) ->
     missing = cli("hook", "show", "worker-x", "--root", str(project))
     assert missing.code == 1
     assert "no hook for 'worker-x'" in missing.err
+
+
+def test_agent_in_its_worktree_updates_the_project_hook(project: Path, tmp_path: Path) -> None:
+    """A spawned agent runs in its own worktree; RUNECONSOLE_ROOT points it at the project."""
+    worktree = tmp_path / "wt"
+    git.init_repo(worktree)
+    Registry(project).register("worker", "wt", worktree=str(worktree))
+    (worktree / "draft.py").write_text("x = 1\n")
+    env = {**cli_env(), "RUNECONSOLE_ROOT": str(project)}
+    result = subprocess.run(
+        [sys.executable, "-m", "runeconsole", "hook", "update", "worker-wt", "--summary", "wt"],
+        cwd=worktree, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    hook = Hooks(project).get("worker-wt")
+    assert (hook.summary, hook.files_modified) == ("wt", ["draft.py"])
+    assert not (worktree / ".claude").exists()

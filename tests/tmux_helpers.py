@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from runeconsole.demo.fake_agent import command as fake_agent_command
+
 T = TypeVar("T")
 
 
@@ -23,11 +25,8 @@ def wait_for(probe: Callable[[], T], timeout: float = 10.0, every: float = 0.05)
 
 
 def fake_agent(key: str, root: Path, *extra: str) -> list[str]:
-    """The scripted fake agent's command line, as ``spawn`` takes it."""
-    return [
-        sys.executable, "-m", "runeconsole.demo.fake_agent", "--key", key, "--root", str(root),
-        "--tick", "0.2", "--seed", "3", *extra,
-    ]  # fmt: skip
+    """The scripted fake agent, quick and reproducible."""
+    return fake_agent_command(key, root, "--tick", "0.2", "--seed", "3", *extra)
 
 
 def sleeper(seconds: int = 120) -> list[str]:

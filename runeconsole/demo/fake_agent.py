@@ -54,6 +54,20 @@ WIDTH = 100
 TRANSCRIPT_LINES = 30
 
 
+def command(key: str, root: Path, *options: str) -> list[str]:
+    """The command line that runs a fake agent, as ``Supervisor.spawn`` takes it."""
+    return [
+        sys.executable,
+        "-m",
+        "runeconsole.demo.fake_agent",
+        "--key",
+        key,
+        "--root",
+        str(root),
+        *options,
+    ]
+
+
 class FakeAgent:
     def __init__(self, args: argparse.Namespace) -> None:
         self.key: str = args.key
