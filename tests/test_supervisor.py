@@ -335,6 +335,14 @@ def test_settings_precedence_and_validation(project: Path) -> None:
     lenient = Talisman.load(project, strict=False)
     assert SupervisorSettings.from_talisman(lenient, environ={}).warn_at == 25
     assert lenient.problems
+    atomic_write_bytes(
+        project / ".claude/talisman.yml", b"runeconsole:\n  tmux:\n    socket_name: ../x\n"
+    )
+    with pytest.raises(RuneError, match=r"socket_name is '\.\./x'"):
+        SupervisorSettings.from_talisman(Talisman.load(project), environ={})
+    lenient = Talisman.load(project, strict=False)
+    assert SupervisorSettings.from_talisman(lenient, environ={}).socket_name is None
+    assert "socket_name" in lenient.problems[0]
 
 
 def test_observations_file_is_json_for_other_readers(supervisor: Supervisor) -> None:

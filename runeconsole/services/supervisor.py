@@ -34,7 +34,7 @@ from runeconsole.core.files import atomic_write_bytes, atomic_write_json, read_j
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import compact_stamp, format_age, iso_z, parse_iso
-from runeconsole.core.validate import validate_id
+from runeconsole.core.validate import ID_PATTERN, validate_id
 from runeconsole.services.hooks import Hook, Hooks, uncommitted_files
 from runeconsole.services.pane_patterns import WORK_PHASES, PaneReading, read_pane
 from runeconsole.services.registry import (
@@ -91,11 +91,14 @@ class SupervisorSettings:
         ``$RUNECONSOLE_TMUX_SOCKET``, else the talisman, else tmux's default server."""
         environ = dict(os.environ) if environ is None else environ
         section = talisman.section("runeconsole", "supervisor")
-        socket = (
-            socket_name
-            or environ.get(SOCKET_ENV)
-            or talisman.section("runeconsole", "tmux").text("socket_name", None)
-        )
+        configured = talisman.section("runeconsole", "tmux").text("socket_name", None)
+        if configured and not ID_PATTERN.fullmatch(configured):
+            talisman.report(
+                f"{talisman.path}: runeconsole.tmux.socket_name is {configured!r}; "
+                "allowed: letters, digits, '_' and '-'"
+            )
+            configured = None
+        socket = socket_name or environ.get(SOCKET_ENV) or configured
         if socket:
             validate_id(socket, "tmux socket name")
         warn = section.number("context_warn_percent", 25, minimum=0, maximum=100)
