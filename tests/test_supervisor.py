@@ -243,6 +243,23 @@ def test_high_urgency_hands_off_automatically_when_enabled(project: Path, tmux_s
     assert supervisor.monitor_step().warnings == []
 
 
+def test_medium_urgency_asks_for_a_checkpoint_when_cycling_is_on(
+    project: Path, tmux_socket: str
+) -> None:
+    supervisor = make_supervisor(project, tmux_socket, auto_handoff=True)
+    key = "worker-midway"
+    supervisor.spawn(
+        "worker", "midway", fake_agent(key, project, "--context", "14", "--drain", "0")
+    )
+    wait_for(lambda: "auto-compact: 14%" in screen_of(supervisor, key))
+    report = supervisor.monitor_step()
+    assert [(w.key, w.urgency) for w in report.warnings] == [(key, "medium")]
+    assert report.handoffs_started == []
+    assert [g["key"] for g in signals(project, "GUIDANCE")] == [key]
+    wait_for(lambda: "Checkpoint saved to the hook." in screen_of(supervisor, key))
+    assert "(checkpoint)" in Hooks(project).get(key).summary
+
+
 def test_phase_seen_on_screen_goes_into_the_hook(supervisor: Supervisor, project: Path) -> None:
     supervisor.spawn("worker", "phases", printer("⏺ Phase: testing"))
     wait_for(lambda: "Phase: testing" in screen_of(supervisor, "worker-phases"))

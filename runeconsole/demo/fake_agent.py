@@ -3,8 +3,9 @@
 It draws a Claude-like screen (transcript, input box, ``Context left until
 auto-compact: N%`` going down), walks through the work phases and writes each to
 its hook, heartbeats through the registry, and now and then stops at a permission
-prompt or a question until someone answers in the pane. Told
-``GUARDIAN: Save your work and exit cleanly`` it saves its hook and exits 0.
+prompt or a question until someone answers in the pane. Told to checkpoint it
+updates its hook; told ``GUARDIAN: Save your work and exit cleanly`` it saves its
+hook and exits 0.
 ``--hang-on-handoff`` makes it ignore that (and hang-ups) so the supervisor has
 to force-kill it; ``--crash-after`` makes it die abruptly.
 
@@ -27,7 +28,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.pane_patterns import WORK_PHASES
 from runeconsole.services.registry import Registry
-from runeconsole.services.supervisor import HANDOFF_MESSAGE, WISDOM_ENV
+from runeconsole.services.supervisor import CHECKPOINT_MESSAGE, HANDOFF_MESSAGE, WISDOM_ENV
 
 TOOLS = {
     "investigation": ["Read(src/{m}.py)", 'Grep(pattern: "def {m}", path: "src")', "Glob(**/*.py)"],
@@ -163,6 +164,16 @@ class FakeAgent:
                 while True:
                     time.sleep(3600)
             self.save_and_exit()
+        if text.startswith(CHECKPOINT_MESSAGE[:40]):
+            self.say(f"> {text}")
+            with contextlib.suppress(RuneError):
+                self.hooks.update(
+                    self.key,
+                    summary=f"{self.phase} of the {self.module} module (checkpoint)",
+                    worktree=self.worktree(),
+                )
+            self.say("⏺ Checkpoint saved to the hook.")
+            return
         if self.prompt is not None:
             self.say(f"⏺ Answer received: {text}")
             self.prompt = None

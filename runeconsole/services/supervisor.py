@@ -52,6 +52,10 @@ from runeconsole.services.signals import Signals
 LOW, MEDIUM, HIGH = "low", "medium", "high"
 URGENCY_RANK = {None: 0, LOW: 1, MEDIUM: 2, HIGH: 3}
 HANDOFF_MESSAGE = "GUARDIAN: Save your work and exit cleanly"
+CHECKPOINT_MESSAGE = (
+    "GUARDIAN: Context is running low. Checkpoint now: commit what is ready and run "
+    "`runeconsole hook update {key} --summary ... --instructions ...`"
+)
 SOCKET_ENV = "RUNECONSOLE_TMUX_SOCKET"
 WISDOM_ENV = "RUNECONSOLE_WISDOM_FILE"
 RUNNING, EXITED, GONE = "running", "exited", "gone"
@@ -707,9 +711,16 @@ class Supervisor:
         )
         self._signal("CONTEXT_WARNING", {**asdict(warning), "agent_id": record.get("agent_id")})
         report.warnings.append(warning)
-        if obs.urgency == HIGH and self.settings.auto_handoff:
+        if not self.settings.auto_handoff:
+            return
+        if obs.urgency == HIGH:
             self.start_handoff(record.key)
             report.handoffs_started.append(record.key)
+        elif obs.urgency == MEDIUM:  # R4.3: checkpoint now, so a handoff loses nothing
+            message = CHECKPOINT_MESSAGE.format(key=record.key)
+            with contextlib.suppress(RuneError):
+                self.tmux.send_text(f"={record.get('tmux_session')}:", message)
+                self._signal("GUIDANCE", {"key": record.key, "message": message})
 
     def _follow_phase(
         self, record: AgentRecord, reading: PaneReading, report: MonitorReport
