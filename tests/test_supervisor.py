@@ -413,3 +413,14 @@ def test_problems_most_urgent_first(project: Path, tmux_socket: str, clock: Manu
         ("worker-quiet", "stale", "no heartbeat for 6m40s"),
         ("worker-asking", "waiting", "question: Which DB?"),
     ]
+
+
+def test_jumping_to_an_agent_outside_tmux_says_how_to_attach(
+    supervisor: Supervisor, tmux_socket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    supervisor.spawn("worker", "look", sleeper())
+    monkeypatch.delenv("TMUX", raising=False)
+    command = supervisor.attach_command("worker-look")
+    assert command == ["tmux", "-L", tmux_socket, "attach-session", "-t", "=rune-worker-look"]
+    with pytest.raises(RuneError, match=" ".join(command)):
+        supervisor.switch_to("worker-look")

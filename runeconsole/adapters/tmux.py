@@ -42,10 +42,6 @@ _SEPARATOR = "\x1frunecapture"
 NO_SERVER = ("no server running", "(No such file or directory)", "(Connection refused)")
 
 
-def available() -> bool:
-    return shutil.which("tmux") is not None
-
-
 def process_alive(pid: int | None) -> bool:
     """Whether ``pid`` names a running (not zombie) process on this machine."""
     if not pid or pid <= 0:

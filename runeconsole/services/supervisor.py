@@ -962,11 +962,19 @@ class Supervisor:
         return re.sub(r"\n{3,}", "\n\n", self.tmux.capture(pane_id, lines=PANE_HEIGHT))
 
     def switch_to(self, key: str) -> None:
-        """Jump the operator's tmux client to the agent's session (the console's ``g``)."""
+        """Jump the operator's tmux client to the agent's session (the console's ``g``);
+        the error says how to attach when the console is not inside that tmux server."""
+        self.tmux.switch_client(self._session_of(key))
+
+    def attach_command(self, key: str) -> list[str]:
+        """``tmux [-L socket] attach-session -t =SESSION`` for the agent's session."""
+        return self.tmux.attach_command(self._session_of(key))
+
+    def _session_of(self, key: str) -> str:
         session = self.registry.get(key).get("tmux_session")
         if not session:
             raise RuneError(f"{key} has no tmux session recorded")
-        self.tmux.switch_client(str(session))
+        return str(session)
 
     def problems(self, observations: dict[str, AgentObservation] | None = None) -> list[Problem]:
         """Crashed, stale, waiting and low-context agents, most urgent first.
