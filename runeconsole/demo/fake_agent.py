@@ -51,6 +51,14 @@ PROMPTS = (
         ["In memory", "On disk", "Type something."],
     ),
 )
+# The harness's coarser phase for each work phase, so both readers see a moving agent.
+HARNESS_PHASE = {
+    "investigation": "planning",
+    "planning": "planning",
+    "implementation": "executing",
+    "testing": "executing",
+    "completion": "impl_complete",
+}
 WIDTH = 100
 TRANSCRIPT_LINES = 30
 
@@ -129,6 +137,7 @@ class FakeAgent:
         with contextlib.suppress(RuneError):
             self.hooks.update(
                 self.key,
+                phase=HARNESS_PHASE[self.phase],
                 work_phase=self.phase,
                 summary=f"{self.phase} of the {self.module} module",
                 worktree=self.worktree(),
