@@ -180,3 +180,50 @@ def test_agent_in_its_worktree_updates_the_project_hook(project: Path, tmp_path:
     hook = Hooks(project).get("worker-wt")
     assert (hook.summary, hook.files_modified) == ("wt", ["draft.py"])
     assert not (worktree / ".claude").exists()
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from runeconsole.services.hooks import Hooks
+hooks = Hooks(Path(sys.argv[1]))
+for i in range(int(sys.argv[3])):
+    hooks.update("orchestrator-auth", summary=f"{sys.argv[2]}-{i}", tests_status=str(i))
+    print(i, flush=True)
+"""
+
+
+def test_concurrent_writers_and_a_killed_one_never_corrupt_the_hook(project: Path) -> None:
+    """AC-2.5: readers only ever see a whole hook, and no writer loses another's fields."""
+    hooks = Hooks(project)
+    atomic_write_json(hooks.path_for("orchestrator-auth"), HARNESS_HOOK)
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(project), name, "40"],
+            env=cli_env(),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b", "victim")
+    ]
+    victim = writers[-1]
+    assert victim.stdout is not None
+    victim.stdout.readline()  # it has written at least once
+    victim.kill()
+    bad: list[str] = []
+    while any(w.poll() is None for w in writers[:-1]):
+        hook = hooks.read("orchestrator-auth")
+        if hook is None or hook.error:
+            bad.append(hook.error if hook else "missing")
+    for writer in writers:
+        writer.wait(timeout=60)
+    assert bad == []
+    final = hooks.get("orchestrator-auth")
+    assert final.get("harness_only_field") == {"kept": True}
+    assert final.get("phase") == "executing"
+    assert [w.returncode for w in writers[:-1]] == [0, 0]
+    counted = [
+        s.payload["work_summary"] for s in Signals(project).pending(signal_type="HOOK_UPDATED")
+    ]
+    assert {f"a-{i}" for i in range(40)} | {f"b-{i}" for i in range(40)} <= set(counted)
+    assert [hook.key for hook in hooks.list()] == ["orchestrator-auth"]  # temp files skipped

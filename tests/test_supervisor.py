@@ -424,3 +424,17 @@ def test_jumping_to_an_agent_outside_tmux_says_how_to_attach(
     assert command == ["tmux", "-L", tmux_socket, "attach-session", "-t", "=rune-worker-look"]
     with pytest.raises(RuneError, match=" ".join(command)):
         supervisor.switch_to("worker-look")
+
+
+def test_console_talisman_is_lenient(project: Path) -> None:
+    atomic_write_bytes(
+        project / ".claude/talisman.yml",
+        b"runeconsole:\n  heartbeat_interval_seconds: soon\n  supervisor:\n    respawn_limit: -1\n",
+    )
+    with pytest.raises(RuneError):
+        Supervisor(project)
+    lenient = Talisman.load(project, strict=False)
+    supervisor = Supervisor(project, talisman=lenient)
+    assert supervisor.settings.respawn_limit == 3
+    assert supervisor.registry.settings.heartbeat_interval == 60
+    assert len(lenient.problems) >= 2

@@ -65,8 +65,9 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 def supervisor_for(args: argparse.Namespace) -> Supervisor:
     root = resolve_root(args)
-    settings = SupervisorSettings.from_talisman(Talisman.load(root), socket_name=args.tmux_socket)
-    return Supervisor(root, settings=settings)
+    talisman = Talisman.load(root)
+    settings = SupervisorSettings.from_talisman(talisman, socket_name=args.tmux_socket)
+    return Supervisor(root, talisman=talisman, settings=settings)
 
 
 def spawn_agent(args: argparse.Namespace) -> int:

@@ -305,18 +305,23 @@ class Supervisor:
         root: Path,
         clock: Clock | None = None,
         *,
+        talisman: Talisman | None = None,
         settings: SupervisorSettings | None = None,
         tmux: Tmux | None = None,
         registry: Registry | None = None,
         hooks: Hooks | None = None,
     ) -> None:
+        """``talisman``: the console passes its lenient one, so a bad value never stops it."""
         self.root = root
         self.paths = ProjectPaths(root)
         self.clock = clock or SystemClock()
-        self.settings = settings or SupervisorSettings.from_talisman(Talisman.load(root))
+        talisman = talisman or Talisman.load(root)
+        self.settings = settings or SupervisorSettings.from_talisman(talisman)
         self.tmux = tmux or Tmux(self.settings.socket_name)
         self.signals = Signals(root, self.clock)
-        self.registry = registry or Registry(root, self.clock, signals=self.signals)
+        self.registry = registry or Registry(
+            root, self.clock, LivenessSettings.from_talisman(talisman), self.signals
+        )
         self.hooks = hooks or Hooks(root, self.clock, self.signals)
         self._step_lock = threading.Lock()
         self._handoffs: dict[str, threading.Thread] = {}
