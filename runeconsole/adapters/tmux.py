@@ -39,7 +39,14 @@ _FIELDS = (
 _SEPARATOR = "\x1frunecapture"
 # What tmux says when no server runs on the socket (then there are no sessions at all);
 # any other failure, such as permission denied, must not read as "every agent is gone".
-NO_SERVER = ("no server running", "(No such file or directory)", "(Connection refused)")
+# A server whose last session just ended exits, and a client caught mid-way sees it go.
+NO_SERVER = (
+    "no server running",
+    "(No such file or directory)",
+    "(Connection refused)",
+    "server exited unexpectedly",
+    "lost server",
+)
 
 
 def process_alive(pid: int | None) -> bool:
