@@ -100,9 +100,9 @@ def test_killed_session_is_crashed_once_and_respawned_with_wisdom(
     )
     assert second.wisdom.startswith(sentence)
     assert second.wisdom_file.read_text().startswith(sentence)
-    screen = wait_for(lambda: (s := screen_of(supervisor, key)).count("continuation of") >= 2 and s)
-    assert f"Resuming. You are a continuation of {predecessor}" in screen  # from the env file
-    assert f"> You are a continuation of {predecessor}" in screen  # typed into the pane
+    from_file = f"Resuming. You are a continuation of {predecessor}"  # via the env var's file
+    typed = f"> You are a continuation of {predecessor}"  # typed into the pane
+    wait_for(lambda: from_file in (s := screen_of(supervisor, key)) and typed in s)
     assert [r.get("agent_id") for r in Registry(project).chain(key)] == [
         second.record.get("agent_id"),
         predecessor,

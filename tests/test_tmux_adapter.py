@@ -27,8 +27,7 @@ def test_session_runs_argument_list_with_cwd_and_env_without_a_shell(
     )
     assert pane.pid and process_alive(pane.pid)
     assert tmux.has_session("agent") and not tmux.has_session("agen")
-    screen = wait_for(lambda: tmux.capture(pane.pane_id))
-    assert f"{tmp_path} $(echo hi);`id`" in screen
+    wait_for(lambda: f"{tmp_path} $(echo hi);`id`" in tmux.capture(pane.pane_id))
 
 
 def test_send_text_is_literal(tmux: Tmux, tmp_path: Path) -> None:
@@ -42,7 +41,8 @@ def test_send_text_is_literal(tmux: Tmux, tmp_path: Path) -> None:
 def test_exit_status_stays_readable_and_kill_session(tmux: Tmux, tmp_path: Path) -> None:
     tmux.new_session("fails", [sys.executable, "-c", "raise SystemExit(4)"], cwd=tmp_path)
     tmux.new_session("lives", sleeper(), cwd=tmp_path)
-    dead = wait_for(lambda: (p := tmux.pane("fails")) is not None and p.dead and p)
+    # The pane reads dead at end-of-file, a moment before its process has exited.
+    dead = wait_for(lambda: (p := tmux.pane("fails")) and p.exit_status is not None and p)
     assert dead.exit_status == 4
     assert tmux.panes()["lives"].dead is False
     assert tmux.kill_session("fails") is True

@@ -39,13 +39,15 @@ _FIELDS = (
 _SEPARATOR = "\x1frunecapture"
 # What tmux says when no server runs on the socket (then there are no sessions at all);
 # any other failure, such as permission denied, must not read as "every agent is gone".
-# A server whose last session just ended exits, and a client caught mid-way sees it go.
+# A server whose last session just ended exits, and a client caught mid-way sees it go
+# (or finds it with no session left: "no current target").
 NO_SERVER = (
     "no server running",
     "(No such file or directory)",
     "(Connection refused)",
     "server exited unexpectedly",
     "lost server",
+    "no current target",
 )
 
 
