@@ -111,3 +111,5 @@ def tmux_socket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     subprocess.run(
         ["tmux", "-L", name, "kill-server"], capture_output=True, timeout=10, check=False
     )
+    socket_dir = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+    (socket_dir / name).unlink(missing_ok=True)  # a killed server can leave its socket behind
