@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import cli_env
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
@@ -18,6 +17,7 @@ from runeconsole.core.files import atomic_write_json
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.registry import Registry
 from runeconsole.services.signals import Signals
+from tests.conftest import cli_env
 
 HARNESS_HOOK = {
     "hook_id": "hook-orchestrator-auth-1",

@@ -6,11 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tmux_helpers import fake_agent, sleeper, wait_for
 
 from runeconsole.adapters.tmux import Tmux, process_alive
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import SOCKET_ENV
+from tests.tmux_helpers import fake_agent, sleeper, wait_for
 
 
 def test_spawn_kill_monitor_respawn_via_cli(project: Path, tmux_socket: str, cli: Callable) -> None:

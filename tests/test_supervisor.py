@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tmux_helpers import fake_agent, printer, sleeper, wait_for
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tmux import Tmux, process_alive
@@ -29,6 +28,7 @@ from runeconsole.services.supervisor import (
     Supervisor,
     SupervisorSettings,
 )
+from tests.tmux_helpers import fake_agent, printer, sleeper, wait_for
 
 
 def make_supervisor(root: Path, socket: str, **settings: object) -> Supervisor:

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from tmux_helpers import printer, sleeper, wait_for
 
 from runeconsole.adapters.tmux import Tmux, process_alive
 from runeconsole.core.errors import RuneError
+from tests.tmux_helpers import printer, sleeper, wait_for
 
 
 @pytest.fixture
