@@ -7,6 +7,7 @@ only when the console does.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 from collections.abc import Awaitable, Callable
@@ -18,6 +19,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.scene import build_scene
 from runeconsole.tui.app import create_app
 
+os.environ.setdefault("RUNECONSOLE_TMUX_SOCKET", "runeconsole-screenshots")  # never the user's
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
 SCENE_ROOT = Path("/tmp/runeconsole-demo/shop")
 
@@ -25,6 +27,7 @@ SCENE_ROOT = Path("/tmp/runeconsole-demo/shop")
 async def _agent_detail(pilot: Pilot) -> None:
     pilot.app.agents_pane.select("orchestrator-billing")
     await pilot.press("enter")
+    await pilot.app.workers.wait_for_complete()
 
 
 async def _filter(pilot: Pilot) -> None:
