@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from runeconsole.adapters import git
@@ -12,16 +13,24 @@ DEMO_TALISMAN = """\
 runeconsole:
   heartbeat_interval_seconds: 5
   stale_after_seconds: 30
+  tmux:
+    socket_name: {socket}
+  supervisor:
+    auto_handoff: true
 question_relay:
   timeout_seconds: 40
 """
 
 
 def make_project(root: Path) -> Path:
+    """The repository, a .gitignore for our state, and a private tmux server for the agents."""
     git.init_repo(root)
     atomic_write_bytes(root / "README.md", b"# demo project\n\nManaged by a simulated fleet.\n")
-    atomic_write_bytes(root / ".gitignore", b".claude/state/\ntmp/\n")
+    atomic_write_bytes(root / ".gitignore", b".claude/state/\ntmp/\n.worktrees/\n")
     git.run_git(["add", "README.md", ".gitignore"], root)
     git.run_git(["commit", "--quiet", "-m", "demo project"], root)
-    atomic_write_bytes(root / ".claude" / "talisman.yml", DEMO_TALISMAN.encode())
+    socket = f"runeconsole-demo-{os.getpid()}"
+    atomic_write_bytes(
+        root / ".claude" / "talisman.yml", DEMO_TALISMAN.format(socket=socket).encode()
+    )
     return root
