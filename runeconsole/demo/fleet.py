@@ -29,7 +29,10 @@ from runeconsole.services.supervisor import Supervisor
 # key -> (node, fake agent options)
 TMUX_AGENTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "orchestrator-auth": ("impl_auth", ("--drain", "2.5", "--write-files")),
-    "orchestrator-billing": ("impl_billing", ("--crash-after", "12", "--write-files")),
+    "orchestrator-billing": (
+        "impl_billing",
+        ("--crash-after", "12", "--crash-once", "--write-files"),
+    ),
     "orchestrator-search": ("impl_search", ("--ask-every", "25")),
     "worker-parser": ("impl_search", ("--write-files",)),
     "worker-schema": ("impl_billing", ("--drain", "0.5")),
