@@ -395,7 +395,7 @@ class Supervisor:
                         f"or kill it (`runeconsole kill {key}`) first"
                     )
                 record, _ = self.registry.mark_crashed(key, "found gone when re-spawning")
-            metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+            metadata = record.metadata
             command = metadata.get("command")
             if not (
                 isinstance(command, list) and command and all(isinstance(c, str) for c in command)
@@ -517,9 +517,8 @@ class Supervisor:
         """Active identities with a tmux session on our server (or no server recorded)."""
         if record.error or record.status != ACTIVE or not record.get("tmux_session"):
             return False
-        metadata = record.get("metadata")
-        if isinstance(metadata, dict) and "tmux_socket" in metadata:
-            return metadata["tmux_socket"] == self.settings.socket_name
+        if "tmux_socket" in record.metadata:
+            return record.metadata["tmux_socket"] == self.settings.socket_name
         return True
 
     def _running(self, record: AgentRecord, pane: PaneInfo | None = None) -> bool:
@@ -539,8 +538,7 @@ class Supervisor:
         return (self.clock.now() - created).total_seconds() < STARTING_GRACE
 
     def _handoff_pending(self, record: AgentRecord) -> bool:
-        metadata = record.get("metadata")
-        handoff = metadata.get("handoff") if isinstance(metadata, dict) else None
+        handoff = record.metadata.get("handoff")
         if not isinstance(handoff, dict) or handoff.get("state") != "requested":
             return False
         started = parse_iso(handoff.get("requested_at"))
@@ -665,8 +663,7 @@ class Supervisor:
         if not self.settings.auto_respawn:
             return
         record = self.registry.get(key)
-        metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
-        if int(metadata.get("auto_respawns") or 0) >= self.settings.respawn_limit:
+        if int(record.metadata.get("auto_respawns") or 0) >= self.settings.respawn_limit:
             report.errors.append(
                 f"{key}: auto-respawn limit ({self.settings.respawn_limit}) reached; "
                 f"re-spawn by hand with `runeconsole respawn {key}`"
@@ -702,8 +699,7 @@ class Supervisor:
 
     def _warn(self, record: AgentRecord, obs: AgentObservation, report: MonitorReport) -> None:
         """CONTEXT_WARNING once per level per identity; the level resets when context recovers."""
-        metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
-        raised = metadata.get("context_warning")
+        raised = record.metadata.get("context_warning")
         if obs.urgency is None:
             if raised and (obs.screen.context_left or 0) > self.settings.warn_at:
                 self.registry.update_metadata(record.key, {"context_warning": None})
@@ -994,8 +990,7 @@ class Supervisor:
                 problems.append(Problem(record.key, "unreadable", 1, record.error))
                 continue
             if record.status == CRASHED:
-                metadata = record.get("metadata")
-                reason = metadata.get("crashed_reason") if isinstance(metadata, dict) else None
+                reason = record.metadata.get("crashed_reason")
                 problems.append(Problem(record.key, "crashed", 0, str(reason or "crashed")))
                 continue
             if record.status != ACTIVE:
