@@ -60,6 +60,9 @@ __all__ = [
 
 
 class Supervisor:
+    """Wires the parts to one registry, hook store and tmux server, so a spawn, a monitor
+    pass and a handoff all see the same agents."""
+
     def __init__(
         self,
         root: Path,
@@ -86,6 +89,7 @@ class Supervisor:
             or Registry(root, clock, LivenessSettings.from_talisman(talisman), signals),
             hooks=hooks or Hooks(root, clock, signals),
         )
+        # The console's panes reach these through the supervisor.
         self.root, self.paths, self.clock = root, self.sessions.paths, clock
         self.settings, self.tmux, self.signals = settings, self.sessions.tmux, signals
         self.registry, self.hooks = self.sessions.registry, self.sessions.hooks
