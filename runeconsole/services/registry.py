@@ -115,6 +115,12 @@ class AgentRecord:
     def worktree(self) -> str | None:
         return self.fields.get("worktree_path") or self.fields.get("worktree")
 
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The ``metadata`` object, or an empty one when a hand-edited file holds something else."""
+        metadata = self.fields.get("metadata")
+        return metadata if isinstance(metadata, dict) else {}
+
     def rejudge(self, now: Any, settings: LivenessSettings) -> bool:
         """Recompute liveness at ``now``; True if the colour changed."""
         if self.error:

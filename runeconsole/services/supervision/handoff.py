@@ -1,0 +1,161 @@
+"""Handing off an agent that runs out of context (R4.4/R4.5): ask it to save and exit,
+force it if it hangs, then re-spawn a successor."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from runeconsole.core.errors import RuneError
+from runeconsole.core.timeutil import iso_z
+from runeconsole.services.registry import ACTIVE, AgentRecord
+from runeconsole.services.supervision.screens import keep_screen
+from runeconsole.services.supervision.sessions import KILL_GRACE, AgentSessions, existing_worktree
+from runeconsole.services.supervision.spawning import Spawner, SpawnResult
+
+HANDOFF_MESSAGE = "GUARDIAN: Save your work and exit cleanly"
+HOOK_EXIT_GRACE = 5.0
+POLL_SECONDS = 0.2
+
+
+@dataclass
+class HandoffResult:
+    key: str
+    predecessor_id: str | None
+    outcome: str  # "exited" | "hook_updated" | "forced"
+    waited_seconds: float
+    uncommitted: list[str]
+    successor: SpawnResult | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "predecessor_id": self.predecessor_id,
+            "outcome": self.outcome,
+            "waited_seconds": round(self.waited_seconds, 2),
+            "uncommitted": self.uncommitted,
+            "successor": self.successor.to_json() if self.successor else None,
+        }
+
+
+class Handoffs:
+    def __init__(self, sessions: AgentSessions, spawner: Spawner) -> None:
+        self.sessions = sessions
+        self.spawner = spawner
+        self._threads: dict[str, threading.Thread] = {}
+        self._errors: list[str] = []
+
+    def start(self, key: str, **options: Any) -> threading.Thread:
+        """``handoff`` in a background thread (at most one per agent), for the monitor loop."""
+        running = self._threads.get(key)
+        if running is not None and running.is_alive():
+            return running
+
+        def work() -> None:
+            try:
+                self.handoff(key, **options)
+            except RuneError as exc:  # reported with the next monitor pass
+                self._errors.append(f"{key}: handoff failed: {exc.message}")
+
+        thread = threading.Thread(target=work, name=f"handoff-{key}", daemon=True)
+        self._threads[key] = thread
+        thread.start()
+        return thread
+
+    def take_errors(self) -> list[str]:
+        """Failures of background handoffs since the last call, oldest first."""
+        taken: list[str] = []
+        while self._errors:
+            taken.append(self._errors.pop(0))
+        return taken
+
+    def handoff(
+        self, key: str, *, timeout: float | None = None, respawn: bool = True
+    ) -> HandoffResult:
+        """Ask the agent to save and exit, wait for its hook update or exit up to ``timeout``
+        seconds, force-kill it if it hangs (``ORCHESTRATOR_STUCK``), re-spawn."""
+        sessions = self.sessions
+        registry, hooks = sessions.registry, sessions.hooks
+        timeout = sessions.settings.handoff_timeout if timeout is None else timeout
+        record = registry.get(key)
+        session = str(record.get("tmux_session") or "")
+        pane = sessions.tmux.pane(session) if session else None
+        if record.status != ACTIVE or pane is None or not sessions.running(record, pane):
+            raise RuneError(
+                f"{key} is not running ({record.status}); use `runeconsole respawn {key}`"
+            )
+        agent_id = record.get("agent_id")
+        worktree = existing_worktree(record)
+        registry.update_metadata(
+            key,
+            {
+                "handoff": {
+                    "state": "requested",
+                    "requested_at": iso_z(sessions.clock.now()),
+                    "timeout": timeout,
+                }
+            },
+        )
+        hook = hooks.update(key, worktree=worktree)
+        marker = self._hook_marker(key)
+        sessions.signal(
+            "HANDOFF_REQUESTED",
+            {
+                "key": key,
+                "agent_id": agent_id,
+                "timeout": timeout,
+                "uncommitted": hook.files_modified,
+            },
+        )
+        sessions.tmux.send_text(pane.pane_id, HANDOFF_MESSAGE)
+        outcome, waited = self._await_exit(record, marker, timeout)
+        if outcome == "forced":
+            sessions.signal(
+                "ORCHESTRATOR_STUCK",
+                {"key": key, "agent_id": agent_id, "waited_seconds": round(waited, 1)},
+            )
+        keep_screen(sessions, record, pane)
+        sessions.stop(session, record.get("pid"), grace=KILL_GRACE if outcome != "forced" else 0.2)
+        hook = hooks.update(key, worktree=worktree)
+        registry.update_metadata(
+            key, {"handoff": {"state": outcome, "finished_at": iso_z(sessions.clock.now())}}
+        )
+        registry.mark_terminated(key, f"handoff ({outcome})")
+        successor = self.spawner.respawn(key, cause="handoff") if respawn else None
+        sessions.signal(
+            "HANDOFF_COMPLETE",
+            {
+                "key": key,
+                "predecessor_id": agent_id,
+                "successor_id": successor.record.get("agent_id") if successor else None,
+                "outcome": outcome,
+                "uncommitted": hook.files_modified,
+            },
+        )
+        return HandoffResult(key, agent_id, outcome, waited, hook.files_modified, successor)
+
+    def _hook_marker(self, key: str) -> tuple[int, int] | None:
+        """Changes whenever the hook file is replaced (atomic writes make a new inode)."""
+        try:
+            stat = self.sessions.hooks.path_for(key).stat()
+        except OSError:
+            return None
+        return (stat.st_ino, stat.st_mtime_ns)
+
+    def _await_exit(
+        self, record: AgentRecord, marker: tuple[int, int] | None, timeout: float
+    ) -> tuple[str, float]:
+        """An agent that updated its hook gets ``HOOK_EXIT_GRACE`` more seconds to exit."""
+        started = time.monotonic()
+        deadline = started + timeout
+        outcome = "forced"
+        while time.monotonic() < deadline:
+            if not self.sessions.running(record):
+                return "exited", time.monotonic() - started
+            if outcome == "forced" and self._hook_marker(record.key) != marker:
+                outcome = "hook_updated"
+                deadline = min(deadline, time.monotonic() + HOOK_EXIT_GRACE)
+            time.sleep(POLL_SECONDS)
+        return outcome, time.monotonic() - started

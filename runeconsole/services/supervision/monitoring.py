@@ -1,0 +1,235 @@
+"""The monitor: one pass at a time (under a lock) over every supervised agent.
+
+It refreshes ``last_seen`` of live agents, marks a vanished or failed one ``crashed``
+exactly once (re-spawning it with ``auto_respawn``), and reads each live pane for
+context left, compaction, prompts waiting for an answer, and the work phase.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from runeconsole.adapters.tmux import PaneInfo
+from runeconsole.core.errors import RuneError
+from runeconsole.core.locks import locked
+from runeconsole.core.timeutil import iso_z, parse_iso
+from runeconsole.services.pane_patterns import read_pane
+from runeconsole.services.registry import AgentRecord
+from runeconsole.services.supervision.context_warnings import warn_about_context
+from runeconsole.services.supervision.handoff import Handoffs
+from runeconsole.services.supervision.observations import (
+    EXITED,
+    GONE,
+    RUNNING,
+    AgentObservation,
+    MonitorReport,
+    ObservationFile,
+)
+from runeconsole.services.supervision.phases import PhaseFollower
+from runeconsole.services.supervision.screens import keep_screen
+from runeconsole.services.supervision.sessions import AgentSessions
+from runeconsole.services.supervision.spawning import Spawner
+
+STARTING_GRACE = 10.0
+
+
+class Monitor:
+    def __init__(
+        self,
+        sessions: AgentSessions,
+        spawner: Spawner,
+        handoffs: Handoffs,
+        observation_file: ObservationFile,
+    ) -> None:
+        self.sessions = sessions
+        self.spawner = spawner
+        self.handoffs = handoffs
+        self.observation_file = observation_file
+        self.phases = PhaseFollower(sessions.hooks)
+        self._step_lock = threading.Lock()
+        self._last_seen_screen: dict[str, AgentObservation] = {}
+        self._settled: set[str] = set()
+
+    def step(self) -> MonitorReport:
+        """One pass over every supervised agent; skipped if another pass runs anywhere."""
+        started = time.monotonic()
+        report = MonitorReport(observed_at=iso_z(self.sessions.clock.now()))
+        if not self._step_lock.acquire(blocking=False):
+            report.skipped = True
+            return report
+        try:
+            with contextlib.ExitStack() as held:
+                try:
+                    held.enter_context(
+                        locked(
+                            self.sessions.paths.lock_for("monitor"), timeout=0, what="the monitor"
+                        )
+                    )
+                except RuneError:  # another process's monitor is mid-pass
+                    report.skipped = True
+                    return report
+                self._pass(report)
+        finally:
+            self._step_lock.release()
+        report.seconds = time.monotonic() - started
+        return report
+
+    def run(
+        self,
+        *,
+        interval: float | None = None,
+        stop: threading.Event | None = None,
+        on_report: Callable[[MonitorReport], None] | None = None,
+    ) -> None:
+        """Monitor until ``stop`` is set (the CLI's ``monitor`` and the console's worker)."""
+        interval = self.sessions.settings.monitor_interval if interval is None else interval
+        stop = stop or threading.Event()
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                report = self.step()
+            except RuneError as exc:
+                report = MonitorReport(
+                    observed_at=iso_z(self.sessions.clock.now()), errors=[exc.message]
+                )
+            if on_report is not None:
+                on_report(report)
+            stop.wait(max(0.0, interval - (time.monotonic() - started)))
+
+    def _pass(self, report: MonitorReport) -> None:
+        report.errors.extend(self.handoffs.take_errors())
+        tmux = self.sessions.tmux
+        panes = tmux.panes()
+        alive: list[tuple[AgentRecord, PaneInfo]] = []
+        for record in self.sessions.registry.list():
+            if not self.sessions.supervised(record):
+                continue
+            session = str(record.get("tmux_session"))
+            pane = panes.get(session)
+            observation = AgentObservation(
+                record.key, record.get("agent_id"), session, RUNNING, report.observed_at
+            )
+            report.observations[record.key] = observation
+            if pane is not None and not pane.dead and self.sessions.pid_alive(record):
+                observation.pid = pane.pid
+                alive.append((record, pane))
+                continue
+            observation.state = GONE if pane is None else EXITED
+            observation.exit_status = pane.exit_status if pane else None
+            if self._starting(record) or self._handoff_pending(record):
+                continue
+            if self._settling(record, pane):
+                continue
+            self._record_end(record, pane, report)
+        screens = tmux.capture_many(pane.pane_id for _, pane in alive)
+        for record, pane in alive:
+            self._touch(record, report)
+            screen = screens.get(pane.pane_id)
+            if screen is not None:
+                self._read_screen(record, screen, report)
+        self.observation_file.save(report)
+
+    def _starting(self, record: AgentRecord) -> bool:
+        """Registered (R1.3: before its session) but not yet given a pid by ``spawn``."""
+        created = parse_iso(record.get("created_at"))
+        if record.get("pid") is not None or created is None:
+            return False
+        return (self.sessions.clock.now() - created).total_seconds() < STARTING_GRACE
+
+    def _handoff_pending(self, record: AgentRecord) -> bool:
+        """A handoff stops the agent itself; until it is overdue, its exit is no crash."""
+        handoff = record.metadata.get("handoff")
+        if not isinstance(handoff, dict) or handoff.get("state") != "requested":
+            return False
+        started = parse_iso(handoff.get("requested_at"))
+        limit = float(handoff.get("timeout") or self.sessions.settings.handoff_timeout) + 30
+        return started is not None and (self.sessions.clock.now() - started).total_seconds() < limit
+
+    def _settling(self, record: AgentRecord, pane: PaneInfo | None) -> bool:
+        """An exit tmux has not finished recording (process gone, pane not dead yet, or
+        dead without a status): judge it on the next pass, once, so a clean exit is not
+        taken for a crash."""
+        agent_id = str(record.get("agent_id"))
+        unsettled = pane is not None and (
+            not pane.dead or (pane.exit_status is None and pane.exit_signal is None)
+        )
+        if unsettled and agent_id not in self._settled:
+            self._settled.add(agent_id)
+            return True
+        return False
+
+    def _record_end(
+        self, record: AgentRecord, pane: PaneInfo | None, report: MonitorReport
+    ) -> None:
+        """A supervised agent stopped: terminated on exit 0, else crashed (each once)."""
+        key = record.key
+        registry = self.sessions.registry
+        if pane is not None:
+            keep_screen(self.sessions, record, pane)
+            self.sessions.tmux.kill_session(pane.session)
+        if pane is None:
+            reason = f"tmux session {record.get('tmux_session')} is gone"
+        elif pane.exit_signal is not None:
+            reason = f"killed by signal {pane.exit_signal}"
+        elif pane.dead:
+            known = pane.exit_status is not None
+            reason = f"exited with status {pane.exit_status}" if known else "exited"
+        else:
+            reason = f"process {record.get('pid')} is gone"
+        try:
+            if pane is not None and pane.dead and pane.exit_status == 0:
+                _, changed = registry.mark_terminated(key, reason)
+                if changed:
+                    report.terminated.append(key)
+                return
+            _, changed = registry.mark_crashed(key, reason)
+        except RuneError as exc:
+            report.errors.append(f"{key}: {exc.message}")
+            return
+        if changed:
+            report.crashed.append(key)
+            self._maybe_auto_respawn(key, report)
+
+    def _maybe_auto_respawn(self, key: str, report: MonitorReport) -> None:
+        settings = self.sessions.settings
+        if not settings.auto_respawn:
+            return
+        record = self.sessions.registry.get(key)
+        if int(record.metadata.get("auto_respawns") or 0) >= settings.respawn_limit:
+            report.errors.append(
+                f"{key}: auto-respawn limit ({settings.respawn_limit}) reached; "
+                f"re-spawn by hand with `runeconsole respawn {key}`"
+            )
+            return
+        try:
+            report.respawned.append(self.spawner.respawn(key, cause="auto"))
+        except RuneError as exc:
+            report.errors.append(f"{key}: auto-respawn failed: {exc.message}")
+
+    def _touch(self, record: AgentRecord, report: MonitorReport) -> None:
+        """Refresh ``last_seen``, but only every ``touch_every`` seconds (writes are not free)."""
+        age = record.age_seconds
+        if age is not None and age < self.sessions.settings.touch_every:
+            return
+        try:
+            self.sessions.registry.heartbeat(record.key)
+        except RuneError as exc:
+            report.errors.append(f"{record.key}: {exc.message}")
+
+    def _read_screen(self, record: AgentRecord, screen: str, report: MonitorReport) -> None:
+        reading = read_pane(screen)
+        observation = report.observations[record.key]
+        previous = self._last_seen_screen.get(record.key)
+        if reading.context_left is None and previous and previous.agent_id == observation.agent_id:
+            # A prompt box hides the status line; the figure has not changed since.
+            reading = replace(reading, context_left=previous.screen.context_left)
+        self._last_seen_screen[record.key] = observation
+        observation.screen = reading
+        observation.urgency = self.sessions.settings.urgency(reading)
+        warn_about_context(self.sessions, self.handoffs, record, observation, report)
+        if reading.phase:
+            self.phases.follow(record, reading, report)

@@ -1,0 +1,121 @@
+"""What a monitor pass saw and changed, and the saved copy of the latest pass that a
+console not running the monitor itself reads."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runeconsole.core.errors import UnreadableFile
+from runeconsole.core.files import atomic_write_json, read_json_object
+from runeconsole.services.pane_patterns import PaneReading
+from runeconsole.services.supervision.spawning import SpawnResult
+
+RUNNING, EXITED, GONE = "running", "exited", "gone"
+
+
+@dataclass
+class AgentObservation:
+    """What the monitor saw of one agent on its last pass (a row of the Agents pane)."""
+
+    key: str
+    agent_id: str | None
+    tmux_session: str | None
+    state: str
+    observed_at: str
+    pid: int | None = None
+    exit_status: int | None = None
+    screen: PaneReading = field(default_factory=PaneReading)
+    urgency: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AgentObservation:
+        known = {name: data.get(name) for name in cls.__dataclass_fields__}
+        screen = known.pop("screen")
+        screen = screen if isinstance(screen, dict) else {}
+        reading = PaneReading(
+            **{n: screen[n] for n in PaneReading.__dataclass_fields__ if n in screen}
+        )
+        return cls(**known, screen=reading)
+
+
+@dataclass(frozen=True)
+class ContextWarning:
+    key: str
+    urgency: str
+    context_left: int | None
+    compacting: bool
+
+
+@dataclass
+class MonitorReport:
+    """One monitor pass: what was seen and what it changed."""
+
+    observed_at: str
+    observations: dict[str, AgentObservation] = field(default_factory=dict)
+    crashed: list[str] = field(default_factory=list)
+    terminated: list[str] = field(default_factory=list)
+    respawned: list[SpawnResult] = field(default_factory=list)
+    warnings: list[ContextWarning] = field(default_factory=list)
+    phase_changes: dict[str, str] = field(default_factory=dict)
+    handoffs_started: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    skipped: bool = False
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "observed_at": self.observed_at,
+            "skipped": self.skipped,
+            "seconds": round(self.seconds, 4),
+            "crashed": self.crashed,
+            "terminated": self.terminated,
+            "respawned": [spawn.to_json() for spawn in self.respawned],
+            "warnings": [asdict(warning) for warning in self.warnings],
+            "phase_changes": self.phase_changes,
+            "handoffs_started": self.handoffs_started,
+            "errors": self.errors,
+            "agents": {key: obs.to_json() for key, obs in self.observations.items()},
+        }
+
+
+class ObservationFile:
+    """``observations.json``: rewritten only when what was seen changed, not every pass."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._last_saved: str | None = None
+
+    def save(self, report: MonitorReport) -> None:
+        agents = {key: obs.to_json() for key, obs in report.observations.items()}
+        comparable = json.dumps(
+            {k: {**v, "observed_at": None} for k, v in agents.items()}, sort_keys=True
+        )
+        if comparable == self._last_saved:
+            return
+        atomic_write_json(
+            self.path,
+            {"observed_at": report.observed_at, "monitor_pid": os.getpid(), "agents": agents},
+        )
+        self._last_saved = comparable
+
+    def load(self) -> dict[str, AgentObservation]:
+        """The last saved pass (empty when no monitor has run)."""
+        try:
+            data = read_json_object(self.path)
+        except UnreadableFile:
+            return {}
+        agents = data.get("agents")
+        if not isinstance(agents, dict):
+            return {}
+        return {
+            key: AgentObservation.from_json(value)
+            for key, value in agents.items()
+            if isinstance(value, dict)
+        }

@@ -1,0 +1,51 @@
+"""The problems view: agents needing attention, most urgent first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runeconsole.core.timeutil import format_age
+from runeconsole.services.registry import ACTIVE, CRASHED, RED, Registry
+from runeconsole.services.supervision.observations import AgentObservation
+from runeconsole.services.supervision.settings import HIGH
+
+
+@dataclass(frozen=True)
+class Problem:
+    """An agent needing attention; ``rank`` orders the problems view (0 = most urgent)."""
+
+    key: str
+    kind: str  # crashed | stale | waiting | context
+    rank: int
+    detail: str
+
+
+def find_problems(registry: Registry, observations: dict[str, AgentObservation]) -> list[Problem]:
+    """Crashed, stale, waiting and low-context agents; a screen counts only when it was
+    seen of the identity now registered (not of a predecessor)."""
+    problems: list[Problem] = []
+    for record in registry.list():
+        if record.error:
+            problems.append(Problem(record.key, "unreadable", 1, record.error))
+            continue
+        if record.status == CRASHED:
+            reason = record.metadata.get("crashed_reason")
+            problems.append(Problem(record.key, "crashed", 0, str(reason or "crashed")))
+            continue
+        if record.status != ACTIVE:
+            continue
+        if record.liveness == RED:
+            age = format_age(record.age_seconds)
+            problems.append(Problem(record.key, "stale", 1, f"no heartbeat for {age}"))
+        obs = observations.get(record.key)
+        if obs is None or obs.agent_id != record.get("agent_id"):
+            continue
+        screen = obs.screen
+        if screen.waiting_for_input:
+            detail = f"{screen.waiting_for_input}: {screen.prompt or ''}".strip(": ")
+            problems.append(Problem(record.key, "waiting", 2, detail))
+        if obs.urgency:
+            left = "compacting" if screen.compacting else f"{screen.context_left}% context left"
+            rank = 1 if obs.urgency == HIGH else 3
+            problems.append(Problem(record.key, "context", rank, f"{obs.urgency}: {left}"))
+    return sorted(problems, key=lambda problem: (problem.rank, problem.key))
