@@ -16,10 +16,11 @@ from collections.abc import Sequence
 
 from runeconsole import __version__
 from runeconsole.cli import agents, console, demo
+from runeconsole.cli import merge_queue as merge_queue_cli
 from runeconsole.cli.common import add_root_option
 from runeconsole.core.errors import RuneError
 
-COMMAND_MODULES = (console, agents, demo)
+COMMAND_MODULES = (console, agents, demo, merge_queue_cli)
 
 
 def build_parser() -> argparse.ArgumentParser:
