@@ -115,7 +115,7 @@ def test_kill_during_tests_then_recovery(repo: Path, clock, tmp_path: Path) -> N
 
     report = make_queue(repo, clock).process()
 
-    assert any("stopped test process group" in note for note in report.recovered)
+    assert any("process(es) left running" in note for note in report.recovered), report.recovered
     wait_for(lambda: not alive(test_pid), timeout=5, what="the orphaned tests to stop")
     entry = queue_file(repo)["entries"][0]
     assert (entry["status"], entry["reason"]) == (FAILED, INTERRUPTED)

@@ -25,7 +25,7 @@ from filelock import FileLock, Timeout
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.adapters.clock import Clock, SystemClock
-from runeconsole.adapters.streaming import kill_group, run_streaming
+from runeconsole.adapters.processes import run_streaming, stop_processes_in
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_bytes, atomic_write_json, read_json_object
@@ -581,15 +581,12 @@ class MergeQueue:
             ) from None
         try:
             leftover = _read_optional(self.processor_file)
-            self._write_processor({"pid": os.getpid(), "started_at": self._now()})
+            atomic_write_json(self.processor_file, {"pid": os.getpid(), "started_at": self._now()})
             yield leftover
         finally:
             with contextlib.suppress(FileNotFoundError):
                 self.processor_file.unlink()
             lock.release()
-
-    def _write_processor(self, info: dict[str, Any]) -> None:
-        atomic_write_json(self.processor_file, info)
 
     def worktree_path(self) -> Path:
         return gw.common_dir(self.root) / WORKTREE_DIR
@@ -712,7 +709,10 @@ class MergeQueue:
                 if rebased.conflicts:
                     done("conflict", None)
                     return self._fail(
-                        run, CONFLICT, f"rebase onto {base[:12]} conflicts", rebased.conflicts
+                        run,
+                        CONFLICT,
+                        f"rebase onto {self.settings.main_branch} conflicts",
+                        rebased.conflicts,
                     )
                 done("failed", None)
                 return self._fail(run, GIT_ERROR, f"rebase failed: {rebased.detail}")
@@ -747,10 +747,6 @@ class MergeQueue:
     def _test(self, run: _Run, worktree: Path, command: list[str], tested: str) -> Outcome | None:
         done = self._step(run, "test")
 
-        def started(pid: int) -> None:
-            info = {"pid": os.getpid(), "started_at": self._now(), "test_pgid": pid}
-            self._write_processor({**info, "worktree": str(worktree), "entry_id": run.entry_id})
-
         env = {
             **os.environ,
             "RUNECONSOLE_MERGE_ENTRY": run.entry_id,
@@ -761,7 +757,6 @@ class MergeQueue:
             worktree,
             self.settings.test_timeout,
             on_line=lambda line: run.report("test", line, output=True),
-            on_start=started,
             env=env,
         )
         extra = {"output_tail": result.tail}
@@ -895,10 +890,10 @@ class MergeQueue:
         """Clean up after a processor that died (kill -9 at any step). Holds the processor lock."""
         notes: list[str] = []
         worktree = self.worktree_path()
-        pgid = leftover.get("test_pgid")
-        if isinstance(pgid, int) and _runs_inside(pgid, worktree):
-            kill_group(pgid)
-            notes.append(f"stopped test process group {pgid} left by pid {leftover.get('pid')}")
+        stopped = stop_processes_in(worktree)
+        if stopped:
+            who = leftover.get("pid", "a processor")
+            notes.append(f"stopped {len(stopped)} process(es) left running by {who}")
         registered = any(wt.path == worktree for wt in gw.worktrees(self.root))
         if worktree.exists() or registered:
             if worktree.exists():
@@ -1000,12 +995,3 @@ def _read_optional(path: Path) -> dict[str, Any]:
         return read_json_object(path)
     except UnreadableFile:
         return {}
-
-
-def _runs_inside(pgid: int, worktree: Path) -> bool:
-    """Is process ``pgid`` alive with its working directory in ``worktree``? (Guards pid reuse.)"""
-    try:
-        cwd = Path(os.readlink(f"/proc/{pgid}/cwd").removesuffix(" (deleted)"))
-    except OSError:
-        return False
-    return cwd == worktree or worktree in cwd.parents

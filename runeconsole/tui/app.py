@@ -10,11 +10,13 @@ from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.config import Talisman
+from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
 from runeconsole.services.registry import LivenessSettings, Registry
 from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.commands import AgentCommands
 from runeconsole.tui.feed import ChangeFeed, StateChanged
 from runeconsole.tui.help_screen import HelpScreen
+from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import LivePane
 from runeconsole.tui.status_bar import StatusBar
 
@@ -29,7 +31,7 @@ def styles_dir() -> Path:
 
 class RuneConsole(App[None]):
     TITLE = "runeconsole"
-    CSS_PATH = [styles_dir() / "console.tcss"]
+    CSS_PATH = [styles_dir() / "console.tcss", styles_dir() / "merge_queue.tcss"]
     COMMANDS = App.COMMANDS | {AgentCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -60,8 +62,13 @@ class RuneConsole(App[None]):
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
-        with TabbedContent(id="panes"), TabPane("1 Agents", id="agents"):
-            yield AgentsPane(self.registry, id="agents-pane")
+        with TabbedContent(id="panes"):
+            with TabPane("1 Agents", id="agents"):
+                yield AgentsPane(self.registry, id="agents-pane")
+            with TabPane("2 Merge queue", id="merge-queue"):
+                settings = MergeQueueSettings.from_talisman(self.talisman)
+                queue = MergeQueue(self.root, self.clock, settings)
+                yield MergeQueuePane(queue, id="merge-queue-pane")
         yield Input(placeholder="filter… (enter keeps it, esc clears)", id="filter")
         yield Footer()
 

@@ -1,6 +1,6 @@
-"""Run a command with a deadline, handing each output line to a callback as it comes.
+"""Child processes: run one with a deadline and streamed output; find and stop leftovers.
 
-The command gets its own process group so a timeout (or a crash-recovery) can stop
+A command gets its own process group so a timeout (or crash recovery) can stop
 everything it started, not just the top process.
 """
 
@@ -35,12 +35,44 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def _inside(path: Path, directory: Path) -> bool:
+    return path == directory or directory in path.parents
+
+
+def stop_processes_in(directory: Path) -> list[int]:
+    """Kill (with their process groups) processes whose working directory is in ``directory``.
+
+    What a processor killed with -9 leaves behind: its git or test children keep
+    running in the worktree it owned. Reads ``/proc``; elsewhere finds nothing.
+    """
+    own_group = os.getpgrp()
+    stopped: list[int] = []
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return stopped
+    for pid in pids:
+        try:
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd").removesuffix(" (deleted)"))
+            group = os.getpgid(pid)
+        except OSError:
+            continue
+        if pid == os.getpid() or not _inside(cwd, directory):
+            continue
+        if group != own_group:
+            kill_group(group)
+        else:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        stopped.append(pid)
+    return stopped
+
+
 def run_streaming(
     args: list[str],
     cwd: Path,
     timeout: float,
     on_line: Callable[[str], None] | None = None,
-    on_start: Callable[[int], None] | None = None,
     env: dict[str, str] | None = None,
 ) -> StreamResult:
     started = time.monotonic()
@@ -56,8 +88,6 @@ def run_streaming(
         )
     except OSError as exc:
         raise RuneError(f"cannot run {args[0]!r}: {exc.strerror or exc}") from None
-    if on_start is not None:
-        on_start(process.pid)
     tail: deque[str] = deque(maxlen=TAIL_LINES)
     pending = b""
     deadline = started + timeout

@@ -1,0 +1,206 @@
+"""The Merge queue pane driven with Pilot, and deterministic snapshots."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from mq_helpers import (
+    commit_in_checkout,
+    commit_on,
+    git,
+    ignore_state,
+    make_queue,
+    queue_file,
+    wait_for,
+    write_talisman,
+)
+
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.tui.app import RuneConsole, create_app
+from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.merge_queue_pane import MergeQueuePane
+
+FIXED_DATES = {
+    "GIT_AUTHOR_DATE": "2026-02-26T11:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-02-26T11:00:00Z",
+}
+
+
+def build_project(root: Path, monkeypatch: pytest.MonkeyPatch) -> ManualClock:
+    """Four entries: two that would merge, one predicted to conflict, one that failed."""
+    for name, value in FIXED_DATES.items():
+        monkeypatch.setenv(name, value)
+    root.mkdir(parents=True)
+    git(root, "init", "--quiet", "--initial-branch=main")
+    git(root, "config", "user.email", "t@example.invalid")
+    git(root, "config", "user.name", "t")
+    ignore_state(root)
+    commit_in_checkout(root, {"api.py": "v1\n", "db.py": "v1\n"}, "base")
+    commit_on(root, "feat/auth", {"api.py": "auth\n"})
+    commit_on(root, "feat/docs", {"README.md": "docs\n"})
+    commit_on(root, "feat/api-v2", {"api.py": "v2\n"})
+    write_talisman(root, "true")
+    clock = ManualClock()
+    queue = make_queue(root, clock)
+    queue.add("feat/auth", identity="worker-auth", node_id="impl_auth")
+    clock.advance(95)
+    queue.add("feat/docs", identity="worker-docs", node_id="impl_docs")
+    clock.advance(30)
+    queue.add("feat/api-v2", identity="worker-api", node_id="impl_api")
+    failed, _ = queue.add("feat/db", identity="worker-db", node_id="impl_db")
+    queue._update(
+        failed.entry_id,
+        {
+            "status": "failed",
+            "reason": "conflict",
+            "error": "rebase onto main conflicts",
+            "conflict_files": ["db.py", "models/user.py"],
+        },
+    )
+    clock.advance(200)
+    return clock
+
+
+def console(root: Path, clock: ManualClock) -> RuneConsole:
+    return create_app(root, clock=clock, watch=False, tick_seconds=0)
+
+
+async def open_queue(pilot) -> MergeQueuePane:
+    await pilot.press("2")
+    await pilot.pause()
+    return pilot.app.query_one(MergeQueuePane)
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, ManualClock]:
+    root = tmp_path / "project"
+    return root, build_project(root, monkeypatch)
+
+
+async def test_rows_follow_queue_order_and_moves(fleet) -> None:
+    root, clock = fleet
+    app = console(root, clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        pane = await open_queue(pilot)
+        order = [row.key.value for row in pane.table.ordered_rows]
+        pending = [e.entry_id for e in pane.state.pending()]
+        assert order[:3] == pending and len(order) == 4
+        assert pane.predictions[pending[2]].files == ["api.py"]
+        pane.table.move_cursor(row=2)
+        await pilot.press("plus")
+        await pilot.pause()
+        assert [e["branch"] for e in queue_file(root)["entries"][:3]] == [
+            "feat/auth",
+            "feat/api-v2",
+            "feat/docs",
+        ]
+        assert [row.key.value for row in pane.table.ordered_rows][1] == pending[2]
+        assert pane.table.cursor_key() == pending[2]
+        await pilot.press("minus")
+        await pilot.pause()
+        assert [row.key.value for row in pane.table.ordered_rows][:3] == pending
+
+
+async def test_space_pauses_and_resumes(fleet) -> None:
+    root, clock = fleet
+    async with console(root, clock).run_test(size=(100, 30)) as pilot:
+        pane = await open_queue(pilot)
+        await pilot.press("space")
+        await pilot.pause()
+        assert queue_file(root)["paused"] is True
+        assert "PAUSED" in str(pane.query_one("#mq-header").render())
+        await pilot.press("space")
+        await pilot.pause()
+        assert queue_file(root)["paused"] is False
+
+
+async def test_failed_entry_shows_reason_and_files_then_retry(fleet) -> None:
+    root, clock = fleet
+    async with console(root, clock).run_test(size=(100, 30)) as pilot:
+        pane = await open_queue(pilot)
+        pane.table.move_cursor(row=3)
+        await pilot.pause()
+        detail = str(pane.query_one("#mq-detail").render())
+        assert "reason: conflict" in detail
+        assert "db.py, models/user.py" in detail
+        await pilot.press("r")
+        await pilot.pause()
+        assert [e["status"] for e in queue_file(root)["entries"]].count("failed") == 0
+
+
+async def test_remove_asks_first(fleet) -> None:
+    root, clock = fleet
+    async with console(root, clock).run_test(size=(100, 30)) as pilot:
+        pane = await open_queue(pilot)
+        first = pane.table.cursor_key()
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert len(queue_file(root)["entries"]) == 4
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert first not in {e["entry_id"] for e in queue_file(root)["entries"]}
+        assert not pane.table.has(first)
+
+
+async def test_p_processes_the_head_after_confirmation_showing_steps(fleet) -> None:
+    root, clock = fleet
+    app = console(root, clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = await open_queue(pilot)
+        head = pane.state.pending()[0].entry_id
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        wait_for(lambda: pane.processing is None, what="processing to finish")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        log = "\n".join(line.plain for line in pane.log_lines)
+        assert "rebase: ok" in log and "merge: ok" in log and "merged feat/auth" in log
+        assert pane.state.find(head).status == "completed"
+        assert (root / "api.py").read_text() == "auth\n"
+
+
+# -- snapshots --------------------------------------------------------------------------------
+
+SNAP_ROOT = Path("/tmp/runeconsole-snap/merge-queue")
+
+
+@pytest.fixture
+def snap_project(monkeypatch: pytest.MonkeyPatch) -> tuple[Path, ManualClock]:
+    shutil.rmtree(SNAP_ROOT, ignore_errors=True)
+    clock = build_project(SNAP_ROOT, monkeypatch)
+    yield SNAP_ROOT, clock
+    shutil.rmtree(SNAP_ROOT, ignore_errors=True)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 32)])
+def test_snapshot_merge_queue(snap_compare, snap_project, size) -> None:
+    root, clock = snap_project
+
+    async def run_before(pilot) -> None:
+        pane = await open_queue(pilot)
+        pane.table.move_cursor(row=3)
+        await pilot.pause()
+
+    assert snap_compare(console(root, clock), terminal_size=size, run_before=run_before)
+
+
+def test_snapshot_confirm_process(snap_compare, snap_project) -> None:
+    root, clock = snap_project
+
+    async def run_before(pilot) -> None:
+        await open_queue(pilot)
+        await pilot.press("p")
+        await pilot.pause()
+
+    assert snap_compare(console(root, clock), terminal_size=(80, 24), run_before=run_before)
