@@ -835,24 +835,21 @@ class MergeQueue:
         )
 
     def _settle_branch(self, branch: str, tested: str, original: str) -> list[str]:
+        """Delete the merged branch (or point it at what was tested) unless it is in use."""
         ref = f"refs/heads/{branch}"
         current = gw.resolve_commit(self.root, ref)
-        if current is None or current == tested:
-            return [] if current is None or self.settings.keep_branch else self._delete(ref, tested)
-        if current != original:
+        if current is None:
+            return []
+        if current not in (original, tested):
             return [f"{branch} moved while queued; left as it is"]
         holder = gw.checked_out_at(self.root, branch)
         if holder is not None:
             return [f"{branch} is checked out in {holder}; left as it is"]
         if self.settings.keep_branch:
-            gw.compare_and_swap(self.root, ref, tested, original)
-            return []
-        return self._delete(ref, original)
-
-    def _delete(self, ref: str, old: str) -> list[str]:
-        if gw.checked_out_at(self.root, ref.removeprefix("refs/heads/")) is not None:
-            return [f"{ref} is checked out; not deleted"]
-        return [] if gw.delete_ref(self.root, ref, old) else [f"{ref} changed; not deleted"]
+            done = gw.compare_and_swap(self.root, ref, tested, current)
+        else:
+            done = gw.delete_ref(self.root, ref, current)
+        return [] if done else [f"{branch} changed meanwhile; left as it is"]
 
     def _mark_hook_merged(self, identity: Any) -> str | None:
         """Set the identity's hook file (if any) to ``merged``, keeping every other field."""
