@@ -50,7 +50,7 @@ def build_project(root: Path, monkeypatch: pytest.MonkeyPatch) -> ManualClock:
     clock.advance(30)
     queue.add("feat/api-v2", identity="worker-api", node_id="impl_api")
     failed, _ = queue.add("feat/db", identity="worker-db", node_id="impl_db")
-    queue._update(
+    queue.update_entry(
         failed.entry_id,
         {
             "status": "failed",

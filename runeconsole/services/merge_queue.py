@@ -6,6 +6,9 @@ swap so untested code never lands. The file is the harness's format; we keep eve
 field it writes (and any we do not know) and add ours beside them. Every change is
 a locked read-modify-write; processing holds a second lock for its whole run, so
 the CLI and the console can never process at the same time.
+
+This module owns the file and the model; processing is in ``merge_processor`` and
+conflict prediction in ``merge_predictions``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import json
 import os
 import re
 import shlex
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,14 +27,14 @@ from filelock import FileLock, Timeout
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.adapters.clock import Clock, SystemClock
-from runeconsole.adapters.processes import run_streaming, stop_processes_in
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
-from runeconsole.core.files import atomic_write_bytes, atomic_write_json, read_json_object
+from runeconsole.core.files import atomic_write_bytes, read_json_object
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.core.validate import validate_id
+from runeconsole.services.merge_predictions import ConflictPredictor, Prediction
 from runeconsole.services.signals import Signals
 
 PENDING, IN_PROGRESS, COMPLETED, FAILED = "pending", "in_progress", "completed", "failed"
@@ -41,18 +43,15 @@ STATUSES = (IN_PROGRESS, PENDING, FAILED, COMPLETED)
 CONFLICT, TESTS_FAILED, BASE_MOVED = "conflict", "tests_failed", "base_moved"
 BRANCH_MISSING, TIMEOUT, INTERRUPTED = "branch_missing", "timeout", "interrupted"
 MAIN_DIRTY, GIT_ERROR = "main_dirty", "git_error"
-SIGNAL_SOURCE = "runeconsole"
-FALLBACK_TARGET = "guardian"
 HISTORY_LIMIT = 200
 LOCK_TIMEOUT = 120.0
-WORKTREE_DIR = "runeconsole-merge-queue"
 
 
 def _node_id_from(branch: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "_", branch).strip("_")[:64] or "branch"
 
 
-def _command(value: Any) -> list[str] | None:
+def command_args(value: Any) -> list[str] | None:
     if isinstance(value, str) and value.strip():
         return shlex.split(value)
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
@@ -77,7 +76,7 @@ class MergeQueueSettings:
     def from_talisman(cls, talisman: Talisman) -> MergeQueueSettings:
         section = talisman.section("runeconsole", "merge_queue")
         raw = section.data.get("test_command")
-        command = _command(raw) if raw is not None else None
+        command = command_args(raw) if raw is not None else None
         if raw is not None and command is None:
             talisman.report(
                 f"{talisman.path}: runeconsole.merge_queue.test_command is {raw!r}; "
@@ -224,71 +223,8 @@ class ProcessReport:
         }
 
 
-@dataclass(frozen=True)
-class Prediction:
-    """Whether a pending entry would conflict, computed in the object store only."""
-
-    entry_id: str
-    against_main: list[str] = field(default_factory=list)
-    against_queue: list[str] = field(default_factory=list)  # main + the clean entries ahead
-    with_entries: dict[str, list[str]] = field(default_factory=dict)  # entry ahead -> files
-    error: str | None = None
-
-    @property
-    def conflicts(self) -> bool:
-        return bool(self.error or self.against_main or self.against_queue)
-
-    @property
-    def files(self) -> list[str]:
-        return sorted(set(self.against_main) | set(self.against_queue))
-
-    def summary(self) -> str:
-        if self.error:
-            return self.error
-        if not self.conflicts:
-            return "clean"
-        parts = []
-        if self.against_main:
-            parts.append(f"main: {', '.join(self.against_main)}")
-        for entry_id, files in self.with_entries.items():
-            parts.append(f"{entry_id}: {', '.join(files)}")
-        if not parts:
-            parts.append(f"queue: {', '.join(self.against_queue)}")
-        return "; ".join(parts)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entry_id": self.entry_id,
-            "conflicts": self.conflicts,
-            "against_main": self.against_main,
-            "against_queue": self.against_queue,
-            "with_entries": self.with_entries,
-            "error": self.error,
-        }
-
-
 class QueueBusy(RuneError):
     """Another process holds the processor lock."""
-
-
-@dataclass
-class _Run:
-    """What one processing attempt knows, for recording and reporting."""
-
-    entry: dict[str, Any]
-    started: float = field(default_factory=time.monotonic)
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    progress: ProgressCallback | None = None
-
-    @property
-    def entry_id(self) -> str:
-        return str(self.entry["entry_id"])
-
-    def report(self, step: str, message: str, output: bool = False) -> None:
-        if self.progress is not None:
-            elapsed = time.monotonic() - self.started
-            self.progress(Progress(self.entry_id, step, message, elapsed, output))
 
 
 class MergeQueue:
@@ -304,7 +240,7 @@ class MergeQueue:
         self.clock = clock or SystemClock()
         self.settings = settings or MergeQueueSettings.from_talisman(Talisman.load(root))
         self.signals = signals or Signals(root, self.clock)
-        self._prediction_cache: tuple[Any, dict[str, Prediction]] | None = None
+        self.predictor = ConflictPredictor(root, self.settings.main_branch)
 
     @property
     def path(self) -> Path:
@@ -315,10 +251,14 @@ class MergeQueue:
         return self.paths.state / "merge-queue.processor.json"
 
     @property
+    def processor_lock(self) -> Path:
+        return self.paths.lock_for("merge-queue-processor")
+
+    @property
     def main_ref(self) -> str:
         return f"refs/heads/{self.settings.main_branch}"
 
-    def _now(self) -> str:
+    def now(self) -> str:
         return iso_z(self.clock.now())
 
     # -- reading -----------------------------------------------------------------------------
@@ -371,7 +311,7 @@ class MergeQueue:
             if not isinstance(data.get("entries"), list):
                 data["entries"] = []
             yield data
-            data["last_updated"] = self._now()
+            data["last_updated"] = self.now()
             atomic_write_bytes(self.path, _compact(data))
 
     def _record(
@@ -379,7 +319,7 @@ class MergeQueue:
     ) -> None:
         history = data.get("history")
         history = history if isinstance(history, list) else []
-        item = {"at": self._now(), "action": action, "entry_id": entry_id, "pid": os.getpid()}
+        item = {"at": self.now(), "action": action, "entry_id": entry_id, "pid": os.getpid()}
         item.update({k: v for k, v in detail.items() if v is not None})
         history.append(item)
         data["history"] = history[-HISTORY_LIMIT:]
@@ -391,7 +331,7 @@ class MergeQueue:
                 return item
         raise RuneError(f"no entry {entry_id!r} in the merge queue; `merge-queue list` shows them")
 
-    def _update(self, entry_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+    def update_entry(self, entry_id: str, changes: dict[str, Any]) -> dict[str, Any]:
         with self._mutate() as data:
             item = self._find(data, entry_id)
             item.update(changes)
@@ -421,7 +361,7 @@ class MergeQueue:
                 validate_id(value, what)
         if pr_number is not None and pr_number < 0:
             raise InvalidInput("--pr must be a positive number")
-        if test_command is not None and _command(test_command) is None:
+        if test_command is not None and command_args(test_command) is None:
             raise InvalidInput("--test-command must not be empty")
         node = node_id or _node_id_from(branch)
         with self._mutate() as data:
@@ -432,7 +372,7 @@ class MergeQueue:
                     and item.get("status") in (PENDING, IN_PROGRESS)
                 ):
                     return QueueEntry(dict(item), index), False
-            now = self._now()
+            now = self.now()
             taken = {i.get("entry_id") for i in data["entries"] if isinstance(i, dict)}
             base = f"mq-{node}-{int(self.clock.now().timestamp())}"
             entry_id, suffix = base, 1
@@ -515,7 +455,7 @@ class MergeQueue:
             if bool(data.get("paused")) == paused:
                 return False
             data["paused"] = paused
-            data["paused_at"] = self._now() if paused else None
+            data["paused_at"] = self.now() if paused else None
             self._record(data, "pause" if paused else "resume", None)
             return True
 
@@ -550,96 +490,15 @@ class MergeQueue:
                 added.append(entry.entry_id)
         return added
 
-    # -- status ------------------------------------------------------------------------------
-
-    def processor_pid(self) -> int | None:
-        """The pid processing the queue now, or ``None`` (checked with the lock, not the file)."""
-        lock = FileLock(str(self.paths.lock_for("merge-queue-processor")), timeout=0)
-        try:
-            lock.acquire()
-        except Timeout:
-            info = _read_optional(self.processor_file)
-            pid = info.get("pid")
-            return pid if isinstance(pid, int) else -1
-        lock.release()
-        return None
-
-    # -- processing --------------------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def _processor(self) -> Iterator[dict[str, Any]]:
-        """Hold the processor lock; yields what a dead predecessor left in the pid file."""
-        self.paths.locks.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.paths.lock_for("merge-queue-processor")), timeout=0)
-        try:
-            lock.acquire()
-        except Timeout:
-            pid = _read_optional(self.processor_file).get("pid")
-            who = f"pid {pid}" if isinstance(pid, int) else "another process"
-            raise QueueBusy(
-                f"queue is being processed by {who}; try again when it finishes"
-            ) from None
-        try:
-            leftover = _read_optional(self.processor_file)
-            atomic_write_json(self.processor_file, {"pid": os.getpid(), "started_at": self._now()})
-            yield leftover
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                self.processor_file.unlink()
-            lock.release()
-
-    def worktree_path(self) -> Path:
-        return gw.common_dir(self.root) / WORKTREE_DIR
-
-    def process(
-        self, *, run_all: bool = False, progress: ProgressCallback | None = None
-    ) -> ProcessReport:
-        """Process the head entry (or every pending entry) under the processor lock."""
-        with self._processor() as leftover:
-            report = ProcessReport()
-            report.recovered = self.recover(leftover)
-            report.picked_up = self.pick_up_signals()
-            while True:
-                state = self.read()
-                if state.paused:
-                    if not report.outcomes and state.pending():
-                        raise RuneError("the merge queue is paused; `merge-queue resume` first")
-                    break
-                if not state.pending():
-                    break
-                self._check_ready(state.pending()[0])
-                entry = self._claim_head()
-                if entry is None:
-                    break
-                report.outcomes.append(self._process_entry(entry, progress))
-                if not run_all:
-                    break
-            return report
-
-    def _check_ready(self, head: QueueEntry) -> None:
-        """Refuse before claiming anything: nothing changes when the setup is wrong."""
-        if _command(head.get("test_command")) is None and self.settings.test_command is None:
-            raise RuneError(
-                "no test command: set runeconsole.merge_queue.test_command in "
-                ".claude/talisman.yml (or give the entry --test-command)"
-            )
-        if gw.resolve_commit(self.root, self.main_ref) is None:
-            raise RuneError(f"branch {self.settings.main_branch!r} does not exist in {self.root}")
-        holder = gw.checked_out_at(self.root, self.settings.main_branch)
-        if holder is not None and gw.is_dirty(holder):
-            raise RuneError(
-                f"{self.settings.main_branch} is checked out in {holder} with uncommitted changes; "
-                "commit or stash them so it can be fast-forwarded, then process again"
-            )
-
-    def _claim_head(self) -> dict[str, Any] | None:
+    def claim_head(self) -> dict[str, Any] | None:
+        """Mark the first pending entry in progress for this process; ``None`` if none waits."""
         with self._mutate() as data:
             for item in data["entries"]:
                 if isinstance(item, dict) and item.get("status") == PENDING:
                     attempts = item.get("attempts")
                     item.update(
                         status=IN_PROGRESS,
-                        started_at=self._now(),
+                        started_at=self.now(),
                         completed_at=None,
                         error=None,
                         reason=None,
@@ -655,331 +514,44 @@ class MergeQueue:
                     return dict(item)
         return None
 
-    def _process_entry(self, entry: dict[str, Any], progress: ProgressCallback | None) -> Outcome:
-        run = _Run(entry, progress=progress)
-        worktree = self.worktree_path()
+    def requeue(self, entry_id: str, reason: str) -> None:
+        """Put an entry whose processor died back in the queue, at its place."""
+        with self._mutate() as data:
+            item = self._find(data, entry_id)
+            item.update(status=PENDING, current_step=None, processor_pid=None, started_at=None)
+            self._record(data, "requeue", entry_id, reason=reason)
+
+    # -- status ------------------------------------------------------------------------------
+
+    def processor_pid(self) -> int | None:
+        """The pid processing the queue now, or ``None`` (checked with the lock, not the file)."""
+        lock = FileLock(str(self.processor_lock), timeout=0)
         try:
-            outcome = self._attempt(run, worktree)
-        except RuneError as exc:
-            outcome = self._fail(run, GIT_ERROR, exc.message)
-        finally:
-            with contextlib.suppress(RuneError):
-                gw.remove_worktree(self.root, worktree)
-        return outcome
-
-    def _step(self, run: _Run, name: str) -> Callable[[str, dict[str, Any] | None], None]:
-        """Record the start of a step now; the returned function records its end."""
-        began = time.monotonic()
-        at = self._now()
-        self._update(run.entry_id, {"current_step": name})
-        run.report(name, f"{name}…")
-
-        def finish(result: str, extra: dict[str, Any] | None = None) -> None:
-            step = {"step": name, "started_at": at, "seconds": round(time.monotonic() - began, 3)}
-            step["result"] = result
-            run.steps.append(step)
-            self._update(run.entry_id, {"steps": list(run.steps), **(extra or {})})
-            run.report(name, f"{name}: {result} ({step['seconds']:.1f}s)")
-
-        return finish
-
-    def _attempt(self, run: _Run, worktree: Path) -> Outcome:
-        entry = run.entry
-        branch = str(entry.get("branch") or "")
-        done = self._step(run, "verify")
-        original = (
-            gw.resolve_commit(self.root, f"refs/heads/{branch}")
-            if gw.valid_branch_name(branch)
-            else None
-        )
-        if original is None:
-            done("branch missing", None)
-            return self._fail(run, BRANCH_MISSING, f"branch {branch!r} does not exist")
-        command = _command(entry.get("test_command")) or self.settings.test_command or []
-        done("ok", {"original_commit": original})
-        gw.remove_worktree(self.root, worktree)
-        gw.add_detached(self.root, worktree, original, timeout=self.settings.git_timeout)
-        for _round in range(self.settings.max_rebase_rounds):
-            base = gw.resolve_commit(self.root, self.main_ref)
-            if base is None:
-                raise RuneError(f"branch {self.settings.main_branch!r} disappeared")
-            done = self._step(run, "rebase")
-            rebased = gw.rebase(worktree, base, timeout=self.settings.git_timeout)
-            if not rebased.ok:
-                if rebased.conflicts:
-                    done("conflict", None)
-                    return self._fail(
-                        run,
-                        CONFLICT,
-                        f"rebase onto {self.settings.main_branch} conflicts",
-                        rebased.conflicts,
-                    )
-                done("failed", None)
-                return self._fail(run, GIT_ERROR, f"rebase failed: {rebased.detail}")
-            tested = rebased.head or ""
-            done("ok", {"base_commit": base, "tested_commit": None})
-            if tested == base:
-                run.notes.append("nothing to merge: the branch is already in main")
-                return self._finish(run, base, base, original)
-            failure = self._test(run, worktree, command, tested)
-            if failure is not None:
-                return failure
-            done = self._step(run, "merge")
-            holder = gw.checked_out_at(self.root, self.settings.main_branch)
-            if holder is not None and gw.is_dirty(holder):
-                done("refused", None)
-                return self._fail(
-                    run, MAIN_DIRTY, f"{holder} has uncommitted changes on main; not merged"
-                )
-            # Written before the ref moves: recovery can tell a landed merge from a lost one.
-            self._update(run.entry_id, {"tested_commit": tested, "base_commit": base})
-            if gw.compare_and_swap(self.root, self.main_ref, tested, base):
-                done("ok", None)
-                return self._finish(run, tested, base, original)
-            done("main moved", None)
-            run.notes.append(f"main moved during the run (was {base[:12]}); rebasing again")
-        return self._fail(
-            run,
-            BASE_MOVED,
-            f"main kept moving: gave up after {self.settings.max_rebase_rounds} rebases",
-        )
-
-    def _test(self, run: _Run, worktree: Path, command: list[str], tested: str) -> Outcome | None:
-        done = self._step(run, "test")
-
-        env = {
-            **os.environ,
-            "RUNECONSOLE_MERGE_ENTRY": run.entry_id,
-            "RUNECONSOLE_MERGE_COMMIT": tested,
-        }
-        result = run_streaming(
-            command,
-            worktree,
-            self.settings.test_timeout,
-            on_line=lambda line: run.report("test", line, output=True),
-            env=env,
-        )
-        extra = {"output_tail": result.tail}
-        if result.timed_out:
-            done("timeout", extra)
-            limit = f"{self.settings.test_timeout:g}s"
-            return self._fail(run, TIMEOUT, f"tests still running after {limit}; stopped")
-        if result.returncode != 0:
-            done(f"exit {result.returncode}", extra)
-            return self._fail(run, TESTS_FAILED, f"tests failed (exit {result.returncode})")
-        done("passed", extra)
+            lock.acquire()
+        except Timeout:
+            info = read_optional(self.processor_file)
+            pid = info.get("pid")
+            return pid if isinstance(pid, int) else -1
+        lock.release()
         return None
 
-    def _fail(self, run: _Run, reason: str, error: str, files: list[str] | None = None) -> Outcome:
-        files = files or []
-        entry = self._update(
-            run.entry_id,
-            {
-                "status": FAILED,
-                "reason": reason,
-                "error": error,
-                "conflict_files": files,
-                "completed_at": self._now(),
-                "current_step": None,
-                "notes": run.notes,
-            },
-        )
-        payload = self._payload(entry, reason=reason, error=error, conflict_files=files)
-        target = self._target(entry)
-        if reason == CONFLICT:
-            self._signal("MERGE_CONFLICT", target, payload)
-        self._signal("MERGE_FAILED", target, payload)
-        run.report(
-            "failed", f"failed: {reason}: {error}" + (f" ({', '.join(files)})" if files else "")
-        )
-        return Outcome(
-            run.entry_id,
-            str(entry.get("branch")),
-            FAILED,
-            reason,
-            error,
-            files,
-            output_tail=list(entry.get("output_tail") or []),
-            notes=run.notes,
-        )
+    # -- processing (services.merge_processor) and predictions (services.merge_predictions) ---
 
-    def _finish(self, run: _Run, tested: str, base: str, original: str) -> Outcome:
-        """After ``main`` points at ``tested``: tidy refs and checkouts, tell everyone."""
-        entry = run.entry
-        main = self.settings.main_branch
-        if tested != base and (holder := gw.checked_out_at(self.root, main)):
-            complaint = gw.fast_forward_checkout(holder, base, tested)
-            if complaint:
-                run.notes.append(f"{holder} not fast-forwarded: {complaint}")
-        run.notes.extend(self._settle_branch(str(entry.get("branch")), tested, original))
-        hook_note = self._mark_hook_merged(entry.get("identity_name"))
-        if hook_note:
-            run.notes.append(hook_note)
-        final = self._update(
-            run.entry_id,
-            {
-                "status": COMPLETED,
-                "completed_at": self._now(),
-                "merged_commit": tested,
-                "tested_commit": tested,
-                "current_step": None,
-                "notes": run.notes,
-            },
-        )
-        self._signal(
-            "MERGE_COMPLETE", self._target(final), self._payload(final, merged_commit=tested)
-        )
-        run.report("merged", f"merged {final.get('branch')} as {tested[:12]}")
-        return Outcome(
-            run.entry_id, str(final.get("branch")), COMPLETED, merged_commit=tested, notes=run.notes
-        )
+    def process(
+        self, *, run_all: bool = False, progress: ProgressCallback | None = None
+    ) -> ProcessReport:
+        """Process the head entry (or every pending entry) under the processor lock."""
+        from runeconsole.services.merge_processor import Processor  # it imports this module
 
-    def _settle_branch(self, branch: str, tested: str, original: str) -> list[str]:
-        """Delete the merged branch (or point it at what was tested) unless it is in use."""
-        ref = f"refs/heads/{branch}"
-        current = gw.resolve_commit(self.root, ref)
-        if current is None:
-            return []
-        if current not in (original, tested):
-            return [f"{branch} moved while queued; left as it is"]
-        holder = gw.checked_out_at(self.root, branch)
-        if holder is not None:
-            return [f"{branch} is checked out in {holder}; left as it is"]
-        if self.settings.keep_branch:
-            done = gw.compare_and_swap(self.root, ref, tested, current)
-        else:
-            done = gw.delete_ref(self.root, ref, current)
-        return [] if done else [f"{branch} changed meanwhile; left as it is"]
-
-    def _mark_hook_merged(self, identity: Any) -> str | None:
-        """Set the identity's hook file (if any) to ``merged``, keeping every other field."""
-        if not isinstance(identity, str) or not identity:
-            return None
-        path = self.paths.hooks / f"{validate_id(identity, 'identity')}.json"
-        if not path.exists():
-            return None
-        with locked(self.paths.lock_for(f"hook-{identity}"), what=f"hook {identity}"):
-            try:
-                fields = read_json_object(path)
-            except UnreadableFile as exc:
-                return f"hook {path.name} not updated: {exc.reason}"
-            now = self._now()
-            fields.update(phase="merged", merged_at=now, updated_at=now)
-            atomic_write_json(path, fields)
-        return None
-
-    def _target(self, entry: dict[str, Any]) -> str:
-        identity = entry.get("identity_name")
-        return identity if isinstance(identity, str) and identity else FALLBACK_TARGET
-
-    @staticmethod
-    def _payload(entry: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        keys = ("entry_id", "node_id", "branch", "identity_name", "bead_id", "pr_number")
-        return {**{k: entry.get(k) for k in keys}, **extra}
-
-    def _signal(self, signal_type: str, target: str, payload: dict[str, Any]) -> None:
-        with contextlib.suppress(InvalidInput):
-            self.signals.send(signal_type, SIGNAL_SOURCE, target, payload)
-
-    # -- crash recovery ----------------------------------------------------------------------
-
-    def recover(self, leftover: dict[str, Any]) -> list[str]:
-        """Clean up after a processor that died (kill -9 at any step). Holds the processor lock."""
-        notes: list[str] = []
-        worktree = self.worktree_path()
-        stopped = stop_processes_in(worktree)
-        if stopped:
-            who = leftover.get("pid", "a processor")
-            notes.append(f"stopped {len(stopped)} process(es) left running by {who}")
-        registered = any(wt.path == worktree for wt in gw.worktrees(self.root))
-        if worktree.exists() or registered:
-            if worktree.exists():
-                with contextlib.suppress(RuneError):
-                    if gw.rebase_in_progress(worktree):
-                        notes.append("aborted a rebase left in the queue's worktree")
-            gw.remove_worktree(self.root, worktree)
-            notes.append(f"removed the leftover worktree {worktree}")
-        for entry in self.read().entries:
-            if entry.status == IN_PROGRESS and entry.get("processor_pid"):
-                notes.append(self._recover_entry(entry.fields))
-        return notes
-
-    def _recover_entry(self, entry: dict[str, Any]) -> str:
-        run = _Run(dict(entry), notes=["interrupted; recovered"])
-        entry_id = run.entry_id
-        tested, base = entry.get("tested_commit"), entry.get("base_commit")
-        main = gw.resolve_commit(self.root, self.main_ref)
-        landed = isinstance(tested, str) and isinstance(base, str) and main is not None
-        if (
-            landed
-            and gw.resolve_commit(self.root, tested)
-            and gw.is_ancestor(self.root, tested, main)
-        ):
-            original = entry.get("original_commit") or tested
-            self._finish(run, tested, base, str(original))
-            return f"{entry_id}: had merged before the interruption; finished it"
-        attempts = entry.get("attempts") if isinstance(entry.get("attempts"), int) else 1
-        if self.settings.on_interrupted == "retry" and attempts < self.settings.max_attempts:
-            with self._mutate() as data:
-                item = self._find(data, entry_id)
-                item.update(status=PENDING, current_step=None, processor_pid=None, started_at=None)
-                self._record(data, "requeue", entry_id, reason=INTERRUPTED)
-            return f"{entry_id}: interrupted; queued again (attempt {attempts + 1})"
-        step = entry.get("current_step") or "?"
-        self._fail(run, INTERRUPTED, f"processing stopped during {step} (the processor died)")
-        return f"{entry_id}: interrupted during {step}; marked failed"
-
-    # -- predictions -------------------------------------------------------------------------
+        return Processor(self).process(run_all=run_all, progress=progress)
 
     def predict(self, state: QueueState | None = None) -> dict[str, Prediction]:
-        """For each pending entry: conflicts with main now, and with the entries ahead of it.
-
-        Works in the object store only (``merge-tree --write-tree`` and synthetic commits
-        with no ref), so no worktree is touched. Cached until main or the queue changes.
-        """
-        state = state or self.read()
-        pending = state.pending()
-        heads = gw.branch_heads(self.root)
-        main = heads.get(self.settings.main_branch)
-        fingerprint = (main, tuple((e.entry_id, heads.get(e.branch)) for e in pending))
-        if self._prediction_cache and self._prediction_cache[0] == fingerprint:
-            return self._prediction_cache[1]
-        predictions: dict[str, Prediction] = {}
-        if main is None:
-            return {e.entry_id: Prediction(e.entry_id, error="no main branch") for e in pending}
-        simulated = main
-        ahead: list[tuple[str, str]] = []
-        for entry in pending:
-            tip = heads.get(entry.branch)
-            if tip is None:
-                predictions[entry.entry_id] = Prediction(entry.entry_id, error="branch missing")
-                continue
-            versus_main = gw.merge_tree(self.root, main, tip)
-            versus_queue = versus_main
-            if simulated != main:
-                versus_queue = gw.merge_tree(self.root, simulated, tip)
-            with_entries: dict[str, list[str]] = {}
-            if not versus_queue.clean and versus_main.clean:
-                for other_id, other_tip in ahead:
-                    pair = gw.merge_tree(self.root, other_tip, tip)
-                    if not pair.clean:
-                        with_entries[other_id] = pair.conflicts
-            predictions[entry.entry_id] = Prediction(
-                entry.entry_id,
-                versus_main.conflicts,
-                [] if versus_queue.clean else versus_queue.conflicts,
-                with_entries,
-            )
-            if versus_queue.clean:
-                simulated = gw.commit_tree(
-                    self.root, versus_queue.tree, [simulated, tip], f"queue: {entry.entry_id}"
-                )
-                ahead.append((entry.entry_id, tip))
-        self._prediction_cache = (fingerprint, predictions)
-        return predictions
+        """Predicted conflicts of every pending entry (cached until something changes)."""
+        return self.predictor.predict(state or self.read())
 
 
 def _compact(data: dict[str, Any]) -> bytes:
+    """One line: the file is rewritten on every change and can hold thousands of entries."""
     return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
@@ -987,7 +559,7 @@ def _optional_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _read_optional(path: Path) -> dict[str, Any]:
+def read_optional(path: Path) -> dict[str, Any]:
     try:
         return read_json_object(path)
     except UnreadableFile:
