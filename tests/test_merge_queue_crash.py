@@ -61,6 +61,15 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def assert_interrupted(repo: Path, step: str, main_before: str) -> None:
+    """Failed as interrupted at ``step``; main untouched; the queue's worktree gone."""
+    entry = queue_file(repo)["entries"][0]
+    assert (entry["status"], entry["reason"]) == (FAILED, INTERRUPTED)
+    assert f"during {step}" in entry["error"]
+    assert rev(repo, "main") == main_before
+    assert worktree_paths(repo) == [str(repo)]
+
+
 def many_commits(root: Path, branch: str, count: int) -> None:
     """``count`` commits on ``branch`` in one fast-import: a rebase that takes seconds."""
     base = rev(root, "main")
@@ -93,11 +102,7 @@ def test_kill_during_rebase_then_recovery(repo: Path, clock) -> None:
 
     assert any("aborted a rebase" in note for note in report.recovered), report.recovered
     assert any("leftover worktree" in note for note in report.recovered)
-    entry = queue_file(repo)["entries"][0]
-    assert (entry["status"], entry["reason"]) == (FAILED, INTERRUPTED)
-    assert "rebase" in entry["error"]
-    assert rev(repo, "main") == main_before
-    assert worktree_paths(repo) == [str(repo)]
+    assert_interrupted(repo, "rebase", main_before)
 
 
 def test_kill_during_tests_then_recovery(repo: Path, clock, tmp_path: Path) -> None:
@@ -117,11 +122,7 @@ def test_kill_during_tests_then_recovery(repo: Path, clock, tmp_path: Path) -> N
 
     assert any("process(es) left running" in note for note in report.recovered), report.recovered
     wait_for(lambda: not alive(test_pid), timeout=5, what="the orphaned tests to stop")
-    entry = queue_file(repo)["entries"][0]
-    assert (entry["status"], entry["reason"]) == (FAILED, INTERRUPTED)
-    assert "during test" in entry["error"]
-    assert rev(repo, "main") == main_before
-    assert worktree_paths(repo) == [str(repo)]
+    assert_interrupted(repo, "test", main_before)
 
 
 def test_interrupted_entry_is_retried_when_configured(repo: Path, clock, tmp_path: Path) -> None:

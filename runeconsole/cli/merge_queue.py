@@ -7,6 +7,7 @@ failed (or the queue could not be processed), 2 on usage errors.
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime
 
 from runeconsole.cli.common import print_json, print_table, resolve_root
@@ -103,7 +104,12 @@ def list_entries(args: argparse.Namespace) -> int:
     state = queue.read()
     if state.error:
         raise RuneError(f"{queue.path} is unreadable: {state.error}")
-    predictions = {} if args.no_predict else queue.predict(state)
+    predictions = {}
+    if not args.no_predict:
+        try:
+            predictions = queue.predict(state)
+        except RuneError as exc:
+            print(f"runeconsole: no conflict predictions: {exc.message}", file=sys.stderr)
     ordered = state.ordered()
     if args.json:
         rows = []

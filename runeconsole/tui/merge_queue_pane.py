@@ -6,6 +6,7 @@ processing runs in its own worker and reports each step back to the UI thread.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import deque
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
+from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.merge_queue import (
@@ -151,7 +153,10 @@ class MergeQueuePane(LivePane):
         self.sync(state, self._predict(state))
 
     def watch_dirs(self) -> list[Path]:
-        return [self.queue.paths.state, self.queue.paths.signals]
+        dirs = [self.queue.paths.state, self.queue.paths.signals]
+        with contextlib.suppress(RuneError):  # main moving changes the predictions
+            dirs.append(gw.common_dir(self.queue.root) / "refs" / "heads")
+        return dirs
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -162,7 +167,8 @@ class MergeQueuePane(LivePane):
             return {e.entry_id: Prediction(e.entry_id, error=exc.message) for e in state.pending()}
 
     def apply_changes(self, paths: set[Path]) -> None:
-        if any(p.name in QUEUE_FILES or p.name.endswith("-MERGE_READY.json") for p in paths):
+        relevant = QUEUE_FILES | {self.queue.settings.main_branch}
+        if any(p.name in relevant or p.name.endswith("-MERGE_READY.json") for p in paths):
             self.rescan()
 
     @work(thread=True, exclusive=True, group="merge-queue-scan")
