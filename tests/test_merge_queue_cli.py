@@ -93,3 +93,20 @@ def test_queue_management_commands(repo: Path, cli) -> None:
 def test_usage_errors_exit_2(repo: Path, cli, args: tuple[str, ...]) -> None:
     result = cli(*args, "--root", str(repo))
     assert result.code == 2
+
+
+def test_all_stops_when_main_gets_dirty_and_keeps_what_merged(repo: Path, cli) -> None:
+    root = ["--root", str(repo)]
+    commit_on(repo, "feat/one", {"one.txt": "1"})
+    commit_on(repo, "feat/two", {"two.txt": "2"})
+    # The first entry's tests leave the operator's checkout of main dirty.
+    dirty = f"sh -c 'echo edited >> {repo}/a.txt'"
+    cli("merge-queue", "add", "--branch", "feat/one", "--test-command", dirty, *root)
+    cli("merge-queue", "add", "--branch", "feat/two", *root)
+    result = cli("merge-queue", "process", "--all", "--json", *root)
+    report = result.json()
+    assert result.code == 1
+    assert [o["status"] for o in report["outcomes"]] == ["failed"]
+    assert report["outcomes"][0]["reason"] == "main_dirty"
+    assert "uncommitted changes" in report["stopped"]
+    assert queue_file(repo)["entries"][1]["status"] == "pending"

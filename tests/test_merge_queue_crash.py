@@ -100,7 +100,7 @@ def test_kill_during_rebase_then_recovery(repo: Path, clock) -> None:
 
     report = make_queue(repo, clock).process()
 
-    assert any("aborted a rebase" in note for note in report.recovered), report.recovered
+    assert any("discarded a rebase" in note for note in report.recovered), report.recovered
     assert any("leftover worktree" in note for note in report.recovered)
     assert_interrupted(repo, "rebase", main_before)
 

@@ -267,3 +267,19 @@ def test_no_test_command_refuses_before_claiming(repo: Path, clock) -> None:
     queue.remove(entry.entry_id)
     queue.add("feat/n", test_command="true")
     assert queue.process().outcomes[0].status == COMPLETED
+
+
+def test_odd_identity_from_another_tool_never_blocks_a_merge(repo: Path, clock) -> None:
+    commit_on(repo, "feat/odd", {"odd.txt": "o"})
+    queue = make_queue(repo, clock)
+    entry, _ = queue.add("feat/odd")
+    queue.update_entry(entry.entry_id, {"identity_name": "orchestrator.auth/1"})
+    foreign, _ = queue.add("feat/foreign")  # claimed by a tool that takes no processor lock
+    queue.update_entry(foreign.entry_id, {"status": "in_progress"})
+
+    report = queue.process()
+
+    assert report.outcomes[0].status == COMPLETED
+    assert signals_of(repo, "MERGE_COMPLETE")[0]["target"] == "guardian"
+    assert report.recovered == []
+    assert queue.get(foreign.entry_id).status == "in_progress"

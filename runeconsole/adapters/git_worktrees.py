@@ -17,6 +17,16 @@ from runeconsole.core.errors import RuneError
 
 # What ``git check-ref-format --branch`` refuses, checked without a subprocess per call.
 _BAD_BRANCH = re.compile(r"(^[-/.])|(\.\.)|(@\{)|([\x00-\x20\x7f~^:?*\[\\])|(//)|([/.]$)|(\.lock$)")
+# The queue's rebase is the same everywhere: no hooks, and no ``rebase.updateRefs``
+# (it would move the agent's branch, which points into the commits being rebased).
+_PLAIN_REBASE = [
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "rebase.updateRefs=false",
+    "-c",
+    "rebase.autoSquash=false",
+]
 # Simulated merges are throw-away objects: give them an identity even where none is set.
 _SYNTHETIC_IDENTITY = ["-c", "user.name=runeconsole", "-c", "user.email=runeconsole@localhost"]
 
@@ -123,7 +133,7 @@ class RebaseResult:
 def rebase(worktree: Path, onto: str, *, timeout: float = 300) -> RebaseResult:
     """Rebase the detached HEAD of ``worktree`` onto ``onto``; on conflict list files and abort."""
     result = run_git(
-        ["-c", "core.hooksPath=/dev/null", "rebase", "--no-autostash", "--quiet", onto],
+        [*_PLAIN_REBASE, "rebase", "--no-autostash", "--quiet", onto],
         worktree,
         timeout=timeout,
         check=False,

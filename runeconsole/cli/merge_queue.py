@@ -189,9 +189,13 @@ def process_queue(args: argparse.Namespace) -> int:
                 print(f"FAILED {outcome.branch} ({outcome.entry_id}): {outcome.reason}{files}")
             for note in outcome.notes:
                 print(f"  note: {note}")
-        if not report.outcomes:
+        if report.stopped:
+            print(f"stopped: {report.stopped}")
+        elif not report.outcomes:
             print("nothing to process")
-    return 1 if any(not o.merged for o in report.outcomes) else 0
+    # Stopping because someone paused the queue is not a failure; anything else is.
+    stopped_badly = report.stopped is not None and not queue.read().paused
+    return 1 if stopped_badly or any(not o.merged for o in report.outcomes) else 0
 
 
 def _dry_run(queue: MergeQueue, as_json: bool) -> int:

@@ -25,7 +25,7 @@ from runeconsole.adapters.processes import run_streaming, stop_processes_in
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_json, read_json_object
 from runeconsole.core.locks import locked
-from runeconsole.core.validate import validate_id
+from runeconsole.core.validate import ID_PATTERN
 from runeconsole.services.merge_queue import (
     BASE_MOVED,
     BRANCH_MISSING,
@@ -121,13 +121,17 @@ class Processor:
             report.picked_up = self.queue.pick_up_signals()
             while True:
                 state = self.queue.read()
-                if state.paused:
-                    if not report.outcomes and state.pending():
-                        raise RuneError("the merge queue is paused; `merge-queue resume` first")
-                    break
                 if not state.pending():
                     break
-                self._check_ready(state.pending()[0])
+                try:
+                    if state.paused:
+                        raise RuneError("the merge queue is paused; `merge-queue resume` first")
+                    self._check_ready(state.pending()[0])
+                except RuneError as exc:
+                    if not report.outcomes:
+                        raise
+                    report.stopped = exc.message  # keep what was already merged
+                    break
                 entry = self.queue.claim_head()
                 if entry is None:
                     break
@@ -301,17 +305,21 @@ class Processor:
         )
 
     def _finish(self, run: _Run, tested: str, base: str, original: str) -> Outcome:
-        """After ``main`` points at ``tested``: tidy refs and checkouts, tell everyone."""
+        """After ``main`` points at ``tested``: tidy refs and checkouts, tell everyone.
+
+        The merge has happened: a tidying step that fails becomes a note, never a failure.
+        """
         entry = run.entry
-        main = self.settings.main_branch
-        if tested != base and (holder := gw.checked_out_at(self.root, main)):
-            complaint = gw.fast_forward_checkout(holder, base, tested)
-            if complaint:
-                run.notes.append(f"{holder} not fast-forwarded: {complaint}")
-        run.notes.extend(self._settle_branch(str(entry.get("branch")), tested, original))
-        hook_note = self._mark_hook_merged(entry.get("identity_name"))
-        if hook_note:
-            run.notes.append(hook_note)
+        tidying: list[Callable[[], list[str]]] = [
+            lambda: self._sync_main_checkout(base, tested),
+            lambda: self._settle_branch(str(entry.get("branch")), tested, original),
+            lambda: self._mark_hook_merged(entry.get("identity_name")),
+        ]
+        for tidy in tidying:
+            try:
+                run.notes.extend(tidy())
+            except RuneError as exc:
+                run.notes.append(f"after the merge: {exc.message}")
         final = self.queue.update_entry(
             run.entry_id,
             {
@@ -331,6 +339,16 @@ class Processor:
             run.entry_id, str(final.get("branch")), COMPLETED, merged_commit=tested, notes=run.notes
         )
 
+    def _sync_main_checkout(self, base: str, tested: str) -> list[str]:
+        """Fast-forward the worktree that has main checked out (if any) from base to tested."""
+        holder = gw.checked_out_at(self.root, self.settings.main_branch)
+        if holder is None or tested == base:
+            return []
+        if gw.resolve_commit(self.root, self.queue.main_ref) != tested:
+            return [f"{holder} left as it is: main has moved on since"]
+        complaint = gw.fast_forward_checkout(holder, base, tested)
+        return [f"{holder} not fast-forwarded: {complaint}"] if complaint else []
+
     def _settle_branch(self, branch: str, tested: str, original: str) -> list[str]:
         """Delete the merged branch (or point it at what was tested) unless it is in use."""
         ref = f"refs/heads/{branch}"
@@ -348,26 +366,28 @@ class Processor:
             done = gw.delete_ref(self.root, ref, current)
         return [] if done else [f"{branch} changed meanwhile; left as it is"]
 
-    def _mark_hook_merged(self, identity: Any) -> str | None:
+    def _mark_hook_merged(self, identity: Any) -> list[str]:
         """Set the identity's hook file (if any) to ``merged``, keeping every other field."""
-        if not isinstance(identity, str) or not identity:
-            return None
-        path = self.paths.hooks / f"{validate_id(identity, 'identity')}.json"
+        if not _usable_id(identity):
+            return []
+        path = self.paths.hooks / f"{identity}.json"
         if not path.exists():
-            return None
+            return []
         with locked(self.paths.lock_for(f"hook-{identity}"), what=f"hook {identity}"):
             try:
                 fields = read_json_object(path)
             except UnreadableFile as exc:
-                return f"hook {path.name} not updated: {exc.reason}"
+                return [f"hook {path.name} not updated: {exc.reason}"]
             now = self.queue.now()
             fields.update(phase="merged", merged_at=now, updated_at=now)
             atomic_write_json(path, fields)
-        return None
+        return []
 
-    def _target(self, entry: dict[str, Any]) -> str:
+    @staticmethod
+    def _target(entry: dict[str, Any]) -> str:
+        """The entry's identity when it can name a signal file, else the guardian."""
         identity = entry.get("identity_name")
-        return identity if isinstance(identity, str) and identity else FALLBACK_TARGET
+        return identity if _usable_id(identity) else FALLBACK_TARGET
 
     @staticmethod
     def _payload(entry: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -393,7 +413,7 @@ class Processor:
             if worktree.exists():
                 with contextlib.suppress(RuneError):
                     if gw.rebase_in_progress(worktree):
-                        notes.append("aborted a rebase left in the queue's worktree")
+                        notes.append("discarded a rebase left in progress in the queue's worktree")
             gw.remove_worktree(self.root, worktree)
             notes.append(f"removed the leftover worktree {worktree}")
         for entry in self.queue.read().entries:
@@ -422,3 +442,7 @@ class Processor:
         step = entry.get("current_step") or "?"
         self._fail(run, INTERRUPTED, f"processing stopped during {step} (the processor died)")
         return f"{entry_id}: interrupted during {step}; marked failed"
+
+
+def _usable_id(value: Any) -> bool:
+    return isinstance(value, str) and bool(ID_PATTERN.fullmatch(value))

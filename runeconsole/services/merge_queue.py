@@ -214,12 +214,14 @@ class ProcessReport:
     outcomes: list[Outcome] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
     picked_up: list[str] = field(default_factory=list)
+    stopped: str | None = None  # why processing stopped before the queue was empty
 
     def to_json(self) -> dict[str, Any]:
         return {
             "outcomes": [o.to_json() for o in self.outcomes],
             "recovered": self.recovered,
             "picked_up": self.picked_up,
+            "stopped": self.stopped,
         }
 
 
