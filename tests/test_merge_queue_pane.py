@@ -164,7 +164,7 @@ async def test_p_processes_the_head_after_confirmation_showing_steps(fleet) -> N
         wait_for(lambda: pane.processing is None, what="processing to finish")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        log = "\n".join(line.plain for line in pane.log_lines)
+        log = "\n".join(line.plain for line in pane.log_lines())
         assert "rebase: ok" in log and "merge: ok" in log and "merged feat/auth" in log
         assert pane.state.find(head).status == "completed"
         assert (root / "api.py").read_text() == "auth\n"

@@ -49,7 +49,7 @@ COLUMNS = (
 )
 STATUS_STYLE = {PENDING: "", IN_PROGRESS: "bold yellow", FAILED: "bold red", COMPLETED: "green"}
 QUEUE_FILES = frozenset({"merge-queue.json", "merge-queue.processor.json"})
-LOG_LINES = 6
+OUTPUT_LINES = 3  # test output shown under the steps while processing
 
 
 def conflicts_cell(entry: QueueEntry, prediction: Prediction | None) -> Text:
@@ -136,7 +136,8 @@ class MergeQueuePane(LivePane):
         self.processing: str | None = None
         self.process_started = 0.0
         self.step = ""
-        self.log_lines: deque[Text] = deque(maxlen=LOG_LINES)
+        self.step_lines: dict[str, Text] = {}  # step -> its latest line, in order
+        self.output_lines: deque[Text] = deque(maxlen=OUTPUT_LINES)
 
     def compose(self) -> ComposeResult:
         yield Static(id="mq-header")
@@ -240,8 +241,13 @@ class MergeQueuePane(LivePane):
         prediction = self.predictions.get(entry.entry_id) if entry else None
         self.query_one("#mq-detail", Static).update(detail_text(entry, prediction))
         log = self.query_one("#mq-log", Static)
-        log.display = bool(self.log_lines)
-        log.update(Text("\n").join(self.log_lines))
+        lines = self.log_lines()
+        log.display = bool(lines)
+        log.update(Text("\n").join(lines))
+
+    def log_lines(self) -> list[Text]:
+        """Each step's latest line (with elapsed time), then the tail of the test output."""
+        return [*self.step_lines.values(), *self.output_lines]
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
@@ -294,7 +300,8 @@ class MergeQueuePane(LivePane):
         self.processing = entry_id
         self.process_started = time.monotonic()
         self.step = "starting"
-        self.log_lines.clear()
+        self.step_lines.clear()
+        self.output_lines.clear()
         self.refresh_header()
         self.run_process()
 
@@ -313,11 +320,15 @@ class MergeQueuePane(LivePane):
     def on_progress(self, event: Progress) -> None:
         self.processing = event.entry_id
         if event.output:
-            self.log_lines.append(Text(f"  │ {event.message}", "dim"))
+            self.output_lines.append(Text(f"  │ {event.message}", "dim"))
         else:
+            if event.step == "rebase":  # a new round: the old test output is stale
+                self.output_lines.clear()
+            style = "red" if event.step == "failed" else "green" if event.step == "merged" else ""
+            self.step_lines[event.step] = Text(f"{event.elapsed:6.1f}s  {event.message}", style)
             self.step = event.step
-            self.log_lines.append(Text(f"{event.elapsed:6.1f}s  {event.message}"))
-            self.refresh_header()
+            self.sync(self.queue.read(), self.predictions)
+            return
         self.refresh_detail()
 
     def finished(self, result: ProcessReport | None, error: str | None) -> None:
