@@ -13,7 +13,6 @@ from mq_helpers import (
     ignore_state,
     make_queue,
     queue_file,
-    wait_for,
     write_talisman,
 )
 
@@ -161,8 +160,8 @@ async def test_p_processes_the_head_after_confirmation_showing_steps(fleet) -> N
         await pilot.press("y")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        wait_for(lambda: pane.processing is None, what="processing to finish")
-        await app.workers.wait_for_complete()
+        assert pane.processing is None
+        await app.workers.wait_for_complete()  # the rescan that follows
         await pilot.pause()
         log = "\n".join(line.plain for line in pane.log_lines())
         assert "rebase: ok" in log and "merge: ok" in log and "merged feat/auth" in log
