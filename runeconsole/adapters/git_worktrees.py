@@ -16,7 +16,9 @@ from runeconsole.adapters.git import run_git
 from runeconsole.core.errors import RuneError
 
 # What ``git check-ref-format --branch`` refuses, checked without a subprocess per call.
-_BAD_BRANCH = re.compile(r"(^[-/.])|(\.\.)|(@\{)|([\x00-\x20\x7f~^:?*\[\\])|(//)|([/.]$)|(\.lock$)")
+_BAD_BRANCH = re.compile(
+    r"^[-/.]|\.\.|@\{|^@$|[\x00-\x20\x7f~^:?*\[\\]|//|/\.|[/.]$|\.lock$|\.lock/"
+)
 # The queue's rebase is the same everywhere: no hooks, and no ``rebase.updateRefs``
 # (it would move the agent's branch, which points into the commits being rebased).
 _PLAIN_REBASE = [
@@ -38,7 +40,9 @@ def valid_branch_name(name: object) -> bool:
 def resolve_commit(repo: Path, ref: str) -> str | None:
     """The commit ``ref`` names, or ``None`` if it names none (never raises for a bad ref)."""
     result = run_git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], repo, check=False)
-    return result.stdout.strip() or None if result.returncode == 0 else None
+    if result.returncode != 0:
+        return None
+    return result.stdout.strip() or None
 
 
 def common_dir(repo: Path) -> Path:
@@ -75,9 +79,9 @@ def worktrees(repo: Path) -> list[Worktree]:
 
 
 def checked_out_at(repo: Path, branch: str) -> Path | None:
-    """The worktree that has ``branch`` checked out, if any."""
+    """The worktree that has ``branch`` checked out, if any (one whose directory is gone, none)."""
     ref = f"refs/heads/{branch}"
-    return next((wt.path for wt in worktrees(repo) if wt.branch == ref), None)
+    return next((wt.path for wt in worktrees(repo) if wt.branch == ref and wt.path.is_dir()), None)
 
 
 def is_dirty(worktree: Path) -> bool:
