@@ -25,7 +25,6 @@ from runeconsole.adapters.processes import run_streaming, stop_processes_in
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_json, read_json_object
 from runeconsole.core.locks import locked
-from runeconsole.core.validate import ID_PATTERN
 from runeconsole.services.merge_queue import (
     BASE_MOVED,
     BRANCH_MISSING,
@@ -46,6 +45,7 @@ from runeconsole.services.merge_queue import (
     QueueBusy,
     QueueEntry,
     command_args,
+    id_or_none,
     read_optional,
 )
 
@@ -368,7 +368,7 @@ class Processor:
 
     def _mark_hook_merged(self, identity: Any) -> list[str]:
         """Set the identity's hook file (if any) to ``merged``, keeping every other field."""
-        if not _usable_id(identity):
+        if id_or_none(identity) is None:
             return []
         path = self.paths.hooks / f"{identity}.json"
         if not path.exists():
@@ -386,8 +386,7 @@ class Processor:
     @staticmethod
     def _target(entry: dict[str, Any]) -> str:
         """The entry's identity when it can name a signal file, else the guardian."""
-        identity = entry.get("identity_name")
-        return identity if _usable_id(identity) else FALLBACK_TARGET
+        return id_or_none(entry.get("identity_name")) or FALLBACK_TARGET
 
     @staticmethod
     def _payload(entry: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -442,7 +441,3 @@ class Processor:
         step = entry.get("current_step") or "?"
         self._fail(run, INTERRUPTED, f"processing stopped during {step} (the processor died)")
         return f"{entry_id}: interrupted during {step}; marked failed"
-
-
-def _usable_id(value: Any) -> bool:
-    return isinstance(value, str) and bool(ID_PATTERN.fullmatch(value))

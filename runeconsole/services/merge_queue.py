@@ -33,7 +33,7 @@ from runeconsole.core.files import atomic_write_bytes, read_json_object
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
-from runeconsole.core.validate import validate_id
+from runeconsole.core.validate import ID_PATTERN, MAX_ID_LENGTH, validate_id
 from runeconsole.services.merge_predictions import ConflictPredictor, Prediction
 from runeconsole.services.signals import Signals
 
@@ -462,7 +462,12 @@ class MergeQueue:
             return True
 
     def pick_up_signals(self) -> list[str]:
-        """Turn pending ``MERGE_READY`` signals into entries (under the queue lock, no doubles)."""
+        """Turn pending ``MERGE_READY`` signals into entries, then consume them.
+
+        A branch already waiting is not added twice (``add`` checks under the lock), so
+        the console and a CLI picking up the same signal make one entry. Ids that could
+        not name a file are dropped rather than refusing the whole request.
+        """
         ready = self.signals.pending(signal_type="MERGE_READY")
         added: list[str] = []
         for signal in ready:
@@ -472,14 +477,13 @@ class MergeQueue:
                 continue  # not ours to destroy: it stays visible in the signals directory
             if not signal.path.exists():
                 continue
-            identity = payload.get("identity_name") or payload.get("identity")
             pr = payload.get("pr_number")
             try:
                 entry, created = self.add(
                     str(branch),
-                    identity=identity if isinstance(identity, str) else None,
-                    node_id=_optional_str(payload.get("node_id")),
-                    bead_id=_optional_str(payload.get("bead_id")),
+                    identity=id_or_none(payload.get("identity_name") or payload.get("identity")),
+                    node_id=id_or_none(payload.get("node_id")),
+                    bead_id=id_or_none(payload.get("bead_id")),
                     pr_number=pr if isinstance(pr, int) else None,
                     worktree=_optional_str(payload.get("worktree_path")),
                     source=signal.path.name,
@@ -559,6 +563,12 @@ def _compact(data: dict[str, Any]) -> bytes:
 
 def _optional_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def id_or_none(value: Any) -> str | None:
+    """``value`` if it can safely name a file or a signal party, else ``None``."""
+    ok = isinstance(value, str) and len(value) <= MAX_ID_LENGTH and ID_PATTERN.fullmatch(value)
+    return value if ok else None
 
 
 def read_optional(path: Path) -> dict[str, Any]:
