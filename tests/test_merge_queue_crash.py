@@ -93,7 +93,8 @@ def test_kill_during_rebase_then_recovery(repo: Path, clock) -> None:
     make_queue(repo, clock).add("feat/long", identity="worker-long")
     processor = start_processor(repo)
     wait_for(lambda: current_step(repo) == "rebase", what="the rebase to start")
-    wait_for(lambda: len(worktree_paths(repo)) == 2, what="the queue's worktree")
+    rebase_state = repo / ".git" / "worktrees" / "runeconsole-merge-queue" / "rebase-merge"
+    wait_for(rebase_state.exists, what="git rebase to be under way in the queue's worktree")
     os.killpg(processor.pid, signal.SIGKILL)  # the processor and its git children
     processor.wait(timeout=10)
     assert queue_file(repo)["entries"][0]["status"] == "in_progress"
