@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mq_helpers import commit_in_checkout, commit_on, ignore_state, queue_file, rev, write_talisman
+
+from tests.mq_helpers import (
+    commit_in_checkout,
+    commit_on,
+    ignore_state,
+    queue_file,
+    rev,
+    write_talisman,
+)
 
 
 @pytest.fixture

@@ -10,8 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli_env
-from mq_helpers import (
+
+from runeconsole.services.merge_queue import COMPLETED, FAILED, INTERRUPTED, QueueBusy
+from tests.conftest import cli_env
+from tests.mq_helpers import (
     commit_in_checkout,
     commit_on,
     git,
@@ -23,8 +25,6 @@ from mq_helpers import (
     worktree_paths,
     write_talisman,
 )
-
-from runeconsole.services.merge_queue import COMPLETED, FAILED, INTERRUPTED, QueueBusy
 
 
 @pytest.fixture

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mq_helpers import commit_in_checkout, commit_on, ignore_state, make_queue, queue_file
 
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.services.merge_queue import COMPLETED, FAILED, PENDING, MergeQueueSettings
 from runeconsole.services.signals import Signals
+from tests.mq_helpers import commit_in_checkout, commit_on, ignore_state, make_queue, queue_file
 
 
 @pytest.fixture

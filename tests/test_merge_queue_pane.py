@@ -6,7 +6,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from mq_helpers import (
+
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.tui.app import RuneConsole, create_app
+from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.merge_queue_pane import MergeQueuePane
+from tests.mq_helpers import (
     commit_in_checkout,
     commit_on,
     git,
@@ -15,11 +20,6 @@ from mq_helpers import (
     queue_file,
     write_talisman,
 )
-
-from runeconsole.adapters.clock import ManualClock
-from runeconsole.tui.app import RuneConsole, create_app
-from runeconsole.tui.confirm import ConfirmScreen
-from runeconsole.tui.merge_queue_pane import MergeQueuePane
 
 FIXED_DATES = {
     "GIT_AUTHOR_DATE": "2026-02-26T11:00:00Z",
@@ -68,6 +68,7 @@ def console(root: Path, clock: ManualClock) -> RuneConsole:
 
 async def open_queue(pilot) -> MergeQueuePane:
     await pilot.press("2")
+    await pilot.app.workers.wait_for_complete()  # the first scan: predictions
     await pilot.pause()
     return pilot.app.query_one(MergeQueuePane)
 

@@ -7,18 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from mq_helpers import (
-    branch_exists,
-    commit_in_checkout,
-    commit_on,
-    first_parent_subjects,
-    git,
-    ignore_state,
-    make_queue,
-    queue_file,
-    rev,
-    worktree_paths,
-)
 
 from runeconsole.core.errors import RuneError
 from runeconsole.services.merge_queue import (
@@ -32,6 +20,18 @@ from runeconsole.services.merge_queue import (
     TIMEOUT,
 )
 from runeconsole.services.signals import Signals
+from tests.mq_helpers import (
+    branch_exists,
+    commit_in_checkout,
+    commit_on,
+    first_parent_subjects,
+    git,
+    ignore_state,
+    make_queue,
+    queue_file,
+    rev,
+    worktree_paths,
+)
 
 
 @pytest.fixture

@@ -117,7 +117,8 @@ class RuneConsole(App[None]):
                 pane.apply_changes(mine)
 
     def on_live_pane_summary(self, message: LivePane.Summary) -> None:
-        self.query_one(StatusBar).set_figures(message.pane_id, message.figures)
+        for bar in self.query(StatusBar):  # none while the console is closing
+            bar.set_figures(message.pane_id, message.figures)
 
     def _rescan(self) -> None:
         for pane in self.panes:

@@ -18,6 +18,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
+from textual.worker import get_current_worker
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
@@ -118,6 +119,14 @@ def matches(entry: QueueEntry, text: str) -> bool:
 
 
 class MergeQueuePane(LivePane):
+    TITLE = "Merge queue"
+    HELP_KEYS = (
+        ("p", "process the head of the queue (asks first), watching each step"),
+        ("r", "retry the selected failed entry"),
+        ("d", "remove the selected entry (asks first)"),
+        ("+ / -", "move the selected pending entry up / down"),
+        ("space", "pause / resume the queue"),
+    )
     BINDINGS = [
         Binding("p", "process", "Process head"),
         Binding("r", "retry", "Retry"),
@@ -133,6 +142,7 @@ class MergeQueuePane(LivePane):
         self.state = QueueState()
         self.predictions: dict[str, Prediction] = {}
         self.filter_text = ""
+        self.figures: dict[str, int] | None = None
         self.processing: str | None = None
         self.process_started = 0.0
         self.step = ""
@@ -150,8 +160,8 @@ class MergeQueuePane(LivePane):
         return self.query_one("#mq-table", KeyedTable)
 
     def on_mount(self) -> None:
-        state = self.queue.read()
-        self.sync(state, self._predict(state))
+        self.sync(self.queue.read(), {})  # rows now; predictions (git) follow from a worker
+        self.rescan()
 
     def watch_dirs(self) -> list[Path]:
         dirs = [self.queue.paths.state, self.queue.paths.signals]
@@ -180,7 +190,8 @@ class MergeQueuePane(LivePane):
             self.app.call_from_thread(self.app.notify, exc.message, severity="warning")
         state = self.queue.read()
         predictions = self._predict(state)
-        self.app.call_from_thread(self.sync, state, predictions)
+        if not get_current_worker().is_cancelled:  # the console may be closing
+            self.app.call_from_thread(self.sync, state, predictions)
 
     def sync(self, state: QueueState, predictions: dict[str, Prediction]) -> None:
         """Make the table match the queue: upsert by key, drop vanished, keep queue order."""
@@ -199,9 +210,12 @@ class MergeQueuePane(LivePane):
         self.refresh_header()
         self.refresh_detail()
         counts = state.counts()
-        self.post_message(
-            self.Summary("merge-queue", {"queued": counts[PENDING], "failed": counts[FAILED]})
-        )
+        figures = {"queued": counts[PENDING]}
+        if counts[FAILED]:
+            figures["merge failed"] = counts[FAILED]
+        if figures != self.figures:
+            self.figures = figures
+            self.post_message(self.Summary("merge-queue", figures))
 
     def _order(self, keys: list[str]) -> None:
         order = {key: index for index, key in enumerate(keys)}
