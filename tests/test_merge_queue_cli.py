@@ -105,9 +105,9 @@ def test_usage_errors_exit_2(repo: Path, cli, args: tuple[str, ...]) -> None:
 
 def test_all_stops_when_main_gets_dirty_and_keeps_what_merged(repo: Path, cli) -> None:
     root = ["--root", str(repo)]
-    commit_on(repo, "feat/one", {"one.txt": "1"})
+    commit_on(repo, "feat/one", {"a.txt": "from one\n"})
     commit_on(repo, "feat/two", {"two.txt": "2"})
-    # The first entry's tests leave the operator's checkout of main dirty.
+    # The first entry's tests edit, in the operator's checkout, a file it changes.
     dirty = f"sh -c 'echo edited >> {repo}/a.txt'"
     cli("merge-queue", "add", "--branch", "feat/one", "--test-command", dirty, *root)
     cli("merge-queue", "add", "--branch", "feat/two", *root)

@@ -283,3 +283,14 @@ def test_odd_identity_from_another_tool_never_blocks_a_merge(repo: Path, clock) 
     assert signals_of(repo, "MERGE_COMPLETE")[0]["target"] == "guardian"
     assert report.recovered == []
     assert queue.get(foreign.entry_id).status == "in_progress"
+
+
+def test_unrelated_edits_in_the_main_checkout_survive_the_fast_forward(repo: Path, clock) -> None:
+    commit_on(repo, "feat/u", {"u.txt": "u"})
+    edit = ["sh", "-c", f"echo operator >> {repo}/c.txt"]  # made while the tests run
+    queue = make_queue(repo, clock, edit)
+    queue.add("feat/u")
+    assert queue.process().outcomes[0].status == COMPLETED
+    assert (repo / "u.txt").read_text() == "u"
+    assert (repo / "c.txt").read_text() == "c\noperator\n"
+    assert git(repo, "status", "--porcelain", "--untracked-files=no") == "M c.txt"

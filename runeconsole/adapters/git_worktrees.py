@@ -29,6 +29,8 @@ _PLAIN_REBASE = [
     "-c",
     "rebase.autoSquash=false",
 ]
+# More paths than this and a dirty check looks at the whole checkout instead.
+MAX_PATHSPEC = 500
 # Simulated merges are throw-away objects: give them an identity even where none is set.
 _SYNTHETIC_IDENTITY = ["-c", "user.name=runeconsole", "-c", "user.email=runeconsole@localhost"]
 
@@ -84,10 +86,25 @@ def checked_out_at(repo: Path, branch: str) -> Path | None:
     return next((wt.path for wt in worktrees(repo) if wt.branch == ref and wt.path.is_dir()), None)
 
 
-def is_dirty(worktree: Path) -> bool:
-    """Tracked files changed (staged or not); untracked files do not count."""
-    result = run_git(["status", "--porcelain", "--untracked-files=no"], worktree, timeout=60)
-    return bool(result.stdout.strip())
+def is_dirty(worktree: Path, paths: list[str] | None = None) -> bool:
+    """Tracked files changed (staged or not), only among ``paths`` when given.
+
+    Untracked files do not count. Limiting the check to the paths a fast-forward
+    would touch keeps it cheap on big checkouts and lets unrelated edits stay.
+    """
+    args = ["status", "--porcelain", "--untracked-files=no"]
+    if paths is not None:
+        if not paths:
+            return False
+        if len(paths) <= MAX_PATHSPEC:
+            args += ["--", *(f":(literal){path}" for path in paths)]
+    return bool(run_git(args, worktree, timeout=60).stdout.strip())
+
+
+def changed_between(repo: Path, old: str, new: str) -> list[str]:
+    """Paths that differ between two commits (no worktree involved)."""
+    out = run_git(["diff", "--name-only", "--no-renames", "-z", old, new], repo, timeout=120)
+    return [path for path in out.stdout.split("\0") if path]
 
 
 def add_detached(repo: Path, path: Path, commit: str, *, timeout: float = 300) -> None:

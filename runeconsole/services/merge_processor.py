@@ -227,10 +227,11 @@ class Processor:
                 return failure
             done = self._step(run, "merge")
             holder = gw.checked_out_at(self.root, self.settings.main_branch)
-            if holder is not None and gw.is_dirty(holder):
+            touched = gw.changed_between(self.root, base, tested) if holder else []
+            if holder is not None and gw.is_dirty(holder, touched):
                 done("refused", None)
                 return self._fail(
-                    run, MAIN_DIRTY, f"{holder} has uncommitted changes on main; not merged"
+                    run, MAIN_DIRTY, f"{holder} has uncommitted changes to files this merge changes"
                 )
             # Written before the ref moves: recovery can tell a landed merge from a lost one.
             self.queue.update_entry(run.entry_id, {"tested_commit": tested, "base_commit": base})
