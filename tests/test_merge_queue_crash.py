@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,17 @@ def start_processor(root: Path) -> subprocess.Popen[str]:
         text=True,
         start_new_session=True,
     )
+
+
+def kill_processor_when(root: Path, ready: Callable[[], bool], whole_group: bool = False) -> None:
+    """Start ``merge-queue process`` and kill -9 it (or its process group) once ``ready()``."""
+    processor = start_processor(root)
+    wait_for(ready, what="the processor to reach the step under test")
+    if whole_group:
+        os.killpg(processor.pid, signal.SIGKILL)
+    else:
+        os.kill(processor.pid, signal.SIGKILL)
+    processor.wait(timeout=10)
 
 
 def current_step(root: Path) -> str | None:
@@ -91,12 +103,9 @@ def test_kill_during_rebase_then_recovery(repo: Path, clock) -> None:
     main_before = rev(repo, "main")
     write_talisman(repo, "true")
     make_queue(repo, clock).add("feat/long", identity="worker-long")
-    processor = start_processor(repo)
-    wait_for(lambda: current_step(repo) == "rebase", what="the rebase to start")
     rebase_state = repo / ".git" / "worktrees" / "runeconsole-merge-queue" / "rebase-merge"
-    wait_for(rebase_state.exists, what="git rebase to be under way in the queue's worktree")
-    os.killpg(processor.pid, signal.SIGKILL)  # the processor and its git children
-    processor.wait(timeout=10)
+    # The processor and its git children die while git rebase is under way.
+    kill_processor_when(repo, rebase_state.exists, whole_group=True)
     assert queue_file(repo)["entries"][0]["status"] == "in_progress"
 
     report = make_queue(repo, clock).process()
@@ -112,11 +121,9 @@ def test_kill_during_tests_then_recovery(repo: Path, clock, tmp_path: Path) -> N
     write_talisman(repo, f"sh -c 'echo $$ > {marker}; sleep 60'")
     make_queue(repo, clock).add("feat/t")
     main_before = rev(repo, "main")
-    processor = start_processor(repo)
-    wait_for(lambda: marker.exists() and marker.read_text().strip() != "", what="the tests")
+    # Only the processor dies: its tests keep running.
+    kill_processor_when(repo, lambda: marker.exists() and marker.read_text().strip() != "")
     test_pid = int(marker.read_text())
-    os.kill(processor.pid, signal.SIGKILL)  # only the processor: its tests keep running
-    processor.wait(timeout=10)
     assert alive(test_pid)
 
     report = make_queue(repo, clock).process()
@@ -131,10 +138,7 @@ def test_interrupted_entry_is_retried_when_configured(repo: Path, clock, tmp_pat
     marker = tmp_path / "ran-once"
     write_talisman(repo, f"sh -c 'test -f {marker} && exit 0; touch {marker}; sleep 60'")
     make_queue(repo, clock).add("feat/r")
-    processor = start_processor(repo)
-    wait_for(marker.exists, what="the first test run")
-    os.killpg(processor.pid, signal.SIGKILL)
-    processor.wait(timeout=10)
+    kill_processor_when(repo, marker.exists, whole_group=True)
 
     queue = make_queue(repo, clock, ["sh", "-c", f"test -f {marker}"], on_interrupted="retry")
     report = queue.process()
@@ -196,6 +200,7 @@ def test_concurrent_processors_are_refused_with_the_pid(repo: Path, clock, tmp_p
 
 ENQUEUE = """
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
 queue = MergeQueue(Path(sys.argv[1]), settings=MergeQueueSettings())
