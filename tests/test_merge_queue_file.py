@@ -165,3 +165,11 @@ def test_settings_from_talisman(repo: Path) -> None:
     lenient = Talisman.load(repo, strict=False)
     assert MergeQueueSettings.from_talisman(lenient).test_command is None
     assert lenient.problems
+
+
+def test_predictions_cover_the_head_of_the_queue_only(repo: Path, clock) -> None:
+    queue = make_queue(repo, clock, predict_limit=2)
+    for name in "abc":
+        commit_on(repo, f"feat/{name}", {f"{name}.txt": name})
+        queue.add(f"feat/{name}")
+    assert len(queue.predict()) == 2

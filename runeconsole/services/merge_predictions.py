@@ -65,18 +65,19 @@ class Prediction:
 class ConflictPredictor:
     """Remembers the last answer until ``main``, a queued branch or the order changes."""
 
-    def __init__(self, root: Path, main_branch: str) -> None:
+    def __init__(self, root: Path, main_branch: str, limit: int = 50) -> None:
         self.root = root
         self.main_branch = main_branch
+        self.limit = limit  # the head of the queue is what an operator acts on
         self._cache: tuple[Any, dict[str, Prediction]] | None = None
 
     def predict(self, state: QueueState) -> dict[str, Prediction]:
-        """For each pending entry: conflicts with main now, and with the entries ahead of it.
+        """For the first ``limit`` pending entries: conflicts with main, and with those ahead.
 
         Works in the object store only (``merge-tree --write-tree`` and synthetic commits
         with no ref), so no worktree is touched. Cached until main or the queue changes.
         """
-        pending = state.pending()
+        pending = state.pending()[: self.limit]
         heads = gw.branch_heads(self.root)
         main = heads.get(self.main_branch)
         fingerprint = (main, tuple((e.entry_id, heads.get(e.branch)) for e in pending))

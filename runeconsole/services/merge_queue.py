@@ -71,6 +71,7 @@ class MergeQueueSettings:
     on_interrupted: str = "fail"
     max_attempts: int = 3
     main_branch: str = "main"
+    predict_limit: int = 50
 
     @classmethod
     def from_talisman(cls, talisman: Talisman) -> MergeQueueSettings:
@@ -95,6 +96,7 @@ class MergeQueueSettings:
             on_interrupted=section.choice("on_interrupted", "fail", ("fail", "retry")),
             max_attempts=section.integer("max_attempts", 3, minimum=1, maximum=100),
             main_branch=main,
+            predict_limit=section.integer("predict_limit", 50, minimum=0, maximum=10000),
         )
 
 
@@ -242,7 +244,8 @@ class MergeQueue:
         self.clock = clock or SystemClock()
         self.settings = settings or MergeQueueSettings.from_talisman(Talisman.load(root))
         self.signals = signals or Signals(root, self.clock)
-        self.predictor = ConflictPredictor(root, self.settings.main_branch)
+        settings = self.settings
+        self.predictor = ConflictPredictor(root, settings.main_branch, settings.predict_limit)
 
     @property
     def path(self) -> Path:
