@@ -15,8 +15,10 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.demo.merge_queue import build_queue
 from runeconsole.demo.scene import build_scene
 from runeconsole.tui.app import create_app
+from runeconsole.tui.merge_queue_pane import MergeQueuePane
 
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
 SCENE_ROOT = Path("/tmp/runeconsole-demo/shop")
@@ -31,12 +33,23 @@ async def _filter(pilot: Pilot) -> None:
     await pilot.press("slash", *"worker")
 
 
+async def _merge_queue(pilot: Pilot) -> None:
+    build_queue(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
+    await pilot.press("2")
+    pane = pilot.app.query_one(MergeQueuePane)
+    pane.rescan()
+    await pilot.app.workers.wait_for_complete()
+    pane.table.move_cursor(row=4)  # the failed entry: its reason and files below
+
+
 Shot = tuple[str, tuple[int, int], Callable[[Pilot], Awaitable[None]] | None]
 SHOTS: list[Shot] = [
     ("agents-80x24", (80, 24), None),
     ("agents-wide", (150, 32), None),
     ("agent-detail", (100, 34), _agent_detail),
     ("agents-filter", (80, 24), _filter),
+    ("merge-queue-80x24", (80, 24), _merge_queue),
+    ("merge-queue-wide", (150, 32), _merge_queue),
 ]
 
 

@@ -7,58 +7,21 @@ from pathlib import Path
 
 import pytest
 
+from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.demo.merge_queue import build_queue
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from tests.mq_helpers import (
-    commit_in_checkout,
-    commit_on,
-    git,
-    ignore_state,
-    make_queue,
-    queue_file,
-    write_talisman,
-)
-
-FIXED_DATES = {
-    "GIT_AUTHOR_DATE": "2026-02-26T11:00:00Z",
-    "GIT_COMMITTER_DATE": "2026-02-26T11:00:00Z",
-}
+from tests.mq_helpers import queue_file, write_talisman
 
 
-def build_project(root: Path, monkeypatch: pytest.MonkeyPatch) -> ManualClock:
-    """Four entries: two that would merge, one predicted to conflict, one that failed."""
-    for name, value in FIXED_DATES.items():
-        monkeypatch.setenv(name, value)
-    root.mkdir(parents=True)
-    git(root, "init", "--quiet", "--initial-branch=main")
-    git(root, "config", "user.email", "t@example.invalid")
-    git(root, "config", "user.name", "t")
-    ignore_state(root)
-    commit_in_checkout(root, {"api.py": "v1\n", "db.py": "v1\n"}, "base")
-    commit_on(root, "feat/auth", {"api.py": "auth\n"})
-    commit_on(root, "feat/docs", {"README.md": "docs\n"})
-    commit_on(root, "feat/api-v2", {"api.py": "v2\n"})
+def build_project(root: Path) -> ManualClock:
+    """The demo queue: four pending (the last predicted to conflict), one failed."""
+    git.init_repo(root)
     write_talisman(root, "true")
     clock = ManualClock()
-    queue = make_queue(root, clock)
-    queue.add("feat/auth", identity="worker-auth", node_id="impl_auth")
-    clock.advance(95)
-    queue.add("feat/docs", identity="worker-docs", node_id="impl_docs")
-    clock.advance(30)
-    queue.add("feat/api-v2", identity="worker-api", node_id="impl_api")
-    failed, _ = queue.add("feat/db", identity="worker-db", node_id="impl_db")
-    queue.update_entry(
-        failed.entry_id,
-        {
-            "status": "failed",
-            "reason": "conflict",
-            "error": "rebase onto main conflicts",
-            "conflict_files": ["db.py", "models/user.py"],
-        },
-    )
-    clock.advance(200)
+    build_queue(root, clock)
     return clock
 
 
@@ -74,9 +37,9 @@ async def open_queue(pilot) -> MergeQueuePane:
 
 
 @pytest.fixture
-def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, ManualClock]:
+def fleet(tmp_path: Path) -> tuple[Path, ManualClock]:
     root = tmp_path / "project"
-    return root, build_project(root, monkeypatch)
+    return root, build_project(root)
 
 
 async def test_rows_follow_queue_order_and_moves(fleet) -> None:
@@ -86,21 +49,22 @@ async def test_rows_follow_queue_order_and_moves(fleet) -> None:
         pane = await open_queue(pilot)
         order = [row.key.value for row in pane.table.ordered_rows]
         pending = [e.entry_id for e in pane.state.pending()]
-        assert order[:3] == pending and len(order) == 4
-        assert pane.predictions[pending[2]].files == ["api.py"]
-        pane.table.move_cursor(row=2)
+        assert order[:4] == pending and len(order) == 5
+        assert pane.predictions[pending[3]].with_entries == {pending[2]: ["src/api.py"]}
+        pane.table.move_cursor(row=3)
         await pilot.press("plus")
         await pilot.pause()
-        assert [e["branch"] for e in queue_file(root)["entries"][:3]] == [
-            "feat/auth",
+        assert [e["branch"] for e in queue_file(root)["entries"][:4]] == [
+            "feat/auth-tokens",
+            "feat/search-index",
             "feat/api-v2",
-            "feat/docs",
+            "feat/billing-api",
         ]
-        assert [row.key.value for row in pane.table.ordered_rows][1] == pending[2]
-        assert pane.table.cursor_key() == pending[2]
+        assert [row.key.value for row in pane.table.ordered_rows][2] == pending[3]
+        assert pane.table.cursor_key() == pending[3]
         await pilot.press("minus")
         await pilot.pause()
-        assert [row.key.value for row in pane.table.ordered_rows][:3] == pending
+        assert [row.key.value for row in pane.table.ordered_rows][:4] == pending
 
 
 async def test_space_pauses_and_resumes(fleet) -> None:
@@ -120,11 +84,11 @@ async def test_failed_entry_shows_reason_and_files_then_retry(fleet) -> None:
     root, clock = fleet
     async with console(root, clock).run_test(size=(100, 30)) as pilot:
         pane = await open_queue(pilot)
-        pane.table.move_cursor(row=3)
+        pane.table.move_cursor(row=4)
         await pilot.pause()
         detail = str(pane.query_one("#mq-detail").render())
         assert "reason: conflict" in detail
-        assert "db.py, models/user.py" in detail
+        assert "migrations/0002.sql, src/db.py" in detail
         await pilot.press("r")
         await pilot.pause()
         assert [e["status"] for e in queue_file(root)["entries"]].count("failed") == 0
@@ -140,7 +104,7 @@ async def test_remove_asks_first(fleet) -> None:
         assert isinstance(pilot.app.screen, ConfirmScreen)
         await pilot.press("n")
         await pilot.pause()
-        assert len(queue_file(root)["entries"]) == 4
+        assert len(queue_file(root)["entries"]) == 5
         await pilot.press("d")
         await pilot.pause()
         await pilot.press("y")
@@ -165,9 +129,9 @@ async def test_p_processes_the_head_after_confirmation_showing_steps(fleet) -> N
         await app.workers.wait_for_complete()  # the rescan that follows
         await pilot.pause()
         log = "\n".join(line.plain for line in pane.log_lines())
-        assert "rebase: ok" in log and "merge: ok" in log and "merged feat/auth" in log
+        assert "rebase: ok" in log and "merge: ok" in log and "merged feat/auth-tokens" in log
         assert pane.state.find(head).status == "completed"
-        assert (root / "api.py").read_text() == "auth\n"
+        assert (root / "src" / "auth.py").read_text() == "TOKENS = 1\n"
 
 
 # -- snapshots --------------------------------------------------------------------------------
@@ -176,9 +140,9 @@ SNAP_ROOT = Path("/tmp/runeconsole-snap/merge-queue")
 
 
 @pytest.fixture
-def snap_project(monkeypatch: pytest.MonkeyPatch) -> tuple[Path, ManualClock]:
+def snap_project() -> tuple[Path, ManualClock]:
     shutil.rmtree(SNAP_ROOT, ignore_errors=True)
-    clock = build_project(SNAP_ROOT, monkeypatch)
+    clock = build_project(SNAP_ROOT)
     yield SNAP_ROOT, clock
     shutil.rmtree(SNAP_ROOT, ignore_errors=True)
 
@@ -189,7 +153,7 @@ def test_snapshot_merge_queue(snap_compare, snap_project, size) -> None:
 
     async def run_before(pilot) -> None:
         pane = await open_queue(pilot)
-        pane.table.move_cursor(row=3)
+        pane.table.move_cursor(row=4)
         await pilot.pause()
 
     assert snap_compare(console(root, clock), terminal_size=size, run_before=run_before)

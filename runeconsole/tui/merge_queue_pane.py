@@ -42,10 +42,10 @@ from runeconsole.tui.pane import LivePane
 COLUMNS = (
     ("pos", "#", 2),
     ("status", "STATUS", 11),
-    ("branch", "BRANCH", 16),
-    ("identity", "IDENTITY", 12),
+    ("branch", "BRANCH", 18),
+    ("identity", "IDENTITY", 20),
     ("age", "AGE", 5),
-    ("conflicts", "CONFLICTS", 16),
+    ("conflicts", "CONFLICTS", 12),
     ("id", "ID", None),
 )
 STATUS_STYLE = {PENDING: "", IN_PROGRESS: "bold yellow", FAILED: "bold red", COMPLETED: "green"}
