@@ -56,6 +56,11 @@ def test_bad_identity_is_refused_before_any_path_is_built(repo: Path, clock) -> 
         make_queue(repo, clock).add("feat/x", identity="../../etc")
 
 
+def test_unbalanced_test_command_is_refused(repo: Path, clock) -> None:
+    with pytest.raises(InvalidInput, match="test-command"):
+        make_queue(repo, clock).add("feat/x", test_command="sh -c 'oops")
+
+
 def test_move_pause_retry_remove_are_recorded(repo: Path, clock) -> None:
     queue = make_queue(repo, clock)
     a, b, c = (queue.add(f"feat/{n}")[0].entry_id for n in "abc")

@@ -52,8 +52,12 @@ def _node_id_from(branch: str) -> str:
 
 
 def command_args(value: Any) -> list[str] | None:
+    """A test command as an argument list (a string is split like a shell would, no shell)."""
     if isinstance(value, str) and value.strip():
-        return shlex.split(value)
+        try:
+            return shlex.split(value)
+        except ValueError:  # unbalanced quotes
+            return None
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return list(value)
     return None
@@ -367,7 +371,9 @@ class MergeQueue:
         if pr_number is not None and pr_number < 0:
             raise InvalidInput("--pr must be a positive number")
         if test_command is not None and command_args(test_command) is None:
-            raise InvalidInput("--test-command must not be empty")
+            raise InvalidInput(
+                "--test-command must be a non-empty command line with balanced quotes"
+            )
         node = node_id or _node_id_from(branch)
         with self._mutate() as data:
             for index, item in enumerate(data["entries"]):
