@@ -85,7 +85,7 @@ class MergeQueueSettings:
         if raw is not None and command is None:
             talisman.report(
                 f"{talisman.path}: runeconsole.merge_queue.test_command is {raw!r}; "
-                "allowed: a command line string or a list of strings"
+                "allowed: a command line (quotes balanced) or a list of strings"
             )
         main = section.text("main_branch", "main") or "main"
         if not gw.valid_branch_name(main):
