@@ -35,11 +35,19 @@ async def _filter(pilot: Pilot) -> None:
 
 async def _merge_queue(pilot: Pilot) -> None:
     build_queue(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
-    await pilot.press("2")
+    await pilot.press("4")
     pane = pilot.app.query_one(MergeQueuePane)
     pane.rescan()
     await pilot.app.workers.wait_for_complete()
     pane.table.move_cursor(row=4)  # the failed entry: its reason and files below
+
+
+async def _questions(pilot: Pilot) -> None:
+    await pilot.press("2")
+
+
+async def _question_modal(pilot: Pilot) -> None:
+    await pilot.press("2", "a")
 
 
 Shot = tuple[str, tuple[int, int], Callable[[Pilot], Awaitable[None]] | None]
@@ -48,6 +56,8 @@ SHOTS: list[Shot] = [
     ("agents-wide", (150, 32), None),
     ("agent-detail", (100, 34), _agent_detail),
     ("agents-filter", (80, 24), _filter),
+    ("questions-80x24", (80, 24), _questions),
+    ("question-modal", (80, 24), _question_modal),
     ("merge-queue-80x24", (80, 24), _merge_queue),
     ("merge-queue-wide", (150, 32), _merge_queue),
 ]

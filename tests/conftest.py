@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,3 +85,31 @@ def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
         )
 
     return run
+
+
+@pytest.fixture
+def tmux_socket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A private tmux server (``tmux -L <unique>``), killed at teardown; never the user's.
+
+    The server inherits this environment, so agents started in it import this checkout.
+    """
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    monkeypatch.setenv("PYTHONPATH", cli_env()["PYTHONPATH"])
+    name = f"rc-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    yield name
+    panes = subprocess.run(
+        ["tmux", "-L", name, "list-panes", "-a", "-F", "#{pane_pid}"],
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=False,
+    )
+    for pid in panes.stdout.split():  # agents that ignore the hang-up must not outlive the test
+        with contextlib.suppress(ProcessLookupError, PermissionError, ValueError):
+            os.killpg(int(pid), signal.SIGKILL)
+    subprocess.run(
+        ["tmux", "-L", name, "kill-server"], capture_output=True, timeout=10, check=False
+    )
+    socket_dir = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+    (socket_dir / name).unlink(missing_ok=True)  # a killed server can leave its socket behind

@@ -30,7 +30,7 @@ def console(root: Path, clock: ManualClock) -> RuneConsole:
 
 
 async def open_queue(pilot) -> MergeQueuePane:
-    await pilot.press("2")
+    await pilot.press("4")
     await pilot.app.workers.wait_for_complete()  # the first scan: predictions
     await pilot.pause()
     return pilot.app.query_one(MergeQueuePane)
@@ -165,6 +165,8 @@ def test_snapshot_confirm_process(snap_compare, snap_project) -> None:
     async def run_before(pilot) -> None:
         await open_queue(pilot)
         await pilot.press("p")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.wait_for_scheduled_animations()
         await pilot.pause()
 
     assert snap_compare(console(root, clock), terminal_size=(80, 24), run_before=run_before)

@@ -6,11 +6,16 @@ records why in ``unavailable`` and callers rely on their periodic rescan.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+
+# watchdog warns on stderr when an event races ``stop()``; harmless, and it would
+# land in the output of commands that scripts read.
+logging.getLogger("watchdog").setLevel(logging.ERROR)
 
 
 class _Forward(FileSystemEventHandler):
@@ -31,22 +36,35 @@ class DirWatcher:
 
     def __init__(self, directories: Iterable[Path], callback: Callable[[Path], None]) -> None:
         self.directories = list(directories)
-        self._callback = callback
         self._observer: Observer | None = None
+        self._handler = _Forward(callback)
         self.unavailable: str | None = None
 
     def start(self) -> bool:
         observer = Observer()
-        handler = _Forward(self._callback)
         try:
             for directory in self.directories:
                 directory.mkdir(parents=True, exist_ok=True)
-                observer.schedule(handler, str(directory), recursive=False)
+                observer.schedule(self._handler, str(directory), recursive=False)
             observer.start()
         except OSError as exc:
             self.unavailable = f"file watching unavailable ({exc}); rescanning periodically"
             return False
         self._observer = observer
+        return True
+
+    def add(self, directory: Path) -> bool:
+        """Also watch ``directory`` (one that appeared after ``start``); False if not watched."""
+        if directory in self.directories:
+            return self._observer is not None
+        if self._observer is None:
+            return False
+        try:
+            self._observer.schedule(self._handler, str(directory), recursive=False)
+        except OSError as exc:
+            self.unavailable = f"cannot watch {directory} ({exc}); rescanning periodically"
+            return False
+        self.directories.append(directory)
         return True
 
     def stop(self) -> None:

@@ -59,3 +59,37 @@ def changed_files(worktree: Path) -> list[str]:
     """``git diff --name-only HEAD --``: what the work tree changed, per git, not per agent."""
     result = run_git(["diff", "--name-only", "HEAD", "--"], worktree, timeout=30)
     return [line for line in result.stdout.splitlines() if line]
+
+
+def _stash_top(worktree: Path) -> str:
+    result = run_git(["rev-parse", "--quiet", "--verify", "refs/stash"], worktree, check=False)
+    return result.stdout.strip()
+
+
+def stash_push(worktree: Path, message: str) -> bool:
+    """``git stash push -m MESSAGE``; False when there was nothing to stash."""
+    before = _stash_top(worktree)
+    run_git(["stash", "push", "-m", message], worktree, timeout=60)
+    return _stash_top(worktree) != before
+
+
+def stash_list(worktree: Path) -> list[tuple[str, str]]:
+    """``(ref, message)`` for each stash, newest first (``On main: msg`` -> ``msg``)."""
+    result = run_git(["stash", "list", "--format=%gd%x00%gs"], worktree, timeout=30, check=False)
+    entries = []
+    for line in result.stdout.splitlines():
+        ref, _, subject = line.partition("\0")
+        entries.append((ref, subject.split(": ", 1)[-1]))
+    return entries
+
+
+def stash_files(worktree: Path, ref: str) -> list[str]:
+    """Files a stash entry changed (``git stash show --name-only REF``)."""
+    result = run_git(["stash", "show", "--name-only", ref], worktree, timeout=30, check=False)
+    return [line for line in result.stdout.splitlines() if line]
+
+
+def untracked_files(worktree: Path) -> list[str]:
+    """New files git does not track yet (ignored ones excluded): uncommitted work too."""
+    result = run_git(["ls-files", "--others", "--exclude-standard"], worktree, timeout=30)
+    return [line for line in result.stdout.splitlines() if line]

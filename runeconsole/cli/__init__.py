@@ -15,12 +15,33 @@ import traceback
 from collections.abc import Sequence
 
 from runeconsole import __version__
-from runeconsole.cli import agents, console, demo
+from runeconsole.cli import (
+    agents,
+    checkpoints,
+    console,
+    demo,
+    hooks,
+    outputs,
+    supervise,
+    suspended,
+)
 from runeconsole.cli import merge_queue as merge_queue_cli
+from runeconsole.cli import questions as question_commands
 from runeconsole.cli.common import add_root_option
 from runeconsole.core.errors import RuneError
 
-COMMAND_MODULES = (console, agents, demo, merge_queue_cli)
+COMMAND_MODULES = (
+    console,
+    agents,
+    demo,
+    question_commands,
+    suspended,
+    checkpoints,
+    outputs,
+    supervise,
+    hooks,
+    merge_queue_cli,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -32,6 +32,9 @@ def resolve_root(args: argparse.Namespace) -> Path:
         if not root.is_dir():
             raise InvalidInput(f"--root {given}: no such directory")
         return root.resolve()
+    spawned_in = os.environ.get("RUNECONSOLE_ROOT")  # set for agents started by `spawn`
+    if spawned_in and Path(spawned_in).is_dir():
+        return Path(spawned_in).resolve()
     found = git.toplevel(Path.cwd())
     if found is None:
         raise InvalidInput("not inside a git repository: run from your project, or pass --root DIR")

@@ -57,3 +57,8 @@ class ProjectPaths:
 
     def lock_for(self, name: str) -> Path:
         return self.locks / f"{name}.lock"
+
+    @property
+    def supervisor(self) -> Path:
+        """The supervisor's own state: latest pane observations, wisdom prompts."""
+        return self.state / "supervisor"

@@ -35,3 +35,12 @@ def contained(root: Path, path: Path | str) -> Path:
     if real != root_real and root_real not in real.parents:
         raise InvalidInput(f"{path} is outside the project root {root_real}")
     return real
+
+
+def id_subdirectories(directory: Path) -> list[Path]:
+    """Subdirectories named like safe ids, sorted; anything else there is not ours to read."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    return sorted(Path(e.path) for e in entries if ID_PATTERN.fullmatch(e.name) and e.is_dir())

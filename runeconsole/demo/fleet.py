@@ -3,7 +3,8 @@
 Registers the cast, heartbeats it, and plays a script so every liveness colour
 appears within a minute: one agent falls silent (yellow, then red), one crashes
 and is re-spawned with its predecessor, one terminates cleanly. Then it keeps the
-fleet alive and crashes and re-spawns a worker now and then.
+fleet alive and crashes and re-spawns a worker now and then. Workers ask a question
+every half minute; nobody waits on it, so the console's timer answers it if you don't.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 from runeconsole.core.errors import RuneError
+from runeconsole.demo.questions import ask_live
 from runeconsole.demo.scene import CAST, CRASHED, STALE, TERMINATED, register_cast
 from runeconsole.services.registry import ACTIVE, Registry
 
@@ -24,6 +26,8 @@ CRASH_AT = 12.0
 TERMINATE_AT = 18.0
 RESPAWN_AT = 45.0
 CHURN_EVERY = 40.0
+QUESTION_AT = 6.0
+QUESTION_EVERY = 30.0
 
 
 class Fleet:
@@ -41,6 +45,7 @@ class Fleet:
             (RESPAWN_AT, lambda: self.respawn(CRASHED)),
         ]
         self.next_churn = RESPAWN_AT + CHURN_EVERY
+        self.next_question, self.asked = QUESTION_AT, 0
 
     def crash(self, key: str) -> None:
         self.registry.mark_crashed(key, "tmux session vanished")
@@ -70,6 +75,10 @@ class Fleet:
             item[1]()
         if elapsed >= self.next_churn:
             self.churn(elapsed)
+        if elapsed >= self.next_question:
+            ask_live(self.registry.root, self.asked)
+            self.asked += 1
+            self.next_question = elapsed + QUESTION_EVERY
         now = time.monotonic()
         for record in self.registry.list():
             if record.error or record.status != ACTIVE or record.key in self.silent:

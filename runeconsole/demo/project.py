@@ -15,6 +15,8 @@ runeconsole:
   stale_after_seconds: 30
   merge_queue:
     test_command: "sh -c 'echo collecting 42 tests; sleep 2; echo 42 passed'"
+question_relay:
+  timeout_seconds: 40
 """
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.files import atomic_write_bytes
+from runeconsole.demo.questions import scene_questions
 from runeconsole.services.registry import Registry
 
 # (role, name, node, tmux session)
@@ -41,7 +42,8 @@ def build_scene(root: Path, clock: ManualClock) -> None:
 
     Green agents, one late (yellow), one silent past the stale threshold (red), a
     crashed orchestrator re-spawned with its predecessor, a crashed worker, a
-    terminated worker and an unreadable (half-written) identity file.
+    terminated worker and an unreadable (half-written) identity file; and the
+    worker questions of ``demo.questions``.
     """
     registry = Registry(root, clock)
     end = clock.now()
@@ -76,3 +78,4 @@ def build_scene(root: Path, clock: ManualClock) -> None:
     at(0)
     bad = registry.paths.identities / f"{UNREADABLE}.json"
     atomic_write_bytes(bad, b'{"agent_id": "worker-ghost-2026')
+    scene_questions(root, clock)

@@ -22,9 +22,9 @@ from filelock import FileLock, Timeout
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.adapters.processes import run_streaming, stop_processes_in
-from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
-from runeconsole.core.files import atomic_write_json, read_json_object
-from runeconsole.core.locks import locked
+from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.core.files import atomic_write_json
+from runeconsole.services.hooks import Hooks
 from runeconsole.services.merge_queue import (
     BASE_MOVED,
     BRANCH_MISSING,
@@ -83,6 +83,7 @@ class Processor:
         self.paths = queue.paths
         self.settings = queue.settings
         self.signals = queue.signals
+        self.hooks = Hooks(queue.root, queue.clock, queue.signals)
 
     @contextlib.contextmanager
     def _processor(self) -> Iterator[dict[str, Any]]:
@@ -368,20 +369,10 @@ class Processor:
         return [] if done else [f"{branch} changed meanwhile; left as it is"]
 
     def _mark_hook_merged(self, identity: Any) -> list[str]:
-        """Set the identity's hook file (if any) to ``merged``, keeping every other field."""
-        if id_or_none(identity) is None:
-            return []
-        path = self.paths.hooks / f"{identity}.json"
-        if not path.exists():
-            return []
-        with locked(self.paths.lock_for(f"hook-{identity}"), what=f"hook {identity}"):
-            try:
-                fields = read_json_object(path)
-            except UnreadableFile as exc:
-                return [f"hook {path.name} not updated: {exc.reason}"]
-            now = self.queue.now()
-            fields.update(phase="merged", merged_at=now, updated_at=now)
-            atomic_write_json(path, fields)
+        """Set the identity's hook (if it has one) to ``merged``; other fields are kept."""
+        key = id_or_none(identity)
+        if key is not None and self.hooks.read(key) is not None:
+            self.hooks.update(key, phase="merged")
         return []
 
     @staticmethod

@@ -318,6 +318,15 @@ class Registry:
                 ) from None
             raise RuneError(f"agent {key!r} cannot be updated: {exc.reason}") from None
 
+    def update_metadata(self, key: str, changes: dict[str, Any]) -> AgentRecord:
+        """Merge ``changes`` into the identity's ``metadata`` under its lock (other keys kept)."""
+        with self._locked(key) as path:
+            fields = self._read_for_update(key, path)
+            metadata = fields.get("metadata")
+            fields["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), **changes}
+            atomic_write_json(path, fields)
+        return self.read_path(path)
+
     def heartbeat(self, key: str) -> AgentRecord:
         with self._locked(key) as path:
             fields = self._read_for_update(key, path)

@@ -140,7 +140,11 @@ class AgentsPane(LivePane):
     @work(thread=True, exclusive=True, group="agents-rescan")
     def rescan(self) -> None:
         records = self.registry.list()
-        self.app.call_from_thread(self.sync, records)
+        self.app.call_from_thread(self._sync_if_mounted, records)
+
+    def _sync_if_mounted(self, records: list[AgentRecord]) -> None:
+        if self.is_mounted:
+            self.sync(records)
 
     # -- time passing ----------------------------------------------------------------------
 

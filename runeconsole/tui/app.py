@@ -11,6 +11,7 @@ from textual.widgets import Footer, Input, TabbedContent, TabPane
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.config import Talisman
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
+from runeconsole.services.questions import Questions, RelaySettings
 from runeconsole.services.registry import LivenessSettings, Registry
 from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.commands import AgentCommands
@@ -18,7 +19,9 @@ from runeconsole.tui.feed import ChangeFeed, StateChanged
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import LivePane
+from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.status_bar import StatusBar
+from runeconsole.tui.suspended_pane import SuspendedPane
 
 
 def styles_dir() -> Path:
@@ -31,7 +34,12 @@ def styles_dir() -> Path:
 
 class RuneConsole(App[None]):
     TITLE = "runeconsole"
-    CSS_PATH = [styles_dir() / "console.tcss", styles_dir() / "merge_queue.tcss"]
+    CSS_PATH = [
+        styles_dir() / "console.tcss",
+        styles_dir() / "questions.tcss",
+        styles_dir() / "suspended.tcss",
+        styles_dir() / "merge_queue.tcss",
+    ]
     COMMANDS = App.COMMANDS | {AgentCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -58,6 +66,7 @@ class RuneConsole(App[None]):
         self.tick_seconds = tick_seconds
         self.talisman = Talisman.load(root, strict=False)
         self.registry = Registry(root, clock, LivenessSettings.from_talisman(self.talisman))
+        self.questions = Questions(root, clock, RelaySettings.from_talisman(self.talisman))
         self.feed: ChangeFeed | None = None
 
     def compose(self) -> ComposeResult:
@@ -65,7 +74,11 @@ class RuneConsole(App[None]):
         with TabbedContent(id="panes"):
             with TabPane("1 Agents", id="agents"):
                 yield AgentsPane(self.registry, id="agents-pane")
-            with TabPane("2 Merge queue", id="merge-queue"):
+            with TabPane("2 Questions", id="questions"):
+                yield QuestionsPane(self.questions, id="questions-pane")
+            with TabPane("3 Suspended", id="suspended"):
+                yield SuspendedPane(self.root, self.clock, self.talisman, id="suspended-pane")
+            with TabPane("4 Merge queue", id="merge-queue"):
                 settings = MergeQueueSettings.from_talisman(self.talisman)
                 queue = MergeQueue(self.root, self.clock, settings)
                 yield MergeQueuePane(queue, id="merge-queue-pane")
@@ -89,6 +102,9 @@ class RuneConsole(App[None]):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        self.query_one(StatusBar).order = [
+            str(pane.id).removesuffix("-pane") for pane in self.panes
+        ]
         for problem in self.talisman.problems:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
         if self.watch_files:
@@ -117,7 +133,8 @@ class RuneConsole(App[None]):
                 pane.apply_changes(mine)
 
     def on_live_pane_summary(self, message: LivePane.Summary) -> None:
-        for bar in self.query(StatusBar):  # none while the console is closing
+        # A worker's summary can arrive while the console is closing: nothing to show it on.
+        for bar in self.query(StatusBar):
             bar.set_figures(message.pane_id, message.figures)
 
     def _rescan(self) -> None:

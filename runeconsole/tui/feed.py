@@ -41,6 +41,9 @@ class ChangeFeed:
     def stop(self) -> None:
         self._watcher.stop()
 
+    def add(self, directory: Path) -> bool:
+        return self._watcher.add(directory)
+
     def _on_path(self, path: Path) -> None:
         with self._lock:
             first = not self._pending

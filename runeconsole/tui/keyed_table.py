@@ -82,6 +82,12 @@ class KeyedTable(DataTable):
         row = min(self.cursor_row, self.row_count - 1)
         return self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
 
+    def move_to(self, key: str) -> None:
+        """Put the cursor on ``key``'s row (if shown) and focus the table."""
+        if self.has(key):
+            self.move_cursor(row=self.get_row_index(key))
+            self.focus()
+
     def reorder(self, *columns: str, key: Callable[[Any], Any] | None = None) -> None:
         """Sort rows if rows were added since the last call, keeping the cursor on its row."""
         if not self._order_dirty:

@@ -24,6 +24,7 @@ class StatusBar(Static):
         super().__init__(**kwargs)
         self.root = root
         self.figures: dict[str, dict[str, int]] = {}
+        self.order: list[str] = []
         self.note = ""
 
     def on_mount(self) -> None:
@@ -33,6 +34,9 @@ class StatusBar(Static):
         if self.figures.get(pane_id) != figures:
             self.figures[pane_id] = figures
             self.refresh_text()
+
+    def _rank(self, pane_id: str) -> int:
+        return self.order.index(pane_id) if pane_id in self.order else len(self.order)
 
     def set_note(self, note: str) -> None:
         self.note = note
@@ -45,9 +49,13 @@ class StatusBar(Static):
         for colour in ("green", "yellow", "red", "grey"):
             text.append("● ", LIVENESS_STYLE[colour])
             text.append(f"{agents.get(colour, 0)}  ")
-        for pane_id, figures in self.figures.items():
-            if pane_id != "agents":
-                for label, count in figures.items():
+        # Pane order, not arrival order; a pane's first figure always shows, the rest when
+        # non-zero, so the line fits an 80-column pane.
+        for pane_id in sorted(self.figures, key=self._rank):
+            if pane_id == "agents":
+                continue
+            for index, (label, count) in enumerate(self.figures[pane_id].items()):
+                if index == 0 or count:
                     text.append(f" {label} {count}", "bold" if count else "dim")
         if self.note:
             text.append(f"  {self.note}", "yellow")

@@ -1,0 +1,318 @@
+"""tmux through libtmux's server model, every command under a timeout.
+
+libtmux decides which server we talk to (socket name or path, config file) and
+builds the command line; its object layer, though, spawns ``tmux`` without a
+timeout, so this adapter routes every command through ``TimedServer.cmd`` and
+uses tmux's own argument forms: the agent command is passed as an argument list
+(tmux then executes it without a shell) and text is sent with ``send-keys -l``,
+so nothing a caller passes is ever interpreted by a shell.
+
+A private socket keeps tests and benchmarks off the operator's server. Sessions
+are created with ``remain-on-exit`` so an exited agent leaves its pane (and exit
+status) behind for the supervisor to read instead of vanishing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import libtmux
+from libtmux import exc as libtmux_exc
+
+from runeconsole.core.errors import RuneError
+
+DEFAULT_TIMEOUT = 5.0
+PANE_WIDTH, PANE_HEIGHT = 160, 48
+_FIELDS = (
+    "session_name",
+    "pane_id",
+    "pane_pid",
+    "pane_dead",
+    "pane_dead_status",
+    "pane_dead_signal",
+)
+_SEPARATOR = "\x1frunecapture"
+# What tmux says when no server runs on the socket (then there are no sessions at all);
+# any other failure, such as permission denied, must not read as "every agent is gone".
+# A server whose last session just ended exits, and a client caught mid-way sees it go
+# (or finds it with no session left: "no current target").
+NO_SERVER = (
+    "no server running",
+    "(No such file or directory)",
+    "(Connection refused)",
+    "server exited unexpectedly",
+    "lost server",
+    "no current target",
+)
+
+
+def process_alive(pid: int | None) -> bool:
+    """Whether ``pid`` names a running (not zombie) process on this machine."""
+    if not pid or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
+
+
+def zombie_exit(pid: int | None) -> tuple[int | None, int | None]:
+    """(status, signal) of an exited process its parent has not reaped yet, from
+    ``/proc/PID/stat`` (Linux): tmux 3.3 now and then misses a pane's exit and then
+    never records the status, though the zombie still holds it."""
+    if not pid:
+        return None, None
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None, None
+    fields = stat.rpartition(")")[2].split()
+    if len(fields) < 50 or fields[0] != "Z" or not fields[49].isdigit():
+        return None, None
+    code = int(fields[49])
+    return (None, code & 0x7F) if code & 0x7F else ((code >> 8) & 0xFF, None)
+
+
+@dataclass(frozen=True)
+class PaneInfo:
+    """The one pane of an agent's session, as ``list-panes`` reports it."""
+
+    session: str
+    pane_id: str
+    pid: int | None
+    dead: bool
+    exit_status: int | None
+    exit_signal: int | None = None
+
+
+class TimedCmd:
+    """What ``libtmux.common.tmux_cmd`` offers (cmd, stdout, stderr, returncode), with a timeout."""
+
+    def __init__(self, args: Sequence[str], timeout: float) -> None:
+        tmux = shutil.which("tmux")
+        if tmux is None:
+            raise RuneError(
+                "tmux is not installed or not on PATH; install tmux to supervise agents"
+            )
+        self.cmd = [tmux, *args]
+        try:
+            result = subprocess.run(
+                self.cmd,
+                capture_output=True,
+                text=True,
+                errors="backslashreplace",
+                timeout=timeout,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            raise RuneError(
+                f"tmux {' '.join(args)} took longer than {timeout:g}s; is the tmux server stuck?"
+            ) from None
+        self.returncode = result.returncode
+        self.raw_stdout = result.stdout
+        self.stdout = result.stdout.rstrip("\n").split("\n") if result.stdout.strip() else []
+        self.stderr = [line for line in result.stderr.split("\n") if line]
+
+
+class TimedServer(libtmux.Server):
+    """A libtmux server whose every command runs under ``timeout`` seconds."""
+
+    timeout = DEFAULT_TIMEOUT
+
+    def cmd(self, cmd: str, *args: object, target: str | int | None = None) -> TimedCmd:  # type: ignore[override]
+        server_args: list[str] = []
+        if self.config_file:
+            server_args.append(f"-f{self.config_file}")
+        if self.socket_path:
+            server_args.append(f"-S{self.socket_path}")
+        elif self.socket_name:
+            server_args.append(f"-L{self.socket_name}")
+        target_args = ["-t", str(target)] if target is not None else []
+        return TimedCmd([*server_args, cmd, *target_args, *map(str, args)], self.timeout)
+
+
+class Tmux:
+    """The operations the supervisor needs, on one tmux server."""
+
+    def __init__(
+        self,
+        socket_name: str | None = None,
+        *,
+        socket_path: str | None = None,
+        config_file: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.server = TimedServer(
+            socket_name=socket_name, socket_path=socket_path, config_file=config_file
+        )
+        self.server.timeout = timeout
+
+    @property
+    def socket_name(self) -> str | None:
+        return getattr(self.server, "socket_name", None)
+
+    def _run(self, *args: object, target: str | None = None) -> TimedCmd:
+        return self.server.cmd(str(args[0]), *args[1:], target=target)
+
+    def _check(self, result: TimedCmd, what: str) -> TimedCmd:
+        if result.returncode != 0:
+            detail = result.stderr[-1] if result.stderr else "no output"
+            raise RuneError(f"tmux {what} failed: {detail}")
+        return result
+
+    def new_session(
+        self,
+        name: str,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        env: dict[str, str] | None = None,
+    ) -> PaneInfo:
+        """Start ``command`` (an argument list, run without a shell) in a detached session."""
+        if not command:
+            raise RuneError("no command to run in the tmux session")
+        env_args: list[str] = []
+        for key, value in (env or {}).items():
+            env_args += ["-e", f"{key}={value}"]
+        result = self._run(
+            "new-session",
+            "-d",
+            "-s",
+            name,
+            "-x",
+            PANE_WIDTH,
+            "-y",
+            PANE_HEIGHT,
+            "-c",
+            str(cwd),
+            *env_args,
+            "-P",
+            "-F",
+            "#{pane_id}\t#{pane_pid}",
+            "--",
+            *command,
+            ";",
+            "set-option",
+            "-t",
+            f"={name}:",
+            "remain-on-exit",
+            "on",
+        )
+        self._check(result, f"new-session {name}")
+        pane_id, _, pid = (result.stdout[0] if result.stdout else "").partition("\t")
+        return PaneInfo(name, pane_id, int(pid) if pid.isdigit() else None, False, None)
+
+    def panes(self) -> dict[str, PaneInfo]:
+        """Every session's first pane in one ``list-panes -a`` call ({} when no server runs)."""
+        fmt = "\t".join(f"#{{{field}}}" for field in _FIELDS)
+        result = self._run("list-panes", "-a", "-F", fmt)
+        if result.returncode != 0:
+            detail = " ".join(result.stderr)
+            if any(sign in detail for sign in NO_SERVER):
+                return {}
+            raise RuneError(f"tmux list-panes failed: {detail or 'no output'}")
+        panes: dict[str, PaneInfo] = {}
+        for line in result.stdout:
+            parts = line.split("\t")
+            if len(parts) != len(_FIELDS) or parts[0] in panes:
+                continue
+            session, pane_id, pid, dead, status, killed_by = parts
+            pane_pid = int(pid) if pid.isdigit() else None
+            code = int(status) if status.isdigit() else None
+            signal = int(killed_by) if killed_by.isdigit() else None
+            if dead == "1" and code is None and signal is None:
+                code, signal = zombie_exit(pane_pid)
+            panes[session] = PaneInfo(session, pane_id, pane_pid, dead == "1", code, signal)
+        return panes
+
+    def pane(self, session: str) -> PaneInfo | None:
+        return self.panes().get(session)
+
+    def has_session(self, session: str) -> bool:
+        try:
+            return self.server.has_session(session)
+        except libtmux_exc.BadSessionName:
+            return False
+
+    def capture(self, target: str, lines: int = 0) -> str:
+        """Visible screen of a pane (plus ``lines`` of history), wrapped lines joined."""
+        history = ["-S", f"-{lines}"] if lines else []
+        result = self._run("capture-pane", "-p", "-J", *history, target=target)
+        self._check(result, f"capture-pane {target}")
+        return result.raw_stdout.rstrip("\n")
+
+    def capture_many(self, pane_ids: Iterable[str]) -> dict[str, str]:
+        """Screens of many panes with one tmux process (panes that vanished are left out).
+
+        tmux stops a command sequence at the first failure, so after a pane that
+        vanished the rest are asked for again in a new sequence.
+        """
+        pending = list(pane_ids)
+        screens: dict[str, str] = {}
+        while pending:
+            args: list[str] = []
+            for pane_id in pending:
+                args += ["capture-pane", "-p", "-J", "-t", pane_id, ";"]
+                args += ["display-message", "-p", "-t", pane_id, f"{_SEPARATOR}{pane_id}", ";"]
+            result = self._run(*args[:-1])
+            lines: list[str] = []
+            for line in result.raw_stdout.split("\n"):
+                if line.startswith(_SEPARATOR):
+                    screens[line[len(_SEPARATOR) :]] = "\n".join(lines).rstrip("\n")
+                    lines = []
+                else:
+                    lines.append(line)
+            if result.returncode == 0:
+                break
+            done = sum(1 for pane_id in pending if pane_id in screens)
+            pending = pending[done + 1 :]
+        return screens
+
+    def send_text(self, target: str, text: str, *, enter: bool = True) -> None:
+        """Type ``text`` literally (no key names, no shell), then Enter."""
+        self._check(self._run("send-keys", "-l", "--", text, target=target), "send-keys")
+        if enter:
+            self._check(self._run("send-keys", "Enter", target=target), "send-keys")
+
+    def kill_session(self, session: str) -> bool:
+        """Kill the session; False when there was none."""
+        result = self._run("kill-session", target=f"={session}")
+        return result.returncode == 0
+
+    def kill_server(self) -> None:
+        self.server.kill()
+
+    def switch_client(self, session: str) -> None:
+        """Move the operator's tmux client (the one running us) to ``session``."""
+        if not os.environ.get("TMUX"):
+            raise RuneError(
+                f"not inside tmux; attach with: {' '.join(self.attach_command(session))}"
+            )
+        result = self._run("switch-client", target=f"={session}")
+        if result.returncode != 0:
+            detail = result.stderr[-1] if result.stderr else "no client"
+            raise RuneError(
+                f"cannot switch to {session} ({detail}); attach with: "
+                f"{' '.join(self.attach_command(session))}"
+            )
+
+    def attach_command(self, session: str) -> list[str]:
+        command = ["tmux"]
+        if getattr(self.server, "socket_path", None):
+            command += ["-S", str(self.server.socket_path)]
+        elif self.socket_name:
+            command += ["-L", self.socket_name]
+        return [*command, "attach-session", "-t", f"={session}"]

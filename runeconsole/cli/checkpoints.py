@@ -1,0 +1,90 @@
+"""``runeconsole checkpoint list|resume``: arc checkpoints and ``--resume`` (seed 002)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from runeconsole.cli.common import print_json, print_table, resolve_root
+from runeconsole.services.checkpoints import COMPLETED, Checkpoints, ResumePlan
+
+ACTION_TINT = {
+    "resume": "yellow",
+    "complete": "green",
+    "active": "yellow",
+    "blocked": "red",
+    "fresh_start": "red",
+}
+
+
+def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    group = subparsers.add_parser("checkpoint", help="arc checkpoints: list and resume")
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = actions.add_parser(
+        "list", parents=[common], help="every checkpoint, newest first, as resume would see it"
+    )
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(func=run_list)
+    resume = actions.add_parser(
+        "resume", parents=[common], help="validate, migrate to v19, clean up; report the phase"
+    )
+    resume.add_argument("checkpoint_id", nargs="?", metavar="ID", help="default: the newest")
+    resume.add_argument("--dry-run", action="store_true", help="print what would change")
+    resume.add_argument(
+        "--session-pid", type=int, metavar="PID",
+        help="the resuming session's pid (default: this command's parent)",
+    )  # fmt: skip
+    resume.add_argument("--json", action="store_true")
+    resume.set_defaults(func=run_resume)
+
+
+def _phase_summary(plan: ResumePlan) -> str:
+    views = [v for v in plan.phases() if v.tracked]
+    done = sum(1 for v in views if v.status == COMPLETED)
+    demoted = f", {len(plan.demoted)} demoted" if plan.demoted else ""
+    return f"{done}/{len(views)} completed{demoted}"
+
+
+def run_list(args: argparse.Namespace) -> int:
+    service = Checkpoints(resolve_root(args))
+    plans = service.list()
+    if args.json:
+        print_json([plan.to_json() for plan in plans])
+        return 0
+    if not plans:
+        print(f"no checkpoints under {service.paths.arc}")
+        return 0
+    print_table(
+        ("ACTION", "ID", "VERSION", "PHASES", "RESUME FROM / REASON"),
+        [
+            (
+                plan.action,
+                plan.checkpoint_id or plan.path.parent.name,
+                f"v{plan.from_version}" if plan.from_version else "?",
+                _phase_summary(plan) if plan.checkpoint else "-",
+                plan.resume_from or plan.fresh_start or plan.blocked or "-",
+            )
+            for plan in plans
+        ],
+        [ACTION_TINT[plan.action] for plan in plans],
+    )
+    return 0
+
+
+def run_resume(args: argparse.Namespace) -> int:
+    service = Checkpoints(resolve_root(args), session_pid=args.session_pid)
+    plan = service.resume(args.checkpoint_id, dry_run=args.dry_run)
+    if args.json:
+        print_json(plan.to_json())
+        return 0
+    for warning in plan.warnings:
+        print(warning, file=sys.stderr)
+    if plan.changes:
+        print("would change:" if args.dry_run else "changed:")
+        for change in plan.changes:
+            print(f"  {change}")
+    for task_id, injection in plan.injections.items():
+        print(f"--- resume injection for task #{task_id} ---")
+        sys.stdout.write(injection)
+    print(plan.message)
+    return 0

@@ -1,0 +1,234 @@
+"""``runeconsole question ask|list|answer`` and ``runeconsole status-line``.
+
+``ask`` is what an orchestrator calls from Bash: it persists the question, blocks
+(woken by file events) until the operator, the timeout or the cap decides, and
+prints the relay block for the worker. Exit codes: 0 answered, 1 error, 2 bad
+input (nothing written), 3 not surfaced (task no longer in progress, or the relay
+is disabled). Nothing here imports Textual, so these commands start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime
+
+from runeconsole.cli.common import print_json, print_table, resolve_root
+from runeconsole.core.config import Talisman
+from runeconsole.core.errors import RuneError
+from runeconsole.core.timeutil import format_age
+from runeconsole.services.questions import (
+    ANSWERED,
+    DISCARDED,
+    PENDING,
+    URGENCIES,
+    Answer,
+    AskRequest,
+    Question,
+    Questions,
+    RelaySettings,
+    format_left,
+)
+
+NOT_SURFACED = 3
+STATE_MARK = {
+    PENDING: ("!", "red"),
+    "non-blocking": ("·", "yellow"),
+    ANSWERED: ("✓", "green"),
+    DISCARDED: ("×", "grey"),
+}
+QUESTION_WIDTH = 60
+
+
+def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    group = subparsers.add_parser("question", help="worker questions: ask, list, answer")
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    ask = actions.add_parser(
+        "ask",
+        parents=[common],
+        help="persist a worker question and wait for its answer",
+        description="Persist a worker question, wait until the operator, the timeout or the "
+        "cap decides, and print the relay block (ANSWER / TASK / DECIDED_BY). Exit codes: "
+        "0 answered, 1 error, 2 bad input (nothing written), 3 not surfaced (the task is no "
+        "longer in progress, or question_relay is disabled).",
+    )
+    ask.add_argument("--task", required=True, help="task id, e.g. task-3")
+    ask.add_argument("--question", required=True)
+    ask.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        dest="options",
+        metavar="'A: …'",
+        help="an option (at least 2, in order A, B, …)",
+    )
+    ask.add_argument("--urgency", choices=URGENCIES, default="blocking")
+    ask.add_argument("--context", default="")
+    ask.add_argument("--worker", help="the asking worker's name (for the per-worker cap)")
+    ask.add_argument("--team", help="Claude Code team whose task file is checked")
+    ask.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds before option A is chosen (default: question_relay.timeout_seconds, "
+        "if auto_answer_on_timeout)",
+    )
+    ask.add_argument("--signal-dir", metavar="DIR", help="rune-work-… directory (default: newest)")
+    ask.add_argument(
+        "--json", action="store_true", help="print {id, task_id, seq, answer, decided_by}"
+    )
+    ask.set_defaults(func=ask_question)
+
+    listing = actions.add_parser(
+        "list", parents=[common], help="open questions first, with time left before auto-answer"
+    )
+    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--all", action="store_true", help="include answered and discarded")
+    listing.set_defaults(func=list_questions)
+
+    answer = actions.add_parser("answer", parents=[common], help="answer an open question")
+    answer.add_argument("id", metavar="ID", help="SIGNAL_DIR/TASK.qSEQ (see `question list`)")
+    choice = answer.add_mutually_exclusive_group(required=True)
+    choice.add_argument("--option", help="option key (A) or number (1)")
+    choice.add_argument("--text", help="a free-text answer")
+    answer.add_argument("--json", action="store_true")
+    answer.set_defaults(func=answer_question)
+
+    status = subparsers.add_parser(
+        "status-line", parents=[common], help="one line for tmux status-right (⚡2 questions)"
+    )
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=status_line)
+
+
+def warn(message: str) -> None:
+    print(f"runeconsole: {message}", file=sys.stderr, flush=True)
+
+
+def ask_question(args: argparse.Namespace) -> int:
+    request = AskRequest(
+        task_id=args.task,
+        question=args.question,
+        options=args.options,
+        urgency=args.urgency,
+        context=args.context,
+        worker=args.worker,
+        team=args.team,
+        timeout_seconds=args.timeout,
+        signal_dir=args.signal_dir,
+    )
+    request.validated()  # refuse bad input before looking for a root or config
+    service = Questions(resolve_root(args))
+    question, check = service.ask(request)
+    if check.warning:
+        warn(check.warning)
+    if question.discarded:
+        warn(f"discarded {question.id}: {question.discarded}")
+        if args.json:
+            print_json({**_relay_json(question, None), "discarded": question.discarded})
+        return NOT_SURFACED
+    answer = question.answer
+    if answer is None:
+        warn(f"asked {question.id}; waiting for the answer ({_deadline_note(question)})")
+        answer = service.wait(question)
+    if answer.error:
+        raise RuneError(f"{question.id}: the answer file is unreadable: {answer.error}")
+    if args.json:
+        print_json(_relay_json(question, answer))
+    else:
+        print(answer.relay_block(), flush=True)
+    return 0
+
+
+def _relay_json(question: Question, answer: Answer | None) -> dict[str, object]:
+    return {
+        "id": question.id,
+        "task_id": question.task_id,
+        "seq": question.seq,
+        "answer": answer.answer if answer else None,
+        "decided_by": answer.decided_by if answer else None,
+    }
+
+
+def _deadline_note(question: Question) -> str:
+    if question.deadline is None:
+        return "no timeout: waits until answered"
+    return f"option A is chosen at {question.deadline:%H:%M:%S}Z if nobody answers"
+
+
+def list_questions(args: argparse.Namespace) -> int:
+    service = Questions(resolve_root(args))
+    questions = service.list(include_closed=args.all)
+    now = service.clock.now()
+    if args.json:
+        print_json([question.to_json(now) for question in questions])
+        return 0
+    if not questions:
+        print(f"no open questions under {service.base}")
+        return 0
+    marks = [_mark(q) for q in questions]
+    print_table(
+        ("", "ID", "WORKER", "AGE", "AUTO-ANSWER", "QUESTION"),
+        [_row(q, now, mark) for q, (mark, _) in zip(questions, marks, strict=True)],
+        [tint for _, tint in marks],
+    )
+    return 0
+
+
+def _mark(question: Question) -> tuple[str, str]:
+    if question.state == PENDING and not question.blocking:
+        return STATE_MARK["non-blocking"]
+    return STATE_MARK.get(question.state, ("?", "red"))
+
+
+def _row(question: Question, now: datetime, mark: str) -> tuple[str, ...]:
+    return (
+        mark,
+        question.id,
+        question.worker or "",
+        format_age(question.age(now)),
+        countdown(question, now),
+        _summary(question),
+    )
+
+
+def countdown(question: Question, now: datetime) -> str:
+    """``in 2m13s`` / ``due`` / ``never`` for open questions; who decided for answered ones."""
+    if question.answer is not None:
+        return f"by {question.answer.decided_by or 'unreadable answer'}"
+    if question.discarded:
+        return "discarded"
+    left = question.seconds_left(now)
+    if left is None:
+        return "never"
+    return "due" if left <= 0 else f"in {format_left(left)}"
+
+
+def _summary(question: Question) -> str:
+    if question.error:
+        return f"unreadable: {question.error}"
+    text = question.first_line
+    return text if len(text) <= QUESTION_WIDTH else text[: QUESTION_WIDTH - 1] + "…"
+
+
+def answer_question(args: argparse.Namespace) -> int:
+    service = Questions(resolve_root(args))
+    answer = service.answer(args.id, option=args.option, text=args.text)
+    if args.json:
+        print_json(answer.to_json())
+    else:
+        print(f"answered {args.id}: {answer.answer}")
+    return 0
+
+
+def status_line(args: argparse.Namespace) -> int:
+    root = resolve_root(args)
+    settings = RelaySettings.from_talisman(Talisman.load(root, strict=False))
+    open_questions = Questions(root, settings=settings).list()
+    total, blocking = len(open_questions), sum(q.blocking for q in open_questions)
+    if args.json:
+        print_json({"questions": total, "blocking": blocking})
+    elif total:
+        print(f"⚡{total} question{'s' if total != 1 else ''}")
+    return 0

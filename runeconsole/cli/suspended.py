@@ -1,0 +1,146 @@
+"""``runeconsole suspend`` and ``runeconsole suspended list|resume`` (context files)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from runeconsole.cli.common import print_json, print_table, resolve_root
+from runeconsole.core.errors import InvalidInput
+from runeconsole.core.files import read_bytes
+from runeconsole.core.timeutil import format_age
+from runeconsole.services.suspension import REASONS, ContextRecord, Suspension
+
+VERDICT_TINT = {"ok": "green", "stale": "yellow", "exhausted": "grey"}
+
+
+def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    suspend = subparsers.add_parser(
+        "suspend", parents=[common], help="write a worker's context file before it times out"
+    )
+    suspend.add_argument("--task", required=True, help="task id")
+    suspend.add_argument("--worker", required=True, help="worker name")
+    suspend.add_argument("--arc", required=True, metavar="ARC_ID", help="arc checkpoint id")
+    suspend.add_argument("--reason", required=True, choices=REASONS)
+    suspend.add_argument("--last-action", required=True, help="what was done last (200 chars)")
+    suspend.add_argument(
+        "--file-target", action="append", default=[], metavar="FILE",
+        help="a file the task must change (repeat); those not yet changed become files_pending",
+    )  # fmt: skip
+    body = suspend.add_mutually_exclusive_group()
+    body.add_argument("--body-file", type=Path, metavar="FILE", help="the working-state notes")
+    body.add_argument("--body", metavar="TEXT", help="the notes as text; '-' reads stdin")
+    suspend.add_argument("--no-stash", action="store_true", help="do not stash partial work")
+    suspend.add_argument("--work-stamp", metavar="STAMP", help="tmp/work/STAMP (default: reuse)")
+    suspend.add_argument("--json", action="store_true")
+    suspend.set_defaults(func=run_suspend)
+
+    group = subparsers.add_parser("suspended", help="suspended tasks' context files")
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", parents=[common], help="every context file and verdict")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(func=run_list)
+    resume = actions.add_parser(
+        "resume", parents=[common], help="verify, count the resume, print the injection"
+    )
+    resume.add_argument("target", metavar="TASK_OR_PATH")
+    resume.add_argument("--dry-run", action="store_true", help="verify and print; change nothing")
+    resume.add_argument("--json", action="store_true")
+    resume.set_defaults(func=run_resume)
+
+
+def _body(args: argparse.Namespace) -> str:
+    if args.body_file is not None:
+        data = read_bytes(args.body_file, 4 * 1024 * 1024)
+    elif args.body == "-":
+        data = sys.stdin.buffer.read(4 * 1024 * 1024)
+    else:
+        return args.body or ""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("the body is not UTF-8 text") from None
+
+
+def run_suspend(args: argparse.Namespace) -> int:
+    result = Suspension(resolve_root(args)).suspend(
+        task_id=args.task,
+        worker=args.worker,
+        arc_id=args.arc,
+        reason=args.reason,
+        last_action=args.last_action,
+        file_targets=args.file_target,
+        body=_body(args),
+        stamp=args.work_stamp,
+        stash=False if args.no_stash else None,
+    )
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.json:
+        print_json(
+            {
+                "path": str(result.path),
+                "files_modified": result.files_modified,
+                "files_pending": result.files_pending,
+                "resume_count": result.resume_count,
+                "stash": result.stash,
+                "content_sha256": result.content_sha256,
+                "warnings": result.warnings,
+            }
+        )
+    else:
+        print(result.path)
+    return 0
+
+
+def _row(record: ContextRecord) -> tuple[str, ...]:
+    if not record.meta:
+        return (record.verdict, record.task_id, "", record.arc, "", "-", "", record.detail)
+    return (
+        record.verdict,
+        record.task_id,
+        record.text("worker"),
+        record.arc,
+        record.text("timeout_reason"),
+        format_age(record.age_seconds),
+        str(record.resume_count),
+        record.detail,
+    )
+
+
+def run_list(args: argparse.Namespace) -> int:
+    service = Suspension(resolve_root(args))
+    records = service.list()
+    if args.json:
+        print_json([record.to_json() for record in records])
+        return 0
+    if not records:
+        print(f"no context files under {service.paths.work}")
+        return 0
+    print_table(
+        ("VERDICT", "TASK", "WORKER", "ARC", "REASON", "AGE", "RESUMES", "DETAIL"),
+        [_row(record) for record in records],
+        [VERDICT_TINT.get(record.verdict, "red") for record in records],
+    )
+    return 0
+
+
+def run_resume(args: argparse.Namespace) -> int:
+    service = Suspension(resolve_root(args))
+    result = service.resume(service.find(args.target), dry_run=args.dry_run)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.json:
+        print_json(
+            {
+                **result.record.to_json(),
+                "resume_count": result.resume_count,
+                "written": result.written,
+                "warnings": result.warnings,
+                "injection": result.injection,
+            }
+        )
+    else:
+        sys.stdout.write(result.injection)
+    return 0

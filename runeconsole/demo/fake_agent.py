@@ -1,0 +1,260 @@
+"""A scripted stand-in for a Claude Code session, run inside tmux by the supervisor.
+
+It draws a Claude-like screen (transcript, input box, ``Context left until
+auto-compact: N%`` going down), walks through the work phases and writes each to
+its hook, heartbeats through the registry, and now and then stops at a permission
+prompt or a question until someone answers in the pane. Told to checkpoint it
+updates its hook; told ``GUARDIAN: Save your work and exit cleanly`` it saves its
+hook and exits 0.
+``--hang-on-handoff`` makes it ignore that (and hang-ups) so the supervisor has
+to force-kill it; ``--crash-after`` makes it die abruptly.
+
+    python -m runeconsole.demo.fake_agent --key worker-parser --root PROJECT
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import random
+import select
+import signal
+import sys
+import time
+from pathlib import Path
+
+from runeconsole.core.errors import RuneError
+from runeconsole.services.hooks import Hooks
+from runeconsole.services.pane_patterns import WORK_PHASES
+from runeconsole.services.registry import Registry
+from runeconsole.services.supervisor import CHECKPOINT_MESSAGE, HANDOFF_MESSAGE, WISDOM_ENV
+
+TOOLS = {
+    "investigation": ["Read(src/{m}.py)", 'Grep(pattern: "def {m}", path: "src")', "Glob(**/*.py)"],
+    "planning": ["Update Todos"],
+    "implementation": ["Update(src/{m}.py)", "Write(src/{m}_helpers.py)"],
+    "testing": ["Bash(python -m pytest tests/test_{m}.py -q)"],
+    "completion": ['Bash(git commit -am "{m}: done")'],
+}
+PROMPTS = (
+    (
+        "Bash command",
+        "python -m pytest tests -q",
+        "Do you want to proceed?",
+        ["Yes", "Yes, and don't ask again for python -m pytest commands", "No (esc)"],
+    ),
+    (
+        "☐ Approach",
+        "",
+        "Should the {m} cache live in memory or on disk?",
+        ["In memory", "On disk", "Type something."],
+    ),
+)
+# The harness's coarser phase for each work phase, so both readers see a moving agent.
+HARNESS_PHASE = {
+    "investigation": "planning",
+    "planning": "planning",
+    "implementation": "executing",
+    "testing": "executing",
+    "completion": "impl_complete",
+}
+WIDTH = 100
+TRANSCRIPT_LINES = 30
+
+
+def command(key: str, root: Path, *options: str) -> list[str]:
+    """The command line that runs a fake agent, as ``Supervisor.spawn`` takes it."""
+    return [
+        sys.executable,
+        "-m",
+        "runeconsole.demo.fake_agent",
+        "--key",
+        key,
+        "--root",
+        str(root),
+        *options,
+    ]
+
+
+class FakeAgent:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.key: str = args.key
+        self.root: Path = args.root
+        self.args = args
+        self.rng = random.Random(args.seed)
+        self.registry = Registry(self.root)
+        self.hooks = Hooks(self.root)
+        self.module = self.key.rsplit("-", 1)[-1]
+        self.context = float(args.context)
+        self.transcript: list[str] = []
+        self.prompt: tuple[str, str, str, list[str]] | None = None
+        self.phase_index = 0
+        self.ticks_in_phase = 0
+        self.next_beat = 0.0
+        self.started = time.monotonic()
+
+    @property
+    def phase(self) -> str:
+        return WORK_PHASES[self.phase_index]
+
+    def worktree(self) -> Path | None:
+        with contextlib.suppress(RuneError):
+            path = self.registry.get(self.key).worktree
+            return Path(path) if path and Path(path).is_dir() else None
+        return None
+
+    def say(self, *lines: str) -> None:
+        self.transcript += [line[:WIDTH] for line in lines] + [""]
+        self.transcript = self.transcript[-TRANSCRIPT_LINES:]
+
+    def draw(self) -> None:
+        box = "─" * (WIDTH - 2)
+        out = ["\x1b[2J\x1b[H", "✻ fake Claude Code · " + self.key, "", *self.transcript]
+        if self.prompt is not None:
+            title, detail, question, options = self.prompt
+            out += [f"╭{box}╮", f"│ {title}", f"│   {detail}" if detail else "│", f"│ {question}"]
+            out += [f"│ {'❯' if i == 0 else ' '} {i + 1}. {o}" for i, o in enumerate(options)]
+            out += [f"╰{box}╯", "  Enter to select · Esc to cancel" if not detail else ""]
+        else:
+            out += [f"╭{box}╮", "│ > ", f"╰{box}╯"]
+            status = f"Context left until auto-compact: {max(0, int(self.context))}%"
+            out.append("  ? for shortcuts".ljust(WIDTH - len(status)) + status)
+        sys.stdout.write("\n".join(out) + "\n")
+        sys.stdout.flush()
+
+    def heartbeat(self) -> None:
+        now = time.monotonic()
+        if now >= self.next_beat:
+            with contextlib.suppress(RuneError):
+                self.registry.heartbeat(self.key)
+            self.next_beat = now + self.args.heartbeat
+
+    def set_phase(self, index: int) -> None:
+        self.phase_index = index % len(WORK_PHASES)
+        self.ticks_in_phase = 0
+        self.say(f"⏺ Phase: {self.phase} — {self.module}")
+        with contextlib.suppress(RuneError):
+            self.hooks.update(
+                self.key,
+                phase=HARNESS_PHASE[self.phase],
+                work_phase=self.phase,
+                summary=f"{self.phase} of the {self.module} module",
+                worktree=self.worktree(),
+            )
+
+    def work(self) -> None:
+        """One step of scripted work: a tool call, context spent, maybe a phase or a prompt."""
+        tool = self.rng.choice(TOOLS[self.phase]).format(m=self.module)
+        self.say(f"⏺ {tool}", "  ⎿  Done")
+        self.context = max(0.0, self.context - self.args.drain)
+        if self.phase == "implementation" and self.args.write_files:
+            worktree = self.worktree()
+            if worktree is not None:
+                notes = worktree / f"{self.module}_notes.md"
+                with open(notes, "a", encoding="utf-8") as handle:
+                    handle.write(f"- step at {time.strftime('%H:%M:%S')}\n")
+        self.ticks_in_phase += 1
+        if self.args.ask_every and self.rng.random() < 1.0 / self.args.ask_every:
+            title, detail, question, options = self.rng.choice(PROMPTS)
+            self.prompt = (title, detail, question.format(m=self.module), options)
+        elif self.ticks_in_phase >= self.args.phase_ticks:
+            self.set_phase(self.phase_index + 1)
+
+    def handle(self, line: str) -> None:
+        text = line.strip()
+        if not text:
+            return
+        if text == HANDOFF_MESSAGE:
+            self.say(f"> {text}")
+            if self.args.hang_on_handoff:
+                self.say("⏺ (no response)")
+                self.draw()
+                while True:
+                    time.sleep(3600)
+            self.save_and_exit()
+        if text.startswith(CHECKPOINT_MESSAGE[:40]):
+            self.say(f"> {text}")
+            with contextlib.suppress(RuneError):
+                self.hooks.update(
+                    self.key,
+                    summary=f"{self.phase} of the {self.module} module (checkpoint)",
+                    worktree=self.worktree(),
+                )
+            self.say("⏺ Checkpoint saved to the hook.")
+            return
+        if self.prompt is not None:
+            self.say(f"⏺ Answer received: {text}")
+            self.prompt = None
+            return
+        self.say(f"> {text}")
+
+    def save_and_exit(self) -> None:
+        with contextlib.suppress(RuneError):
+            self.hooks.update(
+                self.key,
+                summary=f"{self.phase} of the {self.module} module (saved at handoff)",
+                instructions=f"Continue the {self.phase} of {self.module}; the notes file "
+                "lists the steps already done.",
+                worktree=self.worktree(),
+            )
+        self.say("⏺ Work state saved to the hook. Exiting cleanly.")
+        self.draw()
+        raise SystemExit(0)
+
+    def run(self) -> None:
+        wisdom = os.environ.get(WISDOM_ENV)
+        if wisdom:
+            self.context = 100.0  # a continuation starts with a fresh context
+            with contextlib.suppress(OSError):
+                first = Path(wisdom).read_text(encoding="utf-8").splitlines()[0]
+                self.say(f"⏺ Resuming. {first}")
+        hook = self.hooks.read(self.key)
+        resume = hook.work_phase if hook is not None and not hook.error else None
+        self.set_phase(WORK_PHASES.index(resume) if wisdom and resume in WORK_PHASES else 0)
+        next_step = time.monotonic()
+        while True:
+            if self.args.crash_after and time.monotonic() - self.started >= self.args.crash_after:
+                os._exit(3)
+            self.heartbeat()
+            if self.prompt is None and time.monotonic() >= next_step:
+                self.work()
+                next_step = time.monotonic() + self.args.tick
+            self.draw()
+            ready, _, _ = select.select([sys.stdin], [], [], min(self.args.tick, 1.0))
+            if ready:
+                line = sys.stdin.readline()
+                if not line:  # stdin closed: nobody can answer any more
+                    raise SystemExit(0)
+                self.handle(line)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m runeconsole.demo.fake_agent")
+    parser.add_argument("--key", required=True, help="{role}-{name} of this agent")
+    parser.add_argument("--root", required=True, type=Path)
+    parser.add_argument("--tick", type=float, default=1.0, help="seconds per scripted step")
+    parser.add_argument("--heartbeat", type=float, default=5.0, help="seconds between heartbeats")
+    parser.add_argument(
+        "--context",
+        type=float,
+        default=80.0,
+        help="context left at start (%%); a continuation starts at 100",
+    )
+    parser.add_argument("--drain", type=float, default=1.0, help="context spent per step (%%)")
+    parser.add_argument("--phase-ticks", type=int, default=5, help="steps per work phase")
+    parser.add_argument("--ask-every", type=int, default=0, help="ask about every N steps")
+    parser.add_argument("--write-files", action="store_true", help="leave uncommitted notes")
+    parser.add_argument("--hang-on-handoff", action="store_true")
+    parser.add_argument("--crash-after", type=float, default=0.0, help="die after S seconds")
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args(argv)
+    if args.hang_on_handoff:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    FakeAgent(args).run()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

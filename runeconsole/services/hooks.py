@@ -1,0 +1,244 @@
+"""Hook files `.claude/state/hooks/{role}-{name}.json`: an agent's crash-safe work state.
+
+The harness writes ``phase`` (planning .. merged) and the PRD adds ``work_phase``
+(investigation .. completion) and friends; we read both and write the union, and
+keep every field we do not know. ``files_modified`` always comes from git in the
+agent's worktree, never from whoever calls us: the hook must list what is really
+uncommitted when a successor takes over. Each change is a locked read-modify-write
+with an atomic replace, followed by a ``HOOK_UPDATED`` signal carrying the hook.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from runeconsole.adapters import git
+from runeconsole.adapters.clock import Clock, SystemClock
+from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
+from runeconsole.core.files import atomic_write_json, is_temp_name, read_json_object
+from runeconsole.core.locks import locked
+from runeconsole.core.paths import ProjectPaths
+from runeconsole.core.timeutil import compact_stamp, iso_z
+from runeconsole.core.validate import validate_id
+from runeconsole.services.pane_patterns import WORK_PHASES
+from runeconsole.services.registry import SIGNAL_SOURCE, SIGNAL_TARGET
+from runeconsole.services.signals import Signals
+
+HARNESS_PHASES = ("planning", "executing", "impl_complete", "validating", "merged")
+MAX_TEXT = 4000
+RUNTIME_PREFIXES = (".claude/state/", ".claude/attractor/", "tmp/.rune-signals/")
+
+
+@dataclass
+class Hook:
+    """One hook file as read: every field kept; ``error`` when it cannot be used."""
+
+    key: str
+    path: Path
+    fields: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.fields.get(name, default)
+
+    @property
+    def phase(self) -> str | None:
+        return self.fields.get("phase")
+
+    @property
+    def work_phase(self) -> str | None:
+        return self.fields.get("work_phase")
+
+    @property
+    def summary(self) -> str | None:
+        return self.fields.get("work_summary")
+
+    @property
+    def files_modified(self) -> list[str]:
+        files = self.fields.get("files_modified")
+        return [str(f) for f in files] if isinstance(files, list) else []
+
+    def to_json(self) -> dict[str, Any]:
+        if self.error:
+            return {"key": self.key, "path": str(self.path), "error": self.error}
+        return {**self.fields, "key": self.key, "path": str(self.path)}
+
+
+def _choice(value: str | None, allowed: tuple[str, ...], what: str) -> str | None:
+    if value is not None and value not in allowed:
+        raise InvalidInput(f"{what} {value!r} is not one of: {' | '.join(allowed)}")
+    return value
+
+
+def _text(value: str | None, what: str) -> str | None:
+    if value is not None and len(value) > MAX_TEXT:
+        raise InvalidInput(f"{what} is longer than {MAX_TEXT} characters")
+    return value
+
+
+def uncommitted_files(worktree: Path) -> list[str]:
+    """Changed tracked files plus untracked ones: everything a kill would put at risk.
+
+    Our own runtime state (identities, hooks, signals) is not the agent's work and is
+    left out even where a project forgot to ignore it.
+    """
+    found = {*git.changed_files(worktree), *git.untracked_files(worktree)}
+    return sorted(name for name in found if not name.startswith(RUNTIME_PREFIXES))
+
+
+class Hooks:
+    def __init__(
+        self, root: Path, clock: Clock | None = None, signals: Signals | None = None
+    ) -> None:
+        self.root = root
+        self.paths = ProjectPaths(root)
+        self.clock = clock or SystemClock()
+        self.signals = signals or Signals(root, self.clock)
+
+    def path_for(self, key: str) -> Path:
+        return self.paths.hooks / f"{validate_id(key, 'agent key')}.json"
+
+    def read_path(self, path: Path) -> Hook:
+        key = path.name[: -len(".json")]
+        try:
+            return Hook(key, path, read_json_object(path))
+        except UnreadableFile as exc:
+            return Hook(key, path, error=exc.reason)
+
+    def read(self, key: str) -> Hook | None:
+        """The hook of ``key``; ``None`` if it has none (bad files come back with ``error``)."""
+        path = self.path_for(key)
+        return self.read_path(path) if path.exists() else None
+
+    def get(self, key: str) -> Hook:
+        hook = self.read(key)
+        if hook is None:
+            raise RuneError(f"no hook for {key!r} in {self.paths.hooks}")
+        if hook.error:
+            raise RuneError(f"hook of {key!r} ({hook.path}) is unreadable: {hook.error}")
+        return hook
+
+    def list(self) -> list[Hook]:
+        try:
+            entries = list(os.scandir(self.paths.hooks))
+        except FileNotFoundError:
+            return []
+        hooks = [
+            self.read_path(Path(entry.path))
+            for entry in entries
+            if entry.name.endswith(".json") and not is_temp_name(entry.name) and entry.is_file()
+        ]
+        return sorted(hooks, key=lambda hook: hook.key)
+
+    def create(
+        self,
+        role: str,
+        name: str,
+        *,
+        node: str | None = None,
+        bead: str | None = None,
+        worktree: Path | None = None,
+        summary: str | None = None,
+        instructions: str | None = None,
+        predecessor: Hook | None = None,
+    ) -> Hook:
+        """The initial hook at spawn: a successor inherits its predecessor's work state."""
+        key = f"{validate_id(role, 'role')}-{validate_id(name, 'name')}"
+        for value, what in ((node, "node id"), (bead, "bead id")):
+            if value is not None:
+                validate_id(value, what)
+        now = self.clock.now()
+        stamp = iso_z(now)
+        inherited = dict(predecessor.fields) if predecessor and not predecessor.error else {}
+        fields: dict[str, Any] = {
+            **inherited,
+            "hook_id": f"hook-{key}-{compact_stamp(now)}",
+            "role": role,
+            "name": name,
+            "identity_name": key,
+            "phase": inherited.get("phase") or "planning",
+            "work_phase": inherited.get("work_phase") or "investigation",
+            "current_node": node if node is not None else inherited.get("current_node"),
+            "current_bead": bead if bead is not None else inherited.get("current_bead"),
+            "work_summary": _text(summary, "summary") or inherited.get("work_summary"),
+            "resumption_instructions": _text(instructions, "instructions")
+            or inherited.get("resumption_instructions"),
+            "predecessor_hook_id": inherited.get("hook_id"),
+            "created_at": stamp,
+            "updated_at": stamp,
+            "last_checkpoint_at": inherited.get("last_checkpoint_at"),
+            "files_modified": uncommitted_files(worktree) if worktree else [],
+            "tests_status": inherited.get("tests_status"),
+        }
+        fields.setdefault("last_committed_node", None)
+        fields.setdefault("merged_at", None)
+        with locked(self.paths.lock_for(f"hook-{key}"), what=f"hook {key}"):
+            atomic_write_json(self.path_for(key), fields)
+        return self._announce(key, fields)
+
+    def update(
+        self,
+        key: str,
+        *,
+        phase: str | None = None,
+        work_phase: str | None = None,
+        summary: str | None = None,
+        bead: str | None = None,
+        node: str | None = None,
+        tests_status: str | None = None,
+        instructions: str | None = None,
+        worktree: Path | None = None,
+    ) -> Hook:
+        """Change the given fields (others kept) and re-read ``files_modified`` from git.
+
+        A missing hook is created; ``worktree`` is where git is asked (the agent's own
+        worktree, from its identity); without one ``files_modified`` stays as it was.
+        """
+        path = self.path_for(key)
+        changes: dict[str, Any] = {
+            "phase": _choice(phase, HARNESS_PHASES, "phase"),
+            "work_phase": _choice(work_phase, WORK_PHASES, "work phase"),
+            "work_summary": _text(summary, "summary"),
+            "current_bead": validate_id(bead, "bead id") if bead is not None else None,
+            "current_node": validate_id(node, "node id") if node is not None else None,
+            "tests_status": _text(tests_status, "tests status"),
+            "resumption_instructions": _text(instructions, "instructions"),
+        }
+        changes = {name: value for name, value in changes.items() if value is not None}
+        if worktree is not None:
+            changes["files_modified"] = uncommitted_files(worktree)
+        now = self.clock.now()
+        stamp = iso_z(now)
+        with locked(self.paths.lock_for(f"hook-{key}"), what=f"hook {key}"):
+            fields = self._read_for_update(key, path, now)
+            fields.update(changes)
+            fields["updated_at"] = fields["last_checkpoint_at"] = stamp
+            if changes.get("phase") == "merged":
+                fields["merged_at"] = stamp
+            atomic_write_json(path, fields)
+        return self._announce(key, fields)
+
+    def _read_for_update(self, key: str, path: Path, now: datetime) -> dict[str, Any]:
+        if not path.exists():
+            role, _, name = key.partition("-")
+            return {
+                "hook_id": f"hook-{key}-{compact_stamp(now)}",
+                "role": role,
+                "name": name,
+                "identity_name": key,
+                "created_at": iso_z(now),
+            }
+        try:
+            return read_json_object(path)
+        except UnreadableFile as exc:
+            raise RuneError(
+                f"hook of {key!r} cannot be updated: {exc.reason}; fix or remove {path}"
+            ) from None
+
+    def _announce(self, key: str, fields: dict[str, Any]) -> Hook:
+        self.signals.send("HOOK_UPDATED", SIGNAL_SOURCE, SIGNAL_TARGET, {"key": key, **fields})
+        return Hook(key, self.path_for(key), fields)

@@ -1,0 +1,309 @@
+"""The Questions pane: open worker questions with a live countdown to the auto-answer.
+
+Rows are keyed by question id and follow the files: a ``.question`` appearing adds
+a row (a blocking one rings the bell), its ``.answer`` removes it. When a deadline
+passes the pane writes the auto-answer itself, so a question left by a crashed
+orchestrator is still decided on time; if an ``ask`` process is also waiting, the
+exclusive create lets exactly one of them win and the other reads the result.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Static
+
+from runeconsole.core.errors import RuneError
+from runeconsole.core.timeutil import format_age
+from runeconsole.core.validate import ID_PATTERN
+from runeconsole.services.questions import (
+    AUTO_TIMEOUT,
+    FILE_NAME,
+    PENDING,
+    QUESTION,
+    Answer,
+    Question,
+    Questions,
+    format_left,
+)
+from runeconsole.tui.keyed_table import KeyedTable
+from runeconsole.tui.pane import LivePane
+from runeconsole.tui.question_modal import QuestionModal
+
+COLUMNS = (
+    ("urgency", " ", 1),
+    ("task", "TASK", 9),
+    ("worker", "WORKER", 14),
+    ("age", "AGE", 6),
+    ("left", "TIMEOUT", 7),
+    ("question", "QUESTION", None),
+)
+TIMES = frozenset({"age", "left"})
+EMPTY = "No open questions. Workers' questions appear here the moment they are asked."
+
+
+class Mark(Text):
+    """The urgency mark; carries the row's place, since DataTable sorts by cell values."""
+
+    def __init__(self, question: Question) -> None:
+        if question.error:
+            super().__init__("?", style="bold red")
+        elif question.blocking:
+            super().__init__("●", style="bold red")
+        else:
+            super().__init__("○", style="yellow")
+        self.order = question.sort_key()
+
+
+def countdown(question: Question, now: datetime) -> Text:
+    """Time left before option A is chosen for the operator."""
+    left = question.seconds_left(now)
+    if question.error or left is None:
+        return Text("never" if not question.error else "-", style="dim")
+    if left <= 0:
+        return Text("due", style="bold red")
+    style = "bold red" if left <= 30 else "yellow" if left <= 60 else ""
+    return Text(format_left(left), style=style)
+
+
+def row_values(question: Question, now: datetime) -> tuple[object, ...]:
+    """Cells; worker-written text goes in as ``Text`` so ``[…]`` is shown, not parsed as markup."""
+    summary = (
+        Text(f"unreadable: {question.error}", style="red")
+        if question.error
+        else Text(question.first_line)
+    )
+    return (
+        Mark(question),
+        question.task_id if question.seq == 1 else f"{question.task_id}.q{question.seq}",
+        Text(question.worker or ""),
+        format_age(question.age(now)),
+        countdown(question, now),
+        summary,
+    )
+
+
+def matches(question: Question, text: str) -> bool:
+    if not text:
+        return True
+    fields = (question.id, question.worker or "", question.text, question.urgency)
+    return text.lower() in " ".join(fields).lower()
+
+
+class QuestionsPane(LivePane):
+    BINDINGS = [
+        Binding("a", "answer", "Answer"),
+        Binding("enter", "answer", "Answer", show=False),
+    ]
+    TITLE = "Questions"
+    HELP_KEYS = (
+        ("enter / a", "answer the selected question"),
+        ("A B … / 1 2 …", "in the answer window: choose that option at once"),
+        ("t", "in the answer window: answer in your own words"),
+        ("esc / q", "close the answer window without answering"),
+    )
+
+    def __init__(self, questions: Questions, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.questions = questions
+        self.open: dict[str, Question] = {}
+        self.filter_text = ""
+        self.modal: QuestionModal | None = None
+        self._loaded = False
+        self._settling: set[str] = set()
+
+    def compose(self) -> ComposeResult:
+        yield KeyedTable(COLUMNS, id="questions-table")
+        yield Static(EMPTY, id="questions-empty")
+
+    @property
+    def table(self) -> KeyedTable:
+        return self.query_one(KeyedTable)
+
+    def on_mount(self) -> None:
+        self.sync(self.questions.list())
+        self._loaded = True
+
+    def watch_dirs(self) -> list[Path]:
+        return [self.questions.base, *self.questions.signal_dirs()]
+
+    # -- applying changes --------------------------------------------------------------------
+
+    def upsert(self, question: Question) -> None:
+        key = question.id
+        if not question.open:
+            self.remove(key, question.answer)
+            return
+        is_new = key not in self.open
+        self.open[key] = question
+        if matches(question, self.filter_text):
+            skip = TIMES if self.table.has(key) else frozenset()
+            self.table.upsert(key, row_values(question, self.now()), skip=skip)
+        else:
+            self.table.drop(key)
+        if is_new and self._loaded and question.blocking and question.state == PENDING:
+            self.app.bell()
+            self.notify(
+                f"{question.task_id} ({question.worker or 'worker'}): {question.first_line}",
+                title="Blocking question",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
+
+    def remove(self, key: str, answer: Answer | None = None) -> None:
+        known = self.open.pop(key, None)
+        self.table.drop(key)
+        if known is None:
+            return
+        modal = self.modal if self.modal is not None and self.modal.question.id == key else None
+        if modal is not None:
+            if answer is None:
+                modal.close_with("The question file is gone — closing.")
+            else:
+                modal.answered_elsewhere(answer)
+        elif answer is not None and answer.decided_by == AUTO_TIMEOUT:
+            self.notify(
+                f"{key}: no answer in time, chose {answer.answer}",
+                title="Auto-answered",
+                markup=False,
+            )
+
+    def finish_batch(self) -> None:
+        self.table.reorder("urgency", key=lambda mark: mark.order)
+        self.query_one("#questions-empty").display = not self.open
+        self.post_message(self.Summary("questions", {"questions": len(self.open)}))
+
+    def sync(self, questions: list[Question]) -> None:
+        fresh = {question.id for question in questions}
+        for key in [k for k in self.open if k not in fresh]:
+            self.remove(key, self._answer_of(key))
+        for question in questions:
+            self.upsert(question)
+        self.finish_batch()
+
+    def _answer_of(self, key: str) -> Answer | None:
+        question = self.open.get(key)
+        return self.questions.answer_for(question) if question else None
+
+    def refresh_path(self, path: Path) -> None:
+        """Re-read one ``.question`` file (and its answer)."""
+        if path.exists():
+            self.upsert(self.questions.read_question(path))
+        else:
+            key = f"{path.parent.name}/{path.name.removesuffix('.' + QUESTION)}"
+            self.remove(key)
+
+    def apply_changes(self, paths: set[Path]) -> None:
+        base = self.questions.base
+        questions: set[Path] = set()
+        for path in paths:
+            if path.parent == base:
+                questions |= self._directory_changed(path)
+                continue
+            match = FILE_NAME.fullmatch(path.name)
+            if match:
+                questions.add(path.with_name(f"{match.group(1)}.q{match.group(2)}.{QUESTION}"))
+        for path in questions:
+            self.refresh_path(path)
+        self.finish_batch()
+
+    def _directory_changed(self, directory: Path) -> set[Path]:
+        """A signal directory appeared (watch it, read what it already holds) or vanished."""
+        if not ID_PATTERN.fullmatch(directory.name):
+            return set()
+        if directory.is_dir():
+            feed = getattr(self.app, "feed", None)
+            if feed is not None:
+                feed.add(directory)
+            return set(self.questions.question_files(directory))
+        for key in [k for k, q in self.open.items() if q.signal_dir == directory.name]:
+            self.remove(key)
+        return set()
+
+    @work(thread=True, exclusive=True, group="questions-rescan")
+    def rescan(self) -> None:
+        questions = self.questions.list()
+        self.app.call_from_thread(self.sync, questions)
+
+    # -- time passing ----------------------------------------------------------------------
+
+    def now(self) -> datetime:
+        return self.questions.clock.now()
+
+    def tick(self) -> None:
+        now = self.now()
+        table = self.table
+        for key in table.visible_keys():
+            question = self.open.get(key)
+            if question is not None:
+                table.set_cell(key, "age", format_age(question.age(now)))
+                table.set_cell(key, "left", countdown(question, now))
+        if self.modal is not None:
+            self.modal.tick()
+        due = [
+            q
+            for q in self.open.values()
+            if q.state == PENDING
+            and q.id not in self._settling
+            and (left := q.seconds_left(now)) is not None
+            and left <= 0
+        ]
+        if due:
+            self._settling |= {q.id for q in due}
+            self.settle(due)
+
+    @work(thread=True, group="questions-settle")
+    def settle(self, due: list[Question]) -> None:
+        """Write the auto-answers that are due (off the UI thread: files are fsynced)."""
+        try:
+            self.questions.settle_due(due)
+        except RuneError as exc:  # left marked as settling: no retry every second
+            self.app.call_from_thread(
+                self.notify, exc.message, title="Auto-answer failed", severity="error", markup=False
+            )
+            return
+        self.app.call_from_thread(self._settled, due)
+
+    def _settled(self, due: list[Question]) -> None:
+        for question in due:
+            self._settling.discard(question.id)
+            self.refresh_path(question.path)
+        self.finish_batch()
+
+    # -- interaction -------------------------------------------------------------------------
+
+    def filter(self, text: str) -> None:
+        self.filter_text = text
+        for question in list(self.open.values()):
+            self.upsert(question)
+        self.finish_batch()
+
+    def select(self, key: str) -> None:
+        self.table.move_to(key)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_answer()
+
+    def action_answer(self) -> None:
+        key = self.table.cursor_key()
+        question = self.open.get(key) if key else None
+        if question is None or self.modal is not None:
+            return
+        modal = QuestionModal(self.questions, question)
+        self.modal = modal
+        self.app.push_screen(modal, self._modal_closed)
+
+    def _modal_closed(self, answer: Answer | None) -> None:
+        question = self.modal.question if self.modal else None
+        self.modal = None
+        if answer is not None and question is not None:
+            self.notify(f"{question.task_id}: {answer.answer}", title="Answered", markup=False)
+            self.refresh_path(question.path)
+            self.finish_batch()

@@ -1,0 +1,125 @@
+"""Detail of one context file, and the injection a resume produced."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from runeconsole.services.suspension import (
+    OK,
+    STALE,
+    ContextRecord,
+    GitView,
+    ResumeResult,
+    Suspension,
+)
+from runeconsole.tui.suspended_pane import VERDICT_STYLE
+
+
+class DetailModal(ModalScreen[None]):
+    """A read-only detail: a title line and a scrolling body; any close key dismisses."""
+
+    BINDINGS = [
+        Binding("escape", "dismiss", "Close"),
+        Binding("q", "dismiss", "Close", show=False),
+        Binding("enter", "dismiss", "Close", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail"):
+            yield Static(self.title_text(), id="detail-title")
+            yield Static(self.body(), id="detail-body")
+
+    def title_text(self) -> Text:
+        raise NotImplementedError
+
+    def body(self) -> RenderableType:
+        raise NotImplementedError
+
+
+def heading(text: str) -> Text:
+    return Text(f"\n{text}", "bold")
+
+
+def git_comparison(record: ContextRecord, view: GitView | None) -> Text:
+    """Each file the context names, against the work tree and the task's stash now."""
+    if view is None or view.modified is None:
+        return Text(view.note if view else "git state not read yet", "dim")
+    text = Text()
+    stashed = view.stashed_for(record.task_id)
+    named = record.files("files_modified")
+    for name in named:
+        if name in view.modified:
+            text.append("  ✓ ", "green").append(f"{name}  changed in the work tree\n")
+        elif name in stashed:
+            text.append("  ✓ ", "green").append(f"{name}  held by the task's suspend stash\n")
+        else:
+            text.append("  ✗ ", "bold red").append(f"{name}  no longer changed (diverged)\n")
+    for name in sorted(view.modified - set(named)):
+        text.append("  + ", "yellow").append(f"{name}  changed since the suspension\n", "dim")
+    for name in record.files("files_pending"):
+        text.append("  … ", "dim").append(f"{name}  pending\n", "dim")
+    return text or Text("  no files recorded and none changed", "dim")
+
+
+def injection_preview(suspension: Suspension, record: ContextRecord) -> Text:
+    if record.verdict not in (OK, STALE):
+        return Text(f"resume refused: {record.detail}", "red")
+    return Text(suspension.injection(record, record.resume_count + 1))
+
+
+class ContextDetail(DetailModal):
+    def __init__(self, suspension: Suspension, record: ContextRecord, view: GitView | None) -> None:
+        super().__init__()
+        self.suspension = suspension
+        self.record = record
+        self.view = view
+
+    def title_text(self) -> Text:
+        record = self.record
+        return Text.assemble(
+            (record.verdict, VERDICT_STYLE[record.verdict]),
+            ("  task #", ""),
+            (record.task_id, "bold"),
+            (f"  {record.arc}", "dim"),
+        )
+
+    def body(self) -> RenderableType:
+        record = self.record
+        parts: list[RenderableType] = [Text(record.key, "dim")]
+        if record.detail:
+            parts.append(Text(record.detail, VERDICT_STYLE[record.verdict]))
+        if not record.header:
+            return Group(*parts)
+        parts += [heading("Frontmatter"), Text(record.header.rstrip("\n"))]
+        if record.meta:
+            parts += [heading("Against git now"), git_comparison(record, self.view)]
+            parts += [
+                heading("Resume injection (preview)"),
+                injection_preview(self.suspension, record),
+            ]
+        return Group(*parts)
+
+
+class InjectionScreen(DetailModal):
+    """What resume printed (also copied to the clipboard)."""
+
+    def __init__(self, result: ResumeResult) -> None:
+        super().__init__()
+        self.result = result
+
+    def title_text(self) -> Text:
+        result = self.result
+        return Text.assemble(
+            ("resumed ", "bold green"),
+            (f"task #{result.record.task_id}", "bold"),
+            (f"  resume_count {result.resume_count}  (copied to the clipboard)", "dim"),
+        )
+
+    def body(self) -> RenderableType:
+        return Text(self.result.injection)

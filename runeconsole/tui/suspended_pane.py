@@ -1,0 +1,351 @@
+"""The Suspended pane: context files with their verdicts, and the arc checkpoints.
+
+The top table has one row per context file (keyed by its path), the verdict in
+colour; ``enter`` shows the frontmatter, the files against git and the injection
+resume would produce, ``s`` resumes after a confirmation. The bottom table lists
+arc checkpoints as a dry-run resume sees them, each phase of PHASE_ORDER as one
+coloured mark, demoted phases marked ``!``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Static
+
+from runeconsole.adapters.clock import Clock
+from runeconsole.core.config import Talisman
+from runeconsole.core.files import is_temp_name
+from runeconsole.core.timeutil import format_age
+from runeconsole.services.checkpoints import CHECKPOINT_FILE, Checkpoints, ResumePlan
+from runeconsole.services.suspension import (
+    CORRUPT,
+    EXHAUSTED,
+    OK,
+    STALE,
+    UNREADABLE,
+    ContextRecord,
+    GitView,
+    ResumeResult,
+    Suspension,
+    SuspensionSettings,
+)
+from runeconsole.tui.keyed_table import KeyedTable
+from runeconsole.tui.pane import LivePane
+
+VERDICT_STYLE = {
+    OK: "bold green",
+    STALE: "bold yellow",
+    EXHAUSTED: "dim",
+    CORRUPT: "bold red",
+    UNREADABLE: "bold red",
+}
+# One mark per phase: what it looks like, and its colour.
+PHASE_MARK = {
+    "completed": ("●", "green"),
+    "skipped": ("·", "dim"),
+    "pending": ("○", ""),
+    "in_progress": ("◐", "bold yellow"),
+    "failed": ("✗", "bold red"),
+    "timeout": ("✗", "bold red"),
+    "cancelled": ("⊘", "dim"),
+    "absent": ("╌", "dim"),
+}
+DEMOTED_MARK = ("!", "bold magenta")
+ACTION_STYLE = {
+    "resume": "yellow",
+    "complete": "green",
+    "active": "bold yellow",
+    "blocked": "bold red",
+    "fresh_start": "bold red",
+}
+CONTEXT_COLUMNS = (
+    ("verdict", "VERDICT", 10),
+    ("task", "TASK", 4),
+    ("arc", "ARC", 17),
+    ("worker", "WORKER", 12),
+    ("age", "AGE", 5),
+    ("resumes", "RES", 3),
+    ("reason", "REASON", 12),
+    ("detail", "DETAIL", None),
+)
+ARC_COLUMNS = (
+    ("id", "CHECKPOINT", 17),
+    ("version", "VER", 3),
+    ("phases", "PHASES", 26),
+    ("next", "RESUME FROM", 17),
+    ("state", "STATE", None),
+)
+AGE = frozenset({"age"})
+LEGEND = (
+    ("completed", "done"),
+    ("pending", "pending"),
+    ("in_progress", "running"),
+    ("failed", "failed"),
+    ("skipped", "skipped"),
+    ("absent", "untracked"),
+)
+ARC_HEADING = Text("Arc checkpoints ", "bold")
+for _status, _label in LEGEND:
+    ARC_HEADING.append(f" {PHASE_MARK[_status][0]}", PHASE_MARK[_status][1] or "bold")
+    ARC_HEADING.append(_label, "dim")
+ARC_HEADING.append(f" {DEMOTED_MARK[0]}", DEMOTED_MARK[1]).append("demoted", "dim")
+
+
+def phase_strip(plan: ResumePlan) -> Text:
+    text = Text()
+    for view in plan.phases():
+        if view.number is None:
+            continue
+        glyph, style = DEMOTED_MARK if view.demoted else PHASE_MARK.get(view.status, ("?", "red"))
+        text.append(glyph, style)
+    return text
+
+
+def context_row(record: ContextRecord, now: object, max_resumes: int) -> tuple[object, ...]:
+    verdict = Text(record.verdict, VERDICT_STYLE[record.verdict])
+    if not record.meta:
+        detail = Text(f"unreadable: {record.reason}", "red")
+        return (verdict, record.task_id, record.arc, "", "-", "", "", detail)
+    return (
+        verdict,
+        record.task_id,
+        record.arc,
+        record.text("worker"),
+        format_age(record.age_at(now)),  # type: ignore[arg-type]
+        f"{record.resume_count}/{max_resumes}",
+        record.text("timeout_reason"),
+        Text(record.detail or record.text("last_action"), "" if record.verdict == OK else "dim"),
+    )
+
+
+def arc_row(plan: ResumePlan) -> tuple[object, ...]:
+    state = Text(plan.action.replace("_", " "), ACTION_STYLE[plan.action])
+    reason = plan.fresh_start or plan.blocked
+    if plan.active_pid is not None:
+        state.append(f"  pid {plan.active_pid}", "dim")
+    elif reason:
+        state.append(f"  {reason}", "dim")
+    elif plan.demoted:
+        state.append(f"  {len(plan.demoted)} demoted", "magenta")
+    return (
+        plan.checkpoint_id or plan.path.parent.name,
+        f"v{plan.from_version}" if plan.from_version else "?",
+        phase_strip(plan) if plan.checkpoint else Text("-", "dim"),
+        plan.resume_from or "-",
+        state,
+    )
+
+
+def matches(text: str, *values: str) -> bool:
+    return not text or text.lower() in " ".join(values).lower()
+
+
+class SuspendedPane(LivePane):
+    BINDINGS = [
+        Binding("enter", "details", "Details", show=False),
+        Binding("s", "resume", "Resume"),
+    ]
+    TITLE = "Suspended"
+    HELP_KEYS = (
+        ("enter", "a context file: frontmatter, files against git, the resume injection"),
+        ("", "a checkpoint: every phase in PHASE_ORDER, the resume point, warnings"),
+        ("s", "resume the selected task (asks first; prints and copies the injection)"),
+        ("tab", "move between suspended tasks and arc checkpoints"),
+    )
+
+    def __init__(self, root: Path, clock: Clock, talisman: Talisman, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.suspension = Suspension(root, clock, SuspensionSettings.from_talisman(talisman))
+        self.checkpoints = Checkpoints(root, clock, suspension=self.suspension)
+        self.records: dict[str, ContextRecord] = {}
+        self.plans: dict[str, ResumePlan] = {}
+        self.view: GitView | None = None
+        self.filter_text = ""
+        self._dirs: list[Path] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("Suspended tasks", classes="pane-heading")
+        yield KeyedTable(CONTEXT_COLUMNS, id="suspended-table")
+        yield Static(ARC_HEADING, classes="pane-heading")
+        yield KeyedTable(ARC_COLUMNS, id="arcs-table")
+
+    @property
+    def table(self) -> KeyedTable:
+        return self.query_one("#suspended-table", KeyedTable)
+
+    @property
+    def arcs(self) -> KeyedTable:
+        return self.query_one("#arcs-table", KeyedTable)
+
+    def on_mount(self) -> None:
+        self.sync(*self.load())
+
+    def load(self) -> tuple[GitView, list[ContextRecord], list[ResumePlan]]:
+        view = self.suspension.git_view()
+        return view, self.suspension.list(view), self.checkpoints.list(view)
+
+    def watch_dirs(self) -> list[Path]:
+        """Context dirs and checkpoint dirs that exist now; new ones arrive by rescan."""
+        if not self._dirs:
+            arc = self.checkpoints.paths.arc
+            found = [p.parent for p in self.checkpoints.checkpoint_files()]
+            contexts = self.suspension.context_dirs()
+            # A new arc's context dir appears in its stamp's context/ dir: watch those too.
+            parents = sorted({d.parent for d in contexts})
+            self._dirs = [*contexts, *parents, *found, *([arc] if arc.is_dir() else [])]
+        return self._dirs
+
+    # -- applying changes --------------------------------------------------------------------
+
+    def upsert(self, record: ContextRecord) -> None:
+        self.records[record.key] = record
+        if not matches(self.filter_text, record.key, record.verdict, record.text("worker")):
+            self.table.drop(record.key)
+            return
+        now = self.suspension.clock.now()
+        max_resumes = self.suspension.settings.max_resume_count
+        skip = AGE if self.table.has(record.key) else frozenset()
+        self.table.upsert(record.key, context_row(record, now, max_resumes), skip=skip)
+
+    def upsert_plan(self, plan: ResumePlan) -> None:
+        key = str(plan.path)
+        self.plans[key] = plan
+        if not matches(self.filter_text, key, plan.action):
+            self.arcs.drop(key)
+            return
+        self.arcs.upsert(key, arc_row(plan))
+
+    def sync(self, view: GitView, records: list[ContextRecord], plans: list[ResumePlan]) -> None:
+        """Make both tables match a full listing, by key."""
+        self.view = view
+        for key in set(self.records) - {r.key for r in records}:
+            self.records.pop(key)
+            self.table.drop(key)
+        for key in set(self.plans) - {str(p.path) for p in plans}:
+            self.plans.pop(key)
+            self.arcs.drop(key)
+        for record in records:
+            self.upsert(record)
+        for plan in plans:
+            self.upsert_plan(plan)
+        self.finish_batch()
+
+    def finish_batch(self) -> None:
+        self.table.reorder("arc", "task", key=lambda cells: (str(cells[0]), str(cells[1])))
+        self.arcs.reorder("id")
+        self.post_message(self.Summary("suspended", self.counts()))
+
+    def counts(self) -> dict[str, int]:
+        bad = sum(1 for r in self.records.values() if r.verdict in (CORRUPT, UNREADABLE))
+        return {"suspended": len(self.records), "corrupt": bad}
+
+    def apply_changes(self, paths: set[Path]) -> None:
+        """Context files are re-read in place; a checkpoint change re-plans in the background."""
+        rescan = False
+        for path in paths:
+            if is_temp_name(path.name):
+                continue
+            if path.suffix == ".md" and self.view is not None:
+                key = self.suspension.key_for(path)
+                if path.is_file():
+                    self.upsert(self.suspension.read(path, self.view))
+                elif key in self.records:
+                    self.records.pop(key)
+                    self.table.drop(key)
+            elif path.name == CHECKPOINT_FILE or path.is_dir():
+                rescan = True
+        self.finish_batch()
+        if rescan:
+            self.rescan()
+
+    @work(thread=True, exclusive=True, group="suspended-rescan")
+    def rescan(self) -> None:
+        loaded = self.load()
+        self.app.call_from_thread(self.sync, *loaded)
+
+    def tick(self) -> None:
+        now = self.suspension.clock.now()
+        for key in self.table.visible_keys():
+            record = self.records.get(key)
+            if record is not None and record.meta:
+                self.table.set_cell(key, "age", format_age(record.age_at(now)))
+
+    def filter(self, text: str) -> None:
+        self.filter_text = text
+        for record in list(self.records.values()):
+            self.upsert(record)
+        for plan in list(self.plans.values()):
+            self.upsert_plan(plan)
+        self.finish_batch()
+
+    # -- interaction -------------------------------------------------------------------------
+
+    def selected_record(self) -> ContextRecord | None:
+        key = self.table.cursor_key()
+        return self.records.get(key) if key is not None else None
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.data_table.id == "arcs-table":
+            self.show_arc(event.row_key.value)
+        else:
+            self.action_details()
+
+    def show_arc(self, key: str | None) -> None:
+        from runeconsole.tui.arc_detail import ArcDetail
+
+        plan = self.plans.get(key or "")
+        if plan is not None:
+            self.app.push_screen(ArcDetail(plan))
+
+    def action_details(self) -> None:
+        from runeconsole.tui.suspended_detail import ContextDetail
+
+        if self.arcs.has_focus:
+            self.show_arc(self.arcs.cursor_key())
+            return
+        record = self.selected_record()
+        if record is not None:
+            self.app.push_screen(ContextDetail(self.suspension, record, self.view))
+
+    def action_resume(self) -> None:
+        from runeconsole.tui.resume_confirm import ResumeConfirm
+
+        record = self.selected_record()
+        if record is None or self.arcs.has_focus:
+            self.notify("select a suspended task to resume", severity="warning")
+            return
+        if record.verdict not in (OK, STALE):
+            self.notify(f"task #{record.task_id} cannot resume: {record.detail}", severity="error")
+            return
+
+        def confirmed(answer: bool | None) -> None:
+            if answer:
+                self.resume(record)
+
+        max_resumes = self.suspension.settings.max_resume_count
+        self.app.push_screen(ResumeConfirm(record, max_resumes), confirmed)
+
+    @work(thread=True, group="suspended-resume")
+    def resume(self, record: ContextRecord) -> None:
+        try:
+            result = self.suspension.resume(record.path, view=self.view)
+        except Exception as exc:  # any refusal is shown, never fatal to the console
+            self.app.call_from_thread(self.notify, str(exc), severity="error", timeout=15)
+            return
+        self.app.call_from_thread(self.resumed, result)
+
+    def resumed(self, result: ResumeResult) -> None:
+        from runeconsole.tui.suspended_detail import InjectionScreen
+
+        self.upsert(self.suspension.read(result.record.path, self.view))
+        self.finish_batch()
+        self.app.copy_to_clipboard(result.injection)
+        for warning in result.warnings:
+            self.notify(warning, severity="warning", timeout=10)
+        self.app.push_screen(InjectionScreen(result))

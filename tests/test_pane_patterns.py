@@ -1,0 +1,73 @@
+"""Pane patterns against sample Claude Code screens in tests/panes/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runeconsole.services.pane_patterns import read_pane
+
+PANES = Path(__file__).parent / "panes"
+
+# sample: (context_left, compacting, waiting_for_input, prompt starts with, phase)
+EXPECTED = {
+    "working_context_low": (12, False, None, None, "implementation"),
+    "permission_bash": (None, False, "permission", "Do you want to proceed?", "implementation"),
+    "permission_edit": (None, False, "permission", "Do you want to make this edit", None),
+    "question_ask": (None, False, "question", "Which database", None),
+    "numbered_choice": (None, False, "choice", "Select an option", None),
+    "compacting": (2, True, None, None, "testing"),
+    "precompact_hook": (None, True, None, None, "testing"),
+    "context_low_new": (7, False, None, None, "implementation"),
+    "idle_testing": (None, False, None, None, "testing"),
+    "answered_permission_scrolled": (41, False, None, None, "investigation"),
+    "plan_mode": (None, False, None, None, "planning"),
+    "idle_asked_in_text": (33, False, "question", "The migration ran cleanly", None),
+}
+
+
+def test_every_sample_has_an_expectation() -> None:
+    assert {path.stem for path in PANES.glob("*.txt")} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("sample", sorted(EXPECTED))
+def test_sample_pane(sample: str) -> None:
+    context, compacting, waiting, prompt, phase = EXPECTED[sample]
+    reading = read_pane((PANES / f"{sample}.txt").read_text(encoding="utf-8"))
+    assert reading.context_left == context
+    assert reading.compacting is compacting
+    assert reading.waiting_for_input == waiting
+    if prompt is None:
+        assert reading.prompt is None
+    else:
+        assert reading.prompt is not None and reading.prompt.startswith(prompt)
+    if phase is not None:
+        assert reading.phase == phase
+
+
+def test_busy_agent_is_not_waiting_even_with_a_question_in_view() -> None:
+    reading = read_pane((PANES / "answered_permission_scrolled.txt").read_text())
+    assert reading.busy
+    assert reading.waiting_for_input is None
+
+
+def test_explicit_phase_line_wins_over_tool_calls_and_is_marked() -> None:
+    screen = "⏺ Phase: testing — parser\n\n⏺ Read(src/parser.py)\n  ⎿  Done\n"
+    reading = read_pane(screen)
+    assert (reading.phase, reading.phase_explicit) == ("investigation", False)
+    reading = read_pane(screen + "⏺ Phase: completion\n")
+    assert (reading.phase, reading.phase_explicit) == ("completion", True)
+
+
+def test_latest_context_figure_counts() -> None:
+    screen = "Context left until auto-compact: 40%\n...\nContext low (8% remaining)\n"
+    assert read_pane(screen).context_left == 8
+
+
+def test_empty_screen_says_nothing() -> None:
+    reading = read_pane("")
+    assert reading.context_left is None
+    assert reading.waiting_for_input is None
+    assert reading.phase is None
+    assert not reading.compacting

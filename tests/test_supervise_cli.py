@@ -1,0 +1,78 @@
+"""``runeconsole spawn|monitor|respawn|handoff|kill`` on a private tmux server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from runeconsole.adapters.tmux import Tmux, process_alive
+from runeconsole.services.registry import Registry
+from runeconsole.services.supervisor import SOCKET_ENV
+from tests.tmux_helpers import fake_agent, sleeper, wait_for
+
+
+def test_spawn_kill_monitor_respawn_via_cli(project: Path, tmux_socket: str, cli: Callable) -> None:
+    base = ("--root", str(project), "--tmux-socket", tmux_socket)
+    spawned = cli(
+        "spawn", *base, "--role", "worker", "--name", "cli", "--node-id", "impl_cli",
+        "--json", "--", *sleeper(),
+    )  # fmt: skip
+    assert spawned.code == 0, spawned.err
+    data = spawned.json()
+    assert data["tmux_session"] == "rune-worker-cli" and process_alive(data["pid"])
+    assert Tmux(tmux_socket).has_session("rune-worker-cli")
+
+    Tmux(tmux_socket).kill_session("rune-worker-cli")
+    monitored = cli("monitor", *base, "--once", "--json")
+    assert monitored.code == 0, monitored.err
+    assert monitored.json()["crashed"] == ["worker-cli"]
+    assert cli("monitor", *base, "--once", "--json").json()["crashed"] == []
+
+    respawned = cli("respawn", "worker-cli", *base, "--json")
+    assert respawned.code == 0, respawned.err
+    assert respawned.json()["predecessor_id"] == data["agent_id"]
+    assert "You are a continuation of" in respawned.json()["wisdom"]
+
+    killed = cli("kill", "worker-cli", *base)
+    assert (killed.code, killed.out.strip()) == (0, "worker-cli: terminated")
+    assert not Tmux(tmux_socket).has_session("rune-worker-cli")
+
+
+def test_socket_from_environment(
+    project: Path, tmux_socket: str, cli: Callable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SOCKET_ENV, tmux_socket)
+    result = cli(
+        "spawn", "--root", str(project), "--role", "worker", "--name", "env", "--", *sleeper()
+    )
+    assert result.code == 0, result.err
+    assert "rune-worker-env" in result.out
+    assert Tmux(tmux_socket).has_session("rune-worker-env")
+
+
+def test_handoff_via_cli_subprocess(project: Path, tmux_socket: str, run_cli: Callable) -> None:
+    base = ("--root", str(project), "--tmux-socket", tmux_socket)
+    key = "orchestrator-cli"
+    spawned = run_cli("spawn", *base, "--role", "orchestrator", "--name", "cli", "--",
+                      *fake_agent(key, project))  # fmt: skip
+    assert spawned.returncode == 0, spawned.stderr
+    tmux = Tmux(tmux_socket)
+    wait_for(lambda: "Phase: investigation" in tmux.capture("=rune-orchestrator-cli:"))
+    result = run_cli("handoff", key, *base, "--timeout", "20")
+    assert result.returncode == 0, result.stderr
+    assert "handoff exited" in result.stdout or "handoff hook_updated" in result.stdout
+    assert "successor orchestrator-cli-" in result.stdout
+    assert Registry(project).get(key).get("predecessor_id")
+
+
+def test_usage_errors(project: Path, tmux_socket: str, cli: Callable) -> None:
+    base = ("--root", str(project), "--tmux-socket", tmux_socket)
+    assert cli("spawn", *base, "--role", "worker", "--name", "x").code == 2
+    assert cli("spawn", *base, "--role", "bad/role", "--name", "x", "--", "true").code == 2
+    missing = cli("respawn", "worker-nobody", *base)
+    assert missing.code == 1 and "no agent 'worker-nobody'" in missing.err
+    assert cli("handoff", "worker-nobody", *base).code == 1
+    bad_socket = cli("monitor", "--root", str(project), "--tmux-socket", "../x", "--once")
+    assert bad_socket.code == 2
