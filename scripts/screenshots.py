@@ -7,6 +7,7 @@ only when the console does.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 from collections.abc import Awaitable, Callable
@@ -20,6 +21,7 @@ from runeconsole.demo.scene import build_scene
 from runeconsole.tui.app import create_app
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 
+os.environ.setdefault("RUNECONSOLE_TMUX_SOCKET", "runeconsole-screenshots")  # never the user's
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
 SCENE_ROOT = Path("/tmp/runeconsole-demo/shop")
 
@@ -27,6 +29,7 @@ SCENE_ROOT = Path("/tmp/runeconsole-demo/shop")
 async def _agent_detail(pilot: Pilot) -> None:
     pilot.app.agents_pane.select("orchestrator-billing")
     await pilot.press("enter")
+    await pilot.app.workers.wait_for_complete()
 
 
 async def _filter(pilot: Pilot) -> None:
@@ -35,7 +38,7 @@ async def _filter(pilot: Pilot) -> None:
 
 async def _merge_queue(pilot: Pilot) -> None:
     build_queue(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
-    await pilot.press("4")
+    await pilot.press("5")
     pane = pilot.app.query_one(MergeQueuePane)
     pane.rescan()
     await pilot.app.workers.wait_for_complete()

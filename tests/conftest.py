@@ -24,6 +24,24 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO.parent / "shared" / "fixtures"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def no_default_tmux_server() -> Iterator[None]:
+    """Anything that reaches for tmux without a socket of its own gets a private, empty
+    server, so no test ever touches the operator's sessions."""
+    name = f"rc-tests-{os.getpid()}"
+    previous = os.environ.get("RUNECONSOLE_TMUX_SOCKET")
+    os.environ["RUNECONSOLE_TMUX_SOCKET"] = name
+    yield
+    if previous is None:
+        os.environ.pop("RUNECONSOLE_TMUX_SOCKET", None)
+    else:
+        os.environ["RUNECONSOLE_TMUX_SOCKET"] = previous
+    if shutil.which("tmux"):
+        subprocess.run(
+            ["tmux", "-L", name, "kill-server"], capture_output=True, timeout=10, check=False
+        )
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A fresh git repository with one commit: the project root."""

@@ -30,7 +30,7 @@ def console(root: Path, clock: ManualClock) -> RuneConsole:
 
 
 async def open_queue(pilot) -> MergeQueuePane:
-    await pilot.press("4")
+    await pilot.press("5")
     await pilot.app.workers.wait_for_complete()  # the first scan: predictions
     await pilot.pause()
     return pilot.app.query_one(MergeQueuePane)

@@ -74,7 +74,7 @@ def pane(app: RuneConsole) -> QuestionsPane:
 
 
 async def show_questions(pilot: Pilot) -> None:
-    await pilot.press("2")
+    await pilot.press("3")
     await pilot.pause()
 
 
@@ -135,12 +135,7 @@ async def test_pane_lists_open_questions_blocking_first(scene: Questions) -> Non
         assert [table.get_row_at(i)[1] for i in range(3)] == ["task-3", "task-7", "task-9"]
         assert str(table.get_row_at(0)[4]) == "2m13s"
         assert "unreadable: not valid JSON" in str(table.get_row_at(2)[5])
-        assert (
-            app.query_one("#status", Static)
-            .render()
-            .plain.split("   ")[-1]
-            .startswith("questions 3")
-        )
+        assert " questions 3 " in app.query_one("#status", Static).render().plain + " "
         # the countdown moves with the clock, without reading files
         scene.clock.advance(60)  # type: ignore[attr-defined]
         pane(app).tick()
@@ -164,12 +159,7 @@ async def test_new_blocking_question_rings_and_toasts(scene: Questions) -> None:
         await pilot.pause()
         assert len(bells) == 1
         assert toasts == ["task-11 (rune-smith-4): Which queue?"]
-        assert (
-            app.query_one("#status", Static)
-            .render()
-            .plain.split("   ")[-1]
-            .startswith("questions 5")
-        )
+        assert " questions 5 " in app.query_one("#status", Static).render().plain + " "
         # blocking rows stay ahead of non-blocking ones
         keys = short_keys(app)
         assert keys.index("task-11.q1") < keys.index("task-7.q1")
@@ -247,12 +237,7 @@ async def test_key_answers_at_once(scene: Questions, key: str, expected: str) ->
         answer = answer_of(scene, "task-3.q1")
         assert answer is not None and (answer.answer, answer.decided_by) == (expected, "user")
         assert "task-3.q1" not in " ".join(pane(app).table.keys())
-        assert (
-            app.query_one("#status", Static)
-            .render()
-            .plain.split("   ")[-1]
-            .startswith("questions 2")
-        )
+        assert " questions 2 " in app.query_one("#status", Static).render().plain + " "
 
 
 async def test_free_text_and_escape(scene: Questions) -> None:

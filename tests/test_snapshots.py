@@ -37,6 +37,8 @@ def test_agent_detail(snap_compare, scene_app: RuneConsole) -> None:
     async def open_detail(pilot) -> None:
         pilot.app.agents_pane.select("orchestrator-billing")
         await pilot.press("enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
 
     assert snap_compare(scene_app, terminal_size=(100, 34), run_before=open_detail)
 

@@ -58,7 +58,7 @@ def cell(p: SuspendedPane, key: str, column: str) -> object:
 
 async def loaded(pilot) -> None:  # type: ignore[no-untyped-def]
     """Show the pane and wait for its background load."""
-    await pilot.press("3")
+    await pilot.press("4")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
 

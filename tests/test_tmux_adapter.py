@@ -61,6 +61,16 @@ def test_capture_many_survives_a_vanished_pane(tmux: Tmux, tmp_path: Path) -> No
     assert screens[second.pane_id].strip() == "screen two"
 
 
+def test_capture_many_keeps_every_pane_id(tmux: Tmux, tmp_path: Path) -> None:
+    """Ids like %8 or %12 must come back intact (tmux runs messages through strftime)."""
+    panes = [tmux.new_session(f"s{n}", printer(f"screen {n}"), cwd=tmp_path) for n in range(12)]
+    wait_for(lambda: all(f"screen {n}" in tmux.capture(p.pane_id) for n, p in enumerate(panes)))
+    screens = tmux.capture_many([pane.pane_id for pane in panes])
+    assert {pid: text.strip() for pid, text in screens.items()} == {
+        pane.pane_id: f"screen {n}" for n, pane in enumerate(panes)
+    }
+
+
 def test_no_server_means_no_panes(tmux: Tmux) -> None:
     assert tmux.panes() == {}
     assert tmux.has_session("anything") is False

@@ -266,7 +266,9 @@ class Tmux:
             args: list[str] = []
             for pane_id in pending:
                 args += ["capture-pane", "-p", "-J", "-t", pane_id, ";"]
-                args += ["display-message", "-p", "-t", pane_id, f"{_SEPARATOR}{pane_id}", ";"]
+                # The id comes back through a format: display-message runs its text
+                # through strftime, which would mangle a literal "%8".
+                args += ["display-message", "-p", "-t", pane_id, _SEPARATOR + "#{pane_id}", ";"]
             result = self._run(*args[:-1])
             lines: list[str] = []
             for line in result.raw_stdout.split("\n"):

@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"runeconsole {__version__}")
     add_root_option(parser, default=None)
+    console.add_console_options(parser)
     common = argparse.ArgumentParser(add_help=False)
     add_root_option(common, default=argparse.SUPPRESS)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -27,10 +27,14 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     sub.set_defaults(func=run)
 
 
-def start_fleet(root: Path, duration: float | None = None) -> subprocess.Popen[bytes]:
+def start_fleet(
+    root: Path, duration: float | None = None, monitor: bool = False
+) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "runeconsole.demo.fleet", "--root", str(root)]
     if duration:
         command += ["--duration", str(duration)]
+    if monitor:
+        command.append("--monitor")
     log = open(root / "tmp" / "demo-fleet.log", "ab")  # noqa: SIM115 - handed to the child
     with log:
         return subprocess.Popen(
@@ -58,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     make_project(root)
     (root / "tmp").mkdir(exist_ok=True)
     keep = args.keep or args.dir is not None
-    fleet = start_fleet(root, args.duration if args.fleet_only else None)
+    fleet = start_fleet(root, args.duration if args.fleet_only else None, args.fleet_only)
     try:
         if args.fleet_only:
             print(f"demo fleet running in {root} (pid {fleet.pid}); ctrl+c stops it")
@@ -67,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             from runeconsole.tui.app import create_app
 
-            create_app(root).run()
+            create_app(root, monitor=True).run()
     finally:
         stop_fleet(fleet)
         if keep:

@@ -213,8 +213,9 @@ class FakeAgent:
         resume = hook.work_phase if hook is not None and not hook.error else None
         self.set_phase(WORK_PHASES.index(resume) if wisdom and resume in WORK_PHASES else 0)
         next_step = time.monotonic()
+        crash_after = 0.0 if wisdom and self.args.crash_once else self.args.crash_after
         while True:
-            if self.args.crash_after and time.monotonic() - self.started >= self.args.crash_after:
+            if crash_after and time.monotonic() - self.started >= crash_after:
                 os._exit(3)
             self.heartbeat()
             if self.prompt is None and time.monotonic() >= next_step:
@@ -247,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-files", action="store_true", help="leave uncommitted notes")
     parser.add_argument("--hang-on-handoff", action="store_true")
     parser.add_argument("--crash-after", type=float, default=0.0, help="die after S seconds")
+    parser.add_argument(
+        "--crash-once", action="store_true", help="with --crash-after: a continuation lives on"
+    )
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)
     if args.hang_on_handoff:

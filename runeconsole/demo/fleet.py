@@ -1,10 +1,12 @@
-"""The simulated fleet: a background process that behaves like the harness's agents.
+"""The simulated fleet: a background process that behaves like the harness and its agents.
 
-Registers the cast, heartbeats it, and plays a script so every liveness colour
-appears within a minute: one agent falls silent (yellow, then red), one crashes
-and is re-spawned with its predecessor, one terminates cleanly. Then it keeps the
-fleet alive and crashes and re-spawns a worker now and then. Workers ask a question
-every half minute; nobody waits on it, so the console's timer answers it if you don't.
+Eight agents are scripted fake Claude Code sessions in real tmux sessions (on the demo's
+own tmux server), each in its own git worktree; the guardian and the runners are
+heartbeated directly, as the harness does for processes outside tmux. The script makes
+every state appear within a minute: a runner falls silent (yellow, then red), an
+orchestrator crashes and is re-spawned with its predecessor's hook, a worker is killed
+cleanly, one orchestrator burns its context until the console hands it off, another
+stops at permission prompts, and workers ask the operator questions.
 """
 
 from __future__ import annotations
@@ -13,89 +15,120 @@ import argparse
 import contextlib
 import random
 import signal
+import threading
 import time
 from pathlib import Path
 
+from runeconsole.adapters import git
 from runeconsole.core.errors import RuneError
+from runeconsole.demo import fake_agent
 from runeconsole.demo.questions import ask_live
-from runeconsole.demo.scene import CAST, CRASHED, STALE, TERMINATED, register_cast
-from runeconsole.services.registry import ACTIVE, Registry
+from runeconsole.services.registry import ACTIVE, CRASHED
+from runeconsole.services.supervisor import Supervisor
 
-SILENT_AT = 2.0
-CRASH_AT = 12.0
-TERMINATE_AT = 18.0
-RESPAWN_AT = 45.0
-CHURN_EVERY = 40.0
-QUESTION_AT = 6.0
-QUESTION_EVERY = 30.0
+# key -> (node, fake agent options)
+TMUX_AGENTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "orchestrator-auth": ("impl_auth", ("--drain", "2.5", "--write-files")),
+    "orchestrator-billing": (
+        "impl_billing",
+        ("--crash-after", "12", "--crash-once", "--write-files"),
+    ),
+    "orchestrator-search": ("impl_search", ("--ask-every", "25")),
+    "worker-parser": ("impl_search", ("--write-files",)),
+    "worker-schema": ("impl_billing", ("--drain", "0.5")),
+    "worker-tokens": ("impl_auth", ("--write-files",)),
+    "worker-docs": ("docs", ()),
+    "worker-migrate": ("impl_billing", ("--drain", "0.8")),
+}
+PLAIN_AGENTS = ("guardian-main", "runner-auth", "runner-billing", "runner-search")
+SILENT = "runner-search"
+CRASHES = "orchestrator-billing"
+KILLED = "worker-docs"
+SILENT_AT, KILL_AT, RESPAWN_AT = 2.0, 18.0, 40.0
+QUESTION_AT, QUESTION_EVERY = 6.0, 30.0
 
 
 class Fleet:
     def __init__(self, root: Path, seed: int = 7) -> None:
-        self.registry = Registry(root)
+        self.root = root
+        self.supervisor = Supervisor(root)
+        self.registry = self.supervisor.registry
         self.interval = self.registry.settings.heartbeat_interval
         self.rng = random.Random(seed)
-        self.silent: set[str] = set()
         self.start = time.monotonic()
         self.next_beat: dict[str, float] = {}
+        self.silent: set[str] = set()
         self.script = [
-            (SILENT_AT, lambda: self.silent.add(STALE)),
-            (CRASH_AT, lambda: self.crash(CRASHED)),
-            (TERMINATE_AT, lambda: self.registry.mark_terminated(TERMINATED)),
-            (RESPAWN_AT, lambda: self.respawn(CRASHED)),
+            (SILENT_AT, lambda: self.silent.add(SILENT)),
+            (KILL_AT, lambda: self.supervisor.kill(KILLED, "finished its task")),
+            (RESPAWN_AT, self.respawn_crashed),
         ]
-        self.next_churn = RESPAWN_AT + CHURN_EVERY
         self.next_question, self.asked = QUESTION_AT, 0
 
-    def crash(self, key: str) -> None:
-        self.registry.mark_crashed(key, "tmux session vanished")
+    def worktree(self, key: str) -> Path:
+        path = self.root / ".worktrees" / key
+        if not path.exists():
+            git.run_git(["worktree", "add", "--quiet", "-b", f"agent/{key}", str(path)], self.root)
+        return path
 
-    def respawn(self, key: str) -> None:
-        old = self.registry.get(key)
-        self.registry.register(
-            str(old.get("role")),
-            str(old.get("name")),
-            node_id=old.get("node_id"),
-            tmux_session=f"{old.get('tmux_session')}-r",
-            predecessor_id=old.get("agent_id"),
-        )
+    def launch(self) -> None:
+        for key, (node, options) in TMUX_AGENTS.items():
+            role, name = key.split("-", 1)
+            command = fake_agent.command(key, self.root, "--seed", str(len(name)), *options)
+            self.supervisor.spawn(role, name, command, worktree=self.worktree(key), node_id=node)
+        for key in PLAIN_AGENTS:
+            role, name = key.split("-", 1)
+            self.registry.register(
+                role, name, node_id=None if role == "guardian" else f"impl_{name}"
+            )
 
-    def churn(self, elapsed: float) -> None:
-        workers = [f"worker-{name}" for role, name, _ in CAST if role == "worker"]
-        victim = self.rng.choice([w for w in workers if w not in (STALE, TERMINATED)])
-        self.crash(victim)
-        self.script.append((elapsed + 15.0, lambda: self.respawn(victim)))
-        self.next_churn = elapsed + CHURN_EVERY
+    def respawn_crashed(self) -> None:
+        record = self.registry.get(CRASHES)
+        if record.status == CRASHED:
+            self.supervisor.respawn(CRASHES)
 
     def step(self) -> None:
         elapsed = time.monotonic() - self.start
-        due = [item for item in self.script if item[0] <= elapsed]
-        for item in due:
+        for item in [item for item in self.script if item[0] <= elapsed]:
             self.script.remove(item)
             item[1]()
-        if elapsed >= self.next_churn:
-            self.churn(elapsed)
         if elapsed >= self.next_question:
-            ask_live(self.registry.root, self.asked)
+            ask_live(self.root, self.asked)
             self.asked += 1
             self.next_question = elapsed + QUESTION_EVERY
         now = time.monotonic()
-        for record in self.registry.list():
-            if record.error or record.status != ACTIVE or record.key in self.silent:
+        for key in PLAIN_AGENTS:
+            if key in self.silent or now < self.next_beat.get(key, 0.0):
                 continue
-            if now >= self.next_beat.get(record.key, 0.0):
-                self.registry.heartbeat(record.key)
-                jitter = self.rng.uniform(0.6, 1.0)
-                self.next_beat[record.key] = now + self.interval * jitter
+            if self.registry.get(key).status == ACTIVE:
+                self.registry.heartbeat(key)
+            self.next_beat[key] = now + self.interval * self.rng.uniform(0.6, 1.0)
 
-    def run(self, duration: float | None) -> None:
-        register_cast(self.registry)
-        stop = time.monotonic() + duration if duration else None
-        while stop is None or time.monotonic() < stop:
-            # A file someone else is changing: try again next round.
+    def stop(self) -> None:
+        """Stop every agent's session; worktrees and state stay for --keep."""
+        for key in TMUX_AGENTS:
             with contextlib.suppress(RuneError):
-                self.step()
-            time.sleep(0.5)
+                session = self.registry.get(key).get("tmux_session")
+                if session:
+                    self.supervisor.tmux.kill_session(str(session))
+
+    def run(self, duration: float | None, monitor: bool) -> None:
+        stop_monitor = threading.Event()
+        self.launch()
+        if monitor:
+            threading.Thread(
+                target=self.supervisor.run_monitor, kwargs={"stop": stop_monitor}, daemon=True
+            ).start()
+        deadline = time.monotonic() + duration if duration else None
+        try:
+            while deadline is None or time.monotonic() < deadline:
+                # A file someone else is changing: try again next round.
+                with contextlib.suppress(RuneError):
+                    self.step()
+                time.sleep(0.5)
+        finally:
+            stop_monitor.set()
+            self.stop()
 
 
 def _stop(*_: object) -> None:
@@ -106,10 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m runeconsole.demo.fleet")
     parser.add_argument("--root", required=True, type=Path)
     parser.add_argument("--duration", type=float, default=None)
+    parser.add_argument(
+        "--monitor", action="store_true", help="run the tmux monitor here (no console)"
+    )
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _stop)
     with contextlib.suppress(SystemExit, KeyboardInterrupt):
-        Fleet(args.root).run(args.duration)
+        Fleet(args.root).run(args.duration, args.monitor)
     return 0
 
 

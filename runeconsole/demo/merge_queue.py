@@ -1,4 +1,4 @@
-"""A small merge queue on real branches, for the demo, the screenshots and the snapshots.
+"""A small merge queue on real branches, for the screenshots and the pane's snapshots.
 
 Four pending entries (the last is predicted to conflict with the one before it) and
 one that failed on a conflict. Branches are committed in a temporary worktree, so

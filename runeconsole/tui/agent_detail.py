@@ -6,6 +6,7 @@ import json
 
 from rich.table import Table
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -14,15 +15,18 @@ from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.registry import AgentRecord, Registry
+from runeconsole.services.registry import AgentRecord
+from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.theme import LIVENESS_STYLE
 
+TAIL_LINES = 15
 
-def fields_table(record: AgentRecord) -> Table:
+
+def fields_table(fields: dict[str, object]) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold cyan", no_wrap=True)
     table.add_column(overflow="fold")
-    for name, value in record.fields.items():
+    for name, value in fields.items():
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         table.add_row(name, Text(str(shown)))
     return table
@@ -47,9 +51,9 @@ class AgentDetail(ModalScreen[None]):
         Binding("enter", "dismiss", "Close", show=False),
     ]
 
-    def __init__(self, registry: Registry, key: str, record: AgentRecord | None) -> None:
+    def __init__(self, supervisor: Supervisor, key: str, record: AgentRecord | None) -> None:
         super().__init__()
-        self.registry = registry
+        self.supervisor = supervisor
         self.key = key
         self.record = record
 
@@ -57,6 +61,38 @@ class AgentDetail(ModalScreen[None]):
         with VerticalScroll(id="detail"):
             yield Static(self._title(), id="detail-title")
             yield Static(self._body(), id="detail-body")
+            yield Static(self._hook(), id="detail-hook")
+            yield Static(Text("\nPane", "bold"))
+            yield Static(Text("reading the pane…", "dim"), id="detail-pane")
+
+    def on_mount(self) -> None:
+        if self.record is not None and not self.record.error:
+            self.load_tail()
+
+    @work(thread=True, exclusive=True, group="detail-tail")
+    def load_tail(self) -> None:
+        """tmux is another process: read the pane off the UI thread."""
+        try:
+            tail = self.supervisor.pane_tail(self.key, TAIL_LINES)
+            shown = Text(tail) if tail.strip() else Text("(no screen recorded)", "dim")
+        except RuneError as exc:
+            shown = Text(exc.message, "dim")
+        self.app.call_from_thread(self._show_tail, shown)
+
+    def _show_tail(self, shown: Text) -> None:
+        if self.is_mounted:
+            self.query_one("#detail-pane", Static).update(shown)
+
+    def _hook(self) -> Table | Text:
+        hook = self.supervisor.hooks.read(self.key)
+        if hook is None:
+            return Text("\nno hook file", "dim")
+        if hook.error:
+            return Text(f"\nhook unreadable: {hook.error}", "red")
+        grid = Table.grid()
+        grid.add_row(Text("\nHook", "bold"))
+        grid.add_row(fields_table(hook.fields))
+        return grid
 
     def _title(self) -> Text:
         record = self.record
@@ -73,13 +109,13 @@ class AgentDetail(ModalScreen[None]):
         if record.error:
             return Text(f"unreadable: {record.error}\n{record.path}", "red")
         try:
-            chain = self.registry.chain(self.key)
+            chain = self.supervisor.registry.chain(self.key)
         except RuneError as exc:
             chain, note = [record], Text(str(exc), "red")
         else:
             note = Text("")
         grid = Table.grid()
-        grid.add_row(fields_table(record))
+        grid.add_row(fields_table(record.fields))
         grid.add_row(Text("\nPredecessor chain", "bold"))
         grid.add_row(chain_text(chain))
         grid.add_row(note)

@@ -4,56 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable
 
+from runeconsole.core.errors import RuneError
 from runeconsole.core.files import is_temp_name
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.hooks import Hook, Hooks
 from runeconsole.services.registry import LIVENESS_ORDER, AgentRecord, Registry
+from runeconsole.services.supervisor import AgentObservation, Supervisor
+from runeconsole.tui.agent_cells import COLUMNS, row_values
+from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import LivePane
-from runeconsole.tui.theme import LIVENESS_STYLE
 
-COLUMNS = (
-    ("dot", " ", 1),
-    ("role", "ROLE", 12),
-    ("name", "NAME", 14),
-    ("status", "STATUS", 10),
-    ("seen", "SEEN", 6),
-    ("node", "NODE", 12),
-    ("tmux", "TMUX", 16),
-    ("predecessor", "PREDECESSOR", None),
-)
 SEEN = frozenset({"seen"})
-
-
-def row_values(record: AgentRecord) -> tuple[object, ...]:
-    dot = Text("●", style=LIVENESS_STYLE[record.liveness])
-    if record.error:
-        return (
-            dot,
-            Text(record.key),
-            Text(""),
-            Text("unreadable", style="bold red"),
-            "-",
-            "",
-            "",
-            Text(f"unreadable: {record.error}", style="red"),
-        )
-    status = record.status
-    return (
-        dot,
-        Text(str(record.get("role") or "")),
-        Text(str(record.get("name") or "")),
-        Text(status, style=LIVENESS_STYLE[record.liveness] if status != "active" else "default"),
-        format_age(record.age_seconds),
-        str(record.get("node_id") or ""),
-        str(record.get("tmux_session") or ""),
-        str(record.get("predecessor_id") or ""),
-    )
 
 
 def matches(record: AgentRecord, text: str) -> bool:
@@ -67,16 +34,47 @@ def matches(record: AgentRecord, text: str) -> bool:
     return text.lower() in haystack.lower()
 
 
-class AgentsPane(LivePane):
-    BINDINGS = [Binding("enter", "details", "Details", show=False)]
-    TITLE = "Agents"
-    HELP_KEYS = (("enter", "the agent's every field and its predecessor chain"),)
+def _drawn(observation: AgentObservation | None) -> object:
+    """What of an observation the row shows (its timestamp changes every pass)."""
+    if observation is None:
+        return None
+    return (observation.state, observation.screen, observation.urgency)
 
-    def __init__(self, registry: Registry, **kwargs: object) -> None:
+
+def hook_phase(hook: Hook | None) -> str | None:
+    if hook is None or hook.error:
+        return None
+    return hook.work_phase or hook.phase
+
+
+class AgentsPane(LivePane):
+    BINDINGS = [
+        Binding("enter", "details", "Details", show=False),
+        Binding("g", "jump", "Go to"),
+        Binding("h", "handoff", "Handoff"),
+        Binding("r", "respawn", "Respawn"),
+        Binding("x", "kill", "Kill"),
+    ]
+    TITLE = "Agents"
+    HELP_KEYS = (
+        ("enter", "every field, the predecessor chain, the hook and the pane's last lines"),
+        ("g", "switch your tmux client to the agent's session"),
+        ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
+        ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
+        ("x", "kill the agent's session; its worktree is left as it is (confirmed)"),
+        ("! / ?", "waiting for a permission / an answer in its pane;  ⟳ compacting"),
+    )
+
+    def __init__(self, supervisor: Supervisor, **kwargs: object) -> None:
         super().__init__(**kwargs)
-        self.registry = registry
+        self.supervisor = supervisor
+        self.registry: Registry = supervisor.registry
+        self.hooks: Hooks = supervisor.hooks
         self.records: dict[str, AgentRecord] = {}
+        self.phases: dict[str, str | None] = {}
+        self.observations: dict[str, AgentObservation] = {}
         self.filter_text = ""
+        self.monitoring = False
 
     def compose(self) -> ComposeResult:
         yield KeyedTable(COLUMNS, id="agents-table")
@@ -86,10 +84,13 @@ class AgentsPane(LivePane):
         return self.query_one(KeyedTable)
 
     def on_mount(self) -> None:
+        self.phases = {hook.key: hook_phase(hook) for hook in self.hooks.list()}
+        self.observations = self.supervisor.observations()
         self.sync(self.registry.list())
 
     def watch_dirs(self) -> list[Path]:
-        return [self.registry.paths.identities]
+        paths = self.registry.paths
+        return [paths.identities, paths.hooks, paths.supervisor]
 
     # -- applying changes --------------------------------------------------------------------
 
@@ -100,7 +101,11 @@ class AgentsPane(LivePane):
             self.table.drop(record.key)
             return
         skip = SEEN if not age and self.table.has(record.key) else frozenset()
-        self.table.upsert(record.key, row_values(record), skip=skip)
+        key = record.key
+        values = row_values(
+            record, self.phases.get(key), self.observations.get(key), self.supervisor.settings
+        )
+        self.table.upsert(key, values, skip=skip)
 
     def remove(self, key: str) -> None:
         self.records.pop(key, None)
@@ -125,25 +130,56 @@ class AgentsPane(LivePane):
         self.refresh_ages()
 
     def apply_changes(self, paths: set[Path]) -> None:
-        identities = self.registry.paths.identities
+        layout = self.registry.paths
         for path in paths:
-            if path.parent != identities or not path.name.endswith(".json"):
+            if not path.name.endswith(".json") or is_temp_name(path.name):
                 continue
-            if is_temp_name(path.name):
-                continue
-            if path.exists():
-                self.upsert(self.registry.read_path(path))
-            else:
-                self.remove(path.name[: -len(".json")])
+            key = path.name[: -len(".json")]
+            if path.parent == layout.identities:
+                if path.exists():
+                    self.upsert(self.registry.read_path(path))
+                else:
+                    self.remove(key)
+            elif path.parent == layout.hooks:
+                self.phases[key] = hook_phase(self.hooks.read_path(path)) if path.exists() else None
+                self._redraw(key)
+            elif path == self.supervisor.observations_path and not self.monitoring:
+                self.apply_observations(self.supervisor.observations())
         self.finish_batch()
+
+    def apply_observations(self, observations: dict[str, AgentObservation]) -> None:
+        """A monitor pass: redraw the rows whose screen reading changed."""
+        changed = [
+            key
+            for key in observations.keys() | self.observations.keys()
+            if _drawn(observations.get(key)) != _drawn(self.observations.get(key))
+        ]
+        self.observations = dict(observations)
+        for key in changed:
+            self._redraw(key)
+
+    def _redraw(self, key: str) -> None:
+        record = self.records.get(key)
+        if record is not None:
+            self.upsert(record, age=False)
 
     @work(thread=True, exclusive=True, group="agents-rescan")
     def rescan(self) -> None:
+        phases = {hook.key: hook_phase(hook) for hook in self.hooks.list()}
+        observations = None if self.monitoring else self.supervisor.observations()
         records = self.registry.list()
-        self.app.call_from_thread(self._sync_if_mounted, records)
+        self.app.call_from_thread(self._sync_if_mounted, records, phases, observations)
 
-    def _sync_if_mounted(self, records: list[AgentRecord]) -> None:
+    def _sync_if_mounted(
+        self,
+        records: list[AgentRecord],
+        phases: dict[str, str | None],
+        observations: dict[str, AgentObservation] | None,
+    ) -> None:
         if self.is_mounted:
+            self.phases = phases
+            if observations is not None:
+                self.observations = observations
             self.sync(records)
 
     # -- time passing ----------------------------------------------------------------------
@@ -196,4 +232,77 @@ class AgentsPane(LivePane):
 
         key = self.selected_key()
         if key is not None:
-            self.app.push_screen(AgentDetail(self.registry, key, self.records.get(key)))
+            self.app.push_screen(AgentDetail(self.supervisor, key, self.records.get(key)))
+
+    # -- acting on an agent ------------------------------------------------------------------
+
+    def action_jump(self) -> None:
+        key = self.selected_key()
+        if key is None:
+            return
+        try:
+            self.supervisor.switch_to(key)
+        except RuneError as exc:
+            self.notify(exc.message, title=f"Cannot switch to {key}", severity="warning")
+
+    def action_handoff(self) -> None:
+        self._confirmed(
+            "handoff",
+            "Hand off {key}?",
+            "It is asked to save its work and exit; after "
+            f"{self.supervisor.settings.handoff_timeout:g}s it is killed. Then a successor "
+            "starts with its hook. Its worktree is left as it is.",
+        )
+
+    def action_respawn(self) -> None:
+        self._confirmed(
+            "respawn",
+            "Re-spawn {key}?",
+            "A successor starts with the same command and worktree, and a wisdom prompt "
+            "built from the hook.",
+        )
+
+    def action_kill(self) -> None:
+        self._confirmed(
+            "kill",
+            "Kill {key}?",
+            "Its tmux session is killed and it is marked terminated. Uncommitted files stay "
+            "in its worktree and are listed in its hook.",
+        )
+
+    def _confirmed(self, action: str, question: str, detail: str) -> None:
+        key = self.selected_key()
+        record = self.records.get(key or "")
+        if key is None or record is None or record.error:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.notify(f"{action}: {key} …", timeout=3)
+                self.act(action, key)
+
+        verb = action.capitalize()
+        self.app.push_screen(ConfirmScreen(question.format(key=key), detail, verb), answered)
+
+    @work(thread=True, group="agent-actions")
+    def act(self, action: str, key: str) -> None:
+        """Handoffs wait up to a minute, so every action runs off the UI thread."""
+        supervisor = self.supervisor
+        try:
+            if action == "handoff":
+                result = supervisor.handoff(key)
+                message = f"{key}: handoff {result.outcome}"
+                if result.successor is not None:
+                    message += f"; successor {result.successor.record.get('agent_id')}"
+            elif action == "respawn":
+                spawned = supervisor.respawn(key)
+                message = f"{key}: re-spawned as {spawned.record.get('agent_id')}"
+            else:
+                supervisor.kill(key)
+                message = f"{key}: killed"
+        except RuneError as exc:
+            self.app.call_from_thread(
+                self.notify, exc.message, title=f"{action} {key}", severity="error"
+            )
+            return
+        self.app.call_from_thread(self.notify, message, title=action.capitalize())

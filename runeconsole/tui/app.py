@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Input, TabbedContent, TabPane
@@ -13,12 +15,14 @@ from runeconsole.core.config import Talisman
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
 from runeconsole.services.questions import Questions, RelaySettings
 from runeconsole.services.registry import LivenessSettings, Registry
+from runeconsole.services.supervisor import MonitorReport, Supervisor
 from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.commands import AgentCommands
 from runeconsole.tui.feed import ChangeFeed, StateChanged
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import LivePane
+from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
@@ -55,6 +59,7 @@ class RuneConsole(App[None]):
         *,
         clock: Clock,
         watch: bool = True,
+        monitor: bool = False,
         rescan_seconds: float = 5.0,
         tick_seconds: float = 1.0,
     ) -> None:
@@ -66,6 +71,9 @@ class RuneConsole(App[None]):
         self.tick_seconds = tick_seconds
         self.talisman = Talisman.load(root, strict=False)
         self.registry = Registry(root, clock, LivenessSettings.from_talisman(self.talisman))
+        self.supervisor = Supervisor(root, clock, talisman=self.talisman, registry=self.registry)
+        self.monitor = monitor
+        self._monitor_stop = threading.Event()
         self.questions = Questions(root, clock, RelaySettings.from_talisman(self.talisman))
         self.feed: ChangeFeed | None = None
 
@@ -73,12 +81,14 @@ class RuneConsole(App[None]):
         yield StatusBar(self.root, id="status")
         with TabbedContent(id="panes"):
             with TabPane("1 Agents", id="agents"):
-                yield AgentsPane(self.registry, id="agents-pane")
-            with TabPane("2 Questions", id="questions"):
+                yield AgentsPane(self.supervisor, id="agents-pane")
+            with TabPane("2 Problems", id="problems"):
+                yield ProblemsPane(self.supervisor, id="problems-pane")
+            with TabPane("3 Questions", id="questions"):
                 yield QuestionsPane(self.questions, id="questions-pane")
-            with TabPane("3 Suspended", id="suspended"):
+            with TabPane("4 Suspended", id="suspended"):
                 yield SuspendedPane(self.root, self.clock, self.talisman, id="suspended-pane")
-            with TabPane("4 Merge queue", id="merge-queue"):
+            with TabPane("5 Merge queue", id="merge-queue"):
                 settings = MergeQueueSettings.from_talisman(self.talisman)
                 queue = MergeQueue(self.root, self.clock, settings)
                 yield MergeQueuePane(queue, id="merge-queue-pane")
@@ -116,11 +126,47 @@ class RuneConsole(App[None]):
             self.set_interval(self.rescan_seconds, self._rescan)
         if self.tick_seconds:
             self.set_interval(self.tick_seconds, self._tick)
+        if self.monitor:
+            self.agents_pane.monitoring = True
+            self.run_monitor()
         self.agents_pane.table.focus()
 
     def on_unmount(self) -> None:
+        self._monitor_stop.set()
         if self.feed is not None:
             self.feed.stop()
+
+    @work(thread=True, exclusive=True, group="monitor")
+    def run_monitor(self) -> None:
+        """The supervisor's loop, in the console (one monitor at a time: a lock decides)."""
+        self.supervisor.run_monitor(stop=self._monitor_stop, on_report=self._monitor_report)
+
+    def _monitor_report(self, report: MonitorReport) -> None:
+        try:
+            self.call_from_thread(self._apply_report, report)
+        except RuntimeError:  # the console is closing
+            self._monitor_stop.set()
+
+    def _apply_report(self, report: MonitorReport) -> None:
+        pane = self.agents_pane
+        # Another monitor (e.g. `runeconsole monitor`) holds the lock: follow its saved passes.
+        pane.monitoring = not report.skipped
+        if report.skipped:
+            return
+        pane.apply_observations(report.observations)
+        pane.finish_batch()
+        for key in report.crashed:
+            self.notify(f"{key} crashed", title="Agent crashed", severity="error")
+        for warning in report.warnings:
+            left = "compacting" if warning.compacting else f"{warning.context_left}% context left"
+            severity = "error" if warning.urgency == "high" else "warning"
+            self.notify(
+                f"{warning.key}: {left}", title=f"Context {warning.urgency}", severity=severity
+            )
+        for spawned in report.respawned:
+            self.notify(f"{spawned.key} re-spawned", title="Re-spawned")
+        for error in report.errors:
+            self.notify(error, title="Monitor", severity="warning")
 
     def on_state_changed(self, _: StateChanged) -> None:
         if self.feed is None:
@@ -193,14 +239,20 @@ def create_app(
     *,
     clock: Clock | None = None,
     watch: bool = True,
+    monitor: bool = False,
     rescan_seconds: float = 5.0,
     tick_seconds: float = 1.0,
 ) -> RuneConsole:
-    """Build the console for ``root``. Tests pass a manual clock and ``watch=False``."""
+    """Build the console for ``root``. Tests pass a manual clock and ``watch=False``.
+
+    ``monitor`` runs the tmux supervisor loop inside the console (the CLI turns it on;
+    tests that do not bring their own tmux server leave it off).
+    """
     return RuneConsole(
         root,
         clock=clock or SystemClock(),
         watch=watch,
+        monitor=monitor,
         rescan_seconds=rescan_seconds,
         tick_seconds=tick_seconds,
     )

@@ -1,4 +1,4 @@
-"""A yes/no question before anything irreversible (processing, removing)."""
+"""A yes/no question before anything that changes the fleet (``y`` / ``n`` / esc)."""
 
 from __future__ import annotations
 
@@ -17,26 +17,25 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("escape", "answer(False)", "Cancel", show=False),
     ]
 
-    def __init__(self, title: str, body: str, confirm_label: str = "Yes") -> None:
+    def __init__(self, question: str, detail: Text | str = "", yes: str = "Yes") -> None:
         super().__init__()
-        self.title_text = title
-        self.body = body
-        self.confirm_label = confirm_label
+        self.question = question
+        self.detail = detail
+        self.yes = yes
 
     def compose(self) -> ComposeResult:
+        text = Text(self.question, "bold")
+        if self.detail:
+            text.append("\n\n")
+            text.append(self.detail if isinstance(self.detail, Text) else Text(self.detail))
         with Vertical(id="confirm"):
-            yield Static(Text(self.title_text, style="bold"), id="confirm-title")
-            yield Static(Text(self.body), id="confirm-body")
+            yield Static(text)
             with Horizontal(id="confirm-buttons"):
-                yield Button(f"{self.confirm_label} (y)", variant="primary", id="confirm-yes")
-                yield Button("No (n)", id="confirm-no")
-
-    def on_mount(self) -> None:
-        self.query_one("#confirm-yes", Button).focus()
+                yield Button(f"{self.yes} (y)", variant="warning", id="yes")
+                yield Button("Cancel (n)", id="no")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "confirm-yes")
+        self.dismiss(event.button.id == "yes")
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)

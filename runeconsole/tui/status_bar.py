@@ -10,7 +10,7 @@ from textual.widgets import Static
 from runeconsole.tui.theme import LIVENESS_STYLE
 
 
-def shown_root(root: Path, width: int = 32) -> str:
+def shown_root(root: Path, width: int) -> str:
     """The root as a person reads it: ``~`` for home, long paths cut from the left."""
     text = str(root)
     home = str(Path.home())
@@ -43,9 +43,9 @@ class StatusBar(Static):
         self.refresh_text()
 
     def refresh_text(self) -> None:
-        text = Text.assemble(("runeconsole ", "bold"), (shown_root(self.root), "dim"))
+        """Counts first (they matter most), then the root in whatever width is left."""
+        text = Text("runeconsole  ", "bold")
         agents = self.figures.get("agents", {})
-        text.append("   ")
         for colour in ("green", "yellow", "red", "grey"):
             text.append("● ", LIVENESS_STYLE[colour])
             text.append(f"{agents.get(colour, 0)}  ")
@@ -59,4 +59,12 @@ class StatusBar(Static):
                     text.append(f" {label} {count}", "bold" if count else "dim")
         if self.note:
             text.append(f"  {self.note}", "yellow")
+        room = (self.size.width or 80) - 2 - text.cell_len - 3
+        if room >= 8:
+            root = shown_root(self.root, room)
+            text.append(" " * (room - len(root) + 3))
+            text.append(root, "dim")
         self.update(text)
+
+    def on_resize(self) -> None:
+        self.refresh_text()
