@@ -16,8 +16,10 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.demo.merge_queue import build_queue
 from runeconsole.demo.scene import build_scene
 from runeconsole.tui.app import create_app
+from runeconsole.tui.merge_queue_pane import MergeQueuePane
 
 os.environ.setdefault("RUNECONSOLE_TMUX_SOCKET", "runeconsole-screenshots")  # never the user's
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
@@ -32,6 +34,15 @@ async def _agent_detail(pilot: Pilot) -> None:
 
 async def _filter(pilot: Pilot) -> None:
     await pilot.press("slash", *"worker")
+
+
+async def _merge_queue(pilot: Pilot) -> None:
+    build_queue(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
+    await pilot.press("5")
+    pane = pilot.app.query_one(MergeQueuePane)
+    pane.rescan()
+    await pilot.app.workers.wait_for_complete()
+    pane.table.move_cursor(row=4)  # the failed entry: its reason and files below
 
 
 async def _questions(pilot: Pilot) -> None:
@@ -50,6 +61,8 @@ SHOTS: list[Shot] = [
     ("agents-filter", (80, 24), _filter),
     ("questions-80x24", (80, 24), _questions),
     ("question-modal", (80, 24), _question_modal),
+    ("merge-queue-80x24", (80, 24), _merge_queue),
+    ("merge-queue-wide", (150, 32), _merge_queue),
 ]
 
 

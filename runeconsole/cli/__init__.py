@@ -25,6 +25,7 @@ from runeconsole.cli import (
     supervise,
     suspended,
 )
+from runeconsole.cli import merge_queue as merge_queue_cli
 from runeconsole.cli import questions as question_commands
 from runeconsole.cli.common import add_root_option
 from runeconsole.core.errors import RuneError
@@ -39,6 +40,7 @@ COMMAND_MODULES = (
     outputs,
     supervise,
     hooks,
+    merge_queue_cli,
 )
 
 

@@ -12,6 +12,7 @@ from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.config import Talisman
+from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
 from runeconsole.services.questions import Questions, RelaySettings
 from runeconsole.services.registry import LivenessSettings, Registry
 from runeconsole.services.supervisor import MonitorReport, Supervisor
@@ -19,6 +20,7 @@ from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.commands import AgentCommands
 from runeconsole.tui.feed import ChangeFeed, StateChanged
 from runeconsole.tui.help_screen import HelpScreen
+from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import LivePane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
@@ -40,6 +42,7 @@ class RuneConsole(App[None]):
         styles_dir() / "console.tcss",
         styles_dir() / "questions.tcss",
         styles_dir() / "suspended.tcss",
+        styles_dir() / "merge_queue.tcss",
     ]
     COMMANDS = App.COMMANDS | {AgentCommands}
     BINDINGS = [
@@ -85,6 +88,10 @@ class RuneConsole(App[None]):
                 yield QuestionsPane(self.questions, id="questions-pane")
             with TabPane("4 Suspended", id="suspended"):
                 yield SuspendedPane(self.root, self.clock, self.talisman, id="suspended-pane")
+            with TabPane("5 Merge queue", id="merge-queue"):
+                settings = MergeQueueSettings.from_talisman(self.talisman)
+                queue = MergeQueue(self.root, self.clock, settings)
+                yield MergeQueuePane(queue, id="merge-queue-pane")
         yield Input(placeholder="filter… (enter keeps it, esc clears)", id="filter")
         yield Footer()
 

@@ -1,0 +1,237 @@
+"""Git plumbing for the merge queue: refs, detached worktrees, rebase, merge-tree.
+
+Everything goes through ``adapters.git.run_git`` (argument lists, timeouts). Refs are
+checked with ``rev-parse --verify --quiet REF^{commit}`` before use, because a bad ref
+makes ``merge-tree`` exit 1 with empty output, exactly like a conflict (git 2.39).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runeconsole.adapters.git import run_git
+from runeconsole.core.errors import RuneError
+
+# What ``git check-ref-format --branch`` refuses, checked without a subprocess per call.
+_BAD_BRANCH = re.compile(
+    r"^[-/.]|\.\.|@\{|^@$|[\x00-\x20\x7f~^:?*\[\\]|//|/\.|[/.]$|\.lock$|\.lock/"
+)
+# The queue's rebase is the same everywhere: no hooks, and no ``rebase.updateRefs``
+# (it would move the agent's branch, which points into the commits being rebased).
+_PLAIN_REBASE = [
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "rebase.updateRefs=false",
+    "-c",
+    "rebase.autoSquash=false",
+]
+# More paths than this and a dirty check looks at the whole checkout instead.
+MAX_PATHSPEC = 500
+# Simulated merges are throw-away objects: give them an identity even where none is set.
+_SYNTHETIC_IDENTITY = ["-c", "user.name=runeconsole", "-c", "user.email=runeconsole@localhost"]
+
+
+def valid_branch_name(name: object) -> bool:
+    return isinstance(name, str) and 0 < len(name) <= 255 and not _BAD_BRANCH.search(name)
+
+
+def resolve_commit(repo: Path, ref: str) -> str | None:
+    """The commit ``ref`` names, or ``None`` if it names none (never raises for a bad ref)."""
+    result = run_git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], repo, check=False)
+    if result.returncode != 0:
+        return None
+    return result.stdout.strip() or None
+
+
+def common_dir(repo: Path) -> Path:
+    out = run_git(["rev-parse", "--git-common-dir"], repo, timeout=10).stdout.strip()
+    path = Path(out)
+    return path if path.is_absolute() else (repo / path).resolve()
+
+
+def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
+    result = run_git(["merge-base", "--is-ancestor", ancestor, descendant], repo, check=False)
+    return result.returncode == 0
+
+
+@dataclass(frozen=True)
+class Worktree:
+    path: Path
+    head: str | None
+    branch: str | None  # full ref name, e.g. refs/heads/main; None when detached
+
+
+def worktrees(repo: Path) -> list[Worktree]:
+    out = run_git(["worktree", "list", "--porcelain"], repo, timeout=20).stdout
+    found: list[Worktree] = []
+    for block in out.strip().split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.splitlines():
+            key, _, value = line.partition(" ")
+            fields[key] = value
+        if "worktree" in fields and "bare" not in fields:
+            found.append(
+                Worktree(Path(fields["worktree"]), fields.get("HEAD"), fields.get("branch"))
+            )
+    return found
+
+
+def checked_out_at(repo: Path, branch: str) -> Path | None:
+    """The worktree that has ``branch`` checked out, if any (one whose directory is gone, none)."""
+    ref = f"refs/heads/{branch}"
+    return next((wt.path for wt in worktrees(repo) if wt.branch == ref and wt.path.is_dir()), None)
+
+
+def is_dirty(worktree: Path, paths: list[str] | None = None) -> bool:
+    """Tracked files changed (staged or not), only among ``paths`` when given.
+
+    Untracked files do not count. Limiting the check to the paths a fast-forward
+    would touch keeps it cheap on big checkouts and lets unrelated edits stay.
+    """
+    args = ["status", "--porcelain", "--untracked-files=no"]
+    if paths is not None:
+        if not paths:
+            return False
+        if len(paths) <= MAX_PATHSPEC:
+            args += ["--", *(f":(literal){path}" for path in paths)]
+    return bool(run_git(args, worktree, timeout=60).stdout.strip())
+
+
+def changed_between(repo: Path, old: str, new: str) -> list[str]:
+    """Paths that differ between two commits (no worktree involved)."""
+    out = run_git(["diff", "--name-only", "--no-renames", "-z", old, new], repo, timeout=120)
+    return [path for path in out.stdout.split("\0") if path]
+
+
+def add_detached(repo: Path, path: Path, commit: str, *, timeout: float = 300) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    run_git(
+        [
+            "-c",
+            "core.hooksPath=/dev/null",
+            "worktree",
+            "add",
+            "--detach",
+            "--quiet",
+            str(path),
+            commit,
+        ],
+        repo,
+        timeout=timeout,
+    )
+
+
+def remove_worktree(repo: Path, path: Path) -> None:
+    """Remove a worktree we own, whatever state it was left in (rebase, half-made)."""
+    if path.exists():
+        result = run_git(["worktree", "remove", "--force", "--force", str(path)], repo, check=False)
+        if result.returncode != 0 and path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+    run_git(["worktree", "prune"], repo, timeout=30)
+
+
+def rebase_in_progress(worktree: Path) -> bool:
+    for name in ("rebase-merge", "rebase-apply"):
+        out = run_git(["rev-parse", "--git-path", name], worktree, timeout=10).stdout.strip()
+        candidate = Path(out) if Path(out).is_absolute() else worktree / out
+        if candidate.exists():
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class RebaseResult:
+    ok: bool
+    head: str | None = None
+    conflicts: list[str] = field(default_factory=list)
+    detail: str = ""
+
+
+def rebase(worktree: Path, onto: str, *, timeout: float = 300) -> RebaseResult:
+    """Rebase the detached HEAD of ``worktree`` onto ``onto``; on conflict list files and abort."""
+    result = run_git(
+        [*_PLAIN_REBASE, "rebase", "--no-autostash", "--quiet", onto],
+        worktree,
+        timeout=timeout,
+        check=False,
+    )
+    if result.returncode == 0:
+        return RebaseResult(True, head=resolve_commit(worktree, "HEAD"))
+    conflicts = unmerged_files(worktree)
+    detail = (result.stderr or result.stdout).strip()
+    if rebase_in_progress(worktree):
+        run_git(["rebase", "--abort"], worktree, timeout=120, check=False)
+    return RebaseResult(
+        False, conflicts=conflicts, detail=detail.splitlines()[-1] if detail else ""
+    )
+
+
+def unmerged_files(worktree: Path) -> list[str]:
+    out = run_git(["diff", "--name-only", "--diff-filter=U", "-z"], worktree, timeout=60).stdout
+    return sorted({name for name in out.split("\0") if name})
+
+
+def compare_and_swap(repo: Path, ref: str, new: str, old: str) -> bool:
+    """Move ``ref`` to ``new`` only if it still points at ``old`` (git's own CAS)."""
+    return run_git(["update-ref", ref, new, old], repo, check=False).returncode == 0
+
+
+def delete_ref(repo: Path, ref: str, old: str) -> bool:
+    return run_git(["update-ref", "-d", ref, old], repo, check=False).returncode == 0
+
+
+def fast_forward_checkout(worktree: Path, old: str, new: str) -> str | None:
+    """Bring a worktree whose branch moved from ``old`` to ``new`` up to date.
+
+    ``read-tree -m -u`` is a two-tree fast-forward of index and files; it refuses
+    rather than overwrite local changes. Returns git's complaint, or ``None``.
+    """
+    result = run_git(["read-tree", "-m", "-u", old, new], worktree, timeout=300, check=False)
+    if result.returncode == 0:
+        return None
+    lines = (result.stderr or result.stdout).strip().splitlines()
+    return lines[-1] if lines else "read-tree failed"
+
+
+@dataclass(frozen=True)
+class MergeTree:
+    clean: bool
+    tree: str
+    conflicts: list[str]
+
+
+def merge_tree(repo: Path, ours: str, theirs: str) -> MergeTree:
+    """Merge two commits in the object store only (no index, no worktree)."""
+    result = run_git(
+        ["merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", ours, theirs],
+        repo,
+        timeout=120,
+        check=False,
+    )
+    if result.returncode not in (0, 1) or not result.stdout:
+        detail = result.stderr.strip().splitlines()
+        raise RuneError(f"git merge-tree {ours} {theirs}: {detail[-1] if detail else 'failed'}")
+    tree, *names = result.stdout.split("\0")
+    return MergeTree(result.returncode == 0, tree, sorted({n for n in names if n}))
+
+
+def commit_tree(repo: Path, tree: str, parents: list[str], message: str) -> str:
+    """A commit object (no ref) holding ``tree``: the simulated main for predictions."""
+    args = [*_SYNTHETIC_IDENTITY, "commit-tree", tree, "-m", message]
+    for parent in parents:
+        args += ["-p", parent]
+    return run_git(args, repo, timeout=60).stdout.strip()
+
+
+def branch_heads(repo: Path) -> dict[str, str]:
+    """Every local branch and its commit, in one call (fingerprints what predictions saw)."""
+    out = run_git(
+        ["for-each-ref", "--format=%(refname:strip=2) %(objectname)", "refs/heads/"],
+        repo,
+        timeout=30,
+    ).stdout
+    return dict(line.rsplit(" ", 1) for line in out.splitlines() if " " in line)

@@ -1,0 +1,435 @@
+"""Processing the merge queue: one entry at a time, rebase -> test -> compare-and-swap.
+
+Runs under the processor lock (one processor per project, whoever asks). Work
+happens in a detached worktree the queue owns inside the git directory, never in
+an agent's worktree or the operator's checkout; ``main`` only ever moves with
+``update-ref NEW OLD`` to a commit that passed the tests. A processor killed at any
+step leaves enough on disk (pid file, ``current_step``, ``tested_commit``) for the
+next one to clean up and either finish, fail or retry the entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from runeconsole.adapters import git_worktrees as gw
+from runeconsole.adapters.processes import run_streaming, stop_processes_in
+from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.core.files import atomic_write_json
+from runeconsole.services.hooks import Hooks
+from runeconsole.services.merge_queue import (
+    BASE_MOVED,
+    BRANCH_MISSING,
+    COMPLETED,
+    CONFLICT,
+    FAILED,
+    GIT_ERROR,
+    IN_PROGRESS,
+    INTERRUPTED,
+    MAIN_DIRTY,
+    TESTS_FAILED,
+    TIMEOUT,
+    MergeQueue,
+    Outcome,
+    ProcessReport,
+    Progress,
+    ProgressCallback,
+    QueueBusy,
+    QueueEntry,
+    command_args,
+    id_or_none,
+    read_optional,
+)
+
+SIGNAL_SOURCE = "runeconsole"
+FALLBACK_TARGET = "guardian"
+WORKTREE_DIR = "runeconsole-merge-queue"
+
+
+@dataclass
+class _Run:
+    """What one processing attempt knows, for recording and reporting."""
+
+    entry: dict[str, Any]
+    started: float = field(default_factory=time.monotonic)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    progress: ProgressCallback | None = None
+
+    @property
+    def entry_id(self) -> str:
+        return str(self.entry["entry_id"])
+
+    def report(self, step: str, message: str, output: bool = False) -> None:
+        if self.progress is not None:
+            elapsed = time.monotonic() - self.started
+            self.progress(Progress(self.entry_id, step, message, elapsed, output))
+
+
+class Processor:
+    """Processes a ``MergeQueue``; holds no state between runs."""
+
+    def __init__(self, queue: MergeQueue) -> None:
+        self.queue = queue
+        self.root = queue.root
+        self.paths = queue.paths
+        self.settings = queue.settings
+        self.signals = queue.signals
+        self.hooks = Hooks(queue.root, queue.clock, queue.signals)
+
+    @contextlib.contextmanager
+    def _processor(self) -> Iterator[dict[str, Any]]:
+        """Hold the processor lock; yields what a dead predecessor left in the pid file."""
+        self.paths.locks.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.queue.processor_lock), timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            pid = read_optional(self.queue.processor_file).get("pid")
+            who = f"pid {pid}" if isinstance(pid, int) else "another process"
+            raise QueueBusy(
+                f"queue is being processed by {who}; try again when it finishes"
+            ) from None
+        try:
+            leftover = read_optional(self.queue.processor_file)
+            atomic_write_json(
+                self.queue.processor_file, {"pid": os.getpid(), "started_at": self.queue.now()}
+            )
+            yield leftover
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                self.queue.processor_file.unlink()
+            lock.release()
+
+    def worktree_path(self) -> Path:
+        return gw.common_dir(self.root) / WORKTREE_DIR
+
+    def process(
+        self, *, run_all: bool = False, progress: ProgressCallback | None = None
+    ) -> ProcessReport:
+        """Process the head entry (or every pending entry) under the processor lock."""
+        with self._processor() as leftover:
+            report = ProcessReport()
+            report.recovered = self.recover(leftover)
+            report.picked_up = self.queue.pick_up_signals()
+            while True:
+                state = self.queue.read()
+                if not state.pending():
+                    break
+                try:
+                    if state.paused:
+                        raise RuneError("the merge queue is paused; `merge-queue resume` first")
+                    self._check_ready(state.pending()[0])
+                except RuneError as exc:
+                    if not report.outcomes:
+                        raise
+                    report.stopped = exc.message  # keep what was already merged
+                    break
+                entry = self.queue.claim_head()
+                if entry is None:
+                    break
+                report.outcomes.append(self._process_entry(entry, progress))
+                if not run_all:
+                    break
+            return report
+
+    def _check_ready(self, head: QueueEntry) -> None:
+        """Refuse before claiming anything: nothing changes when the setup is wrong."""
+        if command_args(head.get("test_command")) is None and self.settings.test_command is None:
+            raise RuneError(
+                "no test command: set runeconsole.merge_queue.test_command in "
+                ".claude/talisman.yml (or give the entry --test-command)"
+            )
+        if gw.resolve_commit(self.root, self.queue.main_ref) is None:
+            raise RuneError(f"branch {self.settings.main_branch!r} does not exist in {self.root}")
+        holder = gw.checked_out_at(self.root, self.settings.main_branch)
+        if holder is not None and gw.is_dirty(holder):
+            raise RuneError(
+                f"{self.settings.main_branch} is checked out in {holder} with uncommitted changes; "
+                "commit or stash them so it can be fast-forwarded, then process again"
+            )
+
+    def _process_entry(self, entry: dict[str, Any], progress: ProgressCallback | None) -> Outcome:
+        run = _Run(entry, progress=progress)
+        worktree = self.worktree_path()
+        try:
+            outcome = self._attempt(run, worktree)
+        except RuneError as exc:
+            outcome = self._fail(run, GIT_ERROR, exc.message)
+        finally:
+            with contextlib.suppress(RuneError):
+                gw.remove_worktree(self.root, worktree)
+        return outcome
+
+    def _step(self, run: _Run, name: str) -> Callable[[str, dict[str, Any] | None], None]:
+        """Record the start of a step now; the returned function records its end."""
+        began = time.monotonic()
+        at = self.queue.now()
+        self.queue.update_entry(run.entry_id, {"current_step": name})
+        run.report(name, f"{name}…")
+
+        def finish(result: str, extra: dict[str, Any] | None = None) -> None:
+            step = {"step": name, "started_at": at, "seconds": round(time.monotonic() - began, 3)}
+            step["result"] = result
+            run.steps.append(step)
+            self.queue.update_entry(run.entry_id, {"steps": list(run.steps), **(extra or {})})
+            run.report(name, f"{name}: {result} ({step['seconds']:.1f}s)")
+
+        return finish
+
+    def _attempt(self, run: _Run, worktree: Path) -> Outcome:
+        entry = run.entry
+        branch = str(entry.get("branch") or "")
+        done = self._step(run, "verify")
+        original = (
+            gw.resolve_commit(self.root, f"refs/heads/{branch}")
+            if gw.valid_branch_name(branch)
+            else None
+        )
+        if original is None:
+            done("branch missing", None)
+            return self._fail(run, BRANCH_MISSING, f"branch {branch!r} does not exist")
+        command = command_args(entry.get("test_command")) or self.settings.test_command or []
+        done("ok", {"original_commit": original})
+        gw.remove_worktree(self.root, worktree)
+        gw.add_detached(self.root, worktree, original, timeout=self.settings.git_timeout)
+        for _round in range(self.settings.max_rebase_rounds):
+            base = gw.resolve_commit(self.root, self.queue.main_ref)
+            if base is None:
+                raise RuneError(f"branch {self.settings.main_branch!r} disappeared")
+            done = self._step(run, "rebase")
+            rebased = gw.rebase(worktree, base, timeout=self.settings.git_timeout)
+            if not rebased.ok:
+                if rebased.conflicts:
+                    done("conflict", None)
+                    return self._fail(
+                        run,
+                        CONFLICT,
+                        f"rebase onto {self.settings.main_branch} conflicts",
+                        rebased.conflicts,
+                    )
+                done("failed", None)
+                return self._fail(run, GIT_ERROR, f"rebase failed: {rebased.detail}")
+            tested = rebased.head or ""
+            done("ok", {"base_commit": base, "tested_commit": None})
+            if tested == base:
+                run.notes.append("nothing to merge: the branch is already in main")
+                return self._finish(run, base, base, original)
+            failure = self._test(run, worktree, command, tested)
+            if failure is not None:
+                return failure
+            done = self._step(run, "merge")
+            holder = gw.checked_out_at(self.root, self.settings.main_branch)
+            touched = gw.changed_between(self.root, base, tested) if holder else []
+            if holder is not None and gw.is_dirty(holder, touched):
+                done("refused", None)
+                return self._fail(
+                    run, MAIN_DIRTY, f"{holder} has uncommitted changes to files this merge changes"
+                )
+            # Written before the ref moves: recovery can tell a landed merge from a lost one.
+            self.queue.update_entry(run.entry_id, {"tested_commit": tested, "base_commit": base})
+            if gw.compare_and_swap(self.root, self.queue.main_ref, tested, base):
+                done("ok", None)
+                return self._finish(run, tested, base, original)
+            done("main moved", None)
+            run.notes.append(f"main moved during the run (was {base[:12]}); rebasing again")
+        return self._fail(
+            run,
+            BASE_MOVED,
+            f"main kept moving: gave up after {self.settings.max_rebase_rounds} rebases",
+        )
+
+    def _test(self, run: _Run, worktree: Path, command: list[str], tested: str) -> Outcome | None:
+        done = self._step(run, "test")
+
+        env = {
+            **os.environ,
+            "RUNECONSOLE_MERGE_ENTRY": run.entry_id,
+            "RUNECONSOLE_MERGE_COMMIT": tested,
+        }
+        result = run_streaming(
+            command,
+            worktree,
+            self.settings.test_timeout,
+            on_line=lambda line: run.report("test", line, output=True),
+            env=env,
+        )
+        extra = {"output_tail": result.tail}
+        if result.timed_out:
+            done("timeout", extra)
+            limit = f"{self.settings.test_timeout:g}s"
+            return self._fail(run, TIMEOUT, f"tests still running after {limit}; stopped")
+        if result.returncode != 0:
+            done(f"exit {result.returncode}", extra)
+            return self._fail(run, TESTS_FAILED, f"tests failed (exit {result.returncode})")
+        done("passed", extra)
+        return None
+
+    def _fail(self, run: _Run, reason: str, error: str, files: list[str] | None = None) -> Outcome:
+        files = files or []
+        entry = self.queue.update_entry(
+            run.entry_id,
+            {
+                "status": FAILED,
+                "reason": reason,
+                "error": error,
+                "conflict_files": files,
+                "completed_at": self.queue.now(),
+                "current_step": None,
+                "notes": run.notes,
+            },
+        )
+        payload = self._payload(entry, reason=reason, error=error, conflict_files=files)
+        target = self._target(entry)
+        if reason == CONFLICT:
+            self._signal("MERGE_CONFLICT", target, payload)
+        self._signal("MERGE_FAILED", target, payload)
+        run.report(
+            "failed", f"failed: {reason}: {error}" + (f" ({', '.join(files)})" if files else "")
+        )
+        return Outcome(
+            run.entry_id,
+            str(entry.get("branch")),
+            FAILED,
+            reason,
+            error,
+            files,
+            output_tail=list(entry.get("output_tail") or []),
+            notes=run.notes,
+        )
+
+    def _finish(self, run: _Run, tested: str, base: str, original: str) -> Outcome:
+        """After ``main`` points at ``tested``: tidy refs and checkouts, tell everyone.
+
+        The merge has happened: a tidying step that fails becomes a note, never a failure.
+        """
+        entry = run.entry
+        tidying: list[Callable[[], list[str]]] = [
+            lambda: self._sync_main_checkout(base, tested),
+            lambda: self._settle_branch(str(entry.get("branch")), tested, original),
+            lambda: self._mark_hook_merged(entry.get("identity_name")),
+        ]
+        for tidy in tidying:
+            try:
+                run.notes.extend(tidy())
+            except RuneError as exc:
+                run.notes.append(f"after the merge: {exc.message}")
+        final = self.queue.update_entry(
+            run.entry_id,
+            {
+                "status": COMPLETED,
+                "completed_at": self.queue.now(),
+                "merged_commit": tested,
+                "tested_commit": tested,
+                "current_step": None,
+                "notes": run.notes,
+            },
+        )
+        self._signal(
+            "MERGE_COMPLETE", self._target(final), self._payload(final, merged_commit=tested)
+        )
+        run.report("merged", f"merged {final.get('branch')} as {tested[:12]}")
+        return Outcome(
+            run.entry_id, str(final.get("branch")), COMPLETED, merged_commit=tested, notes=run.notes
+        )
+
+    def _sync_main_checkout(self, base: str, tested: str) -> list[str]:
+        """Fast-forward the worktree that has main checked out (if any) from base to tested."""
+        holder = gw.checked_out_at(self.root, self.settings.main_branch)
+        if holder is None or tested == base:
+            return []
+        if gw.resolve_commit(self.root, self.queue.main_ref) != tested:
+            return [f"{holder} left as it is: main has moved on since"]
+        complaint = gw.fast_forward_checkout(holder, base, tested)
+        return [f"{holder} not fast-forwarded: {complaint}"] if complaint else []
+
+    def _settle_branch(self, branch: str, tested: str, original: str) -> list[str]:
+        """Delete the merged branch (or point it at what was tested) unless it is in use."""
+        ref = f"refs/heads/{branch}"
+        current = gw.resolve_commit(self.root, ref)
+        if current is None:
+            return []
+        if current not in (original, tested):
+            return [f"{branch} moved while queued; left as it is"]
+        holder = gw.checked_out_at(self.root, branch)
+        if holder is not None:
+            return [f"{branch} is checked out in {holder}; left as it is"]
+        if self.settings.keep_branch:
+            done = gw.compare_and_swap(self.root, ref, tested, current)
+        else:
+            done = gw.delete_ref(self.root, ref, current)
+        return [] if done else [f"{branch} changed meanwhile; left as it is"]
+
+    def _mark_hook_merged(self, identity: Any) -> list[str]:
+        """Set the identity's hook (if it has one) to ``merged``; other fields are kept."""
+        key = id_or_none(identity)
+        if key is not None and self.hooks.read(key) is not None:
+            self.hooks.update(key, phase="merged")
+        return []
+
+    @staticmethod
+    def _target(entry: dict[str, Any]) -> str:
+        """The entry's identity when it can name a signal file, else the guardian."""
+        return id_or_none(entry.get("identity_name")) or FALLBACK_TARGET
+
+    @staticmethod
+    def _payload(entry: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        keys = ("entry_id", "node_id", "branch", "identity_name", "bead_id", "pr_number")
+        return {**{k: entry.get(k) for k in keys}, **extra}
+
+    def _signal(self, signal_type: str, target: str, payload: dict[str, Any]) -> None:
+        with contextlib.suppress(InvalidInput):
+            self.signals.send(signal_type, SIGNAL_SOURCE, target, payload)
+
+    # -- crash recovery ----------------------------------------------------------------------
+
+    def recover(self, leftover: dict[str, Any]) -> list[str]:
+        """Clean up after a processor that died (kill -9 at any step). Holds the processor lock."""
+        notes: list[str] = []
+        worktree = self.worktree_path()
+        stopped = stop_processes_in(worktree)
+        if stopped:
+            who = leftover.get("pid", "a processor")
+            notes.append(f"stopped {len(stopped)} process(es) left running by {who}")
+        registered = any(wt.path == worktree for wt in gw.worktrees(self.root))
+        if worktree.exists() or registered:
+            if worktree.exists():
+                with contextlib.suppress(RuneError):
+                    if gw.rebase_in_progress(worktree):
+                        notes.append("discarded a rebase left in progress in the queue's worktree")
+            gw.remove_worktree(self.root, worktree)
+            notes.append(f"removed the leftover worktree {worktree}")
+        for entry in self.queue.read().entries:
+            if entry.status == IN_PROGRESS and entry.get("processor_pid"):
+                notes.append(self._recover_entry(entry.fields))
+        return notes
+
+    def _recover_entry(self, entry: dict[str, Any]) -> str:
+        run = _Run(dict(entry), notes=["interrupted; recovered"])
+        entry_id = run.entry_id
+        tested, base = entry.get("tested_commit"), entry.get("base_commit")
+        main = gw.resolve_commit(self.root, self.queue.main_ref)
+        landed = isinstance(tested, str) and isinstance(base, str) and main is not None
+        if (
+            landed
+            and gw.resolve_commit(self.root, tested)
+            and gw.is_ancestor(self.root, tested, main)
+        ):
+            original = entry.get("original_commit") or tested
+            self._finish(run, tested, base, str(original))
+            return f"{entry_id}: had merged before the interruption; finished it"
+        attempts = entry.get("attempts") if isinstance(entry.get("attempts"), int) else 1
+        if self.settings.on_interrupted == "retry" and attempts < self.settings.max_attempts:
+            self.queue.requeue(entry_id, INTERRUPTED)
+            return f"{entry_id}: interrupted; queued again (attempt {attempts + 1})"
+        step = entry.get("current_step") or "?"
+        self._fail(run, INTERRUPTED, f"processing stopped during {step} (the processor died)")
+        return f"{entry_id}: interrupted during {step}; marked failed"

@@ -1,0 +1,225 @@
+"""Real processes: kill -9 at each step then recovery, concurrent processors, 8 x 500 enqueues."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from runeconsole.services.merge_queue import COMPLETED, FAILED, INTERRUPTED, QueueBusy
+from tests.conftest import cli_env
+from tests.mq_helpers import (
+    commit_in_checkout,
+    commit_on,
+    git,
+    ignore_state,
+    make_queue,
+    queue_file,
+    rev,
+    wait_for,
+    worktree_paths,
+    write_talisman,
+)
+
+
+@pytest.fixture
+def repo(project: Path) -> Path:
+    ignore_state(project)
+    commit_in_checkout(project, {"a.txt": "a\n"}, "base files")
+    return project
+
+
+def start_processor(root: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "runeconsole", "merge-queue", "process", "--root", str(root)],
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def kill_processor_when(root: Path, ready: Callable[[], bool], whole_group: bool = False) -> None:
+    """Start ``merge-queue process`` and kill -9 it (or its process group) once ``ready()``."""
+    processor = start_processor(root)
+    wait_for(ready, what="the processor to reach the step under test")
+    if whole_group:
+        os.killpg(processor.pid, signal.SIGKILL)
+    else:
+        os.kill(processor.pid, signal.SIGKILL)
+    processor.wait(timeout=10)
+
+
+def current_step(root: Path) -> str | None:
+    try:
+        entries = queue_file(root)["entries"]
+    except (OSError, ValueError):
+        return None
+    return entries[0].get("current_step") if entries else None
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def assert_interrupted(repo: Path, step: str, main_before: str) -> None:
+    """Failed as interrupted at ``step``; main untouched; the queue's worktree gone."""
+    entry = queue_file(repo)["entries"][0]
+    assert (entry["status"], entry["reason"]) == (FAILED, INTERRUPTED)
+    assert f"during {step}" in entry["error"]
+    assert rev(repo, "main") == main_before
+    assert worktree_paths(repo) == [str(repo)]
+
+
+def many_commits(root: Path, branch: str, count: int) -> None:
+    """``count`` commits on ``branch`` in one fast-import: a rebase that takes seconds."""
+    base = rev(root, "main")
+    lines = []
+    for n in range(count):
+        body = f"line {n}\n" * 3
+        message = f"step {n}"
+        lines += [f"commit refs/heads/{branch}", "committer t <t@t> 1700000000 +0000"]
+        lines += [f"data {len(message)}", message]
+        if n == 0:
+            lines.append(f"from {base}")
+        lines += [f"M 100644 inline many/{n % 50}.txt", f"data {len(body)}", body]
+    git(root, "fast-import", "--quiet", data="\n".join(lines) + "\n")
+
+
+def test_kill_during_rebase_then_recovery(repo: Path, clock) -> None:
+    many_commits(repo, "feat/long", 400)
+    commit_in_checkout(repo, {"other.txt": "o"}, "main moves")
+    main_before = rev(repo, "main")
+    write_talisman(repo, "true")
+    make_queue(repo, clock).add("feat/long", identity="worker-long")
+    rebase_state = repo / ".git" / "worktrees" / "runeconsole-merge-queue" / "rebase-merge"
+    # The processor and its git children die while git rebase is under way.
+    kill_processor_when(repo, rebase_state.exists, whole_group=True)
+    assert queue_file(repo)["entries"][0]["status"] == "in_progress"
+
+    report = make_queue(repo, clock).process()
+
+    assert any("discarded a rebase" in note for note in report.recovered), report.recovered
+    assert any("leftover worktree" in note for note in report.recovered)
+    assert_interrupted(repo, "rebase", main_before)
+
+
+def test_kill_during_tests_then_recovery(repo: Path, clock, tmp_path: Path) -> None:
+    commit_on(repo, "feat/t", {"t.txt": "t"})
+    marker = tmp_path / "test-pid"
+    write_talisman(repo, f"sh -c 'echo $$ > {marker}; sleep 60'")
+    make_queue(repo, clock).add("feat/t")
+    main_before = rev(repo, "main")
+    # Only the processor dies: its tests keep running.
+    kill_processor_when(repo, lambda: marker.exists() and marker.read_text().strip() != "")
+    test_pid = int(marker.read_text())
+    assert alive(test_pid)
+
+    report = make_queue(repo, clock).process()
+
+    assert any("process(es) left running" in note for note in report.recovered), report.recovered
+    wait_for(lambda: not alive(test_pid), timeout=5, what="the orphaned tests to stop")
+    assert_interrupted(repo, "test", main_before)
+
+
+def test_interrupted_entry_is_retried_when_configured(repo: Path, clock, tmp_path: Path) -> None:
+    commit_on(repo, "feat/r", {"r.txt": "r"})
+    marker = tmp_path / "ran-once"
+    write_talisman(repo, f"sh -c 'test -f {marker} && exit 0; touch {marker}; sleep 60'")
+    make_queue(repo, clock).add("feat/r")
+    kill_processor_when(repo, marker.exists, whole_group=True)
+
+    queue = make_queue(repo, clock, ["sh", "-c", f"test -f {marker}"], on_interrupted="retry")
+    report = queue.process()
+
+    assert any("queued again" in note for note in report.recovered)
+    assert report.outcomes[0].status == COMPLETED
+    assert queue.read().entries[0].get("attempts") == 2
+    assert (repo / "r.txt").exists()
+
+
+def test_merge_that_landed_before_the_kill_is_finished(repo: Path, clock) -> None:
+    commit_on(repo, "feat/l", {"l.txt": "l"})
+    queue = make_queue(repo, clock)
+    entry, _ = queue.add("feat/l", identity="worker-l")
+    base, tip = rev(repo, "main"), rev(repo, "feat/l")
+    claimed = queue.claim_head()  # a processor that died right after moving main
+    assert claimed is not None
+    queue.update_entry(
+        entry.entry_id,
+        {
+            "tested_commit": tip,
+            "base_commit": base,
+            "original_commit": tip,
+            "current_step": "merge",
+        },
+    )
+    git(repo, "update-ref", "refs/heads/main", tip, base)
+
+    report = queue.process()
+
+    assert any("had merged" in note for note in report.recovered)
+    stored = queue.get(entry.entry_id)
+    assert stored.status == COMPLETED and stored.get("merged_commit") == tip
+    assert (repo / "l.txt").read_text() == "l"  # the checkout was brought up to date
+    assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_concurrent_processors_are_refused_with_the_pid(repo: Path, clock, tmp_path, run_cli):
+    commit_on(repo, "feat/c", {"c.txt": "c"})
+    release = tmp_path / "release"
+    write_talisman(repo, f"sh -c 'while [ ! -f {release} ]; do sleep 0.05; done'")
+    make_queue(repo, clock).add("feat/c")
+    first = start_processor(repo)
+    wait_for(lambda: current_step(repo) == "test", what="the first processor's tests")
+
+    second = run_cli("merge-queue", "process", "--root", str(repo))
+    status = run_cli("merge-queue", "status", "--json", "--root", str(repo))
+    with pytest.raises(QueueBusy, match=f"pid {first.pid}"):
+        make_queue(repo, clock).process()
+    release.touch()
+    out, err = first.communicate(timeout=60)
+
+    assert second.returncode == 1
+    assert f"queue is being processed by pid {first.pid}" in second.stderr
+    assert json.loads(status.stdout)["processing_pid"] == first.pid
+    assert first.returncode == 0, err
+    assert "merged feat/c" in out
+
+
+ENQUEUE = """
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
+queue = MergeQueue(Path(sys.argv[1]), settings=MergeQueueSettings())
+worker = sys.argv[2]
+for n in range(int(sys.argv[3])):
+    queue.add(f"w{worker}/b{n}", node_id=f"w{worker}_{n}")
+"""
+
+
+def test_eight_processes_enqueue_500_each_and_nothing_is_lost(project: Path) -> None:
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", ENQUEUE, str(project), str(w), "500"], env=cli_env()
+        )
+        for w in range(8)
+    ]
+    for worker in workers:
+        assert worker.wait(timeout=600) == 0
+    entries = queue_file(project)["entries"]
+    assert len(entries) == 4000
+    assert len({e["entry_id"] for e in entries}) == 4000
+    assert {e["branch"] for e in entries} == {f"w{w}/b{n}" for w in range(8) for n in range(500)}

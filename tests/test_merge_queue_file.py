@@ -1,0 +1,180 @@
+"""The queue file: operations, their history, MERGE_READY pick-up, predictions, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.services.merge_queue import COMPLETED, FAILED, PENDING, MergeQueueSettings
+from runeconsole.services.signals import Signals
+from tests.mq_helpers import commit_in_checkout, commit_on, ignore_state, make_queue, queue_file
+
+
+@pytest.fixture
+def repo(project: Path) -> Path:
+    ignore_state(project)
+    commit_in_checkout(project, {"a.txt": "a\n", "b.txt": "b\n"}, "base files")
+    return project
+
+
+def test_add_writes_harness_and_prd_fields(repo: Path, clock) -> None:
+    queue = make_queue(repo, clock)
+    entry, created = queue.add(
+        "feat/x", identity="worker-x", node_id="impl_x", bead_id="bd-1", pr_number=7, worktree="/w"
+    )
+    again, created_again = queue.add("feat/x")
+    stored = queue_file(repo)["entries"][0]
+    assert created and not created_again and again.entry_id == entry.entry_id
+    assert entry.entry_id == f"mq-impl_x-{int(clock.now().timestamp())}"
+    for key in ("entry_id", "node_id", "branch", "repo_root", "enqueued_at", "status"):
+        assert stored[key] is not None
+    for key in ("started_at", "completed_at", "error"):
+        assert key in stored
+    assert stored["identity_name"] == "worker-x" and stored["pr_number"] == 7
+    assert stored["bead_id"] == "bd-1" and stored["worktree_path"] == "/w"
+    assert stored["requested_at"] == stored["enqueued_at"] == "2026-02-26T12:00:00Z"
+
+
+def test_same_second_ids_stay_unique(repo: Path, clock) -> None:
+    queue = make_queue(repo, clock)
+    ids = {queue.add(f"b{i}", node_id="same")[0].entry_id for i in range(3)}
+    assert len(ids) == 3
+
+
+@pytest.mark.parametrize(
+    "branch", ["", "-x", "a..b", "a b", "x.lock", "main", "a~1", "refs/heads/../x"]
+)
+def test_bad_branch_names_are_refused(repo: Path, clock, branch: str) -> None:
+    with pytest.raises(InvalidInput):
+        make_queue(repo, clock).add(branch)
+
+
+def test_bad_identity_is_refused_before_any_path_is_built(repo: Path, clock) -> None:
+    with pytest.raises(InvalidInput):
+        make_queue(repo, clock).add("feat/x", identity="../../etc")
+
+
+def test_unbalanced_test_command_is_refused(repo: Path, clock) -> None:
+    with pytest.raises(InvalidInput, match="test-command"):
+        make_queue(repo, clock).add("feat/x", test_command="sh -c 'oops")
+
+
+def test_move_pause_retry_remove_are_recorded(repo: Path, clock) -> None:
+    queue = make_queue(repo, clock)
+    a, b, c = (queue.add(f"feat/{n}")[0].entry_id for n in "abc")
+    queue.move(c, -1)
+    queue.move(a, +1)
+    queue.move(c, -1)  # already first among pending: no change, no record
+    assert [e.entry_id for e in queue.read().pending()] == [c, a, b]
+    assert [e.position for e in queue.read().pending()] == [1, 2, 3]
+    queue.set_paused(True)
+    assert not queue.set_paused(True)
+    assert queue.read().paused
+    queue.set_paused(False)
+    queue.remove(b)
+    with pytest.raises(RuneError, match="only a failed entry"):
+        queue.retry(a)
+    history = queue_file(repo)["history"]
+    actions = [(h["action"], h.get("entry_id")) for h in history if h["action"] != "add"]
+    assert actions == [
+        ("move", c),
+        ("move", a),
+        ("pause", None),
+        ("resume", None),
+        ("remove", b),
+    ]
+    with pytest.raises(RuneError, match="no entry"):
+        queue.remove(b)
+
+
+def test_retry_puts_a_failed_entry_back(repo: Path, clock) -> None:
+    queue = make_queue(repo, clock)
+    entry, _ = queue.add("feat/missing")
+    assert queue.process().outcomes[0].status == FAILED
+    commit_on(repo, "feat/missing", {"m.txt": "m"})
+    retried = queue.retry(entry.entry_id)
+    assert retried.status == PENDING
+    assert queue.get(entry.entry_id).get("last_failure")["reason"] == "branch_missing"
+    assert queue.process().outcomes[0].status == COMPLETED
+    assert queue.get(entry.entry_id).get("attempts") == 2
+
+
+def test_merge_ready_signals_are_picked_up_once(repo: Path, clock) -> None:
+    commit_on(repo, "feat/sig", {"s.txt": "s"})
+    signals = Signals(repo, clock)
+    payload = {"branch": "feat/sig", "node_id": "impl_sig", "identity_name": "orch-sig"}
+    signals.send("MERGE_READY", "runner", "guardian", payload)
+    signals.send("MERGE_READY", "runner", "guardian", payload)  # a duplicate
+    signals.send("MERGE_READY", "runner", "guardian", {"no": "branch"})
+    queue = make_queue(repo, clock)
+    report = queue.process()
+    assert len(report.picked_up) == 1
+    assert report.outcomes[0].status == COMPLETED
+    assert queue.read().entries[0].identity == "orch-sig"
+    left = Signals(repo).pending(signal_type="MERGE_READY")
+    assert [s.payload for s in left] == [{"no": "branch"}]
+
+
+def test_unreadable_queue_file_is_reported_not_replaced(repo: Path, clock) -> None:
+    path = repo / ".claude" / "state" / "merge-queue.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"entries": [')
+    queue = make_queue(repo, clock)
+    assert "not valid JSON" in (queue.read().error or "")
+    with pytest.raises(RuneError, match="unreadable"):
+        queue.add("feat/x")
+    assert path.read_text() == '{"entries": ['
+
+
+def test_predictions_against_main_and_entries_ahead(repo: Path, clock) -> None:
+    commit_on(repo, "feat/a", {"a.txt": "from a\n"})
+    commit_on(repo, "feat/clean", {"new.txt": "n"})
+    commit_on(repo, "feat/b", {"a.txt": "from b\n", "z.txt": "z"})
+    commit_on(repo, "feat/old", {"b.txt": "old b\n"})
+    commit_in_checkout(repo, {"b.txt": "main b\n"}, "main edits b")
+    queue = make_queue(repo, clock)
+    ids = [queue.add(b)[0].entry_id for b in ("feat/a", "feat/clean", "feat/b", "feat/old")]
+    queue.add("feat/gone")
+
+    predictions = queue.predict()
+
+    a, clean, b, old = (predictions[i] for i in ids)
+    assert not a.conflicts and not clean.conflicts
+    assert b.against_main == [] and b.against_queue == ["a.txt"]
+    assert b.with_entries == {ids[0]: ["a.txt"]}
+    assert old.against_main == ["b.txt"]
+    assert predictions[queue.read().pending()[-1].entry_id].error == "branch missing"
+    assert queue.predict() is predictions  # cached while nothing changed
+    commit_in_checkout(repo, {"c.txt": "c"}, "main moves")
+    assert queue.predict() is not predictions
+
+
+def test_settings_from_talisman(repo: Path) -> None:
+    from runeconsole.core.config import Talisman
+
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "talisman.yml").write_text(
+        "runeconsole:\n  merge_queue:\n    test_command: pytest -q tests\n"
+        "    on_interrupted: retry\n    keep_branch: true\n"
+    )
+    settings = MergeQueueSettings.from_talisman(Talisman.load(repo))
+    assert settings.test_command == ["pytest", "-q", "tests"]
+    assert settings.on_interrupted == "retry" and settings.keep_branch
+    (repo / ".claude" / "talisman.yml").write_text(
+        "runeconsole:\n  merge_queue:\n    test_command: 5\n"
+    )
+    with pytest.raises(RuneError, match="test_command"):
+        MergeQueueSettings.from_talisman(Talisman.load(repo))
+    lenient = Talisman.load(repo, strict=False)
+    assert MergeQueueSettings.from_talisman(lenient).test_command is None
+    assert lenient.problems
+
+
+def test_predictions_cover_the_head_of_the_queue_only(repo: Path, clock) -> None:
+    queue = make_queue(repo, clock, predict_limit=2)
+    for name in "abc":
+        commit_on(repo, f"feat/{name}", {f"{name}.txt": name})
+        queue.add(f"feat/{name}")
+    assert len(queue.predict()) == 2

@@ -1,0 +1,296 @@
+"""Processing the merge queue end to end on real temporary git repositories."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from runeconsole.core.errors import RuneError
+from runeconsole.services.merge_queue import (
+    BASE_MOVED,
+    BRANCH_MISSING,
+    COMPLETED,
+    CONFLICT,
+    FAILED,
+    PENDING,
+    TESTS_FAILED,
+    TIMEOUT,
+)
+from runeconsole.services.signals import Signals
+from tests.mq_helpers import (
+    branch_exists,
+    commit_in_checkout,
+    commit_on,
+    first_parent_subjects,
+    git,
+    ignore_state,
+    make_queue,
+    queue_file,
+    rev,
+    worktree_paths,
+)
+
+
+@pytest.fixture
+def repo(project: Path) -> Path:
+    ignore_state(project)
+    commit_in_checkout(project, {"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"}, "base files")
+    return project
+
+
+def signals_of(root: Path, signal_type: str) -> list[dict]:
+    return [s.to_json() for s in Signals(root).pending(signal_type=signal_type)]
+
+
+def test_clean_branches_merge_in_queue_order(repo: Path, clock) -> None:
+    for name in ("one", "two", "three"):
+        commit_on(repo, f"feat/{name}", {f"{name}.txt": name}, message=f"add {name}")
+    hooks = repo / ".claude" / "state" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "worker-two.json").write_text(json.dumps({"phase": "impl_complete", "custom": [1]}))
+    queue = make_queue(repo, clock)
+    for name in ("one", "two", "three"):
+        queue.add(f"feat/{name}", identity=f"worker-{name}")
+    queue.move(queue.read().pending()[2].entry_id, -1)  # three before two
+
+    report = queue.process(run_all=True)
+
+    assert [o.status for o in report.outcomes] == [COMPLETED] * 3
+    assert first_parent_subjects(repo)[:3] == ["add two", "add three", "add one"]
+    assert not any(branch_exists(repo, f"feat/{n}") for n in ("one", "two", "three"))
+    assert (repo / "three.txt").read_text() == "three"  # the checkout of main followed
+    assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
+    assert worktree_paths(repo) == [str(repo)]
+    entries = queue.read().entries
+    assert all(e.get("merged_commit") and e.get("attempts") == 1 for e in entries)
+    assert [s["step"] for s in entries[0].get("steps")] == ["verify", "rebase", "test", "merge"]
+    hook = json.loads((hooks / "worker-two.json").read_text())
+    assert hook["phase"] == "merged" and hook["custom"] == [1] and hook["merged_at"]
+    complete = signals_of(repo, "MERGE_COMPLETE")
+    assert sorted(s["target"] for s in complete) == ["worker-one", "worker-three", "worker-two"]
+
+
+def test_conflict_reports_exact_files_and_changes_nothing_else(repo: Path, clock) -> None:
+    commit_in_checkout(repo, {"a.txt": "main a\n", "b.txt": "main b\n"}, "main edits")
+    branch_tip = commit_on(
+        repo, "feat/x", {"a.txt": "x a\n", "b.txt": "x b\n", "new.txt": "n"}, base="main~1"
+    )
+    main_before = rev(repo, "main")
+    queue = make_queue(repo, clock)
+    entry, _ = queue.add("feat/x", identity="worker-x")
+
+    report = queue.process()
+
+    outcome = report.outcomes[0]
+    assert (outcome.status, outcome.reason) == (FAILED, CONFLICT)
+    assert outcome.conflict_files == ["a.txt", "b.txt"]
+    assert rev(repo, "main") == main_before
+    assert rev(repo, "feat/x") == branch_tip
+    assert worktree_paths(repo) == [str(repo)]
+    stored = queue.get(entry.entry_id)
+    assert stored.conflict_files == ["a.txt", "b.txt"] and stored.reason == CONFLICT
+    (conflict,) = signals_of(repo, "MERGE_CONFLICT")
+    assert conflict["target"] == "worker-x"
+    assert conflict["payload"]["conflict_files"] == ["a.txt", "b.txt"]
+    (failed,) = signals_of(repo, "MERGE_FAILED")
+    assert failed["payload"]["reason"] == CONFLICT
+
+
+def test_red_tests_fail_with_output_tail(repo: Path, clock) -> None:
+    commit_on(repo, "feat/red", {"a.txt": "red"})
+    before = rev(repo, "main")
+    lines: list[str] = []
+    queue = make_queue(repo, clock, ["sh", "-c", "echo checking; echo boom >&2; exit 3"])
+    queue.add("feat/red")
+    report = queue.process(progress=lambda p: lines.append(p.message) if p.output else None)
+    outcome = report.outcomes[0]
+    assert (outcome.reason, outcome.error) == (TESTS_FAILED, "tests failed (exit 3)")
+    assert outcome.output_tail == ["checking", "boom"]
+    assert lines == ["checking", "boom"]
+    assert rev(repo, "main") == before
+    assert branch_exists(repo, "feat/red")
+
+
+def test_slow_tests_time_out(repo: Path, clock) -> None:
+    commit_on(repo, "feat/slow", {"a.txt": "slow"})
+    queue = make_queue(repo, clock, ["sleep", "30"], test_timeout=0.5)
+    queue.add("feat/slow")
+    outcome = queue.process().outcomes[0]
+    assert outcome.reason == TIMEOUT
+
+
+def test_tests_run_on_the_rebased_code(repo: Path, clock) -> None:
+    commit_in_checkout(repo, {"main-only.txt": "m"}, "main moves on")
+    commit_on(repo, "feat/t", {"feat.txt": "f"}, base="main~1")
+    queue = make_queue(repo, clock, ["sh", "-c", "test -f main-only.txt && test -f feat.txt"])
+    queue.add("feat/t")
+    assert queue.process().outcomes[0].status == COMPLETED
+
+
+def test_missing_branch_fails_without_touching_git(repo: Path, clock) -> None:
+    queue = make_queue(repo, clock)
+    queue.add("feat/never-pushed", identity="worker-n")
+    outcome = queue.process().outcomes[0]
+    assert outcome.reason == BRANCH_MISSING
+    assert worktree_paths(repo) == [str(repo)]
+    assert signals_of(repo, "MERGE_FAILED")[0]["target"] == "worker-n"
+
+
+MOVE_MAIN_ONCE = """
+import pathlib, subprocess, sys
+marker = pathlib.Path(sys.argv[1]) / "moved"
+if not marker.exists():
+    marker.write_text("1")
+    root = sys.argv[2]
+    pathlib.Path(root, "hotfix.txt").write_text("hotfix")
+    subprocess.run(["git", "add", "hotfix.txt"], cwd=root, check=True, timeout=30)
+    subprocess.run(["git", "commit", "-qm", "hotfix"], cwd=root, check=True, timeout=30)
+"""
+
+
+@pytest.mark.parametrize("rounds", [3, 1])
+def test_main_moving_during_tests_rebases_and_tests_again(
+    repo: Path, clock, tmp_path: Path, rounds: int
+) -> None:
+    commit_on(repo, "feat/m", {"feat.txt": "f"}, message="feature")
+    command = [sys.executable, "-c", MOVE_MAIN_ONCE, str(tmp_path), str(repo)]
+    queue = make_queue(repo, clock, command, max_rebase_rounds=rounds)
+    entry, _ = queue.add("feat/m")
+
+    outcome = queue.process().outcomes[0]
+
+    steps = [s["step"] for s in queue.get(entry.entry_id).get("steps")]
+    if rounds == 1:
+        assert outcome.reason == BASE_MOVED
+        assert first_parent_subjects(repo)[0] == "hotfix"
+        return
+    assert outcome.status == COMPLETED
+    assert steps == ["verify", "rebase", "test", "merge", "rebase", "test", "merge"]
+    assert first_parent_subjects(repo)[:2] == ["feature", "hotfix"]
+    assert rev(repo, "main") == queue.get(entry.entry_id).get("tested_commit")
+    assert (repo / "feat.txt").exists() and (repo / "hotfix.txt").exists()
+
+
+def test_dirty_main_checkout_is_refused_before_anything_changes(repo: Path, clock) -> None:
+    commit_on(repo, "feat/d", {"d.txt": "d"})
+    (repo / "a.txt").write_text("operator is editing\n")
+    queue = make_queue(repo, clock)
+    entry, _ = queue.add("feat/d")
+    with pytest.raises(RuneError, match="uncommitted changes"):
+        queue.process()
+    assert queue.get(entry.entry_id).status == PENDING
+    assert (repo / "a.txt").read_text() == "operator is editing\n"
+
+
+def test_branch_checked_out_by_its_agent_is_left_alone(repo: Path, clock, tmp_path) -> None:
+    commit_on(repo, "feat/agent", {"agent.txt": "1"})
+    agent_tree = tmp_path / "agent-wt"
+    git(repo, "worktree", "add", "--quiet", str(agent_tree), "feat/agent")
+    queue = make_queue(repo, clock)
+    queue.add("feat/agent")
+    outcome = queue.process().outcomes[0]
+    assert outcome.status == COMPLETED
+    assert branch_exists(repo, "feat/agent")
+    assert git(agent_tree, "status", "--porcelain") == ""
+    assert any("checked out" in note for note in outcome.notes)
+
+
+def test_keep_branch_points_it_at_the_tested_commit(repo: Path, clock) -> None:
+    commit_in_checkout(repo, {"m.txt": "m"}, "main moves")
+    commit_on(repo, "feat/k", {"k.txt": "k"}, base="main~1")
+    queue = make_queue(repo, clock, keep_branch=True)
+    queue.add("feat/k")
+    queue.process()
+    assert rev(repo, "feat/k") == rev(repo, "main")
+
+
+def test_a_harness_entry_is_processed_and_its_fields_kept(repo: Path, clock) -> None:
+    commit_on(repo, "worktree-impl_auth", {"auth.txt": "auth"})
+    harness_entry = {
+        "entry_id": "mq-impl_auth-1772070240",
+        "node_id": "impl_auth",
+        "branch": "worktree-impl_auth",
+        "repo_root": str(repo),
+        "enqueued_at": "2026-02-26T01:44:00.123456+00:00",
+        "status": "pending",
+        "started_at": None,
+        "completed_at": None,
+        "error": None,
+        "harness_only": {"keep": True},
+    }
+    path = repo / ".claude" / "state" / "merge-queue.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"entries": [harness_entry], "last_updated": "x", "extra": 7}))
+    queue = make_queue(repo, clock)
+    assert queue.read().entries[0].queued_at() is not None
+
+    queue.add("feat/other")
+    assert queue_file(repo)["entries"][0] == harness_entry
+    assert queue_file(repo)["extra"] == 7
+    queue.remove(queue.read().entries[1].entry_id)
+    outcome = queue.process().outcomes[0]
+
+    stored = queue_file(repo)["entries"][0]
+    assert outcome.status == COMPLETED
+    assert stored["harness_only"] == {"keep": True} and stored["node_id"] == "impl_auth"
+    assert stored["status"] == "completed" and stored["completed_at"]
+    assert signals_of(repo, "MERGE_COMPLETE")[0]["target"] == "guardian"
+
+
+def test_nothing_to_process(repo: Path, clock) -> None:
+    report = make_queue(repo, clock).process(run_all=True)
+    assert report.outcomes == []
+
+
+def test_paused_queue_refuses_to_process(repo: Path, clock) -> None:
+    commit_on(repo, "feat/p", {"p.txt": "p"})
+    queue = make_queue(repo, clock)
+    queue.add("feat/p")
+    queue.set_paused(True)
+    with pytest.raises(RuneError, match="paused"):
+        queue.process()
+    queue.set_paused(False)
+    assert queue.process().outcomes[0].status == COMPLETED
+
+
+def test_no_test_command_refuses_before_claiming(repo: Path, clock) -> None:
+    commit_on(repo, "feat/n", {"n.txt": "n"})
+    queue = make_queue(repo, clock, test_command=[])
+    queue.settings = type(queue.settings)(test_command=None)
+    entry, _ = queue.add("feat/n")
+    with pytest.raises(RuneError, match="no test command"):
+        queue.process()
+    assert queue.get(entry.entry_id).status == PENDING
+    queue.remove(entry.entry_id)
+    queue.add("feat/n", test_command="true")
+    assert queue.process().outcomes[0].status == COMPLETED
+
+
+def test_odd_identity_from_another_tool_never_blocks_a_merge(repo: Path, clock) -> None:
+    commit_on(repo, "feat/odd", {"odd.txt": "o"})
+    queue = make_queue(repo, clock)
+    entry, _ = queue.add("feat/odd")
+    queue.update_entry(entry.entry_id, {"identity_name": "orchestrator.auth/1"})
+    foreign, _ = queue.add("feat/foreign")  # claimed by a tool that takes no processor lock
+    queue.update_entry(foreign.entry_id, {"status": "in_progress"})
+
+    report = queue.process()
+
+    assert report.outcomes[0].status == COMPLETED
+    assert signals_of(repo, "MERGE_COMPLETE")[0]["target"] == "guardian"
+    assert report.recovered == []
+    assert queue.get(foreign.entry_id).status == "in_progress"
+
+
+def test_unrelated_edits_in_the_main_checkout_survive_the_fast_forward(repo: Path, clock) -> None:
+    commit_on(repo, "feat/u", {"u.txt": "u"})
+    edit = ["sh", "-c", f"echo operator >> {repo}/c.txt"]  # made while the tests run
+    queue = make_queue(repo, clock, edit)
+    queue.add("feat/u")
+    assert queue.process().outcomes[0].status == COMPLETED
+    assert (repo / "u.txt").read_text() == "u"
+    assert (repo / "c.txt").read_text() == "c\noperator\n"
+    assert git(repo, "status", "--porcelain", "--untracked-files=no") == "M c.txt"
