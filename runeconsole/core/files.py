@@ -135,13 +135,16 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(".")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (signal 0: nothing is sent)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
+    except (OSError, OverflowError):
+        return False
     return True
 
 
@@ -154,7 +157,7 @@ def remove_orphan_temp(directory: Path | str, name: str) -> bool:
         pid = int(parts[-3])
     except ValueError:
         return False
-    if pid == os.getpid() or _pid_alive(pid):
+    if pid == os.getpid() or pid_alive(pid):
         return False
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(directory, name))

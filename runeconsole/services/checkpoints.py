@@ -31,6 +31,7 @@ from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import (
     atomic_write_json,
     parse_json_object,
+    pid_alive,
     read_bytes,
     read_json_object,
 )
@@ -103,18 +104,6 @@ def claude_config_dir() -> Path:
 
 def phase_entry(status: str, **extra: Any) -> dict[str, Any]:
     return {"status": status, "artifact": None, "artifact_hash": None, "team_name": None, **extra}
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OSError, OverflowError):
-        return False
-    return True
 
 
 def parse_pid(value: Any) -> int | None:
