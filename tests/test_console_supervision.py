@@ -129,7 +129,8 @@ async def test_g_outside_tmux_says_how_to_attach_and_detail_shows_the_pane(
         assert any("attach" in n.message for n in app._notifications)
         await pilot.press("enter")
         assert isinstance(app.screen, AgentDetail)
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        shown = str(app.screen.query_one("#detail-pane").render())
+        # The monitor's worker runs until the console closes: wait for the pane, not for it.
+        detail = app.screen.query_one("#detail-pane")
+        await until(pilot, lambda: "reading the pane" not in str(detail.render()))
+        shown = str(detail.render())
         assert "fake Claude Code" in shown or "Context left" in shown
