@@ -39,8 +39,8 @@ def fleet(**settings: object) -> Iterator[Fleet]:
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is not installed")
     base = Path(tempfile.mkdtemp(prefix="runeconsole-bench-"))
-    root = make_project(base / "project")
     socket = f"rc-bench-{uuid.uuid4().hex[:8]}"
+    root = make_project(base / "project", socket)
     tmux = Tmux(socket, config_file="/dev/null")
     chosen = SupervisorSettings(socket_name=socket, **settings)  # type: ignore[arg-type]
     try:

@@ -81,5 +81,21 @@ def test_demo_console_opens_and_cleans_up_on_quit(tmp_path: Path) -> None:
         while time.monotonic() < deadline and list(scratch.glob("runeconsole-demo-*")):
             time.sleep(0.2)
         assert not list(scratch.glob("runeconsole-demo-*"))
+        time.sleep(1.0)  # an agent left running would write its state back by now
+        assert not list(scratch.iterdir()), "an agent outlived the demo"
+        assert not processes_mentioning(str(scratch))
     finally:
         subprocess.run([*tmux, "kill-server"], timeout=10, check=False)
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Command lines of live processes that name ``text`` (the demo's agents do)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in args:
+            found.append(args)
+    return found

@@ -295,7 +295,8 @@ class Tmux:
         return result.returncode == 0
 
     def kill_server(self) -> None:
-        self.server.kill()
+        """Stop the server and every session on it; no server is not an error."""
+        self._run("kill-server")
 
     def switch_client(self, session: str) -> None:
         """Move the operator's tmux client (the one running us) to ``session``."""

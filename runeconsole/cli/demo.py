@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -10,8 +11,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import InvalidInput
-from runeconsole.demo.project import make_project
+from runeconsole.demo.project import demo_socket, make_project
+from runeconsole.services.supervision.settings import SOCKET_ENV
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -59,7 +62,11 @@ def run(args: argparse.Namespace) -> int:
         root = args.dir.resolve()
     else:
         root = Path(tempfile.mkdtemp(prefix="runeconsole-demo-")) / "project"
-    make_project(root)
+    socket = demo_socket()
+    make_project(root, socket)
+    # The fleet and the console inherit this: the demo's agents live on the demo's own
+    # server even when the caller points runeconsole at another one.
+    os.environ[SOCKET_ENV] = socket
     (root / "tmp").mkdir(exist_ok=True)
     keep = args.keep or args.dir is not None
     fleet = start_fleet(root, args.duration if args.fleet_only else None, args.fleet_only)
@@ -74,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
             create_app(root, monitor=True).run()
     finally:
         stop_fleet(fleet)
+        # The fleet stops its agents; a fleet that had to be killed cannot, so end the server.
+        Tmux(socket).kill_server()
         if keep:
             print(f"demo project kept in {root}")
         else:

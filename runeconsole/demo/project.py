@@ -22,15 +22,18 @@ question_relay:
 """
 
 
-def make_project(root: Path) -> Path:
+def demo_socket() -> str:
+    """The demo's own tmux server: never the operator's, and killed whole on exit."""
+    return f"runeconsole-demo-{os.getpid()}"
+
+
+def make_project(root: Path, socket: str | None = None) -> Path:
     """The repository, a .gitignore for our state, and a private tmux server for the agents."""
     git.init_repo(root)
     atomic_write_bytes(root / "README.md", b"# demo project\n\nManaged by a simulated fleet.\n")
     atomic_write_bytes(root / ".gitignore", b".claude/state/\ntmp/\n.worktrees/\n")
     git.run_git(["add", "README.md", ".gitignore"], root)
     git.run_git(["commit", "--quiet", "-m", "demo project"], root)
-    socket = f"runeconsole-demo-{os.getpid()}"
-    atomic_write_bytes(
-        root / ".claude" / "talisman.yml", DEMO_TALISMAN.format(socket=socket).encode()
-    )
+    talisman = DEMO_TALISMAN.format(socket=socket or demo_socket())
+    atomic_write_bytes(root / ".claude" / "talisman.yml", talisman.encode())
     return root
