@@ -61,6 +61,20 @@ def test_read_missing_and_directory(tmp_path: Path) -> None:
         read_json_object(tmp_path)
 
 
+def test_a_fifo_where_a_file_belongs_is_refused_not_waited_on(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "t.q1.question")
+    with pytest.raises(UnreadableFile, match="not a regular file"):
+        read_json_object(tmp_path / "t.q1.question")
+
+
+@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan", "1e400", "1" + "0" * 400])
+def test_config_numbers_must_be_finite(tmp_path: Path, value: str) -> None:
+    write_talisman(tmp_path, f"question_relay:\n  timeout_seconds: {value}\n")
+    talisman = Talisman.load(tmp_path, strict=False)
+    assert talisman.section("question_relay").number("timeout_seconds", 180.0) == 180.0
+    assert talisman.problems and "timeout_seconds" in talisman.problems[0]
+
+
 @pytest.mark.parametrize("bad", ["", "../x", "a/b", "a b", "x;rm -rf /", "$(id)", "é", "a" * 129])
 def test_validate_id_refuses(bad: str) -> None:
     with pytest.raises(InvalidInput):
@@ -126,6 +140,10 @@ def test_time_helpers() -> None:
     assert parse_iso("2026-02-26T01:44:00Z") == parse_iso("2026-02-26T01:44:00+00:00")
     assert parse_iso("2026-02-26T01:44:00.123456") is not None
     assert parse_iso("yesterday") is None and parse_iso(5) is None
+    # The ends of the calendar would overflow any arithmetic done on them.
+    assert parse_iso("9999-12-31T23:59:00Z") is None
+    assert parse_iso("0001-01-01T00:00:00+14:00") is None
+    assert parse_iso("9999-12-31T23:59:00-14:00") is None
     assert [format_age(s) for s in (None, 5, 65, 3700, 90000)] == [
         "-",
         "5s",

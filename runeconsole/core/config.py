@@ -8,6 +8,7 @@ in ``problems`` and the default is used, so a typo never takes the console down.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,7 @@ class Section:
     ) -> float:
         value = self.data.get(key, default)
         ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = ok and _finite(value)
         ok = ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
         if not ok:
             bounds = [f">= {minimum:g}" if minimum is not None else "", ""]
@@ -122,3 +124,11 @@ class Section:
             self._bad(key, value, "a string")
             return default
         return value
+
+
+def _finite(value: float) -> bool:
+    """inf, nan and integers too large for a float are not settings anyone meant."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False

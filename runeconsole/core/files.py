@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -88,20 +89,31 @@ def atomic_write_json(path: Path, obj: Any, mode: int = 0o644) -> None:
 
 
 def read_bytes(path: Path | str, limit: int = MAX_READ_BYTES) -> bytes:
+    """The whole of a regular file. Non-blocking open: a FIFO planted where a state file
+    belongs is refused instead of hanging the reader."""
     try:
-        with open(path, "rb") as handle:
-            # Size first: a bounded read of `limit` bytes would allocate `limit` every time.
-            if os.fstat(handle.fileno()).st_size > limit:
-                raise UnreadableFile(path, f"larger than {limit} bytes")
-            data = handle.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise UnreadableFile(path, "file is missing") from None
-    except IsADirectoryError:
-        raise UnreadableFile(path, "is a directory, not a file") from None
     except PermissionError:
         raise UnreadableFile(path, "permission denied") from None
     except OSError as exc:
         raise UnreadableFile(path, exc.strerror or str(exc)) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise UnreadableFile(path, "is a directory, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFile(path, "not a regular file (a pipe, socket or device?)")
+        # Size first: a bounded read of `limit` bytes would allocate `limit` every time.
+        if info.st_size > limit:
+            raise UnreadableFile(path, f"larger than {limit} bytes")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise UnreadableFile(path, exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise UnreadableFile(path, f"larger than {limit} bytes")
     return data

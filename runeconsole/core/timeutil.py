@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+MIN_YEAR, MAX_YEAR = 1970, 9000
+
 
 def iso_z(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -23,11 +25,13 @@ def parse_iso(value: object) -> datetime | None:
         text = text[:-1] + "+00:00"
     try:
         moment = datetime.fromisoformat(text)
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        moment = moment.astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    # Far ends of the calendar are nobody's clock: arithmetic on them would overflow.
+    return moment if MIN_YEAR <= moment.year <= MAX_YEAR else None
 
 
 def format_age(seconds: float | None) -> str:

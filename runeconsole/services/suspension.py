@@ -29,7 +29,7 @@ from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core import frontmatter
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
-from runeconsole.core.files import atomic_write_bytes, is_temp_name
+from runeconsole.core.files import atomic_write_bytes, is_temp_name, read_bytes
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
@@ -514,7 +514,7 @@ class Suspension:
                 )
             count = record.resume_count + 1
             if not dry_run:
-                text = path.read_bytes().decode("utf-8")
+                text = read_bytes(path).decode("utf-8")
                 atomic_write_bytes(path, with_resume_count(text, count).encode("utf-8"))
             return ResumeResult(
                 record, count, self.injection(record, count, reason), warnings, not dry_run
