@@ -1,7 +1,7 @@
 """Entry point ``runeconsole``: no arguments opens the console; subcommands act.
 
 Each command group lives in its own module with a ``register(subparsers, common)``
-function, so adding a protocol means adding a module to ``COMMAND_MODULES``.
+function, so adding a protocol means adding its commands to ``COMMANDS``.
 Textual is imported only by the commands that open a screen, which keeps the
 scripted commands fast.
 """
@@ -9,42 +9,56 @@ scripted commands fast.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
 from collections.abc import Sequence
+from types import ModuleType
 
 from runeconsole import __version__
-from runeconsole.cli import (
-    agents,
-    checkpoints,
-    console,
-    demo,
-    hooks,
-    outputs,
-    supervise,
-    suspended,
-)
-from runeconsole.cli import merge_queue as merge_queue_cli
-from runeconsole.cli import questions as question_commands
+from runeconsole.cli import console
 from runeconsole.cli.common import add_root_option
 from runeconsole.core.errors import RuneError
 
-COMMAND_MODULES = (
-    console,
-    agents,
-    demo,
-    question_commands,
-    suspended,
-    checkpoints,
-    outputs,
-    supervise,
-    hooks,
-    merge_queue_cli,
-)
+# command -> the module (in runeconsole.cli) that registers it. Only the module of the
+# command being run is imported, so `status-line` in a tmux status bar stays quick.
+COMMANDS = {
+    "console": "console",
+    "agents": "agents",
+    "agent": "agents",
+    "demo": "demo",
+    "question": "questions",
+    "status-line": "questions",
+    "suspend": "suspended",
+    "suspended": "suspended",
+    "checkpoint": "checkpoints",
+    "outputs": "outputs",
+    "spawn": "supervise",
+    "monitor": "supervise",
+    "respawn": "supervise",
+    "handoff": "supervise",
+    "kill": "supervise",
+    "hook": "hooks",
+    "merge-queue": "merge_queue",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_modules(argv: Sequence[str]) -> list[ModuleType]:
+    """The module for the command in ``argv``, or every module (for help and mistakes)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--root":
+            next(words, None)
+        elif not word.startswith("-"):
+            if word in COMMANDS:
+                return [importlib.import_module(f"runeconsole.cli.{COMMANDS[word]}")]
+            break
+    names = dict.fromkeys(COMMANDS.values())
+    return [importlib.import_module(f"runeconsole.cli.{name}") for name in names]
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="runeconsole",
         description="Operations console for a fleet of AI coding agents in tmux. "
@@ -56,15 +70,15 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     add_root_option(common, default=argparse.SUPPRESS)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMAND_MODULES:
+    for module in command_modules(argv):
         module.register(subparsers, common)
     parser.set_defaults(func=console.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except RuneError as exc:
