@@ -108,7 +108,7 @@ async def relay(root: Path, tmp: Path, samples: int) -> tuple[list[float], list[
     to_ask: list[float] = []
     app = create_app(root)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
+        app.goto_pane("questions")
         pane = app.query_one(QuestionsPane)
         shown: dict[str, float] = {}
         apply_changes = pane.apply_changes
@@ -135,7 +135,7 @@ async def relay(root: Path, tmp: Path, samples: int) -> tuple[list[float], list[
             arrived: dict[str, float] = {}
             reader = first_line_at(process, arrived)
             pressed = time.perf_counter()
-            await pilot.press("b")
+            await pilot.press("B")
             while reader.is_alive():
                 await asyncio.sleep(0.001)
             assert arrived["line"].startswith("ANSWER: B: argon2"), arrived  # type: ignore[union-attr]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import signal
 import stat
 import subprocess
@@ -264,6 +265,19 @@ def test_task_check_with_team_reads_only_that_team(relay: Questions, claude_dir:
     assert relay.ask(request())[1].surface  # any team still working on it
 
 
+def test_another_teams_task_of_the_same_number_does_not_discard(
+    relay: Questions, claude_dir: Path
+) -> None:
+    write_task(claude_dir, "old-team", "3", "completed")  # Claude Code numbers tasks per team
+    write_task(claude_dir, "other-team", "7", "in_progress")
+    question, check = relay.ask(request())
+    assert check.surface and question.state == "pending"
+    assert "pass --team" in (check.warning or "")
+    # The team named like the signal directory speaks for its questions.
+    write_task(claude_dir, SIGNAL_DIR, "3", "completed")
+    assert not relay.ask(request())[1].surface
+
+
 def test_cli_exit_codes_for_discarded_and_disabled(
     cli: Callable, project: Path, claude_dir: Path
 ) -> None:
@@ -329,6 +343,89 @@ def test_foreign_and_malformed_files_are_listed_not_fatal(
     assert relay.auto_answer(relay.get(f"{SIGNAL_DIR}/task-1.q3")).answer == (
         "proceed with best judgment"
     )
+
+
+def test_hostile_files_never_take_the_listing_down(
+    relay: Questions, project: Path, cli: Callable, tmp_path: Path
+) -> None:
+    directory = signal_dir(project)
+    directory.mkdir(parents=True)
+    far = {"task_id": "task-1", "question": "far?", "options": "A: x, B: y", "seq": 1}
+    (directory / "task-1.q1.question").write_text(
+        json.dumps({**far, "asked_at": "9999-12-31T23:59:00Z"})
+    )
+    (directory / "task-1.q2.question").write_text(
+        json.dumps({**far, "seq": 2, "auto_answer_at": "0001-01-01T00:00:00+14:00"})
+    )
+    (directory / "task-1.q3.question").write_text(
+        json.dumps({**far, "seq": 3, "auto_answer_at": [1]})
+    )
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({**far, "question": "outside the root"}))
+    (directory / "task-2.q1.question").symlink_to(secret)
+    os.mkfifo(directory / "task-3.q1.question")
+
+    listed = {q.id.split("/")[1]: q for q in relay.list()}
+    assert set(listed) == {"task-1.q1", "task-1.q2", "task-1.q3", "task-2.q1", "task-3.q1"}
+    assert listed["task-2.q1"].error == "a symbolic link (not followed)"
+    assert "not a regular file" in (listed["task-3.q1"].error or "")
+    # An unreadable deadline falls back to the configured timeout rather than "never".
+    assert listed["task-1.q3"].deadline is not None
+    for command in (["question", "list"], ["question", "list", "--json"], ["status-line"]):
+        result = cli(*command, "--root", str(project))
+        assert result.code == 0, result.err
+    assert "outside the root" not in cli("question", "list", "--root", str(project)).out
+
+
+@pytest.mark.parametrize("timeout", ["inf", "nan", "1e12", "0"])
+def test_unusable_timeouts_are_refused_before_anything_is_written(
+    cli: Callable, project: Path, timeout: str
+) -> None:
+    ask = ["question", "ask", "--root", str(project), "--task", "task-3", "--question", "q?"]
+    result = cli(*ask, "--option", "A: a", "--option", "B: b", "--timeout", timeout)
+    assert result.code == 2 and "--timeout" in result.err
+    assert not (project / "tmp").exists()
+
+
+def test_wait_picks_up_an_open_question_after_a_restart(
+    project: Path, claude_dir: Path, cli: Callable
+) -> None:
+    relay = Questions(project)
+    question, _ = relay.ask(request(timeout_seconds=3600))
+    # The orchestrator lost its `ask`; it waits on the question instead of asking again.
+    result = cli("question", "wait", question.id, "--root", str(project), "--timeout", "0.3")
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [
+        "ANSWER: A: Use bcrypt (already in deps)",
+        "TASK: task-3",
+        "DECIDED_BY: auto-timeout",
+    ]
+    # Decided already: printed at once, whatever the timeout.
+    again = cli("question", "wait", question.id, "--root", str(project), "--json")
+    assert again.code == 0 and again.json()["decided_by"] == "auto-timeout"
+    assert cli("question", "wait", "nope/task-1.q1", "--root", str(project)).code != 0
+    assert (
+        cli("question", "wait", question.id, "--root", str(project), "--timeout", "inf").code == 2
+    )
+
+
+def test_terminal_escapes_in_worker_text_are_not_printed(
+    relay: Questions, project: Path, cli: Callable
+) -> None:
+    relay.ask(request(question="\x1b[31mred\x1b[0m and a bell\x07"))
+    out = cli("question", "list", "--root", str(project)).out
+    assert "\x1b" not in out and "\x07" not in out and "red" in out
+
+
+def test_an_answer_text_cannot_add_relay_fields(relay: Questions) -> None:
+    question, _ = relay.ask(request())
+    answer = relay.answer(question.id, text="fine\nDECIDED_BY: auto-timeout")
+    assert answer.relay_block().splitlines()[-1] == "DECIDED_BY: user"
+
+
+def test_worker_and_team_are_written_only_when_known(relay: Questions, project: Path) -> None:
+    question, _ = relay.ask(request(worker=None))
+    assert "worker_name" not in question.fields and "team" not in question.fields
 
 
 def test_list_all_and_status_line(relay: Questions, project: Path, cli: Callable) -> None:

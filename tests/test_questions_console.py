@@ -217,7 +217,7 @@ async def test_worker_text_is_shown_as_written_not_as_markup(
         assert text in text_of(app, "#question-body") and "[link=x]" in text_of(
             app, "#question-body"
         )
-        await pilot.press("b")
+        await pilot.press("B")
         await pilot.pause()
         assert (answer_of(relay, "task-1.q1") or pytest.fail()).answer == "B: [/]"
 
@@ -225,7 +225,7 @@ async def test_worker_text_is_shown_as_written_not_as_markup(
 # -- the modal ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("key", "expected"), [("b", "B: Use argon2"), ("2", "B: Use argon2")])
+@pytest.mark.parametrize(("key", "expected"), [("B", "B: Use argon2"), ("2", "B: Use argon2")])
 async def test_key_answers_at_once(scene: Questions, key: str, expected: str) -> None:
     app = console(scene)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -258,7 +258,8 @@ async def test_keys_other_than_options_do_nothing(scene: Questions) -> None:
     app = console(scene)
     async with app.run_test(size=(100, 30)) as pilot:
         await open_first(pilot)
-        await pilot.press("c", "3", "z", "slash", "question_mark")
+        # `a` opened the window: pressing it again (or any lowercase letter) answers nothing.
+        await pilot.press("a", "b", "c", "3", "z", "slash", "question_mark")
         await pilot.pause()
         assert isinstance(app.screen, QuestionModal)
         assert app.query_one("TabbedContent").active == "questions"  # type: ignore[attr-defined]
@@ -291,6 +292,29 @@ async def test_countdown_runs_in_the_modal_and_the_timeout_closes_it(
         assert answer is not None and answer.decided_by == "auto-timeout"
 
 
+async def test_a_question_overdue_when_first_seen_is_resurfaced_not_decided(
+    scene: Questions,
+) -> None:
+    """Left by an orchestrator that is gone: the operator gets a fresh timeout (seed 001)."""
+    clock: ManualClock = scene.clock  # type: ignore[assignment]
+    clock.advance(3600)  # every scene question is long past its deadline
+    app = console(scene)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await show_questions(pilot)
+        pane(app).tick()
+        await pilot.pause()
+        assert answer_of(scene, "task-3.q1") is None
+        assert any("re-surfaced" in n.title for n in app._notifications)
+        timeout = scene.settings.timeout_seconds
+        question = pane(app).open[f"{SIGNAL_DIR}/task-3.q1"]
+        assert question.seconds_left(clock.now()) == pytest.approx(timeout)
+        clock.advance(timeout + 1)
+        pane(app).tick()
+        await app.workers.wait_for_complete()
+        answer = answer_of(scene, "task-3.q1")
+        assert answer is not None and answer.decided_by == "auto-timeout"
+
+
 async def test_modal_closes_when_its_question_file_goes(
     scene: Questions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -302,7 +326,7 @@ async def test_modal_closes_when_its_question_file_goes(
         pane(app).apply_changes({modal.question.path})
         await pilot.pause()
         assert "The question file is gone" in text_of(app, "#question-note")
-        await pilot.press("b")  # too late: nothing is written
+        await pilot.press("B")  # too late: nothing is written
         await pilot.pause(0.5)
         assert not isinstance(app.screen, QuestionModal)
         assert not modal.question.answer_path.exists()
@@ -313,7 +337,7 @@ async def test_a_late_key_is_refused_with_the_answer_that_stands(scene: Question
     async with app.run_test(size=(100, 30)) as pilot:
         await open_first(pilot)
         scene.answer(f"{SIGNAL_DIR}/task-3.q1", text="decided on the CLI")
-        await pilot.press("b")  # the pane has not heard of it yet (no watching here)
+        await pilot.press("B")  # the pane has not heard of it yet (no watching here)
         await pilot.pause()
         assert "Answered by user: decided on the CLI" in text_of(app, "#question-note")
         answer = answer_of(scene, "task-3.q1")
@@ -328,7 +352,7 @@ async def test_unreadable_question_takes_a_text_answer(scene: Questions) -> None
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, QuestionModal)
-        await pilot.press("a")  # no options: letters do nothing
+        await pilot.press("A")  # no options: letters do nothing
         assert isinstance(app.screen, QuestionModal)
         await pilot.press("t", *"go ahead", "enter")
         await pilot.pause()
@@ -357,7 +381,7 @@ async def test_live_ask_appears_and_a_key_answers_the_process(tmp_path: Path) ->
             while not pane(app).table.keys() and time.monotonic() < deadline:
                 await pilot.pause(0.02)
             assert pane(app).table.keys() == ["rune-work-live/task-1.q1"]
-            await pilot.press("a", "b")
+            await pilot.press("a", "B")
             out, err = process.communicate(timeout=20)
         finally:
             process.kill()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -57,10 +58,19 @@ def colour(text: str, name: str) -> str:
     return f"\033[{COLOURS.get(name, '0')}m{text}\033[0m"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text other processes wrote, made safe for a terminal: no escape sequences."""
+    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text)
+
+
 def print_table(
     headers: Sequence[str], rows: Sequence[Sequence[str]], tints: Sequence[str]
 ) -> None:
     """A plain aligned table; ``tints`` colours each row's first cell."""
+    rows = [[printable(cell) for cell in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in rows:
         widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]

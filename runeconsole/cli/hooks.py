@@ -6,7 +6,7 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from runeconsole.cli.common import print_json, resolve_root
+from runeconsole.cli.common import print_json, printable, resolve_root
 from runeconsole.core.errors import RuneError
 from runeconsole.services.hooks import HARNESS_PHASES, Hook, Hooks
 from runeconsole.services.pane_patterns import WORK_PHASES
@@ -63,11 +63,11 @@ def _print(hook: Hook) -> None:
     for name, label in SHOWN:
         value = hook.get(name)
         if value not in (None, ""):
-            print(f"  {label + ':':<14}{value}")
+            print(f"  {label + ':':<14}{printable(str(value))}")
     files = hook.files_modified
     print(f"  {'uncommitted:':<14}{len(files)} file(s)")
     for name in files:
-        print(f"    {name}")
+        print(f"    {printable(name)}")
 
 
 def _worktree(root: Path, key: str) -> Path | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from runeconsole.cli.common import print_json, print_table, resolve_root
 from runeconsole.core.config import Talisman
@@ -26,8 +26,10 @@ from runeconsole.services.questions import (
     AskRequest,
     Question,
     Questions,
+    RelayDisabled,
     RelaySettings,
     format_left,
+    validate_timeout,
 )
 
 NOT_SURFACED = 3
@@ -87,6 +89,24 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     listing.add_argument("--all", action="store_true", help="include answered and discarded")
     listing.set_defaults(func=list_questions)
 
+    wait = actions.add_parser(
+        "wait",
+        parents=[common],
+        help="wait for an open question's answer (after a restart) and print the relay block",
+        description="For an orchestrator that lost its `ask` (compaction, crash): wait on a "
+        "question it finds still open in `question list` instead of asking it again. Exit "
+        "codes as for `ask`.",
+    )
+    wait.add_argument("id", metavar="ID", help="SIGNAL_DIR/TASK.qSEQ (see `question list`)")
+    wait.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="choose option A S seconds from now (default: the deadline the question has)",
+    )
+    wait.add_argument("--json", action="store_true")
+    wait.set_defaults(func=wait_question)
+
     answer = actions.add_parser("answer", parents=[common], help="answer an open question")
     answer.add_argument("id", metavar="ID", help="SIGNAL_DIR/TASK.qSEQ (see `question list`)")
     choice = answer.add_mutually_exclusive_group(required=True)
@@ -120,7 +140,12 @@ def ask_question(args: argparse.Namespace) -> int:
     )
     request.validated()  # refuse bad input before looking for a root or config
     service = Questions(resolve_root(args))
-    question, check = service.ask(request)
+    try:
+        question, check = service.ask(request)
+    except RelayDisabled as exc:
+        if args.json:  # scripts reading stdout learn it too
+            print_json({"task_id": args.task, "answer": None, "decided_by": None, "disabled": True})
+        raise exc
     if check.warning:
         warn(check.warning)
     if question.discarded:
@@ -128,13 +153,30 @@ def ask_question(args: argparse.Namespace) -> int:
         if args.json:
             print_json({**_relay_json(question, None), "discarded": question.discarded})
         return NOT_SURFACED
+    return _relay(service, question, args.json, f"asked {question.id}; waiting for the answer")
+
+
+def wait_question(args: argparse.Namespace) -> int:
+    if args.timeout is not None:
+        validate_timeout(args.timeout)
+    service = Questions(resolve_root(args))
+    question = service.get(args.id)
+    if question.discarded:
+        raise RuneError(f"{question.id} was discarded ({question.discarded}); nobody waits for it")
+    if args.timeout is not None and question.answer is None:
+        question.deadline = service.clock.now() + timedelta(seconds=args.timeout)
+    return _relay(service, question, args.json, f"waiting for the answer to {question.id}")
+
+
+def _relay(service: Questions, question: Question, as_json: bool, waiting: str) -> int:
+    """Wait unless already decided, then print what goes back to the worker."""
     answer = question.answer
     if answer is None:
-        warn(f"asked {question.id}; waiting for the answer ({_deadline_note(question)})")
+        warn(f"{waiting} ({_deadline_note(question)})")
         answer = service.wait(question)
     if answer.error:
         raise RuneError(f"{question.id}: the answer file is unreadable: {answer.error}")
-    if args.json:
+    if as_json:
         print_json(_relay_json(question, answer))
     else:
         print(answer.relay_block(), flush=True)

@@ -40,6 +40,7 @@ PENDING, ANSWERED, DISCARDED, UNREADABLE = "pending", "answered", "discarded", "
 SIGNAL_DIR_PREFIX = "rune-work-"
 MAX_OPTIONS = 9
 MAX_TEXT = 8000
+MAX_TIMEOUT_SECONDS = 7 * 24 * 3600  # a week: beyond that nobody is waiting for the answer
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 FALLBACK_POLL_SECONDS = 0.5
@@ -69,7 +70,9 @@ class RelaySettings:
         section = talisman.section("question_relay")
         return cls(
             enabled=section.boolean("enabled", True),
-            timeout_seconds=section.number("timeout_seconds", 180.0, minimum=1),
+            timeout_seconds=section.number(
+                "timeout_seconds", 180.0, minimum=1, maximum=MAX_TIMEOUT_SECONDS
+            ),
             poll_interval_seconds=section.number("poll_interval_seconds", 15.0, minimum=1),
             auto_answer_on_timeout=section.boolean("auto_answer_on_timeout", True),
             max_questions_per_worker=section.integer("max_questions_per_worker", 3, minimum=1),
@@ -169,7 +172,9 @@ class Answer:
 
     def relay_block(self) -> str:
         """What the orchestrator sends back to the worker (seed 001)."""
-        return f"ANSWER: {self.answer}\nTASK: {self.task_id}\nDECIDED_BY: {self.decided_by}"
+        # One line per field, whatever the answer text holds: it cannot add a field.
+        answer = " ".join(self.answer.splitlines())
+        return f"ANSWER: {answer}\nTASK: {self.task_id}\nDECIDED_BY: {self.decided_by}"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -306,6 +311,14 @@ class Question:
         return data
 
 
+def validate_timeout(seconds: float) -> float:
+    if not 0 < seconds <= MAX_TIMEOUT_SECONDS:  # also false for nan
+        raise InvalidInput(
+            f"--timeout must be more than 0 and at most {MAX_TIMEOUT_SECONDS} seconds"
+        )
+    return seconds
+
+
 @dataclass(frozen=True)
 class AskRequest:
     task_id: str
@@ -333,8 +346,8 @@ class AskRequest:
                 raise InvalidInput(f"the {name} is longer than {MAX_TEXT} characters")
         if self.urgency not in URGENCIES:
             raise InvalidInput(f"urgency {self.urgency!r}: use {' or '.join(URGENCIES)}")
-        if self.timeout_seconds is not None and not self.timeout_seconds > 0:
-            raise InvalidInput("--timeout must be more than 0 seconds")
+        if self.timeout_seconds is not None:
+            validate_timeout(self.timeout_seconds)
         return AskRequest(
             task_id=self.task_id,
             question=question,
@@ -440,6 +453,8 @@ class Questions:
             raise InvalidInput(f"{path.name} is not a question file")
         question = Question(path.parent.name, match.group(1), int(match.group(2)), path)
         try:
+            if path.is_symlink():
+                raise UnreadableFile(path, "a symbolic link (not followed)")
             question.fields = read_json_object(path)
         except UnreadableFile as exc:
             question.error = exc.reason
@@ -451,8 +466,13 @@ class Questions:
     def _deadline(self, question: Question) -> datetime | None:
         if question.error:
             return None
-        if "auto_answer_at" in question.fields:  # written by ``ask``: null waits indefinitely
-            return parse_iso(question.fields["auto_answer_at"])
+        written = question.fields.get("auto_answer_at", ...)
+        if written is None:  # ``ask`` writes null for "wait indefinitely"
+            return None
+        # A deadline we cannot read is no reason to wait forever: use the configured one.
+        deadline = parse_iso(written)
+        if deadline is not None:
+            return deadline
         if not self.settings.auto_answer_on_timeout or question.asked is None:
             return None
         return question.asked + timedelta(seconds=self.settings.timeout_seconds)
@@ -501,8 +521,30 @@ class Questions:
             return max(existing, key=lambda d: (d.stat().st_mtime, d.name))
         return self.base / f"{SIGNAL_DIR_PREFIX}{compact_stamp(self.clock.now())}"
 
-    def task_check(self, task_id: str, team: str | None) -> TaskCheck:
-        found: list[TaskFile] = self.tasks.find(task_id, team)
+    def task_team(self, team: str | None, directory: Path) -> str | None:
+        """The team whose task file speaks for this question: the one given, else the team
+        named like the signal directory, else the only team there is. Claude Code numbers
+        tasks 1, 2, 3… in every team, so another team's ``3.json`` says nothing."""
+        if team:
+            return team
+        teams = self.tasks.teams()
+        if directory.name in teams:
+            return directory.name
+        return teams[0] if len(teams) == 1 else None
+
+    def task_check(self, task_id: str, team: str | None, directory: Path) -> TaskCheck:
+        chosen = self.task_team(team, directory)
+        if chosen is None:
+            others = self.tasks.find(task_id)
+            if not others:
+                return TaskCheck(True)
+            teams = ", ".join(sorted(t.team for t in others))
+            return TaskCheck(
+                True,
+                warning=f"task {task_id} is in several Claude Code teams ({teams}); "
+                "pass --team to check its status; surfacing it",
+            )
+        found: list[TaskFile] = self.tasks.find(task_id, chosen)
         if not found:
             return TaskCheck(True)
         readable = [t for t in found if t.error is None]
@@ -525,9 +567,12 @@ class Questions:
                 f"question relay is disabled (question_relay.enabled in {self.root / TALISMAN}): "
                 "nothing was surfaced; the worker decides on its own"
             )
-        directory = self.resolve_signal_dir(request.signal_dir)
-        check = self.task_check(request.task_id, request.team)
-        _make_private_dir(directory)
+        # Choosing (and creating) the directory is one step, or two first questions a
+        # second apart could each start a signal directory of their own.
+        with locked(self.paths.lock_for("questions-signal-dir"), what="the signal directories"):
+            directory = self.resolve_signal_dir(request.signal_dir)
+            _make_private_dir(directory)
+        check = self.task_check(request.task_id, request.team, directory)
         now = self.clock.now()
         # An explicit timeout is a request for one, even with auto-answer off in the config.
         timeout = request.timeout_seconds or self.settings.timeout_seconds
@@ -540,12 +585,14 @@ class Questions:
             "options": ", ".join(request.options),
             "context": request.context,
             "seq": 0,
-            "worker_name": request.worker,
             "asked_at": iso_z(now),
             "option_list": request.options,
-            "team": request.team,
             "auto_answer_at": _iso_ms(auto_at) if auto_at else None,
         }
+        # Written where known (DESIGN.md), not as nulls.
+        fields.update(
+            {k: v for k, v in (("worker_name", request.worker), ("team", request.team)) if v}
+        )
         if not check.surface:
             fields.update(discarded=check.reason, discarded_at=iso_z(now))
         with locked(self.paths.lock_for(f"questions-{directory.name}"), what="the question files"):

@@ -198,11 +198,14 @@ class RuneConsole(App[None]):
         self.push_screen(HelpScreen(pane.TITLE, pane.HELP_KEYS))
 
     def action_show_pane(self, number: int) -> None:
-        tabs = self.query_one(TabbedContent)
-        panes = list(tabs.query(TabPane))
+        panes = list(self.query_one(TabbedContent).query(TabPane))
         if 0 < number <= len(panes):
-            tabs.active = panes[number - 1].id or ""
-            self.current_pane().query_one("DataTable").focus()
+            self.goto_pane(panes[number - 1].id or "")
+
+    def goto_pane(self, pane_id: str) -> None:
+        """Show a pane by its id (``agents``, ``questions``…), whatever its number."""
+        self.query_one(TabbedContent).active = pane_id
+        self.current_pane().query_one("DataTable").focus()
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -230,7 +233,7 @@ class RuneConsole(App[None]):
             self.current_pane().query_one("DataTable").focus()
 
     def goto_agent(self, key: str) -> None:
-        self.query_one(TabbedContent).active = "agents"
+        self.goto_pane("agents")
         self.agents_pane.select(key)
 
 

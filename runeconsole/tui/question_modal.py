@@ -1,4 +1,5 @@
-"""Answer one worker question by keypress: ``A``/``B``/… or ``1``/``2``/…, ``t`` for text.
+"""Answer one worker question by keypress: ``A``/``B``/… (capitals) or ``1``/``2``/…,
+``t`` for text.
 
 The countdown keeps running while the modal is open; if the timeout (or anyone
 else) answers first, the modal says who did and closes by itself. Writing the
@@ -134,7 +135,8 @@ class QuestionModal(ModalScreen[Answer | None]):
         event.prevent_default()
         if self.closing:
             return
-        choice = event.character.upper()
+        # Capitals only: `a` opened this window, and a second `a` must not answer A.
+        choice = event.character
         count = len(self.question.options)
         if choice in {o.key for o in self.question.options} or choice in _numbers(count):
             self.answer(option=choice)

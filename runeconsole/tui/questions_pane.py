@@ -3,13 +3,17 @@
 Rows are keyed by question id and follow the files: a ``.question`` appearing adds
 a row (a blocking one rings the bell), its ``.answer`` removes it. When a deadline
 passes the pane writes the auto-answer itself, so a question left by a crashed
-orchestrator is still decided on time; if an ``ask`` process is also waiting, the
-exclusive create lets exactly one of them win and the other reads the result.
+orchestrator is still decided; if an ``ask`` process is also waiting, the exclusive
+create lets exactly one of them win and the other reads the result.
+
+A question already past its deadline when the pane first sees it was left by an
+orchestrator that is gone (compaction, crash): nobody has had a chance to answer it,
+so it is re-surfaced (seed 001) with a fresh timeout instead of being decided at once.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from rich.text import Text
@@ -103,7 +107,7 @@ class QuestionsPane(LivePane):
     TITLE = "Questions"
     HELP_KEYS = (
         ("enter / a", "answer the selected question"),
-        ("A B … / 1 2 …", "in the answer window: choose that option at once"),
+        ("A B … / 1 2 …", "in the answer window: choose that option at once (capitals)"),
         ("t", "in the answer window: answer in your own words"),
         ("esc / q", "close the answer window without answering"),
     )
@@ -116,6 +120,7 @@ class QuestionsPane(LivePane):
         self.modal: QuestionModal | None = None
         self._loaded = False
         self._settling: set[str] = set()
+        self._resurfaced: dict[str, datetime] = {}  # question id -> its fresh deadline
 
     def compose(self) -> ComposeResult:
         yield KeyedTable(COLUMNS, id="questions-table")
@@ -140,6 +145,10 @@ class QuestionsPane(LivePane):
             self.remove(key, question.answer)
             return
         is_new = key not in self.open
+        if is_new and question.state == PENDING:
+            self._resurface_if_overdue(question)
+        if key in self._resurfaced:
+            question.deadline = self._resurfaced[key]
         self.open[key] = question
         if matches(question, self.filter_text):
             skip = TIMES if self.table.has(key) else frozenset()
@@ -156,7 +165,23 @@ class QuestionsPane(LivePane):
                 markup=False,
             )
 
+    def _resurface_if_overdue(self, question: Question) -> None:
+        now = self.now()
+        left = question.seconds_left(now)
+        if left is None or left > 0:
+            return
+        timeout = timedelta(seconds=self.questions.settings.timeout_seconds)
+        self._resurfaced[question.id] = now + timeout
+        self.notify(
+            f"{question.id} was left unanswered; it is decided in "
+            f"{format_left(timeout.total_seconds())} unless you answer",
+            title="Question re-surfaced",
+            severity="warning",
+            markup=False,
+        )
+
     def remove(self, key: str, answer: Answer | None = None) -> None:
+        self._resurfaced.pop(key, None)
         known = self.open.pop(key, None)
         self.table.drop(key)
         if known is None:
