@@ -93,3 +93,26 @@ def test_root_defaults_to_git_toplevel(project: Path, run_cli) -> None:
     run_cli("agent", "register", "--role", "worker", "--name", "w", cwd=sub)
     assert (project / ".claude" / "state" / "identities" / "worker-w.json").exists()
     assert json.loads(run_cli("agents", "--json", cwd=sub).stdout)[0]["key"] == "worker-w"
+
+
+def test_a_talisman_typo_does_not_stop_heartbeats(project: Path, cli) -> None:
+    root = ("--root", str(project))
+    assert cli("agent", "register", "--role", "worker", "--name", "a", *root).code == 0
+    atomic_write_bytes(
+        project / ".claude" / "talisman.yml", b"runeconsole:\n  stale_after_seconds: 5m\n"
+    )
+    result = cli("agent", "heartbeat", "worker-a", *root)
+    assert result.code == 0
+    assert "warning:" in result.err and "stale_after_seconds is '5m'" in result.err
+    atomic_write_bytes(project / ".claude" / "talisman.yml", b"runeconsole: [1, 2\n")
+    result = cli("agents", *root)
+    assert result.code == 0 and "not valid YAML (line 2, column 1)" in result.err
+
+
+def test_a_file_where_the_state_directory_belongs_is_a_clear_error(project: Path, cli) -> None:
+    (project / ".claude" / "state").mkdir(parents=True)
+    (project / ".claude" / "state" / "identities").write_text("oops")
+    result = cli("agents", "--root", str(project))
+    assert result.code == 1 and "it should be a directory" in result.err
+    result = cli("agent", "register", "--role", "worker", "--name", "a", "--root", str(project))
+    assert result.code == 1 and "internal error" not in result.err, result.err

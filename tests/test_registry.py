@@ -134,6 +134,61 @@ def test_respawn_chain_keeps_predecessors(project: Path, clock: ManualClock) -> 
     assert [r.status for r in chain] == ["active", "crashed", "crashed"]
 
 
+def test_a_successor_in_the_same_second_gets_its_own_id(project: Path, clock: ManualClock) -> None:
+    registry = Registry(project, clock)
+    first = registry.register("orchestrator", "auth")
+    registry.mark_crashed("orchestrator-auth")
+    second = registry.register("orchestrator", "auth", predecessor_id=first.get("agent_id"))
+    assert second.get("agent_id") != first.get("agent_id")
+    assert second.get("agent_id") == "orchestrator-auth-20260226T120001Z"
+    chain = registry.chain("orchestrator-auth")
+    assert [r.get("agent_id") for r in chain] == [second.get("agent_id"), first.get("agent_id")]
+
+
+def test_links_out_of_the_root_are_neither_read_nor_written(
+    project: Path, clock: ManualClock, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.json").write_text('{"agent_id": "x", "secret": "outside-root-data"}')
+    registry = Registry(project, clock)
+    registry.paths.identities.mkdir(parents=True)
+    (registry.paths.identities / "evil-link.json").symlink_to(outside / "secret.json")
+    (registry.paths.identities / "worker-dir.json").mkdir()
+    [link, directory] = registry.list()
+    assert link.error == "a symbolic link (not followed)"
+    assert directory.error == "is a directory, not a file"
+    assert "secret" not in json.dumps([r.to_json() for r in registry.list()])
+
+    registry.paths.identities.rename(tmp_path / "moved")
+    registry.paths.identities.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(RuneError, match="leads outside the project root"):
+        registry.register("worker", "x")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.json"]
+
+
+def test_a_lost_signal_is_an_error_not_silence(project: Path, clock: ManualClock) -> None:
+    registry = Registry(project, clock)
+    registry.paths.signals.parent.mkdir(parents=True)
+    registry.paths.signals.write_text("not a directory")
+    with pytest.raises(RuneError, match="AGENT_REGISTERED signal could not be written") as caught:
+        registry.register("worker", "a")
+    assert caught.value.exit_code == 1 and "is not a directory" in caught.value.message
+
+
+def test_future_heartbeats_do_not_vouch_for_an_agent(project: Path, clock: ManualClock) -> None:
+    registry = Registry(project, clock)
+    registry.register("worker", "a")
+    registry.update("worker-a", {"last_seen": "2999-01-01T00:00:00Z", "last_heartbeat": None})
+    assert registry.get("worker-a").liveness == "yellow"
+
+
+def test_a_value_that_is_not_json_is_unreadable(project: Path, clock: ManualClock) -> None:
+    registry = Registry(project, clock)
+    atomic_write_bytes(registry.paths.identities / "worker-nan.json", b'{"x": NaN}')
+    assert "NaN is not a JSON value" in (registry.list()[0].error or "")
+
+
 @pytest.mark.parametrize("name", ["../x", "a/b", "", "x;ls", "a b"])
 def test_bad_names_write_nothing(project: Path, name: str) -> None:
     with pytest.raises(InvalidInput):
@@ -154,6 +209,16 @@ def test_thresholds_come_from_talisman(project: Path) -> None:
     )
     with pytest.raises(RuneError, match="stale_after_seconds"):
         LivenessSettings.from_talisman(Talisman.load(project))
+    # Green up to 2 x 200 s would run past a 300 s stale threshold: yellow could never show.
+    atomic_write_bytes(
+        project / ".claude" / "talisman.yml", b"runeconsole:\n  heartbeat_interval_seconds: 200\n"
+    )
+    talisman = Talisman.load(project, strict=False)
+    assert LivenessSettings.from_talisman(talisman) == LivenessSettings()
+    assert (
+        "must be more than heartbeat_interval_seconds x green_multiplier (400)"
+        in talisman.problems[0]
+    )
 
 
 def test_writer_killed_mid_write_never_leaves_a_torn_file(project: Path) -> None:

@@ -88,6 +88,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the machine said no (a file where a directory belongs, a full disk)
+        where = f"{exc.filename}: " if exc.filename else ""
+        why = exc.strerror or str(exc)
+        if isinstance(exc, FileExistsError | NotADirectoryError):
+            why = "a file stands where a directory belongs; move it aside"
+        print(f"runeconsole: {where}{why}", file=sys.stderr)
+        return 1
     except Exception as exc:  # a bug: say so plainly, traceback only on request
         if os.environ.get("RUNECONSOLE_DEBUG"):
             traceback.print_exc()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from runeconsole.cli.common import print_json, print_table, resolve_root
 from runeconsole.core.timeutil import format_age
@@ -46,8 +47,16 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         sub.set_defaults(func=change_agent, action=action)
 
 
-def list_agents(args: argparse.Namespace) -> int:
+def open_registry(args: argparse.Namespace) -> Registry:
+    """The registry, with any talisman problem said on stderr (defaults are used)."""
     registry = Registry(resolve_root(args))
+    for problem in registry.problems:
+        print(f"runeconsole: warning: {problem}; using the default", file=sys.stderr)
+    return registry
+
+
+def list_agents(args: argparse.Namespace) -> int:
+    registry = open_registry(args)
     records = registry.stale() if args.stale_only else registry.list()
     if args.json:
         print_json([record.to_json() for record in records])
@@ -78,7 +87,7 @@ def _row(record: AgentRecord) -> tuple[str, ...]:
 
 
 def register_agent(args: argparse.Namespace) -> int:
-    record = Registry(resolve_root(args)).register(
+    record = open_registry(args).register(
         args.role,
         args.name,
         session_id=args.session_id,
@@ -93,7 +102,7 @@ def register_agent(args: argparse.Namespace) -> int:
 
 
 def change_agent(args: argparse.Namespace) -> int:
-    registry = Registry(resolve_root(args))
+    registry = open_registry(args)
     if args.action == "heartbeat":
         record = registry.heartbeat(args.key)
         return _report(args, record, f"{record.key}: heartbeat at {record.get('last_seen')}")

@@ -40,8 +40,14 @@ class Talisman:
         except UnreadableFile as exc:
             talisman.report(f"{path}: {exc.reason}")
             return talisman
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            talisman.report(f"{path}: not valid YAML: {str(exc).splitlines()[0]}")
+        except UnicodeDecodeError:
+            talisman.report(f"{path}: not UTF-8 text")
+            return talisman
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            talisman.report(f"{path}: not valid YAML{where}: {problem}")
             return talisman
         if not isinstance(data, dict):
             talisman.report(f"{path}: expected a mapping at the top level")

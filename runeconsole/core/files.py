@@ -9,6 +9,7 @@ a file can be bad into ``UnreadableFile`` with a reason a person understands.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -88,16 +89,23 @@ def atomic_write_json(path: Path, obj: Any, mode: int = 0o644) -> None:
     atomic_write_bytes(path, dump_json(obj), mode)
 
 
-def read_bytes(path: Path | str, limit: int = MAX_READ_BYTES) -> bytes:
+def read_bytes(
+    path: Path | str, limit: int = MAX_READ_BYTES, *, follow_symlinks: bool = True
+) -> bytes:
     """The whole of a regular file. Non-blocking open: a FIFO planted where a state file
     belongs is refused instead of hanging the reader."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    if not follow_symlinks:
+        flags |= os.O_NOFOLLOW
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise UnreadableFile(path, "file is missing") from None
     except PermissionError:
         raise UnreadableFile(path, "permission denied") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_symlinks:
+            raise UnreadableFile(path, "a symbolic link (not followed)") from None
         raise UnreadableFile(path, exc.strerror or str(exc)) from None
     try:
         info = os.fstat(fd)
@@ -123,7 +131,7 @@ def parse_json_object(path: Path | str, data: bytes) -> dict[str, Any]:
     if not data.strip():
         raise UnreadableFile(path, "empty file (half-written?)")
     try:
-        obj = json.loads(data)
+        obj = json.loads(data, parse_constant=_no_constants)
     except UnicodeDecodeError:
         raise UnreadableFile(path, "not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -132,14 +140,23 @@ def parse_json_object(path: Path | str, data: bytes) -> dict[str, Any]:
         ) from None
     except RecursionError:
         raise UnreadableFile(path, "JSON nested too deeply") from None
+    except ValueError as exc:  # NaN / Infinity: Python accepts them, other readers do not
+        raise UnreadableFile(path, f"not valid JSON ({exc})") from None
     if not isinstance(obj, dict):
         raise UnreadableFile(path, f"expected a JSON object, found {type(obj).__name__}")
     return obj
 
 
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def read_json_object(path: Path | str) -> dict[str, Any]:
-    """Read a JSON object, or raise ``UnreadableFile`` saying why not."""
-    return parse_json_object(path, read_bytes(path))
+    """Read a JSON object, or raise ``UnreadableFile`` saying why not.
+
+    State files are not followed through symbolic links: a link planted where one
+    belongs would show a file from outside the project as if it were ours."""
+    return parse_json_object(path, read_bytes(path, follow_symlinks=False))
 
 
 def is_temp_name(name: str) -> bool:

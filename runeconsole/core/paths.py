@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from runeconsole.core.errors import RuneError
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,19 @@ class ProjectPaths:
         return self.root / "tmp" / "work"
 
     def lock_for(self, name: str) -> Path:
-        return self.locks / f"{name}.lock"
+        return self.inside(self.locks / f"{name}.lock")
+
+    def inside(self, path: Path) -> Path:
+        """``path``, once it is known not to lead out of the root (through a symbolic link
+        on the way): checked before anything is written there."""
+        real_root = os.path.realpath(self.root)
+        real = os.path.realpath(path)
+        if real != real_root and not real.startswith(real_root + os.sep):
+            raise RuneError(
+                f"{path} leads outside the project root {real_root} (to {real}); "
+                "refusing to write there: replace the symbolic link with a directory"
+            )
+        return path
 
     @property
     def supervisor(self) -> Path:

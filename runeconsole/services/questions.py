@@ -453,8 +453,6 @@ class Questions:
             raise InvalidInput(f"{path.name} is not a question file")
         question = Question(path.parent.name, match.group(1), int(match.group(2)), path)
         try:
-            if path.is_symlink():
-                raise UnreadableFile(path, "a symbolic link (not followed)")
             question.fields = read_json_object(path)
         except UnreadableFile as exc:
             question.error = exc.reason

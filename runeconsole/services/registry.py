@@ -13,7 +13,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +53,12 @@ class LivenessSettings:
         interval = section.number("heartbeat_interval_seconds", 60.0, minimum=1)
         multiplier = section.number("green_multiplier", 2.0, minimum=1)
         stale = section.number("stale_after_seconds", 300.0, minimum=1)
-        if stale < interval:
+        if stale <= interval * multiplier:  # else an agent would go from green straight to red
             talisman.report(
-                f"{talisman.path}: runeconsole.stale_after_seconds ({stale:g}) must be at least "
-                f"heartbeat_interval_seconds ({interval:g})"
+                f"{talisman.path}: runeconsole.stale_after_seconds ({stale:g}) must be more than "
+                f"heartbeat_interval_seconds x green_multiplier ({interval * multiplier:g})"
             )
-            stale = max(interval, 300.0)
+            return cls()
         return cls(interval, stale, multiplier)
 
     @property
@@ -82,6 +82,8 @@ def judge(fields: dict[str, Any], now: Any, settings: LivenessSettings) -> tuple
         return GREY, age
     if status == CRASHED or age is None:
         return RED, age
+    if age < -settings.heartbeat_interval:
+        return YELLOW, age  # a heartbeat from the future: a skewed clock cannot vouch for it
     if age < settings.green_below:
         return GREEN, age
     if age < settings.stale_after:
@@ -147,7 +149,14 @@ class Registry:
         self.root = root
         self.paths = ProjectPaths(root)
         self.clock = clock or SystemClock()
-        self.settings = settings or LivenessSettings.from_talisman(Talisman.load(root))
+        # A typo in talisman.yml must not stop a fleet's heartbeats: defaults are used and
+        # the problem is kept for the caller to show.
+        self.problems: list[str] = []
+        if settings is None:
+            talisman = Talisman.load(root, strict=False)
+            settings = LivenessSettings.from_talisman(talisman)
+            self.problems = talisman.problems
+        self.settings = settings
         self.signals = signals or Signals(root, self.clock)
 
     # -- reading ---------------------------------------------------------------------------
@@ -168,16 +177,23 @@ class Registry:
         return record
 
     def identity_files(self) -> Iterator[str]:
-        """Paths of identity files (strings: this runs for every file on every rescan)."""
+        """Paths of identity files (strings: this runs for every file on every rescan).
+
+        Anything named ``*.json`` is listed, links and FIFOs included: reading it says
+        why it is unusable, rather than it silently not being there."""
         try:
             entries = list(os.scandir(self.paths.identities))
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise RuneError(
+                f"cannot list {self.paths.identities}: {exc.strerror}; it should be a directory"
+            ) from None
         for entry in entries:
             name = entry.name
             if is_temp_name(name):
                 remove_orphan_temp(self.paths.identities, name)
-            elif name.endswith(".json") and entry.is_file():
+            elif name.endswith(".json"):
                 yield entry.path
 
     def list(self) -> list[AgentRecord]:
@@ -232,7 +248,7 @@ class Registry:
 
     @contextlib.contextmanager
     def _locked(self, key: str) -> Iterator[Path]:
-        path = self.path_for(key)
+        path = self.paths.inside(self.path_for(key))
         with locked(self.paths.lock_for(f"identity-{key}"), what=f"agent {key}"):
             yield path
 
@@ -265,7 +281,7 @@ class Registry:
         now = self.clock.now()
         stamp = iso_z(now)
         fields: dict[str, Any] = {
-            "agent_id": f"{key}-{compact_stamp(now)}",
+            "agent_id": "",  # decided under the lock, where the one it replaces is known
             "role": role,
             "name": name,
             "session_id": session_id,
@@ -286,10 +302,26 @@ class Registry:
             "hook_path": str(self.paths.hooks / f"{key}.json"),
         }
         with self._locked(key) as path:
+            fields["agent_id"] = self._new_agent_id(key, now, predecessor_id)
             self._archive(path)
             atomic_write_json(path, fields)
         self._signal("AGENT_REGISTERED", key, fields)
         return self.read_path(path)
+
+    def _new_agent_id(self, key: str, now: datetime, predecessor_id: str | None) -> str:
+        """``{key}-{YYYYMMDDTHHMMSSZ}`` (the harness form), never one already taken: a
+        successor started within the same second as its predecessor takes the next second,
+        so chains never point at themselves."""
+        taken = {predecessor_id}
+        with contextlib.suppress(UnreadableFile):
+            taken.add(read_json_object(self.path_for(key)).get("agent_id"))
+        moment = now
+        while True:
+            agent_id = f"{key}-{compact_stamp(moment)}"
+            archived = self.paths.identity_history / f"{agent_id}.json"
+            if agent_id not in taken and not os.path.lexists(archived):
+                return agent_id
+            moment += timedelta(seconds=1)
 
     def _archive(self, path: Path) -> None:
         """Keep the identity being replaced, so its successor's chain can be followed."""
@@ -302,7 +334,8 @@ class Registry:
             return
         try:
             validate_id(agent_id, "agent id")
-            create_exclusive(self.paths.identity_history / f"{agent_id}.json", dump_json(old))
+            target = self.paths.inside(self.paths.identity_history / f"{agent_id}.json")
+            create_exclusive(target, dump_json(old))
         except (FileExistsError, RuneError):
             pass
 
@@ -387,4 +420,11 @@ class Registry:
         }
         if reason:
             payload["reason"] = reason
-        self.signals.send(signal_type, SIGNAL_SOURCE, SIGNAL_TARGET, payload)
+        try:
+            self.signals.send(signal_type, SIGNAL_SOURCE, SIGNAL_TARGET, payload)
+        except (RuneError, OSError) as exc:
+            why = exc.message if isinstance(exc, RuneError) else exc.strerror or str(exc)
+            raise RuneError(
+                f"{key} is {fields.get('status')}, but its {signal_type} signal could not be "
+                f"written: {why}"
+            ) from None

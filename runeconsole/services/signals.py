@@ -9,6 +9,7 @@ with an exclusive link, so no signal is ever replaced or lost.
 from __future__ import annotations
 
 import os
+import random
 import re
 import threading
 from dataclasses import dataclass, field
@@ -99,6 +100,7 @@ class Signals:
             "payload": payload or {},
         }
         data = dump_json(body)
+        self._ensure_directory()
         stamp = _unique_stamp(self.directory, now)
         suffix = f"-{_name_part(source)}-{_name_part(target)}-{signal_type}.json"
         for _ in range(_MAX_ATTEMPTS):
@@ -106,10 +108,20 @@ class Signals:
             try:
                 create_exclusive(path, data)
             except FileExistsError:
-                stamp = _unique_stamp(self.directory, stamp + timedelta(microseconds=1))
+                # Another process holds this stamp (a frozen clock, a burst): jump ahead by a
+                # random step so writers spread out instead of queueing one microsecond apart.
+                step = timedelta(microseconds=random.randint(1, 1000))
+                stamp = _unique_stamp(self.directory, stamp + step)
                 continue
             return Signal(path, source, target, signal_type, body["timestamp"], body["payload"])
-        raise InvalidInput(f"could not find a free signal file name for {suffix[1:]}")
+        raise RuneError(f"could not find a free signal file name for {suffix[1:]}")
+
+    def _ensure_directory(self) -> None:
+        directory = self.paths.inside(self.directory)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise RuneError(f"{directory} is not a directory; signals cannot be written") from None
 
     def read(self, path: Path) -> Signal:
         try:
@@ -159,4 +171,4 @@ class Signals:
                 raise RuneError(f"signal {base} was already consumed") from None
             os.unlink(signal.path)
             return target
-        raise InvalidInput(f"could not move {base} into {processed}")
+        raise RuneError(f"could not move {base} into {processed}")
