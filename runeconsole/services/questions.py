@@ -569,7 +569,7 @@ class Questions:
         # second apart could each start a signal directory of their own.
         with locked(self.paths.lock_for("questions-signal-dir"), what="the signal directories"):
             directory = self.resolve_signal_dir(request.signal_dir)
-            _make_private_dir(directory)
+            _make_private_dir(self.paths.inside(directory))
         check = self.task_check(request.task_id, request.team, directory)
         now = self.clock.now()
         # An explicit timeout is a request for one, even with auto-answer off in the config.
@@ -654,7 +654,7 @@ class Questions:
             "option": option,
             "answered_at": answered_at,
         }
-        path = question.answer_path
+        path = self.paths.inside(question.answer_path)
         try:
             create_exclusive(path, dump_json(body), FILE_MODE)
         except FileExistsError:
