@@ -128,7 +128,9 @@ class RuneConsole(App[None]):
             self.set_interval(self.tick_seconds, self._tick)
         if self.monitor:
             self.agents_pane.monitoring = True
-            self.run_monitor()
+            # After the first paint: the monitor's first pass (every agent's pane read over
+            # tmux) would otherwise hold up the first screen the operator sees.
+            self.call_after_refresh(self.run_monitor)
         self.agents_pane.table.focus()
 
     def on_unmount(self) -> None:
