@@ -291,6 +291,9 @@ def test_cli_exit_codes_for_discarded_and_disabled(
     talisman = project / ".claude" / "talisman.yml"
     atomic_write_bytes(talisman, b"question_relay:\n  enabled: false\n")
     assert cli(*ask[:-1], "--task", "task-4").code == 3
+    atomic_write_bytes(talisman, b"question_relay:\n  timout_seconds: 5\n")
+    result = cli(*ask[:-1], "--task", "task-4", "--timeout", "0.2")
+    assert result.code == 0 and "question_relay.timout_seconds is not a setting" in result.err
     atomic_write_bytes(talisman, b"question_relay:\n  timeout_seconds: soon\n")
     result = cli(*ask)
     assert result.code == 1

@@ -27,6 +27,8 @@ class Talisman:
     data: dict[str, Any] = field(default_factory=dict)
     strict: bool = True
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Things worth saying that never stop anything (an unknown key: a typo?)."""
 
     @classmethod
     def load(cls, root: Path, *, strict: bool = True) -> Talisman:
@@ -77,6 +79,15 @@ class Section:
     talisman: Talisman
     name: str
     data: dict[str, Any]
+
+    def expect(self, *keys: str) -> None:
+        """Warn about keys nobody reads: ``timout_seconds`` would otherwise be ignored."""
+        for key in self.data:
+            if key not in keys:
+                self.talisman.warnings.append(
+                    f"{self.talisman.path}: {self.name}.{key} is not a setting "
+                    f"(known: {', '.join(keys)}); ignored"
+                )
 
     def _bad(self, key: str, value: Any, allowed: str) -> None:
         self.talisman.report(

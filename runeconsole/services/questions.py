@@ -11,6 +11,7 @@ wrote are read as they are; a bad one is reported as unreadable, never fatal.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -68,6 +69,7 @@ class RelaySettings:
     @classmethod
     def from_talisman(cls, talisman: Talisman) -> RelaySettings:
         section = talisman.section("question_relay")
+        section.expect(*(f.name for f in dataclasses.fields(cls)))
         return cls(
             enabled=section.boolean("enabled", True),
             timeout_seconds=section.number(
@@ -410,7 +412,12 @@ class Questions:
         self.root = root
         self.paths = ProjectPaths(root)
         self.clock = clock or SystemClock()
-        self.settings = settings or RelaySettings.from_talisman(Talisman.load(root))
+        self.warnings: list[str] = []
+        if settings is None:
+            talisman = Talisman.load(root)
+            settings = RelaySettings.from_talisman(talisman)
+            self.warnings = talisman.warnings
+        self.settings = settings
         self.tasks = tasks or TaskStore()
 
     @property

@@ -115,7 +115,7 @@ class RuneConsole(App[None]):
         self.query_one(StatusBar).order = [
             str(pane.id).removesuffix("-pane") for pane in self.panes
         ]
-        for problem in self.talisman.problems:
+        for problem in [*self.talisman.problems, *self.talisman.warnings]:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
         if self.watch_files:
             dirs = [d for pane in self.panes for d in pane.watch_dirs()]
