@@ -76,6 +76,9 @@ class RuneConsole(App[None]):
         self._monitor_stop = threading.Event()
         self.questions = Questions(root, clock, RelaySettings.from_talisman(self.talisman))
         self.feed: ChangeFeed | None = None
+        # Which directories each pane follows, worked out once (some panes ask git or list
+        # a directory to know) and refreshed with the rescan, not on every file event.
+        self._routes: dict[LivePane, set[Path]] = {}
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
@@ -118,8 +121,8 @@ class RuneConsole(App[None]):
         for problem in [*self.talisman.problems, *self.talisman.warnings]:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
         if self.watch_files:
-            dirs = [d for pane in self.panes for d in pane.watch_dirs()]
-            self.feed = ChangeFeed(self, dirs)
+            self._routes = {pane: set(pane.watch_dirs()) for pane in self.panes}
+            self.feed = ChangeFeed(self, set().union(*self._routes.values()))
             if not self.feed.start():
                 self.query_one(StatusBar).set_note("watching off: rescanning")
                 self.notify(self.feed.unavailable or "", severity="warning")
@@ -170,12 +173,16 @@ class RuneConsole(App[None]):
         for error in report.errors:
             self.notify(error, title="Monitor", severity="warning")
 
+    def watch(self, pane: LivePane, directory: Path) -> None:
+        """Follow a directory that appeared after start (a new signal or context dir)."""
+        if self.feed is not None and self.feed.add(directory):
+            self._routes.setdefault(pane, set()).add(directory)
+
     def on_state_changed(self, _: StateChanged) -> None:
         if self.feed is None:
             return
         paths = self.feed.drain()
-        for pane in self.panes:
-            dirs = set(pane.watch_dirs())
+        for pane, dirs in self._routes.items():
             mine = {p for p in paths if p.parent in dirs}
             if mine:
                 pane.apply_changes(mine)
@@ -187,6 +194,8 @@ class RuneConsole(App[None]):
 
     def _rescan(self) -> None:
         for pane in self.panes:
+            for directory in set(pane.watch_dirs()) - self._routes.get(pane, set()):
+                self.watch(pane, directory)
             pane.rescan()
 
     def _tick(self) -> None:
