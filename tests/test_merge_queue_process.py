@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from runeconsole.core.errors import RuneError
+from runeconsole.core.files import pid_alive
 from runeconsole.services.merge_queue import (
     BASE_MOVED,
     BRANCH_MISSING,
@@ -30,6 +32,7 @@ from tests.mq_helpers import (
     make_queue,
     queue_file,
     rev,
+    wait_for,
     worktree_paths,
 )
 
@@ -294,3 +297,31 @@ def test_unrelated_edits_in_the_main_checkout_survive_the_fast_forward(repo: Pat
     assert (repo / "u.txt").read_text() == "u"
     assert (repo / "c.txt").read_text() == "c\noperator\n"
     assert git(repo, "status", "--porcelain", "--untracked-files=no") == "M c.txt"
+
+
+def test_timeout_holds_after_the_tests_close_their_output(repo: Path, clock) -> None:
+    commit_on(repo, "feat/quiet", {"q.txt": "q"})
+    before = rev(repo, "main")
+    command = ["sh", "-c", "echo hi; exec >/dev/null 2>&1; sleep 25"]
+    queue = make_queue(repo, clock, command, test_timeout=1)
+    queue.add("feat/quiet")
+    started = time.monotonic()
+    outcome = queue.process().outcomes[0]
+    assert outcome.reason == TIMEOUT
+    assert time.monotonic() - started < 15
+    assert rev(repo, "main") == before
+    assert outcome.output_tail == ["hi"]
+
+
+def test_passing_tests_that_leave_a_background_process_pass(repo: Path, clock, tmp_path) -> None:
+    commit_on(repo, "feat/bg", {"bg.txt": "bg"})
+    marker = tmp_path / "leftover-pid"
+    command = ["sh", "-c", f"sleep 30 & echo $! > {marker}; echo ok; exit 0"]
+    queue = make_queue(repo, clock, command, test_timeout=20)
+    queue.add("feat/bg")
+    started = time.monotonic()
+    outcome = queue.process().outcomes[0]
+    assert outcome.status == COMPLETED, outcome
+    assert time.monotonic() - started < 15
+    leftover = int(marker.read_text())
+    wait_for(lambda: not pid_alive(leftover), timeout=5, what="the leftover sleep to be stopped")
