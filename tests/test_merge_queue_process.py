@@ -325,3 +325,27 @@ def test_passing_tests_that_leave_a_background_process_pass(repo: Path, clock, t
     assert time.monotonic() - started < 15
     leftover = int(marker.read_text())
     wait_for(lambda: not pid_alive(leftover), timeout=5, what="the leftover sleep to be stopped")
+
+
+def test_rebase_works_without_a_configured_git_identity(
+    repo: Path, clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commit_on(repo, "feat/anon", {"anon.txt": "a"})
+    commit_in_checkout(repo, {"main.txt": "m"}, "main moves")  # so the rebase makes commits
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.delenv("GIT_COMMITTER_EMAIL", raising=False)
+    monkeypatch.delenv("EMAIL", raising=False)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    git(repo, "config", "--unset", "user.name")
+    git(repo, "config", "--unset", "user.email")
+    git(repo, "config", "user.useConfigOnly", "true")  # no guessing from the host name either
+    queue = make_queue(repo, clock)
+    queue.add("feat/anon")
+
+    outcome = queue.process().outcomes[0]
+
+    assert outcome.status == COMPLETED, outcome
+    assert first_parent_subjects(repo)[:2] == ["feat/anon: edit", "main moves"]
+    assert "user.name" not in git(repo, "config", "--local", "--list")  # not configured for them

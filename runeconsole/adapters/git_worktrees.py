@@ -32,6 +32,7 @@ _PLAIN_REBASE = [
 # More paths than this and a dirty check looks at the whole checkout instead.
 MAX_PATHSPEC = 500
 # Simulated merges are throw-away objects: give them an identity even where none is set.
+# The queue's rebases use it too, but only where git has no identity of its own.
 _SYNTHETIC_IDENTITY = ["-c", "user.name=runeconsole", "-c", "user.email=runeconsole@localhost"]
 
 
@@ -151,10 +152,26 @@ class RebaseResult:
     detail: str = ""
 
 
-def rebase(worktree: Path, onto: str, *, timeout: float = 300) -> RebaseResult:
-    """Rebase the detached HEAD of ``worktree`` onto ``onto``; on conflict list files and abort."""
+def identity_fallback(repo: Path) -> list[str]:
+    """``-c`` options naming a committer, for the queue's own commits, when git has none.
+
+    A rebase writes commits, and git refuses to when neither the user's config nor the
+    environment names a committer; the queue then commits as ``runeconsole`` for that
+    run only (nothing is written to any config). Empty when git has an identity.
+    """
+    result = run_git(["var", "GIT_COMMITTER_IDENT"], repo, timeout=10, check=False)
+    return [] if result.returncode == 0 else list(_SYNTHETIC_IDENTITY)
+
+
+def rebase(
+    worktree: Path, onto: str, *, timeout: float = 300, identity: list[str] | None = None
+) -> RebaseResult:
+    """Rebase the detached HEAD of ``worktree`` onto ``onto``; on conflict list files and abort.
+
+    ``identity``: ``-c`` options from ``identity_fallback`` (the rebase commits).
+    """
     result = run_git(
-        [*_PLAIN_REBASE, "rebase", "--no-autostash", "--quiet", onto],
+        [*_PLAIN_REBASE, *(identity or []), "rebase", "--no-autostash", "--quiet", onto],
         worktree,
         timeout=timeout,
         check=False,

@@ -84,6 +84,13 @@ class Processor:
         self.settings = queue.settings
         self.signals = queue.signals
         self.hooks = Hooks(queue.root, queue.clock, queue.signals)
+        self._identity: list[str] | None = None
+
+    def identity(self) -> list[str]:
+        """Committer options for the queue's rebases (looked up once per run)."""
+        if self._identity is None:
+            self._identity = gw.identity_fallback(self.root)
+        return self._identity
 
     @contextlib.contextmanager
     def _processor(self) -> Iterator[dict[str, Any]]:
@@ -206,7 +213,9 @@ class Processor:
             if base is None:
                 raise RuneError(f"branch {self.settings.main_branch!r} disappeared")
             done = self._step(run, "rebase")
-            rebased = gw.rebase(worktree, base, timeout=self.settings.git_timeout)
+            rebased = gw.rebase(
+                worktree, base, timeout=self.settings.git_timeout, identity=self.identity()
+            )
             if not rebased.ok:
                 if rebased.conflicts:
                     done("conflict", None)
