@@ -349,3 +349,18 @@ def test_rebase_works_without_a_configured_git_identity(
     assert outcome.status == COMPLETED, outcome
     assert first_parent_subjects(repo)[:2] == ["feat/anon: edit", "main moves"]
     assert "user.name" not in git(repo, "config", "--local", "--list")  # not configured for them
+
+
+def test_conflicts_of_every_commit_are_reported_not_only_the_first(repo: Path, clock) -> None:
+    commit_on(repo, "feat/two", {"a.txt": "two a\n"}, message="commit 1")
+    commit_on(repo, "feat/two", {"c.txt": "two c\n"}, base="feat/two", message="commit 2")
+    commit_in_checkout(repo, {"a.txt": "main a\n", "c.txt": "main c\n"}, "main edits")
+    queue = make_queue(repo, clock)
+    entry, _ = queue.add("feat/two", identity="worker-two")
+
+    outcome = queue.process().outcomes[0]
+
+    assert (outcome.reason, outcome.conflict_files) == (CONFLICT, ["a.txt", "c.txt"])
+    assert queue.get(entry.entry_id).conflict_files == ["a.txt", "c.txt"]
+    (conflict,) = signals_of(repo, "MERGE_CONFLICT")
+    assert conflict["payload"]["conflict_files"] == ["a.txt", "c.txt"]

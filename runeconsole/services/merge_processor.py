@@ -223,7 +223,7 @@ class Processor:
                         run,
                         CONFLICT,
                         f"rebase onto {self.settings.main_branch} conflicts",
-                        rebased.conflicts,
+                        self._conflict_files(base, original, rebased.conflicts),
                     )
                 done("failed", None)
                 return self._fail(run, GIT_ERROR, f"rebase failed: {rebased.detail}")
@@ -255,6 +255,18 @@ class Processor:
             BASE_MOVED,
             f"main kept moving: gave up after {self.settings.max_rebase_rounds} rebases",
         )
+
+    def _conflict_files(self, base: str, original: str, first_stop: list[str]) -> list[str]:
+        """Every file the branch conflicts on, not only those of the commit the rebase stopped at.
+
+        ``merge-tree`` merges the whole branch with main in the object store; a file only
+        one commit conflicts on (a later commit undoes it) still comes from the rebase.
+        """
+        try:
+            whole = gw.merge_tree(self.root, base, original).conflicts
+        except RuneError:  # e.g. unrelated histories: the rebase's list is all there is
+            whole = []
+        return sorted(set(first_stop) | set(whole))
 
     def _test(self, run: _Run, worktree: Path, command: list[str], tested: str) -> Outcome | None:
         done = self._step(run, "test")
