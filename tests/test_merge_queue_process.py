@@ -17,6 +17,7 @@ from runeconsole.services.merge_queue import (
     COMPLETED,
     CONFLICT,
     FAILED,
+    MAIN_DIRTY,
     PENDING,
     TESTS_FAILED,
     TIMEOUT,
@@ -364,3 +365,27 @@ def test_conflicts_of_every_commit_are_reported_not_only_the_first(repo: Path, c
     assert queue.get(entry.entry_id).conflict_files == ["a.txt", "c.txt"]
     (conflict,) = signals_of(repo, "MERGE_CONFLICT")
     assert conflict["payload"]["conflict_files"] == ["a.txt", "c.txt"]
+
+
+def test_untracked_file_in_the_main_checkout_is_refused_before_main_moves(
+    repo: Path, clock
+) -> None:
+    commit_on(repo, "feat/new", {"new.txt": "from the branch\n", "d.txt": "d"})
+    (repo / "new.txt").write_text("the operator's own\n")
+    before = rev(repo, "main")
+    queue = make_queue(repo, clock)
+    entry, _ = queue.add("feat/new", identity="worker-new")
+
+    outcome = queue.process().outcomes[0]
+
+    assert (outcome.status, outcome.reason) == (FAILED, MAIN_DIRTY)
+    assert "new.txt" in (outcome.error or "") and "d.txt" not in (outcome.error or "")
+    assert rev(repo, "main") == before
+    assert git(repo, "status", "--porcelain") == "?? new.txt"  # checkout and main agree
+    assert (repo / "new.txt").read_text() == "the operator's own\n"
+    assert branch_exists(repo, "feat/new")
+    assert signals_of(repo, "MERGE_FAILED")[0]["payload"]["reason"] == MAIN_DIRTY
+    (repo / "new.txt").unlink()
+    queue.retry(entry.entry_id)
+    assert queue.process().outcomes[0].status == COMPLETED
+    assert (repo / "new.txt").read_text() == "from the branch\n"

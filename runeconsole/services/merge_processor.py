@@ -237,17 +237,21 @@ class Processor:
                 return failure
             done = self._step(run, "merge")
             holder = gw.checked_out_at(self.root, self.settings.main_branch)
-            touched = gw.changed_between(self.root, base, tested) if holder else []
-            if holder is not None and gw.is_dirty(holder, touched):
+            refusal = self._checkout_refuses(holder, base, tested)
+            if refusal is not None and self._main_is(base):
                 done("refused", None)
-                return self._fail(
-                    run, MAIN_DIRTY, f"{holder} has uncommitted changes to files this merge changes"
-                )
+                return self._fail(run, MAIN_DIRTY, refusal)
             # Written before the ref moves: recovery can tell a landed merge from a lost one.
             self.queue.update_entry(run.entry_id, {"tested_commit": tested, "base_commit": base})
-            if gw.compare_and_swap(self.root, self.queue.main_ref, tested, base):
-                done("ok", None)
-                return self._finish(run, tested, base, original)
+            if refusal is None and gw.compare_and_swap(
+                self.root, self.queue.main_ref, tested, base
+            ):
+                refusal = self._follow_in_checkout(holder, base, tested, run.notes)
+                if refusal is None:
+                    done("ok", None)
+                    return self._finish(run, tested, base, original, sync_checkout=False)
+                done("refused", None)
+                return self._fail(run, MAIN_DIRTY, refusal)
             done("main moved", None)
             run.notes.append(f"main moved during the run (was {base[:12]}); rebasing again")
         return self._fail(
@@ -255,6 +259,47 @@ class Processor:
             BASE_MOVED,
             f"main kept moving: gave up after {self.settings.max_rebase_rounds} rebases",
         )
+
+    def _main_is(self, commit: str) -> bool:
+        return gw.resolve_commit(self.root, self.queue.main_ref) == commit
+
+    def _checkout_refuses(self, holder: Path | None, base: str, tested: str) -> str | None:
+        """Why the checkout of main could not follow a move from base to tested, if it could not.
+
+        Asked before main moves (``read-tree -n``): a checkout that cannot be
+        fast-forwarded would be left behind its own branch. Tracked edits and untracked
+        files in the paths the merge writes both count.
+        """
+        if holder is None:
+            return None
+        complaint = gw.fast_forward_checkout(holder, base, tested, dry_run=True)
+        if complaint is None:
+            return None
+        files = gw.local_changes(holder, gw.changed_between(self.root, base, tested))
+        what = ", ".join(files) if files else complaint
+        return (
+            f"the checkout of {self.settings.main_branch} in {holder} has local files this "
+            f"merge would overwrite: {what}; commit, move or remove them, then retry"
+        )
+
+    def _follow_in_checkout(
+        self, holder: Path | None, base: str, tested: str, notes: list[str]
+    ) -> str | None:
+        """Fast-forward the checkout of main just moved; if it refuses, move main back.
+
+        The dry run passed a moment ago, so a refusal means someone changed the checkout
+        since: putting main back (compare-and-swap, to a commit that was main) leaves
+        branch and checkout agreeing, rather than a checkout behind its own branch.
+        """
+        if holder is None or tested == base:
+            return None
+        complaint = gw.fast_forward_checkout(holder, base, tested)
+        if complaint is None:
+            return None
+        if not gw.compare_and_swap(self.root, self.queue.main_ref, base, tested):
+            notes.append(f"{holder} not fast-forwarded: {complaint}")  # main moved on: it stands
+            return None
+        return f"the checkout of {self.settings.main_branch} in {holder} changed: {complaint}"
 
     def _conflict_files(self, base: str, original: str, first_stop: list[str]) -> list[str]:
         """Every file the branch conflicts on, not only those of the commit the rebase stopped at.
@@ -327,17 +372,21 @@ class Processor:
             notes=run.notes,
         )
 
-    def _finish(self, run: _Run, tested: str, base: str, original: str) -> Outcome:
+    def _finish(
+        self, run: _Run, tested: str, base: str, original: str, *, sync_checkout: bool = True
+    ) -> Outcome:
         """After ``main`` points at ``tested``: tidy refs and checkouts, tell everyone.
 
         The merge has happened: a tidying step that fails becomes a note, never a failure.
+        ``sync_checkout``: the checkout of main still has to follow (after a crash).
         """
         entry = run.entry
         tidying: list[Callable[[], list[str]]] = [
-            lambda: self._sync_main_checkout(base, tested),
             lambda: self._settle_branch(str(entry.get("branch")), tested, original),
             lambda: self._mark_hook_merged(entry.get("identity_name")),
         ]
+        if sync_checkout:
+            tidying.insert(0, lambda: self._sync_main_checkout(base, tested))
         for tidy in tidying:
             try:
                 run.notes.extend(tidy())
