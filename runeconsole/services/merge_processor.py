@@ -24,6 +24,7 @@ from runeconsole.adapters import git_worktrees as gw
 from runeconsole.adapters.processes import run_streaming, stop_processes_in
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.files import atomic_write_json
+from runeconsole.core.pause import pause_point
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.merge_queue import (
     BASE_MOVED,
@@ -293,6 +294,7 @@ class Processor:
         """
         if holder is None or tested == base:
             return None
+        pause_point("merge-queue-main-moved")
         complaint = gw.fast_forward_checkout(holder, base, tested)
         if complaint is None:
             return None
@@ -341,6 +343,9 @@ class Processor:
 
     def _fail(self, run: _Run, reason: str, error: str, files: list[str] | None = None) -> Outcome:
         files = files or []
+        payload = self._payload(run.entry, reason=reason, error=error, conflict_files=files)
+        kinds = ["MERGE_CONFLICT", "MERGE_FAILED"] if reason == CONFLICT else ["MERGE_FAILED"]
+        outgoing = [self._outgoing(run, kind, payload) for kind in kinds]
         entry = self.queue.update_entry(
             run.entry_id,
             {
@@ -351,13 +356,10 @@ class Processor:
                 "completed_at": self.queue.now(),
                 "current_step": None,
                 "notes": run.notes,
+                "signals_pending": outgoing,
             },
         )
-        payload = self._payload(entry, reason=reason, error=error, conflict_files=files)
-        target = self._target(entry)
-        if reason == CONFLICT:
-            self._signal("MERGE_CONFLICT", target, payload)
-        self._signal("MERGE_FAILED", target, payload)
+        self._deliver(run.entry_id, outgoing)
         run.report(
             "failed", f"failed: {reason}: {error}" + (f" ({', '.join(files)})" if files else "")
         )
@@ -392,6 +394,9 @@ class Processor:
                 run.notes.extend(tidy())
             except RuneError as exc:
                 run.notes.append(f"after the merge: {exc.message}")
+        outgoing = [
+            self._outgoing(run, "MERGE_COMPLETE", self._payload(entry, merged_commit=tested))
+        ]
         final = self.queue.update_entry(
             run.entry_id,
             {
@@ -401,11 +406,10 @@ class Processor:
                 "tested_commit": tested,
                 "current_step": None,
                 "notes": run.notes,
+                "signals_pending": outgoing,
             },
         )
-        self._signal(
-            "MERGE_COMPLETE", self._target(final), self._payload(final, merged_commit=tested)
-        )
+        self._deliver(run.entry_id, outgoing)
         run.report("merged", f"merged {final.get('branch')} as {tested[:12]}")
         return Outcome(
             run.entry_id, str(final.get("branch")), COMPLETED, merged_commit=tested, notes=run.notes
@@ -455,6 +459,48 @@ class Processor:
         keys = ("entry_id", "node_id", "branch", "identity_name", "bead_id", "pr_number")
         return {**{k: entry.get(k) for k in keys}, **extra}
 
+    def _outgoing(self, run: _Run, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """A signal to send, as recorded in the entry's ``signals_pending`` until it is sent.
+
+        ``delivery_id`` (entry, attempt, type) lets recovery tell whether a processor
+        that died after recording it had already sent it.
+        """
+        attempt = run.entry.get("attempts")
+        delivery = f"{run.entry_id}.{attempt if isinstance(attempt, int) else 0}.{kind}"
+        return {
+            "signal_type": kind,
+            "target": self._target(run.entry),
+            "payload": {**payload, "delivery_id": delivery},
+        }
+
+    def _deliver(
+        self, entry_id: str, outgoing: list[dict[str, Any]], *, unless_sent: bool = False
+    ) -> list[str]:
+        """Send the signals an entry's outcome owes, then clear its ``signals_pending``.
+
+        The outcome is recorded with its signals first, so a processor killed before
+        sending them leaves them for ``recover`` to send (``unless_sent``: skip any
+        that did go out just before the kill). Returns the types sent.
+        """
+        pause_point("merge-queue-signals-due")
+        sent = []
+        for item in outgoing:
+            kind, target, payload = _signal_parts(item)
+            if kind is None or (unless_sent and self._was_sent(kind, target, payload)):
+                continue
+            self._signal(kind, target, payload)
+            sent.append(kind)
+        self.queue.update_entry(entry_id, {"signals_pending": []})
+        return sent
+
+    def _was_sent(self, kind: str, target: str, payload: dict[str, Any]) -> bool:
+        delivery = payload.get("delivery_id")
+        found = [
+            *self.signals.pending(signal_type=kind, target=target),
+            *self.signals.processed(signal_type=kind, target=target),
+        ]
+        return any(signal.payload.get("delivery_id") == delivery for signal in found)
+
     def _signal(self, signal_type: str, target: str, payload: dict[str, Any]) -> None:
         with contextlib.suppress(InvalidInput):
             self.signals.send(signal_type, SIGNAL_SOURCE, target, payload)
@@ -480,6 +526,12 @@ class Processor:
         for entry in self.queue.read().entries:
             if entry.status == IN_PROGRESS and entry.get("processor_pid"):
                 notes.append(self._recover_entry(entry.fields))
+        for entry in self.queue.read().entries:
+            owed = entry.get("signals_pending")
+            if entry.status in (COMPLETED, FAILED) and isinstance(owed, list) and owed:
+                sent = self._deliver(entry.entry_id, owed, unless_sent=True)
+                what = ", ".join(sent) if sent else "nothing (all had gone out)"
+                notes.append(f"{entry.entry_id}: sent the signals its processor had not: {what}")
         return notes
 
     def _recover_entry(self, entry: dict[str, Any]) -> str:
@@ -503,3 +555,13 @@ class Processor:
         step = entry.get("current_step") or "?"
         self._fail(run, INTERRUPTED, f"processing stopped during {step} (the processor died)")
         return f"{entry_id}: interrupted during {step}; marked failed"
+
+
+def _signal_parts(item: Any) -> tuple[str | None, str, dict[str, Any]]:
+    """(type, target, payload) of a ``signals_pending`` item; type ``None`` if malformed."""
+    if not isinstance(item, dict):
+        return None, "", {}
+    kind, target, payload = item.get("signal_type"), item.get("target"), item.get("payload")
+    if not (isinstance(kind, str) and isinstance(target, str) and isinstance(payload, dict)):
+        return None, "", {}
+    return kind, target, payload
