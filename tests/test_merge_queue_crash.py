@@ -132,6 +132,8 @@ def test_kill_during_tests_then_recovery(repo: Path, clock, tmp_path: Path) -> N
     kill_processor_when(repo, lambda: marker.exists() and marker.read_text().strip() != "")
     test_pid = int(marker.read_text())
     assert alive(test_pid)
+    assert (repo / ".claude" / "state" / "merge-queue.processor.json").exists()
+    assert make_queue(repo, clock).processor_pid() is None  # its pid file names a dead process
 
     report = make_queue(repo, clock).process()
 
@@ -310,3 +312,37 @@ def test_eight_processes_enqueue_500_each_and_nothing_is_lost(project: Path) -> 
     assert len(entries) == 4000
     assert len({e["entry_id"] for e in entries}) == 4000
     assert {e["branch"] for e in entries} == {f"w{w}/b{n}" for w in range(8) for n in range(500)}
+
+
+WATCH_STATUS = """
+import sys, time
+from pathlib import Path
+from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
+queue = MergeQueue(Path(sys.argv[1]), settings=MergeQueueSettings())
+stop, ready = Path(sys.argv[2]), Path(sys.argv[3])
+seen = set()
+deadline = time.monotonic() + 120
+while not stop.exists() and time.monotonic() < deadline:
+    seen.add(queue.processor_pid())
+    ready.touch()
+print(sorted(seen, key=str))
+"""
+
+
+def test_asking_who_processes_never_turns_a_processor_away(repo: Path, clock, tmp_path) -> None:
+    stop, ready = tmp_path / "stop", tmp_path / "ready"
+    watcher = subprocess.Popen(
+        [sys.executable, "-c", WATCH_STATUS, str(repo), str(stop), str(ready)],
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(ready.exists, what="the status watcher to start")
+        queue = make_queue(repo, clock)
+        for _ in range(150):  # each run takes the processor lock while status is asked
+            queue.process()
+    finally:
+        stop.touch()
+        out, _ = watcher.communicate(timeout=60)
+    assert "-1" not in out

@@ -21,7 +21,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from runeconsole.adapters import git_worktrees as gw
-from runeconsole.adapters.processes import run_streaming, stop_processes_in
+from runeconsole.adapters.processes import process_start, run_streaming, stop_processes_in
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.files import atomic_write_json
 from runeconsole.core.pause import pause_point
@@ -53,6 +53,7 @@ from runeconsole.services.merge_queue import (
 SIGNAL_SOURCE = "runeconsole"
 FALLBACK_TARGET = "guardian"
 WORKTREE_DIR = "runeconsole-merge-queue"
+HOLDER_WAIT = 1.0  # seconds to wait for a new lock holder's pid file, to name it
 
 
 @dataclass
@@ -101,21 +102,30 @@ class Processor:
         try:
             lock.acquire()
         except Timeout:
-            pid = read_optional(self.queue.processor_file).get("pid")
-            who = f"pid {pid}" if isinstance(pid, int) else "another process"
+            pid = self._holder_pid()
+            who = f"pid {pid}" if pid is not None else "another process"
             raise QueueBusy(
                 f"queue is being processed by {who}; try again when it finishes"
             ) from None
         try:
             leftover = read_optional(self.queue.processor_file)
-            atomic_write_json(
-                self.queue.processor_file, {"pid": os.getpid(), "started_at": self.queue.now()}
-            )
+            me = {"pid": os.getpid(), "started_at": self.queue.now()}
+            started = process_start(os.getpid())
+            if started is not None:
+                me["process_start"] = started
+            atomic_write_json(self.queue.processor_file, me)
             yield leftover
         finally:
             with contextlib.suppress(FileNotFoundError):
                 self.queue.processor_file.unlink()
             lock.release()
+
+    def _holder_pid(self) -> int | None:
+        """The lock holder's pid; it writes its pid file just after taking the lock."""
+        deadline = time.monotonic() + HOLDER_WAIT
+        while (pid := self.queue.processor_pid()) is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return pid
 
     def worktree_path(self) -> Path:
         return gw.common_dir(self.root) / WORKTREE_DIR

@@ -23,13 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.adapters.clock import Clock, SystemClock
+from runeconsole.adapters.processes import process_start
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
-from runeconsole.core.files import atomic_write_bytes, read_json_object
+from runeconsole.core.files import atomic_write_bytes, pid_alive, read_json_object
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
@@ -539,16 +538,20 @@ class MergeQueue:
     # -- status ------------------------------------------------------------------------------
 
     def processor_pid(self) -> int | None:
-        """The pid processing the queue now, or ``None`` (checked with the lock, not the file)."""
-        lock = FileLock(str(self.processor_lock), timeout=0)
-        try:
-            lock.acquire()
-        except Timeout:
-            info = read_optional(self.processor_file)
-            pid = info.get("pid")
-            return pid if isinstance(pid, int) else -1
-        lock.release()
-        return None
+        """The pid processing the queue now, or ``None``.
+
+        Read from the pid file the processor writes once it holds the processor lock,
+        never by taking the lock: a probe holding it even briefly would turn away a
+        processor starting at that moment. A pid file left by a killed processor names
+        a process that is gone (or, by pid reuse, one with another start time).
+        """
+        info = read_optional(self.processor_file)
+        pid, started = info.get("pid"), info.get("process_start")
+        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+            return None
+        if isinstance(started, int):
+            return pid if process_start(pid) == started else None
+        return pid if pid_alive(pid) else None
 
     # -- processing (services.merge_processor) and predictions (services.merge_predictions) ---
 
