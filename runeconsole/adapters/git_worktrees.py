@@ -99,6 +99,14 @@ def changed_between(repo: Path, old: str, new: str) -> list[str]:
     return [path for path in out.stdout.split("\0") if path]
 
 
+def changed_on_branch(repo: Path, base: str, tip: str) -> set[str]:
+    """Paths ``tip`` changed since it left ``base`` (``diff base...tip``, no worktree)."""
+    out = run_git(
+        ["diff", "--name-only", "--no-renames", "-z", f"{base}...{tip}"], repo, timeout=120
+    )
+    return {path for path in out.stdout.split("\0") if path}
+
+
 def add_detached(repo: Path, path: Path, commit: str, *, timeout: float = 300) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     run_git(
@@ -236,6 +244,14 @@ class MergeTree:
     conflicts: list[str]
 
 
+class MergeTreeError(RuneError):
+    """``merge-tree`` could not merge the two at all; ``detail`` is git's reason."""
+
+    def __init__(self, ours: str, theirs: str, detail: str) -> None:
+        super().__init__(f"git merge-tree {ours} {theirs}: {detail}")
+        self.detail = detail
+
+
 def merge_tree(repo: Path, ours: str, theirs: str) -> MergeTree:
     """Merge two commits in the object store only (no index, no worktree)."""
     result = run_git(
@@ -245,8 +261,8 @@ def merge_tree(repo: Path, ours: str, theirs: str) -> MergeTree:
         check=False,
     )
     if result.returncode not in (0, 1) or not result.stdout:
-        detail = result.stderr.strip().splitlines()
-        raise RuneError(f"git merge-tree {ours} {theirs}: {detail[-1] if detail else 'failed'}")
+        lines = result.stderr.strip().splitlines()
+        raise MergeTreeError(ours, theirs, lines[-1].removeprefix("fatal: ") if lines else "failed")
     tree, *names = result.stdout.split("\0")
     return MergeTree(result.returncode == 0, tree, sorted({n for n in names if n}))
 

@@ -74,7 +74,7 @@ class MergeQueueSettings:
     on_interrupted: str = "fail"
     max_attempts: int = 3
     main_branch: str = "main"
-    predict_limit: int = 50
+    predict_limit: int = 0  # 0: every pending entry
 
     @classmethod
     def from_talisman(cls, talisman: Talisman) -> MergeQueueSettings:
@@ -99,7 +99,7 @@ class MergeQueueSettings:
             on_interrupted=section.choice("on_interrupted", "fail", ("fail", "retry")),
             max_attempts=section.integer("max_attempts", 3, minimum=1, maximum=100),
             main_branch=main,
-            predict_limit=section.integer("predict_limit", 50, minimum=0, maximum=10000),
+            predict_limit=section.integer("predict_limit", 0, minimum=0, maximum=100000),
         )
 
 
