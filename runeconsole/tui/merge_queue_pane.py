@@ -284,13 +284,14 @@ class MergeQueuePane(LivePane):
     # -- actions ------------------------------------------------------------------------------
 
     def _act(self, action: str, call: Callable[[], object]) -> None:
+        """Do a queue action; rows follow at once, predictions (git) from the scan worker."""
         try:
             call()
         except RuneError as exc:
             self.app.notify(exc.message, title=action, severity="error")
             return
-        state = self.queue.read()
-        self.sync(state, self._predict(state))
+        self.sync(self.queue.read(), self.predictions)
+        self.rescan()
 
     def action_process(self) -> None:
         if self.processing:
