@@ -79,7 +79,7 @@ def test_move_pause_retry_remove_are_recorded(repo: Path, clock) -> None:
     a, b, c = (queue.add(f"feat/{n}")[0].entry_id for n in "abc")
     queue.move(c, -1)
     queue.move(a, +1)
-    queue.move(c, -1)  # already first among pending: no change, no record
+    assert queue.move(c, -1)[1] is False  # already first among pending: no change, no record
     assert [e.entry_id for e in queue.read().pending()] == [c, a, b]
     assert [e.position for e in queue.read().pending()] == [1, 2, 3]
     queue.set_paused(True)

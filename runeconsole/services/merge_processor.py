@@ -36,6 +36,8 @@ from runeconsole.services.merge_queue import (
     IN_PROGRESS,
     INTERRUPTED,
     MAIN_DIRTY,
+    PICKED_UP,
+    RECOVERED,
     TESTS_FAILED,
     TIMEOUT,
     MergeQueue,
@@ -138,6 +140,12 @@ class Processor:
             report = ProcessReport()
             report.recovered = self.recover(leftover)
             report.picked_up = self.queue.pick_up_signals()
+            if progress is not None:  # told before any processing output
+                for note in report.recovered:
+                    progress(Progress("", RECOVERED, note, 0.0))
+                for entry_id in report.picked_up:
+                    message = f"picked up MERGE_READY as {entry_id}"
+                    progress(Progress(entry_id, PICKED_UP, message, 0.0))
             while True:
                 state = self.queue.read()
                 if not state.pending():

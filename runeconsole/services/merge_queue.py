@@ -192,6 +192,8 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+# Progress steps that are one-off notices before processing starts, not processing steps.
+RECOVERED, PICKED_UP = "recovered", "picked_up"
 
 
 @dataclass
@@ -232,6 +234,10 @@ class ProcessReport:
 
 class QueueBusy(RuneError):
     """Another process holds the processor lock."""
+
+
+class UnknownEntry(InvalidInput):
+    """No entry has that id: the caller named the wrong thing (a usage error)."""
 
 
 class MergeQueue:
@@ -300,7 +306,9 @@ class MergeQueue:
         state = self.read()
         entry = state.find(entry_id)
         if entry is None:
-            raise RuneError(f"no entry {entry_id!r} in {self.path}; `merge-queue list` shows them")
+            raise UnknownEntry(
+                f"no entry {entry_id!r} in {self.path}; `merge-queue list` shows them"
+            )
         return entry
 
     # -- the locked read-modify-write --------------------------------------------------------
@@ -337,7 +345,9 @@ class MergeQueue:
         for item in data["entries"]:
             if isinstance(item, dict) and item.get("entry_id") == entry_id:
                 return item
-        raise RuneError(f"no entry {entry_id!r} in the merge queue; `merge-queue list` shows them")
+        raise UnknownEntry(
+            f"no entry {entry_id!r} in the merge queue; `merge-queue list` shows them"
+        )
 
     def update_entry(self, entry_id: str, changes: dict[str, Any]) -> dict[str, Any]:
         with self._mutate() as data:
@@ -438,8 +448,11 @@ class MergeQueue:
             )
             return QueueEntry(dict(item), 0)
 
-    def move(self, entry_id: str, offset: int) -> QueueEntry:
-        """Swap a pending entry with its pending neighbour above (-1) or below (+1)."""
+    def move(self, entry_id: str, offset: int) -> tuple[QueueEntry, bool]:
+        """Swap a pending entry with its pending neighbour above (-1) or below (+1).
+
+        Returns (entry, moved); an entry already at that end stays and nothing is recorded.
+        """
         validate_id(entry_id, "entry id")
         with self._mutate() as data:
             item = self._find(data, entry_id)
@@ -453,11 +466,12 @@ class MergeQueue:
             ]
             here = slots.index(entries.index(item))
             there = here + offset
-            if 0 <= there < len(slots):
-                a, b = slots[here], slots[there]
-                entries[a], entries[b] = entries[b], entries[a]
-                self._record(data, "move", entry_id, direction="up" if offset < 0 else "down")
-            return QueueEntry(dict(item), 0)
+            if not 0 <= there < len(slots):
+                return QueueEntry(dict(item), 0), False
+            a, b = slots[here], slots[there]
+            entries[a], entries[b] = entries[b], entries[a]
+            self._record(data, "move", entry_id, direction="up" if offset < 0 else "down")
+            return QueueEntry(dict(item), 0), True
 
     def set_paused(self, paused: bool) -> bool:
         """Pause or resume; returns whether anything changed."""

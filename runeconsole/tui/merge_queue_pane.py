@@ -28,6 +28,8 @@ from runeconsole.services.merge_queue import (
     FAILED,
     IN_PROGRESS,
     PENDING,
+    PICKED_UP,
+    RECOVERED,
     MergeQueue,
     Prediction,
     ProcessReport,
@@ -333,6 +335,9 @@ class MergeQueuePane(LivePane):
         self.app.call_from_thread(self.finished, result, None)
 
     def on_progress(self, event: Progress) -> None:
+        if event.step in (RECOVERED, PICKED_UP):  # before processing: not a step of it
+            self.app.notify(event.message, title="Merge queue")
+            return
         self.processing = event.entry_id
         if event.output:
             self.output_lines.append(Text(f"  │ {event.message}", "dim"))
