@@ -21,6 +21,9 @@ from pathlib import Path
 from runeconsole.core.errors import RuneError
 
 TAIL_LINES = 40
+EXIT_POLL = 0.05  # seconds between exit checks where there is no pidfd
+DRAIN_SECONDS = 1.0  # at most this long reading output after the exit or the kill
+KILL_WAIT = 10.0  # for the killed process to be reaped
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,7 @@ def run_streaming(
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
-            # Without a pidfd, exit is noticed by polling (once the output has closed).
+            # With a pidfd the exit wakes the select; without one it is polled for.
             poll = remaining if exit_fd is not None else min(remaining, EXIT_POLL)
             for key, _ in selector.select(timeout=poll):
                 if key.fd == output.fd and not output.read():
@@ -140,11 +143,6 @@ def run_streaming(
         returncode, timed_out = None, True
     seconds = time.monotonic() - started
     return StreamResult(None if timed_out else returncode, timed_out, output.tail_lines(), seconds)
-
-
-EXIT_POLL = 0.05  # seconds between exit checks where there is no pidfd
-DRAIN_SECONDS = 1.0  # at most this long reading output after the exit or the kill
-KILL_WAIT = 10.0  # for the killed process to be reaped
 
 
 def _exited(pid: int) -> bool:
