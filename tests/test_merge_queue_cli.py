@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from runeconsole.services.signals import Signals
 from tests.mq_helpers import (
     commit_in_checkout,
     commit_on,
@@ -118,3 +119,41 @@ def test_all_stops_when_main_gets_dirty_and_keeps_what_merged(repo: Path, cli) -
     assert report["outcomes"][0]["reason"] == "main_dirty"
     assert "uncommitted changes" in report["stopped"]
     assert queue_file(repo)["entries"][1]["status"] == "pending"
+
+
+def test_move_at_the_end_says_so_and_records_nothing(repo: Path, cli) -> None:
+    root = ["--root", str(repo)]
+    for branch in ("feat/a", "feat/b"):
+        cli("merge-queue", "add", "--branch", branch, *root)
+    first, second = (e["entry_id"] for e in queue_file(repo)["entries"])
+    up = cli("merge-queue", "move", first, "--up", *root)
+    down = cli("merge-queue", "move", second, "--down", *root)
+    assert up.code == 0 and "already first" in up.out and "moved" not in up.out
+    assert down.code == 0 and "already last" in down.out
+    assert [h["action"] for h in queue_file(repo)["history"]] == ["add", "add"]
+
+
+@pytest.mark.parametrize("action", ["retry", "remove", "move"])
+def test_unknown_entry_is_a_usage_error(repo: Path, cli, action: str) -> None:
+    extra = ["--up"] if action == "move" else []
+    result = cli("merge-queue", action, "mq-nope-1", *extra, "--root", str(repo))
+    assert result.code == 2
+    assert "no entry 'mq-nope-1'" in result.err and "merge-queue list" in result.err
+
+
+def test_picked_up_signals_are_reported_before_processing(repo: Path, cli) -> None:
+    commit_on(repo, "feat/sig", {"sig.txt": "s"})
+    Signals(repo).send("MERGE_READY", "runner", "guardian", {"branch": "feat/sig"})
+    result = cli("merge-queue", "process", "--root", str(repo))
+    lines = result.out.splitlines()
+    picked = next(i for i, line in enumerate(lines) if "picked up MERGE_READY" in line)
+    rebase = next(i for i, line in enumerate(lines) if "rebase" in line)
+    assert result.code == 0 and picked < rebase
+    assert sum("picked up" in line for line in lines) == 1
+
+
+def test_process_help_explains_the_failure_reasons(cli) -> None:
+    result = cli("merge-queue", "process", "--help")
+    for reason in ("conflict", "tests_failed", "base_moved", "branch_missing", "timeout"):
+        assert reason in result.out
+    assert "main_dirty" in result.out and "git_error" in result.out

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.services.merge_queue import COMPLETED, FAILED, INTERRUPTED, QueueBusy
+from runeconsole.services.signals import Signals
 from tests.conftest import cli_env
 from tests.mq_helpers import (
     commit_in_checkout,
@@ -35,10 +37,10 @@ def repo(project: Path) -> Path:
     return project
 
 
-def start_processor(root: Path) -> subprocess.Popen[str]:
+def start_processor(root: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "runeconsole", "merge-queue", "process", "--root", str(root)],
-        env=cli_env(),
+        env={**cli_env(), **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -46,9 +48,14 @@ def start_processor(root: Path) -> subprocess.Popen[str]:
     )
 
 
-def kill_processor_when(root: Path, ready: Callable[[], bool], whole_group: bool = False) -> None:
+def kill_processor_when(
+    root: Path,
+    ready: Callable[[], bool],
+    whole_group: bool = False,
+    env: dict[str, str] | None = None,
+) -> None:
     """Start ``merge-queue process`` and kill -9 it (or its process group) once ``ready()``."""
-    processor = start_processor(root)
+    processor = start_processor(root, env)
     wait_for(ready, what="the processor to reach the step under test")
     if whole_group:
         os.killpg(processor.pid, signal.SIGKILL)
@@ -125,6 +132,8 @@ def test_kill_during_tests_then_recovery(repo: Path, clock, tmp_path: Path) -> N
     kill_processor_when(repo, lambda: marker.exists() and marker.read_text().strip() != "")
     test_pid = int(marker.read_text())
     assert alive(test_pid)
+    assert (repo / ".claude" / "state" / "merge-queue.processor.json").exists()
+    assert make_queue(repo, clock).processor_pid() is None  # its pid file names a dead process
 
     report = make_queue(repo, clock).process()
 
@@ -198,6 +207,86 @@ def test_concurrent_processors_are_refused_with_the_pid(repo: Path, clock, tmp_p
     assert "merged feat/c" in out
 
 
+def paused_at(point: str, directory: Path) -> tuple[dict[str, str], Callable[[], bool]]:
+    """Environment that stops a processor at ``point``, and a check that it got there."""
+    env = {PAUSE_AT_ENV: point, PAUSE_DIR_ENV: str(directory)}
+    return env, (directory / f"{point}.paused").exists
+
+
+def signal_types(root: Path, target: str) -> list[str]:
+    return sorted(s.signal_type for s in Signals(root).pending(target=target))
+
+
+@pytest.mark.parametrize("conflict", [True, False], ids=["conflict", "merged"])
+def test_signals_recorded_but_not_sent_at_a_kill_are_sent_by_recovery(
+    repo: Path, clock, tmp_path: Path, conflict: bool
+) -> None:
+    if conflict:
+        commit_on(repo, "feat/s", {"a.txt": "branch a\n"})
+        commit_in_checkout(repo, {"a.txt": "main a\n"}, "main edits a")
+        expected = ["MERGE_CONFLICT", "MERGE_FAILED"]
+    else:
+        commit_on(repo, "feat/s", {"s.txt": "s"})
+        expected = ["MERGE_COMPLETE"]
+    write_talisman(repo, "true")
+    make_queue(repo, clock).add("feat/s", identity="worker-s")
+    env, paused = paused_at("merge-queue-signals-due", tmp_path)
+    # The outcome is saved; the processor dies before writing any signal.
+    kill_processor_when(repo, paused, env=env)
+    entry = queue_file(repo)["entries"][0]
+    assert entry["status"] == (FAILED if conflict else COMPLETED)
+    assert [s["signal_type"] for s in entry["signals_pending"]] == expected
+    assert signal_types(repo, "worker-s") == []
+
+    report = make_queue(repo, clock).process()
+
+    assert any("signals its processor had not" in note for note in report.recovered)
+    assert signal_types(repo, "worker-s") == expected
+    assert queue_file(repo)["entries"][0]["signals_pending"] == []
+    assert make_queue(repo, clock).process().recovered == []
+    assert signal_types(repo, "worker-s") == expected  # once only
+
+
+def test_recovery_does_not_send_again_what_went_out_before_the_kill(repo: Path, clock) -> None:
+    queue = make_queue(repo, clock)
+    entry, _ = queue.add("feat/gone", identity="worker-g")
+    queue.process()  # branch_missing: MERGE_FAILED sent
+    signals = Signals(repo, clock)
+    (failed,) = signals.pending(signal_type="MERGE_FAILED")
+    signals.consume(failed)  # and already read by its agent
+    # As a processor killed after sending MERGE_FAILED, before clearing the record.
+    owed = [{"signal_type": "MERGE_FAILED", "target": "worker-g", "payload": failed.payload}]
+    owed.append({"signal_type": "MERGE_CONFLICT", "target": "worker-g", "payload": {"x": 1}})
+    queue.update_entry(entry.entry_id, {"signals_pending": owed})
+
+    report = queue.process()
+
+    assert any("MERGE_CONFLICT" in note for note in report.recovered), report.recovered
+    assert signal_types(repo, "worker-g") == ["MERGE_CONFLICT"]
+    assert queue.get(entry.entry_id).get("signals_pending") == []
+
+
+def test_checkout_changed_after_the_check_gets_main_put_back(repo: Path, clock, tmp_path) -> None:
+    commit_on(repo, "feat/n", {"new.txt": "from the branch\n"})
+    write_talisman(repo, "true")
+    make_queue(repo, clock).add("feat/n")
+    before = rev(repo, "main")
+    env, paused = paused_at("merge-queue-main-moved", tmp_path)
+    processor = start_processor(repo, env)
+    wait_for(paused, what="main to have moved")
+    assert rev(repo, "main") != before
+    (repo / "new.txt").write_text("made by the operator just now\n")
+    (tmp_path / "merge-queue-main-moved.go").touch()
+    out, err = processor.communicate(timeout=60)
+
+    assert processor.returncode == 1, out + err
+    entry = queue_file(repo)["entries"][0]
+    assert (entry["status"], entry["reason"]) == (FAILED, "main_dirty")
+    assert rev(repo, "main") == before
+    assert git(repo, "status", "--porcelain") == "?? new.txt"
+    assert (repo / "new.txt").read_text() == "made by the operator just now\n"
+
+
 ENQUEUE = """
 import sys
 from collections.abc import Callable
@@ -223,3 +312,37 @@ def test_eight_processes_enqueue_500_each_and_nothing_is_lost(project: Path) -> 
     assert len(entries) == 4000
     assert len({e["entry_id"] for e in entries}) == 4000
     assert {e["branch"] for e in entries} == {f"w{w}/b{n}" for w in range(8) for n in range(500)}
+
+
+WATCH_STATUS = """
+import sys, time
+from pathlib import Path
+from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
+queue = MergeQueue(Path(sys.argv[1]), settings=MergeQueueSettings())
+stop, ready = Path(sys.argv[2]), Path(sys.argv[3])
+seen = set()
+deadline = time.monotonic() + 120
+while not stop.exists() and time.monotonic() < deadline:
+    seen.add(queue.processor_pid())
+    ready.touch()
+print(sorted(seen, key=str))
+"""
+
+
+def test_asking_who_processes_never_turns_a_processor_away(repo: Path, clock, tmp_path) -> None:
+    stop, ready = tmp_path / "stop", tmp_path / "ready"
+    watcher = subprocess.Popen(
+        [sys.executable, "-c", WATCH_STATUS, str(repo), str(stop), str(ready)],
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(ready.exists, what="the status watcher to start")
+        queue = make_queue(repo, clock)
+        for _ in range(150):  # each run takes the processor lock while status is asked
+            queue.process()
+    finally:
+        stop.touch()
+        out, _ = watcher.communicate(timeout=60)
+    assert "-1" not in out

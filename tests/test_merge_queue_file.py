@@ -7,9 +7,22 @@ from pathlib import Path
 import pytest
 
 from runeconsole.core.errors import InvalidInput, RuneError
-from runeconsole.services.merge_queue import COMPLETED, FAILED, PENDING, MergeQueueSettings
+from runeconsole.services.merge_queue import (
+    COMPLETED,
+    FAILED,
+    PENDING,
+    MergeQueue,
+    MergeQueueSettings,
+)
 from runeconsole.services.signals import Signals
-from tests.mq_helpers import commit_in_checkout, commit_on, ignore_state, make_queue, queue_file
+from tests.mq_helpers import (
+    commit_in_checkout,
+    commit_on,
+    git,
+    ignore_state,
+    make_queue,
+    queue_file,
+)
 
 
 @pytest.fixture
@@ -66,7 +79,7 @@ def test_move_pause_retry_remove_are_recorded(repo: Path, clock) -> None:
     a, b, c = (queue.add(f"feat/{n}")[0].entry_id for n in "abc")
     queue.move(c, -1)
     queue.move(a, +1)
-    queue.move(c, -1)  # already first among pending: no change, no record
+    assert queue.move(c, -1)[1] is False  # already first among pending: no change, no record
     assert [e.entry_id for e in queue.read().pending()] == [c, a, b]
     assert [e.position for e in queue.read().pending()] == [1, 2, 3]
     queue.set_paused(True)
@@ -178,3 +191,64 @@ def test_predictions_cover_the_head_of_the_queue_only(repo: Path, clock) -> None
         commit_on(repo, f"feat/{name}", {f"{name}.txt": name})
         queue.add(f"feat/{name}")
     assert len(queue.predict()) == 2
+
+
+def unrelated_branch(root: Path, branch: str) -> None:
+    """A branch sharing no history with main (another project's root commit)."""
+    tree = git(root, "mktree", data="")
+    commit = git(root, "commit-tree", tree, "-m", "unrelated root")
+    git(root, "update-ref", f"refs/heads/{branch}", commit)
+
+
+def test_one_unpredictable_entry_does_not_hide_the_others(repo: Path, clock) -> None:
+    commit_on(repo, "feat/a", {"a.txt": "from a\n"})
+    unrelated_branch(repo, "feat/orphan")
+    commit_on(repo, "feat/b", {"a.txt": "from b\n"})
+    queue = make_queue(repo, clock)
+    a, orphan, b = (queue.add(n)[0].entry_id for n in ("feat/a", "feat/orphan", "feat/b"))
+
+    predictions = queue.predict()
+
+    assert "unrelated histories" in (predictions[orphan].error or "")
+    assert not predictions[a].conflicts
+    assert predictions[b].error is None and predictions[b].with_entries == {a: ["a.txt"]}
+
+
+def test_a_conflict_with_main_still_names_the_entries_ahead(repo: Path, clock) -> None:
+    commit_on(repo, "feat/a", {"a.txt": "from a\n"})
+    commit_on(repo, "feat/both", {"a.txt": "from both\n", "b.txt": "from both\n"})
+    commit_in_checkout(repo, {"b.txt": "main b\n"}, "main edits b")
+    queue = make_queue(repo, clock)
+    a, both = (queue.add(n)[0].entry_id for n in ("feat/a", "feat/both"))
+
+    prediction = queue.predict()[both]
+
+    assert prediction.against_main == ["b.txt"]
+    assert prediction.with_entries == {a: ["a.txt"]}
+    assert prediction.summary() == f"main: b.txt; {a}: a.txt"
+
+
+def test_every_pending_entry_is_predicted_by_default(repo: Path, clock) -> None:
+    queue = MergeQueue(repo, clock, MergeQueueSettings(test_command=["true"]))
+    for n in range(60):
+        queue.add(f"feat/missing-{n}")
+    predictions = queue.predict()
+    assert len(predictions) == 60
+    assert all(p.error == "branch missing" for p in predictions.values())
+
+
+def test_predictions_ahead_of_a_change_are_not_computed_again(repo: Path, clock) -> None:
+    queue = make_queue(repo, clock)
+    for name in ("a", "b", "c"):
+        commit_on(repo, f"feat/{name}", {f"{name}.txt": name})
+        queue.add(f"feat/{name}")
+    first = queue.predict()
+    commit_on(repo, "feat/d", {"d.txt": "d"})
+    queue.add("feat/d")
+    commit_on(repo, "feat/c", {"c.txt": "c again"}, base="feat/c")  # the tail entry moved
+
+    second = queue.predict()
+
+    a, b, c, d = (e.entry_id for e in queue.read().pending())
+    assert second[a] is first[a] and second[b] is first[b]  # same prefix: reused
+    assert second[c] is not first[c] and not second[d].conflicts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.merge_queue import build_queue
+from runeconsole.services.merge_predictions import ConflictPredictor
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
@@ -65,6 +67,33 @@ async def test_rows_follow_queue_order_and_moves(fleet) -> None:
         await pilot.press("minus")
         await pilot.pause()
         assert [row.key.value for row in pane.table.ordered_rows][:4] == pending
+
+
+class ThreadNoting(ConflictPredictor):
+    """The real predictor, noting whether each call ran on the UI (main) thread."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root, "main")
+        self.on_ui_thread: list[bool] = []
+
+    def predict(self, state):
+        self.on_ui_thread.append(threading.current_thread() is threading.main_thread())
+        return super().predict(state)
+
+
+async def test_actions_leave_predictions_to_a_worker(fleet) -> None:
+    root, clock = fleet
+    async with console(root, clock).run_test(size=(120, 30)) as pilot:
+        pane = await open_queue(pilot)
+        pane.queue.predictor = noting = ThreadNoting(root)
+        pane.table.move_cursor(row=3)
+        await pilot.press("plus")
+        await pilot.press("space")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert noting.on_ui_thread and not any(noting.on_ui_thread)
+        moved = pane.state.pending()[2].entry_id
+        assert pane.predictions[moved].with_entries == {}  # recomputed in the new order
 
 
 async def test_space_pauses_and_resumes(fleet) -> None:

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from runeconsole.core.errors import RuneError
+from runeconsole.core.files import pid_alive
 from runeconsole.services.merge_queue import (
     BASE_MOVED,
     BRANCH_MISSING,
     COMPLETED,
     CONFLICT,
     FAILED,
+    MAIN_DIRTY,
     PENDING,
     TESTS_FAILED,
     TIMEOUT,
@@ -30,6 +33,7 @@ from tests.mq_helpers import (
     make_queue,
     queue_file,
     rev,
+    wait_for,
     worktree_paths,
 )
 
@@ -294,3 +298,94 @@ def test_unrelated_edits_in_the_main_checkout_survive_the_fast_forward(repo: Pat
     assert (repo / "u.txt").read_text() == "u"
     assert (repo / "c.txt").read_text() == "c\noperator\n"
     assert git(repo, "status", "--porcelain", "--untracked-files=no") == "M c.txt"
+
+
+def test_timeout_holds_after_the_tests_close_their_output(repo: Path, clock) -> None:
+    commit_on(repo, "feat/quiet", {"q.txt": "q"})
+    before = rev(repo, "main")
+    command = ["sh", "-c", "echo hi; exec >/dev/null 2>&1; sleep 25"]
+    queue = make_queue(repo, clock, command, test_timeout=1)
+    queue.add("feat/quiet")
+    started = time.monotonic()
+    outcome = queue.process().outcomes[0]
+    assert outcome.reason == TIMEOUT
+    assert time.monotonic() - started < 15
+    assert rev(repo, "main") == before
+    assert outcome.output_tail == ["hi"]
+
+
+def test_passing_tests_that_leave_a_background_process_pass(repo: Path, clock, tmp_path) -> None:
+    commit_on(repo, "feat/bg", {"bg.txt": "bg"})
+    marker = tmp_path / "leftover-pid"
+    command = ["sh", "-c", f"sleep 30 & echo $! > {marker}; echo ok; exit 0"]
+    queue = make_queue(repo, clock, command, test_timeout=20)
+    queue.add("feat/bg")
+    started = time.monotonic()
+    outcome = queue.process().outcomes[0]
+    assert outcome.status == COMPLETED, outcome
+    assert time.monotonic() - started < 15
+    leftover = int(marker.read_text())
+    wait_for(lambda: not pid_alive(leftover), timeout=5, what="the leftover sleep to be stopped")
+
+
+def test_rebase_works_without_a_configured_git_identity(
+    repo: Path, clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commit_on(repo, "feat/anon", {"anon.txt": "a"})
+    commit_in_checkout(repo, {"main.txt": "m"}, "main moves")  # so the rebase makes commits
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.delenv("GIT_COMMITTER_EMAIL", raising=False)
+    monkeypatch.delenv("EMAIL", raising=False)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    git(repo, "config", "--unset", "user.name")
+    git(repo, "config", "--unset", "user.email")
+    git(repo, "config", "user.useConfigOnly", "true")  # no guessing from the host name either
+    queue = make_queue(repo, clock)
+    queue.add("feat/anon")
+
+    outcome = queue.process().outcomes[0]
+
+    assert outcome.status == COMPLETED, outcome
+    assert first_parent_subjects(repo)[:2] == ["feat/anon: edit", "main moves"]
+    assert "user.name" not in git(repo, "config", "--local", "--list")  # not configured for them
+
+
+def test_conflicts_of_every_commit_are_reported_not_only_the_first(repo: Path, clock) -> None:
+    commit_on(repo, "feat/two", {"a.txt": "two a\n"}, message="commit 1")
+    commit_on(repo, "feat/two", {"c.txt": "two c\n"}, base="feat/two", message="commit 2")
+    commit_in_checkout(repo, {"a.txt": "main a\n", "c.txt": "main c\n"}, "main edits")
+    queue = make_queue(repo, clock)
+    entry, _ = queue.add("feat/two", identity="worker-two")
+
+    outcome = queue.process().outcomes[0]
+
+    assert (outcome.reason, outcome.conflict_files) == (CONFLICT, ["a.txt", "c.txt"])
+    assert queue.get(entry.entry_id).conflict_files == ["a.txt", "c.txt"]
+    (conflict,) = signals_of(repo, "MERGE_CONFLICT")
+    assert conflict["payload"]["conflict_files"] == ["a.txt", "c.txt"]
+
+
+def test_untracked_file_in_the_main_checkout_is_refused_before_main_moves(
+    repo: Path, clock
+) -> None:
+    commit_on(repo, "feat/new", {"new.txt": "from the branch\n", "d.txt": "d"})
+    (repo / "new.txt").write_text("the operator's own\n")
+    before = rev(repo, "main")
+    queue = make_queue(repo, clock)
+    entry, _ = queue.add("feat/new", identity="worker-new")
+
+    outcome = queue.process().outcomes[0]
+
+    assert (outcome.status, outcome.reason) == (FAILED, MAIN_DIRTY)
+    assert "new.txt" in (outcome.error or "") and "d.txt" not in (outcome.error or "")
+    assert rev(repo, "main") == before
+    assert git(repo, "status", "--porcelain") == "?? new.txt"  # checkout and main agree
+    assert (repo / "new.txt").read_text() == "the operator's own\n"
+    assert branch_exists(repo, "feat/new")
+    assert signals_of(repo, "MERGE_FAILED")[0]["payload"]["reason"] == MAIN_DIRTY
+    (repo / "new.txt").unlink()
+    queue.retry(entry.entry_id)
+    assert queue.process().outcomes[0].status == COMPLETED
+    assert (repo / "new.txt").read_text() == "from the branch\n"

@@ -29,9 +29,10 @@ _PLAIN_REBASE = [
     "-c",
     "rebase.autoSquash=false",
 ]
-# More paths than this and a dirty check looks at the whole checkout instead.
+# More paths than this and ``local_changes`` looks at the whole checkout instead.
 MAX_PATHSPEC = 500
 # Simulated merges are throw-away objects: give them an identity even where none is set.
+# The queue's rebases use it too, but only where git has no identity of its own.
 _SYNTHETIC_IDENTITY = ["-c", "user.name=runeconsole", "-c", "user.email=runeconsole@localhost"]
 
 
@@ -86,18 +87,9 @@ def checked_out_at(repo: Path, branch: str) -> Path | None:
     return next((wt.path for wt in worktrees(repo) if wt.branch == ref and wt.path.is_dir()), None)
 
 
-def is_dirty(worktree: Path, paths: list[str] | None = None) -> bool:
-    """Tracked files changed (staged or not), only among ``paths`` when given.
-
-    Untracked files do not count. Limiting the check to the paths a fast-forward
-    would touch keeps it cheap on big checkouts and lets unrelated edits stay.
-    """
+def is_dirty(worktree: Path) -> bool:
+    """Tracked files changed, staged or not (untracked files do not count)."""
     args = ["status", "--porcelain", "--untracked-files=no"]
-    if paths is not None:
-        if not paths:
-            return False
-        if len(paths) <= MAX_PATHSPEC:
-            args += ["--", *(f":(literal){path}" for path in paths)]
     return bool(run_git(args, worktree, timeout=60).stdout.strip())
 
 
@@ -105,6 +97,14 @@ def changed_between(repo: Path, old: str, new: str) -> list[str]:
     """Paths that differ between two commits (no worktree involved)."""
     out = run_git(["diff", "--name-only", "--no-renames", "-z", old, new], repo, timeout=120)
     return [path for path in out.stdout.split("\0") if path]
+
+
+def changed_on_branch(repo: Path, base: str, tip: str) -> set[str]:
+    """Paths ``tip`` changed since it left ``base`` (``diff base...tip``, no worktree)."""
+    out = run_git(
+        ["diff", "--name-only", "--no-renames", "-z", f"{base}...{tip}"], repo, timeout=120
+    )
+    return {path for path in out.stdout.split("\0") if path}
 
 
 def add_detached(repo: Path, path: Path, commit: str, *, timeout: float = 300) -> None:
@@ -151,10 +151,26 @@ class RebaseResult:
     detail: str = ""
 
 
-def rebase(worktree: Path, onto: str, *, timeout: float = 300) -> RebaseResult:
-    """Rebase the detached HEAD of ``worktree`` onto ``onto``; on conflict list files and abort."""
+def identity_fallback(repo: Path) -> list[str]:
+    """``-c`` options naming a committer, for the queue's own commits, when git has none.
+
+    A rebase writes commits, and git refuses to when neither the user's config nor the
+    environment names a committer; the queue then commits as ``runeconsole`` for that
+    run only (nothing is written to any config). Empty when git has an identity.
+    """
+    result = run_git(["var", "GIT_COMMITTER_IDENT"], repo, timeout=10, check=False)
+    return [] if result.returncode == 0 else list(_SYNTHETIC_IDENTITY)
+
+
+def rebase(
+    worktree: Path, onto: str, *, timeout: float = 300, identity: list[str] | None = None
+) -> RebaseResult:
+    """Rebase the detached HEAD of ``worktree`` onto ``onto``; on conflict list files and abort.
+
+    ``identity``: ``-c`` options from ``identity_fallback`` (the rebase commits).
+    """
     result = run_git(
-        [*_PLAIN_REBASE, "rebase", "--no-autostash", "--quiet", onto],
+        [*_PLAIN_REBASE, *(identity or []), "rebase", "--no-autostash", "--quiet", onto],
         worktree,
         timeout=timeout,
         check=False,
@@ -184,17 +200,41 @@ def delete_ref(repo: Path, ref: str, old: str) -> bool:
     return run_git(["update-ref", "-d", ref, old], repo, check=False).returncode == 0
 
 
-def fast_forward_checkout(worktree: Path, old: str, new: str) -> str | None:
+def fast_forward_checkout(
+    worktree: Path, old: str, new: str, *, dry_run: bool = False
+) -> str | None:
     """Bring a worktree whose branch moved from ``old`` to ``new`` up to date.
 
-    ``read-tree -m -u`` is a two-tree fast-forward of index and files; it refuses
-    rather than overwrite local changes. Returns git's complaint, or ``None``.
+    ``read-tree -m -u`` is a two-tree fast-forward of index and files; it checks every
+    path before writing any, and refuses rather than overwrite local changes or
+    untracked files. ``dry_run`` (``-n``) makes the same checks and writes nothing, so
+    it can be asked before the branch moves. Returns git's complaint, or ``None``.
     """
-    result = run_git(["read-tree", "-m", "-u", old, new], worktree, timeout=300, check=False)
+    args = ["read-tree", *(["-n"] if dry_run else []), "-m", "-u", old, new]
+    result = run_git(args, worktree, timeout=300, check=False)
     if result.returncode == 0:
         return None
     lines = (result.stderr or result.stdout).strip().splitlines()
-    return lines[-1] if lines else "read-tree failed"
+    return lines[0].removeprefix("error: ") if lines else "read-tree failed"
+
+
+def local_changes(worktree: Path, paths: list[str]) -> list[str]:
+    """Which of ``paths`` the worktree has changed, staged or untracked (``status`` lines).
+
+    Names what stops a fast-forward; ignored files are left out, as git overwrites them.
+    """
+    if not paths:
+        return []
+    args = ["status", "--porcelain", "-z", "--untracked-files=all", "--no-renames"]
+    if len(paths) <= MAX_PATHSPEC:
+        args += ["--", *(f":(literal){path}" for path in paths)]
+    wanted = set(paths)
+    found = []
+    for item in run_git(args, worktree, timeout=60).stdout.split("\0"):
+        state, name = item[:2], item[3:]
+        if name in wanted:
+            found.append(f"{name} ({'untracked' if state == '??' else 'changed'})")
+    return sorted(found)
 
 
 @dataclass(frozen=True)
@@ -202,6 +242,14 @@ class MergeTree:
     clean: bool
     tree: str
     conflicts: list[str]
+
+
+class MergeTreeError(RuneError):
+    """``merge-tree`` could not merge the two at all; ``detail`` is git's reason."""
+
+    def __init__(self, ours: str, theirs: str, detail: str) -> None:
+        super().__init__(f"git merge-tree {ours} {theirs}: {detail}")
+        self.detail = detail
 
 
 def merge_tree(repo: Path, ours: str, theirs: str) -> MergeTree:
@@ -213,8 +261,8 @@ def merge_tree(repo: Path, ours: str, theirs: str) -> MergeTree:
         check=False,
     )
     if result.returncode not in (0, 1) or not result.stdout:
-        detail = result.stderr.strip().splitlines()
-        raise RuneError(f"git merge-tree {ours} {theirs}: {detail[-1] if detail else 'failed'}")
+        lines = result.stderr.strip().splitlines()
+        raise MergeTreeError(ours, theirs, lines[-1].removeprefix("fatal: ") if lines else "failed")
     tree, *names = result.stdout.split("\0")
     return MergeTree(result.returncode == 0, tree, sorted({n for n in names if n}))
 

@@ -16,12 +16,27 @@ from runeconsole.core.timeutil import format_age
 from runeconsole.services.merge_queue import (
     COMPLETED,
     FAILED,
+    PICKED_UP,
+    RECOVERED,
     MergeQueue,
     Prediction,
     Progress,
     QueueEntry,
 )
 
+REASONS_HELP = """\
+reasons a failed entry gives (its `reason` field):
+  conflict        the rebase onto main conflicts; `conflict_files` lists every file
+  tests_failed    the test command exited non-zero; `output_tail` has its last lines
+  base_moved      main kept moving while the entry was tested (max_rebase_rounds)
+  branch_missing  the branch does not exist
+  timeout         the test command outlived test_timeout_seconds and was stopped
+  interrupted     the processor died mid-entry (kill -9, power loss)
+  main_dirty      the checkout of main has uncommitted or untracked files the merge
+                  would overwrite; main is left where it was
+  git_error       git itself failed (a worktree could not be made, a rebase broke for
+                  another reason than a conflict); `error` has git's message
+"""
 TINT = {"pending": "", "in_progress": "yellow", "completed": "green", "failed": "red"}
 
 
@@ -49,7 +64,17 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     add.add_argument("--json", action="store_true")
     add.set_defaults(func=add_entry)
 
-    process = actions.add_parser("process", parents=[common], help="process the head entry")
+    process = actions.add_parser(
+        "process",
+        parents=[common],
+        help="process the head entry",
+        description="Rebase the head entry onto main in a worktree of the queue's own, run\n"
+        "the test command there, and move main to the tested commit (compare-and-swap).\n"
+        "Exit 0: merged, or nothing waiting; 1: an entry failed, or processing could\n"
+        "not start (paused, busy, dirty checkout of main); 2: usage error.",
+        epilog=REASONS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     process.add_argument("--all", action="store_true", help="keep going until the queue is empty")
     process.add_argument(
         "--dry-run", action="store_true", help="say what would happen; change nothing"
@@ -163,7 +188,11 @@ def add_entry(args: argparse.Namespace) -> int:
 
 
 def _print_progress(event: Progress) -> None:
-    if event.output:
+    if event.step == RECOVERED:
+        print(f"recovered: {event.message}", flush=True)
+    elif event.step == PICKED_UP:
+        print(event.message, flush=True)
+    elif event.output:
         print(f"    | {event.message}", flush=True)
     else:
         print(f"[{event.elapsed:6.1f}s] {event.entry_id}: {event.message}", flush=True)
@@ -176,11 +205,7 @@ def process_queue(args: argparse.Namespace) -> int:
     report = queue.process(run_all=args.all, progress=None if args.json else _print_progress)
     if args.json:
         print_json(report.to_json())
-    else:
-        for note in report.recovered:
-            print(f"recovered: {note}")
-        for entry_id in report.picked_up:
-            print(f"picked up MERGE_READY as {entry_id}")
+    else:  # recovery and picked-up signals were printed as they happened
         for outcome in report.outcomes:
             if outcome.merged:
                 print(f"merged {outcome.branch} ({outcome.entry_id})")
@@ -269,8 +294,12 @@ def change_entry(args: argparse.Namespace) -> int:
         entry = queue.remove(args.entry_id)
         print(f"{entry.entry_id}: removed ({entry.branch})")
     else:
-        entry = queue.move(args.entry_id, args.offset)
-        print(f"{entry.entry_id}: moved {'up' if args.offset < 0 else 'down'}")
+        entry, moved = queue.move(args.entry_id, args.offset)
+        if moved:
+            print(f"{entry.entry_id}: moved {'up' if args.offset < 0 else 'down'}")
+        else:
+            end = "first" if args.offset < 0 else "last"
+            print(f"{entry.entry_id}: already {end} in the queue; nothing changed")
     return 0
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runeconsole.adapters import git_worktrees as gw
+from runeconsole.core.errors import RuneError
 
 if TYPE_CHECKING:
     from runeconsole.services.merge_queue import QueueState
@@ -62,57 +63,119 @@ class Prediction:
         }
 
 
-class ConflictPredictor:
-    """Remembers the last answer until ``main``, a queued branch or the order changes."""
+@dataclass(frozen=True)
+class _Step:
+    """One entry's prediction and, when it is clean, the simulated main after it lands."""
 
-    def __init__(self, root: Path, main_branch: str, limit: int = 50) -> None:
+    prediction: Prediction
+    landed: str | None = None
+
+
+class _Pass:
+    """One pass down the queue: main, the simulated main so far, the clean entries ahead."""
+
+    def __init__(self, root: Path, main: str) -> None:
+        self.root = root
+        self.main = main
+        self.simulated = main
+        self.ahead: list[tuple[str, str]] = []  # (entry id, tip) of the clean entries so far
+        self._changed: dict[str, set[str]] = {}
+
+    def changed(self, tip: str) -> set[str]:
+        if tip not in self._changed:
+            self._changed[tip] = gw.changed_on_branch(self.root, self.main, tip)
+        return self._changed[tip]
+
+    def predict(self, entry_id: str, tip: str) -> _Step:
+        """Against main, against main plus the clean entries ahead, and which of those."""
+        versus_main = gw.merge_tree(self.root, self.main, tip)
+        versus_queue = versus_main
+        if self.simulated != self.main:
+            versus_queue = gw.merge_tree(self.root, self.simulated, tip)
+        with_entries: dict[str, list[str]] = {}
+        if not versus_queue.clean:
+            # Naming the entries it collides with: only those that change the same paths
+            # can, so most pairs cost a cached diff rather than a merge.
+            mine = self.changed(tip) if self.ahead else set()
+            for other_id, other_tip in self.ahead:
+                if mine & self.changed(other_tip):
+                    pair = gw.merge_tree(self.root, other_tip, tip)
+                    if not pair.clean:
+                        with_entries[other_id] = pair.conflicts
+        prediction = Prediction(
+            entry_id,
+            versus_main.conflicts,
+            [] if versus_queue.clean else versus_queue.conflicts,
+            with_entries,
+        )
+        if not versus_queue.clean:
+            return _Step(prediction)
+        landed = gw.commit_tree(
+            self.root, versus_queue.tree, [self.simulated, tip], f"queue: {entry_id}"
+        )
+        return _Step(prediction, landed)
+
+
+class ConflictPredictor:
+    """Predicts every pending entry (or the first ``limit``), reusing what has not changed.
+
+    The whole answer is kept until ``main``, a queued branch or the order changes; then
+    an entry is computed again only if something at or ahead of it changed (it is
+    looked up by main, the simulated main it lands on, its id and its tip), so a
+    branch joining the tail costs one entry, not the queue.
+    """
+
+    def __init__(self, root: Path, main_branch: str, limit: int = 0) -> None:
         self.root = root
         self.main_branch = main_branch
-        self.limit = limit  # the head of the queue is what an operator acts on
+        self.limit = limit  # 0: every pending entry
         self._cache: tuple[Any, dict[str, Prediction]] | None = None
+        self._steps: dict[tuple[str, str, str, str], _Step] = {}
 
     def predict(self, state: QueueState) -> dict[str, Prediction]:
-        """For the first ``limit`` pending entries: conflicts with main, and with those ahead.
+        """For each pending entry: conflicts with main, and with the entries ahead of it.
 
-        Works in the object store only (``merge-tree --write-tree`` and synthetic commits
-        with no ref), so no worktree is touched. Cached until main or the queue changes.
+        An entry that cannot be predicted (branch missing, unrelated history, git
+        failing) gets an ``error`` of its own; the others are predicted as usual.
         """
-        pending = state.pending()[: self.limit]
+        pending = state.pending()
+        if self.limit:
+            pending = pending[: self.limit]
         heads = gw.branch_heads(self.root)
         main = heads.get(self.main_branch)
         fingerprint = (main, tuple((e.entry_id, heads.get(e.branch)) for e in pending))
         if self._cache and self._cache[0] == fingerprint:
             return self._cache[1]
-        predictions: dict[str, Prediction] = {}
         if main is None:
             return {e.entry_id: Prediction(e.entry_id, error="no main branch") for e in pending}
-        simulated = main
-        ahead: list[tuple[str, str]] = []
+        run = _Pass(self.root, main)
+        steps: dict[tuple[str, str, str, str], _Step] = {}
+        predictions: dict[str, Prediction] = {}
         for entry in pending:
             tip = heads.get(entry.branch)
             if tip is None:
                 predictions[entry.entry_id] = Prediction(entry.entry_id, error="branch missing")
                 continue
-            versus_main = gw.merge_tree(self.root, main, tip)
-            versus_queue = versus_main
-            if simulated != main:
-                versus_queue = gw.merge_tree(self.root, simulated, tip)
-            with_entries: dict[str, list[str]] = {}
-            if not versus_queue.clean and versus_main.clean:
-                for other_id, other_tip in ahead:
-                    pair = gw.merge_tree(self.root, other_tip, tip)
-                    if not pair.clean:
-                        with_entries[other_id] = pair.conflicts
-            predictions[entry.entry_id] = Prediction(
-                entry.entry_id,
-                versus_main.conflicts,
-                [] if versus_queue.clean else versus_queue.conflicts,
-                with_entries,
-            )
-            if versus_queue.clean:
-                simulated = gw.commit_tree(
-                    self.root, versus_queue.tree, [simulated, tip], f"queue: {entry.entry_id}"
-                )
-                ahead.append((entry.entry_id, tip))
+            # The simulated main stands for every clean entry ahead: the same key means
+            # the same entries ahead, so the step from the last pass still holds.
+            key = (main, run.simulated, entry.entry_id, tip)
+            step = self._steps.get(key)
+            if step is None:
+                step = self._predict_one(run, entry.entry_id, tip)
+            steps[key] = step
+            predictions[entry.entry_id] = step.prediction
+            if step.landed is not None:
+                run.simulated = step.landed
+                run.ahead.append((entry.entry_id, tip))
+        self._steps = steps
         self._cache = (fingerprint, predictions)
         return predictions
+
+    @staticmethod
+    def _predict_one(run: _Pass, entry_id: str, tip: str) -> _Step:
+        try:
+            return run.predict(entry_id, tip)
+        except gw.MergeTreeError as exc:
+            return _Step(Prediction(entry_id, error=f"cannot predict: {exc.detail}"))
+        except RuneError as exc:
+            return _Step(Prediction(entry_id, error=exc.message))

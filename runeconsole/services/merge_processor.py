@@ -21,9 +21,10 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from runeconsole.adapters import git_worktrees as gw
-from runeconsole.adapters.processes import run_streaming, stop_processes_in
+from runeconsole.adapters.processes import process_start, run_streaming, stop_processes_in
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.files import atomic_write_json
+from runeconsole.core.pause import pause_point
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.merge_queue import (
     BASE_MOVED,
@@ -35,6 +36,8 @@ from runeconsole.services.merge_queue import (
     IN_PROGRESS,
     INTERRUPTED,
     MAIN_DIRTY,
+    PICKED_UP,
+    RECOVERED,
     TESTS_FAILED,
     TIMEOUT,
     MergeQueue,
@@ -52,6 +55,7 @@ from runeconsole.services.merge_queue import (
 SIGNAL_SOURCE = "runeconsole"
 FALLBACK_TARGET = "guardian"
 WORKTREE_DIR = "runeconsole-merge-queue"
+HOLDER_WAIT = 1.0  # seconds to wait for a new lock holder's pid file, to name it
 
 
 @dataclass
@@ -84,6 +88,13 @@ class Processor:
         self.settings = queue.settings
         self.signals = queue.signals
         self.hooks = Hooks(queue.root, queue.clock, queue.signals)
+        self._identity: list[str] | None = None
+
+    def identity(self) -> list[str]:
+        """Committer options for the queue's rebases (looked up once per run)."""
+        if self._identity is None:
+            self._identity = gw.identity_fallback(self.root)
+        return self._identity
 
     @contextlib.contextmanager
     def _processor(self) -> Iterator[dict[str, Any]]:
@@ -93,21 +104,30 @@ class Processor:
         try:
             lock.acquire()
         except Timeout:
-            pid = read_optional(self.queue.processor_file).get("pid")
-            who = f"pid {pid}" if isinstance(pid, int) else "another process"
+            pid = self._holder_pid()
+            who = f"pid {pid}" if pid is not None else "another process"
             raise QueueBusy(
                 f"queue is being processed by {who}; try again when it finishes"
             ) from None
         try:
             leftover = read_optional(self.queue.processor_file)
-            atomic_write_json(
-                self.queue.processor_file, {"pid": os.getpid(), "started_at": self.queue.now()}
-            )
+            me = {"pid": os.getpid(), "started_at": self.queue.now()}
+            started = process_start(os.getpid())
+            if started is not None:
+                me["process_start"] = started
+            atomic_write_json(self.queue.processor_file, me)
             yield leftover
         finally:
             with contextlib.suppress(FileNotFoundError):
                 self.queue.processor_file.unlink()
             lock.release()
+
+    def _holder_pid(self) -> int | None:
+        """The lock holder's pid; it writes its pid file just after taking the lock."""
+        deadline = time.monotonic() + HOLDER_WAIT
+        while (pid := self.queue.processor_pid()) is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return pid
 
     def worktree_path(self) -> Path:
         return gw.common_dir(self.root) / WORKTREE_DIR
@@ -120,6 +140,12 @@ class Processor:
             report = ProcessReport()
             report.recovered = self.recover(leftover)
             report.picked_up = self.queue.pick_up_signals()
+            if progress is not None:  # told before any processing output
+                for note in report.recovered:
+                    progress(Progress("", RECOVERED, note, 0.0))
+                for entry_id in report.picked_up:
+                    message = f"picked up MERGE_READY as {entry_id}"
+                    progress(Progress(entry_id, PICKED_UP, message, 0.0))
             while True:
                 state = self.queue.read()
                 if not state.pending():
@@ -206,7 +232,9 @@ class Processor:
             if base is None:
                 raise RuneError(f"branch {self.settings.main_branch!r} disappeared")
             done = self._step(run, "rebase")
-            rebased = gw.rebase(worktree, base, timeout=self.settings.git_timeout)
+            rebased = gw.rebase(
+                worktree, base, timeout=self.settings.git_timeout, identity=self.identity()
+            )
             if not rebased.ok:
                 if rebased.conflicts:
                     done("conflict", None)
@@ -214,7 +242,7 @@ class Processor:
                         run,
                         CONFLICT,
                         f"rebase onto {self.settings.main_branch} conflicts",
-                        rebased.conflicts,
+                        self._conflict_files(base, original, rebased.conflicts),
                     )
                 done("failed", None)
                 return self._fail(run, GIT_ERROR, f"rebase failed: {rebased.detail}")
@@ -228,17 +256,21 @@ class Processor:
                 return failure
             done = self._step(run, "merge")
             holder = gw.checked_out_at(self.root, self.settings.main_branch)
-            touched = gw.changed_between(self.root, base, tested) if holder else []
-            if holder is not None and gw.is_dirty(holder, touched):
+            refusal = self._checkout_refuses(holder, base, tested)
+            if refusal is not None and self._main_is(base):
                 done("refused", None)
-                return self._fail(
-                    run, MAIN_DIRTY, f"{holder} has uncommitted changes to files this merge changes"
-                )
+                return self._fail(run, MAIN_DIRTY, refusal)
             # Written before the ref moves: recovery can tell a landed merge from a lost one.
             self.queue.update_entry(run.entry_id, {"tested_commit": tested, "base_commit": base})
-            if gw.compare_and_swap(self.root, self.queue.main_ref, tested, base):
-                done("ok", None)
-                return self._finish(run, tested, base, original)
+            if refusal is None and gw.compare_and_swap(
+                self.root, self.queue.main_ref, tested, base
+            ):
+                refusal = self._follow_in_checkout(holder, base, tested, run.notes)
+                if refusal is None:
+                    done("ok", None)
+                    return self._finish(run, tested, base, original, sync_checkout=False)
+                done("refused", None)
+                return self._fail(run, MAIN_DIRTY, refusal)
             done("main moved", None)
             run.notes.append(f"main moved during the run (was {base[:12]}); rebasing again")
         return self._fail(
@@ -246,6 +278,60 @@ class Processor:
             BASE_MOVED,
             f"main kept moving: gave up after {self.settings.max_rebase_rounds} rebases",
         )
+
+    def _main_is(self, commit: str) -> bool:
+        return gw.resolve_commit(self.root, self.queue.main_ref) == commit
+
+    def _checkout_refuses(self, holder: Path | None, base: str, tested: str) -> str | None:
+        """Why the checkout of main could not follow a move from base to tested, if it could not.
+
+        Asked before main moves (``read-tree -n``): a checkout that cannot be
+        fast-forwarded would be left behind its own branch. Tracked edits and untracked
+        files in the paths the merge writes both count.
+        """
+        if holder is None:
+            return None
+        complaint = gw.fast_forward_checkout(holder, base, tested, dry_run=True)
+        if complaint is None:
+            return None
+        files = gw.local_changes(holder, gw.changed_between(self.root, base, tested))
+        what = ", ".join(files) if files else complaint
+        return (
+            f"the checkout of {self.settings.main_branch} in {holder} has local files this "
+            f"merge would overwrite: {what}; commit, move or remove them, then retry"
+        )
+
+    def _follow_in_checkout(
+        self, holder: Path | None, base: str, tested: str, notes: list[str]
+    ) -> str | None:
+        """Fast-forward the checkout of main just moved; if it refuses, move main back.
+
+        The dry run passed a moment ago, so a refusal means someone changed the checkout
+        since: putting main back (compare-and-swap, to a commit that was main) leaves
+        branch and checkout agreeing, rather than a checkout behind its own branch.
+        """
+        if holder is None or tested == base:
+            return None
+        pause_point("merge-queue-main-moved")
+        complaint = gw.fast_forward_checkout(holder, base, tested)
+        if complaint is None:
+            return None
+        if not gw.compare_and_swap(self.root, self.queue.main_ref, base, tested):
+            notes.append(f"{holder} not fast-forwarded: {complaint}")  # main moved on: it stands
+            return None
+        return f"the checkout of {self.settings.main_branch} in {holder} changed: {complaint}"
+
+    def _conflict_files(self, base: str, original: str, first_stop: list[str]) -> list[str]:
+        """Every file the branch conflicts on, not only those of the commit the rebase stopped at.
+
+        ``merge-tree`` merges the whole branch with main in the object store; a file only
+        one commit conflicts on (a later commit undoes it) still comes from the rebase.
+        """
+        try:
+            whole = gw.merge_tree(self.root, base, original).conflicts
+        except RuneError:  # e.g. unrelated histories: the rebase's list is all there is
+            whole = []
+        return sorted(set(first_stop) | set(whole))
 
     def _test(self, run: _Run, worktree: Path, command: list[str], tested: str) -> Outcome | None:
         done = self._step(run, "test")
@@ -275,6 +361,9 @@ class Processor:
 
     def _fail(self, run: _Run, reason: str, error: str, files: list[str] | None = None) -> Outcome:
         files = files or []
+        payload = self._payload(run.entry, reason=reason, error=error, conflict_files=files)
+        kinds = ["MERGE_CONFLICT", "MERGE_FAILED"] if reason == CONFLICT else ["MERGE_FAILED"]
+        outgoing = [self._outgoing(run, kind, payload) for kind in kinds]
         entry = self.queue.update_entry(
             run.entry_id,
             {
@@ -285,13 +374,10 @@ class Processor:
                 "completed_at": self.queue.now(),
                 "current_step": None,
                 "notes": run.notes,
+                "signals_pending": outgoing,
             },
         )
-        payload = self._payload(entry, reason=reason, error=error, conflict_files=files)
-        target = self._target(entry)
-        if reason == CONFLICT:
-            self._signal("MERGE_CONFLICT", target, payload)
-        self._signal("MERGE_FAILED", target, payload)
+        self._deliver(run.entry_id, outgoing)
         run.report(
             "failed", f"failed: {reason}: {error}" + (f" ({', '.join(files)})" if files else "")
         )
@@ -306,22 +392,29 @@ class Processor:
             notes=run.notes,
         )
 
-    def _finish(self, run: _Run, tested: str, base: str, original: str) -> Outcome:
+    def _finish(
+        self, run: _Run, tested: str, base: str, original: str, *, sync_checkout: bool = True
+    ) -> Outcome:
         """After ``main`` points at ``tested``: tidy refs and checkouts, tell everyone.
 
         The merge has happened: a tidying step that fails becomes a note, never a failure.
+        ``sync_checkout``: the checkout of main still has to follow (after a crash).
         """
         entry = run.entry
         tidying: list[Callable[[], list[str]]] = [
-            lambda: self._sync_main_checkout(base, tested),
             lambda: self._settle_branch(str(entry.get("branch")), tested, original),
             lambda: self._mark_hook_merged(entry.get("identity_name")),
         ]
+        if sync_checkout:
+            tidying.insert(0, lambda: self._sync_main_checkout(base, tested))
         for tidy in tidying:
             try:
                 run.notes.extend(tidy())
             except RuneError as exc:
                 run.notes.append(f"after the merge: {exc.message}")
+        outgoing = [
+            self._outgoing(run, "MERGE_COMPLETE", self._payload(entry, merged_commit=tested))
+        ]
         final = self.queue.update_entry(
             run.entry_id,
             {
@@ -331,11 +424,10 @@ class Processor:
                 "tested_commit": tested,
                 "current_step": None,
                 "notes": run.notes,
+                "signals_pending": outgoing,
             },
         )
-        self._signal(
-            "MERGE_COMPLETE", self._target(final), self._payload(final, merged_commit=tested)
-        )
+        self._deliver(run.entry_id, outgoing)
         run.report("merged", f"merged {final.get('branch')} as {tested[:12]}")
         return Outcome(
             run.entry_id, str(final.get("branch")), COMPLETED, merged_commit=tested, notes=run.notes
@@ -385,6 +477,48 @@ class Processor:
         keys = ("entry_id", "node_id", "branch", "identity_name", "bead_id", "pr_number")
         return {**{k: entry.get(k) for k in keys}, **extra}
 
+    def _outgoing(self, run: _Run, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """A signal to send, as recorded in the entry's ``signals_pending`` until it is sent.
+
+        ``delivery_id`` (entry, attempt, type) lets recovery tell whether a processor
+        that died after recording it had already sent it.
+        """
+        attempt = run.entry.get("attempts")
+        delivery = f"{run.entry_id}.{attempt if isinstance(attempt, int) else 0}.{kind}"
+        return {
+            "signal_type": kind,
+            "target": self._target(run.entry),
+            "payload": {**payload, "delivery_id": delivery},
+        }
+
+    def _deliver(
+        self, entry_id: str, outgoing: list[dict[str, Any]], *, unless_sent: bool = False
+    ) -> list[str]:
+        """Send the signals an entry's outcome owes, then clear its ``signals_pending``.
+
+        The outcome is recorded with its signals first, so a processor killed before
+        sending them leaves them for ``recover`` to send (``unless_sent``: skip any
+        that did go out just before the kill). Returns the types sent.
+        """
+        pause_point("merge-queue-signals-due")
+        sent = []
+        for item in outgoing:
+            kind, target, payload = _signal_parts(item)
+            if kind is None or (unless_sent and self._was_sent(kind, target, payload)):
+                continue
+            self._signal(kind, target, payload)
+            sent.append(kind)
+        self.queue.update_entry(entry_id, {"signals_pending": []})
+        return sent
+
+    def _was_sent(self, kind: str, target: str, payload: dict[str, Any]) -> bool:
+        delivery = payload.get("delivery_id")
+        found = [
+            *self.signals.pending(signal_type=kind, target=target),
+            *self.signals.processed(signal_type=kind, target=target),
+        ]
+        return any(signal.payload.get("delivery_id") == delivery for signal in found)
+
     def _signal(self, signal_type: str, target: str, payload: dict[str, Any]) -> None:
         with contextlib.suppress(InvalidInput):
             self.signals.send(signal_type, SIGNAL_SOURCE, target, payload)
@@ -410,6 +544,12 @@ class Processor:
         for entry in self.queue.read().entries:
             if entry.status == IN_PROGRESS and entry.get("processor_pid"):
                 notes.append(self._recover_entry(entry.fields))
+        for entry in self.queue.read().entries:
+            owed = entry.get("signals_pending")
+            if entry.status in (COMPLETED, FAILED) and isinstance(owed, list) and owed:
+                sent = self._deliver(entry.entry_id, owed, unless_sent=True)
+                what = ", ".join(sent) if sent else "nothing (all had gone out)"
+                notes.append(f"{entry.entry_id}: sent the signals its processor had not: {what}")
         return notes
 
     def _recover_entry(self, entry: dict[str, Any]) -> str:
@@ -433,3 +573,13 @@ class Processor:
         step = entry.get("current_step") or "?"
         self._fail(run, INTERRUPTED, f"processing stopped during {step} (the processor died)")
         return f"{entry_id}: interrupted during {step}; marked failed"
+
+
+def _signal_parts(item: Any) -> tuple[str | None, str, dict[str, Any]]:
+    """(type, target, payload) of a ``signals_pending`` item; type ``None`` if malformed."""
+    if not isinstance(item, dict):
+        return None, "", {}
+    kind, target, payload = item.get("signal_type"), item.get("target"), item.get("payload")
+    if not (isinstance(kind, str) and isinstance(target, str) and isinstance(payload, dict)):
+        return None, "", {}
+    return kind, target, payload

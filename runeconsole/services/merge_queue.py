@@ -23,13 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.adapters.clock import Clock, SystemClock
+from runeconsole.adapters.processes import process_start
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
-from runeconsole.core.files import atomic_write_bytes, read_json_object
+from runeconsole.core.files import atomic_write_bytes, pid_alive, read_json_object
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
@@ -75,7 +74,7 @@ class MergeQueueSettings:
     on_interrupted: str = "fail"
     max_attempts: int = 3
     main_branch: str = "main"
-    predict_limit: int = 50
+    predict_limit: int = 0  # 0: every pending entry
 
     @classmethod
     def from_talisman(cls, talisman: Talisman) -> MergeQueueSettings:
@@ -100,7 +99,7 @@ class MergeQueueSettings:
             on_interrupted=section.choice("on_interrupted", "fail", ("fail", "retry")),
             max_attempts=section.integer("max_attempts", 3, minimum=1, maximum=100),
             main_branch=main,
-            predict_limit=section.integer("predict_limit", 50, minimum=0, maximum=10000),
+            predict_limit=section.integer("predict_limit", 0, minimum=0, maximum=100000),
         )
 
 
@@ -193,6 +192,8 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+# Progress steps that are one-off notices before processing starts, not processing steps.
+RECOVERED, PICKED_UP = "recovered", "picked_up"
 
 
 @dataclass
@@ -233,6 +234,10 @@ class ProcessReport:
 
 class QueueBusy(RuneError):
     """Another process holds the processor lock."""
+
+
+class UnknownEntry(InvalidInput):
+    """No entry has that id: the caller named the wrong thing (a usage error)."""
 
 
 class MergeQueue:
@@ -301,7 +306,9 @@ class MergeQueue:
         state = self.read()
         entry = state.find(entry_id)
         if entry is None:
-            raise RuneError(f"no entry {entry_id!r} in {self.path}; `merge-queue list` shows them")
+            raise UnknownEntry(
+                f"no entry {entry_id!r} in {self.path}; `merge-queue list` shows them"
+            )
         return entry
 
     # -- the locked read-modify-write --------------------------------------------------------
@@ -338,7 +345,9 @@ class MergeQueue:
         for item in data["entries"]:
             if isinstance(item, dict) and item.get("entry_id") == entry_id:
                 return item
-        raise RuneError(f"no entry {entry_id!r} in the merge queue; `merge-queue list` shows them")
+        raise UnknownEntry(
+            f"no entry {entry_id!r} in the merge queue; `merge-queue list` shows them"
+        )
 
     def update_entry(self, entry_id: str, changes: dict[str, Any]) -> dict[str, Any]:
         with self._mutate() as data:
@@ -439,8 +448,11 @@ class MergeQueue:
             )
             return QueueEntry(dict(item), 0)
 
-    def move(self, entry_id: str, offset: int) -> QueueEntry:
-        """Swap a pending entry with its pending neighbour above (-1) or below (+1)."""
+    def move(self, entry_id: str, offset: int) -> tuple[QueueEntry, bool]:
+        """Swap a pending entry with its pending neighbour above (-1) or below (+1).
+
+        Returns (entry, moved); an entry already at that end stays and nothing is recorded.
+        """
         validate_id(entry_id, "entry id")
         with self._mutate() as data:
             item = self._find(data, entry_id)
@@ -454,11 +466,12 @@ class MergeQueue:
             ]
             here = slots.index(entries.index(item))
             there = here + offset
-            if 0 <= there < len(slots):
-                a, b = slots[here], slots[there]
-                entries[a], entries[b] = entries[b], entries[a]
-                self._record(data, "move", entry_id, direction="up" if offset < 0 else "down")
-            return QueueEntry(dict(item), 0)
+            if not 0 <= there < len(slots):
+                return QueueEntry(dict(item), 0), False
+            a, b = slots[here], slots[there]
+            entries[a], entries[b] = entries[b], entries[a]
+            self._record(data, "move", entry_id, direction="up" if offset < 0 else "down")
+            return QueueEntry(dict(item), 0), True
 
     def set_paused(self, paused: bool) -> bool:
         """Pause or resume; returns whether anything changed."""
@@ -539,16 +552,20 @@ class MergeQueue:
     # -- status ------------------------------------------------------------------------------
 
     def processor_pid(self) -> int | None:
-        """The pid processing the queue now, or ``None`` (checked with the lock, not the file)."""
-        lock = FileLock(str(self.processor_lock), timeout=0)
-        try:
-            lock.acquire()
-        except Timeout:
-            info = read_optional(self.processor_file)
-            pid = info.get("pid")
-            return pid if isinstance(pid, int) else -1
-        lock.release()
-        return None
+        """The pid processing the queue now, or ``None``.
+
+        Read from the pid file the processor writes once it holds the processor lock,
+        never by taking the lock: a probe holding it even briefly would turn away a
+        processor starting at that moment. A pid file left by a killed processor names
+        a process that is gone (or, by pid reuse, one with another start time).
+        """
+        info = read_optional(self.processor_file)
+        pid, started = info.get("pid"), info.get("process_start")
+        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+            return None
+        if isinstance(started, int):
+            return pid if process_start(pid) == started else None
+        return pid if pid_alive(pid) else None
 
     # -- processing (services.merge_processor) and predictions (services.merge_predictions) ---
 

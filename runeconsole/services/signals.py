@@ -140,17 +140,27 @@ class Signals:
 
     def pending(self, *, signal_type: str | None = None, target: str | None = None) -> list[Signal]:
         """Unconsumed signals, oldest first; filtered by type and target if given."""
+        return self._listed(self.directory, signal_type, target)
+
+    def processed(
+        self, *, signal_type: str | None = None, target: str | None = None
+    ) -> list[Signal]:
+        """Consumed signals (in ``processed/``), oldest first; filtered like ``pending``."""
+        return self._listed(self.directory / PROCESSED, signal_type, target)
+
+    def _listed(self, directory: Path, signal_type: str | None, target: str | None) -> list[Signal]:
         try:
             names = sorted(
                 entry.name
-                for entry in os.scandir(self.directory)
+                for entry in os.scandir(directory)
                 if entry.name.endswith(".json") and not is_temp_name(entry.name) and entry.is_file()
             )
         except FileNotFoundError:
             return []
-        if signal_type:
-            names = [n for n in names if n.endswith(f"-{signal_type}.json")]
-        signals = [self.read(self.directory / name) for name in names]
+        if signal_type:  # consume() may have added ".N" before ".json"
+            kind = re.compile(rf"-{re.escape(signal_type)}(\.\d+)?\.json$")
+            names = [n for n in names if kind.search(n)]
+        signals = [self.read(directory / name) for name in names]
         if target:
             signals = [s for s in signals if s.target == target]
         return signals

@@ -28,6 +28,8 @@ from runeconsole.services.merge_queue import (
     FAILED,
     IN_PROGRESS,
     PENDING,
+    PICKED_UP,
+    RECOVERED,
     MergeQueue,
     Prediction,
     ProcessReport,
@@ -284,13 +286,14 @@ class MergeQueuePane(LivePane):
     # -- actions ------------------------------------------------------------------------------
 
     def _act(self, action: str, call: Callable[[], object]) -> None:
+        """Do a queue action; rows follow at once, predictions (git) from the scan worker."""
         try:
             call()
         except RuneError as exc:
             self.app.notify(exc.message, title=action, severity="error")
             return
-        state = self.queue.read()
-        self.sync(state, self._predict(state))
+        self.sync(self.queue.read(), self.predictions)
+        self.rescan()
 
     def action_process(self) -> None:
         if self.processing:
@@ -332,6 +335,9 @@ class MergeQueuePane(LivePane):
         self.app.call_from_thread(self.finished, result, None)
 
     def on_progress(self, event: Progress) -> None:
+        if event.step in (RECOVERED, PICKED_UP):  # before processing: not a step of it
+            self.app.notify(event.message, title="Merge queue")
+            return
         self.processing = event.entry_id
         if event.output:
             self.output_lines.append(Text(f"  │ {event.message}", "dim"))
