@@ -38,19 +38,25 @@ async def _filter(pilot: Pilot) -> None:
 
 async def _merge_queue(pilot: Pilot) -> None:
     build_queue(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
-    await pilot.press("5")
+    pilot.app.goto_pane("merge-queue")  # type: ignore[attr-defined]
     pane = pilot.app.query_one(MergeQueuePane)
     pane.rescan()
     await pilot.app.workers.wait_for_complete()
     pane.table.move_cursor(row=4)  # the failed entry: its reason and files below
 
 
+async def _problems(pilot: Pilot) -> None:
+    pilot.app.goto_pane("problems")  # type: ignore[attr-defined]
+    await pilot.app.workers.wait_for_complete()
+
+
 async def _questions(pilot: Pilot) -> None:
-    await pilot.press("2")
+    pilot.app.goto_pane("questions")  # type: ignore[attr-defined]
 
 
 async def _question_modal(pilot: Pilot) -> None:
-    await pilot.press("2", "a")
+    await _questions(pilot)
+    await pilot.press("a")
 
 
 Shot = tuple[str, tuple[int, int], Callable[[Pilot], Awaitable[None]] | None]
@@ -59,6 +65,7 @@ SHOTS: list[Shot] = [
     ("agents-wide", (150, 32), None),
     ("agent-detail", (100, 34), _agent_detail),
     ("agents-filter", (80, 24), _filter),
+    ("problems-80x24", (80, 24), _problems),
     ("questions-80x24", (80, 24), _questions),
     ("question-modal", (80, 24), _question_modal),
     ("merge-queue-80x24", (80, 24), _merge_queue),
