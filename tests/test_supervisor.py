@@ -438,3 +438,25 @@ def test_console_talisman_is_lenient(project: Path) -> None:
     assert supervisor.settings.respawn_limit == 3
     assert supervisor.registry.settings.heartbeat_interval == 60
     assert len(lenient.problems) >= 2
+
+
+def test_context_problems_rank_by_urgency_then_context_left(
+    project: Path, tmux_socket: str, clock: ManualClock
+) -> None:
+    supervisor = Supervisor(
+        project, clock, settings=SupervisorSettings(socket_name=tmux_socket), tmux=Tmux(tmux_socket)
+    )
+    registry = supervisor.registry
+    lefts = {"a-low": 24, "b-low": 18, "c-medium": 14, "d-medium": 11, "e-high": 9, "f-high": 3}
+    for name in lefts:
+        registry.register("worker", name)
+
+    def seen(key: str, left: int) -> AgentObservation:
+        reading = PaneReading(context_left=left)
+        urgency = supervisor.settings.urgency(reading)
+        agent_id = registry.get(key).get("agent_id")
+        return AgentObservation(key, agent_id, None, "running", "", screen=reading, urgency=urgency)
+
+    observations = {f"worker-{n}": seen(f"worker-{n}", left) for n, left in lefts.items()}
+    ordered = [p.key.removeprefix("worker-") for p in supervisor.problems(observations)]
+    assert ordered == ["f-high", "e-high", "d-medium", "c-medium", "b-low", "a-low"]
