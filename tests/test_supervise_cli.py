@@ -76,3 +76,21 @@ def test_usage_errors(project: Path, tmux_socket: str, cli: Callable) -> None:
     assert cli("handoff", "worker-nobody", *base).code == 1
     bad_socket = cli("monitor", "--root", str(project), "--tmux-socket", "../x", "--once")
     assert bad_socket.code == 2
+
+
+def test_kill_goes_to_the_agents_own_server_or_refuses_a_named_other(
+    project: Path, tmux_socket: str, other_tmux_socket: str, cli: Callable,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    spawned = cli("spawn", "--root", str(project), "--tmux-socket", tmux_socket,
+                  "--role", "worker", "--name", "far", "--json", "--", *sleeper())  # fmt: skip
+    assert spawned.code == 0, spawned.err
+    pid = spawned.json()["pid"]
+    named = cli("kill", "worker-far", "--root", str(project), "--tmux-socket", other_tmux_socket)
+    assert named.code == 1
+    assert f"runs on tmux server {tmux_socket}, not {other_tmux_socket}" in named.err
+    assert process_alive(pid) and Registry(project).get("worker-far").status == "active"
+    monkeypatch.setenv(SOCKET_ENV, other_tmux_socket)  # configured elsewhere, not named
+    killed = cli("kill", "worker-far", "--root", str(project))
+    assert (killed.code, killed.out.strip()) == (0, "worker-far: terminated")
+    assert not process_alive(pid) and not Tmux(tmux_socket).has_session("rune-worker-far")

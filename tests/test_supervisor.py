@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -460,3 +461,69 @@ def test_context_problems_rank_by_urgency_then_context_left(
     observations = {f"worker-{n}": seen(f"worker-{n}", left) for n, left in lefts.items()}
     ordered = [p.key.removeprefix("worker-") for p in supervisor.problems(observations)]
     assert ordered == ["f-high", "e-high", "d-medium", "c-medium", "b-low", "a-low"]
+
+
+def test_kills_are_never_taken_for_crashes_by_a_running_monitor(
+    project: Path, tmux_socket: str
+) -> None:
+    operator = make_supervisor(project, tmux_socket, auto_respawn=True)
+    names = [f"k{n}" for n in range(5)]
+    spawned = [operator.spawn("worker", name, sleeper()) for name in names]
+    # The monitor is another supervisor, as in the console or `runeconsole monitor`.
+    monitor = make_supervisor(project, tmux_socket, auto_respawn=True)
+    reports: list[MonitorReport] = []
+    stop = threading.Event()
+    loop = threading.Thread(
+        target=monitor.run_monitor,
+        kwargs={"interval": 0.0, "stop": stop, "on_report": reports.append},
+        daemon=True,
+    )
+    loop.start()
+    try:
+        wait_for(lambda: sum(not r.skipped for r in reports) >= 2)
+        for name in names:
+            assert operator.kill(f"worker-{name}").status == "terminated"
+        seen = len(reports)
+        wait_for(lambda: len(reports) >= seen + 5)
+    finally:
+        stop.set()
+        loop.join(timeout=10)
+    assert signals(project, "AGENT_CRASHED") == []
+    assert [key for r in reports for key in r.crashed + [s.key for s in r.respawned]] == []
+    registry = Registry(project)
+    for name, first in zip(names, spawned, strict=True):
+        record = registry.get(f"worker-{name}")
+        assert (record.status, record.get("agent_id")) == (
+            "terminated",
+            first.record.get("agent_id"),
+        )
+        assert not process_alive(first.pid)
+    assert operator.tmux.panes() == {}
+
+
+def test_an_agent_is_acted_on_where_it_was_spawned(
+    project: Path, tmux_socket: str, other_tmux_socket: str
+) -> None:
+    home = make_supervisor(project, tmux_socket)
+    first = home.spawn("worker", "far", printer("far away"))
+    wait_for(lambda: "far away" in home.pane_tail("worker-far"))
+    # A caller configured for another server (say, another $RUNECONSOLE_TMUX_SOCKET).
+    away = make_supervisor(project, other_tmux_socket)
+    assert "far away" in away.pane_tail("worker-far")
+    assert away.attach_command("worker-far")[:3] == ["tmux", "-L", tmux_socket]
+    with pytest.raises(RuneError, match="still running"):
+        away.respawn("worker-far")
+    result = away.handoff("worker-far", timeout=0.3, respawn=False)
+    assert result.outcome == "forced" and not process_alive(first.pid)
+
+    second = away.respawn("worker-far")
+    assert second.record.get("metadata")["tmux_socket"] == tmux_socket
+    assert home.tmux.has_session("rune-worker-far")
+    assert not away.tmux.has_session("rune-worker-far")
+
+    named = make_supervisor(project, other_tmux_socket, socket_explicit=True)
+    with pytest.raises(RuneError, match=f"on tmux server {tmux_socket}, not {other_tmux_socket}"):
+        named.kill("worker-far")
+    assert process_alive(second.pid) and Registry(project).get("worker-far").status == "active"
+    assert away.kill("worker-far").status == "terminated"
+    assert not process_alive(second.pid) and not home.tmux.has_session("rune-worker-far")

@@ -179,11 +179,13 @@ class Supervisor:
     def switch_to(self, key: str) -> None:
         """Jump the operator's tmux client to the agent's session (the console's ``g``);
         the error says how to attach when the console is not inside that tmux server."""
-        self.tmux.switch_client(self.sessions.session_of(key))
+        tmux, session = self.sessions.session_of(key)
+        tmux.switch_client(session)
 
     def attach_command(self, key: str) -> list[str]:
         """``tmux [-L socket] attach-session -t =SESSION`` for the agent's session."""
-        return self.tmux.attach_command(self.sessions.session_of(key))
+        tmux, session = self.sessions.session_of(key)
+        return tmux.attach_command(session)
 
     def problems(self, observations: dict[str, AgentObservation] | None = None) -> list[Problem]:
         """Crashed, stale, waiting and low-context agents, most urgent first.

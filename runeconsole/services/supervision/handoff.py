@@ -80,8 +80,8 @@ class Handoffs:
         registry, hooks = sessions.registry, sessions.hooks
         timeout = sessions.settings.handoff_timeout if timeout is None else timeout
         record = registry.get(key)
-        session = str(record.get("tmux_session") or "")
-        pane = sessions.tmux.pane(session) if session else None
+        tmux = sessions.tmux_for(record)
+        pane = sessions.pane_of(record)
         if record.status != ACTIVE or pane is None or not sessions.running(record, pane):
             raise RuneError(
                 f"{key} is not running ({record.status}); use `runeconsole respawn {key}`"
@@ -109,7 +109,7 @@ class Handoffs:
                 "uncommitted": hook.files_modified,
             },
         )
-        sessions.tmux.send_text(pane.pane_id, HANDOFF_MESSAGE)
+        tmux.send_text(pane.pane_id, HANDOFF_MESSAGE)
         outcome, waited = self._await_exit(record, marker, timeout)
         if outcome == "forced":
             sessions.signal(
@@ -117,7 +117,7 @@ class Handoffs:
                 {"key": key, "agent_id": agent_id, "waited_seconds": round(waited, 1)},
             )
         keep_screen(sessions, record, pane)
-        sessions.stop(session, record.get("pid"), grace=KILL_GRACE if outcome != "forced" else 0.2)
+        sessions.stop(record, grace=KILL_GRACE if outcome != "forced" else 0.2)
         hook = hooks.update(key, worktree=worktree)
         registry.update_metadata(
             key, {"handoff": {"state": outcome, "finished_at": iso_z(sessions.clock.now())}}

@@ -165,12 +165,16 @@ class Monitor:
     def _record_end(
         self, record: AgentRecord, pane: PaneInfo | None, report: MonitorReport
     ) -> None:
-        """A supervised agent stopped: terminated on exit 0, else crashed (each once)."""
+        """A supervised agent stopped: terminated on exit 0, else crashed (each once).
+
+        The change applies only to the identity seen here while it is still active
+        (checked under its lock), so an agent killed or handed off on purpose meanwhile,
+        or already replaced by a successor, is left as it is, and so is its session.
+        """
         key = record.key
         registry = self.sessions.registry
         if pane is not None:
             keep_screen(self.sessions, record, pane)
-            self.sessions.tmux.kill_session(pane.session)
         if pane is None:
             reason = f"tmux session {record.get('tmux_session')} is gone"
         elif pane.exit_signal is not None:
@@ -180,19 +184,25 @@ class Monitor:
             reason = f"exited with status {pane.exit_status}" if known else "exited"
         else:
             reason = f"process {record.get('pid')} is gone"
+        agent_id = record.get("agent_id")
+        clean = pane is not None and pane.dead and pane.exit_status == 0
         try:
-            if pane is not None and pane.dead and pane.exit_status == 0:
-                _, changed = registry.mark_terminated(key, reason)
-                if changed:
-                    report.terminated.append(key)
-                return
-            _, changed = registry.mark_crashed(key, reason)
+            if clean:
+                _, changed = registry.mark_terminated(key, reason, agent_id=agent_id)
+            else:
+                _, changed = registry.mark_crashed(key, reason, agent_id=agent_id)
         except RuneError as exc:
             report.errors.append(f"{key}: {exc.message}")
             return
-        if changed:
-            report.crashed.append(key)
-            self._maybe_auto_respawn(key, report)
+        if not changed:
+            return
+        if pane is not None:  # the dead pane, cleared away
+            self.sessions.tmux.kill_session(pane.session)
+        if clean:
+            report.terminated.append(key)
+            return
+        report.crashed.append(key)
+        self._maybe_auto_respawn(key, report)
 
     def _maybe_auto_respawn(self, key: str, report: MonitorReport) -> None:
         settings = self.sessions.settings

@@ -15,6 +15,7 @@ from runeconsole.adapters.clock import Clock
 from runeconsole.adapters.tmux import PaneInfo, Tmux, process_alive
 from runeconsole.core.errors import RuneError
 from runeconsole.core.paths import ProjectPaths
+from runeconsole.core.validate import ID_PATTERN
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.registry import (
     ACTIVE,
@@ -35,6 +36,10 @@ def existing_worktree(record: AgentRecord) -> Path | None:
     return worktree if worktree and worktree.is_dir() else None
 
 
+def server_label(socket: str | None) -> str:
+    return socket or "(tmux's default server)"
+
+
 @dataclass
 class AgentSessions:
     root: Path
@@ -45,6 +50,7 @@ class AgentSessions:
     registry: Registry
     hooks: Hooks
     paths: ProjectPaths = field(init=False)
+    _servers: dict[str | None, Tmux] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.paths = ProjectPaths(self.root)
@@ -60,8 +66,41 @@ class AgentSessions:
             return record.metadata["tmux_socket"] == self.settings.socket_name
         return True
 
+    def tmux_for(self, record: AgentRecord) -> Tmux:
+        """The server the agent was spawned on (``metadata.tmux_socket``): whatever server
+        the caller is set up for, an existing agent is looked at and stopped there. A
+        caller that named another server (``--tmux-socket``) is refused instead, so no
+        command ever acts on a same-named session of the wrong server."""
+        metadata = record.metadata
+        if "tmux_socket" not in metadata:  # registered by another tool: the caller's server
+            return self.tmux
+        socket = metadata["tmux_socket"]
+        if socket == self.settings.socket_name:
+            return self.tmux
+        if socket is not None and not (isinstance(socket, str) and ID_PATTERN.fullmatch(socket)):
+            raise RuneError(
+                f"{record.key}: metadata.tmux_socket {socket!r} in {record.path} is not a "
+                "tmux socket name"
+            )
+        if self.settings.socket_explicit:
+            hint = f"--tmux-socket {socket}" if socket else "no --tmux-socket"
+            raise RuneError(
+                f"{record.key} runs on tmux server {server_label(socket)}, not "
+                f"{server_label(self.settings.socket_name)}; use {hint} to act on it"
+            )
+        if socket not in self._servers:
+            server = self.tmux.server
+            self._servers[socket] = Tmux(
+                socket, config_file=server.config_file, timeout=server.timeout
+            )
+        return self._servers[socket]
+
+    def pane_of(self, record: AgentRecord) -> PaneInfo | None:
+        session = record.get("tmux_session")
+        return self.tmux_for(record).pane(str(session)) if session else None
+
     def running(self, record: AgentRecord, pane: PaneInfo | None = None) -> bool:
-        pane = pane or self.tmux.pane(str(record.get("tmux_session") or ""))
+        pane = pane or self.pane_of(record)
         return pane is not None and not pane.dead and self.pid_alive(record)
 
     @staticmethod
@@ -69,16 +108,20 @@ class AgentSessions:
         pid = record.get("pid")
         return not isinstance(pid, int) or process_alive(pid)
 
-    def session_of(self, key: str) -> str:
-        session = self.registry.get(key).get("tmux_session")
+    def session_of(self, key: str) -> tuple[Tmux, str]:
+        """The agent's server and session name (an error says when it has none)."""
+        record = self.registry.get(key)
+        session = record.get("tmux_session")
         if not session:
             raise RuneError(f"{key} has no tmux session recorded")
-        return str(session)
+        return self.tmux_for(record), str(session)
 
-    def stop(self, session: str, pid: object, grace: float = KILL_GRACE) -> None:
-        """Kill the session, then the agent's process group if it outlived the hang-up
+    def stop(self, record: AgentRecord, grace: float = KILL_GRACE) -> None:
+        """Kill the agent's session, then its process group if it outlived the hang-up
         (``grace`` seconds for each of hang-up and SIGTERM before the next step)."""
-        self.tmux.kill_session(session)
+        session, pid = record.get("tmux_session"), record.get("pid")
+        if session:
+            self.tmux_for(record).kill_session(str(session))
         if not isinstance(pid, int):
             return
         for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -94,14 +137,30 @@ class AgentSessions:
                     os.kill(pid, sig)
 
     def kill(self, key: str, reason: str) -> AgentRecord:
-        """Stop the agent (its worktree untouched, uncommitted files listed in the hook)."""
+        """Stop the agent on purpose (its worktree untouched, uncommitted files listed in
+        the hook).
+
+        It is marked terminated under its lock *before* its session is killed: a monitor
+        pass that then finds the session gone cannot mark it crashed (that change only
+        applies to an identity still active), so it is neither alerted nor re-spawned.
+        """
         record = self.registry.get(key)
-        session = record.get("tmux_session")
-        if session:
-            self.stop(str(session), record.get("pid"))
+        self.tmux_for(record)  # refused before anything changes
+        agent_id = record.get("agent_id")
+        if record.status == ACTIVE:
+            record, _ = self.registry.mark_terminated(key, reason, agent_id=agent_id)
+            if record.get("agent_id") != agent_id:
+                raise RuneError(
+                    f"{key} was replaced by {record.get('agent_id')} meanwhile; nothing was "
+                    "killed (look again, then kill it if you mean to)"
+                )
+        try:
+            self.stop(record)
+        except RuneError as exc:
+            raise RuneError(
+                f"{key} is marked {record.status}, but stopping its session failed: {exc.message}"
+            ) from None
         worktree = existing_worktree(record)
         if self.hooks.read(key) is not None and worktree:
             self.hooks.update(key, worktree=worktree)
-        if record.status == ACTIVE:
-            record, _ = self.registry.mark_terminated(key, reason)
-        return record
+        return self.registry.get(key)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.locks import locked
 from runeconsole.core.timeutil import compact_stamp
@@ -74,6 +75,7 @@ class Spawner:
                     f"kill it first (`runeconsole kill {key}`)"
                 )
         return self._launch(
+            self.sessions.tmux,
             role,
             name,
             list(command),
@@ -122,6 +124,7 @@ class Spawner:
             elif cause == "operator":
                 auto = 0  # a person stepped in: the crash-loop count starts again
             return self._launch(
+                self.sessions.tmux_for(record),  # the predecessor's server
                 str(record.get("role")),
                 str(record.get("name")),
                 command,
@@ -141,6 +144,7 @@ class Spawner:
 
     def _launch(
         self,
+        tmux: Tmux,
         role: str,
         name: str,
         command: list[str],
@@ -154,7 +158,7 @@ class Spawner:
         wisdom: str | None = None,
         wisdom_file: Path | None = None,
     ) -> SpawnResult:
-        tmux, registry = self.sessions.tmux, self.sessions.registry
+        registry = self.sessions.registry
         key = f"{role}-{name}"
         session = f"rune-{key}"
         if predecessor is not None:
@@ -178,7 +182,7 @@ class Spawner:
             metadata={
                 **metadata,
                 "command": command,
-                "tmux_socket": self.sessions.settings.socket_name,
+                "tmux_socket": tmux.socket_name,
             },
         )
         new_hook = self.sessions.hooks.create(
