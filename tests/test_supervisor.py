@@ -527,3 +527,35 @@ def test_an_agent_is_acted_on_where_it_was_spawned(
     assert process_alive(second.pid) and Registry(project).get("worker-far").status == "active"
     assert away.kill("worker-far").status == "terminated"
     assert not process_alive(second.pid) and not home.tmux.has_session("rune-worker-far")
+
+
+ECHO = "import sys\nfor line in sys.stdin: print(line.strip(), flush=True)"
+
+
+def test_only_the_agents_own_hook_update_confirms_a_handoff(
+    supervisor: Supervisor, project: Path
+) -> None:
+    """The monitor writes the hook too (the phase it reads on screen): that is no sign the
+    agent saved its work, so the wait goes on; the agent's own update ends it."""
+    supervisor.spawn("worker", "deaf", [sys.executable, "-c", ECHO])
+    outcome: list[str] = []
+    waiting = threading.Thread(
+        target=lambda: outcome.append(supervisor.handoff("worker-deaf", timeout=2.5).outcome)
+    )
+    waiting.start()
+    wait_for(lambda: signals(project, "HANDOFF_REQUESTED"))
+    supervisor.tmux.send_text("=rune-worker-deaf:", "⏺ Phase: testing")
+    step_until(supervisor, lambda report: report.phase_changes == {"worker-deaf": "testing"})
+    waiting.join(timeout=30)
+    assert outcome == ["forced"]
+    assert [s["key"] for s in signals(project, "ORCHESTRATOR_STUCK")] == ["worker-deaf"]
+
+    supervisor.spawn("worker", "saver", [sys.executable, "-c", ECHO])
+    waiting = threading.Thread(
+        target=lambda: outcome.append(supervisor.handoff("worker-saver", timeout=2.5).outcome)
+    )
+    waiting.start()
+    wait_for(lambda: len(signals(project, "HANDOFF_REQUESTED")) == 2)
+    Hooks(project).update("worker-saver", work_phase="testing")  # as `runeconsole hook update`
+    waiting.join(timeout=30)
+    assert outcome == ["forced", "hook_updated"]

@@ -6,6 +6,11 @@ keep every field we do not know. ``files_modified`` always comes from git in the
 agent's worktree, never from whoever calls us: the hook must list what is really
 uncommitted when a successor takes over. Each change is a locked read-modify-write
 with an atomic replace, followed by a ``HOOK_UPDATED`` signal carrying the hook.
+
+The supervisor writes hooks too (the monitor records the phase it reads on screen, a
+kill or handoff refreshes ``files_modified``), so each write says who made it
+(``updated_by``) and the agent's own writes are counted (``agent_updates``): a
+handoff is confirmed only by the agent (R4.4), never by the supervisor's own writes.
 """
 
 from __future__ import annotations
@@ -31,6 +36,11 @@ from runeconsole.services.signals import Signals
 HARNESS_PHASES = ("planning", "executing", "impl_complete", "validating", "merged")
 MAX_TEXT = 4000
 RUNTIME_PREFIXES = (".claude/state/", ".claude/attractor/", "tmp/.rune-signals/")
+AGENT, MONITOR, SUPERVISOR, MERGE_QUEUE = "agent", "monitor", "supervisor", "merge_queue"
+# The fields the supervisor's own writes (monitor, kill, handoff) change.
+SUPERVISOR_FIELDS = frozenset(
+    {"work_phase", "files_modified", "updated_at", "last_checkpoint_at", "updated_by"}
+)
 
 
 @dataclass
@@ -78,6 +88,26 @@ def _text(value: str | None, what: str) -> str | None:
     if value is not None and len(value) > MAX_TEXT:
         raise InvalidInput(f"{what} is longer than {MAX_TEXT} characters")
     return value
+
+
+def _agent_updates(fields: dict[str, Any]) -> int:
+    count = fields.get("agent_updates")
+    return count if isinstance(count, int) and not isinstance(count, bool) else 0
+
+
+def agent_wrote(before: dict[str, Any], after: Hook | None) -> bool:
+    """Whether the agent updated its hook since ``before`` (the fields as they were).
+
+    Our writers count the agent's updates; a tool that does not know that count (the
+    harness's scripts) shows itself by changing a field the supervisor never writes.
+    """
+    if after is None or after.error:
+        return False
+    fields = after.fields
+    if _agent_updates(fields) > _agent_updates(before):
+        return True
+    ignored = SUPERVISOR_FIELDS | {"agent_updates"}
+    return any(fields.get(k) != before.get(k) for k in (fields.keys() | before.keys()) - ignored)
 
 
 def uncommitted_files(worktree: Path) -> list[str]:
@@ -173,6 +203,8 @@ class Hooks:
             "last_checkpoint_at": inherited.get("last_checkpoint_at"),
             "files_modified": uncommitted_files(worktree) if worktree else [],
             "tests_status": inherited.get("tests_status"),
+            "updated_by": SUPERVISOR,
+            "agent_updates": 0,
         }
         fields.setdefault("last_committed_node", None)
         fields.setdefault("merged_at", None)
@@ -192,11 +224,14 @@ class Hooks:
         tests_status: str | None = None,
         instructions: str | None = None,
         worktree: Path | None = None,
+        writer: str = AGENT,
     ) -> Hook:
         """Change the given fields (others kept) and re-read ``files_modified`` from git.
 
         A missing hook is created; ``worktree`` is where git is asked (the agent's own
         worktree, from its identity); without one ``files_modified`` stays as it was.
+        ``writer``: ``agent`` unless the supervisor or merge queue writes (``MONITOR``,
+        ``SUPERVISOR``, ``MERGE_QUEUE``), so a handoff can tell the agent's save apart.
         """
         path = self.path_for(key)
         changes: dict[str, Any] = {
@@ -217,6 +252,9 @@ class Hooks:
             fields = self._read_for_update(key, path, now)
             fields.update(changes)
             fields["updated_at"] = fields["last_checkpoint_at"] = stamp
+            fields["updated_by"] = writer
+            if writer == AGENT:
+                fields["agent_updates"] = _agent_updates(fields) + 1
             if changes.get("phase") == "merged":
                 fields["merged_at"] = stamp
             atomic_write_json(path, fields)

@@ -24,7 +24,7 @@ from runeconsole.adapters import git_worktrees as gw
 from runeconsole.adapters.processes import run_streaming, stop_processes_in
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.files import atomic_write_json
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hooks import MERGE_QUEUE, Hooks
 from runeconsole.services.merge_queue import (
     BASE_MOVED,
     BRANCH_MISSING,
@@ -372,7 +372,7 @@ class Processor:
         """Set the identity's hook (if it has one) to ``merged``; other fields are kept."""
         key = id_or_none(identity)
         if key is not None and self.hooks.read(key) is not None:
-            self.hooks.update(key, phase="merged")
+            self.hooks.update(key, phase="merged", writer=MERGE_QUEUE)
         return []
 
     @staticmethod

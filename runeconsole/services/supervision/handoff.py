@@ -10,6 +10,7 @@ from typing import Any
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import iso_z
+from runeconsole.services.hooks import SUPERVISOR, agent_wrote
 from runeconsole.services.registry import ACTIVE, AgentRecord
 from runeconsole.services.supervision.screens import keep_screen
 from runeconsole.services.supervision.sessions import KILL_GRACE, AgentSessions, existing_worktree
@@ -98,8 +99,7 @@ class Handoffs:
                 }
             },
         )
-        hook = hooks.update(key, worktree=worktree)
-        marker = self._hook_marker(key)
+        hook = hooks.update(key, worktree=worktree, writer=SUPERVISOR)
         sessions.signal(
             "HANDOFF_REQUESTED",
             {
@@ -110,7 +110,7 @@ class Handoffs:
             },
         )
         tmux.send_text(pane.pane_id, HANDOFF_MESSAGE)
-        outcome, waited = self._await_exit(record, marker, timeout)
+        outcome, waited = self._await_exit(record, hook.fields, timeout)
         if outcome == "forced":
             sessions.signal(
                 "ORCHESTRATOR_STUCK",
@@ -118,7 +118,7 @@ class Handoffs:
             )
         keep_screen(sessions, record, pane)
         sessions.stop(record, grace=KILL_GRACE if outcome != "forced" else 0.2)
-        hook = hooks.update(key, worktree=worktree)
+        hook = hooks.update(key, worktree=worktree, writer=SUPERVISOR)
         registry.update_metadata(
             key, {"handoff": {"state": outcome, "finished_at": iso_z(sessions.clock.now())}}
         )
@@ -136,25 +136,20 @@ class Handoffs:
         )
         return HandoffResult(key, agent_id, outcome, waited, hook.files_modified, successor)
 
-    def _hook_marker(self, key: str) -> tuple[int, int] | None:
-        """Changes whenever the hook file is replaced (atomic writes make a new inode)."""
-        try:
-            stat = self.sessions.hooks.path_for(key).stat()
-        except OSError:
-            return None
-        return (stat.st_ino, stat.st_mtime_ns)
-
     def _await_exit(
-        self, record: AgentRecord, marker: tuple[int, int] | None, timeout: float
+        self, record: AgentRecord, saved_from: dict[str, Any], timeout: float
     ) -> tuple[str, float]:
-        """An agent that updated its hook gets ``HOOK_EXIT_GRACE`` more seconds to exit."""
+        """Wait for the agent's exit or its own hook update (not the monitor's, which
+        rewrites the hook too); one that updated gets ``HOOK_EXIT_GRACE`` more seconds."""
         started = time.monotonic()
         deadline = started + timeout
         outcome = "forced"
         while time.monotonic() < deadline:
             if not self.sessions.running(record):
                 return "exited", time.monotonic() - started
-            if outcome == "forced" and self._hook_marker(record.key) != marker:
+            if outcome == "forced" and agent_wrote(
+                saved_from, self.sessions.hooks.read(record.key)
+            ):
                 outcome = "hook_updated"
                 deadline = min(deadline, time.monotonic() + HOOK_EXIT_GRACE)
             time.sleep(POLL_SECONDS)

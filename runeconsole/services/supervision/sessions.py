@@ -16,7 +16,7 @@ from runeconsole.adapters.tmux import PaneInfo, Tmux, process_alive
 from runeconsole.core.errors import RuneError
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.validate import ID_PATTERN
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hooks import SUPERVISOR, Hooks
 from runeconsole.services.registry import (
     ACTIVE,
     SIGNAL_SOURCE,
@@ -162,5 +162,5 @@ class AgentSessions:
             ) from None
         worktree = existing_worktree(record)
         if self.hooks.read(key) is not None and worktree:
-            self.hooks.update(key, worktree=worktree)
+            self.hooks.update(key, worktree=worktree, writer=SUPERVISOR)
         return self.registry.get(key)
