@@ -248,3 +248,19 @@ def test_each_write_says_who_made_it_and_only_the_agent_counts(
     harness = {**by_monitor.fields, "work_summary": "saved by the harness"}
     atomic_write_json(hooks.path_for("worker-a"), harness)
     assert agent_wrote(by_monitor.fields, hooks.read("worker-a"))
+
+
+def test_a_new_hook_keeps_the_one_it_replaces(project: Path, clock: ManualClock) -> None:
+    hooks = Hooks(project, clock)
+    first = hooks.create("worker", "a")
+    hooks.update("worker-a", instructions="resume at step 3", summary="half the parser")
+    clock.advance(5)
+    second = hooks.create("worker", "a")
+    assert second.get("resumption_instructions") is None  # a fresh start
+    archived = hooks.archived(first.get("hook_id"))
+    kept = json.loads(archived.read_text())
+    assert (kept["resumption_instructions"], kept["work_summary"]) == (
+        "resume at step 3",
+        "half the parser",
+    )
+    assert [hook.key for hook in hooks.list()] == ["worker-a"]  # history is not a hook

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from runeconsole.adapters.tmux import Tmux, process_alive
+from runeconsole.services.hooks import Hooks
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import SOCKET_ENV
 from tests.tmux_helpers import fake_agent, sleeper, wait_for
@@ -94,3 +96,21 @@ def test_kill_goes_to_the_agents_own_server_or_refuses_a_named_other(
     killed = cli("kill", "worker-far", "--root", str(project))
     assert (killed.code, killed.out.strip()) == (0, "worker-far: terminated")
     assert not process_alive(pid) and not Tmux(tmux_socket).has_session("rune-worker-far")
+
+
+def test_spawn_over_an_old_hook_keeps_it_and_says_where(
+    project: Path, tmux_socket: str, cli: Callable
+) -> None:
+    base = ("--root", str(project), "--tmux-socket", tmux_socket)
+    first = cli("spawn", *base, "--role", "worker", "--name", "again", "--json", "--", *sleeper())
+    assert first.code == 0, first.err
+    hooks = Hooks(project)
+    hooks.update("worker-again", instructions="resume at the lexer")
+    assert cli("kill", "worker-again", *base).code == 0
+    again = cli("spawn", *base, "--role", "worker", "--name", "again", "--", *sleeper())
+    assert again.code == 0, again.err
+    old_hook = hooks.archived(json.loads(Path(first.json()["hook_path"]).read_text())["hook_id"])
+    assert f"previous hook kept in {old_hook}" in again.out
+    assert "runeconsole respawn worker-again" in again.out
+    assert json.loads(old_hook.read_text())["resumption_instructions"] == "resume at the lexer"
+    assert hooks.get("worker-again").get("resumption_instructions") is None

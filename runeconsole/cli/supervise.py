@@ -86,12 +86,16 @@ def spawn_agent(args: argparse.Namespace) -> int:
         node_id=args.node_id,
         bead_id=args.bead_id,
     )
-    return _emit(
-        args,
-        result.to_json(),
+    lines = [
         f"spawned {result.key} as {result.record.get('agent_id')} in tmux session "
-        f"{result.tmux_session} (pid {result.pid})",
-    )
+        f"{result.tmux_session} (pid {result.pid})"
+    ]
+    if result.previous_hook is not None:
+        lines.append(
+            f"previous hook kept in {result.previous_hook} (a fresh start; "
+            f"`runeconsole respawn {result.key}` continues from an agent's hook instead)"
+        )
+    return _emit(args, result.to_json(), *lines)
 
 
 def respawn_agent(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ handoff is confirmed only by the agent (R4.4), never by the supervisor's own wri
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,11 +25,16 @@ from typing import Any
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
-from runeconsole.core.files import atomic_write_json, is_temp_name, read_json_object
+from runeconsole.core.files import (
+    atomic_write_json,
+    create_exclusive,
+    is_temp_name,
+    read_json_object,
+)
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import compact_stamp, iso_z
-from runeconsole.core.validate import validate_id
+from runeconsole.core.validate import ID_PATTERN, validate_id
 from runeconsole.services.pane_patterns import WORK_PHASES
 from runeconsole.services.registry import SIGNAL_SOURCE, SIGNAL_TARGET
 from runeconsole.services.signals import Signals
@@ -45,12 +51,14 @@ SUPERVISOR_FIELDS = frozenset(
 
 @dataclass
 class Hook:
-    """One hook file as read: every field kept; ``error`` when it cannot be used."""
+    """One hook file as read: every field kept; ``error`` when it cannot be used.
+    ``replaced``: where the hook this one replaced was kept (set by ``create``)."""
 
     key: str
     path: Path
     fields: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    replaced: Path | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.fields.get(name, default)
@@ -132,6 +140,26 @@ class Hooks:
     def path_for(self, key: str) -> Path:
         return self.paths.hooks / f"{validate_id(key, 'agent key')}.json"
 
+    def archived(self, hook_id: str) -> Path:
+        """Where a replaced hook is kept (``hooks/history/{hook_id}.json``)."""
+        return self.paths.hook_history / f"{validate_id(hook_id, 'hook id')}.json"
+
+    def _archive(self, key: str, now: datetime) -> Path | None:
+        """Keep the hook about to be replaced, byte for byte (never overwriting a kept one)."""
+        path = self.path_for(key)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        old = self.read_path(path)
+        hook_id = old.get("hook_id")
+        if not (isinstance(hook_id, str) and ID_PATTERN.fullmatch(hook_id)):
+            hook_id = f"hook-{key}-{compact_stamp(now)}-unreadable"
+        kept = self.archived(hook_id)
+        with contextlib.suppress(FileExistsError):
+            create_exclusive(kept, data)
+        return kept
+
     def read_path(self, path: Path) -> Hook:
         key = path.name[: -len(".json")]
         try:
@@ -176,7 +204,11 @@ class Hooks:
         instructions: str | None = None,
         predecessor: Hook | None = None,
     ) -> Hook:
-        """The initial hook at spawn: a successor inherits its predecessor's work state."""
+        """The initial hook at spawn: a successor inherits its predecessor's work state.
+
+        A hook already there is kept in ``hooks/history/`` first (``archived``), so a fresh
+        ``spawn`` of the key never loses the resumption instructions it held.
+        """
         key = f"{validate_id(role, 'role')}-{validate_id(name, 'name')}"
         for value, what in ((node, "node id"), (bead, "bead id")):
             if value is not None:
@@ -209,8 +241,11 @@ class Hooks:
         fields.setdefault("last_committed_node", None)
         fields.setdefault("merged_at", None)
         with locked(self.paths.lock_for(f"hook-{key}"), what=f"hook {key}"):
+            replaced = self._archive(key, now)
             atomic_write_json(self.path_for(key), fields)
-        return self._announce(key, fields)
+        hook = self._announce(key, fields)
+        hook.replaced = replaced
+        return hook
 
     def update(
         self,

@@ -30,6 +30,7 @@ class SpawnResult:
     pid: int | None
     wisdom_file: Path | None = None
     wisdom: str | None = None
+    previous_hook: Path | None = None  # the hook replaced at this spawn, kept in history
 
     @property
     def key(self) -> str:
@@ -45,6 +46,7 @@ class SpawnResult:
             "hook_path": str(self.hook.path),
             "wisdom_file": str(self.wisdom_file) if self.wisdom_file else None,
             "wisdom": self.wisdom,
+            "previous_hook": str(self.previous_hook) if self.previous_hook else None,
         }
 
 
@@ -62,7 +64,11 @@ class Spawner:
         node_id: str | None = None,
         bead_id: str | None = None,
     ) -> SpawnResult:
-        """Identity, initial hook, then ``command`` (argument list) in session ``rune-{key}``."""
+        """Identity, initial hook, then ``command`` (argument list) in session ``rune-{key}``.
+
+        A fresh start: a hook left by an earlier agent of the key is kept in the hook
+        history (``SpawnResult.previous_hook``); ``respawn`` is what continues from it.
+        """
         key = f"{validate_id(role, 'role')}-{validate_id(name, 'name')}"
         if not command:
             raise InvalidInput("give the agent's command after --, e.g. -- claude")
@@ -205,7 +211,9 @@ class Spawner:
         if wisdom and wisdom_file and self.sessions.settings.type_wisdom:
             first = wisdom.splitlines()[0]
             tmux.send_text(pane.pane_id, f"{first} (full context: {wisdom_file})")
-        return SpawnResult(record, new_hook, session, pane.pid, wisdom_file, wisdom)
+        return SpawnResult(
+            record, new_hook, session, pane.pid, wisdom_file, wisdom, new_hook.replaced
+        )
 
     def _after_second_of(self, agent_id: str) -> None:
         """Agent ids end in a one-second stamp (the harness's format): a successor started
