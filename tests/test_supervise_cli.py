@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,7 +14,13 @@ import pytest
 from runeconsole.adapters.tmux import Tmux, process_alive
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.registry import Registry
-from runeconsole.services.supervisor import SOCKET_ENV
+from runeconsole.services.supervisor import (
+    SOCKET_ENV,
+    MonitorReport,
+    Supervisor,
+    SupervisorSettings,
+)
+from tests.conftest import cli_env
 from tests.tmux_helpers import fake_agent, sleeper, wait_for
 
 
@@ -114,3 +123,42 @@ def test_spawn_over_an_old_hook_keeps_it_and_says_where(
     assert "runeconsole respawn worker-again" in again.out
     assert json.loads(old_hook.read_text())["resumption_instructions"] == "resume at the lexer"
     assert hooks.get("worker-again").get("resumption_instructions") is None
+
+
+def test_one_monitor_for_as_long_as_it_runs_and_a_killed_one_frees_the_lock(
+    project: Path, tmux_socket: str, run_cli: Callable
+) -> None:
+    base = ("--root", str(project), "--tmux-socket", tmux_socket)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "runeconsole", "monitor", *base, "--interval", "0.2"],
+        env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    supervisor = Supervisor(project, settings=SupervisorSettings(socket_name=tmux_socket))
+    reports: list[MonitorReport] = []
+    stop = threading.Event()
+    follower = threading.Thread(
+        target=supervisor.run_monitor,
+        kwargs={"interval": 0.1, "stop": stop, "on_report": reports.append},
+        daemon=True,
+    )
+    try:
+        saved = supervisor.observations_path
+        wait_for(
+            lambda: saved.exists() and json.loads(saved.read_text())["monitor_pid"] == first.pid
+        )
+        busy = f"another monitor (pid {first.pid}) is running"
+        second = run_cli("monitor", *base, "--interval", "0.2", timeout=20)
+        assert second.returncode == 1 and busy in second.stderr
+        once = run_cli("monitor", *base, "--once", timeout=20)
+        assert once.returncode == 1 and busy in once.stderr
+        follower.start()  # the console's way: follow, then take over
+        wait_for(lambda: any(r.skipped and r.other_monitor == first.pid for r in reports))
+        first.kill()  # SIGKILL: no clean-up, yet the lock is free
+        first.wait(timeout=10)
+        wait_for(lambda: reports and not reports[-1].skipped)
+    finally:
+        stop.set()
+        first.kill()
+        if follower.ident is not None:
+            follower.join(timeout=10)
+    assert run_cli("monitor", *base, "--once", timeout=20).returncode == 0

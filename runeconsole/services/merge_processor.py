@@ -18,12 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.adapters.processes import run_streaming, stop_processes_in
 from runeconsole.core.errors import InvalidInput, RuneError
-from runeconsole.core.files import atomic_write_json
+from runeconsole.core.locks import LockBusy, owned
 from runeconsole.services.hooks import MERGE_QUEUE, Hooks
 from runeconsole.services.merge_queue import (
     BASE_MOVED,
@@ -46,7 +44,6 @@ from runeconsole.services.merge_queue import (
     QueueEntry,
     command_args,
     id_or_none,
-    read_optional,
 )
 
 SIGNAL_SOURCE = "runeconsole"
@@ -88,26 +85,23 @@ class Processor:
     @contextlib.contextmanager
     def _processor(self) -> Iterator[dict[str, Any]]:
         """Hold the processor lock; yields what a dead predecessor left in the pid file."""
-        self.paths.locks.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.queue.processor_lock), timeout=0)
+        held = contextlib.ExitStack()
         try:
-            lock.acquire()
-        except Timeout:
-            pid = read_optional(self.queue.processor_file).get("pid")
-            who = f"pid {pid}" if isinstance(pid, int) else "another process"
+            leftover = held.enter_context(
+                owned(
+                    self.queue.processor_lock,
+                    self.queue.processor_file,
+                    "the merge-queue processor",
+                    started_at=self.queue.now(),
+                )
+            )
+        except LockBusy as busy:
+            who = f"pid {busy.holder}" if busy.holder is not None else "another process"
             raise QueueBusy(
                 f"queue is being processed by {who}; try again when it finishes"
             ) from None
-        try:
-            leftover = read_optional(self.queue.processor_file)
-            atomic_write_json(
-                self.queue.processor_file, {"pid": os.getpid(), "started_at": self.queue.now()}
-            )
+        with held:
             yield leftover
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                self.queue.processor_file.unlink()
-            lock.release()
 
     def worktree_path(self) -> Path:
         return gw.common_dir(self.root) / WORKTREE_DIR
