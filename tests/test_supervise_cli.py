@@ -114,11 +114,12 @@ def test_spawn_over_an_old_hook_keeps_it_and_says_where(
     first = cli("spawn", *base, "--role", "worker", "--name", "again", "--json", "--", *sleeper())
     assert first.code == 0, first.err
     hooks = Hooks(project)
+    first_hook = hooks.get("worker-again").get("hook_id")
     hooks.update("worker-again", instructions="resume at the lexer")
     assert cli("kill", "worker-again", *base).code == 0
     again = cli("spawn", *base, "--role", "worker", "--name", "again", "--", *sleeper())
     assert again.code == 0, again.err
-    old_hook = hooks.archived(json.loads(Path(first.json()["hook_path"]).read_text())["hook_id"])
+    old_hook = hooks.archived(first_hook)
     assert f"previous hook kept in {old_hook}" in again.out
     assert "runeconsole respawn worker-again" in again.out
     assert json.loads(old_hook.read_text())["resumption_instructions"] == "resume at the lexer"
