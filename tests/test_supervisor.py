@@ -102,8 +102,12 @@ def test_killed_session_is_crashed_once_and_respawned_with_wisdom(
     assert second.wisdom.startswith(sentence)
     assert second.wisdom_file.read_text().startswith(sentence)
     from_file = f"Resuming. You are a continuation of {predecessor}"  # via the env var's file
-    typed = f"> You are a continuation of {predecessor}"  # typed into the pane
-    wait_for(lambda: from_file in (s := screen_of(supervisor, key)) and typed in s)
+    wait_for(lambda: from_file in screen_of(supervisor, key))
+    # Typed by the monitor once the new pane has drawn and shows no prompt, never blind.
+    assert Registry(project).get(key).get("metadata")["pending_input"]
+    typed = f"> You are a continuation of {predecessor}"
+    wait_for(lambda: supervisor.monitor_step() and typed in screen_of(supervisor, key))
+    assert not Registry(project).get(key).get("metadata")["pending_input"]
     assert [r.get("agent_id") for r in Registry(project).chain(key)] == [
         second.record.get("agent_id"),
         predecessor,
@@ -538,14 +542,17 @@ def test_only_the_agents_own_hook_update_confirms_a_handoff(
     """The monitor writes the hook too (the phase it reads on screen): that is no sign the
     agent saved its work, so the wait goes on; the agent's own update ends it."""
     supervisor.spawn("worker", "deaf", [sys.executable, "-c", ECHO])
+    supervisor.tmux.send_text("=rune-worker-deaf:", "⏺ Phase: testing")
+    wait_for(lambda: "Phase: testing" in screen_of(supervisor, "worker-deaf"))
     outcome: list[str] = []
     waiting = threading.Thread(
-        target=lambda: outcome.append(supervisor.handoff("worker-deaf", timeout=2.5).outcome)
+        target=lambda: outcome.append(supervisor.handoff("worker-deaf", timeout=4).outcome)
     )
     waiting.start()
     wait_for(lambda: signals(project, "HANDOFF_REQUESTED"))
-    supervisor.tmux.send_text("=rune-worker-deaf:", "⏺ Phase: testing")
-    step_until(supervisor, lambda report: report.phase_changes == {"worker-deaf": "testing"})
+    # The monitor's first look at the screen writes the phase into the hook.
+    assert supervisor.monitor_step().phase_changes == {"worker-deaf": "testing"}
+    assert waiting.is_alive()
     waiting.join(timeout=30)
     assert outcome == ["forced"]
     assert [s["key"] for s in signals(project, "ORCHESTRATOR_STUCK")] == ["worker-deaf"]
@@ -559,3 +566,60 @@ def test_only_the_agents_own_hook_update_confirms_a_handoff(
     Hooks(project).update("worker-saver", work_phase="testing")  # as `runeconsole hook update`
     waiting.join(timeout=30)
     assert outcome == ["forced", "hook_updated"]
+
+
+def show_permission_prompt(supervisor: Supervisor, key: str) -> None:
+    """An echo agent drawing a Claude-like permission prompt (Enter there means "Yes")."""
+    for line in ("Do you want to proceed?", "❯ 1. Yes", "  2. No, and tell Claude (esc)"):
+        supervisor.tmux.send_text(f"=rune-{key}:", line)
+    wait_for(lambda: "(esc)" in screen_of(supervisor, key).splitlines()[-1])
+
+
+def test_checkpoint_request_waits_while_a_prompt_is_on_screen(
+    project: Path, tmux_socket: str
+) -> None:
+    supervisor = make_supervisor(project, tmux_socket, auto_handoff=True)
+    key = "worker-asking"
+    supervisor.spawn("worker", "asking", [sys.executable, "-c", ECHO])
+    supervisor.tmux.send_text(f"=rune-{key}:", "Context left until auto-compact: 14%")
+    show_permission_prompt(supervisor, key)
+    report = supervisor.monitor_step()  # the figure sits above the prompt
+    assert [(w.key, w.urgency) for w in report.warnings] == [(key, "medium")]
+    assert report.observations[key].screen.menu
+    supervisor.monitor_step()
+    assert "GUARDIAN" not in screen_of(supervisor, key)  # not typed into the prompt
+    assert signals(project, "GUIDANCE") == []
+    supervisor.tmux.send_text(f"=rune-{key}:", "⏺ Done")  # someone answered it
+    wait_for(lambda: screen_of(supervisor, key).endswith("⏺ Done"))
+    step_until(
+        supervisor, lambda _: "GUARDIAN: Context is running low" in screen_of(supervisor, key)
+    )
+    assert [g["key"] for g in signals(project, "GUIDANCE")] == [key]
+    assert not Registry(project).get(key).get("metadata")["pending_input"]
+
+
+def test_handoff_declines_a_prompt_with_esc_before_asking(
+    supervisor: Supervisor, project: Path
+) -> None:
+    key = "worker-prompted"
+    supervisor.spawn("worker", "prompted", fake_agent(key, project, "--ask-every", "1"))
+    wait_for(lambda: supervisor.monitor_step().observations[key].screen.menu)
+    result = supervisor.handoff(key, timeout=15, respawn=False)
+    assert result.outcome in ("exited", "hook_updated")
+    screen = supervisor.last_screen(result.predecessor_id or "")
+    assert "Declined (esc)" in screen and "Chose" not in screen
+    assert "saved at handoff" in Hooks(project).get(key).summary
+
+
+def test_handoff_never_types_into_a_menu_it_cannot_decline(
+    supervisor: Supervisor, project: Path
+) -> None:
+    key = "worker-choosing"
+    supervisor.spawn("worker", "choosing", [sys.executable, "-c", ECHO])
+    for line in ("Select an option:", "❯ 1. Freeze the clock", "  2. Retry"):
+        supervisor.tmux.send_text(f"=rune-{key}:", line)
+    wait_for(lambda: "2. Retry" in screen_of(supervisor, key).splitlines()[-1])
+    result = supervisor.handoff(key, timeout=1.0, respawn=False)
+    assert result.outcome == "forced"
+    assert HANDOFF_MESSAGE not in supervisor.last_screen(result.predecessor_id or "")
+    assert [s["asked"] for s in signals(project, "ORCHESTRATOR_STUCK")] == [False]

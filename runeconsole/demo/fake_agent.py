@@ -3,7 +3,9 @@
 It draws a Claude-like screen (transcript, input box, ``Context left until
 auto-compact: N%`` going down), walks through the work phases and writes each to
 its hook, heartbeats through the registry, and now and then stops at a permission
-prompt or a question until someone answers in the pane. Told to checkpoint it
+prompt or a question until someone answers in the pane: as in Claude Code, Enter
+there picks the highlighted option ("Yes") whatever was typed, and Esc declines. Told
+to checkpoint it
 updates its hook; told ``GUARDIAN: Save your work and exit cleanly`` it saves its
 hook and exits 0.
 ``--hang-on-handoff`` makes it ignore that (and hang-ups) so the supervisor has
@@ -21,7 +23,9 @@ import random
 import select
 import signal
 import sys
+import termios
 import time
+import tty
 from pathlib import Path
 
 from runeconsole.core.errors import RuneError
@@ -61,6 +65,7 @@ HARNESS_PHASE = {
 }
 WIDTH = 100
 TRANSCRIPT_LINES = 30
+ESCAPE = "<esc>"
 
 
 def command(key: str, root: Path, *options: str) -> list[str]:
@@ -75,6 +80,43 @@ def command(key: str, root: Path, *options: str) -> list[str]:
         str(root),
         *options,
     ]
+
+
+class Keys:
+    """The terminal's input key by key (cbreak mode, as Claude Code reads it), so Esc
+    counts at once: whole lines, and ``ESCAPE`` for a lone Esc."""
+
+    def __init__(self) -> None:
+        self.fd = sys.stdin.fileno()
+        self.buffer = ""
+        self.saved = None
+        if os.isatty(self.fd):
+            self.saved = termios.tcgetattr(self.fd)
+            tty.setcbreak(self.fd)
+
+    def restore(self) -> None:
+        if self.saved is not None:
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+
+    def read(self, timeout: float) -> list[str]:
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return []
+        data = os.read(self.fd, 4096)
+        if not data:  # input closed: nobody can answer any more
+            raise SystemExit(0)
+        self.buffer += data.decode("utf-8", "replace").replace("\r", "\n")
+        keys: list[str] = []
+        while True:
+            esc, newline = self.buffer.find("\x1b"), self.buffer.find("\n")
+            if esc >= 0 and (newline < 0 or esc < newline):
+                keys.append(ESCAPE)  # what was typed before it on the line is dropped
+                self.buffer = self.buffer[esc + 1 :]
+            elif newline >= 0:
+                keys.append(self.buffer[:newline])
+                self.buffer = self.buffer[newline + 1 :]
+            else:
+                return keys
 
 
 class FakeAgent:
@@ -93,6 +135,8 @@ class FakeAgent:
         self.ticks_in_phase = 0
         self.next_beat = 0.0
         self.started = time.monotonic()
+        self.keys = Keys()
+        self.interrupted = False  # declined with Esc: no work until told what to do
 
     @property
     def phase(self) -> str:
@@ -163,6 +207,15 @@ class FakeAgent:
 
     def handle(self, line: str) -> None:
         text = line.strip()
+        self.interrupted = False
+        if self.prompt is not None:
+            # As in Claude Code: at a menu, Enter picks the highlighted option (or the
+            # number typed); whatever else was typed is lost.
+            options = self.prompt[3]
+            pick = int(text) if text.isdigit() and 1 <= int(text) <= len(options) else 1
+            self.say(f"⏺ Chose {pick}. {options[pick - 1]}")
+            self.prompt = None
+            return
         if not text:
             return
         if text == HANDOFF_MESSAGE:
@@ -183,11 +236,15 @@ class FakeAgent:
                 )
             self.say("⏺ Checkpoint saved to the hook.")
             return
-        if self.prompt is not None:
-            self.say(f"⏺ Answer received: {text}")
-            self.prompt = None
-            return
         self.say(f"> {text}")
+
+    def escape(self) -> None:
+        """Esc: at a menu it answers "No" (declines or cancels) and, like Claude Code,
+        stops to wait for what to do instead; elsewhere nothing."""
+        if self.prompt is not None:
+            self.say("⏺ Declined (esc). What should I do instead?")
+            self.prompt = None
+            self.interrupted = True
 
     def save_and_exit(self) -> None:
         with contextlib.suppress(RuneError):
@@ -218,16 +275,15 @@ class FakeAgent:
             if crash_after and time.monotonic() - self.started >= crash_after:
                 os._exit(3)
             self.heartbeat()
-            if self.prompt is None and time.monotonic() >= next_step:
+            if self.prompt is None and not self.interrupted and time.monotonic() >= next_step:
                 self.work()
                 next_step = time.monotonic() + self.args.tick
             self.draw()
-            ready, _, _ = select.select([sys.stdin], [], [], min(self.args.tick, 1.0))
-            if ready:
-                line = sys.stdin.readline()
-                if not line:  # stdin closed: nobody can answer any more
-                    raise SystemExit(0)
-                self.handle(line)
+            for key in self.keys.read(min(self.args.tick, 1.0)):
+                if key == ESCAPE:
+                    self.escape()
+                else:
+                    self.handle(key)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -256,7 +312,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.hang_on_handoff:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    FakeAgent(args).run()
+    agent = FakeAgent(args)
+    try:
+        agent.run()
+    finally:
+        agent.keys.restore()
     return 0
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -326,10 +326,17 @@ class Registry:
 
     def update_metadata(self, key: str, changes: dict[str, Any]) -> AgentRecord:
         """Merge ``changes`` into the identity's ``metadata`` under its lock (other keys kept)."""
+        return self.edit_metadata(key, lambda metadata: metadata.update(changes))
+
+    def edit_metadata(self, key: str, edit: Callable[[dict[str, Any]], None]) -> AgentRecord:
+        """Let ``edit`` change the identity's ``metadata`` in place, under its lock (for a
+        change that depends on what is there, such as appending to a list)."""
         with self._locked(key) as path:
             fields = self._read_for_update(key, path)
             metadata = fields.get("metadata")
-            fields["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), **changes}
+            metadata = dict(metadata) if isinstance(metadata, dict) else {}
+            edit(metadata)
+            fields["metadata"] = metadata
             atomic_write_json(path, fields)
         return self.read_path(path)
 

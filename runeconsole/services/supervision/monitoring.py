@@ -174,6 +174,7 @@ class Monitor:
             screen = screens.get(pane.pane_id)
             if screen is not None:
                 self._read_screen(record, screen, report)
+                self._type_pending(record, report)
         self.observation_file.save(report)
 
     def _starting(self, record: AgentRecord) -> bool:
@@ -270,6 +271,14 @@ class Monitor:
             return
         try:
             self.sessions.registry.heartbeat(record.key)
+        except RuneError as exc:
+            report.errors.append(f"{record.key}: {exc.message}")
+
+    def _type_pending(self, record: AgentRecord, report: MonitorReport) -> None:
+        """Text held back from this pane (a wisdom prompt, a checkpoint request) is typed
+        on the first pass whose reading shows it safe."""
+        try:
+            self.sessions.type_pending(record, report.observations[record.key].screen)
         except RuneError as exc:
             report.errors.append(f"{record.key}: {exc.message}")
 

@@ -17,6 +17,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.validate import ID_PATTERN
 from runeconsole.services.hooks import SUPERVISOR, Hooks
+from runeconsole.services.pane_patterns import PaneReading, safe_to_type
 from runeconsole.services.registry import (
     ACTIVE,
     SIGNAL_SOURCE,
@@ -28,12 +29,20 @@ from runeconsole.services.signals import Signals
 from runeconsole.services.supervision.settings import SupervisorSettings
 
 KILL_GRACE = 2.0
+PENDING_INPUT = "pending_input"  # identity metadata: text waiting for a pane safe to type in
 
 
 def existing_worktree(record: AgentRecord) -> Path | None:
     """The agent's worktree while it is still on disk: the hook lists its uncommitted files."""
     worktree = Path(record.worktree) if record.worktree else None
     return worktree if worktree and worktree.is_dir() else None
+
+
+def _pending(metadata: dict[str, Any]) -> list[dict[str, Any]]:
+    entries = metadata.get(PENDING_INPUT)
+    if not isinstance(entries, list):
+        return []
+    return [e for e in entries if isinstance(e, dict) and isinstance(e.get("text"), str)]
 
 
 def server_label(socket: str | None) -> str:
@@ -115,6 +124,53 @@ class AgentSessions:
         if not session:
             raise RuneError(f"{key} has no tmux session recorded")
         return self.tmux_for(record), str(session)
+
+    # -- typing into an agent's pane ----------------------------------------------------------
+
+    def type_or_queue(
+        self,
+        record: AgentRecord,
+        text: str,
+        reading: PaneReading | None,
+        *,
+        signal_type: str | None = None,
+    ) -> bool:
+        """Type ``text`` and Enter into the agent's pane if ``reading`` (its latest screen)
+        is safe to type into (drawn, no menu where Enter would accept an option); else keep
+        it in the identity's ``pending_input`` for a later monitor pass (``type_pending``).
+        ``signal_type`` is sent once the text is typed. Returns whether it was typed now."""
+        if reading is not None and safe_to_type(reading):
+            self._type(record, text, signal_type)
+            return True
+        entry = {"text": text, "signal_type": signal_type}
+        self.registry.edit_metadata(
+            record.key,
+            lambda metadata: metadata.update({PENDING_INPUT: [*_pending(metadata), entry]}),
+        )
+        return False
+
+    def type_pending(self, record: AgentRecord, reading: PaneReading) -> int:
+        """Type what waits in ``pending_input``, in order, once ``reading`` is safe."""
+        if not _pending(record.metadata) or not safe_to_type(reading):
+            return 0
+        taken: list[dict[str, Any]] = []
+
+        def take(metadata: dict[str, Any]) -> None:
+            taken.extend(_pending(metadata))
+            metadata[PENDING_INPUT] = None
+
+        record = self.registry.edit_metadata(record.key, take)
+        for entry in taken:
+            self._type(record, str(entry["text"]), entry.get("signal_type"))
+        return len(taken)
+
+    def _type(self, record: AgentRecord, text: str, signal_type: object) -> None:
+        self.tmux_for(record).send_text(f"={record.get('tmux_session')}:", text)
+        if isinstance(signal_type, str):
+            self.signal(
+                signal_type,
+                {"key": record.key, "agent_id": record.get("agent_id"), "message": text},
+            )
 
     def stop(self, record: AgentRecord, grace: float = KILL_GRACE) -> None:
         """Kill the agent's session, then its process group if it outlived the hang-up

@@ -209,8 +209,10 @@ class Spawner:
             raise
         record = registry.update(key, {"pid": pane.pid})
         if wisdom and wisdom_file and self.sessions.settings.type_wisdom:
+            # Not typed blind into a pane that has not drawn yet (Claude Code may open on a
+            # prompt where Enter accepts): the monitor types it once the screen is safe.
             first = wisdom.splitlines()[0]
-            tmux.send_text(pane.pane_id, f"{first} (full context: {wisdom_file})")
+            self.sessions.type_or_queue(record, f"{first} (full context: {wisdom_file})", None)
         return SpawnResult(
             record, new_hook, session, pane.pid, wisdom_file, wisdom, new_hook.replaced
         )
