@@ -8,6 +8,9 @@ there picks the highlighted option ("Yes") whatever was typed, and Esc declines.
 to checkpoint it
 updates its hook; told ``GUARDIAN: Save your work and exit cleanly`` it saves its
 hook and exits 0.
+``--suspend-at`` writes a suspended task's context file (as ``runeconsole suspend``
+does) and ``--merge-at`` commits on the agent's branch and requests its merge, once
+each (not again in a continuation).
 ``--hang-on-handoff`` makes it ignore that (and hang-ups) so the supervisor has
 to force-kill it; ``--crash-after`` makes it die abruptly.
 
@@ -26,13 +29,19 @@ import sys
 import termios
 import time
 import tty
+from collections.abc import Callable
 from pathlib import Path
 
+from runeconsole.adapters.git import run_git
 from runeconsole.core.errors import RuneError
+from runeconsole.demo.merge_queue import commit_files
 from runeconsole.services.hooks import Hooks
+from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.pane_patterns import WORK_PHASES
-from runeconsole.services.registry import Registry
+from runeconsole.services.registry import SIGNAL_TARGET, Registry
+from runeconsole.services.signals import Signals
 from runeconsole.services.supervisor import CHECKPOINT_MESSAGE, HANDOFF_MESSAGE, WISDOM_ENV
+from runeconsole.services.suspension import Suspension
 
 TOOLS = {
     "investigation": ["Read(src/{m}.py)", 'Grep(pattern: "def {m}", path: "src")', "Glob(**/*.py)"],
@@ -66,6 +75,7 @@ HARNESS_PHASE = {
 WIDTH = 100
 TRANSCRIPT_LINES = 30
 ESCAPE = "<esc>"
+DEMO_ARC = "arc-demo"
 
 
 def command(key: str, root: Path, *options: str) -> list[str]:
@@ -246,6 +256,67 @@ class FakeAgent:
             self.prompt = None
             self.interrupted = True
 
+    def scripted(self) -> list[tuple[float, Callable[[], None]]]:
+        """What ``--suspend-at`` and ``--merge-at`` ask for, at their times."""
+        events: list[tuple[float, Callable[[], None]]] = []
+        if self.args.suspend_at is not None:
+            events.append((self.args.suspend_at, self.suspend))
+        if self.args.merge_at is not None:
+            events.append((self.args.merge_at, self.request_merge))
+        return events
+
+    def suspend(self) -> None:
+        """Write a suspended task's context file, as ``runeconsole suspend`` does."""
+        task = self.args.suspend_task
+        try:
+            result = Suspension(self.root).suspend(
+                task_id=task,
+                worker=self.key,
+                arc_id=DEMO_ARC,
+                reason="turn_limit",
+                last_action=f"{self.phase} of src/{self.module}.py",
+                file_targets=[f"src/{self.module}.py"],
+                body=f"Working on the {self.module} module ({self.phase}).\n"
+                f"Next: finish src/{self.module}.py and its tests.",
+                stash=False,
+            )
+        except RuneError as exc:
+            self.say(f"⏺ Could not suspend {task}: {exc.message}")
+            return
+        where = result.path.relative_to(self.root)
+        self.say(f"⏺ Bash(runeconsole suspend --task {task} --reason turn_limit)", f"  ⎿  {where}")
+
+    def request_merge(self) -> None:
+        """Commit one file on the agent's branch, then ask for the merge: a ``MERGE_READY``
+        signal (R3.2), or straight into the queue with ``--merge-via queue``."""
+        worktree = self.worktree()
+        try:
+            record = self.registry.get(self.key)
+            if worktree is None:
+                raise RuneError("no worktree of its own to commit in")
+            name = self.args.merge_file.format(m=self.module)
+            node = record.get("node_id") or f"impl_{self.module}"
+            commit_files(worktree, {name: f"# {name} as {self.key} wrote it\n"}, f"{node}: {name}")
+            branch = run_git(["rev-parse", "--abbrev-ref", "HEAD"], worktree).stdout.strip()
+            if self.args.merge_via == "queue":
+                entry, _ = MergeQueue(self.root).add(
+                    branch, identity=self.key, node_id=node, worktree=str(worktree)
+                )
+                said = f"queued as {entry.entry_id}"
+            else:
+                payload = {
+                    "branch": branch,
+                    "identity_name": self.key,
+                    "node_id": node,
+                    "worktree_path": str(worktree),
+                }
+                Signals(self.root).send("MERGE_READY", self.key, SIGNAL_TARGET, payload)
+                said = "MERGE_READY sent"
+        except RuneError as exc:
+            self.say(f"⏺ Could not request a merge: {exc.message}")
+            return
+        self.say(f'⏺ Bash(git commit -m "{node}: {name}")', f"  ⎿  {branch}: {said}")
+
     def save_and_exit(self) -> None:
         with contextlib.suppress(RuneError):
             self.hooks.update(
@@ -271,9 +342,15 @@ class FakeAgent:
         self.set_phase(WORK_PHASES.index(resume) if wisdom and resume in WORK_PHASES else 0)
         next_step = time.monotonic()
         crash_after = 0.0 if wisdom and self.args.crash_once else self.args.crash_after
+        # A continuation does not do again what its predecessor did.
+        scripted = [] if wisdom else self.scripted()
         while True:
-            if crash_after and time.monotonic() - self.started >= crash_after:
+            elapsed = time.monotonic() - self.started
+            if crash_after and elapsed >= crash_after:
                 os._exit(3)
+            for event in [e for e in scripted if e[0] <= elapsed]:
+                scripted.remove(event)
+                event[1]()
             self.heartbeat()
             if self.prompt is None and not self.interrupted and time.monotonic() >= next_step:
                 self.work()
@@ -307,6 +384,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--crash-once", action="store_true", help="with --crash-after: a continuation lives on"
     )
+    parser.add_argument(
+        "--suspend-at", type=float, metavar="S", help="write a suspended task's context at S s"
+    )
+    parser.add_argument("--suspend-task", default="1", metavar="ID", help="its task id")
+    parser.add_argument(
+        "--merge-at", type=float, metavar="S", help="commit on the agent branch, request a merge"
+    )
+    parser.add_argument(
+        "--merge-file", default="src/{m}.py", help="the file committed ({m}: the module)"
+    )
+    parser.add_argument("--merge-via", choices=("signal", "queue"), default="signal")
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)
     if args.hang_on_handoff:
