@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from runeconsole.tui.agent_detail import AgentDetail
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.confirm import ConfirmScreen
 from tests.conftest import cli_env
-from tests.tmux_helpers import fake_agent, wait_for
+from tests.tmux_helpers import fake_agent, wait_for_monitor
 
 TALISMAN = b"""\
 runeconsole:
@@ -151,10 +150,7 @@ async def test_console_follows_a_monitor_already_running(
         env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        saved = Supervisor(fleet_root).observations_path
-        wait_for(
-            lambda: saved.exists() and json.loads(saved.read_text())["monitor_pid"] == outside.pid
-        )
+        wait_for_monitor(Supervisor(fleet_root), outside.pid)
         app = create_app(fleet_root, monitor=True, rescan_seconds=60)
         async with app.run_test(size=(120, 30)) as pilot:
             # Its columns come from the other monitor's saved passes.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,12 +15,11 @@ from runeconsole.services.hooks import Hooks
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import (
     SOCKET_ENV,
-    MonitorReport,
     Supervisor,
     SupervisorSettings,
 )
 from tests.conftest import cli_env
-from tests.tmux_helpers import fake_agent, sleeper, wait_for
+from tests.tmux_helpers import fake_agent, monitoring, sleeper, wait_for, wait_for_monitor
 
 
 def test_spawn_kill_monitor_respawn_via_cli(project: Path, tmux_socket: str, cli: Callable) -> None:
@@ -135,31 +133,18 @@ def test_one_monitor_for_as_long_as_it_runs_and_a_killed_one_frees_the_lock(
         env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     supervisor = Supervisor(project, settings=SupervisorSettings(socket_name=tmux_socket))
-    reports: list[MonitorReport] = []
-    stop = threading.Event()
-    follower = threading.Thread(
-        target=supervisor.run_monitor,
-        kwargs={"interval": 0.1, "stop": stop, "on_report": reports.append},
-        daemon=True,
-    )
     try:
-        saved = supervisor.observations_path
-        wait_for(
-            lambda: saved.exists() and json.loads(saved.read_text())["monitor_pid"] == first.pid
-        )
+        wait_for_monitor(supervisor, first.pid)
         busy = f"another monitor (pid {first.pid}) is running"
         second = run_cli("monitor", *base, "--interval", "0.2", timeout=20)
         assert second.returncode == 1 and busy in second.stderr
         once = run_cli("monitor", *base, "--once", timeout=20)
         assert once.returncode == 1 and busy in once.stderr
-        follower.start()  # the console's way: follow, then take over
-        wait_for(lambda: any(r.skipped and r.other_monitor == first.pid for r in reports))
-        first.kill()  # SIGKILL: no clean-up, yet the lock is free
-        first.wait(timeout=10)
-        wait_for(lambda: reports and not reports[-1].skipped)
+        with monitoring(supervisor, interval=0.1) as reports:  # the console's way
+            wait_for(lambda: any(r.skipped and r.other_monitor == first.pid for r in reports))
+            first.kill()  # SIGKILL: no clean-up, yet the lock is free
+            first.wait(timeout=10)
+            wait_for(lambda: reports and not reports[-1].skipped)  # it took over
     finally:
-        stop.set()
         first.kill()
-        if follower.ident is not None:
-            follower.join(timeout=10)
     assert run_cli("monitor", *base, "--once", timeout=20).returncode == 0

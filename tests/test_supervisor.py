@@ -29,7 +29,7 @@ from runeconsole.services.supervisor import (
     Supervisor,
     SupervisorSettings,
 )
-from tests.tmux_helpers import fake_agent, printer, sleeper, wait_for
+from tests.tmux_helpers import fake_agent, monitoring, printer, sleeper, wait_for
 
 
 def make_supervisor(root: Path, socket: str, **settings: object) -> Supervisor:
@@ -475,23 +475,12 @@ def test_kills_are_never_taken_for_crashes_by_a_running_monitor(
     spawned = [operator.spawn("worker", name, sleeper()) for name in names]
     # The monitor is another supervisor, as in the console or `runeconsole monitor`.
     monitor = make_supervisor(project, tmux_socket, auto_respawn=True)
-    reports: list[MonitorReport] = []
-    stop = threading.Event()
-    loop = threading.Thread(
-        target=monitor.run_monitor,
-        kwargs={"interval": 0.0, "stop": stop, "on_report": reports.append},
-        daemon=True,
-    )
-    loop.start()
-    try:
+    with monitoring(monitor, interval=0.0) as reports:
         wait_for(lambda: sum(not r.skipped for r in reports) >= 2)
         for name in names:
             assert operator.kill(f"worker-{name}").status == "terminated"
         seen = len(reports)
         wait_for(lambda: len(reports) >= seen + 5)
-    finally:
-        stop.set()
-        loop.join(timeout=10)
     assert signals(project, "AGENT_CRASHED") == []
     assert [key for r in reports for key in r.crashed + [s.key for s in r.respawned]] == []
     registry = Registry(project)
