@@ -105,15 +105,8 @@ def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run
 
 
-@pytest.fixture
-def tmux_socket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A private tmux server (``tmux -L <unique>``), killed at teardown; never the user's.
-
-    The server inherits this environment, so agents started in it import this checkout.
-    """
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed")
-    monkeypatch.setenv("PYTHONPATH", cli_env()["PYTHONPATH"])
+def private_tmux_server() -> Iterator[str]:
+    """A unique ``tmux -L`` name; at the end every agent on it is killed, then the server."""
     name = f"rc-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     yield name
     panes = subprocess.run(
@@ -131,3 +124,21 @@ def tmux_socket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     )
     socket_dir = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
     (socket_dir / name).unlink(missing_ok=True)  # a killed server can leave its socket behind
+
+
+@pytest.fixture
+def tmux_socket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A private tmux server (``tmux -L <unique>``), killed at teardown; never the user's.
+
+    The server inherits this environment, so agents started in it import this checkout.
+    """
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    monkeypatch.setenv("PYTHONPATH", cli_env()["PYTHONPATH"])
+    yield from private_tmux_server()
+
+
+@pytest.fixture
+def other_tmux_socket(tmux_socket: str) -> Iterator[str]:
+    """A second private server, for agents that must be found where they were spawned."""
+    yield from private_tmux_server()

@@ -142,3 +142,23 @@ async def test_command_palette_jumps_to_an_agent(project: Path, clock: ManualClo
         await pilot.press("enter")
         await pilot.pause()
         assert app.agents_pane.selected_key() == "worker-tokens"
+
+
+async def test_problems_pane_keeps_urgency_then_context_order(project: Path) -> None:
+    from runeconsole.services.supervisor import Problem
+    from runeconsole.tui.problems_pane import ProblemsPane
+
+    def context(key: str, rank: int, left: int) -> Problem:
+        return Problem(key, "context", rank, f"{left}% context left", left)
+
+    app = create_app(project, watch=False, tick_seconds=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("2")
+        pane = app.query_one(ProblemsPane)
+        pane.show([context("worker-a", 4, 22), context("worker-b", 4, 18), context("c", 3, 14)])
+        await pilot.pause()
+        assert pane.table.visible_keys() == ["c/context", "worker-b/context", "worker-a/context"]
+        # No row added, only context spent: the order still follows it.
+        pane.show([context("worker-a", 4, 16), context("worker-b", 4, 18), context("c", 3, 14)])
+        await pilot.pause()
+        assert pane.table.visible_keys() == ["c/context", "worker-a/context", "worker-b/context"]

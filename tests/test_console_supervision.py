@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.agent_detail import AgentDetail
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.confirm import ConfirmScreen
-from tests.tmux_helpers import fake_agent
+from tests.conftest import cli_env
+from tests.tmux_helpers import fake_agent, wait_for_monitor
 
 TALISMAN = b"""\
 runeconsole:
@@ -134,3 +136,35 @@ async def test_g_outside_tmux_says_how_to_attach_and_detail_shows_the_pane(
         await until(pilot, lambda: "reading the pane" not in str(detail.render()))
         shown = str(detail.render())
         assert "fake Claude Code" in shown or "Context left" in shown
+
+
+async def test_console_follows_a_monitor_already_running(
+    fleet_root: Path, tmux_socket: str
+) -> None:
+    first = Supervisor(fleet_root).spawn(
+        "worker", "a", fake_agent("worker-a", fleet_root, "--context", "40")
+    )
+    outside = subprocess.Popen(
+        [sys.executable, "-m", "runeconsole", "monitor", "--root", str(fleet_root),
+         "--interval", "0.3"],
+        env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        wait_for_monitor(Supervisor(fleet_root), outside.pid)
+        app = create_app(fleet_root, monitor=True, rescan_seconds=60)
+        async with app.run_test(size=(120, 30)) as pilot:
+            # Its columns come from the other monitor's saved passes.
+            await until(pilot, lambda: "%" in cell(app, "worker-a", "context"))
+            assert app.agents_pane.monitoring is False
+            subprocess.run(
+                ["tmux", "-L", tmux_socket, "kill-session", "-t", first.tmux_session],
+                check=True,
+                timeout=10,
+            )
+            await until(pilot, lambda: cell(app, "worker-a", "status") == "crashed")
+            assert app.agents_pane.monitoring is False
+            outside.kill()  # the console takes over
+            await until(pilot, lambda: app.agents_pane.monitoring)
+    finally:
+        outside.kill()
+        outside.wait(timeout=10)

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from runeconsole.adapters.tmux import Tmux
+from runeconsole.demo.fleet import agent_worktree
+from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.signals import Signals
+from runeconsole.services.supervisor import Supervisor, SupervisorSettings
+from runeconsole.services.suspension import Suspension
 from tests.conftest import cli_env
+from tests.tmux_helpers import fake_agent, wait_for
 
 
 def test_fleet_only_registers_the_cast_in_a_real_repo(tmp_path: Path, run_cli) -> None:
@@ -23,9 +30,16 @@ def test_fleet_only_registers_the_cast_in_a_real_repo(tmp_path: Path, run_cli) -
     assert (root / ".git").is_dir()
     listed = json.loads(run_cli("agents", "--json", "--root", str(root)).stdout)
     assert len(listed) == 12
-    assert {a["liveness"] for a in listed} == {"green"}
-    signals = os.listdir(root / ".claude" / "attractor" / "signals")
-    assert sum(name.endswith("AGENT_REGISTERED.json") for name in signals) == 12
+    # The fleet stops its tmux agents on purpose when it ends: terminated, never crashed.
+    ended = {a["key"]: (a["status"], a["liveness"]) for a in listed if a.get("tmux_session")}
+    assert set(ended.values()) == {("terminated", "grey")} and len(ended) == 8
+    assert {a["liveness"] for a in listed if not a.get("tmux_session")} == {"green"}
+    assert not any(name.endswith("AGENT_CRASHED.json") for name in signal_names(root))
+    assert sum(name.endswith("AGENT_REGISTERED.json") for name in signal_names(root)) == 12
+
+
+def signal_names(root: Path) -> list[str]:
+    return os.listdir(root / ".claude" / "attractor" / "signals")
 
 
 def test_dir_must_be_new(tmp_path: Path, run_cli) -> None:
@@ -99,3 +113,41 @@ def processes_mentioning(text: str) -> list[str]:
         if text in args:
             found.append(args)
     return found
+
+
+def test_fake_agents_suspend_and_request_merges_one_predicted_to_conflict(
+    project: Path, tmux_socket: str
+) -> None:
+    supervisor = Supervisor(
+        project, settings=SupervisorSettings(socket_name=tmux_socket), tmux=Tmux(tmux_socket)
+    )
+    same_file = ("--merge-at", "0.3", "--merge-file", "src/api.py")
+    for name, extra in (
+        ("a", (*same_file, "--suspend-at", "0.3")),
+        ("b", (*same_file, "--merge-via", "queue")),
+    ):
+        key = f"worker-{name}"
+        worktree = agent_worktree(project, key)
+        supervisor.spawn("worker", name, fake_agent(key, project, *extra), worktree=worktree)
+    queue = MergeQueue(project)
+    signalled = Signals(project)
+    wait_for(lambda: signalled.pending(signal_type="MERGE_READY") and queue.read().pending())
+    (ready,) = signalled.pending(signal_type="MERGE_READY")
+    assert (ready.source, ready.payload["branch"]) == ("worker-a", "agent/worker-a")
+    queue.pick_up_signals()  # as the console's merge-queue pane does
+    state = queue.read()
+    assert {e.identity: e.branch for e in state.pending()} == {
+        "worker-a": "agent/worker-a",
+        "worker-b": "agent/worker-b",
+    }
+    first, second = state.pending()
+    predictions = queue.predict(state)
+    assert not predictions[first.entry_id].conflicts
+    assert predictions[second.entry_id].with_entries == {first.entry_id: ["src/api.py"]}
+    (context,) = Suspension(project).list()
+    assert (context.task_id, context.text("worker"), context.verdict) == (
+        "1",
+        "worker-a",
+        "ok",
+    )
+    assert "src/a.py" in context.files("files_pending")

@@ -227,3 +227,40 @@ def test_concurrent_writers_and_a_killed_one_never_corrupt_the_hook(project: Pat
     ]
     assert {f"a-{i}" for i in range(40)} | {f"b-{i}" for i in range(40)} <= set(counted)
     assert [hook.key for hook in hooks.list()] == ["orchestrator-auth"]  # temp files skipped
+
+
+def test_each_write_says_who_made_it_and_only_the_agent_counts(
+    project: Path, clock: ManualClock
+) -> None:
+    from runeconsole.services.hooks import MONITOR, SUPERVISOR, agent_wrote
+
+    hooks = Hooks(project, clock)
+    start = hooks.create("worker", "a").fields
+    assert (start["updated_by"], start["agent_updates"]) == (SUPERVISOR, 0)
+    by_monitor = hooks.update("worker-a", work_phase="testing", writer=MONITOR)
+    assert by_monitor.get("updated_by") == MONITOR and not agent_wrote(start, by_monitor)
+    by_agent = hooks.update("worker-a", work_phase="testing")
+    assert (by_agent.get("updated_by"), by_agent.get("agent_updates")) == ("agent", 1)
+    assert agent_wrote(start, by_agent)
+    hooks.update("worker-a", work_phase="planning", writer=MONITOR)  # after the agent's save
+    assert agent_wrote(start, hooks.read("worker-a"))
+    # A harness script that keeps our fields but knows nothing of them: its summary shows.
+    harness = {**by_monitor.fields, "work_summary": "saved by the harness"}
+    atomic_write_json(hooks.path_for("worker-a"), harness)
+    assert agent_wrote(by_monitor.fields, hooks.read("worker-a"))
+
+
+def test_a_new_hook_keeps_the_one_it_replaces(project: Path, clock: ManualClock) -> None:
+    hooks = Hooks(project, clock)
+    first = hooks.create("worker", "a")
+    hooks.update("worker-a", instructions="resume at step 3", summary="half the parser")
+    clock.advance(5)
+    second = hooks.create("worker", "a")
+    assert second.get("resumption_instructions") is None  # a fresh start
+    archived = hooks.archived(first.get("hook_id"))
+    kept = json.loads(archived.read_text())
+    assert (kept["resumption_instructions"], kept["work_summary"]) == (
+        "resume at step 3",
+        "half the parser",
+    )
+    assert [hook.key for hook in hooks.list()] == ["worker-a"]  # history is not a hook

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.services.pane_patterns import read_pane
+from runeconsole.services.pane_patterns import read_pane, safe_to_type
 
 PANES = Path(__file__).parent / "panes"
 
@@ -71,3 +71,26 @@ def test_empty_screen_says_nothing() -> None:
     assert reading.waiting_for_input is None
     assert reading.phase is None
     assert not reading.compacting
+
+
+# sample: (menu: Enter would choose an option, Esc says it declines or cancels)
+MENUS = {
+    "permission_bash": (True, True),
+    "permission_edit": (True, True),
+    "question_ask": (True, True),
+    "numbered_choice": (True, False),
+    "idle_asked_in_text": (False, False),  # asked in prose: the input box is free
+    "answered_permission_scrolled": (False, False),
+    "working_context_low": (False, False),
+}
+
+
+@pytest.mark.parametrize("sample", sorted(MENUS))
+def test_typing_is_safe_only_where_enter_chooses_nothing(sample: str) -> None:
+    reading = read_pane((PANES / f"{sample}.txt").read_text(encoding="utf-8"))
+    assert (reading.menu, reading.esc_declines) == MENUS[sample]
+    assert safe_to_type(reading) is not MENUS[sample][0]
+
+
+def test_nothing_on_screen_is_not_yet_safe_to_type() -> None:
+    assert not safe_to_type(read_pane("\n\n"))

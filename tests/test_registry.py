@@ -250,3 +250,21 @@ def test_writer_killed_mid_write_never_leaves_a_torn_file(project: Path) -> None
         assert read_json_object(path)["agent_id"]
     registry.list()
     assert [n for n in os.listdir(path.parent) if n.startswith(".")] == []
+
+
+def test_ending_a_named_identity_leaves_a_stopped_or_replaced_one_alone(
+    project: Path, clock: ManualClock
+) -> None:
+    registry = Registry(project, clock)
+    first = registry.register("worker", "a").get("agent_id")
+    registry.mark_terminated("worker-a", "killed by the operator")
+    record, changed = registry.mark_crashed("worker-a", "session gone", agent_id=first)
+    assert (record.status, changed) == ("terminated", False)
+    clock.advance(1)
+    second = registry.register("worker", "a").get("agent_id")
+    record, changed = registry.mark_crashed("worker-a", "session gone", agent_id=first)
+    assert (record.get("agent_id"), record.status, changed) == (second, "active", False)
+    record, changed = registry.mark_crashed("worker-a", "session gone", agent_id=second)
+    assert (record.status, changed) == ("crashed", True)
+    crashes = Signals(project).pending(signal_type="AGENT_CRASHED")
+    assert [s.payload["agent_id"] for s in crashes] == [second]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +29,7 @@ from runeconsole.services.supervisor import (
     Supervisor,
     SupervisorSettings,
 )
-from tests.tmux_helpers import fake_agent, printer, sleeper, wait_for
+from tests.tmux_helpers import fake_agent, monitoring, printer, sleeper, wait_for
 
 
 def make_supervisor(root: Path, socket: str, **settings: object) -> Supervisor:
@@ -101,8 +102,12 @@ def test_killed_session_is_crashed_once_and_respawned_with_wisdom(
     assert second.wisdom.startswith(sentence)
     assert second.wisdom_file.read_text().startswith(sentence)
     from_file = f"Resuming. You are a continuation of {predecessor}"  # via the env var's file
-    typed = f"> You are a continuation of {predecessor}"  # typed into the pane
-    wait_for(lambda: from_file in (s := screen_of(supervisor, key)) and typed in s)
+    wait_for(lambda: from_file in screen_of(supervisor, key))
+    # Typed by the monitor once the new pane has drawn and shows no prompt, never blind.
+    assert Registry(project).get(key).get("metadata")["pending_input"]
+    typed = f"> You are a continuation of {predecessor}"
+    wait_for(lambda: supervisor.monitor_step() and typed in screen_of(supervisor, key))
+    assert not Registry(project).get(key).get("metadata")["pending_input"]
     assert [r.get("agent_id") for r in Registry(project).chain(key)] == [
         second.record.get("agent_id"),
         predecessor,
@@ -438,3 +443,172 @@ def test_console_talisman_is_lenient(project: Path) -> None:
     assert supervisor.settings.respawn_limit == 3
     assert supervisor.registry.settings.heartbeat_interval == 60
     assert len(lenient.problems) >= 2
+
+
+def test_context_problems_rank_by_urgency_then_context_left(
+    project: Path, tmux_socket: str, clock: ManualClock
+) -> None:
+    supervisor = Supervisor(
+        project, clock, settings=SupervisorSettings(socket_name=tmux_socket), tmux=Tmux(tmux_socket)
+    )
+    registry = supervisor.registry
+    lefts = {"a-low": 24, "b-low": 18, "c-medium": 14, "d-medium": 11, "e-high": 9, "f-high": 3}
+    for name in lefts:
+        registry.register("worker", name)
+
+    def seen(key: str, left: int) -> AgentObservation:
+        reading = PaneReading(context_left=left)
+        urgency = supervisor.settings.urgency(reading)
+        agent_id = registry.get(key).get("agent_id")
+        return AgentObservation(key, agent_id, None, "running", "", screen=reading, urgency=urgency)
+
+    observations = {f"worker-{n}": seen(f"worker-{n}", left) for n, left in lefts.items()}
+    ordered = [p.key.removeprefix("worker-") for p in supervisor.problems(observations)]
+    assert ordered == ["f-high", "e-high", "d-medium", "c-medium", "b-low", "a-low"]
+
+
+def test_kills_are_never_taken_for_crashes_by_a_running_monitor(
+    project: Path, tmux_socket: str
+) -> None:
+    operator = make_supervisor(project, tmux_socket, auto_respawn=True)
+    names = [f"k{n}" for n in range(5)]
+    spawned = [operator.spawn("worker", name, sleeper()) for name in names]
+    # The monitor is another supervisor, as in the console or `runeconsole monitor`.
+    monitor = make_supervisor(project, tmux_socket, auto_respawn=True)
+    with monitoring(monitor, interval=0.0) as reports:
+        wait_for(lambda: sum(not r.skipped for r in reports) >= 2)
+        for name in names:
+            assert operator.kill(f"worker-{name}").status == "terminated"
+        seen = len(reports)
+        wait_for(lambda: len(reports) >= seen + 5)
+    assert signals(project, "AGENT_CRASHED") == []
+    assert [key for r in reports for key in r.crashed + [s.key for s in r.respawned]] == []
+    registry = Registry(project)
+    for name, first in zip(names, spawned, strict=True):
+        record = registry.get(f"worker-{name}")
+        assert (record.status, record.get("agent_id")) == (
+            "terminated",
+            first.record.get("agent_id"),
+        )
+        assert not process_alive(first.pid)
+    assert operator.tmux.panes() == {}
+
+
+def test_an_agent_is_acted_on_where_it_was_spawned(
+    project: Path, tmux_socket: str, other_tmux_socket: str
+) -> None:
+    home = make_supervisor(project, tmux_socket)
+    first = home.spawn("worker", "far", printer("far away"))
+    wait_for(lambda: "far away" in home.pane_tail("worker-far"))
+    # A caller configured for another server (say, another $RUNECONSOLE_TMUX_SOCKET).
+    away = make_supervisor(project, other_tmux_socket)
+    assert "far away" in away.pane_tail("worker-far")
+    assert away.attach_command("worker-far")[:3] == ["tmux", "-L", tmux_socket]
+    with pytest.raises(RuneError, match="still running"):
+        away.respawn("worker-far")
+    result = away.handoff("worker-far", timeout=0.3, respawn=False)
+    assert result.outcome == "forced" and not process_alive(first.pid)
+
+    second = away.respawn("worker-far")
+    assert second.record.get("metadata")["tmux_socket"] == tmux_socket
+    assert home.tmux.has_session("rune-worker-far")
+    assert not away.tmux.has_session("rune-worker-far")
+
+    named = make_supervisor(project, other_tmux_socket, socket_explicit=True)
+    with pytest.raises(RuneError, match=f"on tmux server {tmux_socket}, not {other_tmux_socket}"):
+        named.kill("worker-far")
+    assert process_alive(second.pid) and Registry(project).get("worker-far").status == "active"
+    assert away.kill("worker-far").status == "terminated"
+    assert not process_alive(second.pid) and not home.tmux.has_session("rune-worker-far")
+
+
+ECHO = "import sys\nfor line in sys.stdin: print(line.strip(), flush=True)"
+
+
+def test_only_the_agents_own_hook_update_confirms_a_handoff(
+    supervisor: Supervisor, project: Path
+) -> None:
+    """The monitor writes the hook too (the phase it reads on screen): that is no sign the
+    agent saved its work, so the wait goes on; the agent's own update ends it."""
+    supervisor.spawn("worker", "deaf", [sys.executable, "-c", ECHO])
+    supervisor.tmux.send_text("=rune-worker-deaf:", "⏺ Phase: testing")
+    wait_for(lambda: "Phase: testing" in screen_of(supervisor, "worker-deaf"))
+    outcome: list[str] = []
+    waiting = threading.Thread(
+        target=lambda: outcome.append(supervisor.handoff("worker-deaf", timeout=4).outcome)
+    )
+    waiting.start()
+    wait_for(lambda: signals(project, "HANDOFF_REQUESTED"))
+    # The monitor's first look at the screen writes the phase into the hook.
+    assert supervisor.monitor_step().phase_changes == {"worker-deaf": "testing"}
+    assert waiting.is_alive()
+    waiting.join(timeout=30)
+    assert outcome == ["forced"]
+    assert [s["key"] for s in signals(project, "ORCHESTRATOR_STUCK")] == ["worker-deaf"]
+
+    supervisor.spawn("worker", "saver", [sys.executable, "-c", ECHO])
+    waiting = threading.Thread(
+        target=lambda: outcome.append(supervisor.handoff("worker-saver", timeout=2.5).outcome)
+    )
+    waiting.start()
+    wait_for(lambda: len(signals(project, "HANDOFF_REQUESTED")) == 2)
+    Hooks(project).update("worker-saver", work_phase="testing")  # as `runeconsole hook update`
+    waiting.join(timeout=30)
+    assert outcome == ["forced", "hook_updated"]
+
+
+def show_permission_prompt(supervisor: Supervisor, key: str) -> None:
+    """An echo agent drawing a Claude-like permission prompt (Enter there means "Yes")."""
+    for line in ("Do you want to proceed?", "❯ 1. Yes", "  2. No, and tell Claude (esc)"):
+        supervisor.tmux.send_text(f"=rune-{key}:", line)
+    wait_for(lambda: "(esc)" in screen_of(supervisor, key).splitlines()[-1])
+
+
+def test_checkpoint_request_waits_while_a_prompt_is_on_screen(
+    project: Path, tmux_socket: str
+) -> None:
+    supervisor = make_supervisor(project, tmux_socket, auto_handoff=True)
+    key = "worker-asking"
+    supervisor.spawn("worker", "asking", [sys.executable, "-c", ECHO])
+    supervisor.tmux.send_text(f"=rune-{key}:", "Context left until auto-compact: 14%")
+    show_permission_prompt(supervisor, key)
+    report = supervisor.monitor_step()  # the figure sits above the prompt
+    assert [(w.key, w.urgency) for w in report.warnings] == [(key, "medium")]
+    assert report.observations[key].screen.menu
+    supervisor.monitor_step()
+    assert "GUARDIAN" not in screen_of(supervisor, key)  # not typed into the prompt
+    assert signals(project, "GUIDANCE") == []
+    supervisor.tmux.send_text(f"=rune-{key}:", "⏺ Done")  # someone answered it
+    wait_for(lambda: screen_of(supervisor, key).endswith("⏺ Done"))
+    step_until(
+        supervisor, lambda _: "GUARDIAN: Context is running low" in screen_of(supervisor, key)
+    )
+    assert [g["key"] for g in signals(project, "GUIDANCE")] == [key]
+    assert not Registry(project).get(key).get("metadata")["pending_input"]
+
+
+def test_handoff_declines_a_prompt_with_esc_before_asking(
+    supervisor: Supervisor, project: Path
+) -> None:
+    key = "worker-prompted"
+    supervisor.spawn("worker", "prompted", fake_agent(key, project, "--ask-every", "1"))
+    wait_for(lambda: supervisor.monitor_step().observations[key].screen.menu)
+    result = supervisor.handoff(key, timeout=15, respawn=False)
+    assert result.outcome in ("exited", "hook_updated")
+    screen = supervisor.last_screen(result.predecessor_id or "")
+    assert "Declined (esc)" in screen and "Chose" not in screen
+    assert "saved at handoff" in Hooks(project).get(key).summary
+
+
+def test_handoff_never_types_into_a_menu_it_cannot_decline(
+    supervisor: Supervisor, project: Path
+) -> None:
+    key = "worker-choosing"
+    supervisor.spawn("worker", "choosing", [sys.executable, "-c", ECHO])
+    for line in ("Select an option:", "❯ 1. Freeze the clock", "  2. Retry"):
+        supervisor.tmux.send_text(f"=rune-{key}:", line)
+    wait_for(lambda: "2. Retry" in screen_of(supervisor, key).splitlines()[-1])
+    result = supervisor.handoff(key, timeout=1.0, respawn=False)
+    assert result.outcome == "forced"
+    assert HANDOFF_MESSAGE not in supervisor.last_screen(result.predecessor_id or "")
+    assert [s["asked"] for s in signals(project, "ORCHESTRATOR_STUCK")] == [False]

@@ -13,9 +13,13 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-# watchdog warns on stderr when an event races ``stop()``; harmless, and it would
-# land in the output of commands that scripts read.
+# watchdog complains on stderr when an event races ``stop()`` (as a warning, or as an
+# error in newer versions); harmless, and it would land in the output of commands that
+# scripts read.
 logging.getLogger("watchdog").setLevel(logging.ERROR)
+logging.getLogger("watchdog.observers.inotify").addFilter(
+    lambda record: "called when the thread is inactive" not in record.getMessage()
+)
 
 
 class _Forward(FileSystemEventHandler):

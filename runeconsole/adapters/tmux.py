@@ -289,6 +289,10 @@ class Tmux:
         if enter:
             self._check(self._run("send-keys", "Enter", target=target), "send-keys")
 
+    def press(self, target: str, key: str) -> None:
+        """Press one named key (``Escape``, ``Enter``) in the pane."""
+        self._check(self._run("send-keys", key, target=target), "send-keys")
+
     def kill_session(self, session: str) -> bool:
         """Kill the session; False when there was none."""
         result = self._run("kill-session", target=f"={session}")

@@ -22,6 +22,7 @@ SHOWN = (
     ("resumption_instructions", "instructions"),
     ("predecessor_hook_id", "predecessor"),
     ("updated_at", "updated"),
+    ("updated_by", "updated by"),
 )
 
 

@@ -10,7 +10,8 @@ from typing import Any
 
 from runeconsole.cli.common import print_json, resolve_root
 from runeconsole.core.config import Talisman
-from runeconsole.core.errors import InvalidInput
+from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.core.locks import LockBusy
 from runeconsole.services.supervisor import MonitorReport, Supervisor, SupervisorSettings
 
 
@@ -86,12 +87,16 @@ def spawn_agent(args: argparse.Namespace) -> int:
         node_id=args.node_id,
         bead_id=args.bead_id,
     )
-    return _emit(
-        args,
-        result.to_json(),
+    lines = [
         f"spawned {result.key} as {result.record.get('agent_id')} in tmux session "
-        f"{result.tmux_session} (pid {result.pid})",
-    )
+        f"{result.tmux_session} (pid {result.pid})"
+    ]
+    if result.previous_hook is not None:
+        lines.append(
+            f"previous hook kept in {result.previous_hook} (a fresh start; "
+            f"`runeconsole respawn {result.key}` continues from an agent's hook instead)"
+        )
+    return _emit(args, result.to_json(), *lines)
 
 
 def respawn_agent(args: argparse.Namespace) -> int:
@@ -136,7 +141,7 @@ def _print_report(report: MonitorReport, as_json: bool) -> None:
     if as_json:
         print_json(report.to_json())
     elif report.skipped:
-        print("another monitor is running; skipped", file=sys.stderr)
+        print(f"runeconsole: {_busy_message(report.other_monitor)}; skipped", file=sys.stderr)
     else:
         events = [f"crashed {key}" for key in report.crashed]
         events += [f"terminated {key}" for key in report.terminated]
@@ -151,18 +156,31 @@ def _print_report(report: MonitorReport, as_json: bool) -> None:
     sys.stdout.flush()
 
 
+def _busy_message(pid: int | None) -> str:
+    who = f"pid {pid}" if pid is not None else "another process"
+    return f"another monitor ({who}) is running for this project"
+
+
 def run_monitor(args: argparse.Namespace) -> int:
+    """One monitor per project: a second one says whose it is and exits 1."""
     supervisor = supervisor_for(args)
     if args.once:
-        _print_report(supervisor.monitor_step(), args.json)
-        return 0
+        report = supervisor.monitor_step()
+        _print_report(report, args.json)
+        return 1 if report.skipped else 0
     stop = threading.Event()
     try:
         supervisor.run_monitor(
             interval=args.interval,
             stop=stop,
             on_report=lambda report: _print_report(report, args.json),
+            follow=False,
         )
+    except LockBusy as busy:
+        raise RuneError(
+            f"{_busy_message(busy.holder)}; it keeps the agents supervised "
+            "(the console follows it); stop it first to start another"
+        ) from None
     except KeyboardInterrupt:
         stop.set()
     return 0

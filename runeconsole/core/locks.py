@@ -1,14 +1,23 @@
-"""Inter-process locks for read-modify-write of shared files."""
+"""Inter-process locks for read-modify-write of shared files, and for the jobs only one
+process may do at a time (the monitor, the merge-queue processor).
+
+The locks are the operating system's (``flock`` through filelock): a process that dies,
+however it dies, releases them, so a killed holder never blocks anyone.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock, Timeout
 
-from runeconsole.core.errors import RuneError
+from runeconsole.core.errors import RuneError, UnreadableFile
+from runeconsole.core.files import atomic_write_json, read_json_object
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -28,4 +37,45 @@ def locked(lock_path: Path, timeout: float = DEFAULT_TIMEOUT, what: str = "") ->
     try:
         yield
     finally:
+        lock.release()
+
+
+class LockBusy(RuneError):
+    """Another process holds an owned lock; ``holder`` is its pid, if it recorded one."""
+
+    def __init__(self, message: str, holder: int | None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+def _owner(owner_file: Path) -> dict[str, Any]:
+    try:
+        return read_json_object(owner_file)
+    except UnreadableFile:
+        return {}
+
+
+@contextmanager
+def owned(lock_path: Path, owner_file: Path, what: str, **info: Any) -> Iterator[dict[str, Any]]:
+    """Hold ``lock_path`` without waiting, this process's pid (and ``info``) written to
+    ``owner_file`` for whoever finds it taken (``LockBusy`` names the holder's pid).
+
+    Yields what a holder that died left in ``owner_file`` (empty after a clean release).
+    """
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(lock_path), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        pid = _owner(owner_file).get("pid")
+        holder = pid if isinstance(pid, int) else None
+        who = f"pid {holder}" if holder is not None else "another process"
+        raise LockBusy(f"{what} is held by {who}", holder) from None
+    try:
+        leftover = _owner(owner_file)
+        atomic_write_json(owner_file, {"pid": os.getpid(), **info})
+        yield leftover
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            owner_file.unlink()
         lock.release()

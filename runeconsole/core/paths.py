@@ -35,6 +35,11 @@ class ProjectPaths:
         return self.state / "hooks"
 
     @property
+    def hook_history(self) -> Path:
+        """Replaced hooks, kept so a fresh spawn never loses resumption instructions."""
+        return self.hooks / "history"
+
+    @property
     def merge_queue(self) -> Path:
         return self.state / "merge-queue.json"
 

@@ -3,9 +3,14 @@
 It draws a Claude-like screen (transcript, input box, ``Context left until
 auto-compact: N%`` going down), walks through the work phases and writes each to
 its hook, heartbeats through the registry, and now and then stops at a permission
-prompt or a question until someone answers in the pane. Told to checkpoint it
+prompt or a question until someone answers in the pane: as in Claude Code, Enter
+there picks the highlighted option ("Yes") whatever was typed, and Esc declines. Told
+to checkpoint it
 updates its hook; told ``GUARDIAN: Save your work and exit cleanly`` it saves its
 hook and exits 0.
+``--suspend-at`` writes a suspended task's context file (as ``runeconsole suspend``
+does) and ``--merge-at`` commits on the agent's branch and requests its merge, once
+each (not again in a continuation).
 ``--hang-on-handoff`` makes it ignore that (and hang-ups) so the supervisor has
 to force-kill it; ``--crash-after`` makes it die abruptly.
 
@@ -21,14 +26,22 @@ import random
 import select
 import signal
 import sys
+import termios
 import time
+import tty
+from collections.abc import Callable
 from pathlib import Path
 
+from runeconsole.adapters.git import run_git
 from runeconsole.core.errors import RuneError
+from runeconsole.demo.merge_queue import commit_files
 from runeconsole.services.hooks import Hooks
+from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.pane_patterns import WORK_PHASES
-from runeconsole.services.registry import Registry
+from runeconsole.services.registry import SIGNAL_TARGET, Registry
+from runeconsole.services.signals import Signals
 from runeconsole.services.supervisor import CHECKPOINT_MESSAGE, HANDOFF_MESSAGE, WISDOM_ENV
+from runeconsole.services.suspension import Suspension
 
 TOOLS = {
     "investigation": ["Read(src/{m}.py)", 'Grep(pattern: "def {m}", path: "src")', "Glob(**/*.py)"],
@@ -61,6 +74,8 @@ HARNESS_PHASE = {
 }
 WIDTH = 100
 TRANSCRIPT_LINES = 30
+ESCAPE = "<esc>"
+DEMO_ARC = "arc-demo"
 
 
 def command(key: str, root: Path, *options: str) -> list[str]:
@@ -75,6 +90,43 @@ def command(key: str, root: Path, *options: str) -> list[str]:
         str(root),
         *options,
     ]
+
+
+class Keys:
+    """The terminal's input key by key (cbreak mode, as Claude Code reads it), so Esc
+    counts at once: whole lines, and ``ESCAPE`` for a lone Esc."""
+
+    def __init__(self) -> None:
+        self.fd = sys.stdin.fileno()
+        self.buffer = ""
+        self.saved = None
+        if os.isatty(self.fd):
+            self.saved = termios.tcgetattr(self.fd)
+            tty.setcbreak(self.fd)
+
+    def restore(self) -> None:
+        if self.saved is not None:
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+
+    def read(self, timeout: float) -> list[str]:
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return []
+        data = os.read(self.fd, 4096)
+        if not data:  # input closed: nobody can answer any more
+            raise SystemExit(0)
+        self.buffer += data.decode("utf-8", "replace").replace("\r", "\n")
+        keys: list[str] = []
+        while True:
+            esc, newline = self.buffer.find("\x1b"), self.buffer.find("\n")
+            if esc >= 0 and (newline < 0 or esc < newline):
+                keys.append(ESCAPE)  # what was typed before it on the line is dropped
+                self.buffer = self.buffer[esc + 1 :]
+            elif newline >= 0:
+                keys.append(self.buffer[:newline])
+                self.buffer = self.buffer[newline + 1 :]
+            else:
+                return keys
 
 
 class FakeAgent:
@@ -93,6 +145,8 @@ class FakeAgent:
         self.ticks_in_phase = 0
         self.next_beat = 0.0
         self.started = time.monotonic()
+        self.keys = Keys()
+        self.interrupted = False  # declined with Esc: no work until told what to do
 
     @property
     def phase(self) -> str:
@@ -163,6 +217,15 @@ class FakeAgent:
 
     def handle(self, line: str) -> None:
         text = line.strip()
+        self.interrupted = False
+        if self.prompt is not None:
+            # As in Claude Code: at a menu, Enter picks the highlighted option (or the
+            # number typed); whatever else was typed is lost.
+            options = self.prompt[3]
+            pick = int(text) if text.isdigit() and 1 <= int(text) <= len(options) else 1
+            self.say(f"⏺ Chose {pick}. {options[pick - 1]}")
+            self.prompt = None
+            return
         if not text:
             return
         if text == HANDOFF_MESSAGE:
@@ -183,11 +246,76 @@ class FakeAgent:
                 )
             self.say("⏺ Checkpoint saved to the hook.")
             return
-        if self.prompt is not None:
-            self.say(f"⏺ Answer received: {text}")
-            self.prompt = None
-            return
         self.say(f"> {text}")
+
+    def escape(self) -> None:
+        """Esc: at a menu it answers "No" (declines or cancels) and, like Claude Code,
+        stops to wait for what to do instead; elsewhere nothing."""
+        if self.prompt is not None:
+            self.say("⏺ Declined (esc). What should I do instead?")
+            self.prompt = None
+            self.interrupted = True
+
+    def scripted(self) -> list[tuple[float, Callable[[], None]]]:
+        """What ``--suspend-at`` and ``--merge-at`` ask for, at their times."""
+        events: list[tuple[float, Callable[[], None]]] = []
+        if self.args.suspend_at is not None:
+            events.append((self.args.suspend_at, self.suspend))
+        if self.args.merge_at is not None:
+            events.append((self.args.merge_at, self.request_merge))
+        return events
+
+    def suspend(self) -> None:
+        """Write a suspended task's context file, as ``runeconsole suspend`` does."""
+        task = self.args.suspend_task
+        try:
+            result = Suspension(self.root).suspend(
+                task_id=task,
+                worker=self.key,
+                arc_id=DEMO_ARC,
+                reason="turn_limit",
+                last_action=f"{self.phase} of src/{self.module}.py",
+                file_targets=[f"src/{self.module}.py"],
+                body=f"Working on the {self.module} module ({self.phase}).\n"
+                f"Next: finish src/{self.module}.py and its tests.",
+                stash=False,
+            )
+        except RuneError as exc:
+            self.say(f"⏺ Could not suspend {task}: {exc.message}")
+            return
+        where = result.path.relative_to(self.root)
+        self.say(f"⏺ Bash(runeconsole suspend --task {task} --reason turn_limit)", f"  ⎿  {where}")
+
+    def request_merge(self) -> None:
+        """Commit one file on the agent's branch, then ask for the merge: a ``MERGE_READY``
+        signal (R3.2), or straight into the queue with ``--merge-via queue``."""
+        worktree = self.worktree()
+        try:
+            record = self.registry.get(self.key)
+            if worktree is None:
+                raise RuneError("no worktree of its own to commit in")
+            name = self.args.merge_file.format(m=self.module)
+            node = record.get("node_id") or f"impl_{self.module}"
+            commit_files(worktree, {name: f"# {name} as {self.key} wrote it\n"}, f"{node}: {name}")
+            branch = run_git(["rev-parse", "--abbrev-ref", "HEAD"], worktree).stdout.strip()
+            if self.args.merge_via == "queue":
+                entry, _ = MergeQueue(self.root).add(
+                    branch, identity=self.key, node_id=node, worktree=str(worktree)
+                )
+                said = f"queued as {entry.entry_id}"
+            else:
+                payload = {
+                    "branch": branch,
+                    "identity_name": self.key,
+                    "node_id": node,
+                    "worktree_path": str(worktree),
+                }
+                Signals(self.root).send("MERGE_READY", self.key, SIGNAL_TARGET, payload)
+                said = "MERGE_READY sent"
+        except RuneError as exc:
+            self.say(f"⏺ Could not request a merge: {exc.message}")
+            return
+        self.say(f'⏺ Bash(git commit -m "{node}: {name}")', f"  ⎿  {branch}: {said}")
 
     def save_and_exit(self) -> None:
         with contextlib.suppress(RuneError):
@@ -214,20 +342,25 @@ class FakeAgent:
         self.set_phase(WORK_PHASES.index(resume) if wisdom and resume in WORK_PHASES else 0)
         next_step = time.monotonic()
         crash_after = 0.0 if wisdom and self.args.crash_once else self.args.crash_after
+        # A continuation does not do again what its predecessor did.
+        scripted = [] if wisdom else self.scripted()
         while True:
-            if crash_after and time.monotonic() - self.started >= crash_after:
+            elapsed = time.monotonic() - self.started
+            if crash_after and elapsed >= crash_after:
                 os._exit(3)
+            for event in [e for e in scripted if e[0] <= elapsed]:
+                scripted.remove(event)
+                event[1]()
             self.heartbeat()
-            if self.prompt is None and time.monotonic() >= next_step:
+            if self.prompt is None and not self.interrupted and time.monotonic() >= next_step:
                 self.work()
                 next_step = time.monotonic() + self.args.tick
             self.draw()
-            ready, _, _ = select.select([sys.stdin], [], [], min(self.args.tick, 1.0))
-            if ready:
-                line = sys.stdin.readline()
-                if not line:  # stdin closed: nobody can answer any more
-                    raise SystemExit(0)
-                self.handle(line)
+            for key in self.keys.read(min(self.args.tick, 1.0)):
+                if key == ESCAPE:
+                    self.escape()
+                else:
+                    self.handle(key)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,12 +384,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--crash-once", action="store_true", help="with --crash-after: a continuation lives on"
     )
+    parser.add_argument(
+        "--suspend-at", type=float, metavar="S", help="write a suspended task's context at S s"
+    )
+    parser.add_argument("--suspend-task", default="1", metavar="ID", help="its task id")
+    parser.add_argument(
+        "--merge-at", type=float, metavar="S", help="commit on the agent branch, request a merge"
+    )
+    parser.add_argument(
+        "--merge-file", default="src/{m}.py", help="the file committed ({m}: the module)"
+    )
+    parser.add_argument("--merge-via", choices=("signal", "queue"), default="signal")
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)
     if args.hang_on_handoff:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    FakeAgent(args).run()
+    agent = FakeAgent(args)
+    try:
+        agent.run()
+    finally:
+        agent.keys.restore()
     return 0
 
 

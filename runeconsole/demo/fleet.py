@@ -6,7 +6,10 @@ heartbeated directly, as the harness does for processes outside tmux. The script
 every state appear within a minute: a runner falls silent (yellow, then red), an
 orchestrator crashes and is re-spawned with its predecessor's hook, a worker is killed
 cleanly, one orchestrator burns its context until the console hands it off, another
-stops at permission prompts, and workers ask the operator questions.
+stops at permission prompts, workers ask the operator questions, two workers suspend
+a task (context files), and three commit on their branches and ask for merges (one a
+MERGE_READY signal the console picks up, one straight into the queue, the second of
+two touching the same file predicted to conflict).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from runeconsole.demo.questions import ask_live
 from runeconsole.services.registry import ACTIVE, CRASHED
 from runeconsole.services.supervisor import Supervisor
 
+# Two workers commit the same file, so the second merge is predicted to conflict.
+SAME_FILE = ("--merge-file", "src/api.py")
 # key -> (node, fake agent options)
 TMUX_AGENTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "orchestrator-auth": ("impl_auth", ("--drain", "2.5", "--write-files")),
@@ -34,11 +39,20 @@ TMUX_AGENTS: dict[str, tuple[str, tuple[str, ...]]] = {
         ("--crash-after", "12", "--crash-once", "--write-files"),
     ),
     "orchestrator-search": ("impl_search", ("--ask-every", "25")),
-    "worker-parser": ("impl_search", ("--write-files",)),
-    "worker-schema": ("impl_billing", ("--drain", "0.5")),
-    "worker-tokens": ("impl_auth", ("--write-files",)),
+    "worker-parser": ("impl_search", ("--write-files", "--merge-at", "10", *SAME_FILE)),
+    "worker-schema": (
+        "impl_billing",
+        ("--drain", "0.5", "--suspend-at", "15", "--suspend-task", "4"),
+    ),
+    "worker-tokens": (
+        "impl_auth",
+        ("--write-files", "--merge-at", "22", *SAME_FILE, "--merge-via", "queue"),
+    ),
     "worker-docs": ("docs", ()),
-    "worker-migrate": ("impl_billing", ("--drain", "0.8")),
+    "worker-migrate": (
+        "impl_billing",
+        ("--drain", "0.8", "--suspend-at", "28", "--suspend-task", "9", "--merge-at", "36"),
+    ),
 }
 PLAIN_AGENTS = ("guardian-main", "runner-auth", "runner-billing", "runner-search")
 SILENT = "runner-search"
@@ -46,6 +60,14 @@ CRASHES = "orchestrator-billing"
 KILLED = "worker-docs"
 SILENT_AT, KILL_AT, RESPAWN_AT = 2.0, 18.0, 40.0
 QUESTION_AT, QUESTION_EVERY = 6.0, 30.0
+
+
+def agent_worktree(root: Path, key: str) -> Path:
+    """``.worktrees/{key}`` on branch ``agent/{key}`` (made from main the first time)."""
+    path = root / ".worktrees" / key
+    if not path.exists():
+        git.run_git(["worktree", "add", "--quiet", "-b", f"agent/{key}", str(path)], root)
+    return path
 
 
 class Fleet:
@@ -65,17 +87,13 @@ class Fleet:
         ]
         self.next_question, self.asked = QUESTION_AT, 0
 
-    def worktree(self, key: str) -> Path:
-        path = self.root / ".worktrees" / key
-        if not path.exists():
-            git.run_git(["worktree", "add", "--quiet", "-b", f"agent/{key}", str(path)], self.root)
-        return path
-
     def launch(self) -> None:
         for key, (node, options) in TMUX_AGENTS.items():
             role, name = key.split("-", 1)
             command = fake_agent.command(key, self.root, "--seed", str(len(name)), *options)
-            self.supervisor.spawn(role, name, command, worktree=self.worktree(key), node_id=node)
+            self.supervisor.spawn(
+                role, name, command, worktree=agent_worktree(self.root, key), node_id=node
+            )
         for key in PLAIN_AGENTS:
             role, name = key.split("-", 1)
             self.registry.register(
@@ -105,20 +123,21 @@ class Fleet:
             self.next_beat[key] = now + self.interval * self.rng.uniform(0.6, 1.0)
 
     def stop(self) -> None:
-        """Stop every agent's session; worktrees and state stay for --keep."""
+        """Stop every agent, on purpose (never read as a crash); worktrees and state stay
+        for --keep."""
         for key in TMUX_AGENTS:
             with contextlib.suppress(RuneError):
-                session = self.registry.get(key).get("tmux_session")
-                if session:
-                    self.supervisor.tmux.kill_session(str(session))
+                if self.registry.get(key).status == ACTIVE:
+                    self.supervisor.kill(key, "the demo ended")
 
     def run(self, duration: float | None, monitor: bool) -> None:
         stop_monitor = threading.Event()
         self.launch()
+        watcher = threading.Thread(
+            target=self.supervisor.run_monitor, kwargs={"stop": stop_monitor}, daemon=True
+        )
         if monitor:
-            threading.Thread(
-                target=self.supervisor.run_monitor, kwargs={"stop": stop_monitor}, daemon=True
-            ).start()
+            watcher.start()
         deadline = time.monotonic() + duration if duration else None
         try:
             while deadline is None or time.monotonic() < deadline:
@@ -128,6 +147,8 @@ class Fleet:
                 time.sleep(0.5)
         finally:
             stop_monitor.set()
+            if watcher.is_alive():
+                watcher.join(timeout=10)
             self.stop()
 
 

@@ -6,10 +6,16 @@ keep every field we do not know. ``files_modified`` always comes from git in the
 agent's worktree, never from whoever calls us: the hook must list what is really
 uncommitted when a successor takes over. Each change is a locked read-modify-write
 with an atomic replace, followed by a ``HOOK_UPDATED`` signal carrying the hook.
+
+The supervisor writes hooks too (the monitor records the phase it reads on screen, a
+kill or handoff refreshes ``files_modified``), so each write says who made it
+(``updated_by``) and the agent's own writes are counted (``agent_updates``): a
+handoff is confirmed only by the agent (R4.4), never by the supervisor's own writes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,11 +25,16 @@ from typing import Any
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
-from runeconsole.core.files import atomic_write_json, is_temp_name, read_json_object
+from runeconsole.core.files import (
+    atomic_write_json,
+    create_exclusive,
+    is_temp_name,
+    read_json_object,
+)
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import compact_stamp, iso_z
-from runeconsole.core.validate import validate_id
+from runeconsole.core.validate import ID_PATTERN, validate_id
 from runeconsole.services.pane_patterns import WORK_PHASES
 from runeconsole.services.registry import SIGNAL_SOURCE, SIGNAL_TARGET
 from runeconsole.services.signals import Signals
@@ -31,16 +42,23 @@ from runeconsole.services.signals import Signals
 HARNESS_PHASES = ("planning", "executing", "impl_complete", "validating", "merged")
 MAX_TEXT = 4000
 RUNTIME_PREFIXES = (".claude/state/", ".claude/attractor/", "tmp/.rune-signals/")
+AGENT, MONITOR, SUPERVISOR, MERGE_QUEUE = "agent", "monitor", "supervisor", "merge_queue"
+# The fields the supervisor's own writes (monitor, kill, handoff) change.
+SUPERVISOR_FIELDS = frozenset(
+    {"work_phase", "files_modified", "updated_at", "last_checkpoint_at", "updated_by"}
+)
 
 
 @dataclass
 class Hook:
-    """One hook file as read: every field kept; ``error`` when it cannot be used."""
+    """One hook file as read: every field kept; ``error`` when it cannot be used.
+    ``replaced``: where the hook this one replaced was kept (set by ``create``)."""
 
     key: str
     path: Path
     fields: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    replaced: Path | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.fields.get(name, default)
@@ -80,6 +98,26 @@ def _text(value: str | None, what: str) -> str | None:
     return value
 
 
+def _agent_updates(fields: dict[str, Any]) -> int:
+    count = fields.get("agent_updates")
+    return count if isinstance(count, int) and not isinstance(count, bool) else 0
+
+
+def agent_wrote(before: dict[str, Any], after: Hook | None) -> bool:
+    """Whether the agent updated its hook since ``before`` (the fields as they were).
+
+    Our writers count the agent's updates; a tool that does not know that count (the
+    harness's scripts) shows itself by changing a field the supervisor never writes.
+    """
+    if after is None or after.error:
+        return False
+    fields = after.fields
+    if _agent_updates(fields) > _agent_updates(before):
+        return True
+    ignored = SUPERVISOR_FIELDS | {"agent_updates"}
+    return any(fields.get(k) != before.get(k) for k in (fields.keys() | before.keys()) - ignored)
+
+
 def uncommitted_files(worktree: Path) -> list[str]:
     """Changed tracked files plus untracked ones: everything a kill would put at risk.
 
@@ -101,6 +139,26 @@ class Hooks:
 
     def path_for(self, key: str) -> Path:
         return self.paths.hooks / f"{validate_id(key, 'agent key')}.json"
+
+    def archived(self, hook_id: str) -> Path:
+        """Where a replaced hook is kept (``hooks/history/{hook_id}.json``)."""
+        return self.paths.hook_history / f"{validate_id(hook_id, 'hook id')}.json"
+
+    def _archive(self, key: str, now: datetime) -> Path | None:
+        """Keep the hook about to be replaced, byte for byte (never overwriting a kept one)."""
+        path = self.path_for(key)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        old = self.read_path(path)
+        hook_id = old.get("hook_id")
+        if not (isinstance(hook_id, str) and ID_PATTERN.fullmatch(hook_id)):
+            hook_id = f"hook-{key}-{compact_stamp(now)}-unreadable"
+        kept = self.archived(hook_id)
+        with contextlib.suppress(FileExistsError):
+            create_exclusive(kept, data)
+        return kept
 
     def read_path(self, path: Path) -> Hook:
         key = path.name[: -len(".json")]
@@ -146,7 +204,11 @@ class Hooks:
         instructions: str | None = None,
         predecessor: Hook | None = None,
     ) -> Hook:
-        """The initial hook at spawn: a successor inherits its predecessor's work state."""
+        """The initial hook at spawn: a successor inherits its predecessor's work state.
+
+        A hook already there is kept in ``hooks/history/`` first (``archived``), so a fresh
+        ``spawn`` of the key never loses the resumption instructions it held.
+        """
         key = f"{validate_id(role, 'role')}-{validate_id(name, 'name')}"
         for value, what in ((node, "node id"), (bead, "bead id")):
             if value is not None:
@@ -173,12 +235,17 @@ class Hooks:
             "last_checkpoint_at": inherited.get("last_checkpoint_at"),
             "files_modified": uncommitted_files(worktree) if worktree else [],
             "tests_status": inherited.get("tests_status"),
+            "updated_by": SUPERVISOR,
+            "agent_updates": 0,
         }
         fields.setdefault("last_committed_node", None)
         fields.setdefault("merged_at", None)
         with locked(self.paths.lock_for(f"hook-{key}"), what=f"hook {key}"):
+            replaced = self._archive(key, now)
             atomic_write_json(self.path_for(key), fields)
-        return self._announce(key, fields)
+        hook = self._announce(key, fields)
+        hook.replaced = replaced
+        return hook
 
     def update(
         self,
@@ -192,11 +259,14 @@ class Hooks:
         tests_status: str | None = None,
         instructions: str | None = None,
         worktree: Path | None = None,
+        writer: str = AGENT,
     ) -> Hook:
         """Change the given fields (others kept) and re-read ``files_modified`` from git.
 
         A missing hook is created; ``worktree`` is where git is asked (the agent's own
         worktree, from its identity); without one ``files_modified`` stays as it was.
+        ``writer``: ``agent`` unless the supervisor or merge queue writes (``MONITOR``,
+        ``SUPERVISOR``, ``MERGE_QUEUE``), so a handoff can tell the agent's save apart.
         """
         path = self.path_for(key)
         changes: dict[str, Any] = {
@@ -217,6 +287,9 @@ class Hooks:
             fields = self._read_for_update(key, path, now)
             fields.update(changes)
             fields["updated_at"] = fields["last_checkpoint_at"] = stamp
+            fields["updated_by"] = writer
+            if writer == AGENT:
+                fields["agent_updates"] = _agent_updates(fields) + 1
             if changes.get("phase") == "merged":
                 fields["merged_at"] = stamp
             atomic_write_json(path, fields)

@@ -18,14 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.adapters.processes import process_start, run_streaming, stop_processes_in
 from runeconsole.core.errors import InvalidInput, RuneError
-from runeconsole.core.files import atomic_write_json
+from runeconsole.core.locks import LockBusy, owned
 from runeconsole.core.pause import pause_point
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hooks import MERGE_QUEUE, Hooks
 from runeconsole.services.merge_queue import (
     BASE_MOVED,
     BRANCH_MISSING,
@@ -49,7 +47,6 @@ from runeconsole.services.merge_queue import (
     QueueEntry,
     command_args,
     id_or_none,
-    read_optional,
 )
 
 SIGNAL_SOURCE = "runeconsole"
@@ -99,28 +96,28 @@ class Processor:
     @contextlib.contextmanager
     def _processor(self) -> Iterator[dict[str, Any]]:
         """Hold the processor lock; yields what a dead predecessor left in the pid file."""
-        self.paths.locks.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.queue.processor_lock), timeout=0)
+        held = contextlib.ExitStack()
         try:
-            lock.acquire()
-        except Timeout:
-            pid = self._holder_pid()
+            me: dict[str, Any] = {"started_at": self.queue.now()}
+            started = process_start(os.getpid())
+            if started is not None:  # tells a later reader this pid was not reused
+                me["process_start"] = started
+            leftover = held.enter_context(
+                owned(
+                    self.queue.processor_lock,
+                    self.queue.processor_file,
+                    "the merge-queue processor",
+                    **me,
+                )
+            )
+        except LockBusy as busy:
+            pid = busy.holder if busy.holder is not None else self._holder_pid()
             who = f"pid {pid}" if pid is not None else "another process"
             raise QueueBusy(
                 f"queue is being processed by {who}; try again when it finishes"
             ) from None
-        try:
-            leftover = read_optional(self.queue.processor_file)
-            me = {"pid": os.getpid(), "started_at": self.queue.now()}
-            started = process_start(os.getpid())
-            if started is not None:
-                me["process_start"] = started
-            atomic_write_json(self.queue.processor_file, me)
+        with held:
             yield leftover
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                self.queue.processor_file.unlink()
-            lock.release()
 
     def _holder_pid(self) -> int | None:
         """The lock holder's pid; it writes its pid file just after taking the lock."""
@@ -464,7 +461,7 @@ class Processor:
         """Set the identity's hook (if it has one) to ``merged``; other fields are kept."""
         key = id_or_none(identity)
         if key is not None and self.hooks.read(key) is not None:
-            self.hooks.update(key, phase="merged")
+            self.hooks.update(key, phase="merged", writer=MERGE_QUEUE)
         return []
 
     @staticmethod

@@ -30,6 +30,8 @@ PERMISSION_PROMPT = re.compile(
 OPTION = re.compile(r"^(?:❯|>)?\s*(\d{1,2})\.\s+\S")
 SELECTED_OPTION = re.compile(r"^❯\s*\d{1,2}\.\s+\S")
 QUESTION_FOOTER = re.compile(r"Enter to select|Tab/Arrow keys to navigate", re.I)
+# The screen itself says Esc answers "No" (a permission prompt) or cancels (a question).
+ESC_DECLINES = re.compile(r"^(?:❯\s*)?\d{1,2}\.\s+No\b.*\(esc\)$|\bEsc to cancel\b", re.I)
 EXPLICIT_PHASE = re.compile(r"\bphase:\s*(" + "|".join(WORK_PHASES) + r")\b", re.I)
 PLAN_MODE = re.compile(r"plan mode on", re.I)
 TOOL_CALL = re.compile(r"^⏺\s+([A-Z][A-Za-z]+(?: Todos)?)(?:\((.*))?$")
@@ -71,6 +73,16 @@ class PaneReading:
     prompt: str | None = None
     phase: str | None = None
     phase_explicit: bool = False
+    menu: bool = False  # options to choose from: Enter would pick the highlighted one
+    esc_declines: bool = False  # the menu says Esc answers "No" or cancels it
+    drawn: bool = False  # anything on screen at all (a just-started agent shows nothing)
+
+
+def safe_to_type(reading: PaneReading) -> bool:
+    """Whether text typed with Enter reaches the agent's input box: the screen is drawn
+    and shows no menu, where Enter would accept its highlighted option (a permission
+    prompt's "Yes")."""
+    return reading.drawn and not reading.menu
 
 
 def _clean(line: str) -> str:
@@ -151,6 +163,11 @@ def read_pane(screen: str) -> PaneReading:
     block = _current_block(lines)
     busy = any(BUSY.search(line) for line in block)
     waiting, prompt = _waiting(block, busy)
+    body = block[1:] if block and block[0].startswith("⏺") else block
+    menu = not busy and (
+        waiting == PERMISSION
+        or any(SELECTED_OPTION.match(line) or QUESTION_FOOTER.search(line) for line in body)
+    )
     phase, explicit = phase_hint(lines)
     return PaneReading(
         context_left=context_left(screen),
@@ -160,4 +177,7 @@ def read_pane(screen: str) -> PaneReading:
         prompt=prompt,
         phase=phase,
         phase_explicit=explicit,
+        menu=menu,
+        esc_declines=menu and any(ESC_DECLINES.search(line) for line in body),
+        drawn=bool(lines),
     )

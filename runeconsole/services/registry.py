@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -359,10 +359,17 @@ class Registry:
 
     def update_metadata(self, key: str, changes: dict[str, Any]) -> AgentRecord:
         """Merge ``changes`` into the identity's ``metadata`` under its lock (other keys kept)."""
+        return self.edit_metadata(key, lambda metadata: metadata.update(changes))
+
+    def edit_metadata(self, key: str, edit: Callable[[dict[str, Any]], None]) -> AgentRecord:
+        """Let ``edit`` change the identity's ``metadata`` in place, under its lock (for a
+        change that depends on what is there, such as appending to a list)."""
         with self._locked(key) as path:
             fields = self._read_for_update(key, path)
             metadata = fields.get("metadata")
-            fields["metadata"] = {**(metadata if isinstance(metadata, dict) else {}), **changes}
+            metadata = dict(metadata) if isinstance(metadata, dict) else {}
+            edit(metadata)
+            fields["metadata"] = metadata
             atomic_write_json(path, fields)
         return self.read_path(path)
 
@@ -379,19 +386,39 @@ class Registry:
             atomic_write_json(path, fields)
         return self.read_path(path)
 
-    def mark_crashed(self, key: str, reason: str | None = None) -> tuple[AgentRecord, bool]:
-        """Mark crashed once: returns (record, changed); a repeat changes nothing."""
-        return self._end(key, CRASHED, "crashed_at", "AGENT_CRASHED", reason)
+    def mark_crashed(
+        self, key: str, reason: str | None = None, *, agent_id: str | None = None
+    ) -> tuple[AgentRecord, bool]:
+        """Mark crashed once: returns (record, changed); a repeat changes nothing.
 
-    def mark_terminated(self, key: str, reason: str | None = None) -> tuple[AgentRecord, bool]:
-        return self._end(key, TERMINATED, "terminated_at", "AGENT_TERMINATED", reason)
+        With ``agent_id`` only that identity, while still active, is marked (checked under
+        the lock): a monitor that saw it vanish must not mark an agent stopped on purpose,
+        or a successor registered meanwhile, as crashed.
+        """
+        return self._end(key, CRASHED, "crashed_at", "AGENT_CRASHED", reason, agent_id)
+
+    def mark_terminated(
+        self, key: str, reason: str | None = None, *, agent_id: str | None = None
+    ) -> tuple[AgentRecord, bool]:
+        """Mark terminated once; ``agent_id`` as for ``mark_crashed``."""
+        return self._end(key, TERMINATED, "terminated_at", "AGENT_TERMINATED", reason, agent_id)
 
     def _end(
-        self, key: str, status: str, stamp_field: str, signal_type: str, reason: str | None
+        self,
+        key: str,
+        status: str,
+        stamp_field: str,
+        signal_type: str,
+        reason: str | None,
+        agent_id: str | None = None,
     ) -> tuple[AgentRecord, bool]:
         with self._locked(key) as path:
             fields = self._read_for_update(key, path)
             if fields.get("status") == status:
+                return self.read_path(path), False
+            if agent_id is not None and (
+                fields.get("agent_id") != agent_id or fields.get("status") != ACTIVE
+            ):
                 return self.read_path(path), False
             if fields.get("status") == TERMINATED:
                 raise RuneError(f"agent {key!r} is already terminated")

@@ -133,7 +133,7 @@ class Supervisor:
     # -- the monitor -----------------------------------------------------------------------
 
     def monitor_step(self) -> MonitorReport:
-        """One pass over every supervised agent; skipped if another pass runs anywhere."""
+        """One pass over every supervised agent; skipped while another monitor runs."""
         return self._monitor.step()
 
     def run_monitor(
@@ -142,9 +142,12 @@ class Supervisor:
         interval: float | None = None,
         stop: threading.Event | None = None,
         on_report: Callable[[MonitorReport], None] | None = None,
+        follow: bool = True,
     ) -> None:
-        """Monitor until ``stop`` is set (the CLI's ``monitor`` and the console's worker)."""
-        self._monitor.run(interval=interval, stop=stop, on_report=on_report)
+        """Monitor until ``stop`` is set, the only monitor of the project meanwhile; while
+        another runs, ``follow`` reports skipped passes and takes over when it ends,
+        otherwise ``LockBusy`` names its pid."""
+        self._monitor.run(interval=interval, stop=stop, on_report=on_report, follow=follow)
 
     def observations(self) -> dict[str, AgentObservation]:
         """The last saved pass (empty when no monitor has run)."""
@@ -179,11 +182,13 @@ class Supervisor:
     def switch_to(self, key: str) -> None:
         """Jump the operator's tmux client to the agent's session (the console's ``g``);
         the error says how to attach when the console is not inside that tmux server."""
-        self.tmux.switch_client(self.sessions.session_of(key))
+        tmux, session = self.sessions.session_of(key)
+        tmux.switch_client(session)
 
     def attach_command(self, key: str) -> list[str]:
         """``tmux [-L socket] attach-session -t =SESSION`` for the agent's session."""
-        return self.tmux.attach_command(self.sessions.session_of(key))
+        tmux, session = self.sessions.session_of(key)
+        return tmux.attach_command(session)
 
     def problems(self, observations: dict[str, AgentObservation] | None = None) -> list[Problem]:
         """Crashed, stale, waiting and low-context agents, most urgent first.

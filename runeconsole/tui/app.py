@@ -143,7 +143,9 @@ class RuneConsole(App[None]):
 
     @work(thread=True, exclusive=True, group="monitor")
     def run_monitor(self) -> None:
-        """The supervisor's loop, in the console (one monitor at a time: a lock decides)."""
+        """The supervisor's loop, in the console. One monitor at a time: while another
+        (``runeconsole monitor``) holds the lock, the console follows its saved passes
+        and takes over when it ends."""
         self.supervisor.run_monitor(stop=self._monitor_stop, on_report=self._monitor_report)
 
     def _monitor_report(self, report: MonitorReport) -> None:

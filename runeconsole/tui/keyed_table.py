@@ -88,9 +88,12 @@ class KeyedTable(DataTable):
             self.move_cursor(row=self.get_row_index(key))
             self.focus()
 
-    def reorder(self, *columns: str, key: Callable[[Any], Any] | None = None) -> None:
-        """Sort rows if rows were added since the last call, keeping the cursor on its row."""
-        if not self._order_dirty:
+    def reorder(
+        self, *columns: str, key: Callable[[Any], Any] | None = None, force: bool = False
+    ) -> None:
+        """Sort rows if rows were added since the last call (or ``force``: the caller knows
+        the order changed), keeping the cursor on its row."""
+        if not (self._order_dirty or force):
             return
         self._order_dirty = False
         current = self.cursor_key()

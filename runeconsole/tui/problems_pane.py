@@ -49,6 +49,7 @@ class ProblemsPane(LivePane):
         super().__init__(**kwargs)
         self.supervisor = supervisor
         self.problems: dict[str, Problem] = {}
+        self._order: dict[str, tuple[int, float, str]] = {}
         self.filter_text = ""
 
     def compose(self) -> ComposeResult:
@@ -79,18 +80,21 @@ class ProblemsPane(LivePane):
             self.show(problems)
 
     def show(self, problems: list[Problem]) -> None:
-        """Rows by key; the order (most urgent first) is fixed by each problem's rank."""
+        """Rows by key; the order (most urgent first) is each problem's ``sort_key``."""
         fresh = {problem_key(p): p for p in problems}
         for key in [k for k in self.problems if k not in fresh]:
             self.table.drop(key)
         self.problems = fresh
-        rank = {key: (p.rank, p.key) for key, p in fresh.items()}
+        order = {key: p.sort_key for key, p in fresh.items()}
         for key, problem in fresh.items():
             if self.filter_text.lower() in f"{key} {problem.detail}".lower():
                 self.table.upsert(key, problem_values(problem))
             else:
                 self.table.drop(key)
-        self.table.reorder(key=lambda cells: rank.get(f"{cells[1]}/{cells[0]}", (9, "")))
+        last = (99, float("inf"), "")
+        moved = order != self._order  # context left changing moves a row among its rank
+        self._order = order
+        self.table.reorder(key=lambda cells: order.get(f"{cells[1]}/{cells[0]}", last), force=moved)
         self.post_message(self.Summary("problems", {"problems": len(fresh)}))
 
     def filter(self, text: str) -> None:

@@ -1,5 +1,6 @@
 """Low context seen on an agent's screen: warn once per level, and with ``auto_handoff``
-ask for a checkpoint (medium) or hand the agent off (high)."""
+ask for a checkpoint (medium, typed once no prompt is on screen) or hand the agent off
+(high)."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def warn_about_context(
         handoffs.start(record.key)
         report.handoffs_started.append(record.key)
     elif obs.urgency == MEDIUM:  # R4.3: checkpoint now, so a handoff loses nothing
+        # Never into a prompt (Enter there could accept "Yes"): it waits for a later pass.
         message = CHECKPOINT_MESSAGE.format(key=record.key)
         with contextlib.suppress(RuneError):
-            sessions.tmux.send_text(f"={record.get('tmux_session')}:", message)
-            sessions.signal("GUIDANCE", {"key": record.key, "message": message})
+            sessions.type_or_queue(record, message, obs.screen, signal_type="GUIDANCE")

@@ -1,5 +1,9 @@
 """Handing off an agent that runs out of context (R4.4/R4.5): ask it to save and exit,
-force it if it hangs, then re-spawn a successor."""
+force it if it hangs, then re-spawn a successor.
+
+The request is never typed into a menu (Enter there could accept a permission prompt's
+"Yes"): a menu whose Esc declines is dismissed first, any other waits for a person.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from runeconsole.adapters.tmux import PaneInfo, Tmux
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import iso_z
+from runeconsole.services.hooks import SUPERVISOR, agent_wrote
+from runeconsole.services.pane_patterns import read_pane
 from runeconsole.services.registry import ACTIVE, AgentRecord
-from runeconsole.services.supervision.screens import keep_screen
+from runeconsole.services.supervision.screens import capture_screen, keep_screen
 from runeconsole.services.supervision.sessions import KILL_GRACE, AgentSessions, existing_worktree
 from runeconsole.services.supervision.spawning import Spawner, SpawnResult
 
@@ -80,8 +87,8 @@ class Handoffs:
         registry, hooks = sessions.registry, sessions.hooks
         timeout = sessions.settings.handoff_timeout if timeout is None else timeout
         record = registry.get(key)
-        session = str(record.get("tmux_session") or "")
-        pane = sessions.tmux.pane(session) if session else None
+        tmux = sessions.tmux_for(record)
+        pane = sessions.pane_of(record)
         if record.status != ACTIVE or pane is None or not sessions.running(record, pane):
             raise RuneError(
                 f"{key} is not running ({record.status}); use `runeconsole respawn {key}`"
@@ -98,8 +105,7 @@ class Handoffs:
                 }
             },
         )
-        hook = hooks.update(key, worktree=worktree)
-        marker = self._hook_marker(key)
+        hook = hooks.update(key, worktree=worktree, writer=SUPERVISOR)
         sessions.signal(
             "HANDOFF_REQUESTED",
             {
@@ -109,20 +115,27 @@ class Handoffs:
                 "uncommitted": hook.files_modified,
             },
         )
-        sessions.tmux.send_text(pane.pane_id, HANDOFF_MESSAGE)
-        outcome, waited = self._await_exit(record, marker, timeout)
+        started = time.monotonic()
+        deadline = started + timeout
+        asked = self._ask_to_save(record, tmux, pane, deadline)
+        outcome, waited = self._await_exit(record, hook.fields, started, deadline)
         if outcome == "forced":
             sessions.signal(
                 "ORCHESTRATOR_STUCK",
-                {"key": key, "agent_id": agent_id, "waited_seconds": round(waited, 1)},
+                {
+                    "key": key,
+                    "agent_id": agent_id,
+                    "waited_seconds": round(waited, 1),
+                    "asked": asked,
+                },
             )
         keep_screen(sessions, record, pane)
-        sessions.stop(session, record.get("pid"), grace=KILL_GRACE if outcome != "forced" else 0.2)
-        hook = hooks.update(key, worktree=worktree)
+        sessions.stop(record, grace=KILL_GRACE if outcome != "forced" else 0.2)
+        hook = hooks.update(key, worktree=worktree, writer=SUPERVISOR)
         registry.update_metadata(
             key, {"handoff": {"state": outcome, "finished_at": iso_z(sessions.clock.now())}}
         )
-        registry.mark_terminated(key, f"handoff ({outcome})")
+        registry.mark_terminated(key, f"handoff ({outcome})", agent_id=agent_id)
         successor = self.spawner.respawn(key, cause="handoff") if respawn else None
         sessions.signal(
             "HANDOFF_COMPLETE",
@@ -136,25 +149,41 @@ class Handoffs:
         )
         return HandoffResult(key, agent_id, outcome, waited, hook.files_modified, successor)
 
-    def _hook_marker(self, key: str) -> tuple[int, int] | None:
-        """Changes whenever the hook file is replaced (atomic writes make a new inode)."""
-        try:
-            stat = self.sessions.hooks.path_for(key).stat()
-        except OSError:
-            return None
-        return (stat.st_ino, stat.st_mtime_ns)
+    def _ask_to_save(
+        self, record: AgentRecord, tmux: Tmux, pane: PaneInfo, deadline: float
+    ) -> bool:
+        """Type the handoff message, never into a menu where Enter would accept an option.
+
+        A menu that says Esc declines or cancels it (a permission prompt's "No ... (esc)",
+        a question's "Esc to cancel") gets one Esc first: declining approves nothing, and
+        the agent is about to stop anyway. Any other menu is left for a person to answer;
+        the message is typed once it is gone, and an agent still there at the deadline is
+        force-killed like a hung one. Returns whether the message was typed.
+        """
+        escaped: tuple[str | None, str | None] | None = None
+        while time.monotonic() < deadline and self.sessions.running(record):
+            reading = read_pane(capture_screen(tmux, pane.pane_id))
+            if not reading.menu:
+                tmux.send_text(pane.pane_id, HANDOFF_MESSAGE)
+                return True
+            prompt = (reading.waiting_for_input, reading.prompt)
+            if reading.esc_declines and prompt != escaped:
+                tmux.press(pane.pane_id, "Escape")
+                escaped = prompt  # once per prompt: a second Esc means something else
+            time.sleep(POLL_SECONDS)
+        return False
 
     def _await_exit(
-        self, record: AgentRecord, marker: tuple[int, int] | None, timeout: float
+        self, record: AgentRecord, saved_from: dict[str, Any], started: float, deadline: float
     ) -> tuple[str, float]:
-        """An agent that updated its hook gets ``HOOK_EXIT_GRACE`` more seconds to exit."""
-        started = time.monotonic()
-        deadline = started + timeout
+        """Wait for the agent's exit or its own hook update (not the monitor's, which
+        rewrites the hook too); one that updated gets ``HOOK_EXIT_GRACE`` more seconds."""
         outcome = "forced"
         while time.monotonic() < deadline:
             if not self.sessions.running(record):
                 return "exited", time.monotonic() - started
-            if outcome == "forced" and self._hook_marker(record.key) != marker:
+            hook = self.sessions.hooks.read(record.key)
+            if outcome == "forced" and agent_wrote(saved_from, hook):
                 outcome = "hook_updated"
                 deadline = min(deadline, time.monotonic() + HOOK_EXIT_GRACE)
             time.sleep(POLL_SECONDS)

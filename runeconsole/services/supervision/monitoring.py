@@ -1,8 +1,13 @@
-"""The monitor: one pass at a time (under a lock) over every supervised agent.
+"""The monitor: one monitor at a time (under a lock) over every supervised agent.
 
-It refreshes ``last_seen`` of live agents, marks a vanished or failed one ``crashed``
-exactly once (re-spawning it with ``auto_respawn``), and reads each live pane for
-context left, compaction, prompts waiting for an answer, and the work phase.
+A monitor loop holds the project's monitor lock for as long as it runs, so a second
+loop (the console, ``runeconsole monitor``) never interleaves its passes with it: it
+follows the saved passes or stops with the holder's pid. The lock is an OS lock, so
+a killed monitor frees it at once.
+
+Each pass refreshes ``last_seen`` of live agents, marks a vanished or failed one
+``crashed`` exactly once (re-spawning it with ``auto_respawn``), and reads each live
+pane for context left, compaction, prompts waiting for an answer, and the work phase.
 """
 
 from __future__ import annotations
@@ -12,10 +17,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 from runeconsole.adapters.tmux import PaneInfo
 from runeconsole.core.errors import RuneError
-from runeconsole.core.locks import locked
+from runeconsole.core.locks import LockBusy, owned
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.services.pane_patterns import read_pane
 from runeconsole.services.registry import AgentRecord
@@ -54,29 +61,31 @@ class Monitor:
         self._last_seen_screen: dict[str, AgentObservation] = {}
         self._settled: set[str] = set()
 
+    @property
+    def owner_file(self) -> Path:
+        """The running monitor's pid, for the message a second one gets."""
+        return self.sessions.paths.supervisor / "monitor.json"
+
+    def _hold(self) -> contextlib.AbstractContextManager[dict[str, Any]]:
+        """The monitor lock (``LockBusy`` naming the holder's pid when it is taken)."""
+        return owned(
+            self.sessions.paths.lock_for("monitor"),
+            self.owner_file,
+            "the monitor",
+            started_at=iso_z(self.sessions.clock.now()),
+            tmux_socket=self.sessions.settings.socket_name,
+        )
+
     def step(self) -> MonitorReport:
-        """One pass over every supervised agent; skipped if another pass runs anywhere."""
-        started = time.monotonic()
+        """One pass over every supervised agent; skipped while another monitor runs
+        (``report.other_monitor`` is its pid when known)."""
         report = MonitorReport(observed_at=iso_z(self.sessions.clock.now()))
-        if not self._step_lock.acquire(blocking=False):
-            report.skipped = True
-            return report
         try:
-            with contextlib.ExitStack() as held:
-                try:
-                    held.enter_context(
-                        locked(
-                            self.sessions.paths.lock_for("monitor"), timeout=0, what="the monitor"
-                        )
-                    )
-                except RuneError:  # another process's monitor is mid-pass
-                    report.skipped = True
-                    return report
-                self._pass(report)
-        finally:
-            self._step_lock.release()
-        report.seconds = time.monotonic() - started
-        return report
+            with self._hold():
+                return self._timed_pass(report)
+        except LockBusy as busy:
+            report.skipped, report.other_monitor = True, busy.holder
+            return report
 
     def run(
         self,
@@ -84,21 +93,55 @@ class Monitor:
         interval: float | None = None,
         stop: threading.Event | None = None,
         on_report: Callable[[MonitorReport], None] | None = None,
+        follow: bool = True,
     ) -> None:
-        """Monitor until ``stop`` is set (the CLI's ``monitor`` and the console's worker)."""
+        """Monitor until ``stop`` is set, holding the monitor lock all along (the CLI's
+        ``monitor`` and the console's worker).
+
+        While another process's monitor runs, ``follow`` reports skipped passes (naming
+        its pid) and takes over when it ends; without ``follow`` its ``LockBusy`` is
+        raised at once.
+        """
         interval = self.sessions.settings.monitor_interval if interval is None else interval
         stop = stop or threading.Event()
         while not stop.is_set():
-            started = time.monotonic()
             try:
-                report = self.step()
+                with self._hold():
+                    self._loop(interval, stop, on_report)
+                return
+            except LockBusy as busy:
+                if not follow:
+                    raise
+                report = MonitorReport(observed_at=iso_z(self.sessions.clock.now()))
+                report.skipped, report.other_monitor = True, busy.holder
+                if on_report is not None:
+                    on_report(report)
+                stop.wait(interval)
+
+    def _loop(
+        self,
+        interval: float,
+        stop: threading.Event,
+        on_report: Callable[[MonitorReport], None] | None,
+    ) -> None:
+        while not stop.is_set():
+            started = time.monotonic()
+            report = MonitorReport(observed_at=iso_z(self.sessions.clock.now()))
+            try:
+                report = self._timed_pass(report)
             except RuneError as exc:
-                report = MonitorReport(
-                    observed_at=iso_z(self.sessions.clock.now()), errors=[exc.message]
-                )
+                report.errors.append(exc.message)
             if on_report is not None:
                 on_report(report)
             stop.wait(max(0.0, interval - (time.monotonic() - started)))
+
+    def _timed_pass(self, report: MonitorReport) -> MonitorReport:
+        """A pass, one at a time within this process too (its caller holds the lock)."""
+        started = time.monotonic()
+        with self._step_lock:
+            self._pass(report)
+        report.seconds = time.monotonic() - started
+        return report
 
     def _pass(self, report: MonitorReport) -> None:
         report.errors.extend(self.handoffs.take_errors())
@@ -131,6 +174,7 @@ class Monitor:
             screen = screens.get(pane.pane_id)
             if screen is not None:
                 self._read_screen(record, screen, report)
+                self._type_pending(record, report)
         self.observation_file.save(report)
 
     def _starting(self, record: AgentRecord) -> bool:
@@ -165,12 +209,16 @@ class Monitor:
     def _record_end(
         self, record: AgentRecord, pane: PaneInfo | None, report: MonitorReport
     ) -> None:
-        """A supervised agent stopped: terminated on exit 0, else crashed (each once)."""
+        """A supervised agent stopped: terminated on exit 0, else crashed (each once).
+
+        The change applies only to the identity seen here while it is still active
+        (checked under its lock), so an agent killed or handed off on purpose meanwhile,
+        or already replaced by a successor, is left as it is, and so is its session.
+        """
         key = record.key
         registry = self.sessions.registry
         if pane is not None:
             keep_screen(self.sessions, record, pane)
-            self.sessions.tmux.kill_session(pane.session)
         if pane is None:
             reason = f"tmux session {record.get('tmux_session')} is gone"
         elif pane.exit_signal is not None:
@@ -180,19 +228,25 @@ class Monitor:
             reason = f"exited with status {pane.exit_status}" if known else "exited"
         else:
             reason = f"process {record.get('pid')} is gone"
+        agent_id = record.get("agent_id")
+        clean = pane is not None and pane.dead and pane.exit_status == 0
         try:
-            if pane is not None and pane.dead and pane.exit_status == 0:
-                _, changed = registry.mark_terminated(key, reason)
-                if changed:
-                    report.terminated.append(key)
-                return
-            _, changed = registry.mark_crashed(key, reason)
+            if clean:
+                _, changed = registry.mark_terminated(key, reason, agent_id=agent_id)
+            else:
+                _, changed = registry.mark_crashed(key, reason, agent_id=agent_id)
         except RuneError as exc:
             report.errors.append(f"{key}: {exc.message}")
             return
-        if changed:
-            report.crashed.append(key)
-            self._maybe_auto_respawn(key, report)
+        if not changed:
+            return
+        if pane is not None:  # the dead pane, cleared away
+            self.sessions.tmux.kill_session(pane.session)
+        if clean:
+            report.terminated.append(key)
+            return
+        report.crashed.append(key)
+        self._maybe_auto_respawn(key, report)
 
     def _maybe_auto_respawn(self, key: str, report: MonitorReport) -> None:
         settings = self.sessions.settings
@@ -217,6 +271,14 @@ class Monitor:
             return
         try:
             self.sessions.registry.heartbeat(record.key)
+        except RuneError as exc:
+            report.errors.append(f"{record.key}: {exc.message}")
+
+    def _type_pending(self, record: AgentRecord, report: MonitorReport) -> None:
+        """Text held back from this pane (a wisdom prompt, a checkpoint request) is typed
+        on the first pass whose reading shows it safe."""
+        try:
+            self.sessions.type_pending(record, report.observations[record.key].screen)
         except RuneError as exc:
             report.errors.append(f"{record.key}: {exc.message}")
 

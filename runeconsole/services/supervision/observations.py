@@ -67,12 +67,14 @@ class MonitorReport:
     handoffs_started: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     skipped: bool = False
+    other_monitor: int | None = None  # the pid of the monitor that ran instead
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "observed_at": self.observed_at,
             "skipped": self.skipped,
+            "other_monitor": self.other_monitor,
             "seconds": round(self.seconds, 4),
             "crashed": self.crashed,
             "terminated": self.terminated,

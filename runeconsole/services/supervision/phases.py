@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from runeconsole.core.errors import RuneError
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hooks import MONITOR, Hooks
 from runeconsole.services.pane_patterns import WORK_PHASES, PaneReading
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervision.observations import MonitorReport
@@ -37,7 +37,12 @@ class PhaseFollower:
             self._applied[agent_id] = current
             return
         try:
-            self.hooks.update(record.key, work_phase=phase, worktree=existing_worktree(record))
+            self.hooks.update(
+                record.key,
+                work_phase=phase,
+                worktree=existing_worktree(record),
+                writer=MONITOR,
+            )
         except RuneError as exc:
             report.errors.append(f"{record.key}: hook not updated: {exc.message}")
             return

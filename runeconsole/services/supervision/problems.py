@@ -7,17 +7,29 @@ from dataclasses import dataclass
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.registry import ACTIVE, CRASHED, RED, Registry
 from runeconsole.services.supervision.observations import AgentObservation
-from runeconsole.services.supervision.settings import HIGH
+from runeconsole.services.supervision.settings import HIGH, MEDIUM
+
+# Rank of a context problem by urgency: high beside stale agents (both about to be lost),
+# medium and low after prompts waiting for an answer.
+CONTEXT_RANK = {HIGH: 1, MEDIUM: 3}
+LOW_CONTEXT_RANK = 4
 
 
 @dataclass(frozen=True)
 class Problem:
-    """An agent needing attention; ``rank`` orders the problems view (0 = most urgent)."""
+    """An agent needing attention; ``rank`` orders the problems view (0 = most urgent),
+    and within a rank less context left comes first (``context_left``, 0 when compacting)."""
 
     key: str
     kind: str  # crashed | stale | waiting | context
     rank: int
     detail: str
+    context_left: int | None = None
+
+    @property
+    def sort_key(self) -> tuple[int, float, str]:
+        left = self.context_left if self.context_left is not None else float("inf")
+        return (self.rank, left, self.key)
 
 
 def find_problems(registry: Registry, observations: dict[str, AgentObservation]) -> list[Problem]:
@@ -46,6 +58,9 @@ def find_problems(registry: Registry, observations: dict[str, AgentObservation])
             problems.append(Problem(record.key, "waiting", 2, detail))
         if obs.urgency:
             left = "compacting" if screen.compacting else f"{screen.context_left}% context left"
-            rank = 1 if obs.urgency == HIGH else 3
-            problems.append(Problem(record.key, "context", rank, f"{obs.urgency}: {left}"))
-    return sorted(problems, key=lambda problem: (problem.rank, problem.key))
+            rank = CONTEXT_RANK.get(obs.urgency, LOW_CONTEXT_RANK)
+            remaining = 0 if screen.compacting else screen.context_left
+            problems.append(
+                Problem(record.key, "context", rank, f"{obs.urgency}: {left}", remaining)
+            )
+    return sorted(problems, key=lambda problem: problem.sort_key)

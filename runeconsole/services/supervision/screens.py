@@ -28,7 +28,7 @@ def screen_path(paths: ProjectPaths, agent_id: str) -> Path:
 def keep_screen(sessions: AgentSessions, record: AgentRecord, pane: PaneInfo) -> None:
     """Save the last screen of an agent about to disappear, for its post-mortem."""
     with contextlib.suppress(RuneError, OSError):
-        screen = capture_screen(sessions.tmux, pane.pane_id)
+        screen = capture_screen(sessions.tmux_for(record), pane.pane_id)
         atomic_write_bytes(
             screen_path(sessions.paths, str(record.get("agent_id"))), screen.encode()
         )
@@ -45,9 +45,9 @@ def last_screen(paths: ProjectPaths, agent_id: str) -> str:
 def pane_tail(sessions: AgentSessions, key: str, lines: int) -> str:
     """The agent's screen now, or the last screen saved when it stopped."""
     record = sessions.registry.get(key)
-    pane = sessions.tmux.pane(str(record.get("tmux_session") or ""))
+    pane = sessions.pane_of(record)
     if pane is not None:
-        screen = capture_screen(sessions.tmux, pane.pane_id)
+        screen = capture_screen(sessions.tmux_for(record), pane.pane_id)
     else:
         screen = last_screen(sessions.paths, str(record.get("agent_id")))
     return "\n".join(screen.rstrip("\n").splitlines()[-lines:])

@@ -17,9 +17,14 @@ SOCKET_ENV = "RUNECONSOLE_TMUX_SOCKET"
 
 @dataclass(frozen=True)
 class SupervisorSettings:
-    """``runeconsole.tmux.socket_name`` and ``runeconsole.supervisor.*`` in talisman.yml."""
+    """``runeconsole.tmux.socket_name`` and ``runeconsole.supervisor.*`` in talisman.yml.
+
+    ``socket_explicit``: the caller named the server (``--tmux-socket``), so an agent
+    recorded on another server is refused rather than followed there.
+    """
 
     socket_name: str | None = None
+    socket_explicit: bool = False
     monitor_interval: float = 1.0
     warn_at: float = 25.0
     checkpoint_at: float = 15.0
@@ -65,6 +70,7 @@ class SupervisorSettings:
         liveness = LivenessSettings.from_talisman(talisman)
         return cls(
             socket_name=socket or None,
+            socket_explicit=bool(socket_name),
             monitor_interval=section.number("monitor_interval_seconds", 1.0, minimum=0.1),
             warn_at=warn,
             checkpoint_at=checkpoint,

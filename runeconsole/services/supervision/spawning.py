@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.locks import locked
 from runeconsole.core.timeutil import compact_stamp
@@ -29,6 +30,7 @@ class SpawnResult:
     pid: int | None
     wisdom_file: Path | None = None
     wisdom: str | None = None
+    previous_hook: Path | None = None  # the hook replaced at this spawn, kept in history
 
     @property
     def key(self) -> str:
@@ -44,6 +46,7 @@ class SpawnResult:
             "hook_path": str(self.hook.path),
             "wisdom_file": str(self.wisdom_file) if self.wisdom_file else None,
             "wisdom": self.wisdom,
+            "previous_hook": str(self.previous_hook) if self.previous_hook else None,
         }
 
 
@@ -61,7 +64,11 @@ class Spawner:
         node_id: str | None = None,
         bead_id: str | None = None,
     ) -> SpawnResult:
-        """Identity, initial hook, then ``command`` (argument list) in session ``rune-{key}``."""
+        """Identity, initial hook, then ``command`` (argument list) in session ``rune-{key}``.
+
+        A fresh start: a hook left by an earlier agent of the key is kept in the hook
+        history (``SpawnResult.previous_hook``); ``respawn`` is what continues from it.
+        """
         key = f"{validate_id(role, 'role')}-{validate_id(name, 'name')}"
         if not command:
             raise InvalidInput("give the agent's command after --, e.g. -- claude")
@@ -74,6 +81,7 @@ class Spawner:
                     f"kill it first (`runeconsole kill {key}`)"
                 )
         return self._launch(
+            self.sessions.tmux,
             role,
             name,
             list(command),
@@ -122,6 +130,7 @@ class Spawner:
             elif cause == "operator":
                 auto = 0  # a person stepped in: the crash-loop count starts again
             return self._launch(
+                self.sessions.tmux_for(record),  # the predecessor's server
                 str(record.get("role")),
                 str(record.get("name")),
                 command,
@@ -141,6 +150,7 @@ class Spawner:
 
     def _launch(
         self,
+        tmux: Tmux,
         role: str,
         name: str,
         command: list[str],
@@ -154,7 +164,7 @@ class Spawner:
         wisdom: str | None = None,
         wisdom_file: Path | None = None,
     ) -> SpawnResult:
-        tmux, registry = self.sessions.tmux, self.sessions.registry
+        registry = self.sessions.registry
         key = f"{role}-{name}"
         session = f"rune-{key}"
         if predecessor is not None:
@@ -178,7 +188,7 @@ class Spawner:
             metadata={
                 **metadata,
                 "command": command,
-                "tmux_socket": self.sessions.settings.socket_name,
+                "tmux_socket": tmux.socket_name,
             },
         )
         new_hook = self.sessions.hooks.create(
@@ -199,9 +209,13 @@ class Spawner:
             raise
         record = registry.update(key, {"pid": pane.pid})
         if wisdom and wisdom_file and self.sessions.settings.type_wisdom:
+            # Not typed blind into a pane that has not drawn yet (Claude Code may open on a
+            # prompt where Enter accepts): the monitor types it once the screen is safe.
             first = wisdom.splitlines()[0]
-            tmux.send_text(pane.pane_id, f"{first} (full context: {wisdom_file})")
-        return SpawnResult(record, new_hook, session, pane.pid, wisdom_file, wisdom)
+            self.sessions.type_or_queue(record, f"{first} (full context: {wisdom_file})", None)
+        return SpawnResult(
+            record, new_hook, session, pane.pid, wisdom_file, wisdom, new_hook.replaced
+        )
 
     def _after_second_of(self, agent_id: str) -> None:
         """Agent ids end in a one-second stamp (the harness's format): a successor started
