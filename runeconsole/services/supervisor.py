@@ -197,4 +197,4 @@ class Supervisor:
         monitor itself passes its latest report's.
         """
         observations = self.observations() if observations is None else observations
-        return find_problems(self.registry, observations)
+        return find_problems(self.registry.list(), observations)

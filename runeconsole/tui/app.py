@@ -130,9 +130,9 @@ class RuneConsole(App[None]):
         if self.tick_seconds:
             self.set_interval(self.tick_seconds, self._tick)
         if self.monitor:
-            self.agents_pane.monitoring = True
             # After the first paint: the monitor's first pass (every agent's pane read over
-            # tmux) would otherwise hold up the first screen the operator sees.
+            # tmux) would otherwise hold up the first screen the operator sees. Until its
+            # first report the Agents pane follows saved passes (another monitor's, if any).
             self.call_after_refresh(self.run_monitor)
         self.agents_pane.table.focus()
 

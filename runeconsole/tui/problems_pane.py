@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from runeconsole.services.supervisor import Problem, Supervisor
+from runeconsole.services.supervision.problems import Problem, find_problems
+from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import LivePane
 
@@ -64,20 +64,22 @@ class ProblemsPane(LivePane):
         return [paths.identities, paths.supervisor]
 
     def on_mount(self) -> None:
-        self.show(self.supervisor.problems(self.app.agents_pane.observations))  # type: ignore[attr-defined]
+        self.follow_agents()
+
+    def follow_agents(self) -> None:
+        """Problems from the Agents pane's records and screen readings, already in memory:
+        re-reading every identity file on each event would cost a fleet's worth of reads."""
+        agents = self.app.agents_pane  # type: ignore[attr-defined]
+        self.show(find_problems(agents.records.values(), agents.observations))
 
     def apply_changes(self, paths: set[Path]) -> None:
-        self.rescan()
+        self.follow_agents()
 
-    @work(thread=True, exclusive=True, group="problems")
     def rescan(self) -> None:
-        observations = self.app.agents_pane.observations  # type: ignore[attr-defined]
-        problems = self.supervisor.problems(observations)
-        self.app.call_from_thread(self._show_if_mounted, problems)
+        self.follow_agents()
 
-    def _show_if_mounted(self, problems: list[Problem]) -> None:
-        if self.is_mounted:
-            self.show(problems)
+    def tick(self) -> None:
+        self.follow_agents()  # an agent going stale is a matter of time, not of a file
 
     def show(self, problems: list[Problem]) -> None:
         """Rows by key; the order (most urgent first) is each problem's ``sort_key``."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.registry import ACTIVE, CRASHED, RED, Registry
+from runeconsole.services.registry import ACTIVE, CRASHED, RED, AgentRecord
 from runeconsole.services.supervision.observations import AgentObservation
 from runeconsole.services.supervision.settings import HIGH, MEDIUM
 
@@ -32,11 +33,14 @@ class Problem:
         return (self.rank, left, self.key)
 
 
-def find_problems(registry: Registry, observations: dict[str, AgentObservation]) -> list[Problem]:
+def find_problems(
+    records: Iterable[AgentRecord], observations: dict[str, AgentObservation]
+) -> list[Problem]:
     """Crashed, stale, waiting and low-context agents; a screen counts only when it was
-    seen of the identity now registered (not of a predecessor)."""
+    seen of the identity now registered (not of a predecessor). Works on records already
+    read, so the console derives it from its Agents pane without reading any file."""
     problems: list[Problem] = []
-    for record in registry.list():
+    for record in records:
         if record.error:
             problems.append(Problem(record.key, "unreadable", 1, record.error))
             continue
