@@ -264,3 +264,16 @@ def test_a_new_hook_keeps_the_one_it_replaces(project: Path, clock: ManualClock)
         "half the parser",
     )
     assert [hook.key for hook in hooks.list()] == ["worker-a"]  # history is not a hook
+
+
+def test_hooks_are_never_written_through_a_link_out_of_the_root(
+    project: Path, clock: ManualClock, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    hooks = Hooks(project, clock)
+    hooks.paths.hooks.parent.mkdir(parents=True)
+    hooks.paths.hooks.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(RuneError, match="leads outside the project root"):
+        hooks.create("orchestrator", "auth", worktree=project)
+    assert list(outside.iterdir()) == []

@@ -157,7 +157,7 @@ class Hooks:
             hook_id = f"hook-{key}-{compact_stamp(now)}-unreadable"
         kept = self.archived(hook_id)
         with contextlib.suppress(FileExistsError):
-            create_exclusive(kept, data)
+            create_exclusive(self.paths.inside(kept), data)
         return kept
 
     def read_path(self, path: Path) -> Hook:
@@ -242,7 +242,7 @@ class Hooks:
         fields.setdefault("merged_at", None)
         with locked(self.paths.lock_for(f"hook-{key}"), what=f"hook {key}"):
             replaced = self._archive(key, now)
-            atomic_write_json(self.path_for(key), fields)
+            atomic_write_json(self.paths.inside(self.path_for(key)), fields)
         hook = self._announce(key, fields)
         hook.replaced = replaced
         return hook
@@ -292,7 +292,7 @@ class Hooks:
                 fields["agent_updates"] = _agent_updates(fields) + 1
             if changes.get("phase") == "merged":
                 fields["merged_at"] = stamp
-            atomic_write_json(path, fields)
+            atomic_write_json(self.paths.inside(path), fields)
         return self._announce(key, fields)
 
     def _read_for_update(self, key: str, path: Path, now: datetime) -> dict[str, Any]:

@@ -328,7 +328,7 @@ class MergeQueue:
                 data["entries"] = []
             yield data
             data["last_updated"] = self.now()
-            atomic_write_bytes(self.path, _compact(data))
+            atomic_write_bytes(self.paths.inside(self.path), _compact(data))
 
     def _record(
         self, data: dict[str, Any], action: str, entry_id: str | None, **detail: Any

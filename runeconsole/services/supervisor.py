@@ -95,7 +95,9 @@ class Supervisor:
         self.registry, self.hooks = self.sessions.registry, self.sessions.hooks
         self._spawner = Spawner(self.sessions)
         self._handoffs = Handoffs(self.sessions, self._spawner)
-        self._observation_file = ObservationFile(self.paths.supervisor / "observations.json")
+        self._observation_file = ObservationFile(
+            self.paths.inside(self.paths.supervisor / "observations.json")
+        )
         self._monitor = Monitor(
             self.sessions, self._spawner, self._handoffs, self._observation_file
         )

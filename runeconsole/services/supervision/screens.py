@@ -29,9 +29,8 @@ def keep_screen(sessions: AgentSessions, record: AgentRecord, pane: PaneInfo) ->
     """Save the last screen of an agent about to disappear, for its post-mortem."""
     with contextlib.suppress(RuneError, OSError):
         screen = capture_screen(sessions.tmux_for(record), pane.pane_id)
-        atomic_write_bytes(
-            screen_path(sessions.paths, str(record.get("agent_id"))), screen.encode()
-        )
+        path = screen_path(sessions.paths, str(record.get("agent_id")))
+        atomic_write_bytes(sessions.paths.inside(path), screen.encode())
 
 
 def last_screen(paths: ProjectPaths, agent_id: str) -> str:

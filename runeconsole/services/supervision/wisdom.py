@@ -55,5 +55,5 @@ def write_wisdom(
         uncommitted = hook.files_modified if hook else []
     wisdom = build_wisdom(predecessor_id, hook, uncommitted, worktree)
     wisdom_file = paths.supervisor / "wisdom" / f"after-{predecessor_id}.md"
-    atomic_write_bytes(wisdom_file, wisdom.encode("utf-8"))
+    atomic_write_bytes(paths.inside(wisdom_file), wisdom.encode("utf-8"))
     return wisdom, wisdom_file
