@@ -722,6 +722,25 @@ def test_stale_state_files_are_marked_crash_recovered(project: Path, chome: Path
     assert broken.read_text() == "{not json"
 
 
+def test_state_files_behind_a_symlinked_tmp_are_not_rewritten(
+    project: Path, chome: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside-tmp"
+    outside.mkdir()
+    stale = outside / ".rune-work-20260226.json"
+    stale.write_text(json.dumps({"status": "active", "started": "2020-01-01T00:00:00Z"}))
+    before = stale.read_bytes()
+    (project / "tmp").symlink_to(outside)
+    write_checkpoint(project, v19())
+    plan = service(project).resume()
+    assert stale.read_bytes() == before
+    assert any(
+        "tmp/.rune-work-20260226.json" in w and "outside the project root" in w
+        for w in plan.warnings
+    )
+    assert not any("crash_recovered" in c for c in plan.changes)
+
+
 # -- step 7a: suspended tasks -------------------------------------------------------------------
 
 
@@ -828,6 +847,35 @@ def test_discovery_picks_the_newest_checkpoint(project: Path, chome: Path) -> No
         service(project).resume("../arc-old")
     with pytest.raises(RuneError, match="no checkpoint"):
         service(project).resume("arc-missing")
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_a_symlinked_checkpoint_dir_is_refused(
+    project: Path, chome: Path, tmp_path: Path, named: bool
+) -> None:
+    outside = tmp_path / "outside-arc"
+    cp = v19()
+    cp["id"] = "arc-e"
+    write_checkpoint(project, cp, directory="../../../outside-arc")  # lands outside the root
+    before = (outside / "checkpoint.json").read_bytes()
+    if named:  # .claude/arc/arc-e -> outside
+        (project / ".claude/arc").mkdir(parents=True, exist_ok=True)
+        (project / ".claude/arc/arc-e").symlink_to(outside)
+    else:  # .claude/arc -> a directory outside holding arc-e
+        (tmp_path / "arcs").mkdir()
+        outside.rename(tmp_path / "arcs/arc-e")
+        outside = tmp_path / "arcs/arc-e"
+        (project / ".claude").mkdir(exist_ok=True)
+        if (project / ".claude/arc").exists():
+            (project / ".claude/arc").rmdir()
+        (project / ".claude/arc").symlink_to(tmp_path / "arcs")
+    for dry_run in (True, False):
+        with pytest.raises(RuneError, match="outside the project root"):
+            service(project).resume("arc-e" if named else None, dry_run=dry_run)
+    assert (outside / "checkpoint.json").read_bytes() == before
+    if not named:
+        [listed] = service(project).list()
+        assert listed.action == "blocked" and "outside the project root" in listed.message
 
 
 def test_no_checkpoint(project: Path, chome: Path) -> None:

@@ -406,6 +406,55 @@ def test_find_by_task_or_path(project: Path) -> None:
         service.find("99")
 
 
+# -- symlinks never carry a write out of the root ---------------------------------------------
+
+
+def moved_outside(project: Path, tmp_path: Path) -> Path:
+    """Move ``tmp/work`` out of the project and leave a symlink to it in its place."""
+    outside = tmp_path / "outside-work"
+    (project / "tmp/work").rename(outside)
+    (project / "tmp/work").symlink_to(outside)
+    return outside
+
+
+def test_suspend_refuses_a_symlinked_work_dir(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project / "tmp").mkdir()
+    (project / "tmp/work").symlink_to(outside)
+    with pytest.raises(InvalidInput, match="outside the project root"):
+        write_context(project)
+    assert list(outside.rglob("*")) == []
+
+
+def test_resume_by_task_and_by_path_agree_on_a_symlinked_work_dir(
+    project: Path, tmp_path: Path
+) -> None:
+    path = write_context(project)
+    rel = str(path.relative_to(project))
+    outside = moved_outside(project, tmp_path)
+    before = {p: p.read_bytes() for p in outside.rglob("*.md")}
+    service = suspension(project)
+    for target in ("7", rel):
+        with pytest.raises(InvalidInput, match="outside the project root"):
+            service.find(target)
+    with pytest.raises(InvalidInput, match="outside the project root"):
+        service.resume(project / rel)  # the write itself checks too, whoever calls it
+    assert {p: p.read_bytes() for p in outside.rglob("*.md")} == before
+    [record] = service.list()  # still listed, with the reason it cannot be resumed
+    assert record.verdict == UNREADABLE and "outside the project root" in record.reason
+
+
+def test_resume_takes_no_lock_outside_the_root(project: Path, tmp_path: Path) -> None:
+    path = write_context(project)
+    outside = tmp_path / "outside-claude"
+    outside.mkdir()
+    (project / ".claude").symlink_to(outside)
+    with pytest.raises(InvalidInput, match="outside the project root"):
+        suspension(project).resume(path)
+    assert list(outside.rglob("*")) == [] and "resume_count: 0" in path.read_text()
+
+
 # -- the injection cannot be escaped ------------------------------------------------------------
 
 HOSTILE = """Finished the parser.

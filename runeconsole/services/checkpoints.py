@@ -7,7 +7,9 @@ demotion, orphan cleanup and the suspended-task resume of step 7a. Every change
 is described as it is made, so ``dry_run`` reports the same plan and writes
 nothing. Phase keys, team names and paths are validated before any file-system
 operation, and nothing outside the project root and the Claude config dir is
-ever removed. A checkpoint that cannot be read falls back to a fresh start.
+ever removed or rewritten: real paths (symlinks resolved) are checked before every
+write, and a refused item is reported with the reason. A checkpoint that cannot
+be read falls back to a fresh start.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core import frontmatter
-from runeconsole.core.errors import RuneError, UnreadableFile
+from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import (
     atomic_write_json,
     parse_json_object,
@@ -38,7 +40,7 @@ from runeconsole.core.files import (
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
-from runeconsole.core.validate import validate_id
+from runeconsole.core.validate import contained, validate_id
 from runeconsole.services.suspension import GitView, Suspension, inside
 
 PHASE_ORDER = (
@@ -532,19 +534,36 @@ class Checkpoints:
             files = self.checkpoint_files()
             if not files:
                 raise RuneError(f"no checkpoint under {self.paths.arc}: nothing to resume")
-            return files[0]
+            return self._inside_root(files[0])
         validate_id(checkpoint_id, "checkpoint id")
         if not CHECKPOINT_ID.fullmatch(checkpoint_id):
             raise RuneError(f"checkpoint id {checkpoint_id!r} must look like arc-…")
         path = self.paths.arc / checkpoint_id / CHECKPOINT_FILE
         if not path.is_file():
             raise RuneError(f"no checkpoint {checkpoint_id} ({path} does not exist)")
+        return self._inside_root(path)
+
+    def _inside_root(self, path: Path) -> Path:
+        """``path`` if its real path is under the real root: resuming rewrites it, and a
+        symlinked ``.claude/arc`` or ``arc-…`` dir must not carry that write outside."""
+        try:
+            contained(self.root, path)
+        except InvalidInput as exc:
+            raise InvalidInput(f"checkpoint refused: {exc.message}") from None
         return path
 
     def list(self, view: GitView | None = None) -> list[ResumePlan]:
         """Every checkpoint as a dry-run resume would see it (never raises for content)."""
         view = view or self.suspension.git_view()
-        return [self.plan(path, dry_run=True, view=view) for path in self.checkpoint_files()]
+        plans = []
+        for path in self.checkpoint_files():
+            try:
+                self._inside_root(path)
+            except InvalidInput as exc:  # shown, with the reason resume would refuse it
+                plans.append(ResumePlan(path, blocked=exc.message))
+                continue
+            plans.append(self.plan(path, dry_run=True, view=view))
+        return plans
 
     # -- resuming --------------------------------------------------------------------------
 
@@ -554,7 +573,8 @@ class Checkpoints:
         if dry_run:
             plan = self.plan(path, dry_run=True)
         else:
-            with locked(self.paths.lock_for(f"checkpoint-{path.parent.name}"), what=str(path)):
+            lock = self.paths.lock_for(f"checkpoint-{path.parent.name}")
+            with locked(lock, what=str(path), within=self.root):
                 plan = self.plan(path, dry_run=False)
         if plan.blocked:
             raise RuneError(plan.blocked)
@@ -611,7 +631,7 @@ class Checkpoints:
         )
         self._resume_suspended(cp, plan, dry_run, view)
         if not dry_run:
-            atomic_write_json(path, cp)
+            atomic_write_json(self._inside_root(path), cp)
             plan.written = True
         return plan
 
@@ -761,6 +781,11 @@ class Checkpoints:
 
     def _recover_state_file(self, path: Path, plan: ResumePlan, dry_run: bool) -> None:
         rel = path.relative_to(self.root).as_posix()
+        try:
+            contained(self.root, path)
+        except InvalidInput as exc:  # a symlinked tmp/: rewriting would write outside
+            plan.warnings.append(f"ORCH-1: state file {rel} refused: {exc.message} — skipping")
+            return
         try:
             state = read_json_object(path)
         except UnreadableFile:

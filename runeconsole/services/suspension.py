@@ -416,8 +416,25 @@ class Suspension:
         return GitView.read(self.root)
 
     def list(self, view: GitView | None = None) -> list[ContextRecord]:
+        """Every context file with its verdict; those that resolve outside the root are
+        listed as unreadable (resuming them would write there)."""
         view = view or self.git_view()
-        return sorted((self.read(p, view) for p in self.context_files()), key=lambda r: r.key)
+        refused = self.work_dir_problem()
+        if refused:
+            records = [
+                ContextRecord(self.key_for(p), p, reason=refused) for p in self.context_files()
+            ]
+        else:
+            records = [self.read(p, view) for p in self.context_files()]
+        return sorted(records, key=lambda r: r.key)
+
+    def work_dir_problem(self) -> str | None:
+        """Why ``tmp/work`` may not be written (a symlink out of the root), or ``None``."""
+        try:
+            contained(self.root, self.paths.work)
+        except InvalidInput as exc:
+            return f"refused: {exc.message}"
+        return None
 
     def find(self, task_or_path: str) -> Path:
         """A context file by path (under ``tmp/work/``) or by task id (must be unique)."""
@@ -430,6 +447,8 @@ class Suspension:
             return path
         task = validate_id(task_or_path, "task id")
         matches = [p for p in self.context_files() if p.stem == task]
+        for match in matches:  # as by path: nothing that resolves out of the root
+            contained(self.root, match)
         if not matches:
             raise RuneError(
                 f"no context file for task {task} under {self.paths.work}; "
@@ -489,9 +508,10 @@ class Suspension:
         Corrupt, unreadable and exhausted files are refused (cold start); stale ones
         resume with an advisory warning. ``dry_run`` writes nothing.
         """
+        contained(self.root, path)  # whoever found the path, never write out of the root
         key = self.key_for(path)
         lock = self.paths.lock_for(f"context-{sha256_hex(key)[:16]}")
-        with contextlib.nullcontext() if dry_run else locked(lock, what=key):
+        with contextlib.nullcontext() if dry_run else locked(lock, what=key, within=self.root):
             record = self.read(path, view or self.git_view())
             if record.verdict == UNREADABLE:
                 raise RuneError(f"{key}: unreadable: {record.reason} — cold start")
@@ -545,7 +565,7 @@ class Suspension:
             raise InvalidInput(f"reason {reason!r}: use one of {', '.join(REASONS)}")
         stamp = validate_id(stamp, "work stamp") if stamp else self._stamp_for(arc_id)
         path = self.paths.work / stamp / "context" / arc_id / f"{task_id}.md"
-        contained(self.paths.work, path)
+        contained(self.root, path)  # the real root: a symlinked tmp/work must not lead out
         files_modified = git.changed_files(self.root)
         pending = [f for f in dict.fromkeys(file_targets or []) if f not in files_modified]
         resume_count = self._previous_count(path)
