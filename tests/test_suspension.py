@@ -230,6 +230,35 @@ def test_values_cannot_fool_line_oriented_readers(project: Path) -> None:
     assert record.text("last_action") == sneaky
 
 
+@pytest.mark.parametrize(
+    "line",
+    ["resume_count:  0", "resume_count:\t0", "resume_count : 0", '"resume_count": 0',
+     "resume_count: 0   # first suspension", "resume_count: '0'"],
+)  # fmt: skip
+def test_resume_count_is_rewritten_in_place_whatever_its_spacing(line: str) -> None:
+    text = seal(RUNE_FILE.replace("resume_count: 0", line))
+    updated = with_resume_count(text, 1)
+    header = frontmatter.split(updated).header
+    assert len(re.findall(r"(?m)^[\"']?resume_count", header)) == 1  # js-yaml refuses duplicates
+    assert "\nresume_count: 1\n" in header  # the form Rune's /resume_count: \d+/ finds
+    assert frontmatter.load_mapping(header)["resume_count"] == 1
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_duplicate_resume_counts_collapse_to_one(newline: str) -> None:
+    text = RUNE_FILE.replace("resume_count: 0", "resume_count: 0\nresume_count: 1")
+    text = text.replace("\n", newline)
+    header = frontmatter.split(with_resume_count(text, 2)).header
+    assert re.findall(r"(?m)^resume_count.*$", header) == [f"resume_count: 2{newline[:-1]}"]
+    assert "content_sha256" in header.splitlines()[-1]  # nothing else lost
+
+
+def test_a_resume_count_that_cannot_be_rewritten_safely_is_refused() -> None:
+    text = RUNE_FILE.replace("resume_count: 0", "resume_count:\n  0")
+    with pytest.raises(RuneError, match="resume_count"):
+        with_resume_count(text, 1)
+
+
 # -- verdicts --------------------------------------------------------------------------------
 
 

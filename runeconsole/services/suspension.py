@@ -47,7 +47,10 @@ HEADER_CACHE_SIZE = 20_000
 
 HASH_FIELD = re.compile(r'content_sha256: ".+"')
 HASH_PLACEHOLDER = 'content_sha256: ""'
-RESUME_FIELD = re.compile(r"^resume_count: \d+", re.MULTILINE)
+# A top-level resume_count line, whatever its spacing, quoting or trailing comment.
+RESUME_FIELD = re.compile(
+    r"""^(?:resume_count|"resume_count"|'resume_count')[ \t]*:[^\r\n]*(\r?\n)?""", re.M
+)
 # A body or value line that looks like a frame marker, however it is cased or spaced.
 MARKER = re.compile(r"(?i)\b(re\s*-?\s*)?anchor\b|truthbinding")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
@@ -675,11 +678,29 @@ def render(
 
 
 def with_resume_count(text: str, count: int) -> str:
-    """``text`` with ``resume_count`` set to ``count`` and a fresh hash."""
+    """``text`` with ``resume_count`` set to ``count`` and a fresh hash.
+
+    Every top-level ``resume_count`` line counts, however spaced or quoted: the first
+    becomes ``resume_count: N`` (the form Rune's ``/resume_count: \\d+/`` finds) and
+    any others go, because js-yaml refuses a header with a duplicate key.
+    """
     parts = frontmatter.split(text)
-    header = parts.header
-    if RESUME_FIELD.search(header):
-        header = RESUME_FIELD.sub(f"resume_count: {count}", header, count=1)
-    else:
+    found: list[str] = []
+
+    def first_only(match: re.Match[str]) -> str:
+        found.append(match.group())
+        return f"resume_count: {count}{match.group(1) or ''}" if len(found) == 1 else ""
+
+    header = RESUME_FIELD.sub(first_only, parts.header)
+    if not found:
         header += f"resume_count: {count}\n"
+    try:
+        written = frontmatter.load_mapping(header).get("resume_count")
+    except frontmatter.FrontmatterError as exc:
+        written = exc
+    if written != count or isinstance(written, bool):
+        raise RuneError(
+            f"cannot set resume_count to {count} in this header without changing other "
+            f"fields (found {reprlib.repr(written)} after the rewrite); fix the file by hand"
+        )
     return seal(parts.text[: parts.start] + header + parts.text[parts.end :])
