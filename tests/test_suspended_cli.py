@@ -142,7 +142,7 @@ def test_concurrent_resumes_never_lose_a_count(project: Path, cli: Callable) -> 
     assert "resume_count: 2" in path.read_text()
 
 
-def test_symlinked_context_files_are_not_listed(
+def test_symlinked_context_files_are_listed_unreadable_and_never_followed(
     project: Path, cli: Callable, tmp_path: Path
 ) -> None:
     path = Path(suspend(cli, project, "--no-stash").out.strip())
@@ -150,4 +150,8 @@ def test_symlinked_context_files_are_not_listed(
     outside.write_text(path.read_text())
     (path.parent / "99.md").symlink_to(outside)
     listing = cli("suspended", "list", "--root", str(project), "--json").json()
-    assert [r["task_id"] for r in listing] == ["7"]
+    assert [(r["task_id"], r["verdict"]) for r in listing] == [("7", "ok"), ("99", "unreadable")]
+    assert "symbolic link" in listing[1]["detail"]
+    refused = cli("suspended", "resume", "99", "--root", str(project))
+    assert refused.code == 2 and "outside the project root" in refused.err
+    assert outside.read_text() == path.read_text()

@@ -352,9 +352,21 @@ def test_a_fifo_is_never_opened_for_reading(project: Path) -> None:
     directory.mkdir(parents=True)
     os.mkfifo(directory / "7.md")
     service = suspension(project)
-    assert service.list() == []  # not discovered
-    record = service.read(directory / "7.md")  # and refused without blocking if named
-    assert record.verdict == UNREADABLE and record.reason == "not a regular file"
+    [listed] = service.list()  # listed, never silently skipped, and never blocks
+    assert listed.verdict == UNREADABLE and listed.reason == "a FIFO (named pipe), not a file"
+    record = service.read(directory / "7.md")
+    assert record.verdict == UNREADABLE and record.reason == listed.reason
+
+
+def test_a_symlinked_context_file_is_listed_unreadable(project: Path, tmp_path: Path) -> None:
+    path = write_context(project)
+    outside = tmp_path / "outside.md"
+    outside.write_text(path.read_text())
+    (path.parent / "99.md").symlink_to(outside)
+    records = {r.key.rsplit("/", 1)[-1]: r for r in suspension(project).list()}
+    assert records["7.md"].verdict == OK or records["7.md"].verdict == STALE
+    assert records["99.md"].verdict == UNREADABLE
+    assert records["99.md"].reason == "a symbolic link (not followed), not a file"
 
 
 # -- resume ----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ and smuggle in instructions.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
@@ -326,7 +327,11 @@ class Suspension:
     # -- discovery -------------------------------------------------------------------------
 
     def context_files(self) -> Iterator[Path]:
-        """``tmp/work/*/context/*/*.md``, skipping writers' temp files."""
+        """``tmp/work/*/context/*/*.md``, skipping writers' temp files.
+
+        Anything but a directory is yielded, symlinks and FIFOs included: ``read``
+        refuses those with the reason, so they are listed, never silently missing.
+        """
         for stamp in _subdirs(self.paths.work):
             for arc in _subdirs(stamp / "context"):
                 try:
@@ -336,7 +341,7 @@ class Suspension:
                 for entry in entries:
                     if entry.name.endswith(".md") and not is_temp_name(entry.name):
                         with contextlib.suppress(OSError):
-                            if entry.is_file(follow_symlinks=False):
+                            if not entry.is_dir(follow_symlinks=False):
                                 yield Path(entry.path)
 
     def context_dirs(self) -> list[Path]:
@@ -353,8 +358,13 @@ class Suspension:
         try:
             data = read_regular(path)
         except OSError as exc:
-            reason = "file is missing" if isinstance(exc, FileNotFoundError) else exc.strerror
-            return ContextRecord(self.key_for(path), path, reason=reason or str(exc))
+            if isinstance(exc, FileNotFoundError):
+                reason = "file is missing"
+            elif exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink
+                reason = "a symbolic link (not followed), not a file"
+            else:
+                reason = exc.strerror or str(exc)
+            return ContextRecord(self.key_for(path), path, reason=reason)
         except UnreadableFile as exc:
             return ContextRecord(self.key_for(path), path, reason=exc.reason)
         return self.parse(path, data, view)
@@ -618,8 +628,10 @@ def read_regular(path: Path) -> bytes:
     """A context file's bytes; a FIFO or device is refused without blocking on it."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnreadableFile(path, "not a regular file")
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket or device"
+            raise UnreadableFile(path, f"{kind}, not a file")
         data = handle.read(MAX_CONTEXT_BYTES + 1)
     if len(data) > MAX_CONTEXT_BYTES:
         raise UnreadableFile(path, f"larger than {MAX_CONTEXT_BYTES} bytes")
