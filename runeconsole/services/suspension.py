@@ -6,8 +6,9 @@ SHA-256 of the file with that field set to ``""``, exactly as the Rune plugin
 computes it, so files from either writer verify in both. ``files_modified`` always
 comes from git, never from the worker's own account. On resume the body is
 injected as data inside the ANCHOR / RE-ANCHOR Truthbinding frame; every line of
-it is quoted and marker words are defused, so a body cannot close the frame early
-and smuggle in instructions.
+it is quoted, and a line that begins with a frame marker (however cased, quoted or
+spelled with lookalike letters) is neutralised, so a body cannot close the frame
+early and smuggle in instructions. The word "anchor" inside a line stays as written.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import re
 import reprlib
 import stat
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -52,8 +54,18 @@ HASH_PLACEHOLDER = 'content_sha256: ""'
 RESUME_FIELD = re.compile(
     r"""^(?:resume_count|"resume_count"|'resume_count')[ \t]*:[^\r\n]*(\r?\n)?""", re.M
 )
-# A body or value line that looks like a frame marker, however it is cased or spaced.
-MARKER = re.compile(r"(?i)\b(re\s*-?\s*)?anchor\b|truthbinding")
+# The start of a line that could pass for a frame line, matched on the line's skeleton
+# (see ``skeleton``): after any quoting or bullets, ANCHOR, RE-ANCHOR (any separator),
+# TRUTHBINDING or RESUME CONTEXT. The word "anchor" later in a line is harmless.
+FRAME_START = re.compile(r"^[\W_]*((?:re[\W_]*)?anchor(?![^\W_])|truthbinding|resume[\W_]*context)")
+# Letters that imitate the Latin ones of the markers (Cyrillic, Greek), after casefold.
+LOOKALIKES = str.maketrans(
+    "\u0430\u0432\u0435\u043a\u043c\u043d\u043e\u0440\u0441\u0442\u0445\u0443"
+    "\u0456\u0455\u0458\u0501\u04bb\u03b1\u03b2\u03b5\u03b7\u03b9\u03ba\u03bc"
+    "\u03bd\u03bf\u03c1\u03c4\u03c7\u03c5",
+    "abekmhopctxyisjdhabehikmnoptxu",
+)
+MARKER_REMOVED = "[marker removed]"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 
 
@@ -276,9 +288,42 @@ def inside(root: Path, relative: str) -> Path:
         raise InvalidInput(f"{relative!r} is not a usable path") from None
 
 
+def skeleton(line: str) -> tuple[str, list[int]]:
+    """``line`` as it reads, for matching: NFKC, casefolded, lookalikes folded, invisible
+    format characters dropped; with the index in ``line`` of each skeleton character."""
+    chars: list[str] = []
+    where: list[int] = []
+    for index, char in enumerate(line):
+        if char.isascii():
+            folded = char.lower()
+        elif unicodedata.category(char) == "Cf":
+            continue
+        else:
+            folded = unicodedata.normalize("NFKC", char).casefold().translate(LOOKALIKES)
+        chars.append(folded)
+        where.extend([index] * len(folded))
+    return "".join(chars), where
+
+
+def frame_start(line: str) -> tuple[int, int] | None:
+    """Where in ``line`` a marker that could fake the frame begins and ends, or ``None``."""
+    text, where = skeleton(line)
+    match = FRAME_START.match(text)
+    if match is None:
+        return None
+    start, end = match.span(1)
+    return where[start], where[end - 1] + 1
+
+
+def neutralise(line: str) -> str:
+    """The line with a frame-like marker at its start replaced (the rest kept as written)."""
+    span = frame_start(line)
+    return line if span is None else line[: span[0]] + MARKER_REMOVED + line[span[1] :]
+
+
 def defuse(text: str) -> str:
-    """Marker words and control characters out of data placed inside the frame."""
-    return MARKER.sub("[marker removed]", _CONTROL.sub(" ", text))
+    """Control characters out, and lines that could pass for frame lines neutralised."""
+    return "\n".join(neutralise(line) for line in _CONTROL.sub(" ", text).split("\n"))
 
 
 def one_line(text: str, limit: int) -> str:
