@@ -80,6 +80,23 @@ def test_body_from_stdin_as_a_process(project: Path, run_cli: Callable) -> None:
     assert "from stdin" in Path(json.loads(result.stdout)["path"]).read_text()
 
 
+@pytest.mark.parametrize("source", ["stdin", "file"])
+def test_an_over_limit_body_is_refused_not_truncated(
+    project: Path, run_cli: Callable, tmp_path: Path, source: str
+) -> None:
+    body = "é" * (2 * 1024 * 1024) + "!"  # 4 MiB + 1 byte: a cut at 4 MiB would split nothing
+    notes = tmp_path / "notes.md"
+    notes.write_text(body)
+    given = ["--body", "-"] if source == "stdin" else ["--body-file", str(notes)]
+    result = run_cli(
+        "suspend", "--root", str(project), "--task", "3", "--worker", "w", "--arc", "arc-9",
+        "--reason", "signal", "--last-action", "x", "--no-stash", *given,
+        input=body if source == "stdin" else "",
+    )  # fmt: skip
+    assert result.returncode == 1 and "larger than 4194304 bytes" in result.stderr
+    assert not (project / "tmp/work").exists()
+
+
 def test_checkpoint_list_and_resume(project: Path, cli: Callable, chome: Path) -> None:
     path = write_checkpoint(project, load_fixture(LOCAL_RUNE_CHECKPOINTS / "checkpoint_v3.json"))
     listing = cli("checkpoint", "list", "--root", str(project), "--json").json()

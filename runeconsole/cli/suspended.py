@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 
 from runeconsole.cli.common import print_json, print_table, resolve_root
-from runeconsole.core.errors import InvalidInput
+from runeconsole.core.errors import InvalidInput, UnreadableFile
 from runeconsole.core.files import read_bytes
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.suspension import REASONS, ContextRecord, Suspension
 
+BODY_LIMIT = 4 * 1024 * 1024
 VERDICT_TINT = {"ok": "green", "stale": "yellow", "exhausted": "grey"}
 
 
@@ -51,10 +52,13 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 
 def _body(args: argparse.Namespace) -> str:
+    """The notes, refused whole when over the limit (a cut could split a character)."""
     if args.body_file is not None:
-        data = read_bytes(args.body_file, 4 * 1024 * 1024)
+        data = read_bytes(args.body_file, BODY_LIMIT)
     elif args.body == "-":
-        data = sys.stdin.buffer.read(4 * 1024 * 1024)
+        data = sys.stdin.buffer.read(BODY_LIMIT + 1)
+        if len(data) > BODY_LIMIT:
+            raise UnreadableFile("<stdin>", f"larger than {BODY_LIMIT} bytes")
     else:
         return args.body or ""
     try:
