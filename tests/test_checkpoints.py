@@ -396,10 +396,43 @@ def test_missing_schema_version_means_v1() -> None:
     assert len(migrate(cp)) == 18 and cp["schema_version"] == 19
 
 
-@pytest.mark.parametrize("version", ["3", 0, 20, True, 2.5])
+@pytest.mark.parametrize("version", ["3", 0, -1, True, 2.5])
 def test_bad_schema_version_is_corrupt(version: Any) -> None:
     with pytest.raises(CorruptCheckpoint):
         migrate(at(1, schema_version=version))
+
+
+@pytest.mark.parametrize("version", [20, 99])
+def test_a_newer_schema_is_refused_not_called_corrupt(
+    project: Path, chome: Path, version: int
+) -> None:
+    with pytest.raises(RuneError) as raised:
+        migrate(at(1, schema_version=version))
+    assert not isinstance(raised.value, CorruptCheckpoint)
+    cp = v19()
+    cp["schema_version"] = version
+    cp["phases"] = "a newer layout"  # whatever a newer tool writes, it is not ours to judge
+    path = write_checkpoint(project, cp)
+    before = path.read_bytes()
+    [plan] = service(project).list()
+    assert plan.action == "blocked" and plan.fresh_start is None
+    assert f"schema_version {version} is newer" in plan.message
+    assert "upgrade runeconsole" in plan.message.lower()
+    assert "fresh start" not in plan.message and "without --resume" not in plan.message
+    for dry_run in (True, False):
+        with pytest.raises(RuneError, match="newer"):
+            service(project).resume(dry_run=dry_run)
+    assert path.read_bytes() == before
+
+
+def test_a_failed_migration_reports_no_ownership_claim(project: Path, chome: Path) -> None:
+    cp = at(15)
+    del cp["phases"]["work"]  # v15 -> v16 needs it: corrupt, a fresh start
+    cp["owner_pid"] = dead_pid()
+    write_checkpoint(project, cp)
+    plan = service(project).resume(dry_run=True)
+    assert plan.action == "fresh_start" and plan.changes == []
+    assert not any("claim" in w for w in plan.warnings)
 
 
 # -- property: migration is idempotent ----------------------------------------------------------
@@ -795,7 +828,7 @@ def test_suspended_tasks_wait_while_work_is_completed(project: Path, chome: Path
         ('{"id": "arc-1", "phases": []}', "phases is missing or not an object"),
         ('{"id": "x/../y", "phases": {}}', "does not match"),
         ('{"id": "arc-1", "phases": {"work": 3}}', "phases.work is not an object"),
-        ('{"id": "arc-1", "schema_version": 99, "phases": {}}', "outside 1..19"),
+        ('{"id": "arc-1", "schema_version": 0, "phases": {}}', "outside 1..19"),
         ('{"id": "arc-1", "session_nonce": "aabbccddeeff", "phases": {}}', "phases.work"),
     ],
 )

@@ -128,7 +128,14 @@ def test_checkpoint_resume_errors(project: Path, cli: Callable) -> None:
     bad.parent.mkdir(parents=True)
     bad.write_text("{")
     result = cli("checkpoint", "resume", "arc-2", "--root", str(project), "--json")
-    assert result.code == 0 and result.json()["action"] == "fresh_start"
+    assert result.code == 3 and result.json()["action"] == "fresh_start"
+    result = cli("checkpoint", "resume", "arc-2", "--root", str(project), "--dry-run")
+    assert result.code == 3 and "fresh start" in result.out and "would change" not in result.out
+
+
+def test_checkpoint_resume_help_documents_the_exit_statuses(cli: Callable) -> None:
+    text = " ".join(cli("checkpoint", "resume", "--help").out.split())
+    assert "0 resume" in text and "3 fresh start" in text
 
 
 def test_concurrent_resumes_never_lose_a_count(project: Path, cli: Callable) -> None:

@@ -91,6 +91,10 @@ class CorruptCheckpoint(RuneError):
     """The checkpoint cannot be used at all: the arc starts fresh."""
 
 
+class NewerCheckpoint(RuneError):
+    """Written by a newer tool: not corrupt, just not ours to migrate (left untouched)."""
+
+
 class OwnedByLiveSession(RuneError):
     """Another arc session, still running, owns the checkpoint."""
 
@@ -358,6 +362,13 @@ def check_shape(cp: Any) -> None:
     """What every step relies on; anything else is corrupt (a fresh start)."""
     if not isinstance(cp, dict):
         raise CorruptCheckpoint(f"expected a JSON object, found {type(cp).__name__}")
+    version = cp.get("schema_version")
+    if type(version) is int and version > SCHEMA_VERSION:  # before the shape: it may differ
+        raise NewerCheckpoint(
+            f"checkpoint schema_version {version} is newer than this runeconsole understands "
+            f"(up to {SCHEMA_VERSION}): it was written by a newer tool. Upgrade runeconsole to "
+            "resume it; the checkpoint was left as it is."
+        )
     if not isinstance(cp.get("id"), str) or not CHECKPOINT_ID.fullmatch(cp["id"]):
         raise CorruptCheckpoint(
             f"id {reprlib.repr(cp.get('id'))} does not match {CHECKPOINT_ID.pattern}"
@@ -368,7 +379,6 @@ def check_shape(cp: Any) -> None:
     for name, data in phases.items():
         if name not in FORBIDDEN_PHASE_KEYS and not isinstance(data, dict):
             raise CorruptCheckpoint(f"phases.{name} is not an object")
-    version = cp.get("schema_version")
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
         raise CorruptCheckpoint(f"schema_version {reprlib.repr(version)} is not a whole number")
     if isinstance(version, int) and not 1 <= version <= SCHEMA_VERSION:
@@ -479,6 +489,14 @@ class ResumePlan:
             "injections": self.injections,
             "written": self.written,
         }
+
+
+@dataclass
+class Claim:
+    """What claiming ownership changes and warns about (step 2c)."""
+
+    changes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def demotion_warning(name: str, artifact: str, expected: str, found: str | None) -> str:
@@ -599,8 +617,10 @@ class Checkpoints:
             plan.from_version = version if type(version) is int else None
             check_shape(cp)
             self._check_nonce(cp)
-            self._check_owner(cp, plan)
-            plan.changes += migrate(cp)
+            claim = self._check_owner(cp)
+            migrated = migrate(cp)
+            plan.warnings += claim.warnings  # only once the claim will really happen
+            plan.changes += claim.changes + migrated
         except UnreadableFile as exc:
             plan.fresh_start = exc.reason
             return plan
@@ -640,7 +660,10 @@ class Checkpoints:
         if not isinstance(nonce, str) or not SESSION_NONCE.fullmatch(nonce):
             raise RuneError("Invalid session_nonce in checkpoint — possible tampering")
 
-    def _check_owner(self, cp: dict[str, Any], plan: ResumePlan) -> None:
+    def _check_owner(self, cp: dict[str, Any]) -> Claim:
+        """Step 2c: refuse a live owner; claim the checkpoint for this session (in ``cp``;
+        the returned notes are reported only if the resume goes on)."""
+        claim = Claim()
         chome = str(self.config_dir)
         recorded = cp.get("config_dir")
         if recorded and os.path.normpath(str(recorded)) != os.path.normpath(chome):
@@ -652,15 +675,16 @@ class Checkpoints:
         if owner is not None and owner != "":
             pid = parse_pid(owner)
             if pid is None:
-                plan.warnings.append(
+                claim.warnings.append(
                     f"owner_pid {reprlib.repr(owner)} is not a process id; claiming"
                 )
             elif pid != self.session_pid and pid_alive(pid):
                 raise OwnedByLiveSession(pid)
         if parse_pid(owner) != self.session_pid or recorded != chome:
-            plan.changes.append(f"claim ownership: owner_pid {owner} -> {self.session_pid}")
+            claim.changes.append(f"claim ownership: owner_pid {owner} -> {self.session_pid}")
         cp["owner_pid"] = self.session_pid
         cp["config_dir"] = chome
+        return claim
 
     def _freshness(self, cp: dict[str, Any], plan: ResumePlan) -> None:
         """Step 3r: say when the plan moved on; the check itself belongs to the arc."""
