@@ -631,6 +631,19 @@ def test_missing_artifact_demotes(project: Path, chome: Path) -> None:
     assert any("Hash found: (file missing)" in w for w in plan.warnings)
 
 
+def test_an_artifact_that_is_a_directory_is_reported_as_one(project: Path, chome: Path) -> None:
+    cp = with_artifact(project, b"x", "00")
+    artifact = project / cp["phases"]["plan_review"]["artifact"]
+    artifact.unlink()
+    artifact.mkdir()
+    write_checkpoint(project, cp)
+    plan = service(project).resume(dry_run=True)
+    assert plan.demoted == ["plan_review"]
+    warning = next(w for w in plan.warnings if "plan-review.md" in w)
+    assert "(plan-review.md) is a directory, not a file." in warning
+    assert "Hash found: (a directory)" in warning and "missing" not in warning
+
+
 @pytest.mark.parametrize("artifact", ["../outside.md", "/etc/passwd", "tmp/link/secret.md", "a\0b"])
 def test_artifact_escaping_the_root_is_an_error(project: Path, chome: Path, artifact: str) -> None:
     outside = project.parent / "outside-dir"

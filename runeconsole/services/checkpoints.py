@@ -22,6 +22,7 @@ import os
 import re
 import reprlib
 import shutil
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,10 +131,27 @@ def bare_hash(value: Any) -> str | None:
     return value.removeprefix("sha256:")
 
 
-def file_sha256(path: Path) -> str:
-    """Hash a regular file (a FIFO or device would block or never end)."""
-    if not path.is_file():
-        raise FileNotFoundError(path)
+MISSING, DIRECTORY, NOT_A_FILE = "file missing", "a directory", "not a regular file"
+
+
+def file_sha256(path: Path) -> tuple[str | None, str]:
+    """The hex SHA-256 of a regular file, or ``None`` and what is there instead (a FIFO
+    or device would block or never end, so only regular files are read)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None, MISSING
+    if stat.S_ISDIR(mode):
+        return None, DIRECTORY
+    if not stat.S_ISREG(mode):
+        return None, NOT_A_FILE
+    try:
+        return _hash_file(path), ""
+    except OSError:
+        return None, MISSING
+
+
+def _hash_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1024 * 1024), b""):
@@ -499,12 +517,16 @@ class Claim:
     warnings: list[str] = field(default_factory=list)
 
 
-def demotion_warning(name: str, artifact: str, expected: str, found: str | None) -> str:
-    """The seed's hash-mismatch warning, word for word."""
+def demotion_warning(
+    name: str, artifact: str, expected: str, found: str | None, instead: str = MISSING
+) -> str:
+    """The seed's hash-mismatch warning, word for word (``instead``: what is there when
+    there is no file to hash)."""
     number = PHASE_ORDER.index(name) + 1 if name in PHASE_ORDER else name
     label = os.path.basename(artifact)
-    found_line = f"sha256:{found}" if found else "(file missing)"
-    verb = "has been modified since checkpoint" if found else "is missing"
+    found_line = f"sha256:{found}" if found else f"({instead})"
+    verbs = {MISSING: "is missing", DIRECTORY: "is a directory, not a file"}
+    verb = "has been modified since checkpoint" if found else verbs.get(instead, f"is {instead}")
     return (
         f"WARNING: Artifact for Phase {number} ({label}) {verb}.\n"
         f"Hash expected: sha256:{expected}\n"
@@ -749,14 +771,11 @@ class Checkpoints:
             if expected is None:
                 plan.warnings.append(f"phases.{name}: no artifact_hash recorded; not verified")
                 continue
-            try:
-                found = file_sha256(path)
-            except OSError:
-                found = None
+            found, instead = file_sha256(path)
             if found != expected:
                 data["status"] = PENDING
                 plan.demoted.append(name)
-                plan.warnings.append(demotion_warning(name, artifact, expected, found))
+                plan.warnings.append(demotion_warning(name, artifact, expected, found, instead))
                 plan.changes.append(f"phases.{name}: completed -> pending (artifact hash)")
 
     def _cleanup_orphans(self, cp: dict[str, Any], plan: ResumePlan, dry_run: bool) -> None:
