@@ -154,15 +154,26 @@ def test_body_and_last_action_are_truncated(project: Path) -> None:
     assert record.body.count("y") == 50
 
 
-def test_stash_is_named_for_the_task_and_keeps_the_context_fresh(project: Path) -> None:
+def test_stashed_work_is_stale_as_the_seed_compares_but_the_stash_is_named(
+    project: Path,
+) -> None:
     clock = ManualClock()
     modify(project, "src/parser.py")
     path = write_context(project, clock=clock, stash=True)
     epoch = int(clock.now().timestamp())
-    assert [m for _, m in git.stash_list(project)] == [f"rune-suspend-task-7-{epoch}"]
+    stash = f"rune-suspend-task-7-{epoch}"
+    assert [m for _, m in git.stash_list(project)] == [stash]
     assert git.changed_files(project) == []
     service = suspension(project, clock)
-    # The work is in the task's stash, not lost: not stale.
+    # Seed 000 2D / 002 7a compare with `git diff --name-only HEAD --` only: the stashed
+    # file is not in the work tree, so the context is advisory; the hint says where it is.
+    record = service.read(path, service.git_view())
+    assert record.verdict == STALE and record.diverged == ["src/parser.py"]
+    assert f"held in stash {stash}" in record.detail
+    warning = service.resume(path, dry_run=True).warnings[0]
+    assert "git state diverged from context (1 files" in warning
+    assert f"src/parser.py held in stash {stash}: `git stash apply` it" in warning
+    subprocess.run(["git", "stash", "pop", "-q"], cwd=project, check=True, timeout=30)
     assert service.read(path, service.git_view()).verdict == OK
 
 

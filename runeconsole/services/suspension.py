@@ -134,26 +134,37 @@ def yaml_value(value: str) -> str:
 
 @dataclass
 class GitView:
-    """The work tree's changes (one ``git diff``) and the suspend stashes, read once."""
+    """The work tree's changes, read once (one ``git diff``); the suspend stashes are
+    read only when a stale context asks where its files went."""
 
     root: Path
     modified: frozenset[str] | None = None
-    stashes: list[tuple[str, str]] = field(default_factory=list)
-    _stash_files: dict[str, frozenset[str]] = field(default_factory=dict)
     note: str = ""
+    _stashes: list[tuple[str, str]] | None = None
+    _stash_files: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, root: Path) -> GitView:
         try:
             modified = frozenset(git.changed_files(root))
-            stashes = [s for s in git.stash_list(root) if s[1].startswith(STASH_PREFIX)]
         except RuneError as exc:
             return cls(root, None, note=f"git state unknown: {exc}")
-        return cls(root, modified, stashes)
+        return cls(root, modified)
 
-    def stashed_for(self, task_id: str) -> frozenset[str]:
-        """Files held by this task's ``rune-suspend-task-{id}-{epoch}`` stashes."""
-        files: set[str] = set()
+    @property
+    def stashes(self) -> list[tuple[str, str]]:
+        """``(ref, message)`` of the ``rune-suspend-task-…`` stashes (read on first use)."""
+        if self._stashes is None:
+            try:
+                listed = git.stash_list(self.root)
+            except RuneError:
+                listed = []
+            self._stashes = [s for s in listed if s[1].startswith(STASH_PREFIX)]
+        return self._stashes
+
+    def task_stashes(self, task_id: str) -> dict[str, frozenset[str]]:
+        """This task's ``rune-suspend-task-{id}-{epoch}`` stashes and the files each holds."""
+        held = {}
         for ref, message in self.stashes:
             if not message.startswith(f"{STASH_PREFIX}{task_id}-"):
                 continue
@@ -162,18 +173,28 @@ class GitView:
                     self._stash_files[ref] = frozenset(git.stash_files(self.root, ref))
                 except RuneError:
                     self._stash_files[ref] = frozenset()
-            files |= self._stash_files[ref]
-        return frozenset(files)
+            held[message] = self._stash_files[ref]
+        return held
 
-    def diverged(self, task_id: str, files_modified: list[str]) -> list[str]:
-        """Context files neither changed in the work tree nor held by the task's stash."""
+    def stashed_for(self, task_id: str) -> frozenset[str]:
+        """Files held by this task's suspend stashes."""
+        return frozenset().union(*self.task_stashes(task_id).values())
+
+    def diverged(self, files_modified: list[str]) -> list[str]:
+        """Context files not changed in the work tree now: seed 000 2D / 002 7a compare
+        ``files_modified`` with ``git diff --name-only HEAD --`` and nothing else."""
         if self.modified is None:
             return []
-        missing = [f for f in files_modified if f not in self.modified]
-        if not missing:
-            return []
-        stashed = self.stashed_for(task_id)
-        return [f for f in missing if f not in stashed]
+        return [f for f in files_modified if f not in self.modified]
+
+    def held(self, task_id: str, files: list[str]) -> dict[str, str]:
+        """Which of ``files`` the task's suspend stash holds: file -> stash message."""
+        found = {}
+        for message, names in self.task_stashes(task_id).items():
+            for name in files:
+                if name in names and name not in found:
+                    found[name] = message
+        return found
 
 
 @dataclass
@@ -190,6 +211,7 @@ class ContextRecord:
     expected_sha: str | None = None
     actual_sha: str | None = None
     diverged: list[str] = field(default_factory=list)
+    stashed: dict[str, str] = field(default_factory=dict)  # diverged file -> stash holding it
     written_at: datetime | None = None
     age_seconds: float | None = None
 
@@ -229,8 +251,16 @@ class ContextRecord:
         if self.verdict == CORRUPT:
             return f"integrity check failed (expected {self.expected_sha}, got {self.actual_sha})"
         if self.verdict == STALE:
-            return f"git diverged ({len(self.diverged)} files): advisory only"
+            return f"git diverged ({len(self.diverged)} files): advisory only{self.stash_hint}"
         return self.reason
+
+    @property
+    def stash_hint(self) -> str:
+        """Where diverged files are, when the task's suspend stash holds them."""
+        if not self.stashed:
+            return ""
+        held = "; ".join(f"{name} held in stash {stash}" for name, stash in self.stashed.items())
+        return f" ({held}: `git stash apply` it to continue the work)"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -465,8 +495,9 @@ class Suspension:
             )
             return EXHAUSTED
         if view is not None:
-            record.diverged = view.diverged(record.task_id, record.files("files_modified"))
+            record.diverged = view.diverged(record.files("files_modified"))
             if record.diverged:
+                record.stashed = view.held(record.task_id, record.diverged)
                 return STALE
         return OK
 
@@ -588,7 +619,7 @@ class Suspension:
                 warnings.append(
                     f"task #{record.task_id}: git state diverged from context "
                     f"({len(record.diverged)} files: {', '.join(record.diverged)}). "
-                    "Context injected as advisory only."
+                    f"Context injected as advisory only.{record.stash_hint}"
                 )
             count = record.resume_count + 1
             if not dry_run:
