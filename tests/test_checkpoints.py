@@ -28,6 +28,7 @@ from runeconsole.services.checkpoints import (
     CorruptCheckpoint,
     migrate,
 )
+from runeconsole.services.suspension import with_resume_count
 from tests.conftest import FIXTURES
 from tests.suspended_helpers import (
     LOCAL_RUNE_CHECKPOINTS,
@@ -36,6 +37,7 @@ from tests.suspended_helpers import (
     load_fixture,
     modify,
     suspension,
+    task_file,
     tree,
     write_checkpoint,
     write_context,
@@ -827,6 +829,32 @@ def test_suspended_tasks_wait_while_work_is_completed(project: Path, chome: Path
     plan = service(project).resume()
     assert plan.injections == {}
     assert plan.checkpoint["phases"]["work"]["suspended_tasks"] == [entry]
+
+
+def test_step_7a_updates_task_files_as_the_seed_does(project: Path, chome: Path) -> None:
+    good = write_context(project, task="7", arc="arc-1707849600000")
+    spent = write_context(project, task="8", arc="arc-1707849600000")
+    spent.write_text(with_resume_count(spent.read_text(), 2))
+    tasks = {n: task_file(chome, "arc-session-2", n, metadata={"suspended": True}) for n in "78"}
+    crashed = task_file(chome, "arc-work-1", "7")
+    cp = v19(work={"status": "failed", "team_name": "arc-work-1"})
+    cp["phases"]["work"]["suspended_tasks"] = [
+        {"task_id": n, "context_path": str(p.relative_to(project)), "reason": "turn_limit"}
+        for n, p in (("7", good), ("8", spent))
+    ]
+    write_checkpoint(project, cp)
+    # Without --team the only team on record is the crashed one, which ORCH-1 removes.
+    dry = service(project).resume(dry_run=True)
+    assert [t.written for t in dry.task_writes] == [False, False]
+    assert all("removed by orphan cleanup" in t.reason for t in dry.task_writes)
+    assert crashed.exists()
+    plan = service(project).resume(team="arc-session-2")
+    assert [(t.task_id, t.written) for t in plan.task_writes] == [("7", True), ("8", True)]
+    seven, eight = (json.loads(tasks[n].read_text()) for n in "78")
+    assert seven["status"] == "pending" and seven["metadata"] == {"suspended": False}
+    assert eight["status"] == "in_progress"
+    assert eight["metadata"] == {"suspended": False, "permanently_failed": True}
+    assert plan.to_json()["task_updates"][0]["written"] is True
 
 
 # -- corrupt checkpoints and dry runs -----------------------------------------------------------

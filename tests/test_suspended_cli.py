@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import cli_env
-from tests.suspended_helpers import LOCAL_RUNE_CHECKPOINTS, load_fixture, modify, write_checkpoint
+from tests.suspended_helpers import (
+    LOCAL_RUNE_CHECKPOINTS,
+    load_fixture,
+    modify,
+    task_file,
+    write_checkpoint,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -53,6 +59,26 @@ def test_suspend_list_resume(project: Path, cli: Callable, tmp_path: Path) -> No
     done = cli("suspended", "resume", "7", "--root", str(project), "--json")
     assert done.code == 0 and done.json()["resume_count"] == 1 and done.json()["written"]
     assert "resume_count: 1" in path.read_text()
+
+
+def test_task_metadata_is_written_and_reported(project: Path, cli: Callable, chome: Path) -> None:
+    task = task_file(chome, "arc-work-1")
+    result = suspend(cli, project, "--no-stash", "--team", "arc-work-1", "--json")
+    assert result.code == 0, result.err
+    written = result.json()["task"]
+    assert written["written"] and written["path"] == str(task)
+    assert written["fields"] == {
+        "metadata.suspended": True,
+        "metadata.context_path": "tmp/work/20260226-014400/context/arc-1/7.md",
+    }
+    assert "task metadata: task arc-work-1/7: set metadata.suspended=true" in result.err
+    done = cli("suspended", "resume", "7", "--root", str(project), "--json")
+    assert done.code == 0 and done.json()["task"]["fields"]["status"] == "pending"
+    assert json.loads(task.read_text())["metadata"]["suspended"] is False
+    plain = suspend(cli, project, "--no-stash")  # no team: said so, nothing written
+    assert "not written (no team known: pass --team TEAM)" in plain.err
+    bad = suspend(cli, project, "--no-stash", "--team", "../x")
+    assert bad.code == 2 and "team" in bad.err
 
 
 def test_suspend_refuses_bad_ids_with_exit_2(project: Path, cli: Callable) -> None:

@@ -21,12 +21,13 @@ from runeconsole.services.suspension import (
     OK,
     STALE,
     UNREADABLE,
+    ResumeRefused,
     SuspensionSettings,
     frame_start,
     seal,
     with_resume_count,
 )
-from tests.suspended_helpers import modify, suspension, write_context
+from tests.suspended_helpers import modify, suspension, task_file, write_context
 
 # A context file laid out as the Rune plugin writes it (seed 000), hash left to fill in.
 RUNE_FILE = """---
@@ -659,3 +660,143 @@ def test_settings_from_talisman(project: Path) -> None:
     (project / ".claude/talisman.yml").write_text("context_preservation:\n  max_resume_count: x\n")
     with pytest.raises(RuneError, match="max_resume_count"):
         SuspensionSettings.from_talisman(Talisman.load(project))
+
+
+# -- the Claude Code task file (seed 000 steps 6 and 2D, seed 002 step 7a) ----------------------
+
+CONTEXT_KEY = "tmp/work/20260226-014400/context/arc-1700000000000/7.md"
+
+
+def task_json(path: Path) -> dict:
+    import json
+
+    return json.loads(path.read_text())
+
+
+def test_suspend_marks_the_task_and_records_its_team(
+    project: Path, private_claude_config: Path
+) -> None:
+    task = task_file(private_claude_config, "arc-work-1")
+    service = suspension(project)
+    result = service.suspend(
+        task_id="7", worker="rune-smith-1", arc_id="arc-1700000000000", reason="turn_limit",
+        last_action="x", stamp="20260226-014400", stash=False, team="arc-work-1",
+    )  # fmt: skip
+    assert result.task is not None and result.task.written and result.task.path == task
+    body = task_json(task)
+    assert body["metadata"] == {"wave": 1, "suspended": True, "context_path": CONTEXT_KEY}
+    assert body["status"] == "in_progress" and body["owner"] == "rune-smith-1"  # ARCH-002
+    assert body["blocks"] == [] and body["subject"] == "Refactor the parser"
+    assert service.read(result.path).meta["team"] == "arc-work-1"
+    assert service.read(result.path).verdict == OK
+
+
+def test_resume_sets_pending_and_unsuspends_the_recorded_team_task(
+    project: Path, private_claude_config: Path
+) -> None:
+    task = task_file(private_claude_config, "arc-work-1", metadata={"suspended": True})
+    task.chmod(0o600)
+    path = write_context(project, team="arc-work-1")
+    before = task.read_bytes()
+    service = suspension(project)
+    dry = service.resume(path, dry_run=True)
+    assert task.read_bytes() == before and dry.task is not None and not dry.task.written
+    assert dry.task.describe().startswith('task arc-work-1/7: would set status="pending"')
+    done = service.resume(path)
+    assert done.task is not None and done.task.written
+    body = task_json(task)
+    assert body["status"] == "pending" and body["owner"] == ""
+    assert body["metadata"] == {"suspended": False, "context_path": CONTEXT_KEY}
+    assert task.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_exhausted_context_marks_the_task_permanently_failed(
+    project: Path, private_claude_config: Path
+) -> None:
+    task = task_file(private_claude_config, "arc-work-1")
+    path = write_context(project, team="arc-work-1")
+    path.write_text(with_resume_count(path.read_text(), 2))
+    with pytest.raises(ResumeRefused, match="permanently failed") as refused:
+        suspension(project).resume(path)
+    assert refused.value.task is not None and refused.value.task.written
+    body = task_json(task)
+    assert body["metadata"]["permanently_failed"] is True
+    assert body["metadata"]["suspended"] is False and body["status"] == "in_progress"
+
+
+def test_a_corrupt_context_resets_the_task_for_a_cold_start(
+    project: Path, private_claude_config: Path
+) -> None:
+    task = task_file(private_claude_config, "arc-work-1", metadata={"context_path": "x"})
+    path = write_context(project)
+    path.write_text(path.read_text().replace("next", "NEXT"))
+    with pytest.raises(ResumeRefused, match="cold start"):
+        suspension(project).resume(path, team="arc-work-1")
+    body = task_json(task)
+    assert body["status"] == "pending" and body["owner"] == ""
+    assert body["metadata"] == {"suspended": False}  # context_path: null deletes the key
+
+
+def test_no_task_file_is_ever_created(project: Path, private_claude_config: Path) -> None:
+    (private_claude_config / "tasks/arc-work-1").mkdir(parents=True)
+    path = write_context(project, team="arc-work-1")
+    result = suspension(project).resume(path)
+    assert result.task is not None and not result.task.written
+    assert "none is created" in result.task.reason
+    assert list((private_claude_config / "tasks").rglob("*.json")) == []
+    assert not (private_claude_config / "tasks/arc-other").exists()
+    path = write_context(project)  # no team anywhere: nothing guessed
+    result = suspension(project).resume(path)
+    assert result.task is not None and "no team known" in result.task.reason
+
+
+def test_rune_task_names_map_to_claude_code_file_names(
+    project: Path, private_claude_config: Path
+) -> None:
+    task = task_file(private_claude_config, "arc-work-1", "3")
+    path = write_context(project, task="task-3", team="arc-work-1")
+    assert task_json(task)["metadata"]["suspended"] is True
+    suspension(project).resume(path)
+    assert task_json(task)["status"] == "pending"
+
+
+def test_task_files_that_lead_elsewhere_are_not_written(
+    project: Path, private_claude_config: Path, tmp_path: Path
+) -> None:
+    outside = task_file(tmp_path / "elsewhere", "t")
+    inside = task_file(private_claude_config, "arc-real")
+    before = outside.read_bytes(), inside.read_bytes()
+    (private_claude_config / "tasks/arc-link").mkdir(parents=True)
+    (private_claude_config / "tasks/arc-link/7.json").symlink_to(inside)
+    (private_claude_config / "tasks/arc-out").mkdir(parents=True)
+    (private_claude_config / "tasks/arc-out/7.json").symlink_to(outside)
+    (private_claude_config / "tasks/arc-dir").symlink_to(outside.parent)
+    for team, reason in (
+        ("arc-link", "symbolic link"),
+        ("arc-out", "outside the Claude config dir"),
+        ("arc-dir", "outside the Claude config dir"),
+    ):
+        path = write_context(project, team=team)
+        for dry_run in (True, False):
+            result = suspension(project).resume(path, dry_run=dry_run)
+            assert result.task is not None and not result.task.written
+            assert reason in result.task.reason
+        path.unlink()
+    assert (outside.read_bytes(), inside.read_bytes()) == before
+
+
+def test_a_task_file_with_bad_metadata_is_left_alone(
+    project: Path, private_claude_config: Path
+) -> None:
+    task = task_file(private_claude_config, "arc-work-1", metadata=["not", "an", "object"])
+    before = task.read_bytes()
+    path = write_context(project, team="arc-work-1")
+    assert task.read_bytes() == before
+    result = suspension(project).resume(path)
+    assert result.task is not None and "metadata is not an object" in result.task.reason
+
+
+def test_a_bad_team_is_refused_before_anything_is_written(project: Path) -> None:
+    with pytest.raises(InvalidInput, match="team"):
+        write_context(project, team="../../etc")
+    assert not (project / "tmp").exists()

@@ -46,6 +46,11 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         "--session-pid", type=int, metavar="PID",
         help="the resuming session's pid (default: this command's parent)",
     )  # fmt: skip
+    resume.add_argument(
+        "--team", metavar="TEAM",
+        help="the team whose task files step 7a updates (default: the context's or the "
+        "work phase's, if its list survives orphan cleanup)",
+    )  # fmt: skip
     resume.add_argument("--json", action="store_true")
     resume.set_defaults(func=run_resume)
 
@@ -85,7 +90,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_resume(args: argparse.Namespace) -> int:
     service = Checkpoints(resolve_root(args), session_pid=args.session_pid)
-    plan = service.resume(args.checkpoint_id, dry_run=args.dry_run)
+    plan = service.resume(args.checkpoint_id, dry_run=args.dry_run, team=args.team)
     code = EXIT_FRESH_START if plan.fresh_start else EXIT_RESUME
     if args.json:
         print_json(plan.to_json())
@@ -96,6 +101,8 @@ def run_resume(args: argparse.Namespace) -> int:
         print("would change:" if args.dry_run else "changed:")
         for change in plan.changes:
             print(f"  {change}")
+    for task in plan.task_writes:
+        print(f"task metadata: {task.describe()}", file=sys.stderr)
     for task_id, injection in plan.injections.items():
         print(f"--- resume injection for task #{task_id} ---")
         sys.stdout.write(injection)

@@ -24,11 +24,13 @@ import reprlib
 import shutil
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from runeconsole.adapters import tasks as task_files
 from runeconsole.adapters.clock import Clock, SystemClock
+from runeconsole.adapters.tasks import TaskStore, TaskWrite
 from runeconsole.core import frontmatter
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import (
@@ -42,7 +44,7 @@ from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.core.validate import contained, validate_id
-from runeconsole.services.suspension import GitView, Suspension, inside
+from runeconsole.services.suspension import GitView, ResumeRefused, Suspension, inside
 
 PHASE_ORDER = (
     "forge",
@@ -102,11 +104,6 @@ class OwnedByLiveSession(RuneError):
     def __init__(self, pid: int) -> None:
         super().__init__(f"Checkpoint owned by live PID {pid} — another arc session is active")
         self.pid = pid
-
-
-def claude_config_dir() -> Path:
-    """``${CLAUDE_CONFIG_DIR:-$HOME/.claude}``."""
-    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
 
 
 def phase_entry(status: str, **extra: Any) -> dict[str, Any]:
@@ -444,6 +441,8 @@ class ResumePlan:
     demoted: list[str] = field(default_factory=list)
     resume_from: str | None = None
     injections: dict[str, str] = field(default_factory=dict)
+    task_writes: list[TaskWrite] = field(default_factory=list)
+    removed_teams: set[str] = field(default_factory=set)
     fresh_start: str | None = None
     blocked: str | None = None
     active_pid: int | None = None
@@ -505,6 +504,7 @@ class ResumePlan:
                 for v in self.phases()
             ],
             "injections": self.injections,
+            "task_updates": [task.to_json() for task in self.task_writes],
             "written": self.written,
         }
 
@@ -548,9 +548,11 @@ class Checkpoints:
         self.root = root
         self.paths = ProjectPaths(root)
         self.clock = clock or SystemClock()
-        self.config_dir = config_dir or claude_config_dir()
+        self.config_dir = config_dir or task_files.config_dir()
         self.session_pid = session_pid if session_pid is not None else os.getppid()
-        self.suspension = suspension or Suspension(root, self.clock)
+        self.suspension = suspension or Suspension(
+            root, self.clock, tasks=TaskStore(self.config_dir / "tasks")
+        )
 
     # -- discovery -------------------------------------------------------------------------
 
@@ -607,15 +609,22 @@ class Checkpoints:
 
     # -- resuming --------------------------------------------------------------------------
 
-    def resume(self, checkpoint_id: str | None = None, *, dry_run: bool = False) -> ResumePlan:
-        """Resume the named (or newest) checkpoint; refusals raise, corruption starts fresh."""
+    def resume(
+        self, checkpoint_id: str | None = None, *, dry_run: bool = False, team: str | None = None
+    ) -> ResumePlan:
+        """Resume the named (or newest) checkpoint; refusals raise, corruption starts fresh.
+
+        ``team`` names the task list whose files step 7a updates (default: the team the
+        context or the work phase records)."""
+        if team is not None:
+            validate_id(team, "team")
         path = self.path_for(checkpoint_id)
         if dry_run:
-            plan = self.plan(path, dry_run=True)
+            plan = self.plan(path, dry_run=True, team=team)
         else:
             lock = self.paths.lock_for(f"checkpoint-{path.parent.name}")
             with locked(lock, what=str(path), within=self.root):
-                plan = self.plan(path, dry_run=False)
+                plan = self.plan(path, dry_run=False, team=team)
         if plan.blocked:
             raise RuneError(plan.blocked)
         return plan
@@ -627,6 +636,7 @@ class Checkpoints:
         dry_run: bool,
         view: GitView | None = None,
         data: bytes | None = None,
+        team: str | None = None,
     ) -> ResumePlan:
         """Run the resume steps on ``path`` (or on ``data`` as its content)."""
         plan = ResumePlan(path)
@@ -667,11 +677,13 @@ class Checkpoints:
         except RuneError as exc:
             plan.blocked = exc.message
             return plan
+        work_team = cp["phases"]["work"].get("team_name")  # before cleanup clears it
         self._cleanup_orphans(cp, plan, dry_run)
         plan.resume_from = next(
             (n for n in PHASE_ORDER if _status(cp["phases"].get(n)) in RESUMABLE), None
         )
-        self._resume_suspended(cp, plan, dry_run, view)
+        recorded = work_team if isinstance(work_team, str) else None
+        self._resume_suspended(cp, plan, dry_run, view, team, recorded)
         if not dry_run:
             atomic_write_json(self._inside_root(path), cp)
             plan.written = True
@@ -789,6 +801,7 @@ class Checkpoints:
                     f'ORCH-1: Invalid team name for phase {name}: "{team}" — skipping'
                 )
                 continue
+            plan.removed_teams.add(team)
             for kind in ("teams", "tasks"):
                 self._remove_team_dir(self.config_dir / kind / team, plan, dry_run)
             if data.get("status") in FINISHED:
@@ -846,9 +859,16 @@ class Checkpoints:
             atomic_write_json(path, state)
 
     def _resume_suspended(
-        self, cp: dict[str, Any], plan: ResumePlan, dry_run: bool, view: GitView | None
+        self,
+        cp: dict[str, Any],
+        plan: ResumePlan,
+        dry_run: bool,
+        view: GitView | None,
+        team: str | None,
+        work_team: str | None,
     ) -> None:
-        """Step 7a: verified context of suspended work tasks, injected into the next wave."""
+        """Step 7a: verified context of suspended work tasks, injected into the next wave,
+        and their task files updated (``team``, else the context's, else ``work_team``)."""
         work = cp["phases"]["work"]
         tasks = work.get("suspended_tasks")
         if work.get("status") not in (PENDING, FAILED) or not tasks:
@@ -866,11 +886,18 @@ class Checkpoints:
                 path = inside(self.root, context_path)
                 if not path.is_file():
                     raise RuneError(f"context file missing at {context_path} — cold restart")
-                result = self.suspension.resume(path, dry_run=dry_run, reason=reason, view=view)
+                result = self.suspension.resume(
+                    path, dry_run=dry_run, reason=reason, view=view, team=team,
+                    recorded_team=work_team,
+                )  # fmt: skip
             except RuneError as exc:
                 message = exc.message.removeprefix(f"task #{task_id}: ")
                 plan.warnings.append(f"Suspended task #{task_id}: {message}")
+                if isinstance(exc, ResumeRefused) and exc.task is not None:
+                    plan.task_writes.append(self._after_cleanup(exc.task, plan))
                 continue
+            if result.task is not None:
+                plan.task_writes.append(self._after_cleanup(result.task, plan))
             plan.warnings += result.warnings
             plan.injections[task_id] = result.injection
             plan.changes.append(
@@ -878,6 +905,18 @@ class Checkpoints:
             )
         work["suspended_tasks"] = []
         plan.changes.append("phases.work.suspended_tasks cleared")
+
+    def _after_cleanup(self, task: TaskWrite, plan: ResumePlan) -> TaskWrite:
+        """A task list that orphan cleanup removes holds no task to update: say so (a dry
+        run would otherwise find the files it has not removed yet)."""
+        if task.written or task.team not in plan.removed_teams:
+            return task
+        return replace(
+            task,
+            dry_run=False,
+            reason=f"task list {task.team} is removed by orphan cleanup (ORCH-1); "
+            "pass --team for the resuming session's list",
+        )
 
 
 def _shown_status(data: Any) -> str:

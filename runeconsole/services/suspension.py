@@ -29,6 +29,7 @@ from typing import Any
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import Clock, SystemClock
+from runeconsole.adapters.tasks import TaskStore, TaskWrite
 from runeconsole.core import frontmatter
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
@@ -47,6 +48,11 @@ LAST_ACTION_MAX = 200
 MAX_CONTEXT_BYTES = 1024 * 1024
 STASH_PREFIX = "rune-suspend-task-"
 HEADER_CACHE_SIZE = 20_000
+# The seed's TaskUpdate fields: after a resume (000 2D, 002 7a), when the resume gate
+# trips (both), and the cold start of a corrupt context (000 2D).
+RESUMED = {"status": "pending", "owner": "", "metadata.suspended": False}
+FAILED_FOR_GOOD = {"metadata.suspended": False, "metadata.permanently_failed": True}
+COLD_START = {**RESUMED, "metadata.context_path": None}
 
 HASH_FIELD = re.compile(r'content_sha256: ".+"')
 HASH_PLACEHOLDER = 'content_sha256: ""'
@@ -369,6 +375,15 @@ def quoted_block(body: str) -> str:
 # -- the service ---------------------------------------------------------------------------
 
 
+class ResumeRefused(RuneError):
+    """The context cannot be resumed (cold start, or permanently failed); ``task`` is
+    what was done to the Claude Code task file, as the seed's ``TaskUpdate``."""
+
+    def __init__(self, message: str, task: TaskWrite | None = None) -> None:
+        super().__init__(message)
+        self.task = task
+
+
 @dataclass(frozen=True)
 class ResumeResult:
     record: ContextRecord
@@ -376,6 +391,7 @@ class ResumeResult:
     injection: str
     warnings: list[str]
     written: bool
+    task: TaskWrite | None = None
 
 
 @dataclass(frozen=True)
@@ -387,16 +403,22 @@ class SuspendResult:
     stash: str | None
     content_sha256: str
     warnings: list[str] = field(default_factory=list)
+    task: TaskWrite | None = None
 
 
 class Suspension:
     def __init__(
-        self, root: Path, clock: Clock | None = None, settings: SuspensionSettings | None = None
+        self,
+        root: Path,
+        clock: Clock | None = None,
+        settings: SuspensionSettings | None = None,
+        tasks: TaskStore | None = None,
     ) -> None:
         self.root = root
         self.paths = ProjectPaths(root)
         self.clock = clock or SystemClock()
         self.settings = settings or SuspensionSettings.from_talisman(Talisman.load(root))
+        self.tasks = tasks or TaskStore()
         self._headers: dict[str, dict[str, Any]] = {}
 
     # -- discovery -------------------------------------------------------------------------
@@ -584,6 +606,19 @@ class Suspension:
             f"Continue from: {last_action or 'last known state'}.\n"
         )
 
+    def mark_task(
+        self, task_id: str, team: str | None, fields: dict[str, Any], *, dry_run: bool
+    ) -> TaskWrite:
+        """The seed's ``TaskUpdate`` on the Claude Code task file; never raises, since the
+        context file is the record that matters and was already handled."""
+        try:
+            return self.tasks.update(
+                task_id, team, fields, locks=self.paths.locks, locks_within=self.root,
+                dry_run=dry_run,
+            )  # fmt: skip
+        except RuneError as exc:
+            return TaskWrite(task_id, team, fields, dry_run=dry_run, reason=exc.message)
+
     def resume(
         self,
         path: Path,
@@ -591,11 +626,18 @@ class Suspension:
         dry_run: bool = False,
         reason: str | None = None,
         view: GitView | None = None,
+        team: str | None = None,
+        recorded_team: str | None = None,
     ) -> ResumeResult:
         """Verify, apply the resume gate, count the resume and build the injection.
 
-        Corrupt, unreadable and exhausted files are refused (cold start); stale ones
-        resume with an advisory warning. ``dry_run`` writes nothing.
+        Corrupt, unreadable and exhausted files are refused (``ResumeRefused``); stale
+        ones resume with an advisory warning. The task file is updated as the seed does:
+        ``status: pending, owner: "", suspended: false`` after a resume,
+        ``permanently_failed: true`` when exhausted and, in seed 000's own flow (no
+        ``reason``), the cold-start reset of a corrupt one. Its team is ``team``, else
+        the one the context records, else ``recorded_team`` (the caller's records).
+        ``dry_run`` writes nothing.
         """
         contained(self.root, path)  # whoever found the path, never write out of the root
         key = self.key_for(path)
@@ -603,16 +645,25 @@ class Suspension:
         with contextlib.nullcontext() if dry_run else locked(lock, what=key, within=self.root):
             record = self.read(path, view or self.git_view())
             if record.verdict == UNREADABLE:
-                raise RuneError(f"{key}: unreadable: {record.reason} — cold start")
+                raise ResumeRefused(f"{key}: unreadable: {record.reason} — cold start")
+            recorded = record.meta.get("team")
+            team = team or (recorded if isinstance(recorded, str) else None) or recorded_team
             if record.verdict == CORRUPT:
-                raise RuneError(
+                task = None
+                if reason is None:  # seed 000 2D resets the task; step 7a only warns
+                    # the file name, not the failed content, says which task it is
+                    task = self.mark_task(path.stem, team, COLD_START, dry_run=dry_run)
+                raise ResumeRefused(
                     f"task #{record.task_id}: context integrity check FAILED "
-                    f"(expected {record.expected_sha}, got {record.actual_sha}) — cold start"
+                    f"(expected {record.expected_sha}, got {record.actual_sha}) — cold start",
+                    task,
                 )
             if record.verdict == EXHAUSTED:
-                raise RuneError(
+                task = self.mark_task(record.task_id, team, FAILED_FOR_GOOD, dry_run=dry_run)
+                raise ResumeRefused(
                     f"task #{record.task_id}: max resume_count "
-                    f"({self.settings.max_resume_count}) reached — permanently failed"
+                    f"({self.settings.max_resume_count}) reached — permanently failed",
+                    task,
                 )
             warnings = []
             if record.verdict == STALE:
@@ -625,9 +676,9 @@ class Suspension:
             if not dry_run:
                 text = read_bytes(path).decode("utf-8")
                 atomic_write_bytes(path, with_resume_count(text, count).encode("utf-8"))
-            return ResumeResult(
-                record, count, self.injection(record, count, reason), warnings, not dry_run
-            )
+            task = self.mark_task(record.task_id, team, RESUMED, dry_run=dry_run)
+            injection = self.injection(record, count, reason)
+            return ResumeResult(record, count, injection, warnings, not dry_run, task)
 
     # -- suspending ------------------------------------------------------------------------
 
@@ -643,13 +694,18 @@ class Suspension:
         body: str = "",
         stamp: str | None = None,
         stash: bool | None = None,
+        team: str | None = None,
     ) -> SuspendResult:
-        """Write a worker's context file (seed 000 phase 2B) and print nothing."""
+        """Write a worker's context file (seed 000 phase 2B) and, with a ``team``, mark
+        the task suspended with its ``context_path`` (step 6); the team is recorded in
+        the context so a resume finds the task file again."""
         if not self.settings.enabled:
             raise RuneError("context preservation is disabled (context_preservation.enabled)")
         validate_id(task_id, "task id")
         validate_id(worker, "worker")
         validate_id(arc_id, "arc checkpoint id")
+        if team is not None:
+            validate_id(team, "team")
         if reason not in REASONS:
             raise InvalidInput(f"reason {reason!r}: use one of {', '.join(REASONS)}")
         stamp = validate_id(stamp, "work stamp") if stamp else self._stamp_for(arc_id)
@@ -678,12 +734,15 @@ class Suspension:
                 last_action=last_action[:LAST_ACTION_MAX],
                 resume_count=resume_count,
                 body=body[: self.settings.context_truncate_chars],
+                team=team,
             )
         )
         atomic_write_bytes(path, text.encode("utf-8"))
         digest = frontmatter.load_mapping(frontmatter.split(text).header)["content_sha256"]
+        marked = {"metadata.suspended": True, "metadata.context_path": self.key_for(path)}
+        task = self.mark_task(task_id, team, marked, dry_run=False)
         return SuspendResult(
-            path, files_modified, pending, resume_count, stash_message, digest, warnings
+            path, files_modified, pending, resume_count, stash_message, digest, warnings, task
         )
 
     def _stamp_for(self, arc_id: str) -> str:
@@ -737,8 +796,10 @@ def render(
     last_action: str,
     resume_count: int,
     body: str,
+    team: str | None = None,
 ) -> str:
-    """The file as seed 000 lays it out, with ``content_sha256: ""`` to be sealed."""
+    """The file as seed 000 lays it out, with ``content_sha256: ""`` to be sealed (and
+    ``team`` when known: readers ignore fields they do not know)."""
 
     def listing(name: str, items: list[str]) -> str:
         if not items:
@@ -751,6 +812,7 @@ def render(
         f"{SCHEMA_COMMENT}\n"
         f"task_id: {task}\n"
         f"worker: {yaml_value(worker)}\n"
+        f"{'' if team is None else f'team: {yaml_value(team)}' + chr(10)}"
         "status: suspended\n"
         f"timestamp: {timestamp}\n"
         f"timeout_reason: {reason}\n"
