@@ -760,17 +760,28 @@ class Suspension:
 
 
 def read_regular(path: Path) -> bytes:
-    """A context file's bytes; a FIFO or device is refused without blocking on it."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket or device"
+    """A context file's bytes; a FIFO or device is refused without blocking on it, and
+    a symlink is not followed. Plain ``os.read`` calls: this runs for every file listed."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else "a socket or device"
             raise UnreadableFile(path, f"{kind}, not a file")
-        data = handle.read(MAX_CONTEXT_BYTES + 1)
-    if len(data) > MAX_CONTEXT_BYTES:
+        if info.st_size > MAX_CONTEXT_BYTES:
+            raise UnreadableFile(path, f"larger than {MAX_CONTEXT_BYTES} bytes")
+        chunks, size = [], 0
+        while size <= MAX_CONTEXT_BYTES:  # a file may grow while it is read
+            chunk = os.read(fd, max(info.st_size, 4096) + 1)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > MAX_CONTEXT_BYTES:
         raise UnreadableFile(path, f"larger than {MAX_CONTEXT_BYTES} bytes")
-    return data
+    return b"".join(chunks)
 
 
 def _subdirs(directory: Path) -> list[Path]:
