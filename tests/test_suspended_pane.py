@@ -165,17 +165,23 @@ async def test_resume_asks_first_and_cancel_changes_nothing(scene: Path) -> None
     assert path.read_bytes() == before
 
 
+async def resume_confirmed(pilot, key: str) -> SuspendedPane:  # type: ignore[no-untyped-def]
+    """Select the row ``key``, press ``s``, confirm, and wait for the resume."""
+    await loaded(pilot)
+    p = pane(pilot.app)
+    p.table.move_cursor(row=p.table.get_row_index(key))
+    await pilot.press("s")
+    await pilot.press("y")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    return p
+
+
 async def test_resume_confirmed_counts_and_shows_the_injection(scene: Path) -> None:
     app = console(scene)
     key = f"{CONTEXTS}/arc-1707849600000/7.md"
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(pilot)
-        p = pane(app)
-        p.table.move_cursor(row=p.table.get_row_index(key))
-        await pilot.press("s")
-        await pilot.press("y")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        p = await resume_confirmed(pilot, key)
         assert isinstance(app.screen, InjectionScreen)
         assert app.clipboard.startswith("ANCHOR -- TRUTHBINDING PROTOCOL")
         assert "resume_count: 1/2" in app.clipboard
@@ -189,13 +195,7 @@ async def test_resume_from_the_console_updates_the_task_file(scene: Path, tmp_pa
     key = str(path.relative_to(scene))
     app = console(scene)
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(pilot)
-        p = pane(app)
-        p.table.move_cursor(row=p.table.get_row_index(key))
-        await pilot.press("s")
-        await pilot.press("y")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await resume_confirmed(pilot, key)
         assert any("task arc-work-1/21: set" in n.message for n in app._notifications)
     body = json.loads(task.read_text())
     assert body["status"] == "pending" and body["metadata"]["suspended"] is False
