@@ -42,6 +42,17 @@ def no_default_tmux_server() -> Iterator[None]:
         )
 
 
+@pytest.fixture(autouse=True)
+def private_claude_config(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test gets its own ``CLAUDE_CONFIG_DIR`` (a test file may set a closer one):
+    services now write Claude Code task files, and none may ever reach the user's."""
+    path = tmp_path_factory.mktemp("claude-config")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(path))
+    return path
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A fresh git repository with one commit: the project root."""

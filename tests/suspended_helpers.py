@@ -41,10 +41,12 @@ def write_context(
     targets: tuple[str, ...] = (),
     clock: ManualClock | None = None,
     stash: bool = False,
+    team: str | None = None,
     **settings: Any,
 ) -> Path:
     service = suspension(root, clock, **settings)
     result = service.suspend(
+        team=team,
         task_id=task,
         worker="rune-smith-1",
         arc_id=arc,
@@ -56,6 +58,25 @@ def write_context(
         stash=stash,
     )
     return result.path
+
+
+def task_file(chome: Path, team: str, name: str = "7", **fields: Any) -> Path:
+    """A Claude Code task file as Claude Code writes it, with fields of its own."""
+    body = {
+        "id": name,
+        "subject": "Refactor the parser",
+        "description": "File Ownership: src/parser.py",
+        "status": "in_progress",
+        "owner": "rune-smith-1",
+        "blocks": [],
+        "blockedBy": [],
+        "metadata": {"wave": 1},
+        **fields,
+    }
+    path = chome / "tasks" / team / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(body, indent=2))
+    return path
 
 
 def write_checkpoint(root: Path, cp: dict[str, Any], directory: str | None = None) -> Path:

@@ -28,6 +28,7 @@ from runeconsole.services.checkpoints import (
     CorruptCheckpoint,
     migrate,
 )
+from runeconsole.services.suspension import with_resume_count
 from tests.conftest import FIXTURES
 from tests.suspended_helpers import (
     LOCAL_RUNE_CHECKPOINTS,
@@ -36,6 +37,7 @@ from tests.suspended_helpers import (
     load_fixture,
     modify,
     suspension,
+    task_file,
     tree,
     write_checkpoint,
     write_context,
@@ -396,10 +398,43 @@ def test_missing_schema_version_means_v1() -> None:
     assert len(migrate(cp)) == 18 and cp["schema_version"] == 19
 
 
-@pytest.mark.parametrize("version", ["3", 0, 20, True, 2.5])
+@pytest.mark.parametrize("version", ["3", 0, -1, True, 2.5])
 def test_bad_schema_version_is_corrupt(version: Any) -> None:
     with pytest.raises(CorruptCheckpoint):
         migrate(at(1, schema_version=version))
+
+
+@pytest.mark.parametrize("version", [20, 99])
+def test_a_newer_schema_is_refused_not_called_corrupt(
+    project: Path, chome: Path, version: int
+) -> None:
+    with pytest.raises(RuneError) as raised:
+        migrate(at(1, schema_version=version))
+    assert not isinstance(raised.value, CorruptCheckpoint)
+    cp = v19()
+    cp["schema_version"] = version
+    cp["phases"] = "a newer layout"  # whatever a newer tool writes, it is not ours to judge
+    path = write_checkpoint(project, cp)
+    before = path.read_bytes()
+    [plan] = service(project).list()
+    assert plan.action == "blocked" and plan.fresh_start is None
+    assert f"schema_version {version} is newer" in plan.message
+    assert "upgrade runeconsole" in plan.message.lower()
+    assert "fresh start" not in plan.message and "without --resume" not in plan.message
+    for dry_run in (True, False):
+        with pytest.raises(RuneError, match="newer"):
+            service(project).resume(dry_run=dry_run)
+    assert path.read_bytes() == before
+
+
+def test_a_failed_migration_reports_no_ownership_claim(project: Path, chome: Path) -> None:
+    cp = at(15)
+    del cp["phases"]["work"]  # v15 -> v16 needs it: corrupt, a fresh start
+    cp["owner_pid"] = dead_pid()
+    write_checkpoint(project, cp)
+    plan = service(project).resume(dry_run=True)
+    assert plan.action == "fresh_start" and plan.changes == []
+    assert not any("claim" in w for w in plan.warnings)
 
 
 # -- property: migration is idempotent ----------------------------------------------------------
@@ -598,6 +633,19 @@ def test_missing_artifact_demotes(project: Path, chome: Path) -> None:
     assert any("Hash found: (file missing)" in w for w in plan.warnings)
 
 
+def test_an_artifact_that_is_a_directory_is_reported_as_one(project: Path, chome: Path) -> None:
+    cp = with_artifact(project, b"x", "00")
+    artifact = project / cp["phases"]["plan_review"]["artifact"]
+    artifact.unlink()
+    artifact.mkdir()
+    write_checkpoint(project, cp)
+    plan = service(project).resume(dry_run=True)
+    assert plan.demoted == ["plan_review"]
+    warning = next(w for w in plan.warnings if "plan-review.md" in w)
+    assert "(plan-review.md) is a directory, not a file." in warning
+    assert "Hash found: (a directory)" in warning and "missing" not in warning
+
+
 @pytest.mark.parametrize("artifact", ["../outside.md", "/etc/passwd", "tmp/link/secret.md", "a\0b"])
 def test_artifact_escaping_the_root_is_an_error(project: Path, chome: Path, artifact: str) -> None:
     outside = project.parent / "outside-dir"
@@ -722,6 +770,25 @@ def test_stale_state_files_are_marked_crash_recovered(project: Path, chome: Path
     assert broken.read_text() == "{not json"
 
 
+def test_state_files_behind_a_symlinked_tmp_are_not_rewritten(
+    project: Path, chome: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside-tmp"
+    outside.mkdir()
+    stale = outside / ".rune-work-20260226.json"
+    stale.write_text(json.dumps({"status": "active", "started": "2020-01-01T00:00:00Z"}))
+    before = stale.read_bytes()
+    (project / "tmp").symlink_to(outside)
+    write_checkpoint(project, v19())
+    plan = service(project).resume()
+    assert stale.read_bytes() == before
+    assert any(
+        "tmp/.rune-work-20260226.json" in w and "outside the project root" in w
+        for w in plan.warnings
+    )
+    assert not any("crash_recovered" in c for c in plan.changes)
+
+
 # -- step 7a: suspended tasks -------------------------------------------------------------------
 
 
@@ -764,6 +831,32 @@ def test_suspended_tasks_wait_while_work_is_completed(project: Path, chome: Path
     assert plan.checkpoint["phases"]["work"]["suspended_tasks"] == [entry]
 
 
+def test_step_7a_updates_task_files_as_the_seed_does(project: Path, chome: Path) -> None:
+    good = write_context(project, task="7", arc="arc-1707849600000")
+    spent = write_context(project, task="8", arc="arc-1707849600000")
+    spent.write_text(with_resume_count(spent.read_text(), 2))
+    tasks = {n: task_file(chome, "arc-session-2", n, metadata={"suspended": True}) for n in "78"}
+    crashed = task_file(chome, "arc-work-1", "7")
+    cp = v19(work={"status": "failed", "team_name": "arc-work-1"})
+    cp["phases"]["work"]["suspended_tasks"] = [
+        {"task_id": n, "context_path": str(p.relative_to(project)), "reason": "turn_limit"}
+        for n, p in (("7", good), ("8", spent))
+    ]
+    write_checkpoint(project, cp)
+    # Without --team the only team on record is the crashed one, which ORCH-1 removes.
+    dry = service(project).resume(dry_run=True)
+    assert [t.written for t in dry.task_writes] == [False, False]
+    assert all("removed by orphan cleanup" in t.reason for t in dry.task_writes)
+    assert crashed.exists()
+    plan = service(project).resume(team="arc-session-2")
+    assert [(t.task_id, t.written) for t in plan.task_writes] == [("7", True), ("8", True)]
+    seven, eight = (json.loads(tasks[n].read_text()) for n in "78")
+    assert seven["status"] == "pending" and seven["metadata"] == {"suspended": False}
+    assert eight["status"] == "in_progress"
+    assert eight["metadata"] == {"suspended": False, "permanently_failed": True}
+    assert plan.to_json()["task_updates"][0]["written"] is True
+
+
 # -- corrupt checkpoints and dry runs -----------------------------------------------------------
 
 
@@ -776,7 +869,7 @@ def test_suspended_tasks_wait_while_work_is_completed(project: Path, chome: Path
         ('{"id": "arc-1", "phases": []}', "phases is missing or not an object"),
         ('{"id": "x/../y", "phases": {}}', "does not match"),
         ('{"id": "arc-1", "phases": {"work": 3}}', "phases.work is not an object"),
-        ('{"id": "arc-1", "schema_version": 99, "phases": {}}', "outside 1..19"),
+        ('{"id": "arc-1", "schema_version": 0, "phases": {}}', "outside 1..19"),
         ('{"id": "arc-1", "session_nonce": "aabbccddeeff", "phases": {}}', "phases.work"),
     ],
 )
@@ -828,6 +921,35 @@ def test_discovery_picks_the_newest_checkpoint(project: Path, chome: Path) -> No
         service(project).resume("../arc-old")
     with pytest.raises(RuneError, match="no checkpoint"):
         service(project).resume("arc-missing")
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_a_symlinked_checkpoint_dir_is_refused(
+    project: Path, chome: Path, tmp_path: Path, named: bool
+) -> None:
+    outside = tmp_path / "outside-arc"
+    cp = v19()
+    cp["id"] = "arc-e"
+    write_checkpoint(project, cp, directory="../../../outside-arc")  # lands outside the root
+    before = (outside / "checkpoint.json").read_bytes()
+    if named:  # .claude/arc/arc-e -> outside
+        (project / ".claude/arc").mkdir(parents=True, exist_ok=True)
+        (project / ".claude/arc/arc-e").symlink_to(outside)
+    else:  # .claude/arc -> a directory outside holding arc-e
+        (tmp_path / "arcs").mkdir()
+        outside.rename(tmp_path / "arcs/arc-e")
+        outside = tmp_path / "arcs/arc-e"
+        (project / ".claude").mkdir(exist_ok=True)
+        if (project / ".claude/arc").exists():
+            (project / ".claude/arc").rmdir()
+        (project / ".claude/arc").symlink_to(tmp_path / "arcs")
+    for dry_run in (True, False):
+        with pytest.raises(RuneError, match="outside the project root"):
+            service(project).resume("arc-e" if named else None, dry_run=dry_run)
+    assert (outside / "checkpoint.json").read_bytes() == before
+    if not named:
+        [listed] = service(project).list()
+        assert listed.action == "blocked" and "outside the project root" in listed.message
 
 
 def test_no_checkpoint(project: Path, chome: Path) -> None:

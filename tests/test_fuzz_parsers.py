@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.core import frontmatter
+from runeconsole.core.errors import RuneError
 from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.suspension import VERDICTS, GitView, seal, with_resume_count
 from tests.suspended_helpers import ALL_CHECKPOINT_FIXTURES, load_fixture, suspension
@@ -100,7 +104,8 @@ def test_context_parser_survives_thousands_of_mutants(tmp_path: Path) -> None:
         record.detail  # noqa: B018 - must not raise
         if record.verdict != "unreadable":
             service.injection(record, record.resume_count + 1, reason="signal")
-            with_resume_count(data.decode("utf-8"), record.resume_count + 1)
+            with contextlib.suppress(RuneError):  # refusing an unsafe rewrite is allowed
+                with_resume_count(data.decode("utf-8"), record.resume_count + 1)
     assert {"ok", "corrupt", "unreadable"} <= verdicts
     assert not Path("/tmp/runeconsole-pwned").exists()
 
@@ -241,3 +246,78 @@ def test_deeply_nested_checkpoint(tmp_path: Path, depth: int) -> None:
     )
     plan = service.plan(tmp_path / "checkpoint.json", dry_run=True, data=data)
     assert plan.action in ("blocked", "fresh_start")
+
+
+# -- the frontmatter fast path reads exactly what PyYAML reads ------------------------------------
+
+
+def yaml_reading(header: str) -> str:
+    """What PyYAML's safe loader makes of ``header`` (repr: ``1`` and ``True`` differ)."""
+    try:
+        data = yaml.load(header, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except Exception as exc:
+        return f"error {type(exc).__name__}"
+    return repr({} if data is None else data)
+
+
+def assert_fast_path_agrees(header: str) -> bool:
+    fast = frontmatter._plain_mapping(header)
+    if fast is None:
+        return False
+    assert repr(fast) == yaml_reading(header), header
+    return True
+
+
+SCALARS = st.sampled_from(
+    ["src/parser.py", "a/b:c", "/abs", "./rel", ".hidden", "7", "0", "07", "010", "-1", "+1",
+     "1_000", "1.5", "1e3", ".inf", "0x1F", "rune-smith-1",
+     "a.b", "_x", "yes", "No", "TRUE", "off", "On", "null", "Null", "~", "y", "n", '""', '"a"',
+     '"a: b # c"', '"\\x41"', "'s'", "[]", "[1]", "{}", "2026-02-26T01:44:00Z",
+     "2026-02-30T01:44:00Z", "2026-13-01T00:00:00Z", "2026-02-26 01:44:00", "2026-02-26",
+     "a b", "a #c", "a:", "", " ", "!tag", "&a", "*a", "-", "? x", "|", ">", "%", "@x", "`x`"]
+) | st.text(max_size=12).map(lambda t: f'"{t}"') | st.text(max_size=8)  # fmt: skip
+KEYS = st.sampled_from(["task_id", "a", "_k", "on", "yes", "null", "Key", "k-1", "k.1", "1"])
+LINES = st.one_of(
+    st.tuples(KEYS, SCALARS).map(lambda kv: f"{kv[0]}: {kv[1]}"),
+    KEYS.map(lambda k: f"{k}:"),
+    SCALARS.map(lambda v: f"  - {v}"),
+    SCALARS.map(lambda v: f"- {v}"),
+    SCALARS.map(lambda v: f"    - {v}"),
+    st.sampled_from(["", "# comment", "  # indented comment", "...", "---", "\t", " ", "\r"]),
+    st.text(max_size=10),
+)
+
+
+# Near the plain layout, so that most headers do take the fast path.
+NEAR_KEYS = st.sampled_from(["task_id", "a", "_k", "b2", "files_modified", "on", "Key"])
+NEAR_SCALARS = st.sampled_from(
+    ["7", "0", "07", "rune-smith-1", "src/a.py", "yes", "Off", "y", "[]", '""',
+     "2026-02-26T01:44:00Z", "2026-02-30T01:44:00Z", "2026-02-26T24:00:00Z"]
+) | st.text(max_size=12).map(lambda t: f'"{t}"') | st.from_regex(
+    r"[A-Za-z_0-9./-]{1,10}", fullmatch=True
+)  # fmt: skip
+NEAR_LINES = st.one_of(
+    st.tuples(NEAR_KEYS, NEAR_SCALARS).map(lambda kv: f"{kv[0]}: {kv[1]}"),
+    st.tuples(NEAR_KEYS, st.lists(NEAR_SCALARS, max_size=3)).map(
+        lambda block: "\n".join([f"{block[0]}:", *(f"  - {v}" for v in block[1])])
+    ),
+    st.sampled_from(["", "# comment"]),
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(lines=st.lists(LINES, max_size=8) | st.lists(NEAR_LINES, max_size=10))
+def test_the_fast_path_reads_what_pyyaml_reads(lines: list[str]) -> None:
+    assert_fast_path_agrees("\n".join(lines) + "\n")
+    assert_fast_path_agrees("\n".join(lines))
+
+
+def test_the_fast_path_agrees_on_thousands_of_mutated_headers() -> None:
+    rng = random.Random(3)
+    taken = 0
+    for _ in range(4000):
+        text = mutate_bytes(rng, CONTEXT).decode("utf-8", "replace")
+        with contextlib.suppress(frontmatter.FrontmatterError):
+            taken += assert_fast_path_agrees(frontmatter.split(text).header)
+    assert taken > 50  # most mutants leave the plain layout; those that keep it agree too
+    assert assert_fast_path_agrees(frontmatter.split(CONTEXT.decode()).header)

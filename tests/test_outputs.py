@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,8 +35,13 @@ def session(tmp_path: Path) -> Path:
     [
         (f"a\n{SENTINEL}\n", None),
         (f"a\n{SENTINEL}", None),
-        (f"a\n{SENTINEL}\n\n  \n", None),
         (f"{SENTINEL}\r\n", None),
+        (f"a\r\n{SENTINEL}\r\n", None),
+        # seed 003: "the exact line <!-- AGENT_COMPLETE --> as the last line"
+        (f"a\n{SENTINEL}\n\n  \n", "not the exact last line"),
+        (f"a\n{SENTINEL}\n\n", "not the exact last line"),
+        (f"a\n{SENTINEL}  \n", "not the exact last line"),
+        (f"a\n  {SENTINEL}\n", "not the exact last line"),
         ("", "empty"),
         ("\n \n", "empty"),
         ("a\n", "incomplete"),
@@ -53,7 +59,14 @@ def test_file_validity(tmp_path: Path, content: str, problem: str | None) -> Non
 
 def test_missing_and_directory(tmp_path: Path) -> None:
     assert check_file(tmp_path / "nope.md") == "missing"
-    assert check_file(tmp_path) == "not a regular file"
+    assert check_file(tmp_path) == "is a directory, not a file"
+    (tmp_path / "pipe.md").unlink(missing_ok=True)
+    os.mkfifo(tmp_path / "pipe.md")
+    assert check_file(tmp_path / "pipe.md") == "not a regular file"
+    (tmp_path / "sub").mkdir()
+    result = verify(tmp_path, ["sub"], [])
+    assert result.checks[0].problem == "is a directory, not a file"
+    assert "sub: is a directory" in "\n".join(result.lines())
 
 
 def test_pass_when_everything_is_complete(session: Path) -> None:

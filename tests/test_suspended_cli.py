@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import cli_env
-from tests.suspended_helpers import LOCAL_RUNE_CHECKPOINTS, load_fixture, modify, write_checkpoint
+from tests.suspended_helpers import (
+    LOCAL_RUNE_CHECKPOINTS,
+    load_fixture,
+    modify,
+    task_file,
+    write_checkpoint,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -42,7 +48,7 @@ def test_suspend_list_resume(project: Path, cli: Callable, tmp_path: Path) -> No
 
     listing = cli("suspended", "list", "--root", str(project), "--json").json()
     assert [(r["task_id"], r["verdict"], r["files_pending"]) for r in listing] == [
-        ("7", "ok", ["src/fmt.py"])  # the work is held by the task's stash
+        ("7", "stale", ["src/fmt.py"])  # as the seed compares: the work is in the stash
     ]
     table = cli("suspended", "list", "--root", str(project))
     assert table.out.splitlines()[0].split()[:3] == ["VERDICT", "TASK", "WORKER"]
@@ -53,6 +59,26 @@ def test_suspend_list_resume(project: Path, cli: Callable, tmp_path: Path) -> No
     done = cli("suspended", "resume", "7", "--root", str(project), "--json")
     assert done.code == 0 and done.json()["resume_count"] == 1 and done.json()["written"]
     assert "resume_count: 1" in path.read_text()
+
+
+def test_task_metadata_is_written_and_reported(project: Path, cli: Callable, chome: Path) -> None:
+    task = task_file(chome, "arc-work-1")
+    result = suspend(cli, project, "--no-stash", "--team", "arc-work-1", "--json")
+    assert result.code == 0, result.err
+    written = result.json()["task"]
+    assert written["written"] and written["path"] == str(task)
+    assert written["fields"] == {
+        "metadata.suspended": True,
+        "metadata.context_path": "tmp/work/20260226-014400/context/arc-1/7.md",
+    }
+    assert "task metadata: task arc-work-1/7: set metadata.suspended=true" in result.err
+    done = cli("suspended", "resume", "7", "--root", str(project), "--json")
+    assert done.code == 0 and done.json()["task"]["fields"]["status"] == "pending"
+    assert json.loads(task.read_text())["metadata"]["suspended"] is False
+    plain = suspend(cli, project, "--no-stash")  # no team: said so, nothing written
+    assert "not written (no team known: pass --team TEAM)" in plain.err
+    bad = suspend(cli, project, "--no-stash", "--team", "../x")
+    assert bad.code == 2 and "team" in bad.err
 
 
 def test_suspend_refuses_bad_ids_with_exit_2(project: Path, cli: Callable) -> None:
@@ -78,6 +104,23 @@ def test_body_from_stdin_as_a_process(project: Path, run_cli: Callable) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "from stdin" in Path(json.loads(result.stdout)["path"]).read_text()
+
+
+@pytest.mark.parametrize("source", ["stdin", "file"])
+def test_an_over_limit_body_is_refused_not_truncated(
+    project: Path, run_cli: Callable, tmp_path: Path, source: str
+) -> None:
+    body = "é" * (2 * 1024 * 1024) + "!"  # 4 MiB + 1 byte: a cut at 4 MiB would split nothing
+    notes = tmp_path / "notes.md"
+    notes.write_text(body)
+    given = ["--body", "-"] if source == "stdin" else ["--body-file", str(notes)]
+    result = run_cli(
+        "suspend", "--root", str(project), "--task", "3", "--worker", "w", "--arc", "arc-9",
+        "--reason", "signal", "--last-action", "x", "--no-stash", *given,
+        input=body if source == "stdin" else "",
+    )  # fmt: skip
+    assert result.returncode == 1 and "larger than 4194304 bytes" in result.stderr
+    assert not (project / "tmp/work").exists()
 
 
 def test_checkpoint_list_and_resume(project: Path, cli: Callable, chome: Path) -> None:
@@ -111,7 +154,14 @@ def test_checkpoint_resume_errors(project: Path, cli: Callable) -> None:
     bad.parent.mkdir(parents=True)
     bad.write_text("{")
     result = cli("checkpoint", "resume", "arc-2", "--root", str(project), "--json")
-    assert result.code == 0 and result.json()["action"] == "fresh_start"
+    assert result.code == 3 and result.json()["action"] == "fresh_start"
+    result = cli("checkpoint", "resume", "arc-2", "--root", str(project), "--dry-run")
+    assert result.code == 3 and "fresh start" in result.out and "would change" not in result.out
+
+
+def test_checkpoint_resume_help_documents_the_exit_statuses(cli: Callable) -> None:
+    text = " ".join(cli("checkpoint", "resume", "--help").out.split())
+    assert "0 resume" in text and "3 fresh start" in text
 
 
 def test_concurrent_resumes_never_lose_a_count(project: Path, cli: Callable) -> None:
@@ -142,7 +192,7 @@ def test_concurrent_resumes_never_lose_a_count(project: Path, cli: Callable) -> 
     assert "resume_count: 2" in path.read_text()
 
 
-def test_symlinked_context_files_are_not_listed(
+def test_symlinked_context_files_are_listed_unreadable_and_never_followed(
     project: Path, cli: Callable, tmp_path: Path
 ) -> None:
     path = Path(suspend(cli, project, "--no-stash").out.strip())
@@ -150,4 +200,8 @@ def test_symlinked_context_files_are_not_listed(
     outside.write_text(path.read_text())
     (path.parent / "99.md").symlink_to(outside)
     listing = cli("suspended", "list", "--root", str(project), "--json").json()
-    assert [r["task_id"] for r in listing] == ["7"]
+    assert [(r["task_id"], r["verdict"]) for r in listing] == [("7", "ok"), ("99", "unreadable")]
+    assert "symbolic link" in listing[1]["detail"]
+    refused = cli("suspended", "resume", "99", "--root", str(project))
+    assert refused.code == 2 and "outside the project root" in refused.err
+    assert outside.read_text() == path.read_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import shutil
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from runeconsole.tui.arc_detail import ArcDetail
 from runeconsole.tui.resume_confirm import ResumeConfirm
 from runeconsole.tui.suspended_detail import ContextDetail, InjectionScreen
 from runeconsole.tui.suspended_pane import SuspendedPane
-from tests.suspended_helpers import build_scene, write_context
+from tests.suspended_helpers import build_scene, task_file, write_context
 
 CONTEXTS = "tmp/work/20260226-014400/context"
 SNAP_ROOT = Path("/tmp/runeconsole-snap/suspended")
@@ -164,22 +165,40 @@ async def test_resume_asks_first_and_cancel_changes_nothing(scene: Path) -> None
     assert path.read_bytes() == before
 
 
+async def resume_confirmed(pilot, key: str) -> SuspendedPane:  # type: ignore[no-untyped-def]
+    """Select the row ``key``, press ``s``, confirm, and wait for the resume."""
+    await loaded(pilot)
+    p = pane(pilot.app)
+    p.table.move_cursor(row=p.table.get_row_index(key))
+    await pilot.press("s")
+    await pilot.press("y")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    return p
+
+
 async def test_resume_confirmed_counts_and_shows_the_injection(scene: Path) -> None:
     app = console(scene)
     key = f"{CONTEXTS}/arc-1707849600000/7.md"
     async with app.run_test(size=(120, 36)) as pilot:
-        await loaded(pilot)
-        p = pane(app)
-        p.table.move_cursor(row=p.table.get_row_index(key))
-        await pilot.press("s")
-        await pilot.press("y")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        p = await resume_confirmed(pilot, key)
         assert isinstance(app.screen, InjectionScreen)
         assert app.clipboard.startswith("ANCHOR -- TRUTHBINDING PROTOCOL")
         assert "resume_count: 1/2" in app.clipboard
         assert cell(p, key, "resumes") == "1/2"
     assert "resume_count: 1" in (scene / key).read_text()
+
+
+async def test_resume_from_the_console_updates_the_task_file(scene: Path, tmp_path: Path) -> None:
+    task = task_file(tmp_path / "claude-config", "arc-work-1", "21")
+    path = write_context(scene, "21", "arc-1707849600000", team="arc-work-1")
+    key = str(path.relative_to(scene))
+    app = console(scene)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await resume_confirmed(pilot, key)
+        assert any("task arc-work-1/21: set" in n.message for n in app._notifications)
+    body = json.loads(task.read_text())
+    assert body["status"] == "pending" and body["metadata"]["suspended"] is False
 
 
 async def test_resume_of_a_corrupt_row_is_refused_without_asking(scene: Path) -> None:

@@ -8,6 +8,8 @@ import sys
 from runeconsole.cli.common import print_json, print_table, resolve_root
 from runeconsole.services.checkpoints import COMPLETED, Checkpoints, ResumePlan
 
+EXIT_RESUME = 0
+EXIT_FRESH_START = 3  # scripts tell "start over" from "resume" without parsing output
 ACTION_TINT = {
     "resume": "yellow",
     "complete": "green",
@@ -26,13 +28,28 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(func=run_list)
     resume = actions.add_parser(
-        "resume", parents=[common], help="validate, migrate to v19, clean up; report the phase"
-    )
+        "resume", parents=[common], help="validate, migrate to v19, clean up; report the phase",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "exit status:\n"
+            f"  {EXIT_RESUME} resume (or nothing left to resume): go on from the phase named\n"
+            "  1 refused: a live owner, another config dir, a bad nonce, a newer schema,\n"
+            "    an artifact outside the root (nothing written)\n"
+            "  2 usage error (a bad id, a path outside the root)\n"
+            f"  {EXIT_FRESH_START} fresh start: the checkpoint is corrupt; "
+            "run the arc again without --resume"
+        ),
+    )  # fmt: skip
     resume.add_argument("checkpoint_id", nargs="?", metavar="ID", help="default: the newest")
     resume.add_argument("--dry-run", action="store_true", help="print what would change")
     resume.add_argument(
         "--session-pid", type=int, metavar="PID",
         help="the resuming session's pid (default: this command's parent)",
+    )  # fmt: skip
+    resume.add_argument(
+        "--team", metavar="TEAM",
+        help="the team whose task files step 7a updates (default: the context's or the "
+        "work phase's, if its list survives orphan cleanup)",
     )  # fmt: skip
     resume.add_argument("--json", action="store_true")
     resume.set_defaults(func=run_resume)
@@ -73,18 +90,21 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_resume(args: argparse.Namespace) -> int:
     service = Checkpoints(resolve_root(args), session_pid=args.session_pid)
-    plan = service.resume(args.checkpoint_id, dry_run=args.dry_run)
+    plan = service.resume(args.checkpoint_id, dry_run=args.dry_run, team=args.team)
+    code = EXIT_FRESH_START if plan.fresh_start else EXIT_RESUME
     if args.json:
         print_json(plan.to_json())
-        return 0
+        return code
     for warning in plan.warnings:
         print(warning, file=sys.stderr)
     if plan.changes:
         print("would change:" if args.dry_run else "changed:")
         for change in plan.changes:
             print(f"  {change}")
+    for task in plan.task_writes:
+        print(f"task metadata: {task.describe()}", file=sys.stderr)
     for task_id, injection in plan.injections.items():
         print(f"--- resume injection for task #{task_id} ---")
         sys.stdout.write(injection)
     print(plan.message)
-    return 0
+    return code

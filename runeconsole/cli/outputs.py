@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
     check = actions.add_parser(
         "verify", parents=[common],
-        help="valid = non-empty and ends with <!-- AGENT_COMPLETE -->; exit 1 on HARD_FAIL",
+        help="valid = non-empty, the exact last line <!-- AGENT_COMPLETE -->; exit 1 on HARD_FAIL",
     )  # fmt: skip
     check.add_argument(
         "session_dir", nargs="?", type=Path, metavar="SESSION_DIR",

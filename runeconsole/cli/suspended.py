@@ -6,12 +6,19 @@ import argparse
 import sys
 from pathlib import Path
 
+from runeconsole.adapters.tasks import TaskWrite
 from runeconsole.cli.common import print_json, print_table, resolve_root
-from runeconsole.core.errors import InvalidInput
+from runeconsole.core.errors import InvalidInput, UnreadableFile
 from runeconsole.core.files import read_bytes
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.suspension import REASONS, ContextRecord, Suspension
+from runeconsole.core.validate import validate_id
+from runeconsole.services.suspension import REASONS, ContextRecord, ResumeRefused, Suspension
 
+BODY_LIMIT = 4 * 1024 * 1024
+TEAM_HELP = (
+    "the Claude Code team whose task file ${CLAUDE_CONFIG_DIR:-~/.claude}/tasks/TEAM/ID.json "
+    "gets the seed's metadata (only if that file exists)"
+)
 VERDICT_TINT = {"ok": "green", "stale": "yellow", "exhausted": "grey"}
 
 
@@ -33,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     body.add_argument("--body", metavar="TEXT", help="the notes as text; '-' reads stdin")
     suspend.add_argument("--no-stash", action="store_true", help="do not stash partial work")
     suspend.add_argument("--work-stamp", metavar="STAMP", help="tmp/work/STAMP (default: reuse)")
+    suspend.add_argument("--team", metavar="TEAM", help=TEAM_HELP)
     suspend.add_argument("--json", action="store_true")
     suspend.set_defaults(func=run_suspend)
 
@@ -46,15 +54,19 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     )
     resume.add_argument("target", metavar="TASK_OR_PATH")
     resume.add_argument("--dry-run", action="store_true", help="verify and print; change nothing")
+    resume.add_argument("--team", metavar="TEAM", help=TEAM_HELP + " (default: the context's)")
     resume.add_argument("--json", action="store_true")
     resume.set_defaults(func=run_resume)
 
 
 def _body(args: argparse.Namespace) -> str:
+    """The notes, refused whole when over the limit (a cut could split a character)."""
     if args.body_file is not None:
-        data = read_bytes(args.body_file, 4 * 1024 * 1024)
+        data = read_bytes(args.body_file, BODY_LIMIT)
     elif args.body == "-":
-        data = sys.stdin.buffer.read(4 * 1024 * 1024)
+        data = sys.stdin.buffer.read(BODY_LIMIT + 1)
+        if len(data) > BODY_LIMIT:
+            raise UnreadableFile("<stdin>", f"larger than {BODY_LIMIT} bytes")
     else:
         return args.body or ""
     try:
@@ -63,7 +75,18 @@ def _body(args: argparse.Namespace) -> str:
         raise InvalidInput("the body is not UTF-8 text") from None
 
 
+def _team(args: argparse.Namespace) -> str | None:
+    return None if args.team is None else validate_id(args.team, "team")
+
+
+def print_task(task: TaskWrite | None) -> None:
+    """What the seed's TaskUpdate did, on stderr (stdout stays the path or injection)."""
+    if task is not None:
+        print(f"task metadata: {task.describe()}", file=sys.stderr)
+
+
 def run_suspend(args: argparse.Namespace) -> int:
+    team = _team(args)
     result = Suspension(resolve_root(args)).suspend(
         task_id=args.task,
         worker=args.worker,
@@ -74,9 +97,11 @@ def run_suspend(args: argparse.Namespace) -> int:
         body=_body(args),
         stamp=args.work_stamp,
         stash=False if args.no_stash else None,
+        team=team,
     )
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    print_task(result.task)
     if args.json:
         print_json(
             {
@@ -87,6 +112,7 @@ def run_suspend(args: argparse.Namespace) -> int:
                 "stash": result.stash,
                 "content_sha256": result.content_sha256,
                 "warnings": result.warnings,
+                "task": result.task.to_json() if result.task else None,
             }
         )
     else:
@@ -127,10 +153,16 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_resume(args: argparse.Namespace) -> int:
+    team = _team(args)
     service = Suspension(resolve_root(args))
-    result = service.resume(service.find(args.target), dry_run=args.dry_run)
+    try:
+        result = service.resume(service.find(args.target), dry_run=args.dry_run, team=team)
+    except ResumeRefused as exc:
+        print_task(exc.task)
+        raise
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    print_task(result.task)
     if args.json:
         print_json(
             {
@@ -139,6 +171,7 @@ def run_resume(args: argparse.Namespace) -> int:
                 "written": result.written,
                 "warnings": result.warnings,
                 "injection": result.injection,
+                "task": result.task.to_json() if result.task else None,
             }
         )
     else:

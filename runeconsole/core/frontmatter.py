@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import yaml
@@ -57,8 +58,90 @@ def split(text: str) -> Split:
     return Split(text, first + 1, closing.start(), body_start)
 
 
+# -- the fast path -------------------------------------------------------------------------
+# Context files are written in one plain layout (``key: scalar`` lines, ``  - item``
+# lists, comments); thousands are listed at once, and PyYAML's Python-side construction
+# is most of the cost. ``_plain_mapping`` reads exactly that layout and gives up (None)
+# on anything else, which PyYAML then reads: every scalar it accepts resolves the same
+# way under PyYAML's safe loader (tested against it), so the result is identical.
+
+_KEY_LINE = re.compile(r"([a-z_][a-z0-9_]*):(?: (.*))?")
+_ITEM_LINE = re.compile(r"  - (.*)")
+_INT = re.compile(r"0|[1-9][0-9]{0,30}")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")  # never a number, date or indicator
+_QUOTED = re.compile(r'"[^"\\]*"')  # no escapes to decode
+_STAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
+_RESERVED = frozenset(("yes", "no", "true", "false", "on", "off", "null"))  # bool/null words
+# What the YAML reader refuses or treats as a line break: leave those files to it.
+_AWKWARD = re.compile(
+    "[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+
+_MISS = object()
+
+
+def _plain_scalar(text: str) -> Any:
+    """The value of one plain or simply quoted scalar, or ``_MISS``."""
+    first = text[:1]
+    if first == '"':
+        return text[1:-1] if _QUOTED.fullmatch(text) else _MISS
+    if first.isdigit():
+        if _INT.fullmatch(text):
+            return int(text)
+        match = _STAMP.fullmatch(text)
+        if match is None:
+            return _MISS
+        try:
+            return datetime(*(int(part) for part in match.groups()), tzinfo=UTC)  # type: ignore[misc]
+        except ValueError:
+            return _MISS
+    if _WORD.fullmatch(text):
+        return _MISS if text.lower() in _RESERVED else text
+    return [] if text == "[]" else _MISS
+
+
+def _plain_mapping(header: str) -> dict[str, Any] | None:
+    """``header`` read as the plain layout, or ``None`` when it is anything else."""
+    if _AWKWARD.search(header):
+        return None
+    result: dict[str, Any] = {}
+    key: str | None = None  # a key whose value is the list that follows
+    for line in header.split("\n"):
+        if not line or line.startswith("#"):
+            if not line and key is not None:
+                return None  # a blank line inside a block: leave it to PyYAML
+            continue
+        item = _ITEM_LINE.fullmatch(line)
+        if item is not None:
+            value = _plain_scalar(item.group(1))
+            if key is None or value is _MISS or isinstance(value, list):
+                return None
+            result[key].append(value)
+            continue
+        match = _KEY_LINE.fullmatch(line)
+        if match is None or match.group(1) in _RESERVED:
+            return None
+        if key is not None and not result[key]:
+            result[key] = None  # ``key:`` with nothing under it is null
+        name, text = match.groups()
+        if text is None or text == "":
+            result[name], key = [], name
+            continue
+        key = None
+        value = _plain_scalar(text)
+        if value is _MISS:
+            return None
+        result[name] = value
+    if key is not None and not result[key]:
+        result[key] = None
+    return result
+
+
 def load_mapping(header: str) -> dict[str, Any]:
     """The header as a mapping (``{}`` when empty)."""
+    plain = _plain_mapping(header)
+    if plain is not None:
+        return plain
     try:
         data = yaml.load(header, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:

@@ -18,13 +18,22 @@ from filelock import FileLock, Timeout
 
 from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_json, read_json_object
+from runeconsole.core.validate import contained
 
 DEFAULT_TIMEOUT = 10.0
 
 
 @contextmanager
-def locked(lock_path: Path, timeout: float = DEFAULT_TIMEOUT, what: str = "") -> Iterator[None]:
-    """Hold an exclusive lock on ``lock_path`` (created if needed) for the block."""
+def locked(
+    lock_path: Path, timeout: float = DEFAULT_TIMEOUT, what: str = "", within: Path | None = None
+) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_path`` (created if needed) for the block.
+
+    With ``within``, the lock file must resolve under it: a lock is a write too, and a
+    symlinked state dir must not carry it out of the project root.
+    """
+    if within is not None:
+        contained(within, lock_path)
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(lock_path), timeout=timeout)
     try:

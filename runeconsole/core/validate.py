@@ -25,15 +25,20 @@ def validate_id(value: object, what: str = "id") -> str:
     return value
 
 
-def contained(root: Path, path: Path | str) -> Path:
-    """Resolve ``path`` (relative to ``root`` if not absolute) and refuse escapes."""
+def contained(root: Path, path: Path | str, what: str = "the project root") -> Path:
+    """Resolve ``path`` (relative to ``root`` if not absolute) and refuse escapes.
+
+    Both sides are resolved, symlinks included, so a symlinked directory on the way
+    cannot carry a write out of ``root``: check the real path before every write.
+    """
     root_real = Path(os.path.realpath(root))
     candidate = Path(path)
     if not candidate.is_absolute():
         candidate = root_real / candidate
     real = Path(os.path.realpath(candidate))
     if real != root_real and root_real not in real.parents:
-        raise InvalidInput(f"{path} is outside the project root {root_real}")
+        via = "" if os.path.normpath(candidate) == str(real) else f" (it resolves to {real})"
+        raise InvalidInput(f"{path} is outside {what} {root_real}{via}")
     return real
 
 

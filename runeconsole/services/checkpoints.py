@@ -7,7 +7,9 @@ demotion, orphan cleanup and the suspended-task resume of step 7a. Every change
 is described as it is made, so ``dry_run`` reports the same plan and writes
 nothing. Phase keys, team names and paths are validated before any file-system
 operation, and nothing outside the project root and the Claude config dir is
-ever removed. A checkpoint that cannot be read falls back to a fresh start.
+ever removed or rewritten: real paths (symlinks resolved) are checked before every
+write, and a refused item is reported with the reason. A checkpoint that cannot
+be read falls back to a fresh start.
 """
 
 from __future__ import annotations
@@ -20,14 +22,17 @@ import os
 import re
 import reprlib
 import shutil
+import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from runeconsole.adapters import tasks as task_files
 from runeconsole.adapters.clock import Clock, SystemClock
+from runeconsole.adapters.tasks import TaskStore, TaskWrite
 from runeconsole.core import frontmatter
-from runeconsole.core.errors import RuneError, UnreadableFile
+from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import (
     atomic_write_json,
     parse_json_object,
@@ -38,8 +43,8 @@ from runeconsole.core.files import (
 from runeconsole.core.locks import locked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
-from runeconsole.core.validate import validate_id
-from runeconsole.services.suspension import GitView, Suspension, inside
+from runeconsole.core.validate import contained, validate_id
+from runeconsole.services.suspension import GitView, ResumeRefused, Suspension, inside
 
 PHASE_ORDER = (
     "forge",
@@ -89,17 +94,16 @@ class CorruptCheckpoint(RuneError):
     """The checkpoint cannot be used at all: the arc starts fresh."""
 
 
+class NewerCheckpoint(RuneError):
+    """Written by a newer tool: not corrupt, just not ours to migrate (left untouched)."""
+
+
 class OwnedByLiveSession(RuneError):
     """Another arc session, still running, owns the checkpoint."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(f"Checkpoint owned by live PID {pid} — another arc session is active")
         self.pid = pid
-
-
-def claude_config_dir() -> Path:
-    """``${CLAUDE_CONFIG_DIR:-$HOME/.claude}``."""
-    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
 
 
 def phase_entry(status: str, **extra: Any) -> dict[str, Any]:
@@ -124,10 +128,27 @@ def bare_hash(value: Any) -> str | None:
     return value.removeprefix("sha256:")
 
 
-def file_sha256(path: Path) -> str:
-    """Hash a regular file (a FIFO or device would block or never end)."""
-    if not path.is_file():
-        raise FileNotFoundError(path)
+MISSING, DIRECTORY, NOT_A_FILE = "file missing", "a directory", "not a regular file"
+
+
+def file_sha256(path: Path) -> tuple[str | None, str]:
+    """The hex SHA-256 of a regular file, or ``None`` and what is there instead (a FIFO
+    or device would block or never end, so only regular files are read)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None, MISSING
+    if stat.S_ISDIR(mode):
+        return None, DIRECTORY
+    if not stat.S_ISREG(mode):
+        return None, NOT_A_FILE
+    try:
+        return _hash_file(path), ""
+    except OSError:
+        return None, MISSING
+
+
+def _hash_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1024 * 1024), b""):
@@ -356,6 +377,13 @@ def check_shape(cp: Any) -> None:
     """What every step relies on; anything else is corrupt (a fresh start)."""
     if not isinstance(cp, dict):
         raise CorruptCheckpoint(f"expected a JSON object, found {type(cp).__name__}")
+    version = cp.get("schema_version")
+    if type(version) is int and version > SCHEMA_VERSION:  # before the shape: it may differ
+        raise NewerCheckpoint(
+            f"checkpoint schema_version {version} is newer than this runeconsole understands "
+            f"(up to {SCHEMA_VERSION}): it was written by a newer tool. Upgrade runeconsole to "
+            "resume it; the checkpoint was left as it is."
+        )
     if not isinstance(cp.get("id"), str) or not CHECKPOINT_ID.fullmatch(cp["id"]):
         raise CorruptCheckpoint(
             f"id {reprlib.repr(cp.get('id'))} does not match {CHECKPOINT_ID.pattern}"
@@ -366,7 +394,6 @@ def check_shape(cp: Any) -> None:
     for name, data in phases.items():
         if name not in FORBIDDEN_PHASE_KEYS and not isinstance(data, dict):
             raise CorruptCheckpoint(f"phases.{name} is not an object")
-    version = cp.get("schema_version")
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
         raise CorruptCheckpoint(f"schema_version {reprlib.repr(version)} is not a whole number")
     if isinstance(version, int) and not 1 <= version <= SCHEMA_VERSION:
@@ -414,6 +441,8 @@ class ResumePlan:
     demoted: list[str] = field(default_factory=list)
     resume_from: str | None = None
     injections: dict[str, str] = field(default_factory=dict)
+    task_writes: list[TaskWrite] = field(default_factory=list)
+    removed_teams: set[str] = field(default_factory=set)
     fresh_start: str | None = None
     blocked: str | None = None
     active_pid: int | None = None
@@ -475,16 +504,29 @@ class ResumePlan:
                 for v in self.phases()
             ],
             "injections": self.injections,
+            "task_updates": [task.to_json() for task in self.task_writes],
             "written": self.written,
         }
 
 
-def demotion_warning(name: str, artifact: str, expected: str, found: str | None) -> str:
-    """The seed's hash-mismatch warning, word for word."""
+@dataclass
+class Claim:
+    """What claiming ownership changes and warns about (step 2c)."""
+
+    changes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def demotion_warning(
+    name: str, artifact: str, expected: str, found: str | None, instead: str = MISSING
+) -> str:
+    """The seed's hash-mismatch warning, word for word (``instead``: what is there when
+    there is no file to hash)."""
     number = PHASE_ORDER.index(name) + 1 if name in PHASE_ORDER else name
     label = os.path.basename(artifact)
-    found_line = f"sha256:{found}" if found else "(file missing)"
-    verb = "has been modified since checkpoint" if found else "is missing"
+    found_line = f"sha256:{found}" if found else f"({instead})"
+    verbs = {MISSING: "is missing", DIRECTORY: "is a directory, not a file"}
+    verb = "has been modified since checkpoint" if found else verbs.get(instead, f"is {instead}")
     return (
         f"WARNING: Artifact for Phase {number} ({label}) {verb}.\n"
         f"Hash expected: sha256:{expected}\n"
@@ -506,9 +548,11 @@ class Checkpoints:
         self.root = root
         self.paths = ProjectPaths(root)
         self.clock = clock or SystemClock()
-        self.config_dir = config_dir or claude_config_dir()
+        self.config_dir = config_dir or task_files.config_dir()
         self.session_pid = session_pid if session_pid is not None else os.getppid()
-        self.suspension = suspension or Suspension(root, self.clock)
+        self.suspension = suspension or Suspension(
+            root, self.clock, tasks=TaskStore(self.config_dir / "tasks")
+        )
 
     # -- discovery -------------------------------------------------------------------------
 
@@ -532,30 +576,55 @@ class Checkpoints:
             files = self.checkpoint_files()
             if not files:
                 raise RuneError(f"no checkpoint under {self.paths.arc}: nothing to resume")
-            return files[0]
+            return self._inside_root(files[0])
         validate_id(checkpoint_id, "checkpoint id")
         if not CHECKPOINT_ID.fullmatch(checkpoint_id):
             raise RuneError(f"checkpoint id {checkpoint_id!r} must look like arc-…")
         path = self.paths.arc / checkpoint_id / CHECKPOINT_FILE
         if not path.is_file():
             raise RuneError(f"no checkpoint {checkpoint_id} ({path} does not exist)")
+        return self._inside_root(path)
+
+    def _inside_root(self, path: Path) -> Path:
+        """``path`` if its real path is under the real root: resuming rewrites it, and a
+        symlinked ``.claude/arc`` or ``arc-…`` dir must not carry that write outside."""
+        try:
+            contained(self.root, path)
+        except InvalidInput as exc:
+            raise InvalidInput(f"checkpoint refused: {exc.message}") from None
         return path
 
     def list(self, view: GitView | None = None) -> list[ResumePlan]:
         """Every checkpoint as a dry-run resume would see it (never raises for content)."""
         view = view or self.suspension.git_view()
-        return [self.plan(path, dry_run=True, view=view) for path in self.checkpoint_files()]
+        plans = []
+        for path in self.checkpoint_files():
+            try:
+                self._inside_root(path)
+            except InvalidInput as exc:  # shown, with the reason resume would refuse it
+                plans.append(ResumePlan(path, blocked=exc.message))
+                continue
+            plans.append(self.plan(path, dry_run=True, view=view))
+        return plans
 
     # -- resuming --------------------------------------------------------------------------
 
-    def resume(self, checkpoint_id: str | None = None, *, dry_run: bool = False) -> ResumePlan:
-        """Resume the named (or newest) checkpoint; refusals raise, corruption starts fresh."""
+    def resume(
+        self, checkpoint_id: str | None = None, *, dry_run: bool = False, team: str | None = None
+    ) -> ResumePlan:
+        """Resume the named (or newest) checkpoint; refusals raise, corruption starts fresh.
+
+        ``team`` names the task list whose files step 7a updates (default: the team the
+        context or the work phase records)."""
+        if team is not None:
+            validate_id(team, "team")
         path = self.path_for(checkpoint_id)
         if dry_run:
-            plan = self.plan(path, dry_run=True)
+            plan = self.plan(path, dry_run=True, team=team)
         else:
-            with locked(self.paths.lock_for(f"checkpoint-{path.parent.name}"), what=str(path)):
-                plan = self.plan(path, dry_run=False)
+            lock = self.paths.lock_for(f"checkpoint-{path.parent.name}")
+            with locked(lock, what=str(path), within=self.root):
+                plan = self.plan(path, dry_run=False, team=team)
         if plan.blocked:
             raise RuneError(plan.blocked)
         return plan
@@ -567,6 +636,7 @@ class Checkpoints:
         dry_run: bool,
         view: GitView | None = None,
         data: bytes | None = None,
+        team: str | None = None,
     ) -> ResumePlan:
         """Run the resume steps on ``path`` (or on ``data`` as its content)."""
         plan = ResumePlan(path)
@@ -579,8 +649,10 @@ class Checkpoints:
             plan.from_version = version if type(version) is int else None
             check_shape(cp)
             self._check_nonce(cp)
-            self._check_owner(cp, plan)
-            plan.changes += migrate(cp)
+            claim = self._check_owner(cp)
+            migrated = migrate(cp)
+            plan.warnings += claim.warnings  # only once the claim will really happen
+            plan.changes += claim.changes + migrated
         except UnreadableFile as exc:
             plan.fresh_start = exc.reason
             return plan
@@ -605,13 +677,15 @@ class Checkpoints:
         except RuneError as exc:
             plan.blocked = exc.message
             return plan
+        work_team = cp["phases"]["work"].get("team_name")  # before cleanup clears it
         self._cleanup_orphans(cp, plan, dry_run)
         plan.resume_from = next(
             (n for n in PHASE_ORDER if _status(cp["phases"].get(n)) in RESUMABLE), None
         )
-        self._resume_suspended(cp, plan, dry_run, view)
+        recorded = work_team if isinstance(work_team, str) else None
+        self._resume_suspended(cp, plan, dry_run, view, team, recorded)
         if not dry_run:
-            atomic_write_json(path, cp)
+            atomic_write_json(self._inside_root(path), cp)
             plan.written = True
         return plan
 
@@ -620,7 +694,10 @@ class Checkpoints:
         if not isinstance(nonce, str) or not SESSION_NONCE.fullmatch(nonce):
             raise RuneError("Invalid session_nonce in checkpoint — possible tampering")
 
-    def _check_owner(self, cp: dict[str, Any], plan: ResumePlan) -> None:
+    def _check_owner(self, cp: dict[str, Any]) -> Claim:
+        """Step 2c: refuse a live owner; claim the checkpoint for this session (in ``cp``;
+        the returned notes are reported only if the resume goes on)."""
+        claim = Claim()
         chome = str(self.config_dir)
         recorded = cp.get("config_dir")
         if recorded and os.path.normpath(str(recorded)) != os.path.normpath(chome):
@@ -632,15 +709,16 @@ class Checkpoints:
         if owner is not None and owner != "":
             pid = parse_pid(owner)
             if pid is None:
-                plan.warnings.append(
+                claim.warnings.append(
                     f"owner_pid {reprlib.repr(owner)} is not a process id; claiming"
                 )
             elif pid != self.session_pid and pid_alive(pid):
                 raise OwnedByLiveSession(pid)
         if parse_pid(owner) != self.session_pid or recorded != chome:
-            plan.changes.append(f"claim ownership: owner_pid {owner} -> {self.session_pid}")
+            claim.changes.append(f"claim ownership: owner_pid {owner} -> {self.session_pid}")
         cp["owner_pid"] = self.session_pid
         cp["config_dir"] = chome
+        return claim
 
     def _freshness(self, cp: dict[str, Any], plan: ResumePlan) -> None:
         """Step 3r: say when the plan moved on; the check itself belongs to the arc."""
@@ -705,14 +783,11 @@ class Checkpoints:
             if expected is None:
                 plan.warnings.append(f"phases.{name}: no artifact_hash recorded; not verified")
                 continue
-            try:
-                found = file_sha256(path)
-            except OSError:
-                found = None
+            found, instead = file_sha256(path)
             if found != expected:
                 data["status"] = PENDING
                 plan.demoted.append(name)
-                plan.warnings.append(demotion_warning(name, artifact, expected, found))
+                plan.warnings.append(demotion_warning(name, artifact, expected, found, instead))
                 plan.changes.append(f"phases.{name}: completed -> pending (artifact hash)")
 
     def _cleanup_orphans(self, cp: dict[str, Any], plan: ResumePlan, dry_run: bool) -> None:
@@ -726,6 +801,7 @@ class Checkpoints:
                     f'ORCH-1: Invalid team name for phase {name}: "{team}" — skipping'
                 )
                 continue
+            plan.removed_teams.add(team)
             for kind in ("teams", "tasks"):
                 self._remove_team_dir(self.config_dir / kind / team, plan, dry_run)
             if data.get("status") in FINISHED:
@@ -762,6 +838,11 @@ class Checkpoints:
     def _recover_state_file(self, path: Path, plan: ResumePlan, dry_run: bool) -> None:
         rel = path.relative_to(self.root).as_posix()
         try:
+            contained(self.root, path)
+        except InvalidInput as exc:  # a symlinked tmp/: rewriting would write outside
+            plan.warnings.append(f"ORCH-1: state file {rel} refused: {exc.message} — skipping")
+            return
+        try:
             state = read_json_object(path)
         except UnreadableFile:
             plan.warnings.append(f"ORCH-1: Unreadable state file {rel} — skipping")
@@ -778,9 +859,16 @@ class Checkpoints:
             atomic_write_json(path, state)
 
     def _resume_suspended(
-        self, cp: dict[str, Any], plan: ResumePlan, dry_run: bool, view: GitView | None
+        self,
+        cp: dict[str, Any],
+        plan: ResumePlan,
+        dry_run: bool,
+        view: GitView | None,
+        team: str | None,
+        work_team: str | None,
     ) -> None:
-        """Step 7a: verified context of suspended work tasks, injected into the next wave."""
+        """Step 7a: verified context of suspended work tasks, injected into the next wave,
+        and their task files updated (``team``, else the context's, else ``work_team``)."""
         work = cp["phases"]["work"]
         tasks = work.get("suspended_tasks")
         if work.get("status") not in (PENDING, FAILED) or not tasks:
@@ -798,11 +886,18 @@ class Checkpoints:
                 path = inside(self.root, context_path)
                 if not path.is_file():
                     raise RuneError(f"context file missing at {context_path} — cold restart")
-                result = self.suspension.resume(path, dry_run=dry_run, reason=reason, view=view)
+                result = self.suspension.resume(
+                    path, dry_run=dry_run, reason=reason, view=view, team=team,
+                    recorded_team=work_team,
+                )  # fmt: skip
             except RuneError as exc:
                 message = exc.message.removeprefix(f"task #{task_id}: ")
                 plan.warnings.append(f"Suspended task #{task_id}: {message}")
+                if isinstance(exc, ResumeRefused) and exc.task is not None:
+                    plan.task_writes.append(self._after_cleanup(exc.task, plan))
                 continue
+            if result.task is not None:
+                plan.task_writes.append(self._after_cleanup(result.task, plan))
             plan.warnings += result.warnings
             plan.injections[task_id] = result.injection
             plan.changes.append(
@@ -810,6 +905,18 @@ class Checkpoints:
             )
         work["suspended_tasks"] = []
         plan.changes.append("phases.work.suspended_tasks cleared")
+
+    def _after_cleanup(self, task: TaskWrite, plan: ResumePlan) -> TaskWrite:
+        """A task list that orphan cleanup removes holds no task to update: say so (a dry
+        run would otherwise find the files it has not removed yet)."""
+        if task.written or task.team not in plan.removed_teams:
+            return task
+        return replace(
+            task,
+            dry_run=False,
+            reason=f"task list {task.team} is removed by orphan cleanup (ORCH-1); "
+            "pass --team for the resuming session's list",
+        )
 
 
 def _shown_status(data: Any) -> str:

@@ -1,16 +1,17 @@
 """Sub-agent output gates (seed 003): reuse valid files, relaunch the rest, gate the stage.
 
-An output file is valid when it is non-empty and its last line is the sentinel
-``<!-- AGENT_COMPLETE -->``. An invalid critical output fails the stage
-(``PERSISTENCE_GATE=HARD_FAIL``); invalid optional ones are omitted with a warning
-(``PERSISTENCE_GATE=SOFT_CONTINUE``). The session directory is given, or read from
-``live.dir`` in ``.cwf/cwf-state.yaml``.
+An output file is valid when it is non-empty and its exact last line is the sentinel
+``<!-- AGENT_COMPLETE -->`` (nothing after it but that line's newline). An invalid
+critical output fails the stage (``PERSISTENCE_GATE=HARD_FAIL``); invalid optional
+ones are omitted with a warning (``PERSISTENCE_GATE=SOFT_CONTINUE``). The session
+directory is given, or read from ``live.dir`` in ``.cwf/cwf-state.yaml``.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,29 +98,43 @@ def validate_name(name: str) -> str:
 
 
 def check_file(path: Path) -> str | None:
-    """Why ``path`` is not a complete output, or ``None``."""
+    """Why ``path`` is not a complete output, or ``None``.
+
+    Seed 003: the file is non-empty and ends with "the exact line
+    ``<!-- AGENT_COMPLETE -->`` as the last line". So the sentinel must stand alone on
+    the final line, followed by nothing but that line's own ending (``\\n`` or
+    ``\\r\\n``, or none): trailing blank lines or spaces mean it is not the last line.
+    """
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except FileNotFoundError:
         return "missing"
     except OSError as exc:
         return f"unreadable: {exc.strerror or exc}"
-    if not path.is_file():
+    if stat.S_ISDIR(info.st_mode):
+        return "is a directory, not a file"
+    if not stat.S_ISREG(info.st_mode):
         return "not a regular file"
-    if size == 0:
+    if info.st_size == 0:
         return "empty"
     try:
         with open(path, "rb") as handle:
-            handle.seek(max(0, size - TAIL_BYTES))
+            handle.seek(max(0, info.st_size - TAIL_BYTES))
             tail = handle.read()
     except OSError as exc:
         return f"unreadable: {exc.strerror or exc}"
     text = tail.decode("utf-8", errors="replace")
     if not text.strip():
-        return "empty"
-    if text.rstrip().splitlines()[-1].strip() != SENTINEL:
-        return f"last line is not {SENTINEL} (incomplete)"
-    return None
+        return "empty (whitespace only)"
+    last = text.removesuffix("\n").removesuffix("\r")
+    if last.endswith(SENTINEL) and last[: -len(SENTINEL)][-1:] in ("", "\n"):
+        return None
+    if text.rstrip().splitlines()[-1].strip() == SENTINEL:
+        return (
+            f"{SENTINEL} is not the exact last line (blank lines or spaces around it); "
+            "seed 003 asks for that exact line as the last line"
+        )
+    return f"last line is not {SENTINEL} (incomplete)"
 
 
 def session_dir_from_live_state(root: Path) -> Path:

@@ -6,18 +6,21 @@ SHA-256 of the file with that field set to ``""``, exactly as the Rune plugin
 computes it, so files from either writer verify in both. ``files_modified`` always
 comes from git, never from the worker's own account. On resume the body is
 injected as data inside the ANCHOR / RE-ANCHOR Truthbinding frame; every line of
-it is quoted and marker words are defused, so a body cannot close the frame early
-and smuggle in instructions.
+it is quoted, and a line that begins with a frame marker (however cased, quoted or
+spelled with lookalike letters) is neutralised, so a body cannot close the frame
+early and smuggle in instructions. The word "anchor" inside a line stays as written.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
 import reprlib
 import stat
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,6 +29,7 @@ from typing import Any
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import Clock, SystemClock
+from runeconsole.adapters.tasks import TaskStore, TaskWrite
 from runeconsole.core import frontmatter
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
@@ -44,12 +48,30 @@ LAST_ACTION_MAX = 200
 MAX_CONTEXT_BYTES = 1024 * 1024
 STASH_PREFIX = "rune-suspend-task-"
 HEADER_CACHE_SIZE = 20_000
+# The seed's TaskUpdate fields: after a resume (000 2D, 002 7a), when the resume gate
+# trips (both), and the cold start of a corrupt context (000 2D).
+RESUMED = {"status": "pending", "owner": "", "metadata.suspended": False}
+FAILED_FOR_GOOD = {"metadata.suspended": False, "metadata.permanently_failed": True}
+COLD_START = {**RESUMED, "metadata.context_path": None}
 
 HASH_FIELD = re.compile(r'content_sha256: ".+"')
 HASH_PLACEHOLDER = 'content_sha256: ""'
-RESUME_FIELD = re.compile(r"^resume_count: \d+", re.MULTILINE)
-# A body or value line that looks like a frame marker, however it is cased or spaced.
-MARKER = re.compile(r"(?i)\b(re\s*-?\s*)?anchor\b|truthbinding")
+# A top-level resume_count line, whatever its spacing, quoting or trailing comment.
+RESUME_FIELD = re.compile(
+    r"""^(?:resume_count|"resume_count"|'resume_count')[ \t]*:[^\r\n]*(\r?\n)?""", re.M
+)
+# The start of a line that could pass for a frame line, matched on the line's skeleton
+# (see ``skeleton``): after any quoting or bullets, ANCHOR, RE-ANCHOR (any separator),
+# TRUTHBINDING or RESUME CONTEXT. The word "anchor" later in a line is harmless.
+FRAME_START = re.compile(r"^[\W_]*((?:re[\W_]*)?anchor(?![^\W_])|truthbinding|resume[\W_]*context)")
+# Letters that imitate the Latin ones of the markers (Cyrillic, Greek), after casefold.
+LOOKALIKES = str.maketrans(
+    "\u0430\u0432\u0435\u043a\u043c\u043d\u043e\u0440\u0441\u0442\u0445\u0443"
+    "\u0456\u0455\u0458\u0501\u04bb\u03b1\u03b2\u03b5\u03b7\u03b9\u03ba\u03bc"
+    "\u03bd\u03bf\u03c1\u03c4\u03c7\u03c5",
+    "abekmhopctxyisjdhabehikmnoptxu",
+)
+MARKER_REMOVED = "[marker removed]"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 
 
@@ -118,26 +140,37 @@ def yaml_value(value: str) -> str:
 
 @dataclass
 class GitView:
-    """The work tree's changes (one ``git diff``) and the suspend stashes, read once."""
+    """The work tree's changes, read once (one ``git diff``); the suspend stashes are
+    read only when a stale context asks where its files went."""
 
     root: Path
     modified: frozenset[str] | None = None
-    stashes: list[tuple[str, str]] = field(default_factory=list)
-    _stash_files: dict[str, frozenset[str]] = field(default_factory=dict)
     note: str = ""
+    _stashes: list[tuple[str, str]] | None = None
+    _stash_files: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, root: Path) -> GitView:
         try:
             modified = frozenset(git.changed_files(root))
-            stashes = [s for s in git.stash_list(root) if s[1].startswith(STASH_PREFIX)]
         except RuneError as exc:
             return cls(root, None, note=f"git state unknown: {exc}")
-        return cls(root, modified, stashes)
+        return cls(root, modified)
 
-    def stashed_for(self, task_id: str) -> frozenset[str]:
-        """Files held by this task's ``rune-suspend-task-{id}-{epoch}`` stashes."""
-        files: set[str] = set()
+    @property
+    def stashes(self) -> list[tuple[str, str]]:
+        """``(ref, message)`` of the ``rune-suspend-task-…`` stashes (read on first use)."""
+        if self._stashes is None:
+            try:
+                listed = git.stash_list(self.root)
+            except RuneError:
+                listed = []
+            self._stashes = [s for s in listed if s[1].startswith(STASH_PREFIX)]
+        return self._stashes
+
+    def task_stashes(self, task_id: str) -> dict[str, frozenset[str]]:
+        """This task's ``rune-suspend-task-{id}-{epoch}`` stashes and the files each holds."""
+        held = {}
         for ref, message in self.stashes:
             if not message.startswith(f"{STASH_PREFIX}{task_id}-"):
                 continue
@@ -146,18 +179,28 @@ class GitView:
                     self._stash_files[ref] = frozenset(git.stash_files(self.root, ref))
                 except RuneError:
                     self._stash_files[ref] = frozenset()
-            files |= self._stash_files[ref]
-        return frozenset(files)
+            held[message] = self._stash_files[ref]
+        return held
 
-    def diverged(self, task_id: str, files_modified: list[str]) -> list[str]:
-        """Context files neither changed in the work tree nor held by the task's stash."""
+    def stashed_for(self, task_id: str) -> frozenset[str]:
+        """Files held by this task's suspend stashes."""
+        return frozenset().union(*self.task_stashes(task_id).values())
+
+    def diverged(self, files_modified: list[str]) -> list[str]:
+        """Context files not changed in the work tree now: seed 000 2D / 002 7a compare
+        ``files_modified`` with ``git diff --name-only HEAD --`` and nothing else."""
         if self.modified is None:
             return []
-        missing = [f for f in files_modified if f not in self.modified]
-        if not missing:
-            return []
-        stashed = self.stashed_for(task_id)
-        return [f for f in missing if f not in stashed]
+        return [f for f in files_modified if f not in self.modified]
+
+    def held(self, task_id: str, files: list[str]) -> dict[str, str]:
+        """Which of ``files`` the task's suspend stash holds: file -> stash message."""
+        found = {}
+        for message, names in self.task_stashes(task_id).items():
+            for name in files:
+                if name in names and name not in found:
+                    found[name] = message
+        return found
 
 
 @dataclass
@@ -174,6 +217,7 @@ class ContextRecord:
     expected_sha: str | None = None
     actual_sha: str | None = None
     diverged: list[str] = field(default_factory=list)
+    stashed: dict[str, str] = field(default_factory=dict)  # diverged file -> stash holding it
     written_at: datetime | None = None
     age_seconds: float | None = None
 
@@ -213,8 +257,16 @@ class ContextRecord:
         if self.verdict == CORRUPT:
             return f"integrity check failed (expected {self.expected_sha}, got {self.actual_sha})"
         if self.verdict == STALE:
-            return f"git diverged ({len(self.diverged)} files): advisory only"
+            return f"git diverged ({len(self.diverged)} files): advisory only{self.stash_hint}"
         return self.reason
+
+    @property
+    def stash_hint(self) -> str:
+        """Where diverged files are, when the task's suspend stash holds them."""
+        if not self.stashed:
+            return ""
+        held = "; ".join(f"{name} held in stash {stash}" for name, stash in self.stashed.items())
+        return f" ({held}: `git stash apply` it to continue the work)"
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -272,9 +324,42 @@ def inside(root: Path, relative: str) -> Path:
         raise InvalidInput(f"{relative!r} is not a usable path") from None
 
 
+def skeleton(line: str) -> tuple[str, list[int]]:
+    """``line`` as it reads, for matching: NFKC, casefolded, lookalikes folded, invisible
+    format characters dropped; with the index in ``line`` of each skeleton character."""
+    chars: list[str] = []
+    where: list[int] = []
+    for index, char in enumerate(line):
+        if char.isascii():
+            folded = char.lower()
+        elif unicodedata.category(char) == "Cf":
+            continue
+        else:
+            folded = unicodedata.normalize("NFKC", char).casefold().translate(LOOKALIKES)
+        chars.append(folded)
+        where.extend([index] * len(folded))
+    return "".join(chars), where
+
+
+def frame_start(line: str) -> tuple[int, int] | None:
+    """Where in ``line`` a marker that could fake the frame begins and ends, or ``None``."""
+    text, where = skeleton(line)
+    match = FRAME_START.match(text)
+    if match is None:
+        return None
+    start, end = match.span(1)
+    return where[start], where[end - 1] + 1
+
+
+def neutralise(line: str) -> str:
+    """The line with a frame-like marker at its start replaced (the rest kept as written)."""
+    span = frame_start(line)
+    return line if span is None else line[: span[0]] + MARKER_REMOVED + line[span[1] :]
+
+
 def defuse(text: str) -> str:
-    """Marker words and control characters out of data placed inside the frame."""
-    return MARKER.sub("[marker removed]", _CONTROL.sub(" ", text))
+    """Control characters out, and lines that could pass for frame lines neutralised."""
+    return "\n".join(neutralise(line) for line in _CONTROL.sub(" ", text).split("\n"))
 
 
 def one_line(text: str, limit: int) -> str:
@@ -290,6 +375,15 @@ def quoted_block(body: str) -> str:
 # -- the service ---------------------------------------------------------------------------
 
 
+class ResumeRefused(RuneError):
+    """The context cannot be resumed (cold start, or permanently failed); ``task`` is
+    what was done to the Claude Code task file, as the seed's ``TaskUpdate``."""
+
+    def __init__(self, message: str, task: TaskWrite | None = None) -> None:
+        super().__init__(message)
+        self.task = task
+
+
 @dataclass(frozen=True)
 class ResumeResult:
     record: ContextRecord
@@ -297,6 +391,7 @@ class ResumeResult:
     injection: str
     warnings: list[str]
     written: bool
+    task: TaskWrite | None = None
 
 
 @dataclass(frozen=True)
@@ -308,22 +403,32 @@ class SuspendResult:
     stash: str | None
     content_sha256: str
     warnings: list[str] = field(default_factory=list)
+    task: TaskWrite | None = None
 
 
 class Suspension:
     def __init__(
-        self, root: Path, clock: Clock | None = None, settings: SuspensionSettings | None = None
+        self,
+        root: Path,
+        clock: Clock | None = None,
+        settings: SuspensionSettings | None = None,
+        tasks: TaskStore | None = None,
     ) -> None:
         self.root = root
         self.paths = ProjectPaths(root)
         self.clock = clock or SystemClock()
         self.settings = settings or SuspensionSettings.from_talisman(Talisman.load(root))
+        self.tasks = tasks or TaskStore()
         self._headers: dict[str, dict[str, Any]] = {}
 
     # -- discovery -------------------------------------------------------------------------
 
     def context_files(self) -> Iterator[Path]:
-        """``tmp/work/*/context/*/*.md``, skipping writers' temp files."""
+        """``tmp/work/*/context/*/*.md``, skipping writers' temp files.
+
+        Anything but a directory is yielded, symlinks and FIFOs included: ``read``
+        refuses those with the reason, so they are listed, never silently missing.
+        """
         for stamp in _subdirs(self.paths.work):
             for arc in _subdirs(stamp / "context"):
                 try:
@@ -333,7 +438,7 @@ class Suspension:
                 for entry in entries:
                     if entry.name.endswith(".md") and not is_temp_name(entry.name):
                         with contextlib.suppress(OSError):
-                            if entry.is_file(follow_symlinks=False):
+                            if not entry.is_dir(follow_symlinks=False):
                                 yield Path(entry.path)
 
     def context_dirs(self) -> list[Path]:
@@ -350,8 +455,13 @@ class Suspension:
         try:
             data = read_regular(path)
         except OSError as exc:
-            reason = "file is missing" if isinstance(exc, FileNotFoundError) else exc.strerror
-            return ContextRecord(self.key_for(path), path, reason=reason or str(exc))
+            if isinstance(exc, FileNotFoundError):
+                reason = "file is missing"
+            elif exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink
+                reason = "a symbolic link (not followed), not a file"
+            else:
+                reason = exc.strerror or str(exc)
+            return ContextRecord(self.key_for(path), path, reason=reason)
         except UnreadableFile as exc:
             return ContextRecord(self.key_for(path), path, reason=exc.reason)
         return self.parse(path, data, view)
@@ -407,8 +517,9 @@ class Suspension:
             )
             return EXHAUSTED
         if view is not None:
-            record.diverged = view.diverged(record.task_id, record.files("files_modified"))
+            record.diverged = view.diverged(record.files("files_modified"))
             if record.diverged:
+                record.stashed = view.held(record.task_id, record.diverged)
                 return STALE
         return OK
 
@@ -416,8 +527,25 @@ class Suspension:
         return GitView.read(self.root)
 
     def list(self, view: GitView | None = None) -> list[ContextRecord]:
+        """Every context file with its verdict; those that resolve outside the root are
+        listed as unreadable (resuming them would write there)."""
         view = view or self.git_view()
-        return sorted((self.read(p, view) for p in self.context_files()), key=lambda r: r.key)
+        refused = self.work_dir_problem()
+        if refused:
+            records = [
+                ContextRecord(self.key_for(p), p, reason=refused) for p in self.context_files()
+            ]
+        else:
+            records = [self.read(p, view) for p in self.context_files()]
+        return sorted(records, key=lambda r: r.key)
+
+    def work_dir_problem(self) -> str | None:
+        """Why ``tmp/work`` may not be written (a symlink out of the root), or ``None``."""
+        try:
+            contained(self.root, self.paths.work)
+        except InvalidInput as exc:
+            return f"refused: {exc.message}"
+        return None
 
     def find(self, task_or_path: str) -> Path:
         """A context file by path (under ``tmp/work/``) or by task id (must be unique)."""
@@ -430,6 +558,8 @@ class Suspension:
             return path
         task = validate_id(task_or_path, "task id")
         matches = [p for p in self.context_files() if p.stem == task]
+        for match in matches:  # as by path: nothing that resolves out of the root
+            contained(self.root, match)
         if not matches:
             raise RuneError(
                 f"no context file for task {task} under {self.paths.work}; "
@@ -476,6 +606,19 @@ class Suspension:
             f"Continue from: {last_action or 'last known state'}.\n"
         )
 
+    def mark_task(
+        self, task_id: str, team: str | None, fields: dict[str, Any], *, dry_run: bool
+    ) -> TaskWrite:
+        """The seed's ``TaskUpdate`` on the Claude Code task file; never raises, since the
+        context file is the record that matters and was already handled."""
+        try:
+            return self.tasks.update(
+                task_id, team, fields, locks=self.paths.locks, locks_within=self.root,
+                dry_run=dry_run,
+            )  # fmt: skip
+        except RuneError as exc:
+            return TaskWrite(task_id, team, fields, dry_run=dry_run, reason=exc.message)
+
     def resume(
         self,
         path: Path,
@@ -483,42 +626,59 @@ class Suspension:
         dry_run: bool = False,
         reason: str | None = None,
         view: GitView | None = None,
+        team: str | None = None,
+        recorded_team: str | None = None,
     ) -> ResumeResult:
         """Verify, apply the resume gate, count the resume and build the injection.
 
-        Corrupt, unreadable and exhausted files are refused (cold start); stale ones
-        resume with an advisory warning. ``dry_run`` writes nothing.
+        Corrupt, unreadable and exhausted files are refused (``ResumeRefused``); stale
+        ones resume with an advisory warning. The task file is updated as the seed does:
+        ``status: pending, owner: "", suspended: false`` after a resume,
+        ``permanently_failed: true`` when exhausted and, in seed 000's own flow (no
+        ``reason``), the cold-start reset of a corrupt one. Its team is ``team``, else
+        the one the context records, else ``recorded_team`` (the caller's records).
+        ``dry_run`` writes nothing.
         """
+        contained(self.root, path)  # whoever found the path, never write out of the root
         key = self.key_for(path)
         lock = self.paths.lock_for(f"context-{sha256_hex(key)[:16]}")
-        with contextlib.nullcontext() if dry_run else locked(lock, what=key):
+        with contextlib.nullcontext() if dry_run else locked(lock, what=key, within=self.root):
             record = self.read(path, view or self.git_view())
             if record.verdict == UNREADABLE:
-                raise RuneError(f"{key}: unreadable: {record.reason} — cold start")
+                raise ResumeRefused(f"{key}: unreadable: {record.reason} — cold start")
+            recorded = record.meta.get("team")
+            team = team or (recorded if isinstance(recorded, str) else None) or recorded_team
             if record.verdict == CORRUPT:
-                raise RuneError(
+                task = None
+                if reason is None:  # seed 000 2D resets the task; step 7a only warns
+                    # the file name, not the failed content, says which task it is
+                    task = self.mark_task(path.stem, team, COLD_START, dry_run=dry_run)
+                raise ResumeRefused(
                     f"task #{record.task_id}: context integrity check FAILED "
-                    f"(expected {record.expected_sha}, got {record.actual_sha}) — cold start"
+                    f"(expected {record.expected_sha}, got {record.actual_sha}) — cold start",
+                    task,
                 )
             if record.verdict == EXHAUSTED:
-                raise RuneError(
+                task = self.mark_task(record.task_id, team, FAILED_FOR_GOOD, dry_run=dry_run)
+                raise ResumeRefused(
                     f"task #{record.task_id}: max resume_count "
-                    f"({self.settings.max_resume_count}) reached — permanently failed"
+                    f"({self.settings.max_resume_count}) reached — permanently failed",
+                    task,
                 )
             warnings = []
             if record.verdict == STALE:
                 warnings.append(
                     f"task #{record.task_id}: git state diverged from context "
                     f"({len(record.diverged)} files: {', '.join(record.diverged)}). "
-                    "Context injected as advisory only."
+                    f"Context injected as advisory only.{record.stash_hint}"
                 )
             count = record.resume_count + 1
             if not dry_run:
                 text = read_bytes(path).decode("utf-8")
                 atomic_write_bytes(path, with_resume_count(text, count).encode("utf-8"))
-            return ResumeResult(
-                record, count, self.injection(record, count, reason), warnings, not dry_run
-            )
+            task = self.mark_task(record.task_id, team, RESUMED, dry_run=dry_run)
+            injection = self.injection(record, count, reason)
+            return ResumeResult(record, count, injection, warnings, not dry_run, task)
 
     # -- suspending ------------------------------------------------------------------------
 
@@ -534,18 +694,23 @@ class Suspension:
         body: str = "",
         stamp: str | None = None,
         stash: bool | None = None,
+        team: str | None = None,
     ) -> SuspendResult:
-        """Write a worker's context file (seed 000 phase 2B) and print nothing."""
+        """Write a worker's context file (seed 000 phase 2B) and, with a ``team``, mark
+        the task suspended with its ``context_path`` (step 6); the team is recorded in
+        the context so a resume finds the task file again."""
         if not self.settings.enabled:
             raise RuneError("context preservation is disabled (context_preservation.enabled)")
         validate_id(task_id, "task id")
         validate_id(worker, "worker")
         validate_id(arc_id, "arc checkpoint id")
+        if team is not None:
+            validate_id(team, "team")
         if reason not in REASONS:
             raise InvalidInput(f"reason {reason!r}: use one of {', '.join(REASONS)}")
         stamp = validate_id(stamp, "work stamp") if stamp else self._stamp_for(arc_id)
         path = self.paths.work / stamp / "context" / arc_id / f"{task_id}.md"
-        contained(self.paths.work, path)
+        contained(self.root, path)  # the real root: a symlinked tmp/work must not lead out
         files_modified = git.changed_files(self.root)
         pending = [f for f in dict.fromkeys(file_targets or []) if f not in files_modified]
         resume_count = self._previous_count(path)
@@ -569,12 +734,15 @@ class Suspension:
                 last_action=last_action[:LAST_ACTION_MAX],
                 resume_count=resume_count,
                 body=body[: self.settings.context_truncate_chars],
+                team=team,
             )
         )
         atomic_write_bytes(path, text.encode("utf-8"))
         digest = frontmatter.load_mapping(frontmatter.split(text).header)["content_sha256"]
+        marked = {"metadata.suspended": True, "metadata.context_path": self.key_for(path)}
+        task = self.mark_task(task_id, team, marked, dry_run=False)
         return SuspendResult(
-            path, files_modified, pending, resume_count, stash_message, digest, warnings
+            path, files_modified, pending, resume_count, stash_message, digest, warnings, task
         )
 
     def _stamp_for(self, arc_id: str) -> str:
@@ -592,15 +760,28 @@ class Suspension:
 
 
 def read_regular(path: Path) -> bytes:
-    """A context file's bytes; a FIFO or device is refused without blocking on it."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnreadableFile(path, "not a regular file")
-        data = handle.read(MAX_CONTEXT_BYTES + 1)
-    if len(data) > MAX_CONTEXT_BYTES:
+    """A context file's bytes; a FIFO or device is refused without blocking on it, and
+    a symlink is not followed. Plain ``os.read`` calls: this runs for every file listed."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else "a socket or device"
+            raise UnreadableFile(path, f"{kind}, not a file")
+        if info.st_size > MAX_CONTEXT_BYTES:
+            raise UnreadableFile(path, f"larger than {MAX_CONTEXT_BYTES} bytes")
+        chunks, size = [], 0
+        while size <= MAX_CONTEXT_BYTES:  # a file may grow while it is read
+            chunk = os.read(fd, max(info.st_size, 4096) + 1)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > MAX_CONTEXT_BYTES:
         raise UnreadableFile(path, f"larger than {MAX_CONTEXT_BYTES} bytes")
-    return data
+    return b"".join(chunks)
 
 
 def _subdirs(directory: Path) -> list[Path]:
@@ -626,8 +807,10 @@ def render(
     last_action: str,
     resume_count: int,
     body: str,
+    team: str | None = None,
 ) -> str:
-    """The file as seed 000 lays it out, with ``content_sha256: ""`` to be sealed."""
+    """The file as seed 000 lays it out, with ``content_sha256: ""`` to be sealed (and
+    ``team`` when known: readers ignore fields they do not know)."""
 
     def listing(name: str, items: list[str]) -> str:
         if not items:
@@ -640,6 +823,7 @@ def render(
         f"{SCHEMA_COMMENT}\n"
         f"task_id: {task}\n"
         f"worker: {yaml_value(worker)}\n"
+        f"{'' if team is None else f'team: {yaml_value(team)}' + chr(10)}"
         "status: suspended\n"
         f"timestamp: {timestamp}\n"
         f"timeout_reason: {reason}\n"
@@ -655,11 +839,29 @@ def render(
 
 
 def with_resume_count(text: str, count: int) -> str:
-    """``text`` with ``resume_count`` set to ``count`` and a fresh hash."""
+    """``text`` with ``resume_count`` set to ``count`` and a fresh hash.
+
+    Every top-level ``resume_count`` line counts, however spaced or quoted: the first
+    becomes ``resume_count: N`` (the form Rune's ``/resume_count: \\d+/`` finds) and
+    any others go, because js-yaml refuses a header with a duplicate key.
+    """
     parts = frontmatter.split(text)
-    header = parts.header
-    if RESUME_FIELD.search(header):
-        header = RESUME_FIELD.sub(f"resume_count: {count}", header, count=1)
-    else:
+    found: list[str] = []
+
+    def first_only(match: re.Match[str]) -> str:
+        found.append(match.group())
+        return f"resume_count: {count}{match.group(1) or ''}" if len(found) == 1 else ""
+
+    header = RESUME_FIELD.sub(first_only, parts.header)
+    if not found:
         header += f"resume_count: {count}\n"
+    try:
+        written = frontmatter.load_mapping(header).get("resume_count")
+    except frontmatter.FrontmatterError as exc:
+        written = exc
+    if written != count or isinstance(written, bool):
+        raise RuneError(
+            f"cannot set resume_count to {count} in this header without changing other "
+            f"fields (found {reprlib.repr(written)} after the rewrite); fix the file by hand"
+        )
     return seal(parts.text[: parts.start] + header + parts.text[parts.end :])

@@ -47,7 +47,8 @@ def heading(text: str) -> Text:
 
 
 def git_comparison(record: ContextRecord, view: GitView | None) -> Text:
-    """Each file the context names, against the work tree and the task's stash now."""
+    """Each file the context names, against the work tree now (the seed's comparison),
+    and where a diverged one went when the task's suspend stash holds it."""
     if view is None or view.modified is None:
         return Text(view.note if view else "git state not read yet", "dim")
     text = Text()
@@ -57,7 +58,9 @@ def git_comparison(record: ContextRecord, view: GitView | None) -> Text:
         if name in view.modified:
             text.append("  ✓ ", "green").append(f"{name}  changed in the work tree\n")
         elif name in stashed:
-            text.append("  ✓ ", "green").append(f"{name}  held by the task's suspend stash\n")
+            text.append("  ◐ ", "yellow").append(
+                f"{name}  not in the work tree (diverged): held by the task's suspend stash\n"
+            )
         else:
             text.append("  ✗ ", "bold red").append(f"{name}  no longer changed (diverged)\n")
     for name in sorted(view.modified - set(named)):

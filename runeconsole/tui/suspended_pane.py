@@ -336,7 +336,9 @@ class SuspendedPane(LivePane):
         try:
             result = self.suspension.resume(record.path, view=self.view)
         except Exception as exc:  # any refusal is shown, never fatal to the console
-            self.app.call_from_thread(self.notify, str(exc), severity="error", timeout=15)
+            task = getattr(exc, "task", None)
+            told = f"\ntask metadata: {task.describe()}" if task is not None else ""
+            self.app.call_from_thread(self.notify, f"{exc}{told}", severity="error", timeout=15)
             return
         self.app.call_from_thread(self.resumed, result)
 
@@ -348,4 +350,7 @@ class SuspendedPane(LivePane):
         self.app.copy_to_clipboard(result.injection)
         for warning in result.warnings:
             self.notify(warning, severity="warning", timeout=10)
+        if result.task is not None:
+            severity = "information" if result.task.written else "warning"
+            self.notify(f"task metadata: {result.task.describe()}", severity=severity, timeout=10)
         self.app.push_screen(InjectionScreen(result))
