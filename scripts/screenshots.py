@@ -20,6 +20,9 @@ from runeconsole.demo.merge_queue import build_queue
 from runeconsole.demo.scene import build_scene
 from runeconsole.tui.app import create_app
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
+from runeconsole.tui.suspended_pane import SuspendedPane
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for the tests' scenes
 
 os.environ.setdefault("RUNECONSOLE_TMUX_SOCKET", "runeconsole-screenshots")  # never the user's
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
@@ -50,6 +53,18 @@ async def _problems(pilot: Pilot) -> None:
     await pilot.app.workers.wait_for_complete()
 
 
+async def _suspended(pilot: Pilot) -> None:
+    # The suspended-task scene the pane's tests use: one context file per verdict, and
+    # checkpoints of several schema versions.
+    from tests.suspended_helpers import build_scene as build_suspended
+
+    build_suspended(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
+    pilot.app.goto_pane("suspended")  # type: ignore[attr-defined]
+    pane = pilot.app.query_one(SuspendedPane)
+    pane.rescan()
+    await pilot.app.workers.wait_for_complete()
+
+
 async def _questions(pilot: Pilot) -> None:
     pilot.app.goto_pane("questions")  # type: ignore[attr-defined]
 
@@ -68,6 +83,7 @@ SHOTS: list[Shot] = [
     ("problems-80x24", (80, 24), _problems),
     ("questions-80x24", (80, 24), _questions),
     ("question-modal", (80, 24), _question_modal),
+    ("suspended", (120, 32), _suspended),
     ("merge-queue-80x24", (80, 24), _merge_queue),
     ("merge-queue-wide", (150, 32), _merge_queue),
 ]

@@ -151,3 +151,22 @@ def test_time_helpers() -> None:
         "1h01m",
         "1d1h",
     ]
+
+
+def test_a_key_no_loader_reads_is_warned_about_once(tmp_path: Path) -> None:
+    from runeconsole.services.registry import LivenessSettings
+    from runeconsole.services.supervision.settings import SupervisorSettings
+
+    write_talisman(
+        tmp_path,
+        "runeconsole:\n  stale_after_secs: 30\n  supervisor:\n    auto_handof: true\n"
+        "  tmux:\n    socket_name: fleet\n",
+    )
+    talisman = Talisman.load(tmp_path)
+    LivenessSettings.from_talisman(talisman)
+    SupervisorSettings.from_talisman(talisman, environ={})
+    assert len(talisman.warnings) == 2, talisman.warnings
+    assert "runeconsole.stale_after_secs is not a setting" in talisman.warnings[0]
+    assert "runeconsole.supervisor.auto_handof is not a setting" in talisman.warnings[1]
+    assert "auto_handoff" in talisman.warnings[1]  # the known keys are listed
+    assert talisman.problems == []

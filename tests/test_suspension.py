@@ -504,7 +504,7 @@ def test_resume_takes_no_lock_outside_the_root(project: Path, tmp_path: Path) ->
     outside = tmp_path / "outside-claude"
     outside.mkdir()
     (project / ".claude").symlink_to(outside)
-    with pytest.raises(InvalidInput, match="outside the project root"):
+    with pytest.raises(RuneError, match="outside the project root"):
         suspension(project).resume(path)
     assert list(outside.rglob("*")) == [] and "resume_count: 0" in path.read_text()
 

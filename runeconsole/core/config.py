@@ -79,15 +79,24 @@ class Section:
     talisman: Talisman
     name: str
     data: dict[str, Any]
+    read: set[str] = field(default_factory=set)
 
-    def expect(self, *keys: str) -> None:
-        """Warn about keys nobody reads: ``timout_seconds`` would otherwise be ignored."""
+    def get(self, key: str, default: Any) -> Any:
+        self.read.add(key)
+        return self.data.get(key, default)
+
+    def warn_unread(self, *also_known: str) -> None:
+        """Once a loader has read its settings: warn about keys it did not read, since
+        ``timout_seconds`` would otherwise be ignored without a word."""
+        known = sorted(self.read | set(also_known))
         for key in self.data:
-            if key not in keys:
-                self.talisman.warnings.append(
-                    f"{self.talisman.path}: {self.name}.{key} is not a setting "
-                    f"(known: {', '.join(keys)}); ignored"
-                )
+            warning = (
+                f"{self.talisman.path}: {self.name}.{key} is not a setting "
+                f"(known: {', '.join(known)}); ignored"
+            )
+            # Several loaders may read one talisman (the console's): say it once.
+            if key not in known and warning not in self.talisman.warnings:
+                self.talisman.warnings.append(warning)
 
     def _bad(self, key: str, value: Any, allowed: str) -> None:
         self.talisman.report(
@@ -97,7 +106,7 @@ class Section:
     def number(
         self, key: str, default: float, minimum: float | None = None, maximum: float | None = None
     ) -> float:
-        value = self.data.get(key, default)
+        value = self.get(key, default)
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         ok = ok and _finite(value)
         ok = ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
@@ -111,7 +120,7 @@ class Section:
     def integer(
         self, key: str, default: int, minimum: int | None = None, maximum: int | None = None
     ) -> int:
-        value = self.data.get(key, default)
+        value = self.get(key, default)
         ok = isinstance(value, int) and not isinstance(value, bool)
         ok = ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
         if not ok:
@@ -122,21 +131,21 @@ class Section:
         return value
 
     def boolean(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
+        value = self.get(key, default)
         if not isinstance(value, bool):
             self._bad(key, value, "true or false")
             return default
         return value
 
     def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
-        value = self.data.get(key, default)
+        value = self.get(key, default)
         if value not in choices:
             self._bad(key, value, " | ".join(choices))
             return default
         return value
 
     def text(self, key: str, default: str | None) -> str | None:
-        value = self.data.get(key, default)
+        value = self.get(key, default)
         if value is not None and not isinstance(value, str):
             self._bad(key, value, "a string")
             return default

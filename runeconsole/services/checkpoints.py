@@ -623,7 +623,7 @@ class Checkpoints:
             plan = self.plan(path, dry_run=True, team=team)
         else:
             lock = self.paths.lock_for(f"checkpoint-{path.parent.name}")
-            with locked(lock, what=str(path), within=self.root):
+            with locked(lock, what=str(path)):
                 plan = self.plan(path, dry_run=False, team=team)
         if plan.blocked:
             raise RuneError(plan.blocked)

@@ -79,7 +79,7 @@ class MergeQueueSettings:
     @classmethod
     def from_talisman(cls, talisman: Talisman) -> MergeQueueSettings:
         section = talisman.section("runeconsole", "merge_queue")
-        raw = section.data.get("test_command")
+        raw = section.get("test_command", None)
         command = command_args(raw) if raw is not None else None
         if raw is not None and command is None:
             talisman.report(
@@ -90,7 +90,7 @@ class MergeQueueSettings:
         if not gw.valid_branch_name(main):
             talisman.report(f"{talisman.path}: runeconsole.merge_queue.main_branch {main!r}")
             main = "main"
-        return cls(
+        settings = cls(
             test_command=command,
             test_timeout=section.number("test_timeout_seconds", 900.0, minimum=1),
             git_timeout=section.number("git_timeout_seconds", 300.0, minimum=1),
@@ -101,6 +101,8 @@ class MergeQueueSettings:
             main_branch=main,
             predict_limit=section.integer("predict_limit", 0, minimum=0, maximum=100000),
         )
+        section.warn_unread()
+        return settings
 
 
 @dataclass

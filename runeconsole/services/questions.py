@@ -11,7 +11,6 @@ wrote are read as they are; a bad one is reported as unreadable, never fatal.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -69,8 +68,7 @@ class RelaySettings:
     @classmethod
     def from_talisman(cls, talisman: Talisman) -> RelaySettings:
         section = talisman.section("question_relay")
-        section.expect(*(f.name for f in dataclasses.fields(cls)))
-        return cls(
+        settings = cls(
             enabled=section.boolean("enabled", True),
             timeout_seconds=section.number(
                 "timeout_seconds", 180.0, minimum=1, maximum=MAX_TIMEOUT_SECONDS
@@ -79,6 +77,8 @@ class RelaySettings:
             auto_answer_on_timeout=section.boolean("auto_answer_on_timeout", True),
             max_questions_per_worker=section.integer("max_questions_per_worker", 3, minimum=1),
         )
+        section.warn_unread()
+        return settings
 
 
 def format_left(seconds: float) -> str:

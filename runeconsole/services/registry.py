@@ -59,6 +59,7 @@ class LivenessSettings:
                 f"heartbeat_interval_seconds x green_multiplier ({interval * multiplier:g})"
             )
             return cls()
+        section.warn_unread("tmux", "supervisor", "merge_queue")  # read by their own loaders
         return cls(interval, stale, multiplier)
 
     @property

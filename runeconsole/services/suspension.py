@@ -86,7 +86,7 @@ class SuspensionSettings:
     @classmethod
     def from_talisman(cls, talisman: Talisman) -> SuspensionSettings:
         section = talisman.section("context_preservation")
-        return cls(
+        settings = cls(
             enabled=section.boolean("enabled", True),
             max_resume_count=section.integer("max_resume_count", 2, minimum=0, maximum=100),
             context_truncate_chars=section.integer(
@@ -95,6 +95,8 @@ class SuspensionSettings:
             stash_on_suspend=section.boolean("stash_on_suspend", True),
             integrity_check=section.boolean("integrity_check", True),
         )
+        section.warn_unread()
+        return settings
 
 
 # -- the hash ------------------------------------------------------------------------------
@@ -642,7 +644,7 @@ class Suspension:
         contained(self.root, path)  # whoever found the path, never write out of the root
         key = self.key_for(path)
         lock = self.paths.lock_for(f"context-{sha256_hex(key)[:16]}")
-        with contextlib.nullcontext() if dry_run else locked(lock, what=key, within=self.root):
+        with contextlib.nullcontext() if dry_run else locked(lock, what=key):
             record = self.read(path, view or self.git_view())
             if record.verdict == UNREADABLE:
                 raise ResumeRefused(f"{key}: unreadable: {record.reason} — cold start")

@@ -48,7 +48,9 @@ class SupervisorSettings:
         ``$RUNECONSOLE_TMUX_SOCKET``, else the talisman, else tmux's default server."""
         environ = dict(os.environ) if environ is None else environ
         section = talisman.section("runeconsole", "supervisor")
-        configured = talisman.section("runeconsole", "tmux").text("socket_name", None)
+        tmux = talisman.section("runeconsole", "tmux")
+        configured = tmux.text("socket_name", None)
+        tmux.warn_unread()
         if configured and not ID_PATTERN.fullmatch(configured):
             talisman.report(
                 f"{talisman.path}: runeconsole.tmux.socket_name is {configured!r}; "
@@ -68,7 +70,7 @@ class SupervisorSettings:
             )
             warn, checkpoint, handoff = 25.0, 15.0, 10.0
         liveness = LivenessSettings.from_talisman(talisman)
-        return cls(
+        settings = cls(
             socket_name=socket or None,
             socket_explicit=bool(socket_name),
             monitor_interval=section.number("monitor_interval_seconds", 1.0, minimum=0.1),
@@ -82,6 +84,8 @@ class SupervisorSettings:
             type_wisdom=section.boolean("type_wisdom", True),
             touch_every=liveness.heartbeat_interval / 2,
         )
+        section.warn_unread()
+        return settings
 
     def urgency(self, reading: PaneReading) -> str | None:
         """low at the warn mark, medium at the checkpoint mark, high at the handoff mark
