@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
+from textual.worker import WorkerCancelled
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.merge_queue import build_queue
@@ -29,10 +30,20 @@ OUT = Path(__file__).resolve().parents[1] / "screenshots"
 SCENE_ROOT = Path("/tmp/runeconsole-demo/shop")
 
 
+async def settle(pilot: Pilot) -> None:
+    """Wait for the panes' workers; a rescan replaces (cancels) the one it supersedes."""
+    while True:
+        try:
+            await pilot.app.workers.wait_for_complete()
+            return
+        except WorkerCancelled:
+            continue
+
+
 async def _agent_detail(pilot: Pilot) -> None:
     pilot.app.agents_pane.select("orchestrator-billing")
     await pilot.press("enter")
-    await pilot.app.workers.wait_for_complete()
+    await settle(pilot)
 
 
 async def _filter(pilot: Pilot) -> None:
@@ -44,13 +55,13 @@ async def _merge_queue(pilot: Pilot) -> None:
     pilot.app.goto_pane("merge-queue")  # type: ignore[attr-defined]
     pane = pilot.app.query_one(MergeQueuePane)
     pane.rescan()
-    await pilot.app.workers.wait_for_complete()
+    await settle(pilot)
     pane.table.move_cursor(row=4)  # the failed entry: its reason and files below
 
 
 async def _problems(pilot: Pilot) -> None:
     pilot.app.goto_pane("problems")  # type: ignore[attr-defined]
-    await pilot.app.workers.wait_for_complete()
+    await settle(pilot)
 
 
 async def _suspended(pilot: Pilot) -> None:
@@ -62,7 +73,7 @@ async def _suspended(pilot: Pilot) -> None:
     pilot.app.goto_pane("suspended")  # type: ignore[attr-defined]
     pane = pilot.app.query_one(SuspendedPane)
     pane.rescan()
-    await pilot.app.workers.wait_for_complete()
+    await settle(pilot)
 
 
 async def _questions(pilot: Pilot) -> None:
@@ -103,6 +114,7 @@ def fresh_scene(root: Path = SCENE_ROOT) -> ManualClock:
 async def take(name: str, size: tuple[int, int], before: Callable | None) -> Path:
     clock = fresh_scene()
     app = create_app(SCENE_ROOT, clock=clock, watch=False, tick_seconds=0)
+    app.animation_level = "none"  # the tab underline would be caught mid-slide
     async with app.run_test(size=size) as pilot:
         if before is not None:
             await before(pilot)
