@@ -21,6 +21,7 @@ from runeconsole.demo.merge_queue import build_queue
 from runeconsole.demo.scene import build_scene
 from runeconsole.tui.app import create_app
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
+from runeconsole.tui.pane import LivePane
 from runeconsole.tui.suspended_pane import SuspendedPane
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for the tests' scenes
@@ -50,13 +51,19 @@ async def _filter(pilot: Pilot) -> None:
     await pilot.press("slash", *"worker")
 
 
-async def _merge_queue(pilot: Pilot) -> None:
-    build_queue(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
-    pilot.app.goto_pane("merge-queue")  # type: ignore[attr-defined]
-    pane = pilot.app.query_one(MergeQueuePane)
+async def _show_scanned(pilot: Pilot, pane_id: str, pane_type: type[LivePane]) -> LivePane:
+    """Show a pane once it has read what was just built (its scan runs in a worker)."""
+    pilot.app.goto_pane(pane_id)  # type: ignore[attr-defined]
+    pane = pilot.app.query_one(pane_type)
     pane.rescan()
     await settle(pilot)
-    pane.table.move_cursor(row=4)  # the failed entry: its reason and files below
+    return pane
+
+
+async def _merge_queue(pilot: Pilot) -> None:
+    build_queue(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
+    pane = await _show_scanned(pilot, "merge-queue", MergeQueuePane)
+    pane.table.move_cursor(row=4)  # type: ignore[attr-defined] # the failed entry: reason, files
 
 
 async def _problems(pilot: Pilot) -> None:
@@ -70,10 +77,7 @@ async def _suspended(pilot: Pilot) -> None:
     from tests.suspended_helpers import build_scene as build_suspended
 
     build_suspended(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
-    pilot.app.goto_pane("suspended")  # type: ignore[attr-defined]
-    pane = pilot.app.query_one(SuspendedPane)
-    pane.rescan()
-    await settle(pilot)
+    await _show_scanned(pilot, "suspended", SuspendedPane)
 
 
 async def _questions(pilot: Pilot) -> None:
