@@ -18,7 +18,6 @@ import yaml
 
 FENCE = "---"
 _CLOSING = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class FrontmatterError(ValueError):
@@ -143,7 +142,7 @@ def load_mapping(header: str) -> dict[str, Any]:
     if plain is not None:
         return plain
     try:
-        data = yaml.load(header, Loader=_SAFE_LOADER)
+        data = yaml.safe_load(header)
     except yaml.YAMLError as exc:
         raise FrontmatterError(
             f"frontmatter is not valid YAML: {str(exc).splitlines()[0]}"
