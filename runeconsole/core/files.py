@@ -116,8 +116,14 @@ def read_bytes(
         # Size first: a bounded read of `limit` bytes would allocate `limit` every time.
         if info.st_size > limit:
             raise UnreadableFile(path, f"larger than {limit} bytes")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(limit + 1)
+        chunks, size, want = [], 0, info.st_size + 1
+        while size <= limit:  # a file still growing is read to its end, or to the limit
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size, want = size + len(chunk), 65536
+        data = b"".join(chunks)
     except OSError as exc:
         raise UnreadableFile(path, exc.strerror or str(exc)) from None
     finally:
@@ -131,7 +137,8 @@ def parse_json_object(path: Path | str, data: bytes) -> dict[str, Any]:
     if not data.strip():
         raise UnreadableFile(path, "empty file (half-written?)")
     try:
-        obj = json.loads(data, parse_constant=_no_constants)
+        text = data.decode("utf-8").removeprefix("\ufeff")  # a BOM, as json.loads allows
+        obj = _DECODER.decode(text)
     except UnicodeDecodeError:
         raise UnreadableFile(path, "not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -149,6 +156,9 @@ def parse_json_object(path: Path | str, data: bytes) -> dict[str, Any]:
 
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constants)  # one for every read: it is hot
 
 
 def read_json_object(path: Path | str) -> dict[str, Any]:
