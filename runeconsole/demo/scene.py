@@ -6,8 +6,18 @@ from pathlib import Path
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.files import atomic_write_bytes
+from runeconsole.core.timeutil import iso_z
 from runeconsole.demo.questions import scene_questions
+from runeconsole.services.hooks import Hooks
+from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.registry import Registry
+from runeconsole.services.supervision.observations import (
+    RUNNING,
+    AgentObservation,
+    MonitorReport,
+    ObservationFile,
+)
+from runeconsole.services.supervision.settings import LOW, MEDIUM
 
 # (role, name, node, tmux session)
 CAST: tuple[tuple[str, str, str | None], ...] = (
@@ -30,6 +40,16 @@ CRASHED = "orchestrator-billing"
 CRASHED_WORKER = "worker-schema"
 TERMINATED = "worker-docs"
 UNREADABLE = "worker-ghost"
+
+
+# key -> (work phase, summary, context left %, urgency, waiting for input, prompt)
+SCREENS: dict[str, tuple[str, str, int, str | None, str | None, str | None]] = {
+    "orchestrator-auth": ("implementation", "refresh tokens", 12, MEDIUM, None, None),
+    "orchestrator-billing": ("testing", "invoice totals", 96, None, None, None),
+    "orchestrator-search": ("planning", "index layout", 58, None, "question", "Which index?"),
+    "worker-parser": ("implementation", "lexer errors", 41, None, None, None),
+    "worker-tokens": ("testing", "token expiry", 23, LOW, None, None),
+}
 
 
 def register_cast(registry: Registry) -> None:
@@ -78,4 +98,28 @@ def build_scene(root: Path, clock: ManualClock) -> None:
     at(0)
     bad = registry.paths.identities / f"{UNREADABLE}.json"
     atomic_write_bytes(bad, b'{"agent_id": "worker-ghost-2026')
+    show_screens(root, clock, registry)
     scene_questions(root, clock)
+
+
+def show_screens(root: Path, clock: ManualClock, registry: Registry) -> None:
+    """Hooks and a saved monitor pass for the tmux agents: the phase, context meter and
+    waiting marker columns, and the Problems pane's prompts and low context."""
+    hooks = Hooks(root, clock, registry.signals)
+    observed = {}
+    for key, (phase, summary, left, urgency, waiting, prompt) in SCREENS.items():
+        role, name = key.split("-", 1)
+        hooks.create(role, name, node=registry.get(key).get("node_id"), summary=summary)
+        hooks.update(key, work_phase=phase)
+        record = registry.get(key)
+        observed[key] = AgentObservation(
+            key,
+            record.get("agent_id"),
+            record.get("tmux_session"),
+            RUNNING,
+            iso_z(clock.now()),
+            screen=PaneReading(context_left=left, waiting_for_input=waiting, prompt=prompt),
+            urgency=urgency,
+        )
+    report = MonitorReport(iso_z(clock.now()), observations=observed)
+    ObservationFile(registry.paths.supervisor / "observations.json").save(report)

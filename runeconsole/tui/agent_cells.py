@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from rich.text import Text
 
 from runeconsole.core.timeutil import format_age
@@ -19,7 +21,7 @@ COLUMNS = (
     ("phase", "PHASE", 12),
     ("context", "CONTEXT", 8),
     ("node", "NODE", 12),
-    ("tmux", "TMUX", 16),
+    ("tmux", "TMUX", 24),
     ("predecessor", "PREDECESSOR", None),
 )
 
@@ -37,13 +39,20 @@ def context_meter(left: int | None, settings: SupervisorSettings) -> Text:
     if left is None:
         return Text("")
     left = max(0, min(100, int(left)))
-    filled = round(left / 25)
+    filled = math.ceil(left / 25)  # any context left shows one block: 0 blocks means none
     style = "green"
     if left <= settings.handoff_at:
         style = "bold red"
+    elif left <= settings.checkpoint_at:
+        style = "red"
     elif left <= settings.warn_at:
         style = "yellow"
-    return Text.assemble(("▰" * filled, style), ("▱" * (4 - filled), "dim"), f" {left}%")
+    percent = f" {left}%"
+    return Text.assemble(
+        ("▰" * filled, style),
+        ("▱" * (4 - filled), "dim"),
+        (percent, "" if style == "green" else style),
+    )
 
 
 def wait_mark(observation: AgentObservation | None) -> Text:

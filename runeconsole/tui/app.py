@@ -8,6 +8,7 @@ from pathlib import Path
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
@@ -187,7 +188,10 @@ class RuneConsole(App[None]):
         for pane, dirs in self._routes.items():
             mine = {p for p in paths if p.parent in dirs}
             if mine:
-                pane.apply_changes(mine)
+                try:
+                    pane.apply_changes(mine)
+                except NoMatches:  # the console is closing: the pane's table is already gone
+                    return
 
     def on_live_pane_summary(self, message: LivePane.Summary) -> None:
         # A worker's summary can arrive while the console is closing: nothing to show it on.
