@@ -2,6 +2,14 @@
 
 Keeps the last values written for each row so an update touches only the cells
 that really changed; clearing and refilling costs seconds at fleet scale.
+
+Repainting follows the same rule. DataTable's own ``update_cell`` forgets every cached
+render, so the next frame draws every visible line again (about 1 ms a line: 50 ms for a
+tall pane, on every change). Here a changed row's cached renders are forgotten, and only
+its region repainted, just before the next frame. This leans on how Textual 8's
+DataTable keys its caches (the first item of the cell and row caches is the row key, of
+the line cache the line); ``tests/test_keyed_table.py`` checks that what is drawn
+follows every change, so an upgrade that moves those keys fails there, not on screen.
 """
 
 from __future__ import annotations
@@ -12,7 +20,9 @@ from typing import Any
 from rich.text import Text
 from textual.binding import Binding
 from textual.coordinate import Coordinate
+from textual.strip import Strip
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey, RowKey
 
 
 def fingerprint(value: Any) -> Any:
@@ -33,6 +43,7 @@ class KeyedTable(DataTable):
         self._spec = list(columns)
         self._values: dict[str, tuple[Any, ...]] = {}
         self._order_dirty = False
+        self._stale: set[tuple[RowKey, ColumnKey]] = set()  # cells changed since last drawn
 
     def on_mount(self) -> None:
         for key, label, width in self._spec:
@@ -58,7 +69,7 @@ class KeyedTable(DataTable):
         for index, column in enumerate(self.column_keys):
             if column in skip or fingerprint(old[index]) == fingerprint(values[index]):
                 continue
-            self.update_cell(key, column, values[index])
+            self._write(key, column, values[index])
             merged[index] = values[index]
         self._values[key] = tuple(merged)
 
@@ -66,8 +77,41 @@ class KeyedTable(DataTable):
         index = self.column_keys.index(column)
         old = self._values[key]
         if fingerprint(old[index]) != fingerprint(value):
-            self.update_cell(key, column, value)
+            self._write(key, column, value)
             self._values[key] = (*old[:index], value, *old[index + 1 :])
+
+    def _write(self, key: str, column: str, value: Any) -> None:
+        """``update_cell`` without forgetting every other row's render."""
+        row_key, column_key = RowKey(key), ColumnKey(column)
+        self._data[row_key][column_key] = value
+        self._stale.add((row_key, column_key))
+        self.refresh_row(self._row_locations.get(row_key))
+
+    def render_line(self, y: int) -> Strip:
+        if self._stale:
+            self._forget_stale()
+        return super().render_line(y)
+
+    def _forget_stale(self) -> None:
+        cells, self._stale = self._stale, set()
+        rows = {row for row, _ in cells}
+        indices = {self._row_locations.get(row) for row in rows}
+
+        def row_at(y: int) -> RowKey | None:
+            try:
+                return self._get_offsets(y)[0]
+            except LookupError:
+                return None
+
+        for cache, stale in (
+            (self._cell_render_cache, lambda key: key[:2] in cells),
+            (self._row_render_cache, lambda key: key[0] in rows),
+            (self._row_renderable_cache, lambda key: key[1] in indices),
+            (self._line_cache, lambda key: row_at(key[0]) in rows),
+        ):
+            # LRUCache offers no iteration of its own, only keys().
+            for key in [key for key in cache.keys() if stale(key)]:  # noqa: SIM118
+                cache.discard(key)
 
     def drop(self, key: str) -> None:
         if self._values.pop(key, None) is not None:

@@ -1,0 +1,64 @@
+"""What KeyedTable draws follows every change, though it forgets only the changed rows'
+cached renders (it leans on how Textual's DataTable keys its caches)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from runeconsole.tui.keyed_table import KeyedTable
+
+COLUMNS = (("name", "NAME", 8), ("state", "STATE", 10), ("note", "NOTE", 12))
+
+
+class TableApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield KeyedTable(COLUMNS)
+
+
+def drawn(table: KeyedTable) -> list[str]:
+    """Every line as it would be painted now (header included)."""
+    return [table.render_line(y).text.rstrip() for y in range(table.size.height)]
+
+
+async def test_a_changed_cell_is_drawn_and_the_other_rows_stay_as_they_were() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(KeyedTable)
+        for n in range(6):
+            table.upsert(f"k{n}", (f"agent{n}", "active", Text(f"note {n}", "bold")))
+        await pilot.pause()
+        before = drawn(table)
+        assert "agent3" in before[4] and "active" in before[4]
+
+        table.upsert("k3", ("agent3", "crashed", Text("note 3", "bold")))
+        table.set_cell("k5", "note", "moved on")
+        await pilot.pause()
+        after = drawn(table)
+        assert "crashed" in after[4] and "active" not in after[4]
+        assert "moved on" in after[6]
+        assert [line for i, line in enumerate(after) if i not in (4, 6)] == [
+            line for i, line in enumerate(before) if i not in (4, 6)
+        ]
+
+
+async def test_changes_show_after_sorting_scrolling_and_cursor_moves() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(KeyedTable)
+        for n in range(30):
+            table.upsert(f"k{n:02d}", (f"agent{29 - n:02d}", "active", ""))
+        table.reorder("name")
+        await pilot.pause()
+        table.move_cursor(row=20)  # scrolls
+        await pilot.pause()
+        shown = table.visible_keys()
+        key = shown[2]
+        table.set_cell(key, "state", "stale")
+        table.move_cursor(row=21)
+        await pilot.pause()
+        line = drawn(table)[1 + 2]  # the header, then the rows on screen
+        assert "stale" in line and str(table.get_cell(key, "name")) in line
+        table.set_cell(key, "state", "active")
+        await pilot.pause()
+        assert "stale" not in " ".join(drawn(table))
