@@ -151,3 +151,22 @@ def test_fake_agents_suspend_and_request_merges_one_predicted_to_conflict(
         "ok",
     )
     assert "src/a.py" in context.files("files_pending")
+
+
+def test_without_tmux_the_fleet_still_shows_every_colour(project: Path) -> None:
+    from runeconsole.demo.fleet import CRASHES, KILLED, Fleet
+    from runeconsole.services.registry import Registry
+
+    fleet = Fleet(project, tmux=False)
+    fleet.launch()
+    registry = Registry(project)
+    assert len(registry.list()) == 12 and not registry.paths.hooks.exists()  # nothing spawned
+    first = registry.get(CRASHES).get("agent_id")
+    fleet.crash()
+    fleet.kill()
+    assert (registry.get(CRASHES).status, registry.get(KILLED).status) == ("crashed", "terminated")
+    fleet.respawn_crashed()
+    successor = registry.get(CRASHES)
+    assert successor.status == "active" and successor.get("predecessor_id") == first
+    fleet.step()  # heartbeats every agent still active, tmux or not
+    fleet.stop()

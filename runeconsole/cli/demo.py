@@ -69,6 +69,13 @@ def run(args: argparse.Namespace) -> int:
     os.environ[SOCKET_ENV] = socket
     (root / "tmp").mkdir(exist_ok=True)
     keep = args.keep or args.dir is not None
+    has_tmux = shutil.which("tmux") is not None
+    if not has_tmux:
+        print(
+            "runeconsole: tmux is not installed: the demo's agents are simulated without "
+            "tmux sessions (install tmux to see them live)",
+            file=sys.stderr,
+        )
     fleet = start_fleet(root, args.duration if args.fleet_only else None, args.fleet_only)
     try:
         if args.fleet_only:
@@ -82,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         stop_fleet(fleet)
         # The fleet stops its agents; a fleet that had to be killed cannot, so end the server.
-        Tmux(socket).kill_server()
+        if has_tmux:
+            Tmux(socket).kill_server()
         if keep:
             print(f"demo project kept in {root}")
         else:

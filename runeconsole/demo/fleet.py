@@ -10,6 +10,9 @@ stops at permission prompts, workers ask the operator questions, two workers sus
 a task (context files), and three commit on their branches and ask for merges (one a
 MERGE_READY signal the console picks up, one straight into the queue, the second of
 two touching the same file predicted to conflict).
+
+Without tmux on the machine every agent is heartbeated directly and the script's crash,
+kill and re-spawn are told through the registry, so the liveness colours still show.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import random
+import shutil
 import signal
 import threading
 import time
@@ -58,7 +62,7 @@ PLAIN_AGENTS = ("guardian-main", "runner-auth", "runner-billing", "runner-search
 SILENT = "runner-search"
 CRASHES = "orchestrator-billing"
 KILLED = "worker-docs"
-SILENT_AT, KILL_AT, RESPAWN_AT = 2.0, 18.0, 40.0
+SILENT_AT, CRASH_AT, KILL_AT, RESPAWN_AT = 2.0, 12.0, 18.0, 40.0
 QUESTION_AT, QUESTION_EVERY = 6.0, 30.0
 
 
@@ -71,8 +75,10 @@ def agent_worktree(root: Path, key: str) -> Path:
 
 
 class Fleet:
-    def __init__(self, root: Path, seed: int = 7) -> None:
+    def __init__(self, root: Path, seed: int = 7, *, tmux: bool = True) -> None:
         self.root = root
+        self.tmux = tmux
+        self.plain = PLAIN_AGENTS if tmux else (*TMUX_AGENTS, *PLAIN_AGENTS)
         self.supervisor = Supervisor(root)
         self.registry = self.supervisor.registry
         self.interval = self.registry.settings.heartbeat_interval
@@ -82,28 +88,45 @@ class Fleet:
         self.silent: set[str] = set()
         self.script = [
             (SILENT_AT, lambda: self.silent.add(SILENT)),
-            (KILL_AT, lambda: self.supervisor.kill(KILLED, "finished its task")),
+            (KILL_AT, self.kill),
             (RESPAWN_AT, self.respawn_crashed),
         ]
+        if not tmux:  # the fake agent crashes itself at 12 s; told here instead
+            self.script.append((CRASH_AT, self.crash))
         self.next_question, self.asked = QUESTION_AT, 0
 
     def launch(self) -> None:
-        for key, (node, options) in TMUX_AGENTS.items():
+        for key, (node, options) in TMUX_AGENTS.items() if self.tmux else ():
             role, name = key.split("-", 1)
             command = fake_agent.command(key, self.root, "--seed", str(len(name)), *options)
             self.supervisor.spawn(
                 role, name, command, worktree=agent_worktree(self.root, key), node_id=node
             )
-        for key in PLAIN_AGENTS:
+        for key in self.plain:
             role, name = key.split("-", 1)
-            self.registry.register(
-                role, name, node_id=None if role == "guardian" else f"impl_{name}"
-            )
+            node = TMUX_AGENTS[key][0] if key in TMUX_AGENTS else f"impl_{name}"
+            self.registry.register(role, name, node_id=None if role == "guardian" else node)
+
+    def crash(self) -> None:
+        self.registry.mark_crashed(CRASHES, "process exited 3")
+
+    def kill(self) -> None:
+        if self.tmux:
+            self.supervisor.kill(KILLED, "finished its task")
+        else:
+            self.registry.mark_terminated(KILLED, "finished its task")
 
     def respawn_crashed(self) -> None:
         record = self.registry.get(CRASHES)
-        if record.status == CRASHED:
+        if record.status != CRASHED:
+            return
+        if self.tmux:
             self.supervisor.respawn(CRASHES)
+        else:
+            role, name = CRASHES.split("-", 1)
+            self.registry.register(
+                role, name, node_id=record.get("node_id"), predecessor_id=record.get("agent_id")
+            )
 
     def step(self) -> None:
         elapsed = time.monotonic() - self.start
@@ -115,7 +138,7 @@ class Fleet:
             self.asked += 1
             self.next_question = elapsed + QUESTION_EVERY
         now = time.monotonic()
-        for key in PLAIN_AGENTS:
+        for key in self.plain:
             if key in self.silent or now < self.next_beat.get(key, 0.0):
                 continue
             if self.registry.get(key).status == ACTIVE:
@@ -125,7 +148,7 @@ class Fleet:
     def stop(self) -> None:
         """Stop every agent, on purpose (never read as a crash); worktrees and state stay
         for --keep."""
-        for key in TMUX_AGENTS:
+        for key in TMUX_AGENTS if self.tmux else ():
             with contextlib.suppress(RuneError):
                 if self.registry.get(key).status == ACTIVE:
                     self.supervisor.kill(key, "the demo ended")
@@ -166,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _stop)
     with contextlib.suppress(SystemExit, KeyboardInterrupt):
-        Fleet(args.root).run(args.duration, args.monitor)
+        tmux = shutil.which("tmux") is not None
+        Fleet(args.root, tmux=tmux).run(args.duration, args.monitor and tmux)
     return 0
 
 

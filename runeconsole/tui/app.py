@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 
@@ -130,6 +131,15 @@ class RuneConsole(App[None]):
             self.set_interval(self.rescan_seconds, self._rescan)
         if self.tick_seconds:
             self.set_interval(self.tick_seconds, self._tick)
+        if self.monitor and shutil.which("tmux") is None:
+            self.monitor = False
+            self.notify(
+                "tmux is not installed: agents are followed through their files only "
+                "(no pane readings, crash detection or re-spawn)",
+                title="Not monitoring",
+                severity="warning",
+                timeout=15,
+            )
         if self.monitor:
             # After the first paint: the monitor's first pass (every agent's pane read over
             # tmux) would otherwise hold up the first screen the operator sees. Until its
