@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.widgets import Static, TabbedContent, TabPane
 
 from runeconsole.tui.keyed_table import KeyedTable
 
@@ -62,3 +63,28 @@ async def test_changes_show_after_sorting_scrolling_and_cursor_moves() -> None:
         table.set_cell(key, "state", "active")
         await pilot.pause()
         assert "stale" not in " ".join(drawn(table))
+
+
+class TabsApp(App[None]):
+    def compose(self) -> ComposeResult:
+        with TabbedContent():
+            with TabPane("table", id="a"):
+                yield KeyedTable(COLUMNS)
+            with TabPane("other", id="b"):
+                yield Static("elsewhere")
+
+
+async def test_a_change_made_while_its_tab_is_hidden_shows_when_the_tab_does() -> None:
+    app = TabsApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.upsert("k1", ("agent1", "active", ""))
+        await pilot.pause()
+        app.query_one(TabbedContent).active = "b"
+        await pilot.pause()
+        table.set_cell("k1", "state", "crashed")
+        await pilot.pause()
+        app.query_one(TabbedContent).active = "a"
+        await pilot.pause()
+        screen = app.export_screenshot()
+        assert "crashed" in screen and "active" not in screen

@@ -104,7 +104,7 @@ def test_usage_errors_exit_2(repo: Path, cli, args: tuple[str, ...]) -> None:
     assert result.code == 2
 
 
-def test_all_stops_when_main_gets_dirty_and_keeps_what_merged(repo: Path, cli) -> None:
+def test_all_goes_on_past_an_entry_refused_for_the_operators_edits(repo: Path, cli) -> None:
     root = ["--root", str(repo)]
     commit_on(repo, "feat/one", {"a.txt": "from one\n"})
     commit_on(repo, "feat/two", {"two.txt": "2"})
@@ -114,11 +114,13 @@ def test_all_stops_when_main_gets_dirty_and_keeps_what_merged(repo: Path, cli) -
     cli("merge-queue", "add", "--branch", "feat/two", *root)
     result = cli("merge-queue", "process", "--all", "--json", *root)
     report = result.json()
-    assert result.code == 1
-    assert [o["status"] for o in report["outcomes"]] == ["failed"]
-    assert report["outcomes"][0]["reason"] == "main_dirty"
-    assert "uncommitted changes" in report["stopped"]
-    assert queue_file(repo)["entries"][1]["status"] == "pending"
+    assert result.code == 1  # one entry failed
+    assert [(o["status"], o["reason"]) for o in report["outcomes"]] == [
+        ("failed", "main_dirty"),
+        ("completed", None),
+    ]
+    assert (repo / "two.txt").read_text() == "2"
+    assert (repo / "a.txt").read_text().endswith("edited\n")  # the operator's edit stays
 
 
 def test_move_at_the_end_says_so_and_records_nothing(repo: Path, cli) -> None:

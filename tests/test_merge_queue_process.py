@@ -178,15 +178,26 @@ def test_main_moving_during_tests_rebases_and_tests_again(
     assert (repo / "feat.txt").exists() and (repo / "hotfix.txt").exists()
 
 
-def test_dirty_main_checkout_is_refused_before_anything_changes(repo: Path, clock) -> None:
+def test_edits_in_the_main_checkout_block_only_a_merge_of_the_same_files(repo: Path, clock) -> None:
+    """The operator's work in progress is never overwritten, and never holds up merges of
+    other files."""
     commit_on(repo, "feat/d", {"d.txt": "d"})
-    (repo / "a.txt").write_text("operator is editing\n")
+    commit_on(repo, "feat/a", {"a.txt": "the branch's a\n"})
+    (repo / "b.txt").write_text("operator is editing b\n")
+    (repo / "a.txt").write_text("operator is editing a\n")
+    before_a = None
     queue = make_queue(repo, clock)
-    entry, _ = queue.add("feat/d")
-    with pytest.raises(RuneError, match="uncommitted changes"):
-        queue.process()
-    assert queue.get(entry.entry_id).status == PENDING
-    assert (repo / "a.txt").read_text() == "operator is editing\n"
+    queue.add("feat/d")
+    entry_a, _ = queue.add("feat/a")
+    merged = queue.process().outcomes[0]
+    assert merged.status == COMPLETED and (repo / "d.txt").read_text() == "d"
+    before_a = rev(repo, "main")
+    refused = queue.process().outcomes[0]
+    assert (refused.status, refused.reason) == (FAILED, MAIN_DIRTY)
+    assert "a.txt" in (refused.error or "") and "b.txt" not in (refused.error or "")
+    assert rev(repo, "main") == before_a and queue.get(entry_a.entry_id).status == FAILED
+    assert (repo / "a.txt").read_text() == "operator is editing a\n"
+    assert (repo / "b.txt").read_text() == "operator is editing b\n"
 
 
 def test_branch_checked_out_by_its_agent_is_left_alone(repo: Path, clock, tmp_path) -> None:

@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 def _body(args: argparse.Namespace) -> str:
     """The notes, refused whole when over the limit (a cut could split a character)."""
     if args.body_file is not None:
-        data = read_bytes(args.body_file, BODY_LIMIT)
+        data = read_bytes(args.body_file, BODY_LIMIT, pipes=True)
     elif args.body == "-":
         data = sys.stdin.buffer.read(BODY_LIMIT + 1)
         if len(data) > BODY_LIMIT:

@@ -90,11 +90,16 @@ def atomic_write_json(path: Path, obj: Any, mode: int = 0o644) -> None:
 
 
 def read_bytes(
-    path: Path | str, limit: int = MAX_READ_BYTES, *, follow_symlinks: bool = True
+    path: Path | str,
+    limit: int = MAX_READ_BYTES,
+    *,
+    follow_symlinks: bool = True,
+    pipes: bool = False,
 ) -> bytes:
     """The whole of a regular file. Non-blocking open: a FIFO planted where a state file
-    belongs is refused instead of hanging the reader."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    belongs is refused instead of hanging the reader. ``pipes`` is for a file the user
+    named (``--body-file <(…)``): then a pipe is read to its end."""
+    flags = os.O_RDONLY | os.O_CLOEXEC | (0 if pipes else os.O_NONBLOCK)
     if not follow_symlinks:
         flags |= os.O_NOFOLLOW
     try:
@@ -111,7 +116,7 @@ def read_bytes(
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise UnreadableFile(path, "is a directory, not a file")
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(info.st_mode) and not (pipes and stat.S_ISFIFO(info.st_mode)):
             raise UnreadableFile(path, "not a regular file (a pipe, socket or device?)")
         # Size first: a bounded read of `limit` bytes would allocate `limit` every time.
         if info.st_size > limit:
@@ -164,8 +169,9 @@ _DECODER = json.JSONDecoder(parse_constant=_no_constants)  # one for every read:
 def read_json_object(path: Path | str) -> dict[str, Any]:
     """Read a JSON object, or raise ``UnreadableFile`` saying why not.
 
-    State files are not followed through symbolic links: a link planted where one
-    belongs would show a file from outside the project as if it were ours."""
+    A state file that is itself a symbolic link is not followed: a link planted where one
+    belongs would show a file from outside the project as if it were ours. (A linked
+    directory on the way is the writers' concern: they refuse to write through it.)"""
     return parse_json_object(path, read_bytes(path, follow_symlinks=False))
 
 

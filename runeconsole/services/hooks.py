@@ -29,6 +29,7 @@ from runeconsole.core.files import (
     atomic_write_json,
     create_exclusive,
     is_temp_name,
+    read_bytes,
     read_json_object,
 )
 from runeconsole.core.locks import locked
@@ -148,8 +149,8 @@ class Hooks:
         """Keep the hook about to be replaced, byte for byte (never overwriting a kept one)."""
         path = self.path_for(key)
         try:
-            data = path.read_bytes()
-        except FileNotFoundError:
+            data = read_bytes(path, follow_symlinks=False)
+        except UnreadableFile:  # missing, or a link or pipe: nothing of the agent's to keep
             return None
         old = self.read_path(path)
         hook_id = old.get("hook_id")

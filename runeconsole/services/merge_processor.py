@@ -173,12 +173,6 @@ class Processor:
             )
         if gw.resolve_commit(self.root, self.queue.main_ref) is None:
             raise RuneError(f"branch {self.settings.main_branch!r} does not exist in {self.root}")
-        holder = gw.checked_out_at(self.root, self.settings.main_branch)
-        if holder is not None and gw.is_dirty(holder):
-            raise RuneError(
-                f"{self.settings.main_branch} is checked out in {holder} with uncommitted changes; "
-                "commit or stash them so it can be fast-forwarded, then process again"
-            )
 
     def _process_entry(self, entry: dict[str, Any], progress: ProgressCallback | None) -> Outcome:
         run = _Run(entry, progress=progress)

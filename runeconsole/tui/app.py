@@ -162,7 +162,7 @@ class RuneConsole(App[None]):
     def _monitor_report(self, report: MonitorReport) -> None:
         try:
             self.call_from_thread(self._apply_report, report)
-        except RuntimeError:  # the console is closing
+        except (RuntimeError, NoMatches):  # the console is closing (its panes may be gone)
             self._monitor_stop.set()
 
     def _apply_report(self, report: MonitorReport) -> None:
@@ -186,7 +186,7 @@ class RuneConsole(App[None]):
         for error in report.errors:
             self.notify(error, title="Monitor", severity="warning")
 
-    def watch(self, pane: LivePane, directory: Path) -> None:
+    def follow_dir(self, pane: LivePane, directory: Path) -> None:
         """Follow a directory that appeared after start (a new signal or context dir)."""
         if self.feed is not None and self.feed.add(directory):
             self._routes.setdefault(pane, set()).add(directory)
@@ -211,7 +211,7 @@ class RuneConsole(App[None]):
     def _rescan(self) -> None:
         for pane in self.panes:
             for directory in set(pane.watch_dirs()) - self._routes.get(pane, set()):
-                self.watch(pane, directory)
+                self.follow_dir(pane, directory)
             pane.rescan()
 
     def _tick(self) -> None:

@@ -85,7 +85,10 @@ class KeyedTable(DataTable):
         row_key, column_key = RowKey(key), ColumnKey(column)
         self._data[row_key][column_key] = value
         self._stale.add((row_key, column_key))
-        self.refresh_row(self._row_locations.get(row_key))
+        # The whole widget, not just the row's region: a table on a hidden tab has no
+        # region on screen, and its lines must still be redrawn when it is shown. Lines
+        # of unchanged rows come from the caches, so this stays cheap.
+        self.refresh()
 
     def render_line(self, y: int) -> Strip:
         if self._stale:

@@ -243,7 +243,7 @@ class QuestionsPane(LivePane):
         if not ID_PATTERN.fullmatch(directory.name):
             return set()
         if directory.is_dir():
-            self.app.watch(self, directory)  # type: ignore[attr-defined]
+            self.app.follow_dir(self, directory)  # type: ignore[attr-defined]
             return set(self.questions.question_files(directory))
         for key in [k for k, q in self.open.items() if q.signal_dir == directory.name]:
             self.remove(key)

@@ -160,9 +160,21 @@ class AgentSessions:
             metadata[PENDING_INPUT] = None
 
         record = self.registry.edit_metadata(record.key, take)
-        for entry in taken:
-            self._type(record, str(entry["text"]), entry.get("signal_type"))
+        for done, entry in enumerate(taken):
+            try:
+                self._type(record, str(entry["text"]), entry.get("signal_type"))
+            except RuneError:
+                self._requeue(record.key, taken[done:])
+                raise
         return len(taken)
+
+    def _requeue(self, key: str, entries: list[dict[str, Any]]) -> None:
+        """Text that could not be typed goes back, ahead of anything queued meanwhile."""
+
+        def put_back(metadata: dict[str, Any]) -> None:
+            metadata[PENDING_INPUT] = [*entries, *_pending(metadata)]
+
+        self.registry.edit_metadata(key, put_back)
 
     def _type(self, record: AgentRecord, text: str, signal_type: object) -> None:
         self.tmux_for(record).send_text(f"={record.get('tmux_session')}:", text)
