@@ -19,6 +19,7 @@ from types import ModuleType
 from runeconsole import __version__
 from runeconsole.cli import console
 from runeconsole.cli.common import add_root_option
+from runeconsole.core.config import tell_warnings_to
 from runeconsole.core.errors import RuneError
 
 # command -> the module (in runeconsole.cli) that registers it. Only the module of the
@@ -78,6 +79,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    tell_warnings_to(_print_warning)
     args = build_parser(argv).parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -104,3 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def _print_warning(warning: str) -> None:
+    print(f"runeconsole: warning: {warning}", file=sys.stderr)

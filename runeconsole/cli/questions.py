@@ -140,8 +140,6 @@ def ask_question(args: argparse.Namespace) -> int:
     )
     request.validated()  # refuse bad input before looking for a root or config
     service = Questions(resolve_root(args))
-    for note in service.warnings:
-        warn(note)
     try:
         question, check = service.ask(request)
     except RelayDisabled as exc:

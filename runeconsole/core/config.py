@@ -9,6 +9,7 @@ in ``problems`` and the default is used, so a typo never takes the console down.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,14 @@ from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import read_bytes
 
 TALISMAN = Path(".claude") / "talisman.yml"
+
+_warning_sink: list[Callable[[str], None]] = []  # at most one
+
+
+def tell_warnings_to(sink: Callable[[str], None]) -> None:
+    """Also pass every talisman warning to ``sink`` as it is found (the CLI prints them on
+    stderr; the console shows each talisman's ``warnings`` itself)."""
+    _warning_sink[:] = [sink]
 
 
 @dataclass
@@ -60,7 +69,14 @@ class Talisman:
     def report(self, problem: str) -> None:
         if self.strict:
             raise RuneError(problem)
-        self.problems.append(problem)
+        if problem not in self.problems:  # several loaders may read one talisman
+            self.problems.append(problem)
+
+    def warn(self, warning: str) -> None:
+        if warning not in self.warnings:
+            self.warnings.append(warning)
+            for sink in _warning_sink:
+                sink(warning)
 
     def section(self, *names: str) -> Section:
         node: Any = self.data
@@ -94,9 +110,8 @@ class Section:
                 f"{self.talisman.path}: {self.name}.{key} is not a setting "
                 f"(known: {', '.join(known)}); ignored"
             )
-            # Several loaders may read one talisman (the console's): say it once.
-            if key not in known and warning not in self.talisman.warnings:
-                self.talisman.warnings.append(warning)
+            if key not in known:
+                self.talisman.warn(warning)
 
     def _bad(self, key: str, value: Any, allowed: str) -> None:
         self.talisman.report(

@@ -412,12 +412,7 @@ class Questions:
         self.root = root
         self.paths = ProjectPaths(root)
         self.clock = clock or SystemClock()
-        self.warnings: list[str] = []
-        if settings is None:
-            talisman = Talisman.load(root)
-            settings = RelaySettings.from_talisman(talisman)
-            self.warnings = talisman.warnings
-        self.settings = settings
+        self.settings = settings or RelaySettings.from_talisman(Talisman.load(root))
         self.tasks = tasks or TaskStore()
 
     @property

@@ -58,7 +58,9 @@ class LivenessSettings:
                 f"{talisman.path}: runeconsole.stale_after_seconds ({stale:g}) must be more than "
                 f"heartbeat_interval_seconds x green_multiplier ({interval * multiplier:g})"
             )
-            return cls()
+            defaults = cls()
+            interval, stale = defaults.heartbeat_interval, defaults.stale_after
+            multiplier = defaults.green_multiplier
         section.warn_unread("tmux", "supervisor", "merge_queue")  # read by their own loaders
         return cls(interval, stale, multiplier)
 
