@@ -162,3 +162,32 @@ async def test_problems_pane_keeps_urgency_then_context_order(project: Path) -> 
         pane.show([context("worker-a", 4, 16), context("worker-b", 4, 18), context("c", 3, 14)])
         await pilot.pause()
         assert pane.table.visible_keys() == ["c/context", "worker-a/context", "worker-b/context"]
+
+
+async def test_a_busy_monitor_pass_is_one_toast_and_repeats_are_not_shown(
+    project: Path, clock: ManualClock
+) -> None:
+    from runeconsole.services.supervision.observations import ContextWarning, MonitorReport
+
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        report = MonitorReport(
+            "2026-02-26T12:00:00Z",
+            crashed=["worker-schema"],
+            warnings=[ContextWarning("orchestrator-auth", "medium", 12, False)],
+        )
+        app._apply_report(report)
+        app._apply_report(report)  # the same news again: not shown twice
+        app.notify("saved", title="Hook")
+        app.notify("saved", title="Hook")
+        await pilot.pause()
+        toasts = [(n.title, n.message, n.severity) for n in app._notifications]
+        assert toasts == [
+            (
+                "Agents",
+                "worker-schema crashed\norchestrator-auth: 12% context left (medium)",
+                "error",
+            ),
+            ("Hook", "saved", "information"),
+        ]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 from pathlib import Path
 
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
@@ -28,6 +30,8 @@ from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
+
+REPEAT_SECONDS = 30.0  # the same toast again within this long is not shown
 
 
 def styles_dir() -> Path:
@@ -81,6 +85,8 @@ class RuneConsole(App[None]):
         # Which directories each pane follows, worked out once (some panes ask git or list
         # a directory to know) and refreshed with the rescan, not on every file event.
         self._routes: dict[LivePane, set[Path]] = {}
+        self._toasts_seen: dict[tuple[str, str], float] = {}
+        self._toasts_lock = threading.Lock()
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
@@ -173,18 +179,42 @@ class RuneConsole(App[None]):
             return
         pane.apply_observations(report.observations)
         pane.finish_batch()
-        for key in report.crashed:
-            self.notify(f"{key} crashed", title="Agent crashed", severity="error")
+        # One toast a pass, however much happened: a busy fleet must not bury the screen.
+        lines = [f"{key} crashed" for key in report.crashed]
         for warning in report.warnings:
             left = "compacting" if warning.compacting else f"{warning.context_left}% context left"
-            severity = "error" if warning.urgency == "high" else "warning"
+            lines.append(f"{warning.key}: {left} ({warning.urgency})")
+        lines += [f"{spawned.key} re-spawned" for spawned in report.respawned]
+        lines += report.errors
+        if lines:
+            urgent = report.crashed or any(w.urgency == "high" for w in report.warnings)
+            severity = "error" if urgent else "warning" if report.warnings or report.errors else ""
             self.notify(
-                f"{warning.key}: {left}", title=f"Context {warning.urgency}", severity=severity
+                "\n".join(lines),
+                title="Agents",
+                severity=severity or "information",
+                markup=False,
             )
-        for spawned in report.respawned:
-            self.notify(f"{spawned.key} re-spawned", title="Re-spawned")
-        for error in report.errors:
-            self.notify(error, title="Monitor", severity="warning")
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """A toast, unless the same one was shown moments ago (a flapping agent, a retried
+        action): repeats would stack up and hide the screen."""
+        now = time.monotonic()
+        with self._toasts_lock:  # notify may be called from any thread
+            seen = self._toasts_seen
+            self._toasts_seen = {k: t for k, t in seen.items() if now - t < REPEAT_SECONDS}
+            if (title, message) in self._toasts_seen:
+                return
+            self._toasts_seen[(title, message)] = now
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def follow_dir(self, pane: LivePane, directory: Path) -> None:
         """Follow a directory that appeared after start (a new signal or context dir)."""
