@@ -50,8 +50,6 @@ def fleet(**settings: object) -> Iterator[Fleet]:
             with contextlib.suppress(ProcessLookupError, PermissionError, TypeError):
                 os.killpg(pane.pid, signal.SIGKILL)  # type: ignore[arg-type]
         tmux.kill_server()
-        socket_dir = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
-        (socket_dir / socket).unlink(missing_ok=True)
         shutil.rmtree(base, ignore_errors=True)
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.adapters.tmux import Tmux
 from runeconsole.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,11 +131,7 @@ def private_tmux_server() -> Iterator[str]:
     for pid in panes.stdout.split():  # agents that ignore the hang-up must not outlive the test
         with contextlib.suppress(ProcessLookupError, PermissionError, ValueError):
             os.killpg(int(pid), signal.SIGKILL)
-    subprocess.run(
-        ["tmux", "-L", name, "kill-server"], capture_output=True, timeout=10, check=False
-    )
-    socket_dir = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
-    (socket_dir / name).unlink(missing_ok=True)  # a killed server can leave its socket behind
+    Tmux(name).kill_server()
 
 
 @pytest.fixture

@@ -116,3 +116,12 @@ def test_a_file_where_the_state_directory_belongs_is_a_clear_error(project: Path
     assert result.code == 1 and "it should be a directory" in result.err
     result = cli("agent", "register", "--role", "worker", "--name", "a", "--root", str(project))
     assert result.code == 1 and "internal error" not in result.err, result.err
+
+
+def test_the_table_names_liveness_and_stale_only_says_none_are_stale(project: Path, cli) -> None:
+    root = ("--root", str(project))
+    cli("agent", "register", "--role", "worker", "--name", "a", *root)
+    table = cli("agents", *root).out
+    assert "● green" in table  # readable without colour (a pipe, a colour-blind reader)
+    stale = cli("agents", "--stale-only", *root)
+    assert stale.code == 0 and "no stale agents" in stale.out

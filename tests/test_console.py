@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from textual.widgets import Input
+
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.demo.scene import CAST, build_scene
@@ -98,9 +100,13 @@ async def test_filter_and_escape(project: Path, clock: ManualClock) -> None:
             "runner-search",
         ]
         await pilot.press("enter")
-        assert "filter: runner" in str(app.query_one(StatusBar).render())
+        box = app.query_one("#filter", Input)
+        assert box.display and box.value == "runner" and not box.has_focus  # still in sight
         await pilot.press("escape")
         assert app.agents_pane.table.row_count == len(CAST) + 1
+        assert not box.display
+        await pilot.press("slash", *"runner", "enter", "2")  # a filter belongs to its pane
+        assert not box.display and app.agents_pane.table.row_count == len(CAST) + 1
 
 
 async def test_enter_opens_detail_with_chain_and_help(project: Path, clock: ManualClock) -> None:

@@ -159,3 +159,14 @@ def test_process_help_explains_the_failure_reasons(cli) -> None:
     for reason in ("conflict", "tests_failed", "base_moved", "branch_missing", "timeout"):
         assert reason in result.out
     assert "main_dirty" in result.out and "git_error" in result.out
+
+
+def test_dry_run_says_what_process_would_refuse(project: Path, cli) -> None:
+    root = ["--root", str(project)]  # no test command configured
+    commit_on(project, "feat/x", {"x.txt": "x"})
+    cli("merge-queue", "add", "--branch", "feat/x", *root)
+    dry = cli("merge-queue", "process", "--dry-run", *root)
+    real = cli("merge-queue", "process", *root)
+    assert dry.code == real.code == 1
+    assert "would be refused: no test command" in dry.out and "no test command" in real.err
+    assert cli("merge-queue", "process", "--dry-run", "--json", *root).json()["refused"]

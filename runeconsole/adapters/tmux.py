@@ -14,6 +14,7 @@ status) behind for the supervisor to read instead of vanishing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -299,8 +300,13 @@ class Tmux:
         return result.returncode == 0
 
     def kill_server(self) -> None:
-        """Stop the server and every session on it; no server is not an error."""
+        """Stop the server and every session on it; no server is not an error. A private
+        server's socket file goes too (tmux leaves it behind when its server is killed)."""
         self._run("kill-server")
+        if self.socket_name:
+            socket_dir = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+            with contextlib.suppress(OSError):
+                (socket_dir / self.socket_name).unlink(missing_ok=True)
 
     def switch_client(self, session: str) -> None:
         """Move the operator's tmux client (the one running us) to ``session``."""

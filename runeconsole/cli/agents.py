@@ -62,10 +62,13 @@ def list_agents(args: argparse.Namespace) -> int:
         print_json([record.to_json() for record in records])
         return 0
     if not records:
-        print(f"no agents registered under {registry.paths.identities}")
+        if args.stale_only:
+            print("no stale agents (active, with no heartbeat past the stale threshold)")
+        else:
+            print(f"no agents registered under {registry.paths.identities}")
         return 0
     print_table(
-        ("", "KEY", "STATUS", "SEEN", "NODE", "TMUX", "PREDECESSOR"),
+        ("LIVENESS", "KEY", "STATUS", "SEEN", "NODE", "TMUX", "PREDECESSOR"),
         [_row(record) for record in records],
         [record.liveness for record in records],
     )
@@ -73,10 +76,11 @@ def list_agents(args: argparse.Namespace) -> int:
 
 
 def _row(record: AgentRecord) -> tuple[str, ...]:
+    # The colour's name too: a pipe or a colour-blind reader does not see the dot's colour.
     if record.error:
-        return ("●", record.key, f"unreadable: {record.error}", "-", "", "", "")
+        return (f"● {record.liveness}", record.key, f"unreadable: {record.error}", "-", "", "", "")
     return (
-        "●",
+        f"● {record.liveness}",
         record.key,
         record.status,
         format_age(record.age_seconds),

@@ -230,16 +230,18 @@ def _dry_run(queue: MergeQueue, as_json: bool) -> int:
     prediction = queue.predict(state).get(head.entry_id) if head else None
     busy = queue.processor_pid()
     command = head.get("test_command") if head else None
+    refused = queue.not_ready(head) if head else None
     plan = {
         "paused": state.paused,
         "busy_pid": busy,
+        "refused": refused,
         "head": head.to_json() if head else None,
         "prediction": prediction.to_json() if prediction else None,
         "test_command": command or queue.settings.test_command,
     }
     if as_json:
         print_json(plan)
-        return 0
+        return 1 if refused else 0
     if head is None:
         print("nothing to process")
         return 0
@@ -250,6 +252,9 @@ def _dry_run(queue: MergeQueue, as_json: bool) -> int:
         print("  but the queue is paused")
     if busy is not None:
         print(f"  but the queue is being processed by pid {busy}")
+    if refused:
+        print(f"  but it would be refused: {refused}")
+        return 1  # as `process` would
     return 0
 
 

@@ -121,7 +121,7 @@ class Fleet:
         if record.status != CRASHED:
             return
         if self.tmux:
-            self.supervisor.respawn(CRASHES)
+            self.supervisor.respawn(CRASHES, cause="auto")  # as the monitor's auto-respawn
         else:
             role, name = CRASHES.split("-", 1)
             self.registry.register(

@@ -17,8 +17,10 @@ runeconsole:
     socket_name: {socket}
   supervisor:
     auto_handoff: true
+  merge_queue:
+    test_command: sh -c 'echo collecting tests; sleep 2; echo 12 passed in 2.01s'
 question_relay:
-  timeout_seconds: 40
+  timeout_seconds: 90
 """
 
 

@@ -150,7 +150,9 @@ class Processor:
                 try:
                     if state.paused:
                         raise RuneError("the merge queue is paused; `merge-queue resume` first")
-                    self._check_ready(state.pending()[0])
+                    problem = self.not_ready(state.pending()[0])
+                    if problem:
+                        raise RuneError(problem)
                 except RuneError as exc:
                     if not report.outcomes:
                         raise
@@ -164,15 +166,17 @@ class Processor:
                     break
             return report
 
-    def _check_ready(self, head: QueueEntry) -> None:
-        """Refuse before claiming anything: nothing changes when the setup is wrong."""
+    def not_ready(self, head: QueueEntry) -> str | None:
+        """Why processing ``head`` would be refused before anything is claimed (the setup
+        is wrong, so nothing may change), or ``None``."""
         if command_args(head.get("test_command")) is None and self.settings.test_command is None:
-            raise RuneError(
+            return (
                 "no test command: set runeconsole.merge_queue.test_command in "
                 ".claude/talisman.yml (or give the entry --test-command)"
             )
         if gw.resolve_commit(self.root, self.queue.main_ref) is None:
-            raise RuneError(f"branch {self.settings.main_branch!r} does not exist in {self.root}")
+            return f"branch {self.settings.main_branch!r} does not exist in {self.root}"
+        return None
 
     def _process_entry(self, entry: dict[str, Any], progress: ProgressCallback | None) -> Outcome:
         run = _Run(entry, progress=progress)

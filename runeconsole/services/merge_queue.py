@@ -579,6 +579,12 @@ class MergeQueue:
 
         return Processor(self).process(run_all=run_all, progress=progress)
 
+    def not_ready(self, head: QueueEntry) -> str | None:
+        """Why ``process`` would refuse ``head`` before starting, or ``None``."""
+        from runeconsole.services.merge_processor import Processor
+
+        return Processor(self).not_ready(head)
+
     def predict(self, state: QueueState | None = None) -> dict[str, Prediction]:
         """Predicted conflicts of every pending entry (cached until something changes)."""
         return self.predictor.predict(state or self.read())

@@ -22,7 +22,7 @@ COLUMNS = (
     ("context", "CONTEXT", 8),
     ("node", "NODE", 12),
     ("tmux", "TMUX", 24),
-    ("predecessor", "PREDECESSOR", None),
+    ("predecessor", "PREDECESSOR", 40),  # fixed: a successor's may arrive after the row
 )
 
 # PRD work phases, shortened to fit; harness phases are short already.

@@ -260,7 +260,9 @@ class RuneConsole(App[None]):
             self.goto_pane(panes[number - 1].id or "")
 
     def goto_pane(self, pane_id: str) -> None:
-        """Show a pane by its id (``agents``, ``questions``…), whatever its number."""
+        """Show a pane by its id (``agents``, ``questions``…), whatever its number. A filter
+        belongs to the pane it was typed on: it is cleared when the pane changes."""
+        self.action_clear_filter()
         self.query_one(TabbedContent).active = pane_id
         self.current_pane().query_one("DataTable").focus()
 
@@ -275,7 +277,6 @@ class RuneConsole(App[None]):
             box.value = ""
             box.remove_class("shown")
             self.current_pane().filter("")
-            self.query_one(StatusBar).set_note("")
             self.current_pane().query_one("DataTable").focus()
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -284,9 +285,8 @@ class RuneConsole(App[None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "filter":
-            event.input.remove_class("shown")
-            note = f"filter: {event.value}" if event.value else ""
-            self.query_one(StatusBar).set_note(note)
+            # A filter in force stays in sight (the status bar is cut at 80 columns).
+            event.input.set_class(bool(event.value), "shown")
             self.current_pane().query_one("DataTable").focus()
 
     def goto_agent(self, key: str) -> None:

@@ -237,13 +237,13 @@ class MergeQueuePane(LivePane):
             text.append("PAUSED", "bold yellow")
             text.append("  space resumes", "dim")
         else:
-            text.append("running", "green")
+            text.append("queue running", "green")
         if self.processing:
             elapsed = time.monotonic() - self.process_started
             text.append(f"   processing {self.processing}: {self.step} {elapsed:.1f}s", "bold")
         counts = state.counts()
         text.append(
-            f"   {counts[PENDING]} queued  {counts[FAILED]} failed  {counts[COMPLETED]} merged",
+            f"  ·  {counts[PENDING]} queued · {counts[FAILED]} failed · {counts[COMPLETED]} merged",
             "dim",
         )
         self.query_one("#mq-header", Static).update(text)
