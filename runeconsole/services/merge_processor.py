@@ -110,8 +110,9 @@ class Processor:
                     **me,
                 )
             )
-        except LockBusy as busy:
-            pid = busy.holder if busy.holder is not None else self._holder_pid()
+        except LockBusy:
+            # Not the pid LockBusy read (unchecked: a dead holder's, for a moment).
+            pid = self._holder_pid()
             who = f"pid {pid}" if pid is not None else "another process"
             raise QueueBusy(
                 f"queue is being processed by {who}; try again when it finishes"

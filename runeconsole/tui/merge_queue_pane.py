@@ -150,6 +150,7 @@ class MergeQueuePane(LivePane):
         self.step = ""
         self.step_lines: dict[str, Text] = {}  # step -> its latest line, in order
         self.output_lines: deque[Text] = deque(maxlen=OUTPUT_LINES)
+        self._refs: Path | None = None  # the repository's refs/heads, once git has said
 
     def compose(self) -> ComposeResult:
         yield Static(id="mq-header")
@@ -167,8 +168,11 @@ class MergeQueuePane(LivePane):
 
     def watch_dirs(self) -> list[Path]:
         dirs = [self.queue.paths.state, self.queue.paths.signals]
-        with contextlib.suppress(RuneError):  # main moving changes the predictions
-            dirs.append(gw.common_dir(self.queue.root) / "refs" / "heads")
+        if self._refs is None:  # asked of git once: a repository's refs do not move
+            with contextlib.suppress(RuneError):
+                self._refs = gw.common_dir(self.queue.root) / "refs" / "heads"
+        if self._refs is not None:  # main moving changes the predictions
+            dirs.append(self._refs)
         return dirs
 
     # -- reading ----------------------------------------------------------------------------

@@ -49,7 +49,7 @@ class ProblemsPane(LivePane):
         super().__init__(**kwargs)
         self.supervisor = supervisor
         self.problems: dict[str, Problem] = {}
-        self._order: dict[str, tuple[int, float, str]] = {}
+        self._order: list[str] = []  # problem keys, most urgent first
         self.filter_text = ""
 
     def compose(self) -> ComposeResult:
@@ -94,8 +94,9 @@ class ProblemsPane(LivePane):
             else:
                 self.table.drop(key)
         last = (99, float("inf"), "")
-        moved = order != self._order  # context left changing moves a row among its rank
-        self._order = order
+        ranked = sorted(order, key=order.__getitem__)
+        moved = ranked != self._order  # context left changing can move a row among its rank
+        self._order = ranked
         self.table.reorder(key=lambda cells: order.get(f"{cells[1]}/{cells[0]}", last), force=moved)
         self.post_message(self.Summary("problems", {"problems": len(fresh)}))
 
