@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -400,3 +401,14 @@ def test_untracked_file_in_the_main_checkout_is_refused_before_main_moves(
     queue.retry(entry.entry_id)
     assert queue.process().outcomes[0].status == COMPLETED
     assert (repo / "new.txt").read_text() == "from the branch\n"
+
+
+def test_a_file_touched_but_unchanged_in_the_main_checkout_does_not_block(
+    repo: Path, clock
+) -> None:
+    commit_on(repo, "feat/a2", {"a.txt": "the branch's a\n"})
+    os.utime(repo / "a.txt", (1, 1))  # same content, new stat: the index is out of date
+    queue = make_queue(repo, clock)
+    queue.add("feat/a2")
+    assert queue.process().outcomes[0].status == COMPLETED
+    assert (repo / "a.txt").read_text() == "the branch's a\n"

@@ -210,6 +210,9 @@ def fast_forward_checkout(
     untracked files. ``dry_run`` (``-n``) makes the same checks and writes nothing, so
     it can be asked before the branch moves. Returns git's complaint, or ``None``.
     """
+    # read-tree trusts the index's cached file stats: refresh them first, or a file merely
+    # touched (same content, new mtime) reads as "not uptodate" and blocks the merge.
+    run_git(["update-index", "-q", "--refresh"], worktree, timeout=300, check=False)
     args = ["read-tree", *(["-n"] if dry_run else []), "-m", "-u", old, new]
     result = run_git(args, worktree, timeout=300, check=False)
     if result.returncode == 0:
