@@ -21,13 +21,14 @@ from runeconsole.core.files import read_bytes
 
 TALISMAN = Path(".claude") / "talisman.yml"
 
-_warning_sink: list[Callable[[str], None]] = []  # at most one
+_warning_sink: Callable[[str], None] | None = None
 
 
 def tell_warnings_to(sink: Callable[[str], None]) -> None:
     """Also pass every talisman warning to ``sink`` as it is found (the CLI prints them on
     stderr; the console shows each talisman's ``warnings`` itself)."""
-    _warning_sink[:] = [sink]
+    global _warning_sink
+    _warning_sink = sink
 
 
 @dataclass
@@ -75,8 +76,8 @@ class Talisman:
     def warn(self, warning: str) -> None:
         if warning not in self.warnings:
             self.warnings.append(warning)
-            for sink in _warning_sink:
-                sink(warning)
+            if _warning_sink is not None:
+                _warning_sink(warning)
 
     def section(self, *names: str) -> Section:
         node: Any = self.data

@@ -187,14 +187,12 @@ class RuneConsole(App[None]):
         lines += [f"{spawned.key} re-spawned" for spawned in report.respawned]
         lines += report.errors
         if lines:
-            urgent = report.crashed or any(w.urgency == "high" for w in report.warnings)
-            severity = "error" if urgent else "warning" if report.warnings or report.errors else ""
-            self.notify(
-                "\n".join(lines),
-                title="Agents",
-                severity=severity or "information",
-                markup=False,
-            )
+            severity: SeverityLevel = "information"
+            if report.warnings or report.errors:
+                severity = "warning"
+            if report.crashed or any(w.urgency == "high" for w in report.warnings):
+                severity = "error"
+            self.notify("\n".join(lines), title="Agents", severity=severity, markup=False)
 
     def notify(
         self,
