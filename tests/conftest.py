@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from textual import events
+from textual.app import App
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
@@ -150,3 +152,12 @@ def tmux_socket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 def other_tmux_socket(tmux_socket: str) -> Iterator[str]:
     """A second private server, for agents that must be found where they were spawned."""
     yield from private_tmux_server()
+
+
+def burst(app: App, text: str) -> None:
+    """Keys queued in one go, as a paste or keys sent over ssh arrive: no pause between
+    them, unlike ``Pilot.press``."""
+    for char in text:
+        event = events.Key({"/": "slash"}.get(char, char), char)
+        event.set_sender(app)
+        app._driver.send_message(event)

@@ -13,8 +13,10 @@ from runeconsole.demo.scene import CAST, build_scene
 from runeconsole.services.registry import Registry
 from runeconsole.tui.agent_detail import AgentDetail
 from runeconsole.tui.app import create_app
+from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.status_bar import StatusBar
+from tests.conftest import burst
 
 
 def cell(app, key: str, column: str) -> str:
@@ -197,3 +199,15 @@ async def test_a_busy_monitor_pass_is_one_toast_and_repeats_are_not_shown(
             ),
             ("Hook", "saved", "information"),
         ]
+
+
+async def test_a_burst_of_keys_after_slash_goes_into_the_filter(
+    project: Path, clock: ManualClock
+) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test() as pilot:
+        burst(app, "/worker")  # `r` and `k` are the Agents pane's keys: none may fire
+        await pilot.pause()
+        assert app.query_one("#filter", Input).value == "worker"
+        assert not isinstance(app.screen, ConfirmScreen)

@@ -30,7 +30,7 @@ from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.questions_pane import QuestionsPane
-from tests.conftest import cli_env
+from tests.conftest import burst, cli_env
 
 SNAP_ROOT = Path("/tmp/runeconsole-snap")
 
@@ -389,3 +389,13 @@ async def test_live_ask_appears_and_a_key_answers_the_process(tmp_path: Path) ->
         assert json.loads(out)["answer"] == "B: 8080"
         await pilot.pause(0.2)
         assert pane(app).table.keys() == []
+
+
+async def test_keys_typed_right_after_t_never_choose_an_option(scene: Questions) -> None:
+    app = console(scene)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await open_first(pilot)
+        burst(app, "tAB")
+        await pilot.pause()
+        assert isinstance(app.screen, QuestionModal)
+        assert answer_of(scene, "task-3.q1") is None

@@ -28,6 +28,7 @@ from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import LivePane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
+from runeconsole.tui.reveal import reveal
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 
@@ -54,7 +55,9 @@ class RuneConsole(App[None]):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help"),
-        Binding("slash", "filter", "Filter"),
+        # Priority: it acts as the key arrives, before the keys typed after it are handed to
+        # the table (whose own keys, like r for respawn, they would otherwise fire).
+        Binding("slash", "filter", "Filter", priority=True),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 10)),
     ]
@@ -264,16 +267,19 @@ class RuneConsole(App[None]):
         self.query_one(TabbedContent).active = pane_id
         self.current_pane().query_one("DataTable").focus()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "filter":  # a `/` typed into a text box or over a window is just that
+            return not isinstance(self.focused, Input) and len(self.screen_stack) == 1
+        return True
+
     def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.add_class("shown")
-        box.focus()
+        reveal(self.query_one("#filter", Input))
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#filter", Input)
-        if box.value or box.has_class("shown"):
+        if box.value or box.display:
             box.value = ""
-            box.remove_class("shown")
+            box.display = False
             self.current_pane().filter("")
             self.current_pane().query_one("DataTable").focus()
 
@@ -284,7 +290,7 @@ class RuneConsole(App[None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "filter":
             # A filter in force stays in sight (the status bar is cut at 80 columns).
-            event.input.set_class(bool(event.value), "shown")
+            event.input.display = bool(event.value)
             self.current_pane().query_one("DataTable").focus()
 
     def goto_agent(self, key: str) -> None:

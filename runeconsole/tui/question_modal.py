@@ -26,6 +26,7 @@ from runeconsole.services.questions import (
     Questions,
     format_left,
 )
+from runeconsole.tui.reveal import reveal
 
 CLOSE_DELAY_SECONDS = 2.0
 
@@ -149,8 +150,7 @@ class QuestionModal(ModalScreen[Answer | None]):
         if self.closing:
             return
         box = self.query_one("#question-text", Input)
-        box.add_class("shown")
-        box.focus()
+        reveal(box)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
