@@ -48,7 +48,8 @@ def test_dir_must_be_new(tmp_path: Path, run_cli) -> None:
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-def test_demo_console_opens_and_cleans_up_on_quit(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ending", ["q", "terminal closed"])
+def test_demo_console_opens_and_cleans_up_on_quit(tmp_path: Path, ending: str) -> None:
     socket = f"rc-test-{os.getpid()}"
     scratch = tmp_path / "scratch"
     scratch.mkdir()
@@ -90,7 +91,10 @@ def test_demo_console_opens_and_cleans_up_on_quit(tmp_path: Path) -> None:
         assert "runeconsole" in screen and "orchestrator" in screen, screen
         (project,) = scratch.glob("runeconsole-demo-*/project")
         assert (project / ".git").is_dir()
-        subprocess.run([*tmux, "send-keys", "-t", "demo", "q"], check=True, timeout=10)
+        if ending == "q":
+            subprocess.run([*tmux, "send-keys", "-t", "demo", "q"], check=True, timeout=10)
+        else:  # its tmux goes away: the demo gets SIGHUP
+            subprocess.run([*tmux, "kill-server"], check=True, timeout=10)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and list(scratch.glob("runeconsole-demo-*")):
             time.sleep(0.2)

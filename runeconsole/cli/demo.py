@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -55,6 +56,10 @@ def stop_fleet(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=5)
 
 
+def _leave(*_: object) -> None:
+    raise SystemExit(0)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.dir is not None:
         if args.dir.exists():
@@ -62,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
         root = args.dir.resolve()
     else:
         root = Path(tempfile.mkdtemp(prefix="runeconsole-demo-")) / "project"
+    # A closed terminal (SIGHUP) or a kill (SIGTERM) still cleans up, as `q` does.
+    for number in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(number, _leave)
     socket = demo_socket()
     make_project(root, socket)
     # The fleet and the console inherit this: the demo's agents live on the demo's own

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import random
 import shutil
 import signal
@@ -162,8 +163,11 @@ class Fleet:
         if monitor:
             watcher.start()
         deadline = time.monotonic() + duration if duration else None
+        parent = os.getppid()
         try:
-            while deadline is None or time.monotonic() < deadline:
+            # Ends with the demo that started it, even one killed outright (-9) that could
+            # not stop it: no agent outlives its demo.
+            while (deadline is None or time.monotonic() < deadline) and os.getppid() == parent:
                 # A file someone else is changing: try again next round.
                 with contextlib.suppress(RuneError):
                     self.step()
