@@ -35,6 +35,7 @@ def start_fleet(
     root: Path, duration: float | None = None, monitor: bool = False
 ) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "runeconsole.demo.fleet", "--root", str(root)]
+    command += ["--parent", str(os.getpid())]  # the fleet ends when we do, however we end
     if duration:
         command += ["--duration", str(duration)]
     if monitor:

@@ -154,7 +154,9 @@ class Fleet:
                 if self.registry.get(key).status == ACTIVE:
                     self.supervisor.kill(key, "the demo ended")
 
-    def run(self, duration: float | None, monitor: bool) -> None:
+    def run(self, duration: float | None, monitor: bool, parent: int | None = None) -> None:
+        """Until ``duration`` has passed, or the process ``parent`` is no longer ours (the
+        demo that started us died, even of a kill -9 that left it no time to stop us)."""
         stop_monitor = threading.Event()
         self.launch()
         watcher = threading.Thread(
@@ -163,11 +165,10 @@ class Fleet:
         if monitor:
             watcher.start()
         deadline = time.monotonic() + duration if duration else None
-        parent = os.getppid()
         try:
-            # Ends with the demo that started it, even one killed outright (-9) that could
-            # not stop it: no agent outlives its demo.
-            while (deadline is None or time.monotonic() < deadline) and os.getppid() == parent:
+            while deadline is None or time.monotonic() < deadline:
+                if parent is not None and os.getppid() != parent:
+                    break
                 # A file someone else is changing: try again next round.
                 with contextlib.suppress(RuneError):
                     self.step()
@@ -190,11 +191,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--monitor", action="store_true", help="run the tmux monitor here (no console)"
     )
+    parser.add_argument("--parent", type=int, help="stop when this process is gone")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _stop)
     with contextlib.suppress(SystemExit, KeyboardInterrupt):
         tmux = shutil.which("tmux") is not None
-        Fleet(args.root, tmux=tmux).run(args.duration, args.monitor and tmux)
+        Fleet(args.root, tmux=tmux).run(args.duration, args.monitor and tmux, args.parent)
     return 0
 
 
