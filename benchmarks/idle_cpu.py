@@ -1,0 +1,109 @@
+"""Console CPU and RSS while nothing changes, in a real 160x45 tmux pane.
+
+For each fleet size, a fresh fleet of identity files, then the console (``runeconsole
+--root FLEET``, with the monitor and with ``--no-monitor``) in a pane of a private tmux
+server. From the first complete paint (status bar counts every agent, first rows drawn)
+the console's CPU is read from ``/proc`` for ``--seconds`` (its threads and the tmux
+clients its monitor runs), as a share of one core; CPU seconds over wall seconds is
+what contention on a shared machine distorts least. Also printed: the CPU in each
+slice of the window (a start-up tail shows in the first), RSS at the end and its peak,
+the bytes the console wrote to its terminal, the tmux server's CPU, and the load.
+
+Goal (issue 12): 10,000 agents, console CPU < 2 % of one core with the monitor on.
+
+    python benchmarks/idle_cpu.py [AGENTS ...] [--fleet unsupervised|sessions|crashed]
+        [--seconds 30] [--monitor both|on|off] [--py-spy DIR]
+
+``--fleet`` (see ``_common.FLEET_KINDS``): ``unsupervised`` (default) is the quiet fleet,
+nothing for the monitor to act on; ``sessions`` is issue 12's first measurement, whose
+missing sessions the monitor turns into a mass crash during the window; ``crashed``
+is the state after it. ``--py-spy DIR`` records the console's stacks over the window
+into ``DIR/idle-N-monitor|no-monitor.txt`` (py-spy's collapsed format; summarise with
+``benchmarks/stacks.py``); the CPU figures of a profiled run are inflated by sampling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import FLEET_KINDS, CpuMeter, load, make_fleet, process_cpu, process_memory
+from _console import ConsolePane, first_complete_paint
+
+
+def tmux_server_pid(pane: ConsolePane) -> int:
+    return int(pane.command("display-message", "-p", "#{pid}")[0])
+
+
+def one_run(
+    agents: int, kind: str, monitor: bool, seconds: float, slices: int, spy: Path | None
+) -> str:
+    scratch = Path(tempfile.mkdtemp(prefix="runeconsole-idle-"))
+    try:
+        root = scratch / "fleet"
+        make_fleet(root, agents, kind=kind)
+        with ConsolePane(root, monitor=monitor) as pane:
+            started = pane.start_console()
+            assert pane.pid is not None
+            painted = pane.wait_for(
+                first_complete_paint(agents), timeout=60 + agents / 500, what="first paint"
+            )
+            server = tmux_server_pid(pane)
+            server_cpu = process_cpu(server)
+            bytes_before = pane.output_bytes
+            before = load()
+            if spy is not None:
+                label = "monitor" if monitor else "no-monitor"
+                pane.py_spy(spy / f"idle-{agents}-{label}.txt", seconds)
+            meter = CpuMeter(pane.pid)
+            shares = []
+            for _ in range(slices):
+                slice_meter = CpuMeter(pane.pid)
+                time.sleep(seconds / slices)
+                shares.append(slice_meter.percent())
+            cpu, wall = meter.read()
+            memory = process_memory(pane.pid)
+            server_share = 100 * (process_cpu(server) - server_cpu) / wall
+            written = (pane.output_bytes - bytes_before) / wall
+            if not pane.console_alive():
+                raise RuntimeError("the console exited during the window")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    label = "monitor on " if monitor else "--no-monitor"
+    per_slice = " ".join(f"{share:.1f}" for share in shares)
+    return (
+        f"{agents:>6} agents ({kind}), {label}: console CPU {100 * cpu / wall:6.1f} % of one "
+        f"core over {wall:.0f} s after first paint ({cpu:.2f} CPU s; per {seconds / slices:g} s: "
+        f"{per_slice}); RSS {memory['rss']:.0f} MB (peak {memory['hwm']:.0f}); "
+        f"first paint {painted - started:.2f} s; terminal output {written / 1024:.1f} KiB/s; "
+        f"tmux server {server_share:.1f} %; {before} -> {load()}  (goal < 2 % with the monitor)"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("agents", type=int, nargs="*", default=[10_000])
+    parser.add_argument("--fleet", choices=FLEET_KINDS, default="unsupervised")
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--slices", type=int, default=6, help="CPU shown per slice of the window")
+    parser.add_argument("--monitor", choices=("both", "on", "off"), default="both")
+    parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
+    args = parser.parse_args()
+    if args.py_spy is not None:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+    modes = {"both": (True, False), "on": (True,), "off": (False,)}[args.monitor]
+    for agents in args.agents:
+        for monitor in modes:
+            print(one_run(agents, args.fleet, monitor, args.seconds, args.slices, args.py_spy))
+            sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
