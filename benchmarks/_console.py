@@ -66,13 +66,17 @@ class ConsolePane:
         monitor: bool = True,
         size: tuple[int, int] = (160, 45),
         console_args: Sequence[str] = (),
+        wrap: Sequence[str] = (),
     ) -> None:
+        """``wrap`` is put before the console's command (``py-spy record ... --``); the
+        pane's process is then the wrapper, so ``pid`` is not the console's."""
         if shutil.which("tmux") is None:
             raise SystemExit("tmux is not installed")
         self.root = root
         self.monitor = monitor
         self.size = size
         self.console_args = list(console_args)
+        self.wrap = list(wrap)
         self.socket = f"rc-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.pid: int | None = None
         self.started_at = 0.0
@@ -130,7 +134,7 @@ class ConsolePane:
 
     def start_console(self) -> float:
         """Start the console in the pane; returns the moment (``time.monotonic``) it was."""
-        command = [sys.executable, "-m", "runeconsole", "--root", str(self.root)]
+        command = [*self.wrap, sys.executable, "-m", "runeconsole", "--root", str(self.root)]
         if not self.monitor:
             command.append("--no-monitor")
         command += self.console_args
@@ -236,19 +240,20 @@ class ConsolePane:
 
     # -- profiling -------------------------------------------------------------------------
 
-    def py_spy(self, output: Path, seconds: float, *, rate: int = 100) -> subprocess.Popen[bytes]:
-        """``py-spy record`` the console for ``seconds`` (collapsed stacks, per thread)."""
+    @staticmethod
+    def py_spy_argv(output: Path, *, rate: int = 100) -> list[str]:
+        """``py-spy record`` into ``output``: collapsed stacks, one root frame per thread."""
         spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
         if not Path(spy).exists():
             raise SystemExit("py-spy is not installed: python -m pip install py-spy")
-        process = subprocess.Popen(
-            [
-                spy, "record", "--pid", str(self.pid), "--duration", str(round(seconds)),
-                "--rate", str(rate), "--format", "raw", "--threads", "--output", str(output),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )  # fmt: skip
+        return [spy, "record", "--rate", str(rate), "--format", "raw", "--threads",
+                "--output", str(output)]  # fmt: skip
+
+    def py_spy(self, output: Path, seconds: float, *, rate: int = 100) -> subprocess.Popen[bytes]:
+        """Attach ``py-spy record`` to the running console for ``seconds``."""
+        argv = self.py_spy_argv(output, rate=rate)
+        argv += ["--pid", str(self.pid), "--duration", str(round(seconds))]
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self._profilers.append(process)
         return process
 

@@ -1,0 +1,238 @@
+"""A heartbeating fleet: console CPU, and file written -> its row repainted, end to end.
+
+A separate process (this script with ``--writer``) heartbeats every agent once per
+``--interval`` (60 s: about 170 writes a second at 10,000 agents), evenly spread, the
+way agents' heartbeats interleave; the fleet's last heartbeats are staggered the same
+way, so every agent stays green and no liveness colour changes during the run. Each
+write replaces the whole identity file (temp file, then rename), as the harness does;
+``--durable`` fsyncs the file and its directory too, as ``runeconsole agent heartbeat``
+does (a single writer process then cannot keep up with the largest fleets, so the
+default leaves it out: the console sees the same file events either way).
+
+How "row repainted" is observed. A few times a second (``--probes``) the writer's
+heartbeat of an agent whose row is on screen also sets its ``node_id`` to a fresh
+token (``p000042``) and reports the moment the rename was done. The console runs in a
+real 160x45 tmux pane; a control-mode client receives every byte the console writes to
+its terminal (``%output``), stamped on arrival, and the latency is from the writer's
+rename to the first arrival of the token in that stream: the moment the new row
+reaches the terminal, which is what the operator sees, with no polling at all. So the
+probe costs the console exactly what any heartbeat of a visible row costs, and the
+watcher costs only the tmux server's forwarding (its CPU is printed). The alternative,
+an in-process ``App.run_test`` with a hook on the table's render, would leave out the
+terminal write and the compositor's diffing, and share the console's event loop with
+the measurement; ``agents_row_update.py`` is that kind, for a single write.
+
+A token never seen within ``--grace`` seconds of the end counts as lost (printed).
+Console CPU is CPU seconds over wall seconds across the whole window (its threads and
+the tmux clients its monitor runs). The fleet is ``unsupervised`` (the agents heartbeat
+their own files; no tmux sessions), so the monitor, when on, has nothing to act on.
+
+Goal (issue 12): 10,000 agents, console CPU < 15 % of one core and p95 <= 50 ms.
+
+    python benchmarks/churn.py [AGENTS ...] [--seconds 60] [--interval 60] [--probes 5]
+        [--monitor on|off|both] [--durable] [--py-spy DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import CpuMeter, load, make_fleet, percentile, process_cpu, process_memory
+from _console import ConsolePane, first_complete_paint
+
+from runeconsole.core.files import atomic_write_bytes
+
+TOKEN = re.compile(rb"p\d{6}")
+ON_SCREEN = 30  # rows of a 160x45 pane that are surely visible (sorted: w00000 first)
+
+
+# -- the writer (a separate process) -------------------------------------------------------
+
+
+def writer(root: Path, agents: int, interval: float, seconds: float, probes: float, durable: bool):
+    """Heartbeat every agent once per ``interval`` for ``seconds``; every ``1/probes``
+    seconds also give an on-screen agent a new node token. Prints ``ready``, then
+    ``TOKEN DONE`` per probe, then a JSON summary."""
+    directory = root / ".claude" / "state" / "identities"
+    keys = [f"worker-w{n:05d}" for n in range(agents)]
+    bodies = {key: json.loads((directory / f"{key}.json").read_bytes()) for key in keys}
+    pid, written = os.getpid(), 0
+
+    def write(key: str) -> float:
+        nonlocal written
+        body = bodies[key]
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        body["last_heartbeat"] = body["last_seen"] = stamp
+        data = json.dumps(body).encode()
+        path = directory / f"{key}.json"
+        if durable:
+            atomic_write_bytes(path, data)
+        else:
+            temp = directory / f".{key}.json.{pid}.{written:x}.tmp"
+            temp.write_bytes(data)
+            os.replace(temp, path)
+        written += 1
+        return time.monotonic()
+
+    print("ready", flush=True)
+    start = time.monotonic()
+    end = start + seconds
+    beats = probes_sent = 0
+    lag = 0.0
+    while True:
+        now = time.monotonic()
+        if now >= end:
+            break
+        beat_due = start + beats * interval / agents
+        probe_due = start + (probes_sent + 0.5) / probes if probes else end
+        if now >= probe_due:
+            key = keys[probes_sent % min(agents, ON_SCREEN)]
+            token = f"p{probes_sent:06d}"
+            bodies[key]["node_id"] = token
+            done = write(key)
+            print(f"{token} {done:.6f}", flush=True)
+            probes_sent += 1
+        elif now >= beat_due:
+            lag = max(lag, now - beat_due)
+            write(keys[beats % agents])
+            beats += 1
+        else:
+            time.sleep(max(0.0, min(beat_due, probe_due, end) - now))
+    wall = time.monotonic() - start
+    cpu = process_cpu(pid)
+    summary = {"writes": written, "wall": wall, "cpu": cpu, "lag": lag, "probes": probes_sent}
+    print(json.dumps(summary), flush=True)
+
+
+# -- the measurement ----------------------------------------------------------------------
+
+
+class TokenWatch:
+    """First arrival of each token in the console's terminal output."""
+
+    def __init__(self) -> None:
+        self.seen: dict[bytes, float] = {}
+        self._tail = b""
+
+    def __call__(self, arrival: float, data: bytes) -> None:
+        chunk = self._tail + data
+        for match in TOKEN.finditer(chunk):
+            self.seen.setdefault(match.group(), arrival)
+        self._tail = chunk[-8:]  # a token cut between two writes is found whole next time
+
+
+def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
+    scratch = Path(tempfile.mkdtemp(prefix="runeconsole-churn-"))
+    writer_process = None
+    try:
+        root = scratch / "fleet"
+        make_fleet(root, agents, kind="unsupervised", heartbeat_spread=args.interval)
+        with ConsolePane(root, monitor=monitor) as pane:
+            watch = TokenWatch()
+            pane.on_output(watch)
+            pane.start_console()
+            assert pane.pid is not None
+            pane.wait_for(first_complete_paint(agents), timeout=60 + agents / 500)
+            time.sleep(args.settle)  # the start-up tail (the monitor's first pass) is not churn
+            command = [sys.executable, __file__, "--writer", str(root), str(agents)]
+            command += [str(args.interval), str(args.seconds), str(args.probes)]
+            command += ["--durable"] if args.durable else []
+            writer_process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+            assert writer_process.stdout is not None
+            ready = writer_process.stdout.readline().strip()
+            if ready != "ready":
+                raise RuntimeError(f"writer did not start: {ready!r}")
+            server = int(pane.command("display-message", "-p", "#{pid}")[0])
+            server_cpu, bytes_before, before = process_cpu(server), pane.output_bytes, load()
+            if args.py_spy is not None:
+                label = "monitor" if monitor else "no-monitor"
+                pane.py_spy(args.py_spy / f"churn-{agents}-{label}.txt", args.seconds)
+            meter = CpuMeter(pane.pid)
+            done: dict[bytes, float] = {}
+            result: dict[str, float] = {}
+
+            def follow() -> None:
+                assert writer_process is not None and writer_process.stdout is not None
+                for line in writer_process.stdout:
+                    if line.startswith("{"):
+                        result.update(json.loads(line))
+                    else:
+                        token, moment = line.split()
+                        done[token.encode()] = float(moment)
+
+            reader = threading.Thread(target=follow, daemon=True)
+            reader.start()
+            writer_process.wait(timeout=args.seconds + 60)
+            reader.join(timeout=10)
+            cpu, wall = meter.read()
+            server_share = 100 * (process_cpu(server) - server_cpu) / wall
+            written = (pane.output_bytes - bytes_before) / wall
+            memory = process_memory(pane.pid)
+            deadline = time.monotonic() + args.grace
+            while set(done) - set(watch.seen) and time.monotonic() < deadline:
+                time.sleep(0.05)
+    finally:
+        if writer_process is not None and writer_process.poll() is None:
+            writer_process.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
+    millis = [(watch.seen[t] - moment) * 1000 for t, moment in done.items() if t in watch.seen]
+    lost = len(done) - len(millis)
+    label = "monitor on " if monitor else "--no-monitor"
+    rate = result.get("writes", 0) / max(result.get("wall", 1), 1e-9)
+    latency = "no probe seen"
+    if millis:
+        latency = (
+            f"p50 {percentile(millis, 50):.1f} ms p95 {percentile(millis, 95):.1f} ms "
+            f"max {max(millis):.0f} ms (n={len(millis)}, lost {lost})"
+        )
+    return (
+        f"{agents:>6} agents, {label}: console CPU {100 * cpu / wall:6.1f} % of one core over "
+        f"{wall:.0f} s ({cpu:.2f} CPU s) at {rate:.0f} writes/s (target "
+        f"{agents / args.interval + args.probes:.0f}; writer lag max {result.get('lag', 0):.2f} s, "
+        f"writer CPU {100 * result.get('cpu', 0) / max(wall, 1e-9):.0f} %); file written -> row "
+        f"repainted {latency}; RSS {memory['rss']:.0f} MB; terminal output "
+        f"{written / 1024:.1f} KiB/s; tmux server {server_share:.1f} %; {before} -> {load()}  "
+        "(goal < 15 %, p95 <= 50 ms)"
+    )
+
+
+def main() -> int:
+    if sys.argv[1:2] == ["--writer"]:
+        root, agents, interval, seconds, probes = sys.argv[2:7]
+        durable = "--durable" in sys.argv[7:]
+        writer(Path(root), int(agents), float(interval), float(seconds), float(probes), durable)
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("agents", type=int, nargs="*", default=[10_000])
+    parser.add_argument("--seconds", type=float, default=60.0, help="length of the churn")
+    parser.add_argument("--interval", type=float, default=60.0, help="each agent's heartbeat")
+    parser.add_argument("--probes", type=float, default=5.0, help="probe writes a second")
+    parser.add_argument("--settle", type=float, default=5.0, help="wait after first paint")
+    parser.add_argument("--grace", type=float, default=10.0, help="wait for late probes")
+    parser.add_argument("--monitor", choices=("both", "on", "off"), default="both")
+    parser.add_argument("--durable", action="store_true", help="fsync each write")
+    parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
+    args = parser.parse_args()
+    if args.py_spy is not None:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+    modes = {"both": (True, False), "on": (True,), "off": (False,)}[args.monitor]
+    for agents in args.agents:
+        for monitor in modes:
+            print(one_run(agents, monitor, args), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

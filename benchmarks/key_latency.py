@@ -1,0 +1,178 @@
+"""A key in the Agents pane with N rows -> the screen shows its effect, in a real tmux pane.
+
+The console runs in a 160x45 pane of a private tmux server; keys are sent with
+``send-keys`` and the screen is read back through one tmux control-mode client (a
+capture costs the tmux server a fraction of a millisecond and the console nothing),
+about every millisecond, until it shows what the key does:
+
+Each round:
+
+- ``j``: the cursor (the one row drawn in the cursor's colours, read with the styles of
+  ``capture-pane -e``) is on the next agent;
+- ``pagedown``: the cursor row shows another agent;
+- ``ctrl+home``: the cursor is on the first agent, the first two rows are the fleet's;
+- ``/``: the filter box is open;
+- one character (a digit 1-9, none of which is in the first agent's row): the first two
+  rows are the first two agents that match it (worked out with the pane's own
+  ``matches``), i.e. the table is filtered;
+- ``escape``: the filter is cleared, the first two rows are the fleet's first two again.
+
+Latency is from handing tmux the key to the capture that showed the effect (an upper
+bound, by at most one poll). Keys are spaced by a random 150-400 ms, so they fall at
+every phase of the console's one-second tick.
+
+Goal (issue 12): 10,000 rows, p95 <= 50 ms (j, page down, the filter's character).
+A key that takes longer than ``--timeout`` ends the run with what was measured so far.
+
+    python benchmarks/key_latency.py [AGENTS ...] [--rounds 20] [--monitor both|on|off]
+        [--timeout 120] [--py-spy DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import load, make_fleet, summary
+from _console import ConsolePane, PaneError, first_complete_paint
+
+from runeconsole.services.registry import AgentRecord, Registry
+from runeconsole.tui.agents_pane import matches
+
+BACKGROUND = re.compile(r"\x1b\[[0-9;]*48;5;(\d+)")
+NAME = re.compile(r"w\d{5}")
+
+
+def rows(lines: list[str]) -> list[str]:
+    """The names on the table's rows on screen, top first."""
+    return [found.group() for line in lines if (found := NAME.search(line))]
+
+
+def top_rows(lines: list[str]) -> list[str]:
+    """The names of the first two rows (the cursor is on the first, moved to the top)."""
+    return rows(lines)[:2]
+
+
+def cursor_row(styled: list[str]) -> str | None:
+    """The name on the row drawn in a background no other row has: the cursor's."""
+    rows = [(BACKGROUND.findall(line), NAME.search(line)) for line in styled]
+    rows = [(tuple(bgs[:1]), name.group()) for bgs, name in rows if name and bgs]
+    usual = Counter(bg for bg, _ in rows).most_common(1)
+    odd = [name for bg, name in rows if usual and bg != usual[0][0]]
+    return odd[0] if len(odd) == 1 else None
+
+
+class Keys:
+    def __init__(self, pane: ConsolePane, records: list[AgentRecord], timeout: float) -> None:
+        self.pane = pane
+        self.names = [str(record.get("name")) for record in records]  # in the table's order
+        self.matching = {
+            char: [str(r.get("name")) for r in records if matches(r, char)] for char in "123456789"
+        }
+        self.timeout = timeout
+        self.rng = random.Random(7)
+        self.times: dict[str, list[float]] = {}
+
+    def press(
+        self, label: str, key: str, shown: Callable[[list[str]], bool], styles: bool = False
+    ) -> None:
+        time.sleep(self.rng.uniform(0.15, 0.4))
+        sent = self.pane.send_keys(key)
+        times = self.times.setdefault(label, [])
+        try:
+            seen = self.pane.wait_for(
+                shown, timeout=self.timeout, styles=styles, what=f"the effect of {label}"
+            )
+        except PaneError:
+            times.append(float("inf"))
+            raise
+        times.append((seen - sent) * 1000)
+
+    def round(self, n: int) -> None:
+        names = self.names
+        self.pane.wait_for(lambda s: cursor_row(s) is not None, timeout=self.timeout, styles=True)
+        following = names[names.index(cursor_row(self.pane.capture(styles=True))) + 1]
+        self.press("j", "j", lambda s: cursor_row(s) == following, styles=True)
+        moved = lambda s: cursor_row(s) not in (None, following)  # noqa: E731
+        self.press("pagedown", "PageDown", moved, styles=True)
+        at_top = lambda s: top_rows(s) == names[:2] and cursor_row(s) == names[0]  # noqa: E731
+        self.press("ctrl+home", "C-Home", at_top, styles=True)
+        self.press("/", "/", lambda s: any("filter…" in line for line in s))
+        char = str(1 + n % 9)  # no digit but 0 is in w00000's row: the first row changes
+        self.press("filter", char, lambda s: top_rows(s) == self.matching[char][:2])
+        self.press("escape", "Escape", lambda s: top_rows(s) == names[:2])
+
+
+def one_run(agents: int, monitor: bool, rounds: int, timeout: float, spy: Path | None) -> list[str]:
+    scratch = Path(tempfile.mkdtemp(prefix="runeconsole-keys-"))
+    try:
+        root = scratch / "fleet"
+        make_fleet(root, agents, kind="unsupervised")
+        records = Registry(root).list()
+        with ConsolePane(root, monitor=monitor) as pane:
+            pane.start_console()
+            pane.wait_for(first_complete_paint(agents), timeout=60 + agents / 500)
+            time.sleep(5)  # past the start-up tail (the monitor's first pass)
+            before = load()
+            if spy is not None:
+                label = "monitor" if monitor else "no-monitor"
+                pane.py_spy(spy / f"keys-{agents}-{label}.txt", rounds * 3.5)
+            keys = Keys(pane, records, timeout)
+            try:
+                for n in range(rounds):
+                    keys.round(n)
+            except PaneError as exc:  # a key took longer than --timeout: report what we have
+                print(f"stopped: {exc}", file=sys.stderr)
+            after = load()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    label = "monitor on " if monitor else "--no-monitor"
+    lines = []
+    for key, what, goal in (
+        ("j", "key j", "p95 <= 50 ms"),
+        ("pagedown", "key pagedown", "p95 <= 50 ms"),
+        ("ctrl+home", "key ctrl+home (to the top)", "-"),
+        ("/", "key / (filter box open)", "-"),
+        ("filter", "filter of one character", "p95 <= 50 ms"),
+        ("escape", "escape (filter cleared)", "-"),
+    ):
+        if keys.times.get(key):
+            lines.append(
+                summary(f"{agents:>6} agents, {label}: {what} -> screen", keys.times[key], goal)
+            )
+    lines.append(f"{'':>6} {before} -> {after}")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("agents", type=int, nargs="*", default=[10_000])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--timeout", type=float, default=120.0, help="longest wait for a key")
+    parser.add_argument("--monitor", choices=("both", "on", "off"), default="both")
+    parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
+    args = parser.parse_args()
+    if args.py_spy is not None:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+    modes = {"both": (True, False), "on": (True,), "off": (False,)}[args.monitor]
+    for agents in args.agents:
+        for monitor in modes:
+            print(
+                "\n".join(one_run(agents, monitor, args.rounds, args.timeout, args.py_spy)),
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
