@@ -242,12 +242,16 @@ class ConsolePane:
 
     @staticmethod
     def py_spy_argv(output: Path, *, rate: int = 100) -> list[str]:
-        """``py-spy record`` into ``output``: collapsed stacks, one root frame per thread."""
+        """``py-spy record`` into ``output``: collapsed stacks, one root frame per thread.
+
+        ``--nonblocking``: the console is not paused for each sample, which also lets
+        py-spy tell waiting threads from running ones (paused, every thread looks
+        running and idle waits fill the profile)."""
         spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
         if not Path(spy).exists():
             raise SystemExit("py-spy is not installed: python -m pip install py-spy")
-        return [spy, "record", "--rate", str(rate), "--format", "raw", "--threads",
-                "--output", str(output)]  # fmt: skip
+        options = ["--rate", str(rate), "--format", "raw", "--threads", "--nonblocking"]
+        return [spy, "record", *options, "--output", str(output)]
 
     def py_spy(self, output: Path, seconds: float, *, rate: int = 100) -> subprocess.Popen[bytes]:
         """Attach ``py-spy record`` to the running console for ``seconds``."""
