@@ -66,17 +66,13 @@ class ConsolePane:
         monitor: bool = True,
         size: tuple[int, int] = (160, 45),
         console_args: Sequence[str] = (),
-        wrap: Sequence[str] = (),
     ) -> None:
-        """``wrap`` is put before the console's command (``py-spy record ... --``); the
-        pane's process is then the wrapper, so ``pid`` is not the console's."""
         if shutil.which("tmux") is None:
             raise SystemExit("tmux is not installed")
         self.root = root
         self.monitor = monitor
         self.size = size
         self.console_args = list(console_args)
-        self.wrap = list(wrap)
         self.socket = f"rc-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.pid: int | None = None
         self.started_at = 0.0
@@ -134,7 +130,7 @@ class ConsolePane:
 
     def start_console(self) -> float:
         """Start the console in the pane; returns the moment (``time.monotonic``) it was."""
-        command = [*self.wrap, sys.executable, "-m", "runeconsole", "--root", str(self.root)]
+        command = [sys.executable, "-m", "runeconsole", "--root", str(self.root)]
         if not self.monitor:
             command.append("--no-monitor")
         command += self.console_args
@@ -261,16 +257,21 @@ class ConsolePane:
         self._profilers.append(process)
         return process
 
-    # -- cleaning up -----------------------------------------------------------------------
-
-    def close(self) -> None:
-        for process in self._profilers:  # cut short: py-spy writes what it has on SIGINT
+    def stop_profilers(self) -> None:
+        """End every py-spy now (on SIGINT it writes what it has)."""
+        for process in self._profilers:
             if process.poll() is None:
                 process.send_signal(signal.SIGINT)
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+        self._profilers.clear()
+
+    # -- cleaning up -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.stop_profilers()
         if self._client is not None:
             with contextlib.suppress(OSError, ValueError):
                 assert self._client.stdin is not None

@@ -14,9 +14,9 @@ Goal (issue 12): 10,000 agents, <= 1.0 s; RSS <= 150 MB.
     python benchmarks/cold_start.py [AGENTS ...] [--runs 5] [--monitor both|on|off]
         [--fleet sessions|unsupervised|crashed] [--py-spy DIR]
 
-``--py-spy DIR`` runs one start per size under ``py-spy record`` (from the first
-instruction, at 250 samples a second) into ``DIR/cold-N.txt``, quitting the console
-(``q``) once painted; those starts are not timed.
+``--py-spy DIR`` runs one start per size with ``py-spy record`` attached as soon as the
+console's process exists (at 250 samples a second) and stopped at the first complete
+paint, into ``DIR/cold-N.txt``; those starts are not timed.
 """
 
 from __future__ import annotations
@@ -40,19 +40,17 @@ def one_run(agents: int, kind: str, monitor: bool, spy: Path | None = None) -> t
     try:
         root = scratch / "fleet"
         make_fleet(root, agents, kind=kind)
-        wrap = []
-        if spy is not None:
-            wrap = [*ConsolePane.py_spy_argv(spy, rate=250), "--"]
-        with ConsolePane(root, monitor=monitor, wrap=wrap) as pane:
+        with ConsolePane(root, monitor=monitor) as pane:
             started = pane.start_console()
+            assert pane.pid is not None
+            if spy is not None:  # attached at once; it misses the interpreter's first steps
+                pane.py_spy(spy, 600, rate=250)
             painted = pane.wait_for(
                 first_complete_paint(agents), timeout=60 + agents / 200, what="first paint"
             )
             if spy is not None:
-                pane.send_keys("q")
-                pane.wait_for(lambda _: not pane.console_alive(), timeout=60, what="exit")
+                pane.stop_profilers()
                 return painted - started, {}
-            assert pane.pid is not None
             memory = {"at paint": process_memory(pane.pid)["rss"]}
             time.sleep(2)
             memory.update(process_memory(pane.pid))

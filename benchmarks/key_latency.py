@@ -22,10 +22,13 @@ bound, by at most one poll). Keys are spaced by a random 150-400 ms, so they fal
 every phase of the console's one-second tick.
 
 Goal (issue 12): 10,000 rows, p95 <= 50 ms (j, page down, the filter's character).
-A key that takes longer than ``--timeout`` ends the run with what was measured so far.
+A key that takes longer than ``--timeout`` ends the run with what was measured so far
+(on main the filter at 10,000 rows takes minutes: ``--no-filter`` leaves it out).
+``--py-spy DIR`` records the console's stacks over all the rounds into
+``DIR/keys-N-monitor|no-monitor.txt``.
 
     python benchmarks/key_latency.py [AGENTS ...] [--rounds 20] [--monitor both|on|off]
-        [--timeout 120] [--py-spy DIR]
+        [--timeout 120] [--no-filter] [--py-spy DIR]
 """
 
 from __future__ import annotations
@@ -73,8 +76,11 @@ def cursor_row(styled: list[str]) -> str | None:
 
 
 class Keys:
-    def __init__(self, pane: ConsolePane, records: list[AgentRecord], timeout: float) -> None:
+    def __init__(
+        self, pane: ConsolePane, records: list[AgentRecord], timeout: float, filtering: bool
+    ) -> None:
         self.pane = pane
+        self.filtering = filtering
         self.names = [str(record.get("name")) for record in records]  # in the table's order
         self.matching = {
             char: [str(r.get("name")) for r in records if matches(r, char)] for char in "123456789"
@@ -107,6 +113,8 @@ class Keys:
         self.press("pagedown", "PageDown", moved, styles=True)
         at_top = lambda s: top_rows(s) == names[:2] and cursor_row(s) == names[0]  # noqa: E731
         self.press("ctrl+home", "C-Home", at_top, styles=True)
+        if not self.filtering:
+            return
         self.press("/", "/", lambda s: any("filter…" in line for line in s))
         char = str(1 + n % 9)  # no digit but 0 is in w00000's row: the first row changes
         self.press("filter", char, lambda s: top_rows(s) == self.matching[char][:2])
@@ -126,13 +134,14 @@ def one_run(agents: int, monitor: bool, rounds: int, timeout: float, spy: Path |
             before = load()
             if spy is not None:
                 label = "monitor" if monitor else "no-monitor"
-                pane.py_spy(spy / f"keys-{agents}-{label}.txt", rounds * 3.5)
-            keys = Keys(pane, records, timeout)
+                pane.py_spy(spy / f"keys-{agents}-{label}.txt", 3600)  # stopped after the rounds
+            keys = Keys(pane, records, timeout, filtering=not args.no_filter)
             try:
                 for n in range(rounds):
                     keys.round(n)
             except PaneError as exc:  # a key took longer than --timeout: report what we have
                 print(f"stopped: {exc}", file=sys.stderr)
+            pane.stop_profilers()
             after = load()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -160,6 +169,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--timeout", type=float, default=120.0, help="longest wait for a key")
     parser.add_argument("--monitor", choices=("both", "on", "off"), default="both")
+    parser.add_argument("--no-filter", action="store_true", help="j, pagedown, ctrl+home only")
     parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
     args = parser.parse_args()
     if args.py_spy is not None:
@@ -168,7 +178,7 @@ def main() -> int:
     for agents in args.agents:
         for monitor in modes:
             print(
-                "\n".join(one_run(agents, monitor, args.rounds, args.timeout, args.py_spy)),
+                "\n".join(one_run(agents, monitor, args)),
                 flush=True,
             )
     return 0

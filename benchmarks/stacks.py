@@ -1,10 +1,12 @@
 """Summarise a py-spy profile (``--format raw --threads``): where the CPU went.
 
-    python benchmarks/stacks.py PROFILE.txt [--seconds 30] [--rate 100] [--top 25]
+    python benchmarks/stacks.py PROFILE.txt [--cpu PERCENT] [--top 25]
         [--focus FUNCTION] [--paths 10] [--depth 6]
 
-Prints, as shares of the samples in which a thread was running (and, given the span
-and the sampling rate, as % of one core):
+Prints, as shares of the samples in which a thread was running (and, given ``--cpu``,
+the console's CPU measured over the same span from /proc, as that share of it in % of
+one core; the samples themselves over-count on a busy machine, where a thread that is
+ready to run but waiting for a core is sampled as running):
 
 - by thread (the UI thread, the thread-pool workers of the rescan and the monitor,
   watchdog's threads);
@@ -96,8 +98,7 @@ def load_samples(path: Path) -> list[tuple[list[str], int]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("profile", type=Path)
-    parser.add_argument("--seconds", type=float, default=None, help="span of the recording")
-    parser.add_argument("--rate", type=float, default=100.0, help="samples a second")
+    parser.add_argument("--cpu", type=float, default=None, help="measured CPU, % of a core")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--focus", default=None, help="show call paths into this function")
     parser.add_argument("--paths", type=int, default=10)
@@ -113,8 +114,8 @@ def main() -> int:
 
     def share(count: int) -> str:
         text = f"{100 * count / total:5.1f} %"
-        if args.seconds:
-            text += f"  ({100 * count / (args.rate * args.seconds):5.1f} % of a core)"
+        if args.cpu is not None:
+            text += f"  ({args.cpu * count / total:5.1f} % of a core)"
         return text
 
     print(f"{args.profile}: {total} running samples ({waiting} waiting samples left out)")
