@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import statistics
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -70,6 +72,11 @@ def make_fleet(
         (directory / f"{key}.json").write_text(json.dumps(body))
         keys.append(key)
     return keys
+
+
+def end_cleanly_on_sigterm() -> None:
+    """``kill PID`` runs the ``finally`` blocks (temp dirs, tmux servers, writer processes)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
 
 def percentile(values: list[float], pct: float) -> float:

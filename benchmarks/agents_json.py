@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import load, make_fleet
+from _common import end_cleanly_on_sigterm, load, make_fleet
 
 
 def run(command: list[str]) -> tuple[float, float, bytes]:
@@ -44,6 +44,7 @@ def run(command: list[str]) -> tuple[float, float, bytes]:
 
 
 def main() -> int:
+    end_cleanly_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", type=int, nargs="*", default=[10_000])
     parser.add_argument("--runs", type=int, default=5)

@@ -49,7 +49,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import CpuMeter, load, make_fleet, percentile, process_cpu, process_memory
+from _common import (
+    CpuMeter,
+    end_cleanly_on_sigterm,
+    load,
+    make_fleet,
+    percentile,
+    process_cpu,
+    process_memory,
+)
 from _console import ConsolePane, first_complete_paint
 
 from runeconsole.core.files import atomic_write_bytes
@@ -209,6 +217,7 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
 
 
 def main() -> int:
+    end_cleanly_on_sigterm()
     if sys.argv[1:2] == ["--writer"]:
         root, agents, interval, seconds, probes = sys.argv[2:7]
         durable = "--durable" in sys.argv[7:]

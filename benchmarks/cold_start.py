@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import FLEET_KINDS, load, make_fleet, process_memory
+from _common import FLEET_KINDS, end_cleanly_on_sigterm, load, make_fleet, process_memory
 from _console import ConsolePane, first_complete_paint
 
 
@@ -60,6 +60,7 @@ def one_run(agents: int, kind: str, monitor: bool, spy: Path | None = None) -> t
 
 
 def main() -> int:
+    end_cleanly_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("agents", type=int, nargs="*", default=[10_000])
     parser.add_argument("--runs", type=int, default=5)

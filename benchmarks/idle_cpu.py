@@ -33,7 +33,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import FLEET_KINDS, CpuMeter, load, make_fleet, process_cpu, process_memory
+from _common import (
+    FLEET_KINDS,
+    CpuMeter,
+    end_cleanly_on_sigterm,
+    load,
+    make_fleet,
+    process_cpu,
+    process_memory,
+)
 from _console import ConsolePane, first_complete_paint
 
 
@@ -87,6 +95,7 @@ def one_run(
 
 
 def main() -> int:
+    end_cleanly_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("agents", type=int, nargs="*", default=[10_000])
     parser.add_argument("--fleet", choices=FLEET_KINDS, default="unsupervised")

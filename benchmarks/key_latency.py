@@ -46,7 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import load, make_fleet, summary
+from _common import end_cleanly_on_sigterm, load, make_fleet, summary
 from _console import ConsolePane, PaneError, first_complete_paint
 
 from runeconsole.services.registry import AgentRecord, Registry
@@ -121,7 +121,8 @@ class Keys:
         self.press("escape", "Escape", lambda s: top_rows(s) == names[:2])
 
 
-def one_run(agents: int, monitor: bool, rounds: int, timeout: float, spy: Path | None) -> list[str]:
+def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> list[str]:
+    rounds, timeout, spy = args.rounds, args.timeout, args.py_spy
     scratch = Path(tempfile.mkdtemp(prefix="runeconsole-keys-"))
     try:
         root = scratch / "fleet"
@@ -164,6 +165,7 @@ def one_run(agents: int, monitor: bool, rounds: int, timeout: float, spy: Path |
 
 
 def main() -> int:
+    end_cleanly_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("agents", type=int, nargs="*", default=[10_000])
     parser.add_argument("--rounds", type=int, default=20)
