@@ -123,8 +123,22 @@ def load() -> str:
     return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
+def process_waited(pid: int) -> float:
+    """Seconds the process's threads spent ready to run but waiting for a core (the
+    scheduler's run-queue wait, /proc/PID/task/*/schedstat): how much others' load held
+    it back. Threads that ended meanwhile are not counted."""
+    waited = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            waited += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return waited / 1e9
+
+
 class CpuMeter:
-    """A process's CPU over a span of wall time, as a share of one core."""
+    """A process's CPU over a span of wall time, as a share of one core, and the time
+    its threads waited for a core meanwhile."""
 
     def __init__(self, pid: int, *, children: bool = True) -> None:
         self.pid = pid
@@ -133,7 +147,13 @@ class CpuMeter:
 
     def start(self) -> None:
         self.cpu0 = process_cpu(self.pid, children=self.children)
+        self.waited0 = process_waited(self.pid)
         self.wall0 = time.monotonic()
+
+    def waited(self) -> float:
+        """Run-queue wait since ``start``, as % of the wall time."""
+        wall = time.monotonic() - self.wall0
+        return 100 * (process_waited(self.pid) - self.waited0) / wall if wall > 0 else 0.0
 
     def read(self) -> tuple[float, float]:
         """(CPU seconds, wall seconds) since ``start``."""

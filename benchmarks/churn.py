@@ -185,6 +185,7 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
             writer_process.wait(timeout=args.seconds + 60)
             reader.join(timeout=10)
             cpu, wall = meter.read()
+            waited = meter.waited()
             server_share = 100 * (process_cpu(server) - server_cpu) / wall
             written = (pane.output_bytes - bytes_before) / wall
             memory = process_memory(pane.pid)
@@ -207,7 +208,8 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
         )
     return (
         f"{agents:>6} agents, {label}: console CPU {100 * cpu / wall:6.1f} % of one core over "
-        f"{wall:.0f} s ({cpu:.2f} CPU s) at {rate:.0f} writes/s (target "
+        f"{wall:.0f} s ({cpu:.2f} CPU s; waited for a core {waited:.0f} % of the time) at "
+        f"{rate:.0f} writes/s (target "
         f"{agents / args.interval + args.probes:.0f}; writer lag max {result.get('lag', 0):.2f} s, "
         f"writer CPU {100 * result.get('cpu', 0) / max(wall, 1e-9):.0f} %); file written -> row "
         f"repainted {latency}; RSS {memory['rss']:.0f} MB; terminal output "

@@ -5,9 +5,13 @@ For each fleet size, a fresh fleet of identity files, then the console (``runeco
 server. From the first complete paint (status bar counts every agent, first rows drawn)
 the console's CPU is read from ``/proc`` for ``--seconds`` (its threads and the tmux
 clients its monitor runs), as a share of one core; CPU seconds over wall seconds is
-what contention on a shared machine distorts least. Also printed: the CPU in each
-slice of the window (a start-up tail shows in the first), RSS at the end and its peak,
-the bytes the console wrote to its terminal, the tmux server's CPU, and the load.
+what contention on a shared machine distorts least. It still distorts it when the
+console wants more than it gets: then its passes run late and fewer fit in the window,
+so the time its threads waited for a core (run-queue wait, from schedstat) is printed
+too; a figure with a large wait is a floor, and ``operations.py`` gives the demand.
+Also printed: the CPU in each slice of the window (a start-up tail shows in the first),
+RSS at the end and its peak, the bytes the console wrote to its terminal, the tmux
+server's CPU, and the load.
 
 Goal (issue 12): 10,000 agents, console CPU < 2 % of one core with the monitor on.
 
@@ -76,6 +80,7 @@ def one_run(
                 time.sleep(seconds / slices)
                 shares.append(slice_meter.percent())
             cpu, wall = meter.read()
+            waited = meter.waited()
             memory = process_memory(pane.pid)
             server_share = 100 * (process_cpu(server) - server_cpu) / wall
             written = (pane.output_bytes - bytes_before) / wall
@@ -88,7 +93,8 @@ def one_run(
     return (
         f"{agents:>6} agents ({kind}), {label}: console CPU {100 * cpu / wall:6.1f} % of one "
         f"core over {wall:.0f} s after first paint ({cpu:.2f} CPU s; per {seconds / slices:g} s: "
-        f"{per_slice}); RSS {memory['rss']:.0f} MB (peak {memory['hwm']:.0f}); "
+        f"{per_slice}); waited for a core {waited:.0f} % of the time; "
+        f"RSS {memory['rss']:.0f} MB (peak {memory['hwm']:.0f}); "
         f"first paint {painted - started:.2f} s; terminal output {written / 1024:.1f} KiB/s; "
         f"tmux server {server_share:.1f} %; {before} -> {load()}  (goal < 2 % with the monitor)"
     )
