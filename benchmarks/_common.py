@@ -151,7 +151,8 @@ class CpuMeter:
         self.wall0 = time.monotonic()
 
     def waited(self) -> float:
-        """Run-queue wait since ``start``, as % of the wall time."""
+        """Run-queue wait since ``start``, summed over the threads, as % of the wall time
+        (above 100 when several threads waited at once)."""
         wall = time.monotonic() - self.wall0
         return 100 * (process_waited(self.pid) - self.waited0) / wall if wall > 0 else 0.0
 

@@ -208,7 +208,7 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
         )
     return (
         f"{agents:>6} agents, {label}: console CPU {100 * cpu / wall:6.1f} % of one core over "
-        f"{wall:.0f} s ({cpu:.2f} CPU s; waited for a core {waited:.0f} % of the time) at "
+        f"{wall:.0f} s ({cpu:.2f} CPU s; run-queue wait {waited / 100:.2f} s/s) at "
         f"{rate:.0f} writes/s (target "
         f"{agents / args.interval + args.probes:.0f}; writer lag max {result.get('lag', 0):.2f} s, "
         f"writer CPU {100 * result.get('cpu', 0) / max(wall, 1e-9):.0f} %); file written -> row "

@@ -93,7 +93,7 @@ def one_run(
     return (
         f"{agents:>6} agents ({kind}), {label}: console CPU {100 * cpu / wall:6.1f} % of one "
         f"core over {wall:.0f} s after first paint ({cpu:.2f} CPU s; per {seconds / slices:g} s: "
-        f"{per_slice}); waited for a core {waited:.0f} % of the time; "
+        f"{per_slice}); run-queue wait {waited / 100:.2f} s/s; "
         f"RSS {memory['rss']:.0f} MB (peak {memory['hwm']:.0f}); "
         f"first paint {painted - started:.2f} s; terminal output {written / 1024:.1f} KiB/s; "
         f"tmux server {server_share:.1f} %; {before} -> {load()}  (goal < 2 % with the monitor)"
