@@ -6,8 +6,9 @@ way agents' heartbeats interleave; the fleet's last heartbeats are staggered the
 way, so every agent stays green and no liveness colour changes during the run. Each
 write replaces the whole identity file (temp file, then rename), as the harness does;
 ``--durable`` fsyncs the file and its directory too, as ``runeconsole agent heartbeat``
-does (a single writer process then cannot keep up with the largest fleets, so the
-default leaves it out: the console sees the same file events either way).
+does (the writers then cannot keep up with the largest fleets, so the default leaves it
+out: the console sees the same file events either way). One writer process per
+``--per-writer`` agents (12,500: four at 50,000); the rate they reached is printed.
 
 How "row repainted" is observed. A few times a second (``--probes``) the writer's
 heartbeat of an agent whose row is on screen also sets its ``node_id`` to a fresh
@@ -30,13 +31,14 @@ their own files; no tmux sessions), so the monitor, when on, has nothing to act 
 Goal (issue 12): 10,000 agents, console CPU < 15 % of one core and p95 <= 50 ms.
 
     python benchmarks/churn.py [AGENTS ...] [--seconds 60] [--interval 60] [--probes 5]
-        [--monitor on|off|both] [--durable] [--py-spy DIR]
+        [--monitor on|off|both] [--durable] [--per-writer 12500] [--py-spy DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -69,12 +71,24 @@ ON_SCREEN = 30  # rows of a 160x45 pane that are surely visible (sorted: w00000 
 # -- the writer (a separate process) -------------------------------------------------------
 
 
-def writer(root: Path, agents: int, interval: float, seconds: float, probes: float, durable: bool):
-    """Heartbeat every agent once per ``interval`` for ``seconds``; every ``1/probes``
-    seconds also give an on-screen agent a new node token. Prints ``ready``, then
-    ``TOKEN DONE`` per probe, then a JSON summary."""
-    directory = root / ".claude" / "state" / "identities"
+def my_keys(agents: int, part: int, parts: int) -> list[str]:
+    """The agents writer ``part`` of ``parts`` heartbeats: the first writer has the rows on
+    screen (its probes rewrite them; no other process may write them meanwhile)."""
     keys = [f"worker-w{n:05d}" for n in range(agents)]
+    shown = min(agents, ON_SCREEN)
+    rest = keys[shown:][part::parts]
+    return keys[:shown] + rest if part == 0 else rest
+
+
+def writer(
+    root: Path, agents: int, interval: float, seconds: float, probes: float, durable: bool,
+    part: int = 0, parts: int = 1,
+) -> None:  # fmt: skip
+    """Heartbeat this writer's agents once per ``interval`` for ``seconds``; every
+    ``1/probes`` seconds also give an on-screen agent a new node token. Prints ``ready``,
+    then ``TOKEN DONE`` per probe, then a JSON summary."""
+    directory = root / ".claude" / "state" / "identities"
+    keys = my_keys(agents, part, parts)
     bodies = {key: json.loads((directory / f"{key}.json").read_bytes()) for key in keys}
     pid, written = os.getpid(), 0
 
@@ -103,8 +117,8 @@ def writer(root: Path, agents: int, interval: float, seconds: float, probes: flo
         now = time.monotonic()
         if now >= end:
             break
-        beat_due = start + beats * interval / agents
-        probe_due = start + (probes_sent + 0.5) / probes if probes else end
+        beat_due = start + (beats + part / parts) * interval / len(keys)
+        probe_due = start + (probes_sent + 0.5) / probes if probes and part == 0 else end
         if now >= probe_due:
             key = keys[probes_sent % min(agents, ON_SCREEN)]
             token = f"p{probes_sent:06d}"
@@ -114,7 +128,7 @@ def writer(root: Path, agents: int, interval: float, seconds: float, probes: flo
             probes_sent += 1
         elif now >= beat_due:
             lag = max(lag, now - beat_due)
-            write(keys[beats % agents])
+            write(keys[beats % len(keys)])
             beats += 1
         else:
             time.sleep(max(0.0, min(beat_due, probe_due, end) - now))
@@ -141,9 +155,66 @@ class TokenWatch:
         self._tail = chunk[-8:]  # a token cut between two writes is found whole next time
 
 
+class Writers:
+    """The writer processes (one per ``--per-writer`` agents), read from threads."""
+
+    def __init__(self, root: Path, agents: int, args: argparse.Namespace) -> None:
+        parts = max(1, math.ceil(agents / args.per_writer))
+        self.done: dict[bytes, float] = {}
+        self.results: list[dict[str, float]] = []
+        self.processes = []
+        for part in range(parts):
+            command = [sys.executable, __file__, "--writer", str(root), str(agents)]
+            command += [str(args.interval), str(args.seconds), str(args.probes)]
+            command += [str(part), str(parts)] + (["--durable"] if args.durable else [])
+            self.processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, text=True))
+        for process in self.processes:
+            assert process.stdout is not None
+            ready = process.stdout.readline().strip()
+            if ready != "ready":
+                raise RuntimeError(f"writer did not start: {ready!r}")
+        self.readers = [
+            threading.Thread(target=self._follow, args=(process,), daemon=True)
+            for process in self.processes
+        ]
+        for reader in self.readers:
+            reader.start()
+
+    def _follow(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith("{"):
+                self.results.append(json.loads(line))
+            else:
+                token, moment = line.split()
+                self.done[token.encode()] = float(moment)
+
+    def wait(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for process in self.processes:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        for reader in self.readers:
+            reader.join(timeout=10)
+
+    def kill(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.kill()
+
+    def summary(self, target: float) -> str:
+        writes = sum(r["writes"] for r in self.results)
+        wall = max((r["wall"] for r in self.results), default=1e-9)
+        cpu = sum(r["cpu"] for r in self.results)
+        lag = max((r["lag"] for r in self.results), default=0.0)
+        return (
+            f"{writes / wall:.0f} writes/s (target {target:.0f}; {len(self.processes)} writer "
+            f"processes, lag max {lag:.2f} s, CPU {100 * cpu / wall:.0f} %)"
+        )
+
+
 def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
     scratch = Path(tempfile.mkdtemp(prefix="runeconsole-churn-"))
-    writer_process = None
+    writers = None
     try:
         root = scratch / "fleet"
         make_fleet(root, agents, kind="unsupervised", heartbeat_spread=args.interval)
@@ -154,52 +225,30 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
             assert pane.pid is not None
             pane.wait_for(first_complete_paint(agents), timeout=60 + agents / 500)
             time.sleep(args.settle)  # the start-up tail (the monitor's first pass) is not churn
-            command = [sys.executable, __file__, "--writer", str(root), str(agents)]
-            command += [str(args.interval), str(args.seconds), str(args.probes)]
-            command += ["--durable"] if args.durable else []
-            writer_process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-            assert writer_process.stdout is not None
-            ready = writer_process.stdout.readline().strip()
-            if ready != "ready":
-                raise RuntimeError(f"writer did not start: {ready!r}")
+            writers = Writers(root, agents, args)
             server = int(pane.command("display-message", "-p", "#{pid}")[0])
             server_cpu, bytes_before, before = process_cpu(server), pane.output_bytes, load()
             if args.py_spy is not None:
                 label = "monitor" if monitor else "no-monitor"
                 pane.py_spy(args.py_spy / f"churn-{agents}-{label}.txt", args.seconds)
             meter = CpuMeter(pane.pid)
-            done: dict[bytes, float] = {}
-            result: dict[str, float] = {}
-
-            def follow() -> None:
-                assert writer_process is not None and writer_process.stdout is not None
-                for line in writer_process.stdout:
-                    if line.startswith("{"):
-                        result.update(json.loads(line))
-                    else:
-                        token, moment = line.split()
-                        done[token.encode()] = float(moment)
-
-            reader = threading.Thread(target=follow, daemon=True)
-            reader.start()
-            writer_process.wait(timeout=args.seconds + 60)
-            reader.join(timeout=10)
+            writers.wait(timeout=args.seconds + 60)
             cpu, wall = meter.read()
             waited = meter.waited()
             server_share = 100 * (process_cpu(server) - server_cpu) / wall
             written = (pane.output_bytes - bytes_before) / wall
             memory = process_memory(pane.pid)
             deadline = time.monotonic() + args.grace
-            while set(done) - set(watch.seen) and time.monotonic() < deadline:
+            while set(writers.done) - set(watch.seen) and time.monotonic() < deadline:
                 time.sleep(0.05)
     finally:
-        if writer_process is not None and writer_process.poll() is None:
-            writer_process.kill()
+        if writers is not None:
+            writers.kill()
         shutil.rmtree(scratch, ignore_errors=True)
+    done = writers.done
     millis = [(watch.seen[t] - moment) * 1000 for t, moment in done.items() if t in watch.seen]
     lost = len(done) - len(millis)
     label = "monitor on " if monitor else "--no-monitor"
-    rate = result.get("writes", 0) / max(result.get("wall", 1), 1e-9)
     latency = "no probe seen"
     if millis:
         latency = (
@@ -209,9 +258,7 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
     return (
         f"{agents:>6} agents, {label}: console CPU {100 * cpu / wall:6.1f} % of one core over "
         f"{wall:.0f} s ({cpu:.2f} CPU s; run-queue wait {waited / 100:.2f} s/s) at "
-        f"{rate:.0f} writes/s (target "
-        f"{agents / args.interval + args.probes:.0f}; writer lag max {result.get('lag', 0):.2f} s, "
-        f"writer CPU {100 * result.get('cpu', 0) / max(wall, 1e-9):.0f} %); file written -> row "
+        f"{writers.summary(agents / args.interval + args.probes)}; file written -> row "
         f"repainted {latency}; RSS {memory['rss']:.0f} MB; terminal output "
         f"{written / 1024:.1f} KiB/s; tmux server {server_share:.1f} %; {before} -> {load()}  "
         "(goal < 15 %, p95 <= 50 ms)"
@@ -221,9 +268,12 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
 def main() -> int:
     end_cleanly_on_sigterm()
     if sys.argv[1:2] == ["--writer"]:
-        root, agents, interval, seconds, probes = sys.argv[2:7]
-        durable = "--durable" in sys.argv[7:]
-        writer(Path(root), int(agents), float(interval), float(seconds), float(probes), durable)
+        root, agents, interval, seconds, probes, part, parts = sys.argv[2:9]
+        durable = "--durable" in sys.argv[9:]
+        writer(
+            Path(root), int(agents), float(interval), float(seconds), float(probes), durable,
+            int(part), int(parts),
+        )  # fmt: skip
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("agents", type=int, nargs="*", default=[10_000])
@@ -234,6 +284,7 @@ def main() -> int:
     parser.add_argument("--grace", type=float, default=10.0, help="wait for late probes")
     parser.add_argument("--monitor", choices=("both", "on", "off"), default="both")
     parser.add_argument("--durable", action="store_true", help="fsync each write")
+    parser.add_argument("--per-writer", type=int, default=12_500, help="agents per writer process")
     parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
     args = parser.parse_args()
     if args.py_spy is not None:
