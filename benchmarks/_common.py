@@ -3,12 +3,17 @@ process costs (CPU seconds, RSS) read from ``/proc``."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import os
+import shutil
 import signal
 import statistics
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -77,6 +82,47 @@ def make_fleet(
 def end_cleanly_on_sigterm() -> None:
     """``kill PID`` runs the ``finally`` blocks (temp dirs, tmux servers, writer processes)."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
+@contextlib.contextmanager
+def scratch(prefix: str) -> Iterator[Path]:
+    """A temp dir, removed on the way out even if a process still dying writes into it."""
+    path = Path(tempfile.mkdtemp(prefix=f"runeconsole-{prefix}-"))
+    try:
+        yield path
+    finally:
+        for _ in range(20):
+            shutil.rmtree(path, ignore_errors=True)
+            if not path.exists():
+                break
+            time.sleep(0.25)
+
+
+def fleet_parser(description: str) -> argparse.ArgumentParser:
+    """Fleet sizes, ``--monitor both|on|off`` and ``--py-spy DIR``: what every benchmark of
+    the console in a pane takes."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("agents", type=int, nargs="*", default=[10_000])
+    parser.add_argument("--monitor", choices=("both", "on", "off"), default="both")
+    parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
+    return parser
+
+
+def run_each(
+    args: argparse.Namespace, one_run: Callable[[int, bool, argparse.Namespace], str]
+) -> int:
+    """``one_run`` for every fleet size and monitor mode asked for, each printed at once."""
+    for agents in args.agents:
+        for monitor in monitor_modes(args):
+            print(one_run(agents, monitor, args), flush=True)
+    return 0
+
+
+def monitor_modes(args: argparse.Namespace) -> tuple[bool, ...]:
+    """The ``--monitor`` choice as the runs to make (and ``--py-spy``'s DIR made)."""
+    if args.py_spy is not None:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+    return {"both": (True, False), "on": (True,), "off": (False,)}[args.monitor]
 
 
 def percentile(values: list[float], pct: float) -> float:

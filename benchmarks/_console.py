@@ -29,8 +29,11 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+from _common import make_fleet, scratch
 
 REPO = Path(__file__).resolve().parents[1]
 OutputHook = Callable[[float, bytes], None]
@@ -146,6 +149,10 @@ class ConsolePane:
         pid = int(self.command("display-message", "-p", "-t", "console", "#{pane_pid}")[0])
         self.pid = pid
         return self.started_at
+
+    def server_pid(self) -> int:
+        """The private tmux server's pid (its CPU is what forwarding the console costs)."""
+        return int(self.command("display-message", "-p", "#{pid}")[0])
 
     def console_alive(self) -> bool:
         dead = self.command("display-message", "-p", "-t", "console", "#{pane_dead}")
@@ -330,3 +337,35 @@ def first_complete_paint(agents: int, first_row: str = "w00000") -> Callable[[li
         )
 
     return painted
+
+
+@dataclass
+class Started:
+    pane: ConsolePane
+    root: Path
+    first_paint: float  # seconds from start to the first complete paint
+
+
+@contextlib.contextmanager
+def console_on_fleet(
+    agents: int,
+    *,
+    monitor: bool,
+    kind: str = "unsupervised",
+    heartbeat_spread: float = 0.0,
+    before_paint: Callable[[ConsolePane], object] | None = None,
+) -> Iterator[Started]:
+    """A fresh fleet in a temp dir, the console on it in a pane, past its first complete
+    paint; everything removed on the way out. ``before_paint`` runs as soon as the
+    console's process exists (to attach a profiler)."""
+    with scratch("bench") as base:
+        root = base / "fleet"
+        make_fleet(root, agents, kind=kind, heartbeat_spread=heartbeat_spread)
+        with ConsolePane(root, monitor=monitor) as pane:
+            started = pane.start_console()
+            if before_paint is not None:
+                before_paint(pane)
+            painted = pane.wait_for(
+                first_complete_paint(agents), timeout=60 + agents / 200, what="first paint"
+            )
+            yield Started(pane, root, painted - started)

@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import argparse
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import end_cleanly_on_sigterm, load, make_fleet
+from _common import end_cleanly_on_sigterm, load, make_fleet, scratch
 
 
 def run(command: list[str]) -> tuple[float, float, bytes]:
@@ -51,15 +49,12 @@ def main() -> int:
     args = parser.parse_args()
     floor = sorted(run([sys.executable, "-c", "pass"])[0] for _ in range(3))[1]
     for files in args.files:
-        scratch = Path(tempfile.mkdtemp(prefix="runeconsole-json-"))
-        try:
-            root = scratch / "fleet"
+        with scratch("json") as base:
+            root = base / "fleet"
             make_fleet(root, files)
             command = [sys.executable, "-m", "runeconsole", "agents", "--json", "--root", str(root)]
             before = load()
             runs = [run(command) for _ in range(args.runs)]
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
         rows = runs[-1][2].count(b'"key"')
         walls = sorted(wall for wall, _, _ in runs)
         cpus = sorted(cpu for _, cpu, _ in runs)

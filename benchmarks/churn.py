@@ -41,10 +41,8 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -54,13 +52,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     CpuMeter,
     end_cleanly_on_sigterm,
+    fleet_parser,
     load,
-    make_fleet,
     percentile,
     process_cpu,
     process_memory,
+    run_each,
 )
-from _console import ConsolePane, first_complete_paint
+from _console import console_on_fleet
 
 from runeconsole.core.files import atomic_write_bytes
 
@@ -213,20 +212,19 @@ class Writers:
 
 
 def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
-    scratch = Path(tempfile.mkdtemp(prefix="runeconsole-churn-"))
     writers = None
+    fleet = console_on_fleet(
+        agents, monitor=monitor, kind="unsupervised", heartbeat_spread=args.interval
+    )
     try:
-        root = scratch / "fleet"
-        make_fleet(root, agents, kind="unsupervised", heartbeat_spread=args.interval)
-        with ConsolePane(root, monitor=monitor) as pane:
+        with fleet as started:
+            pane = started.pane
+            assert pane.pid is not None
             watch = TokenWatch()
             pane.on_output(watch)
-            pane.start_console()
-            assert pane.pid is not None
-            pane.wait_for(first_complete_paint(agents), timeout=60 + agents / 500)
             time.sleep(args.settle)  # the start-up tail (the monitor's first pass) is not churn
-            writers = Writers(root, agents, args)
-            server = int(pane.command("display-message", "-p", "#{pid}")[0])
+            writers = Writers(started.root, agents, args)
+            server = pane.server_pid()
             server_cpu, bytes_before, before = process_cpu(server), pane.output_bytes, load()
             if args.py_spy is not None:
                 label = "monitor" if monitor else "no-monitor"
@@ -244,7 +242,6 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
     finally:
         if writers is not None:
             writers.kill()
-        shutil.rmtree(scratch, ignore_errors=True)
     done = writers.done
     millis = [(watch.seen[t] - moment) * 1000 for t, moment in done.items() if t in watch.seen]
     lost = len(done) - len(millis)
@@ -275,25 +272,15 @@ def main() -> int:
             int(part), int(parts),
         )  # fmt: skip
         return 0
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("agents", type=int, nargs="*", default=[10_000])
+    parser = fleet_parser(__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="length of the churn")
     parser.add_argument("--interval", type=float, default=60.0, help="each agent's heartbeat")
     parser.add_argument("--probes", type=float, default=5.0, help="probe writes a second")
     parser.add_argument("--settle", type=float, default=5.0, help="wait after first paint")
     parser.add_argument("--grace", type=float, default=10.0, help="wait for late probes")
-    parser.add_argument("--monitor", choices=("both", "on", "off"), default="both")
     parser.add_argument("--durable", action="store_true", help="fsync each write")
     parser.add_argument("--per-writer", type=int, default=12_500, help="agents per writer process")
-    parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
-    args = parser.parse_args()
-    if args.py_spy is not None:
-        args.py_spy.mkdir(parents=True, exist_ok=True)
-    modes = {"both": (True, False), "on": (True,), "off": (False,)}[args.monitor]
-    for agents in args.agents:
-        for monitor in modes:
-            print(one_run(agents, monitor, args), flush=True)
-    return 0
+    return run_each(parser.parse_args(), one_run)
 
 
 if __name__ == "__main__":

@@ -21,56 +21,49 @@ paint, into ``DIR/cold-N.txt``; those starts are not timed.
 
 from __future__ import annotations
 
-import argparse
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import FLEET_KINDS, end_cleanly_on_sigterm, load, make_fleet, process_memory
-from _console import ConsolePane, first_complete_paint
+from _common import (
+    FLEET_KINDS,
+    end_cleanly_on_sigterm,
+    fleet_parser,
+    load,
+    monitor_modes,
+    process_memory,
+)
+from _console import ConsolePane, console_on_fleet
 
 
 def one_run(agents: int, kind: str, monitor: bool, spy: Path | None = None) -> tuple[float, dict]:
-    scratch = Path(tempfile.mkdtemp(prefix="runeconsole-cold-"))
-    try:
-        root = scratch / "fleet"
-        make_fleet(root, agents, kind=kind)
-        with ConsolePane(root, monitor=monitor) as pane:
-            started = pane.start_console()
-            assert pane.pid is not None
-            if spy is not None:  # attached at once; it misses the interpreter's first steps
-                pane.py_spy(spy, 600, rate=250)
-            painted = pane.wait_for(
-                first_complete_paint(agents), timeout=60 + agents / 200, what="first paint"
-            )
-            if spy is not None:
-                pane.stop_profilers()
-                return painted - started, {}
-            memory = {"at paint": process_memory(pane.pid)["rss"]}
-            time.sleep(2)
-            memory.update(process_memory(pane.pid))
-            return painted - started, memory
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    def attach(pane: ConsolePane) -> None:  # at once: it misses the interpreter's first steps
+        if spy is not None:
+            pane.py_spy(spy, 600, rate=250)
+
+    with console_on_fleet(agents, monitor=monitor, kind=kind, before_paint=attach) as started:
+        pane = started.pane
+        assert pane.pid is not None
+        if spy is not None:
+            pane.stop_profilers()
+            return started.first_paint, {}
+        memory = {"at paint": process_memory(pane.pid)["rss"]}
+        time.sleep(2)
+        memory.update(process_memory(pane.pid))
+        return started.first_paint, memory
 
 
 def main() -> int:
     end_cleanly_on_sigterm()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("agents", type=int, nargs="*", default=[10_000])
+    parser = fleet_parser(__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--monitor", choices=("both", "on", "off"), default="both")
     parser.add_argument("--fleet", choices=FLEET_KINDS, default="sessions")
-    parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
     args = parser.parse_args()
-    modes = {"both": (True, False), "on": (True,), "off": (False,)}[args.monitor]
+    modes = monitor_modes(args)
     if args.py_spy is not None:
-        args.py_spy.mkdir(parents=True, exist_ok=True)
         for agents in args.agents:
             output = args.py_spy / f"cold-{agents}.txt"
             seconds, _ = one_run(agents, args.fleet, modes[0], output)

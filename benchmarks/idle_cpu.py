@@ -29,9 +29,7 @@ into ``DIR/idle-N-monitor|no-monitor.txt`` (py-spy's collapsed format; summarise
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -41,83 +39,57 @@ from _common import (
     FLEET_KINDS,
     CpuMeter,
     end_cleanly_on_sigterm,
+    fleet_parser,
     load,
-    make_fleet,
     process_cpu,
     process_memory,
+    run_each,
 )
-from _console import ConsolePane, first_complete_paint
+from _console import console_on_fleet
 
 
-def tmux_server_pid(pane: ConsolePane) -> int:
-    return int(pane.command("display-message", "-p", "#{pid}")[0])
-
-
-def one_run(
-    agents: int, kind: str, monitor: bool, seconds: float, slices: int, spy: Path | None
-) -> str:
-    scratch = Path(tempfile.mkdtemp(prefix="runeconsole-idle-"))
-    try:
-        root = scratch / "fleet"
-        make_fleet(root, agents, kind=kind)
-        with ConsolePane(root, monitor=monitor) as pane:
-            started = pane.start_console()
-            assert pane.pid is not None
-            painted = pane.wait_for(
-                first_complete_paint(agents), timeout=60 + agents / 500, what="first paint"
-            )
-            server = tmux_server_pid(pane)
-            server_cpu = process_cpu(server)
-            bytes_before = pane.output_bytes
-            before = load()
-            if spy is not None:
-                label = "monitor" if monitor else "no-monitor"
-                pane.py_spy(spy / f"idle-{agents}-{label}.txt", seconds)
-            meter = CpuMeter(pane.pid)
-            shares = []
-            for _ in range(slices):
-                slice_meter = CpuMeter(pane.pid)
-                time.sleep(seconds / slices)
-                shares.append(slice_meter.percent())
-            cpu, wall = meter.read()
-            waited = meter.waited()
-            memory = process_memory(pane.pid)
-            server_share = 100 * (process_cpu(server) - server_cpu) / wall
-            written = (pane.output_bytes - bytes_before) / wall
-            if not pane.console_alive():
-                raise RuntimeError("the console exited during the window")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
+    seconds, slices = args.seconds, args.slices
+    with console_on_fleet(agents, monitor=monitor, kind=args.fleet) as started:
+        pane = started.pane
+        assert pane.pid is not None
+        server = pane.server_pid()
+        server_cpu, bytes_before, before = process_cpu(server), pane.output_bytes, load()
+        if args.py_spy is not None:
+            label = "monitor" if monitor else "no-monitor"
+            pane.py_spy(args.py_spy / f"idle-{agents}-{label}.txt", seconds)
+        meter = CpuMeter(pane.pid)
+        shares = []
+        for _ in range(slices):
+            slice_meter = CpuMeter(pane.pid)
+            time.sleep(seconds / slices)
+            shares.append(slice_meter.percent())
+        cpu, wall = meter.read()
+        waited = meter.waited()
+        memory = process_memory(pane.pid)
+        server_share = 100 * (process_cpu(server) - server_cpu) / wall
+        written = (pane.output_bytes - bytes_before) / wall
+        if not pane.console_alive():
+            raise RuntimeError("the console exited during the window")
     label = "monitor on " if monitor else "--no-monitor"
     per_slice = " ".join(f"{share:.1f}" for share in shares)
     return (
-        f"{agents:>6} agents ({kind}), {label}: console CPU {100 * cpu / wall:6.1f} % of one "
-        f"core over {wall:.0f} s after first paint ({cpu:.2f} CPU s; per {seconds / slices:g} s: "
-        f"{per_slice}); run-queue wait {waited / 100:.2f} s/s; "
+        f"{agents:>6} agents ({args.fleet}), {label}: console CPU {100 * cpu / wall:6.1f} % of "
+        f"one core over {wall:.0f} s after first paint ({cpu:.2f} CPU s; per "
+        f"{seconds / slices:g} s: {per_slice}); run-queue wait {waited / 100:.2f} s/s; "
         f"RSS {memory['rss']:.0f} MB (peak {memory['hwm']:.0f}); "
-        f"first paint {painted - started:.2f} s; terminal output {written / 1024:.1f} KiB/s; "
+        f"first paint {started.first_paint:.2f} s; terminal output {written / 1024:.1f} KiB/s; "
         f"tmux server {server_share:.1f} %; {before} -> {load()}  (goal < 2 % with the monitor)"
     )
 
 
 def main() -> int:
     end_cleanly_on_sigterm()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("agents", type=int, nargs="*", default=[10_000])
+    parser = fleet_parser(__doc__.splitlines()[0])
     parser.add_argument("--fleet", choices=FLEET_KINDS, default="unsupervised")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--slices", type=int, default=6, help="CPU shown per slice of the window")
-    parser.add_argument("--monitor", choices=("both", "on", "off"), default="both")
-    parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
-    args = parser.parse_args()
-    if args.py_spy is not None:
-        args.py_spy.mkdir(parents=True, exist_ok=True)
-    modes = {"both": (True, False), "on": (True,), "off": (False,)}[args.monitor]
-    for agents in args.agents:
-        for monitor in modes:
-            print(one_run(agents, args.fleet, monitor, args.seconds, args.slices, args.py_spy))
-            sys.stdout.flush()
-    return 0
+    return run_each(parser.parse_args(), one_run)
 
 
 if __name__ == "__main__":

@@ -36,9 +36,7 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import shutil
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -46,8 +44,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import end_cleanly_on_sigterm, load, make_fleet, summary
-from _console import ConsolePane, PaneError, first_complete_paint
+from _common import end_cleanly_on_sigterm, fleet_parser, load, run_each, summary
+from _console import ConsolePane, PaneError, console_on_fleet
 
 from runeconsole.services.registry import AgentRecord, Registry
 from runeconsole.tui.agents_pane import matches
@@ -121,31 +119,24 @@ class Keys:
         self.press("escape", "Escape", lambda s: top_rows(s) == names[:2])
 
 
-def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> list[str]:
-    rounds, timeout, spy = args.rounds, args.timeout, args.py_spy
-    scratch = Path(tempfile.mkdtemp(prefix="runeconsole-keys-"))
-    try:
-        root = scratch / "fleet"
-        make_fleet(root, agents, kind="unsupervised")
-        records = Registry(root).list()
-        with ConsolePane(root, monitor=monitor) as pane:
-            pane.start_console()
-            pane.wait_for(first_complete_paint(agents), timeout=60 + agents / 500)
-            time.sleep(5)  # past the start-up tail (the monitor's first pass)
-            before = load()
-            if spy is not None:
-                label = "monitor" if monitor else "no-monitor"
-                pane.py_spy(spy / f"keys-{agents}-{label}.txt", 3600)  # stopped after the rounds
-            keys = Keys(pane, records, timeout, filtering=not args.no_filter)
-            try:
-                for n in range(rounds):
-                    keys.round(n)
-            except PaneError as exc:  # a key took longer than --timeout: report what we have
-                print(f"stopped: {exc}", file=sys.stderr)
-            pane.stop_profilers()
-            after = load()
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
+    with console_on_fleet(agents, monitor=monitor) as started:
+        pane = started.pane
+        records = Registry(started.root).list()
+        time.sleep(5)  # past the start-up tail (the monitor's first pass)
+        before = load()
+        if args.py_spy is not None:
+            label = "monitor" if monitor else "no-monitor"
+            output = args.py_spy / f"keys-{agents}-{label}.txt"
+            pane.py_spy(output, 3600)  # stopped after the rounds
+        keys = Keys(pane, records, args.timeout, filtering=not args.no_filter)
+        try:
+            for n in range(args.rounds):
+                keys.round(n)
+        except PaneError as exc:  # a key took longer than --timeout: report what we have
+            print(f"stopped: {exc}", file=sys.stderr)
+        pane.stop_profilers()
+        after = load()
     label = "monitor on " if monitor else "--no-monitor"
     lines = []
     for key, what, goal in (
@@ -161,29 +152,16 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> list[str]:
                 summary(f"{agents:>6} agents, {label}: {what} -> screen", keys.times[key], goal)
             )
     lines.append(f"{'':>6} {before} -> {after}")
-    return lines
+    return "\n".join(lines)
 
 
 def main() -> int:
     end_cleanly_on_sigterm()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("agents", type=int, nargs="*", default=[10_000])
+    parser = fleet_parser(__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--timeout", type=float, default=120.0, help="longest wait for a key")
-    parser.add_argument("--monitor", choices=("both", "on", "off"), default="both")
     parser.add_argument("--no-filter", action="store_true", help="j, pagedown, ctrl+home only")
-    parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
-    args = parser.parse_args()
-    if args.py_spy is not None:
-        args.py_spy.mkdir(parents=True, exist_ok=True)
-    modes = {"both": (True, False), "on": (True,), "off": (False,)}[args.monitor]
-    for agents in args.agents:
-        for monitor in modes:
-            print(
-                "\n".join(one_run(agents, monitor, args)),
-                flush=True,
-            )
-    return 0
+    return run_each(parser.parse_args(), one_run)
 
 
 if __name__ == "__main__":

@@ -29,10 +29,8 @@ import asyncio
 import cProfile
 import os
 import pstats
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -40,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import end_cleanly_on_sigterm, make_fleet
+from _common import end_cleanly_on_sigterm, make_fleet, scratch
 
 from runeconsole.adapters import fswatch
 from runeconsole.tui.app import create_app
@@ -162,13 +160,10 @@ def main() -> int:
     parser.add_argument("--filter", action="store_true", help="also time the filter")
     args = parser.parse_args()
     for agents in args.agents:
-        scratch = Path(tempfile.mkdtemp(prefix="runeconsole-ops-"))
-        try:
-            root = scratch / "fleet"
+        with scratch("ops") as base:
+            root = base / "fleet"
             make_fleet(root, agents, kind="unsupervised")
             lines = asyncio.run(measure(root, agents, args.repeat, args.cprofile, args.filter))
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
         print("\n".join(lines), flush=True)
     return 0
 
