@@ -206,8 +206,8 @@ class Writers:
         cpu = sum(r["cpu"] for r in self.results)
         lag = max((r["lag"] for r in self.results), default=0.0)
         return (
-            f"{writes / wall:.0f} writes/s (target {target:.0f}; {len(self.processes)} writer "
-            f"processes, lag max {lag:.2f} s, CPU {100 * cpu / wall:.0f} %)"
+            f"{writes / wall:.0f} writes/s (target {target:.0f}; writer processes "
+            f"{len(self.processes)}, lag max {lag:.2f} s, CPU {100 * cpu / wall:.0f} %)"
         )
 
 
