@@ -4,7 +4,9 @@ Starts ``runeconsole --root FLEET`` in a pane of a private tmux server and reads
 screen (through one tmux control-mode client, so looking costs no process starts)
 until the status bar counts every agent, the first row and the footer are drawn. The
 time is from handing tmux the command to the capture that showed it (within a
-millisecond of the paint). RSS is read when the paint is seen and again two seconds
+millisecond of the paint); the console's CPU seconds up to the moment the paint was seen
+are printed too (the time it would take on an idle machine, or nearly: contention
+distorts them least). RSS is read when the paint is seen and again two seconds
 later (the monitor's first pass runs after the first paint). A fresh fleet and tmux
 server each run: the monitor of one run would mark the agents of a ``sessions`` fleet
 crashed, which the next must not inherit.
@@ -34,6 +36,7 @@ from _common import (
     fleet_parser,
     load,
     monitor_modes,
+    process_cpu,
     process_memory,
 )
 from _console import ConsolePane, console_on_fleet
@@ -50,7 +53,8 @@ def one_run(agents: int, kind: str, monitor: bool, spy: Path | None = None) -> t
         if spy is not None:
             pane.stop_profilers()
             return started.first_paint, {}
-        memory = {"at paint": process_memory(pane.pid)["rss"]}
+        cpu = process_cpu(pane.pid, children=True)  # all of it spent before the paint was seen
+        memory = {"at paint": process_memory(pane.pid)["rss"], "cpu": cpu}
         time.sleep(2)
         memory.update(process_memory(pane.pid))
         return started.first_paint, memory
@@ -77,11 +81,13 @@ def main() -> int:
             at_paint = max(m["at paint"] for _, m in runs)
             after = max(m["rss"] for _, m in runs)
             peak = max(m["hwm"] for _, m in runs)
+            cpu = statistics.median(m["cpu"] for _, m in runs)
             label = "monitor on " if monitor else "--no-monitor"
             print(
                 f"{agents:>6} agents ({args.fleet}), {label}: cold start -> first complete paint "
                 f"best {seconds[0]:.2f} s, median {statistics.median(seconds):.2f} s, worst "
-                f"{seconds[-1]:.2f} s (n={len(seconds)}); RSS at paint {at_paint:.0f} MB, "
+                f"{seconds[-1]:.2f} s (n={len(seconds)}); CPU to the paint, median "
+                f"{cpu:.2f} s; RSS at paint {at_paint:.0f} MB, "
                 f"2 s later {after:.0f} MB (peak {peak:.0f}); {before} -> {load()}  "
                 "(goal <= 1.0 s, RSS <= 150 MB)",
                 flush=True,
