@@ -172,4 +172,3 @@ def run_hook(args: argparse.Namespace) -> int:
     from runeconsole.services.claude.hook import main
 
     return main()
-

@@ -123,10 +123,11 @@ def removed(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """``data`` without any of our entries (an event left with none is dropped, and
     ``hooks`` too when nothing is left in it)."""
     result = dict(data)
+    known = _hooks_of(data, path)
     if not installed(data):
         return result
     hooks = {}
-    for event, groups in _hooks_of(data, path).items():
+    for event, groups in known.items():
         kept, _ = _without_ours(groups)
         if kept or not groups:
             hooks[event] = kept

@@ -185,5 +185,5 @@ def expire(
         now = datetime.now(UTC)
         for question in questions:
             if not question.answer_path.exists():
-                relay_files.mark_expired(question, f"expired: {reason}", now)
+                relay_files.mark_expired(question.path, f"expired: {reason}", now)
     return ""

@@ -233,10 +233,11 @@ def read_fields(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def mark_expired(question: RelayQuestion, reason: str, now: datetime) -> None:
-    """Record that nobody answered in time: the file stays, marked, with no answer."""
-    fields = read_fields(question.path)
+def mark_expired(path: Path, reason: str, now: datetime) -> None:
+    """Record that nobody answered in time: the question file stays, marked, unanswered.
+    (Callers hold the call's lock and have checked that there is no answer.)"""
+    fields = read_fields(path)
     if fields is None or fields.get("discarded"):
         return
     fields.update(discarded=reason, expired=True, expired_at=iso_z(now))
-    atomic_write_json(question.path, fields, FILE_MODE)
+    atomic_write_json(path, fields, FILE_MODE)
