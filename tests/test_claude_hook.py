@@ -7,11 +7,15 @@ import json
 import os
 import shlex
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from runeconsole.core.timeutil import iso_z
+from runeconsole.services.claude import agent_state
 from runeconsole.services.claude.hook import LOG_NAME
+from runeconsole.services.claude.payload import HookPayload
 from tests.claude_helpers import KEY, PAYLOADS, Bridge, bridge
 from tests.conftest import CliResult
 
@@ -168,14 +172,23 @@ def test_an_agent_named_in_the_environment_is_the_one_updated(
 
 
 def test_events_within_a_second_that_change_nothing_are_not_written(hooked: Bridge) -> None:
+    # In-process, with the moment of each event given: a busy machine must not decide it.
     quiet(hooked.send("SessionStart"))
-    quiet(hooked.send("PreToolUse-Bash"))
     path = hooked.paths.identities / f"{KEY}.json"
-    before = path.stat().st_ino
-    quiet(hooked.send("PostToolUse-Bash"))  # busy again, within the second
-    assert path.stat().st_ino == before  # an atomic replace would change the inode
-    quiet(hooked.send("Stop"))  # idle: written at once, however soon
-    assert path.stat().st_ino != before
+
+    def event(name: str, at: float) -> bool:
+        payload = HookPayload(hooked.payload(name))
+        moment = start + timedelta(seconds=at)
+        return agent_state.record(hooked.paths, "claude", "project-3decb0de", payload, moment).wrote
+
+    start = datetime.now(UTC) + timedelta(seconds=5)
+    assert event("PreToolUse-Bash", 0.0)  # idle -> busy: written
+    inode = path.stat().st_ino
+    assert not event("PostToolUse-Bash", 0.4)  # busy again within the second: not written
+    assert path.stat().st_ino == inode  # an atomic replace would change the inode
+    assert event("PostToolUse-Bash", 1.2)  # a second later: last_seen is refreshed
+    assert hooked.identity()["last_seen"] == iso_z(start + timedelta(seconds=1.2))
+    assert event("Stop", 1.3)  # idle: written at once, however soon
     assert hooked.identity()["activity"] == "idle"
 
 

@@ -126,14 +126,13 @@ def question_fields(
     spec: QuestionSpec, seq: int, size: int, *, task_id: str, key: str, now: datetime, **call: Any
 ) -> dict[str, Any]:
     keyed = [f"{option_key(i)}: {label}" for i, label in enumerate(spec.labels)]
-    where = f"question {seq} of {size}, " if size > 1 else ""
-    header = f"{spec.header} · " if spec.header else ""
+    where = f" (question {seq} of {size})" if size > 1 else ""
     return {
         "task_id": task_id,
         "question": spec.text,
         "urgency": "blocking",
         "options": ", ".join(keyed),
-        "context": f"{header}{where}asked by {key} through Claude Code (AskUserQuestion)",
+        "context": f"Asked by {key} through Claude Code's AskUserQuestion{where}",
         "seq": seq,
         "asked_at": iso_z(now),
         "auto_answer_at": None,
