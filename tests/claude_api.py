@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,6 +38,7 @@ class Turn:
     tool: str | None = None
     tool_input: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=lambda: dict(USAGE))
+    delay: float = 0.0  # seconds before the answer starts (a busy agent, on screen)
 
 
 def text_turn(text: str) -> Turn:
@@ -220,6 +222,8 @@ class MessagesApi:
                     with api.lock:
                         api.side_requests += 1
                     turn = Turn(text="Working", usage={"input_tokens": 10, "output_tokens": 2})
+                if turn.delay:
+                    time.sleep(turn.delay)
                 if body.get("stream"):
                     self._send(200, stream(turn), "text/event-stream")
                 else:
