@@ -23,18 +23,17 @@ import argparse
 import contextlib
 import os
 import random
-import select
 import signal
 import sys
-import termios
 import time
-import tty
 from collections.abc import Callable
 from pathlib import Path
 
 from runeconsole.adapters.git import run_git
 from runeconsole.core.errors import RuneError
+from runeconsole.demo.claude_session import ASK_CALL, NO_ANSWER_YET, ClaudeSession
 from runeconsole.demo.merge_queue import commit_files
+from runeconsole.demo.terminal_keys import ESCAPE, Keys
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.pane_patterns import WORK_PHASES
@@ -74,7 +73,6 @@ HARNESS_PHASE = {
 }
 WIDTH = 100
 TRANSCRIPT_LINES = 30
-ESCAPE = "<esc>"
 DEMO_ARC = "arc-demo"
 
 
@@ -90,43 +88,6 @@ def command(key: str, root: Path, *options: str) -> list[str]:
         str(root),
         *options,
     ]
-
-
-class Keys:
-    """The terminal's input key by key (cbreak mode, as Claude Code reads it), so Esc
-    counts at once: whole lines, and ``ESCAPE`` for a lone Esc."""
-
-    def __init__(self) -> None:
-        self.fd = sys.stdin.fileno()
-        self.buffer = ""
-        self.saved = None
-        if os.isatty(self.fd):
-            self.saved = termios.tcgetattr(self.fd)
-            tty.setcbreak(self.fd)
-
-    def restore(self) -> None:
-        if self.saved is not None:
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
-
-    def read(self, timeout: float) -> list[str]:
-        ready, _, _ = select.select([self.fd], [], [], timeout)
-        if not ready:
-            return []
-        data = os.read(self.fd, 4096)
-        if not data:  # input closed: nobody can answer any more
-            raise SystemExit(0)
-        self.buffer += data.decode("utf-8", "replace").replace("\r", "\n")
-        keys: list[str] = []
-        while True:
-            esc, newline = self.buffer.find("\x1b"), self.buffer.find("\n")
-            if esc >= 0 and (newline < 0 or esc < newline):
-                keys.append(ESCAPE)  # what was typed before it on the line is dropped
-                self.buffer = self.buffer[esc + 1 :]
-            elif newline >= 0:
-                keys.append(self.buffer[:newline])
-                self.buffer = self.buffer[newline + 1 :]
-            else:
-                return keys
 
 
 class FakeAgent:
@@ -147,6 +108,8 @@ class FakeAgent:
         self.started = time.monotonic()
         self.keys = Keys()
         self.interrupted = False  # declined with Esc: no work until told what to do
+        self.claude = ClaudeSession(self.root, Path.cwd())  # its hooks, if installed
+        self.asking = False  # an AskUserQuestion call waits for the console's answer
 
     @property
     def phase(self) -> str:
@@ -202,6 +165,7 @@ class FakeAgent:
         tool = self.rng.choice(TOOLS[self.phase]).format(m=self.module)
         self.say(f"⏺ {tool}", "  ⎿  Done")
         self.context = max(0.0, self.context - self.args.drain)
+        self.claude.tool(tool, self.context)
         if self.phase == "implementation" and self.args.write_files:
             worktree = self.worktree()
             if worktree is not None:
@@ -212,6 +176,11 @@ class FakeAgent:
         if self.args.ask_every and self.rng.random() < 1.0 / self.args.ask_every:
             title, detail, question, options = self.rng.choice(PROMPTS)
             self.prompt = (title, detail, question.format(m=self.module), options)
+            if detail:  # a permission prompt: Claude Code tells its Notification hook
+                message = "Claude needs your permission to use Bash"
+                self.claude.event(
+                    "Notification", message=message, notification_type="permission_prompt"
+                )
         elif self.ticks_in_phase >= self.args.phase_ticks:
             self.set_phase(self.phase_index + 1)
 
@@ -224,7 +193,8 @@ class FakeAgent:
             options = self.prompt[3]
             pick = int(text) if text.isdigit() and 1 <= int(text) <= len(options) else 1
             self.say(f"⏺ Chose {pick}. {options[pick - 1]}")
-            self.prompt = None
+            self.prompt, self.asking = None, False
+            self.claude.event("PostToolUse", tool_name="Bash", tool_input={}, tool_response={})
             return
         if not text:
             return
@@ -263,7 +233,29 @@ class FakeAgent:
             events.append((self.args.suspend_at, self.suspend))
         if self.args.merge_at is not None:
             events.append((self.args.merge_at, self.request_merge))
+        if self.args.claude_ask_at is not None:
+            events.append((self.args.claude_ask_at, self.ask_claude))
         return events
+
+    def ask_claude(self) -> None:
+        """An AskUserQuestion call: its dialog shows until the hook brings the console's
+        answers; if it brings none, the agent asks on its own screen (Enter picks)."""
+        first = ASK_CALL["questions"][0]
+        labels = [option["label"] for option in first["options"]]  # type: ignore[index]
+        self.prompt = ("☐ Cache  ☐ Checks  ✔ Submit", "", str(first["question"]), labels)  # type: ignore[index]
+        self.asking = True
+        self.claude.ask()
+
+    def collect_answers(self) -> None:
+        answers = self.claude.answer
+        if not self.asking or answers is NO_ANSWER_YET:
+            return
+        self.asking = False
+        if isinstance(answers, dict):
+            self.prompt = None
+            lines = [f"     · {question} → {answer}" for question, answer in answers.items()]
+            self.say("⏺ Answered Claude's questions:", *lines)
+            self.claude.event("PostToolUse", tool_name="AskUserQuestion", tool_input=ASK_CALL)
 
     def suspend(self) -> None:
         """Write a suspended task's context file, as ``runeconsole suspend`` does."""
@@ -328,6 +320,7 @@ class FakeAgent:
             )
         self.say("⏺ Work state saved to the hook. Exiting cleanly.")
         self.draw()
+        self.claude.ended()
         raise SystemExit(0)
 
     def run(self) -> None:
@@ -341,6 +334,7 @@ class FakeAgent:
         resume = hook.work_phase if hook is not None and not hook.error else None
         self.set_phase(WORK_PHASES.index(resume) if wisdom and resume in WORK_PHASES else 0)
         next_step = time.monotonic()
+        self.claude.started(f"Work on the {self.module} module.")
         crash_after = 0.0 if wisdom and self.args.crash_once else self.args.crash_after
         # A continuation does not do again what its predecessor did.
         scripted = [] if wisdom else self.scripted()
@@ -352,6 +346,7 @@ class FakeAgent:
                 scripted.remove(event)
                 event[1]()
             self.heartbeat()
+            self.collect_answers()
             if self.prompt is None and not self.interrupted and time.monotonic() >= next_step:
                 self.work()
                 next_step = time.monotonic() + self.args.tick
@@ -395,6 +390,9 @@ def main(argv: list[str] | None = None) -> int:
         "--merge-file", default="src/{m}.py", help="the file committed ({m}: the module)"
     )
     parser.add_argument("--merge-via", choices=("signal", "queue"), default="signal")
+    parser.add_argument(
+        "--claude-ask-at", type=float, metavar="S", help="an AskUserQuestion call at S s"
+    )
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)
     if args.hang_on_handoff:

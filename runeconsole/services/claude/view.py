@@ -92,11 +92,12 @@ def agent_view(fields: dict[str, Any], observation: AgentObservation | None) -> 
         context_left_percent=_percent(fields.get("context_left_percent")),
         tokens=_tokens(fields.get("tokens")),
     )
-    if activity in ACTIVITIES:
+    if fields.get("status") != ACTIVE:  # stopped, however its last event left it
+        view.activity = ENDED if fields.get("status") else None
+        view.from_hooks = activity in ACTIVITIES
+    elif activity in ACTIVITIES:
         view.activity, view.from_hooks = activity, True
         view.waiting_for = waiting if isinstance(waiting, str) and activity == WAITING else None
-    elif fields.get("status") != ACTIVE:
-        view.activity = ENDED if fields.get("status") else None
     elif screen is not None:
         if screen.compacting:
             view.activity = COMPACTING
