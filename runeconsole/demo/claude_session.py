@@ -91,7 +91,7 @@ class ClaudeSession:
     def tool(self, call: str, context_left: float) -> None:
         """A tool call (``Read(src/x.py)``) and the answer that asked for it."""
         self.steps += 1
-        if self.steps % TOOL_EVENT_EVERY:
+        if not self.commands or self.steps % TOOL_EVENT_EVERY:
             return
         self._spend(context_left)
         name = call.split("(", 1)[0].replace(" ", "")

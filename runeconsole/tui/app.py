@@ -265,8 +265,11 @@ class RuneConsole(App[None]):
             pane.rescan()
 
     def _tick(self) -> None:
-        for pane in self.panes:
-            pane.tick()
+        try:
+            for pane in self.panes:
+                pane.tick()
+        except NoMatches:  # a tick that fires while the console closes: nothing to redraw
+            return
 
     # -- actions ---------------------------------------------------------------------------
 
