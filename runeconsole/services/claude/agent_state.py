@@ -18,7 +18,7 @@ from runeconsole.adapters.transcript import Usage, read_on
 from runeconsole.core.files import atomic_write_json, parse_json_object, read_bytes
 from runeconsole.core.flock import flocked
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.core.timeutil import iso_z, parse_iso
+from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude import activity
 from runeconsole.services.claude import payload as events
 from runeconsole.services.claude.payload import HookPayload
@@ -68,10 +68,12 @@ def record(
         fields = read_identity(path)
         if fields is None or fields.get("status") != ACTIVE:
             return Outcome(key, fields, False)  # ended meanwhile (a kill, a SessionEnd)
+        written_at = _written_at(fields)
         changed = _apply(paths, fields, payload, now)
-        if not changed and _seen_within(fields, now, THROTTLE_SECONDS):
+        if not changed and 0 <= now.timestamp() - written_at < THROTTLE_SECONDS:
             return Outcome(key, fields, False)
         fields["last_seen"] = fields["last_heartbeat"] = iso_z(now)
+        fields["claude"]["written_at"] = now.timestamp()  # last_seen keeps whole seconds
         atomic_write_json(paths.inside(paths.identities / f"{key}.json"), fields)
     return Outcome(key, fields, True)
 
@@ -101,9 +103,13 @@ def _register(
     return True
 
 
-def _seen_within(fields: dict[str, Any], now: datetime, seconds: float) -> bool:
-    seen = parse_iso(fields.get("last_seen"))
-    return seen is not None and 0 <= (now - seen).total_seconds() < seconds
+def _written_at(fields: dict[str, Any]) -> float:
+    """When the hook last wrote the identity (epoch seconds; -inf if it never did)."""
+    claude = fields.get("claude")
+    moment = claude.get("written_at") if isinstance(claude, dict) else None
+    if isinstance(moment, int | float) and not isinstance(moment, bool):
+        return float(moment)
+    return float("-inf")
 
 
 def _apply(

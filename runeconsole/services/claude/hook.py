@@ -11,18 +11,23 @@ without the CLI's parser, and the modules of the common events import nothing he
 what an event needs beyond that (the registry at a new session, git at a compaction,
 the relay at a question) is imported by that event alone.
 
-Each event first updates the agent (``agent_state``); then the event's own step runs,
-and its return value is the hook's stdout (``STEPS``). A new hook kind is a new entry
-there and in ``install.HOOK_EVENTS``.
+Each event first updates the agent (``agent_state``); then the event's own step runs
+(``STEPS``). An event the hook answers (``RESPONDERS``: an AskUserQuestion call) puts its
+request where the console sees it first and updates the agent then, and its answer is
+the hook's stdout. A new hook kind is a new entry there and in ``install.HOOK_EVENTS``.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+
+try:  # the C module itself: `signal` builds an enum of every signal, a cost on each event
+    import _signal as signal
+except ImportError:  # pragma: no cover - another Python
+    import signal  # type: ignore[no-redef]
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
@@ -62,16 +67,25 @@ def read_event(stream: IO[bytes]) -> HookPayload:
 # -- each event's own step (after the agent's state is updated) ---------------------------
 
 
-def _answer_questions(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
+def _answer_questions(
+    paths: ProjectPaths, role: str, name: str, payload: HookPayload, now: datetime
+) -> str | None:
+    """An AskUserQuestion call: relayed to an open console (the answers printed), else
+    nothing printed and Claude Code asks in its own dialog. ``None``: not such a call."""
     if not payload.asks_the_user:
-        return ""
+        return None
     from runeconsole.services.claude import presence, relay
 
+    def waiting() -> None:
+        agent_state.record(paths, role, name, payload, now)
+
+    key = f"{role}-{name}"
     if not presence.console_open(paths):
+        waiting()
         _notify(paths, key, f"{key} asks", activity.asked(payload))
         return ""
     signal.alarm(ASK_SECONDS)
-    return relay.ask(paths, key, payload, now)
+    return relay.ask(paths, key, payload, now, written=waiting)
 
 
 def _notify_prompt(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
@@ -99,11 +113,12 @@ def _end(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> 
 
 Step = Callable[[ProjectPaths, str, HookPayload, datetime], str]
 STEPS: dict[str, Step] = {
-    events.PRE_TOOL_USE: _answer_questions,
     events.NOTIFICATION: _notify_prompt,
     events.PRE_COMPACT: _checkpoint,
     events.SESSION_END: _end,
 }
+Responder = Callable[[ProjectPaths, str, str, HookPayload, datetime], "str | None"]
+RESPONDERS: dict[str, Responder] = {events.PRE_TOOL_USE: _answer_questions}
 
 
 def _notify(paths: ProjectPaths, key: str, title: str, body: str) -> None:
@@ -129,6 +144,10 @@ def handle(payload: HookPayload, environ: Mapping[str, str]) -> str:
     paths = ProjectPaths(root)
     role, name = locate.agent_key(payload, environ)
     now = datetime.now(UTC)
+    respond = RESPONDERS.get(payload.event)
+    answer = respond(paths, role, name, payload, now) if respond else None
+    if answer is not None:
+        return answer
     outcome = agent_state.record(paths, role, name, payload, now)
     step = STEPS.get(payload.event)
     if step is None or outcome.fields is None:

@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from runeconsole.core.files import create_exclusive, dump_json
@@ -32,7 +33,7 @@ TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
     from typing import Any
 
-POLL_SECONDS = 0.04
+POLL_SECONDS = 0.02
 PRESENCE_EVERY = 0.5
 CONSOLE_GONE_GRACE = 3.0
 DECIDERS = ("user", "auto-timeout", "cap-exceeded")
@@ -42,8 +43,15 @@ def lock_name(task_id: str) -> str:
     return f"claude-ask-{task_id}"
 
 
-def ask(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
-    """The hook's stdout for an AskUserQuestion call: the answers, or ``""``."""
+def ask(
+    paths: ProjectPaths,
+    key: str,
+    payload: HookPayload,
+    now: datetime,
+    written: Callable[[], None] | None = None,
+) -> str:
+    """The hook's stdout for an AskUserQuestion call: the answers, or ``""``. ``written``
+    runs once the questions are where the console sees them, before the wait."""
     try:
         specs = relay_files.parse_call(payload.tool_input)
     except ValueError as exc:
@@ -64,6 +72,8 @@ def ask(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> s
         session_id=payload.session_id,
         tool_use_id=payload.tool_use_id,
     )
+    if written is not None:
+        written()
     return wait(paths, task_id, questions, payload.tool_input, settings.ask_wait_seconds)
 
 
