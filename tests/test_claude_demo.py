@@ -54,7 +54,7 @@ def test_a_demo_agent_asks_through_the_hook_and_the_console_answers(
             assert cli("question", "answer", *args, "--root", str(root)).code == 0
         wait_for(lambda: "Answered Claude's questions" in supervisor.pane_tail(key), 60)
         tail = supervisor.pane_tail(key)
-        assert "→ On disk" in tail and "→ lint, e2e" in tail
+        assert "→ Trigram index" in tail and "→ lint, e2e" in tail
         # its tool calls went through the hook too: busy, with tokens from its transcript
         wait_for(lambda: agent_view(Registry(root).get(key).fields, None).activity == "busy", 60)
         wait_for(lambda: agent_view(Registry(root).get(key).fields, None).tokens, 60)

@@ -20,33 +20,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from runeconsole.demo.claude_scene import ASK_CALL
 from runeconsole.services.claude.settings import CONTEXT_WINDOW
 
 NO_ANSWER_YET = object()
 TOOL_EVENT_EVERY = 3  # a tool call's Pre/PostToolUse every this many steps (they cost a process)
-ASK_CALL = {
-    "questions": [
-        {
-            "question": "Should search results be cached in memory or on disk?",
-            "header": "Cache",
-            "multiSelect": False,
-            "options": [
-                {"label": "In memory", "description": "fast, lost on restart"},
-                {"label": "On disk", "description": "survives restarts, slower"},
-            ],
-        },
-        {
-            "question": "Which checks should run before the merge?",
-            "header": "Checks",
-            "multiSelect": True,
-            "options": [
-                {"label": "lint", "description": "ruff"},
-                {"label": "unit", "description": "pytest, 40 s"},
-                {"label": "e2e", "description": "browser suite, 6 min"},
-            ],
-        },
-    ]
-}
 
 
 def installed_commands(root: Path) -> dict[str, list[tuple[str | None, str, float]]]:

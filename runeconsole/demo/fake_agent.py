@@ -31,7 +31,9 @@ from pathlib import Path
 
 from runeconsole.adapters.git import run_git
 from runeconsole.core.errors import RuneError
-from runeconsole.demo.claude_session import ASK_CALL, NO_ANSWER_YET, ClaudeSession
+from runeconsole.demo.claude_scene import ASK_CALL
+from runeconsole.demo.claude_session import NO_ANSWER_YET, ClaudeSession
+from runeconsole.demo.fake_script import HARNESS_PHASE, PROMPTS, TOOLS
 from runeconsole.demo.merge_queue import commit_files
 from runeconsole.demo.terminal_keys import ESCAPE, Keys
 from runeconsole.services.hooks import Hooks
@@ -42,35 +44,6 @@ from runeconsole.services.signals import Signals
 from runeconsole.services.supervisor import CHECKPOINT_MESSAGE, HANDOFF_MESSAGE, WISDOM_ENV
 from runeconsole.services.suspension import Suspension
 
-TOOLS = {
-    "investigation": ["Read(src/{m}.py)", 'Grep(pattern: "def {m}", path: "src")', "Glob(**/*.py)"],
-    "planning": ["Update Todos"],
-    "implementation": ["Update(src/{m}.py)", "Write(src/{m}_helpers.py)"],
-    "testing": ["Bash(python -m pytest tests/test_{m}.py -q)"],
-    "completion": ['Bash(git commit -am "{m}: done")'],
-}
-PROMPTS = (
-    (
-        "Bash command",
-        "python -m pytest tests -q",
-        "Do you want to proceed?",
-        ["Yes", "Yes, and don't ask again for python -m pytest commands", "No (esc)"],
-    ),
-    (
-        "☐ Approach",
-        "",
-        "Should the {m} cache live in memory or on disk?",
-        ["In memory", "On disk", "Type something."],
-    ),
-)
-# The harness's coarser phase for each work phase, so both readers see a moving agent.
-HARNESS_PHASE = {
-    "investigation": "planning",
-    "planning": "planning",
-    "implementation": "executing",
-    "testing": "executing",
-    "completion": "impl_complete",
-}
 WIDTH = 100
 TRANSCRIPT_LINES = 30
 DEMO_ARC = "arc-demo"
@@ -240,9 +213,10 @@ class FakeAgent:
     def ask_claude(self) -> None:
         """An AskUserQuestion call: its dialog shows until the hook brings the console's
         answers; if it brings none, the agent asks on its own screen (Enter picks)."""
-        first = ASK_CALL["questions"][0]
-        labels = [option["label"] for option in first["options"]]  # type: ignore[index]
-        self.prompt = ("☐ Cache  ☐ Checks  ✔ Submit", "", str(first["question"]), labels)  # type: ignore[index]
+        questions: list[dict] = ASK_CALL["questions"]  # type: ignore[assignment]
+        tabs = "  ".join(f"☐ {q['header']}" for q in questions) + "  ✔ Submit"
+        labels = [option["label"] for option in questions[0]["options"]]
+        self.prompt = (tabs, "", str(questions[0]["question"]), labels)
         self.asking = True
         self.claude.ask()
 
