@@ -4,15 +4,18 @@ a transcript to write usage into."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from textual.pilot import Pilot
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.claude.presence import ConsolePresence
@@ -57,6 +60,20 @@ def assistant_line(message_id: str, **usage: int) -> str:
     }
     body = {"type": "assistant", "message": {"id": message_id, "usage": counts}}
     return json.dumps(body) + "\n"
+
+
+async def until(pilot: Pilot, condition: Callable[[], object], timeout: float = 60) -> None:
+    """Let the console run until ``condition`` holds (fails the test after ``timeout``)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, "condition not met in time"
+        await pilot.pause(0.02)
+
+
+async def in_thread(function: Callable[[], object]) -> object:
+    """A blocking call (a hook run, a tmux wait) without stopping the console under test."""
+    return await asyncio.get_running_loop().run_in_executor(None, function)
 
 
 @dataclass

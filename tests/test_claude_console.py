@@ -3,7 +3,6 @@ Problems panes, and an AskUserQuestion call is answered in the modal from any pa
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,7 +20,7 @@ from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.questions_pane import QuestionsPane
-from tests.claude_helpers import KEY, Bridge, bridge
+from tests.claude_helpers import KEY, Bridge, bridge, in_thread, until
 from tests.hook_runner import decision
 
 pytestmark = pytest.mark.timeout(120)
@@ -32,18 +31,6 @@ SNAP_ROOT = Path("/tmp/runeconsole-snap/claude")
 def hooked(project: Path) -> Iterator[Bridge]:
     with bridge(project) as made:
         yield made
-
-
-async def until(pilot: Pilot, condition: Callable[[], object], timeout: float = 30) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "condition not met in time"
-        await pilot.pause(0.02)
-
-
-async def in_thread(function: Callable[[], object]) -> object:
-    return await asyncio.get_running_loop().run_in_executor(None, function)
 
 
 def cell(app: RuneConsole, key: str, column: str) -> str:

@@ -5,13 +5,10 @@ end seen as ``ended``. Skipped, saying why, where the binary is not installed.""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 
 from runeconsole.services.claude.hook import LOG_NAME
 from runeconsole.services.claude.view import agent_view
@@ -22,7 +19,7 @@ from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.questions_pane import QuestionsPane
 from tests.claude_api import text_turn, tool_turn
 from tests.claude_binary import ASK_INPUT, BASH_INPUT, ClaudeSession, binary, new_project
-from tests.claude_helpers import install
+from tests.claude_helpers import in_thread, install, until
 from tests.tmux_helpers import wait_for
 
 pytestmark = [
@@ -38,18 +35,6 @@ def claude_agent(root: Path) -> dict | None:
         if record.get("role") == "claude":
             return {**record.to_json(), **agent_view(record.fields, None).to_json()}
     return None
-
-
-async def until(pilot: Pilot, condition: Callable[[], object], timeout: float = 60) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "condition not met in time"
-        await pilot.pause(0.05)
-
-
-async def in_thread(function: Callable[[], object]) -> object:
-    return await asyncio.get_running_loop().run_in_executor(None, function)
 
 
 async def test_its_ask_user_question_is_answered_from_the_console(
