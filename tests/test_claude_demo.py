@@ -47,8 +47,8 @@ def test_a_demo_agent_asks_through_the_hook_and_the_console_answers(
         first, second = sorted(relayed.glob("*.question"))
         assert json.loads(first.read_text())["worker_name"] == key
         assert json.loads(second.read_text())["multi_select"] is True
-        record = Registry(root).get(key)
-        assert agent_view(record.fields, None).activity == "waiting"
+        waiting = lambda: agent_view(Registry(root).get(key).fields, None).activity == "waiting"  # noqa: E731
+        wait_for(waiting, 30)  # the questions come first, the agent's state right after
         for path, options in ((first, ["B"]), (second, ["A", "C"])):
             args = [f"claude-code/{path.stem}", *(f"--option={o}" for o in options)]
             assert cli("question", "answer", *args, "--root", str(root)).code == 0

@@ -51,8 +51,8 @@ async def test_its_ask_user_question_is_answered_from_the_console(
             await in_thread(lambda: session.type("Ask me about the auth module."))
             pane = app.query_one(QuestionsPane)
             await until(pilot, lambda: len(pane.open) == 2)
-            row = claude_agent(root)
-            assert row is not None and row["activity"] == "waiting"
+            # The questions come first, the agent's state right after them.
+            await until(pilot, lambda: (claude_agent(root) or {}).get("activity") == "waiting")
             await pilot.press("a")  # from the Agents pane
             await until(pilot, lambda: isinstance(app.screen, QuestionModal))
             await pilot.press("B")
