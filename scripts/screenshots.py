@@ -95,8 +95,13 @@ async def _question_call(pilot: Pilot) -> None:
     """A Claude Code AskUserQuestion call: its first question answered, the multi-select
     second one with two options chosen."""
     await _questions(pilot)
-    pilot.app.query_one(QuestionsPane).select(f"claude-code/{ASK_TASK}.q1")
-    await pilot.press("enter", "A", "A", "C")
+    await pilot.pause()
+    pane = pilot.app.query_one(QuestionsPane)
+    pane.open_modal(pane.open[f"claude-code/{ASK_TASK}.q1"])
+    await pilot.pause()
+    await pilot.press("A")
+    await pilot.pause()
+    await pilot.press("A", "C")
 
 
 Shot = tuple[str, tuple[int, int], Callable[[Pilot], Awaitable[None]] | None]

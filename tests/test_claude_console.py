@@ -135,6 +135,19 @@ async def test_a_twin_is_shown_once_as_the_call(project: Path, clock: ManualCloc
 # -- snapshot ----------------------------------------------------------------------------------
 
 
+async def open_scene_call(pilot: Pilot) -> None:
+    """The scene's call in the answer window: question 1 answered, on 2 lint and e2e chosen."""
+    pilot.app.goto_pane("questions")  # type: ignore[attr-defined]
+    await pilot.pause()
+    pane = questions_pane(pilot.app)  # type: ignore[arg-type]
+    pane.open_modal(pane.open[f"claude-code/{ASK_TASK}.q1"])
+    await until(pilot, lambda: isinstance(pilot.app.screen, QuestionModal))
+    await pilot.press("A")
+    await until(pilot, lambda: pilot.app.screen.question.seq == 2)  # type: ignore[attr-defined]
+    await pilot.press("A", "C")
+    await pilot.pause()
+
+
 @pytest.fixture
 def snap_scene(clock: ManualClock) -> ManualClock:
     shutil.rmtree(SNAP_ROOT, ignore_errors=True)
@@ -147,10 +160,7 @@ def test_snapshot_multi_select_question_of_a_call(
     snap_scene: ManualClock, snap_compare: Callable
 ) -> None:
     async def open_call(pilot: Pilot) -> None:
-        pilot.app.goto_pane("questions")  # type: ignore[attr-defined]
-        questions_pane(pilot.app).select(f"claude-code/{ASK_TASK}.q1")  # type: ignore[arg-type]
-        await pilot.press("enter", "A", "A", "C")  # question 1 answered; 2: lint, e2e chosen
-        await pilot.pause()
+        await open_scene_call(pilot)
 
     app = create_app(SNAP_ROOT, clock=snap_scene, watch=False, tick_seconds=0)
     assert snap_compare(app, terminal_size=(90, 30), run_before=open_call)

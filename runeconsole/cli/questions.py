@@ -248,6 +248,11 @@ def countdown(question: Question, now: datetime) -> str:
         return f"by {question.answer.decided_by or 'unreadable answer'}"
     if question.discarded:
         return "discarded"
+    from runeconsole.services.claude.answers import expires_in
+
+    expiry = expires_in(question, now)  # a relayed Claude Code call: never auto-answered
+    if expiry is not None:
+        return "expires" if expiry <= 0 else f"expires in {format_left(expiry)}"
     left = question.seconds_left(now)
     if left is None:
         return "never"

@@ -15,8 +15,6 @@ pressed a moment too late is refused with the answer that stands instead of repl
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -27,7 +25,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from runeconsole.core.errors import RuneError
-from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.claude import answers
 from runeconsole.services.questions import (
     AlreadyAnswered,
@@ -44,12 +41,6 @@ MOVE_KEYS = {"up": -1, "k": -1, "down": 1, "j": 1}
 
 def _numbers(count: int) -> set[str]:
     return {str(number) for number in range(1, count + 1)}
-
-
-def expires_in(question: Question, now: datetime) -> float | None:
-    """Seconds until a relayed call expires (``None`` for any other question)."""
-    moment = parse_iso(question.fields.get("expires_at")) if answers.is_relay(question) else None
-    return None if moment is None else (moment - now).total_seconds()
 
 
 class QuestionModal(ModalScreen[Answer | None]):
@@ -151,7 +142,7 @@ class QuestionModal(ModalScreen[Answer | None]):
         if self.closing:
             return
         now = self.questions.clock.now()
-        expiry = expires_in(self.question, now)
+        expiry = answers.expires_in(self.question, now)
         left = self.question.seconds_left(now)
         if expiry is not None:
             text = Text.assemble(

@@ -38,7 +38,7 @@ from runeconsole.services.questions import (
 )
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import LivePane
-from runeconsole.tui.question_modal import QuestionModal, expires_in
+from runeconsole.tui.question_modal import QuestionModal
 
 COLUMNS = (
     ("urgency", " ", 1),
@@ -68,7 +68,7 @@ class Mark(Text):
 def countdown(question: Question, now: datetime) -> Text:
     """Time left before option A is chosen for the operator, or before a relayed Claude
     Code call expires (then Claude Code asks in its own dialog): shown in italics."""
-    expiry = expires_in(question, now)
+    expiry = answers.expires_in(question, now)
     if expiry is not None:
         style = "bold red italic" if expiry <= 30 else "italic"
         return Text(format_left(max(expiry, 0)) if expiry > 0 else "expires", style=style)

@@ -16,6 +16,7 @@ from datetime import datetime
 from runeconsole.core.errors import RuneError
 from runeconsole.core.files import pid_alive
 from runeconsole.core.locks import locked
+from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.claude import relay, relay_files
 from runeconsole.services.questions import (
     AlreadyAnswered,
@@ -89,6 +90,12 @@ def _settle_twin(questions: Questions, question: Question, given: Answer) -> Non
             questions.answer_question(twin, text=given.answer)
     except AlreadyAnswered:
         pass  # its asker decided at the same moment: both answers stand where they are
+
+
+def expires_in(question: Question, now: datetime) -> float | None:
+    """Seconds until a relayed call expires (``None`` for any other question)."""
+    moment = parse_iso(question.fields.get("expires_at")) if is_relay(question) else None
+    return None if moment is None else (moment - now).total_seconds()
 
 
 def hidden_twins(open_questions: list[Question]) -> set[str]:
