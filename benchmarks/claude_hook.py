@@ -18,6 +18,7 @@ import asyncio
 import compileall
 import json
 import os
+import resource
 import shlex
 import subprocess
 import sys
@@ -119,19 +120,37 @@ class Project:
             handle.writelines(json.dumps(line) + "\n" for line in lines)
 
 
-def post_tool_use(project: Project, samples: int) -> list[float]:
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def post_tool_use(project: Project, samples: int) -> tuple[list[float], list[float]]:
+    """Wall time and CPU time (user + system) of each hook process."""
     project.run(project.payload("SessionStart", source="startup"))
-    timings = []
+    timings, cpu = [], []
     for index in range(samples):
         if index % 3 == 0:
             project.grow_transcript(index)
         data = project.payload("PostToolUse", tool_name="Bash", tool_input={"command": "ls"})
-        started = time.perf_counter()
+        used, started = children_cpu(), time.perf_counter()
         result = project.run(data)
         timings.append(time.perf_counter() - started)
+        cpu.append(children_cpu() - used)
         assert result.stdout == b"" and result.stderr == b"", result
         time.sleep(0.05)  # events of one agent are not back to back
-    return timings
+    return timings, cpu
+
+
+def bare_interpreter(samples: int) -> tuple[list[float], list[float]]:
+    """``python -c pass``, the floor every hook process stands on, measured alongside."""
+    timings, cpu = [], []
+    for _ in range(samples):
+        used, started = children_cpu(), time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        timings.append(time.perf_counter() - started)
+        cpu.append(children_cpu() - used)
+    return timings, cpu
 
 
 async def ask(project: Project, samples: int) -> tuple[list[float], list[float]]:
@@ -192,8 +211,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="runeconsole-bench-") as name:
         project = Project(Path(name))
         if not args.ask_only:
-            hook = post_tool_use(project, args.samples)
+            hook, cpu = post_tool_use(project, args.samples)
             report("PostToolUse hook, whole process            ", hook, 60)
+            report("  the same, its CPU time (user + system)   ", cpu, 60)
+            floor, floor_cpu = bare_interpreter(args.samples)
+            report("  for scale: python -c pass, whole process ", floor, 60)
+            report("  python -c pass, CPU time                 ", floor_cpu, 60)
+            print(f"  load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         to_console, to_stdout = asyncio.run(ask(project, max(10, args.samples // 2)))
         report("AskUserQuestion hook start -> in the console", to_console, 100)
         report("key in the modal -> hook prints its JSON    ", to_stdout, 150)
