@@ -65,6 +65,18 @@ def test_with_no_console_open_the_hook_prints_nothing_at_once(hooked: Bridge) ->
     assert hooked.identity()["activity"] == "waiting"
 
 
+def test_with_the_relay_disabled_the_hook_prints_nothing_though_a_console_is_open(
+    hooked: Bridge,
+) -> None:
+    talisman = hooked.project / ".claude" / "talisman.yml"
+    talisman.write_text("question_relay:\n  enabled: false\n")
+    hooked.open_console()
+    result = hooked.send("PreToolUse-AskUserQuestion")
+    assert (result.exit_code, result.stdout, result.errors) == (0, "", [])
+    assert not hooked.paths.claude_questions.exists()
+    assert hooked.identity()["activity"] == "waiting"
+
+
 def test_a_two_question_call_is_answered_with_one_option_and_several(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:

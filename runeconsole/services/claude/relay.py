@@ -56,10 +56,10 @@ def ask(
         specs = relay_files.parse_call(payload.tool_input)
     except ValueError as exc:
         raise HookInputError(f"AskUserQuestion input not relayed: {exc}") from None
-    if not presence.console_open(paths):
-        return ""
     settings = claude_settings.load(paths)
-    if not settings.relay_enabled:
+    if not settings.relay_enabled or not presence.console_open(paths):
+        if written is not None:
+            written()  # the agent waits all the same, in Claude Code's own dialog
         return ""
     task_id = relay_files.task_id_for(payload.tool_use_id, payload.session_id, now)
     questions = relay_files.write_call(
