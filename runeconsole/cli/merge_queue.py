@@ -10,7 +10,7 @@ import argparse
 import sys
 from datetime import datetime
 
-from runeconsole.cli.common import print_json, print_table, resolve_root
+from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.merge_queue import (
@@ -102,7 +102,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 
 def _queue(args: argparse.Namespace) -> MergeQueue:
-    return MergeQueue(resolve_root(args))
+    return MergeQueue(open_project(args))
 
 
 def _age(entry: QueueEntry, now: datetime) -> str:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from runeconsole.adapters.tasks import TaskWrite
-from runeconsole.cli.common import print_json, print_table, resolve_root
+from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.core.errors import InvalidInput, UnreadableFile
 from runeconsole.core.files import read_bytes
 from runeconsole.core.timeutil import format_age
@@ -87,7 +87,7 @@ def print_task(task: TaskWrite | None) -> None:
 
 def run_suspend(args: argparse.Namespace) -> int:
     team = _team(args)
-    result = Suspension(resolve_root(args)).suspend(
+    result = Suspension(open_project(args)).suspend(
         task_id=args.task,
         worker=args.worker,
         arc_id=args.arc,
@@ -136,7 +136,7 @@ def _row(record: ContextRecord) -> tuple[str, ...]:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    service = Suspension(resolve_root(args))
+    service = Suspension(open_project(args))
     records = service.list()
     if args.json:
         print_json([record.to_json() for record in records])
@@ -154,7 +154,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_resume(args: argparse.Namespace) -> int:
     team = _team(args)
-    service = Suspension(resolve_root(args))
+    service = Suspension(open_project(args))
     try:
         result = service.resume(service.find(args.target), dry_run=args.dry_run, team=team)
     except ResumeRefused as exc:

@@ -38,8 +38,8 @@ from runeconsole.demo.merge_queue import commit_files
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.pane_patterns import WORK_PHASES
+from runeconsole.services.project import Project
 from runeconsole.services.registry import SIGNAL_TARGET, Registry
-from runeconsole.services.signals import Signals
 from runeconsole.services.supervisor import CHECKPOINT_MESSAGE, HANDOFF_MESSAGE, WISDOM_ENV
 from runeconsole.services.suspension import Suspension
 
@@ -135,8 +135,10 @@ class FakeAgent:
         self.root: Path = args.root
         self.args = args
         self.rng = random.Random(args.seed)
-        self.registry = Registry(self.root)
-        self.hooks = Hooks(self.root)
+        # Lenient, as heartbeats are: a simulated agent never stops over a setting.
+        self.project = Project(self.root, strict=False)
+        self.registry = Registry(self.project)
+        self.hooks = Hooks(self.project, self.registry.signals)
         self.module = self.key.rsplit("-", 1)[-1]
         self.context = float(args.context)
         self.transcript: list[str] = []
@@ -269,7 +271,7 @@ class FakeAgent:
         """Write a suspended task's context file, as ``runeconsole suspend`` does."""
         task = self.args.suspend_task
         try:
-            result = Suspension(self.root).suspend(
+            result = Suspension(self.project).suspend(
                 task_id=task,
                 worker=self.key,
                 arc_id=DEMO_ARC,
@@ -299,7 +301,7 @@ class FakeAgent:
             commit_files(worktree, {name: f"# {name} as {self.key} wrote it\n"}, f"{node}: {name}")
             branch = run_git(["rev-parse", "--abbrev-ref", "HEAD"], worktree).stdout.strip()
             if self.args.merge_via == "queue":
-                entry, _ = MergeQueue(self.root).add(
+                entry, _ = MergeQueue(self.project).add(
                     branch, identity=self.key, node_id=node, worktree=str(worktree)
                 )
                 said = f"queued as {entry.entry_id}"
@@ -310,7 +312,7 @@ class FakeAgent:
                     "node_id": node,
                     "worktree_path": str(worktree),
                 }
-                Signals(self.root).send("MERGE_READY", self.key, SIGNAL_TARGET, payload)
+                self.registry.signals.send("MERGE_READY", self.key, SIGNAL_TARGET, payload)
                 said = "MERGE_READY sent"
         except RuneError as exc:
             self.say(f"⏺ Could not request a merge: {exc.message}")

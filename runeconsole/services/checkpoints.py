@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters import tasks as task_files
-from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.adapters.tasks import TaskStore, TaskWrite
 from runeconsole.core import frontmatter
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
@@ -41,9 +40,9 @@ from runeconsole.core.files import (
     read_json_object,
 )
 from runeconsole.core.locks import locked
-from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.core.validate import contained, validate_id
+from runeconsole.services.project import Project
 from runeconsole.services.suspension import GitView, ResumeRefused, Suspension, inside
 
 PHASE_ORDER = (
@@ -538,20 +537,18 @@ def demotion_warning(
 class Checkpoints:
     def __init__(
         self,
-        root: Path,
-        clock: Clock | None = None,
+        project: Project,
         *,
         config_dir: Path | None = None,
         session_pid: int | None = None,
         suspension: Suspension | None = None,
     ) -> None:
-        self.root = root
-        self.paths = ProjectPaths(root)
-        self.clock = clock or SystemClock()
+        self.project = project
+        self.root, self.paths, self.clock = project.root, project.paths, project.clock
         self.config_dir = config_dir or task_files.config_dir()
         self.session_pid = session_pid if session_pid is not None else os.getppid()
         self.suspension = suspension or Suspension(
-            root, self.clock, tasks=TaskStore(self.config_dir / "tasks")
+            project, tasks=TaskStore(self.config_dir / "tasks")
         )
 
     # -- discovery -------------------------------------------------------------------------

@@ -84,7 +84,7 @@ class Processor:
         self.paths = queue.paths
         self.settings = queue.settings
         self.signals = queue.signals
-        self.hooks = Hooks(queue.root, queue.clock, queue.signals)
+        self.hooks = Hooks(queue.project, queue.signals)
         self._identity: list[str] | None = None
 
     def identity(self) -> list[str]:

@@ -24,16 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters import git_worktrees as gw
-from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.adapters.processes import process_start
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_bytes, pid_alive, read_json_object
 from runeconsole.core.locks import locked
-from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.core.validate import ID_PATTERN, MAX_ID_LENGTH, validate_id
 from runeconsole.services.merge_predictions import ConflictPredictor, Prediction
+from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 
 PENDING, IN_PROGRESS, COMPLETED, FAILED = "pending", "in_progress", "completed", "failed"
@@ -245,18 +244,15 @@ class UnknownEntry(InvalidInput):
 class MergeQueue:
     def __init__(
         self,
-        root: Path,
-        clock: Clock | None = None,
+        project: Project,
         settings: MergeQueueSettings | None = None,
         signals: Signals | None = None,
     ) -> None:
-        self.root = root
-        self.paths = ProjectPaths(root)
-        self.clock = clock or SystemClock()
-        self.settings = settings or MergeQueueSettings.from_talisman(Talisman.load(root))
-        self.signals = signals or Signals(root, self.clock)
-        settings = self.settings
-        self.predictor = ConflictPredictor(root, settings.main_branch, settings.predict_limit)
+        self.project = project
+        self.root, self.paths, self.clock = project.root, project.paths, project.clock
+        self.settings = settings = settings or project.settings(MergeQueueSettings)
+        self.signals = signals or Signals(project)
+        self.predictor = ConflictPredictor(self.root, settings.main_branch, settings.predict_limit)
 
     @property
     def path(self) -> Path:

@@ -21,15 +21,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.adapters.tasks import TaskFile, TaskStore
 from runeconsole.core.config import TALISMAN, Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import create_exclusive, dump_json, read_json_object
 from runeconsole.core.locks import locked
-from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import compact_stamp, format_age, iso_z, parse_iso
 from runeconsole.core.validate import contained, id_subdirectories, validate_id
+from runeconsole.services.project import Project
 
 QUESTION, ANSWER = "question", "answer"
 USER, AUTO_TIMEOUT, CAP_EXCEEDED = "user", "auto-timeout", "cap-exceeded"
@@ -404,15 +403,13 @@ def parse_question_id(question_id: str) -> tuple[str, str, int]:
 class Questions:
     def __init__(
         self,
-        root: Path,
-        clock: Clock | None = None,
+        project: Project,
         settings: RelaySettings | None = None,
         tasks: TaskStore | None = None,
     ) -> None:
-        self.root = root
-        self.paths = ProjectPaths(root)
-        self.clock = clock or SystemClock()
-        self.settings = settings or RelaySettings.from_talisman(Talisman.load(root))
+        self.project = project
+        self.root, self.paths, self.clock = project.root, project.paths, project.clock
+        self.settings = settings or project.settings(RelaySettings)
         self.tasks = tasks or TaskStore()
 
     @property

@@ -17,7 +17,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import (
@@ -29,9 +28,9 @@ from runeconsole.core.files import (
     remove_orphan_temp,
 )
 from runeconsole.core.locks import locked
-from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import compact_stamp, iso_z, parse_iso
 from runeconsole.core.validate import validate_id
+from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 
 GREEN, YELLOW, RED, GREY = "green", "yellow", "red", "grey"
@@ -144,23 +143,14 @@ class AgentRecord:
 class Registry:
     def __init__(
         self,
-        root: Path,
-        clock: Clock | None = None,
+        project: Project,
         settings: LivenessSettings | None = None,
         signals: Signals | None = None,
     ) -> None:
-        self.root = root
-        self.paths = ProjectPaths(root)
-        self.clock = clock or SystemClock()
-        # A typo in talisman.yml must not stop a fleet's heartbeats: defaults are used and
-        # the problem is kept for the caller to show.
-        self.problems: list[str] = []
-        if settings is None:
-            talisman = Talisman.load(root, strict=False)
-            settings = LivenessSettings.from_talisman(talisman)
-            self.problems = talisman.problems
-        self.settings = settings
-        self.signals = signals or Signals(root, self.clock)
+        self.project = project
+        self.root, self.paths, self.clock = project.root, project.paths, project.clock
+        self.settings = settings or project.settings(LivenessSettings)
+        self.signals = signals or Signals(project)
 
     # -- reading ---------------------------------------------------------------------------
 

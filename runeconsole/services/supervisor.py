@@ -20,11 +20,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.adapters.tmux import Tmux
-from runeconsole.core.config import Talisman
 from runeconsole.services.hooks import Hooks
-from runeconsole.services.registry import AgentRecord, LivenessSettings, Registry
+from runeconsole.services.project import Project
+from runeconsole.services.registry import AgentRecord, Registry
 from runeconsole.services.signals import Signals
 from runeconsole.services.supervision import screens
 from runeconsole.services.supervision.context_warnings import CHECKPOINT_MESSAGE
@@ -65,32 +64,27 @@ class Supervisor:
 
     def __init__(
         self,
-        root: Path,
-        clock: Clock | None = None,
+        project: Project,
         *,
-        talisman: Talisman | None = None,
         settings: SupervisorSettings | None = None,
         tmux: Tmux | None = None,
         registry: Registry | None = None,
         hooks: Hooks | None = None,
     ) -> None:
-        """``talisman``: the console passes its lenient one, so a bad value never stops it."""
-        clock = clock or SystemClock()
-        talisman = talisman or Talisman.load(root)
-        settings = settings or SupervisorSettings.from_talisman(talisman)
-        signals = Signals(root, clock)
+        """``settings``: the project's unless given (the CLI's ``--tmux-socket``)."""
+        settings = settings or project.settings(SupervisorSettings)
+        signals = Signals(project)
         self.sessions = AgentSessions(
-            root=root,
-            clock=clock,
+            project=project,
             settings=settings,
             tmux=tmux or Tmux(settings.socket_name),
             signals=signals,
-            registry=registry
-            or Registry(root, clock, LivenessSettings.from_talisman(talisman), signals),
-            hooks=hooks or Hooks(root, clock, signals),
+            registry=registry or Registry(project, signals=signals),
+            hooks=hooks or Hooks(project, signals),
         )
         # The console's panes reach these through the supervisor.
-        self.root, self.paths, self.clock = root, self.sessions.paths, clock
+        self.project = project
+        self.root, self.paths, self.clock = project.root, project.paths, project.clock
         self.settings, self.tmux, self.signals = settings, self.sessions.tmux, signals
         self.registry, self.hooks = self.sessions.registry, self.sessions.hooks
         self._spawner = Spawner(self.sessions)

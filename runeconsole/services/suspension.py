@@ -28,16 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters import git
-from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.adapters.tasks import TaskStore, TaskWrite
 from runeconsole.core import frontmatter
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_bytes, is_temp_name, read_bytes
 from runeconsole.core.locks import locked
-from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.core.validate import contained, validate_id
+from runeconsole.services.project import Project
 
 OK, STALE, EXHAUSTED, CORRUPT, UNREADABLE = "ok", "stale", "exhausted", "corrupt", "unreadable"
 VERDICTS = (OK, STALE, EXHAUSTED, CORRUPT, UNREADABLE)
@@ -411,15 +410,13 @@ class SuspendResult:
 class Suspension:
     def __init__(
         self,
-        root: Path,
-        clock: Clock | None = None,
+        project: Project,
         settings: SuspensionSettings | None = None,
         tasks: TaskStore | None = None,
     ) -> None:
-        self.root = root
-        self.paths = ProjectPaths(root)
-        self.clock = clock or SystemClock()
-        self.settings = settings or SuspensionSettings.from_talisman(Talisman.load(root))
+        self.project = project
+        self.root, self.paths, self.clock = project.root, project.paths, project.clock
+        self.settings = settings or project.settings(SuspensionSettings)
         self.tasks = tasks or TaskStore()
         self._headers: dict[str, dict[str, Any]] = {}
 

@@ -17,8 +17,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from runeconsole.adapters.clock import Clock
-from runeconsole.core.config import Talisman
 from runeconsole.core.files import is_temp_name
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.checkpoints import CHECKPOINT_FILE, Checkpoints, ResumePlan
@@ -32,7 +30,6 @@ from runeconsole.services.suspension import (
     GitView,
     ResumeResult,
     Suspension,
-    SuspensionSettings,
 )
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import LivePane
@@ -158,10 +155,10 @@ class SuspendedPane(LivePane):
         ("tab", "move between suspended tasks and arc checkpoints"),
     )
 
-    def __init__(self, root: Path, clock: Clock, talisman: Talisman, **kwargs: object) -> None:
+    def __init__(self, suspension: Suspension, checkpoints: Checkpoints, **kwargs: object) -> None:
         super().__init__(**kwargs)
-        self.suspension = Suspension(root, clock, SuspensionSettings.from_talisman(talisman))
-        self.checkpoints = Checkpoints(root, clock, suspension=self.suspension)
+        self.suspension = suspension
+        self.checkpoints = checkpoints
         self.records: dict[str, ContextRecord] = {}
         self.plans: dict[str, ResumePlan] = {}
         self.view: GitView | None = None

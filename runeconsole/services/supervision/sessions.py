@@ -18,6 +18,7 @@ from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.validate import ID_PATTERN
 from runeconsole.services.hooks import SUPERVISOR, Hooks
 from runeconsole.services.pane_patterns import PaneReading, safe_to_type
+from runeconsole.services.project import Project
 from runeconsole.services.registry import (
     ACTIVE,
     SIGNAL_SOURCE,
@@ -51,18 +52,25 @@ def server_label(socket: str | None) -> str:
 
 @dataclass
 class AgentSessions:
-    root: Path
-    clock: Clock
+    project: Project
     settings: SupervisorSettings
     tmux: Tmux
     signals: Signals
     registry: Registry
     hooks: Hooks
-    paths: ProjectPaths = field(init=False)
     _servers: dict[str | None, Tmux] = field(init=False, default_factory=dict)
 
-    def __post_init__(self) -> None:
-        self.paths = ProjectPaths(self.root)
+    @property
+    def root(self) -> Path:
+        return self.project.root
+
+    @property
+    def clock(self) -> Clock:
+        return self.project.clock
+
+    @property
+    def paths(self) -> ProjectPaths:
+        return self.project.paths
 
     def signal(self, signal_type: str, payload: dict[str, Any]) -> None:
         self.signals.send(signal_type, SIGNAL_SOURCE, SIGNAL_TARGET, payload)
