@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from runeconsole.core.errors import RuneError
-from runeconsole.core.files import pid_alive
+from runeconsole.core.pids import pid_alive
 from runeconsole.services.merge_queue import (
     BASE_MOVED,
     BRANCH_MISSING,

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.adapters.tmux import Tmux, process_alive
+from runeconsole.adapters.tmux import Tmux
+from runeconsole.core.pids import pid_alive
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
@@ -31,7 +32,7 @@ def test_spawn_kill_monitor_respawn_via_cli(project: Path, tmux_socket: str, cli
     )  # fmt: skip
     assert spawned.code == 0, spawned.err
     data = spawned.json()
-    assert data["tmux_session"] == "rune-worker-cli" and process_alive(data["pid"])
+    assert data["tmux_session"] == "rune-worker-cli" and pid_alive(data["pid"])
     assert Tmux(tmux_socket).has_session("rune-worker-cli")
 
     Tmux(tmux_socket).kill_session("rune-worker-cli")
@@ -99,11 +100,11 @@ def test_kill_goes_to_the_agents_own_server_or_refuses_a_named_other(
     named = cli("kill", "worker-far", "--root", str(project), "--tmux-socket", other_tmux_socket)
     assert named.code == 1
     assert f"runs on tmux server {tmux_socket}, not {other_tmux_socket}" in named.err
-    assert process_alive(pid) and Registry(Project(project)).get("worker-far").status == "active"
+    assert pid_alive(pid) and Registry(Project(project)).get("worker-far").status == "active"
     monkeypatch.setenv(SOCKET_ENV, other_tmux_socket)  # configured elsewhere, not named
     killed = cli("kill", "worker-far", "--root", str(project))
     assert (killed.code, killed.out.strip()) == (0, "worker-far: terminated")
-    assert not process_alive(pid) and not Tmux(tmux_socket).has_session("rune-worker-far")
+    assert not pid_alive(pid) and not Tmux(tmux_socket).has_session("rune-worker-far")
 
 
 def test_spawn_over_an_old_hook_keeps_it_and_says_where(

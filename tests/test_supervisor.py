@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from runeconsole.adapters.clock import ManualClock
-from runeconsole.adapters.tmux import Tmux, process_alive
+from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import RuneError
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.core.locks import locked
+from runeconsole.core.pids import pid_alive
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.project import Project
@@ -64,7 +65,7 @@ def test_spawn_records_session_pid_command_and_initial_hook(
     result = supervisor.spawn("worker", "parser", sleeper(), node_id="impl_search", bead_id="bd-7")
     record = Registry(Project(project)).get("worker-parser")
     assert record.get("tmux_session") == result.tmux_session == "rune-worker-parser"
-    assert record.get("pid") == result.pid and process_alive(result.pid)
+    assert record.get("pid") == result.pid and pid_alive(result.pid)
     assert record.get("metadata")["command"] == sleeper()
     assert record.worktree == str(project.resolve())
     hook = Hooks(Project(project)).get("worker-parser")
@@ -158,7 +159,7 @@ def test_clean_handoff_saves_hook_exits_and_respawns(supervisor: Supervisor, pro
     hook = Hooks(Project(project)).get(key)
     assert "saved at handoff" in hook.get("work_summary")
     assert hook.files_modified == ["invoice.py"]
-    assert not process_alive(first.pid)
+    assert not pid_alive(first.pid)
     successor = result.successor
     assert successor is not None
     assert successor.record.get("predecessor_id") == first.record.get("agent_id")
@@ -184,7 +185,7 @@ def test_hung_handoff_is_force_killed_after_the_timeout(
 
     assert result.outcome == "forced"
     assert 1.0 <= result.waited_seconds < 5
-    assert not process_alive(first.pid)  # survived the hang-up, not the kill
+    assert not pid_alive(first.pid)  # survived the hang-up, not the kill
     assert HANDOFF_MESSAGE in supervisor.last_screen(first.record.get("agent_id"))
     stuck = signals(project, "ORCHESTRATOR_STUCK")
     assert [s["agent_id"] for s in stuck] == [first.record.get("agent_id")]
@@ -315,7 +316,7 @@ def test_respawn_refuses_a_running_agent_and_kill_stops_it(
     (project / "draft.txt").write_text("keep me\n")
     record = supervisor.kill("worker-busy")
     assert record.status == "terminated"
-    assert not process_alive(spawned.pid)
+    assert not pid_alive(spawned.pid)
     assert (project / "draft.txt").exists()
     assert Hooks(Project(project)).get("worker-busy").files_modified == ["draft.txt"]
     assert supervisor.monitor_step().crashed == []
@@ -495,7 +496,7 @@ def test_kills_are_never_taken_for_crashes_by_a_running_monitor(
             "terminated",
             first.record.get("agent_id"),
         )
-        assert not process_alive(first.pid)
+        assert not pid_alive(first.pid)
     assert operator.tmux.panes() == {}
 
 
@@ -512,7 +513,7 @@ def test_an_agent_is_acted_on_where_it_was_spawned(
     with pytest.raises(RuneError, match="still running"):
         away.respawn("worker-far")
     result = away.handoff("worker-far", timeout=0.3, respawn=False)
-    assert result.outcome == "forced" and not process_alive(first.pid)
+    assert result.outcome == "forced" and not pid_alive(first.pid)
 
     second = away.respawn("worker-far")
     assert second.record.get("metadata")["tmux_socket"] == tmux_socket
@@ -522,12 +523,9 @@ def test_an_agent_is_acted_on_where_it_was_spawned(
     named = make_supervisor(project, other_tmux_socket, socket_explicit=True)
     with pytest.raises(RuneError, match=f"on tmux server {tmux_socket}, not {other_tmux_socket}"):
         named.kill("worker-far")
-    assert (
-        process_alive(second.pid)
-        and Registry(Project(project)).get("worker-far").status == "active"
-    )
+    assert pid_alive(second.pid) and Registry(Project(project)).get("worker-far").status == "active"
     assert away.kill("worker-far").status == "terminated"
-    assert not process_alive(second.pid) and not home.tmux.has_session("rune-worker-far")
+    assert not pid_alive(second.pid) and not home.tmux.has_session("rune-worker-far")
 
 
 ECHO = "import sys\nfor line in sys.stdin: print(line.strip(), flush=True)"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.core.errors import UnreadableFile
+from runeconsole.core.pids import pid_alive
 
 MAX_READ_BYTES = 8 * 1024 * 1024
 TEMP_SUFFIX = ".tmp"
@@ -178,19 +179,6 @@ def read_json_object(path: Path | str) -> dict[str, Any]:
 def is_temp_name(name: str) -> bool:
     """Writers' in-flight temp files, which readers skip."""
     return name.startswith(".")
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists (signal 0: nothing is sent)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OSError, OverflowError):
-        return False
-    return True
 
 
 def remove_orphan_temp(directory: Path | str, name: str) -> bool:

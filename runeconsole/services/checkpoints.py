@@ -35,11 +35,11 @@ from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import (
     atomic_write_json,
     parse_json_object,
-    pid_alive,
     read_bytes,
     read_json_object,
 )
 from runeconsole.core.locks import locked
+from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.core.validate import contained, validate_id
 from runeconsole.services.project import Project

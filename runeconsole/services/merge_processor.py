@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters import git_worktrees as gw
-from runeconsole.adapters.processes import process_start, run_streaming, stop_processes_in
+from runeconsole.adapters.processes import run_streaming, stop_processes_in
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.locks import LockBusy, owned
 from runeconsole.core.pause import pause_point
+from runeconsole.core.pids import process_start
 from runeconsole.services.hooks import MERGE_QUEUE, Hooks
 from runeconsole.services.merge_queue import (
     BASE_MOVED,

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters import git_worktrees as gw
-from runeconsole.adapters.processes import process_start
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
-from runeconsole.core.files import atomic_write_bytes, pid_alive, read_json_object
+from runeconsole.core.files import atomic_write_bytes, read_json_object
 from runeconsole.core.locks import locked
+from runeconsole.core.pids import pid_alive, process_start
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.core.validate import ID_PATTERN, MAX_ID_LENGTH, validate_id
 from runeconsole.services.merge_predictions import ConflictPredictor, Prediction

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters.clock import Clock
-from runeconsole.adapters.tmux import PaneInfo, Tmux, process_alive
+from runeconsole.adapters.tmux import PaneInfo, Tmux
+from runeconsole.core import pids
 from runeconsole.core.errors import RuneError
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.validate import ID_PATTERN
@@ -123,7 +124,7 @@ class AgentSessions:
     @staticmethod
     def pid_alive(record: AgentRecord) -> bool:
         pid = record.get("pid")
-        return not isinstance(pid, int) or process_alive(pid)
+        return not isinstance(pid, int) or pids.pid_alive(pid)
 
     def session_of(self, key: str) -> tuple[Tmux, str]:
         """The agent's server and session name (an error says when it has none)."""
@@ -202,9 +203,9 @@ class AgentSessions:
             return
         for sig in (signal.SIGTERM, signal.SIGKILL):
             deadline = time.monotonic() + grace
-            while process_alive(pid) and time.monotonic() < deadline:
+            while pids.pid_alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            if not process_alive(pid):
+            if not pids.pid_alive(pid):
                 return
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 if os.getpgid(pid) == pid:
