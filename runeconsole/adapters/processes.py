@@ -39,10 +39,6 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _inside(path: Path, directory: Path) -> bool:
-    return path == directory or directory in path.parents
-
-
 def stop_processes_in(directory: Path) -> list[int]:
     """Kill (with their process groups) processes whose working directory is in ``directory``.
 
@@ -61,7 +57,7 @@ def stop_processes_in(directory: Path) -> list[int]:
             group = os.getpgid(pid)
         except OSError:
             continue
-        if pid == os.getpid() or not _inside(cwd, directory):
+        if pid == os.getpid() or not cwd.is_relative_to(directory):
             continue
         if group != own_group:
             kill_group(group)

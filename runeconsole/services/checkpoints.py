@@ -41,9 +41,9 @@ from runeconsole.core.files import (
 from runeconsole.core.locks import locked
 from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import iso_z, parse_iso
-from runeconsole.core.validate import contained, validate_id
+from runeconsole.core.validate import Outside, contained, validate_id
 from runeconsole.services.project import Project
-from runeconsole.services.suspension import GitView, ResumeRefused, Suspension, inside
+from runeconsole.services.suspension import GitView, ResumeRefused, Suspension
 
 PHASE_ORDER = (
     "forge",
@@ -723,7 +723,7 @@ class Checkpoints:
         if not isinstance(plan_file, str) or not plan_file:
             return
         try:
-            path = inside(self.root, plan_file)
+            path = contained(self.root, plan_file)
             meta = frontmatter.parse(read_bytes(path, 4 * 1024 * 1024).decode("utf-8"))[1]
         except (RuneError, UnicodeDecodeError, frontmatter.FrontmatterError) as exc:
             plan.warnings.append(
@@ -770,7 +770,7 @@ class Checkpoints:
             if not isinstance(artifact, str) or not artifact:
                 raise RuneError(f"phases.{name}.artifact {reprlib.repr(artifact)} is not a path")
             try:
-                path = inside(self.root, artifact)
+                path = contained(self.root, artifact)
             except RuneError:
                 raise RuneError(
                     f"phases.{name}.artifact {artifact} escapes the project root "
@@ -812,10 +812,10 @@ class Checkpoints:
     def _remove_team_dir(self, path: Path, plan: ResumePlan, dry_run: bool) -> None:
         if not os.path.lexists(path):
             return
-        chome = Path(os.path.realpath(self.config_dir))
-        parent = Path(os.path.realpath(path.parent))
-        if parent != chome and chome not in parent.parents:
-            plan.warnings.append(f"ORCH-1: {path} resolves outside {chome}; not removed")
+        try:
+            contained(self.config_dir, path.parent, "the Claude config dir")
+        except Outside as exc:
+            plan.warnings.append(f"ORCH-1: {path} resolves outside {exc.root}; not removed")
             return
         plan.changes.append(f"{'would remove' if dry_run else 'removed'} {path}")
         if dry_run:
@@ -880,7 +880,7 @@ class Checkpoints:
                 validate_id(task_id, "suspended task id")
                 if not context_path.startswith("tmp/work/") or ".." in context_path:
                     raise RuneError(f'invalid context path "{context_path}" — skipping')
-                path = inside(self.root, context_path)
+                path = contained(self.root, context_path)
                 if not path.is_file():
                     raise RuneError(f"context file missing at {context_path} — cold restart")
                 result = self.suspension.resume(

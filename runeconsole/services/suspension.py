@@ -317,14 +317,6 @@ def meta_problem(meta: dict[str, Any]) -> str | None:
     return None
 
 
-def inside(root: Path, relative: str) -> Path:
-    """``contained`` that also refuses names the OS cannot take (NUL bytes)."""
-    try:
-        return contained(root, relative)
-    except ValueError:
-        raise InvalidInput(f"{relative!r} is not a usable path") from None
-
-
 def skeleton(line: str) -> tuple[str, list[int]]:
     """``line`` as it reads, for matching: NFKC, casefolded, lookalikes folded, invisible
     format characters dropped; with the index in ``line`` of each skeleton character."""
@@ -549,7 +541,7 @@ class Suspension:
     def find(self, task_or_path: str) -> Path:
         """A context file by path (under ``tmp/work/``) or by task id (must be unique)."""
         if "/" in task_or_path or task_or_path.endswith(".md"):
-            path = inside(self.root, task_or_path)
+            path = contained(self.root, task_or_path)
             if not path.is_relative_to(contained(self.root, self.paths.work)):
                 raise InvalidInput(f"{task_or_path} is not a context file under tmp/work/")
             if not path.is_file():
