@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
-
-if TYPE_CHECKING:
-    from runeconsole.services.merge_queue import QueueState
+from runeconsole.services.merge_queue.model import QueueState
 
 
 @dataclass(frozen=True)
