@@ -23,17 +23,23 @@ import argparse
 import contextlib
 import os
 import random
-import select
 import signal
 import sys
-import termios
 import time
-import tty
 from collections.abc import Callable
 from pathlib import Path
 
 from runeconsole.adapters.git import run_git
 from runeconsole.core.errors import RuneError
+from runeconsole.demo.fake_terminal import (
+    ESCAPE,
+    PROMPTS,
+    TRANSCRIPT_LINES,
+    WIDTH,
+    Keys,
+    Prompt,
+    screen,
+)
 from runeconsole.demo.merge_queue import commit_files
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.merge_queue import MergeQueue
@@ -50,20 +56,6 @@ TOOLS = {
     "testing": ["Bash(python -m pytest tests/test_{m}.py -q)"],
     "completion": ['Bash(git commit -am "{m}: done")'],
 }
-PROMPTS = (
-    (
-        "Bash command",
-        "python -m pytest tests -q",
-        "Do you want to proceed?",
-        ["Yes", "Yes, and don't ask again for python -m pytest commands", "No (esc)"],
-    ),
-    (
-        "☐ Approach",
-        "",
-        "Should the {m} cache live in memory or on disk?",
-        ["In memory", "On disk", "Type something."],
-    ),
-)
 # The harness's coarser phase for each work phase, so both readers see a moving agent.
 HARNESS_PHASE = {
     "investigation": "planning",
@@ -72,9 +64,6 @@ HARNESS_PHASE = {
     "testing": "executing",
     "completion": "impl_complete",
 }
-WIDTH = 100
-TRANSCRIPT_LINES = 30
-ESCAPE = "<esc>"
 DEMO_ARC = "arc-demo"
 
 
@@ -92,43 +81,6 @@ def command(key: str, root: Path, *options: str) -> list[str]:
     ]
 
 
-class Keys:
-    """The terminal's input key by key (cbreak mode, as Claude Code reads it), so Esc
-    counts at once: whole lines, and ``ESCAPE`` for a lone Esc."""
-
-    def __init__(self) -> None:
-        self.fd = sys.stdin.fileno()
-        self.buffer = ""
-        self.saved = None
-        if os.isatty(self.fd):
-            self.saved = termios.tcgetattr(self.fd)
-            tty.setcbreak(self.fd)
-
-    def restore(self) -> None:
-        if self.saved is not None:
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
-
-    def read(self, timeout: float) -> list[str]:
-        ready, _, _ = select.select([self.fd], [], [], timeout)
-        if not ready:
-            return []
-        data = os.read(self.fd, 4096)
-        if not data:  # input closed: nobody can answer any more
-            raise SystemExit(0)
-        self.buffer += data.decode("utf-8", "replace").replace("\r", "\n")
-        keys: list[str] = []
-        while True:
-            esc, newline = self.buffer.find("\x1b"), self.buffer.find("\n")
-            if esc >= 0 and (newline < 0 or esc < newline):
-                keys.append(ESCAPE)  # what was typed before it on the line is dropped
-                self.buffer = self.buffer[esc + 1 :]
-            elif newline >= 0:
-                keys.append(self.buffer[:newline])
-                self.buffer = self.buffer[newline + 1 :]
-            else:
-                return keys
-
-
 class FakeAgent:
     def __init__(self, args: argparse.Namespace) -> None:
         self.key: str = args.key
@@ -142,7 +94,7 @@ class FakeAgent:
         self.module = self.key.rsplit("-", 1)[-1]
         self.context = float(args.context)
         self.transcript: list[str] = []
-        self.prompt: tuple[str, str, str, list[str]] | None = None
+        self.prompt: Prompt | None = None
         self.phase_index = 0
         self.ticks_in_phase = 0
         self.next_beat = 0.0
@@ -165,18 +117,7 @@ class FakeAgent:
         self.transcript = self.transcript[-TRANSCRIPT_LINES:]
 
     def draw(self) -> None:
-        box = "─" * (WIDTH - 2)
-        out = ["\x1b[2J\x1b[H", "✻ fake Claude Code · " + self.key, "", *self.transcript]
-        if self.prompt is not None:
-            title, detail, question, options = self.prompt
-            out += [f"╭{box}╮", f"│ {title}", f"│   {detail}" if detail else "│", f"│ {question}"]
-            out += [f"│ {'❯' if i == 0 else ' '} {i + 1}. {o}" for i, o in enumerate(options)]
-            out += [f"╰{box}╯", "  Enter to select · Esc to cancel" if not detail else ""]
-        else:
-            out += [f"╭{box}╮", "│ > ", f"╰{box}╯"]
-            status = f"Context left until auto-compact: {max(0, int(self.context))}%"
-            out.append("  ? for shortcuts".ljust(WIDTH - len(status)) + status)
-        sys.stdout.write("\n".join(out) + "\n")
+        sys.stdout.write(screen(self.key, self.transcript, self.prompt, self.context))
         sys.stdout.flush()
 
     def heartbeat(self) -> None:
