@@ -22,7 +22,6 @@ from runeconsole.core.timeutil import format_age
 from runeconsole.services.checkpoints import CHECKPOINT_FILE, Checkpoints, ResumePlan
 from runeconsole.services.suspension import (
     CORRUPT,
-    EXHAUSTED,
     OK,
     STALE,
     UNREADABLE,
@@ -31,35 +30,13 @@ from runeconsole.services.suspension import (
     ResumeResult,
     Suspension,
 )
+from runeconsole.tui.arc_detail import ArcDetail
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import LivePane
+from runeconsole.tui.resume_confirm import ResumeConfirm
+from runeconsole.tui.suspended_detail import ContextDetail, InjectionScreen
+from runeconsole.tui.theme import ACTION_STYLE, DEMOTED_MARK, PHASE_MARK, VERDICT_STYLE
 
-VERDICT_STYLE = {
-    OK: "bold green",
-    STALE: "bold yellow",
-    EXHAUSTED: "dim",
-    CORRUPT: "bold red",
-    UNREADABLE: "bold red",
-}
-# One mark per phase: what it looks like, and its colour.
-PHASE_MARK = {
-    "completed": ("●", "green"),
-    "skipped": ("·", "dim"),
-    "pending": ("○", ""),
-    "in_progress": ("◐", "bold yellow"),
-    "failed": ("✗", "bold red"),
-    "timeout": ("✗", "bold red"),
-    "cancelled": ("⊘", "dim"),
-    "absent": ("╌", "dim"),
-}
-DEMOTED_MARK = ("!", "bold magenta")
-ACTION_STYLE = {
-    "resume": "yellow",
-    "complete": "green",
-    "active": "bold yellow",
-    "blocked": "bold red",
-    "fresh_start": "bold red",
-}
 CONTEXT_COLUMNS = (
     ("verdict", "VERDICT", 10),
     ("task", "TASK", 4),
@@ -294,15 +271,11 @@ class SuspendedPane(LivePane):
             self.action_details()
 
     def show_arc(self, key: str | None) -> None:
-        from runeconsole.tui.arc_detail import ArcDetail
-
         plan = self.plans.get(key or "")
         if plan is not None:
             self.app.push_screen(ArcDetail(plan))
 
     def action_details(self) -> None:
-        from runeconsole.tui.suspended_detail import ContextDetail
-
         if self.arcs.has_focus:
             self.show_arc(self.arcs.cursor_key())
             return
@@ -311,8 +284,6 @@ class SuspendedPane(LivePane):
             self.app.push_screen(ContextDetail(self.suspension, record, self.view))
 
     def action_resume(self) -> None:
-        from runeconsole.tui.resume_confirm import ResumeConfirm
-
         record = self.selected_record()
         if record is None or self.arcs.has_focus:
             self.notify("select a suspended task to resume", severity="warning")
@@ -340,8 +311,6 @@ class SuspendedPane(LivePane):
         self.app.call_from_thread(self.resumed, result)
 
     def resumed(self, result: ResumeResult) -> None:
-        from runeconsole.tui.suspended_detail import InjectionScreen
-
         self.upsert(self.suspension.read(result.record.path, self.view))
         self.finish_batch()
         self.app.copy_to_clipboard(result.injection)
