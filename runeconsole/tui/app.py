@@ -27,7 +27,7 @@ from runeconsole.tui.commands import AgentCommands
 from runeconsole.tui.feed import ChangeFeed, StateChanged
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import AGENTS, LivePane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.reveal import reveal
@@ -97,17 +97,17 @@ class RuneConsole(App[None]):
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
+        panes: list[LivePane] = [
+            AgentsPane(self.supervisor),
+            ProblemsPane(self.supervisor),
+            QuestionsPane(self.questions),
+            SuspendedPane(self.suspension, self.checkpoints),
+            MergeQueuePane(self.merge_queue),
+        ]
         with TabbedContent(id="panes"):
-            with TabPane("1 Agents", id="agents"):
-                yield AgentsPane(self.supervisor, id="agents-pane")
-            with TabPane("2 Problems", id="problems"):
-                yield ProblemsPane(self.supervisor, id="problems-pane")
-            with TabPane("3 Questions", id="questions"):
-                yield QuestionsPane(self.questions, id="questions-pane")
-            with TabPane("4 Suspended", id="suspended"):
-                yield SuspendedPane(self.suspension, self.checkpoints, id="suspended-pane")
-            with TabPane("5 Merge queue", id="merge-queue"):
-                yield MergeQueuePane(self.merge_queue, id="merge-queue-pane")
+            for number, pane in enumerate(panes, 1):
+                with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
+                    yield pane
         yield Input(placeholder="filter… (enter keeps it, esc clears)", id="filter")
         yield Footer()
 
@@ -128,9 +128,7 @@ class RuneConsole(App[None]):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self.query_one(StatusBar).order = [
-            str(pane.id).removesuffix("-pane") for pane in self.panes
-        ]
+        self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
         talisman = self.project.talisman
         for problem in [*talisman.problems, *talisman.warnings]:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
@@ -297,7 +295,7 @@ class RuneConsole(App[None]):
             self.current_pane().query_one("DataTable").focus()
 
     def goto_agent(self, key: str) -> None:
-        self.goto_pane("agents")
+        self.goto_pane(AGENTS)
         self.agents_pane.select(key)
 
 

@@ -36,7 +36,7 @@ from runeconsole.services.questions import (
     format_left,
 )
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import QUESTIONS, LivePane
 from runeconsole.tui.question_modal import QuestionModal
 
 COLUMNS = (
@@ -104,6 +104,7 @@ class QuestionsPane(LivePane):
         Binding("a", "answer", "Answer"),
         Binding("enter", "answer", "Answer", show=False),
     ]
+    PANE_ID = QUESTIONS
     TITLE = "Questions"
     HELP_KEYS = (
         ("enter / a", "answer the selected question"),
@@ -202,7 +203,7 @@ class QuestionsPane(LivePane):
     def finish_batch(self) -> None:
         self.table.reorder("urgency", key=lambda mark: mark.order)
         self.query_one("#questions-empty").display = not self.open
-        self.post_message(self.Summary("questions", {"questions": len(self.open)}))
+        self.summarise({"questions": len(self.open)})
 
     def sync(self, questions: list[Question]) -> None:
         fresh = {question.id for question in questions}

@@ -32,7 +32,7 @@ from runeconsole.services.suspension import (
 )
 from runeconsole.tui.arc_detail import ArcDetail
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import SUSPENDED, LivePane
 from runeconsole.tui.resume_confirm import ResumeConfirm
 from runeconsole.tui.suspended_detail import ContextDetail, InjectionScreen
 from runeconsole.tui.theme import ACTION_STYLE, DEMOTED_MARK, PHASE_MARK, VERDICT_STYLE
@@ -124,6 +124,7 @@ class SuspendedPane(LivePane):
         Binding("enter", "details", "Details", show=False),
         Binding("s", "resume", "Resume"),
     ]
+    PANE_ID = SUSPENDED
     TITLE = "Suspended"
     HELP_KEYS = (
         ("enter", "a context file: frontmatter, files against git, the resume injection"),
@@ -212,7 +213,7 @@ class SuspendedPane(LivePane):
     def finish_batch(self) -> None:
         self.table.reorder("arc", "task", key=lambda cells: (str(cells[0]), str(cells[1])))
         self.arcs.reorder("id")
-        self.post_message(self.Summary("suspended", self.counts()))
+        self.summarise(self.counts())
 
     def counts(self) -> dict[str, int]:
         bad = sum(1 for r in self.records.values() if r.verdict in (CORRUPT, UNREADABLE))
