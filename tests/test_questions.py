@@ -294,6 +294,13 @@ def test_cli_exit_codes_for_discarded_and_disabled(
     talisman = project / ".claude" / "talisman.yml"
     atomic_write_bytes(talisman, b"question_relay:\n  enabled: false\n")
     assert cli(*ask[:-1], "--task", "task-4").code == 3
+    disabled = cli(*ask, "--task", "task-4")
+    assert disabled.code == 3 and disabled.json() == {
+        "task_id": "task-4",
+        "answer": None,
+        "decided_by": None,
+        "disabled": True,
+    }
     atomic_write_bytes(talisman, b"question_relay:\n  timout_seconds: 5\n")
     result = cli(*ask[:-1], "--task", "task-4", "--timeout", "0.2")
     assert result.code == 0 and "question_relay.timout_seconds is not a setting" in result.err

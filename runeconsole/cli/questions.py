@@ -21,7 +21,6 @@ from runeconsole.services.questions import (
     DISCARDED,
     PENDING,
     URGENCIES,
-    Answer,
     AskRequest,
     Question,
     Questions,
@@ -141,15 +140,15 @@ def ask_question(args: argparse.Namespace) -> int:
     try:
         question, check = service.ask(request)
     except RelayDisabled as exc:
-        if args.json:  # scripts reading stdout learn it too
-            print_json({"task_id": args.task, "answer": None, "decided_by": None, "disabled": True})
-        raise exc
+        if args.json:
+            print_json(exc.to_json())
+        raise
     if check.warning:
         warn(check.warning)
     if question.discarded:
         warn(f"discarded {question.id}: {question.discarded}")
         if args.json:
-            print_json({**_relay_json(question, None), "discarded": question.discarded})
+            print_json(question.relay_json(None))
         return NOT_SURFACED
     return _relay(service, question, args.json, f"asked {question.id}; waiting for the answer")
 
@@ -175,20 +174,10 @@ def _relay(service: Questions, question: Question, as_json: bool, waiting: str) 
     if answer.error:
         raise RuneError(f"{question.id}: the answer file is unreadable: {answer.error}")
     if as_json:
-        print_json(_relay_json(question, answer))
+        print_json(question.relay_json(answer))
     else:
         print(answer.relay_block(), flush=True)
     return 0
-
-
-def _relay_json(question: Question, answer: Answer | None) -> dict[str, object]:
-    return {
-        "id": question.id,
-        "task_id": question.task_id,
-        "seq": question.seq,
-        "answer": answer.answer if answer else None,
-        "decided_by": answer.decided_by if answer else None,
-    }
 
 
 def _deadline_note(question: Question) -> str:
@@ -264,10 +253,9 @@ def answer_question(args: argparse.Namespace) -> int:
 
 def status_line(args: argparse.Namespace) -> int:
     # Lenient: a tmux status bar shows the count whatever the talisman holds.
-    open_questions = Questions(open_project(args, strict=False)).list()
-    total, blocking = len(open_questions), sum(q.blocking for q in open_questions)
+    count = Questions(open_project(args, strict=False)).open_count()
     if args.json:
-        print_json({"questions": total, "blocking": blocking})
-    elif total:
-        print(f"⚡{total} question{'s' if total != 1 else ''}")
+        print_json(count.to_json())
+    elif count.total:
+        print(count.line())
     return 0

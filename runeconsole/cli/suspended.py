@@ -103,18 +103,7 @@ def run_suspend(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     print_task(result.task)
     if args.json:
-        print_json(
-            {
-                "path": str(result.path),
-                "files_modified": result.files_modified,
-                "files_pending": result.files_pending,
-                "resume_count": result.resume_count,
-                "stash": result.stash,
-                "content_sha256": result.content_sha256,
-                "warnings": result.warnings,
-                "task": result.task.to_json() if result.task else None,
-            }
-        )
+        print_json(result.to_json())
     else:
         print(result.path)
     return 0
@@ -164,16 +153,7 @@ def run_resume(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     print_task(result.task)
     if args.json:
-        print_json(
-            {
-                **result.record.to_json(),
-                "resume_count": result.resume_count,
-                "written": result.written,
-                "warnings": result.warnings,
-                "injection": result.injection,
-                "task": result.task.to_json() if result.task else None,
-            }
-        )
+        print_json(result.to_json())
     else:
         sys.stdout.write(result.injection)
     return 0

@@ -32,15 +32,18 @@ from runeconsole.services.merge_queue.model import (
     TESTS_FAILED,
     TIMEOUT,
     Outcome,
+    Prediction,
+    ProcessPlan,
     ProcessReport,
     Progress,
     ProgressCallback,
     QueueBusy,
     QueueEntry,
     QueueState,
+    QueueStatus,
     UnknownEntry,
 )
-from runeconsole.services.merge_queue.predictions import ConflictPredictor, Prediction
+from runeconsole.services.merge_queue.predictions import ConflictPredictor
 from runeconsole.services.merge_queue.service import MergeQueue
 from runeconsole.services.merge_queue.settings import MergeQueueSettings
 
@@ -65,11 +68,13 @@ __all__ = [
     "MergeQueueSettings",
     "Outcome",
     "Prediction",
+    "ProcessPlan",
     "ProcessReport",
     "Progress",
     "ProgressCallback",
     "QueueBusy",
     "QueueEntry",
     "QueueState",
+    "QueueStatus",
     "UnknownEntry",
 ]

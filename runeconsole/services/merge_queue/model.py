@@ -92,6 +92,49 @@ class QueueEntry:
         return {**self.fields, "position": self.position, "reason": self.reason}
 
 
+@dataclass(frozen=True)
+class Prediction:
+    """Whether a pending entry would conflict, computed in the object store only."""
+
+    entry_id: str
+    against_main: list[str] = field(default_factory=list)
+    against_queue: list[str] = field(default_factory=list)  # main + the clean entries ahead
+    with_entries: dict[str, list[str]] = field(default_factory=dict)  # entry ahead -> files
+    error: str | None = None
+
+    @property
+    def conflicts(self) -> bool:
+        return bool(self.error or self.against_main or self.against_queue)
+
+    @property
+    def files(self) -> list[str]:
+        return sorted(set(self.against_main) | set(self.against_queue))
+
+    def summary(self) -> str:
+        if self.error:
+            return self.error
+        if not self.conflicts:
+            return "clean"
+        parts = []
+        if self.against_main:
+            parts.append(f"main: {', '.join(self.against_main)}")
+        for entry_id, files in self.with_entries.items():
+            parts.append(f"{entry_id}: {', '.join(files)}")
+        if not parts:
+            parts.append(f"queue: {', '.join(self.against_queue)}")
+        return "; ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entry_id": self.entry_id,
+            "conflicts": self.conflicts,
+            "against_main": self.against_main,
+            "against_queue": self.against_queue,
+            "with_entries": self.with_entries,
+            "error": self.error,
+        }
+
+
 @dataclass
 class QueueState:
     entries: list[QueueEntry] = field(default_factory=list)
@@ -114,6 +157,60 @@ class QueueState:
 
     def find(self, entry_id: str) -> QueueEntry | None:
         return next((e for e in self.entries if e.get("entry_id") == entry_id), None)
+
+    def to_json(self, predictions: dict[str, Prediction]) -> dict[str, Any]:
+        """Every entry in queue order with its predicted conflicts (``merge-queue list``)."""
+        entries = []
+        for entry in self.ordered():
+            prediction = predictions.get(entry.entry_id)
+            entries.append({**entry.to_json(), "prediction": prediction and prediction.to_json()})
+        return {"paused": self.paused, "entries": entries}
+
+
+@dataclass(frozen=True)
+class QueueStatus:
+    """The queue at a glance: paused or not, who processes, counts, what is next."""
+
+    paused: bool
+    processing_pid: int | None
+    counts: dict[str, int]
+    current: QueueEntry | None
+    head: str | None
+    error: str | None
+    history: list[Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "paused": self.paused,
+            "processing_pid": self.processing_pid,
+            "counts": self.counts,
+            "current": self.current.to_json() if self.current else None,
+            "head": self.head,
+            "error": self.error,
+            "history": self.history,
+        }
+
+
+@dataclass(frozen=True)
+class ProcessPlan:
+    """What ``process`` would do now, without doing it (``process --dry-run``)."""
+
+    paused: bool
+    busy_pid: int | None
+    refused: str | None
+    head: QueueEntry | None
+    prediction: Prediction | None
+    test_command: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "paused": self.paused,
+            "busy_pid": self.busy_pid,
+            "refused": self.refused,
+            "head": self.head.to_json() if self.head else None,
+            "prediction": self.prediction.to_json() if self.prediction else None,
+            "test_command": self.test_command,
+        }
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from runeconsole.services.merge_queue.model import (
     PENDING,
     QueueEntry,
     QueueState,
+    QueueStatus,
     UnknownEntry,
     command_args,
     id_or_none,
@@ -348,6 +349,19 @@ class QueueFile:
             self._record(data, "requeue", entry_id, reason=reason)
 
     # -- status ------------------------------------------------------------------------------
+
+    def status(self) -> QueueStatus:
+        state = self.read()
+        history = state.data.get("history")
+        return QueueStatus(
+            paused=state.paused,
+            processing_pid=self.processor_pid(),
+            counts=state.counts(),
+            current=next((e for e in state.entries if e.status == IN_PROGRESS), None),
+            head=state.pending()[0].entry_id if state.pending() else None,
+            error=state.error,
+            history=(history if isinstance(history, list) else [])[-10:],
+        )
 
     def processor_pid(self) -> int | None:
         """The pid processing the queue now, or ``None``.

@@ -4,12 +4,14 @@ entry point the CLI and the console use."""
 from __future__ import annotations
 
 from runeconsole.services.merge_queue.model import (
+    Prediction,
+    ProcessPlan,
     ProcessReport,
     ProgressCallback,
     QueueEntry,
     QueueState,
 )
-from runeconsole.services.merge_queue.predictions import ConflictPredictor, Prediction
+from runeconsole.services.merge_queue.predictions import ConflictPredictor
 from runeconsole.services.merge_queue.processor import Processor
 from runeconsole.services.merge_queue.queue_file import QueueFile
 from runeconsole.services.merge_queue.settings import MergeQueueSettings
@@ -37,6 +39,21 @@ class MergeQueue(QueueFile):
     def not_ready(self, head: QueueEntry) -> str | None:
         """Why ``process`` would refuse ``head`` before starting, or ``None``."""
         return Processor(self).not_ready(head)
+
+    def plan(self) -> ProcessPlan:
+        """What ``process`` would do now: the head, its prediction, why it would refuse."""
+        state = self.read()
+        pending = state.pending()
+        head = pending[0] if pending else None
+        command = head.get("test_command") if head else None
+        return ProcessPlan(
+            paused=state.paused,
+            busy_pid=self.processor_pid(),
+            refused=self.not_ready(head) if head else None,
+            head=head,
+            prediction=self.predict(state).get(head.entry_id) if head else None,
+            test_command=command or self.settings.test_command,
+        )
 
     def predict(self, state: QueueState | None = None) -> dict[str, Prediction]:
         """Predicted conflicts of every pending entry (cached until something changes)."""

@@ -161,6 +161,20 @@ class Question:
         asked = self.asked.timestamp() if self.asked else 0.0
         return (rank, asked, self.signal_dir, self.seq)
 
+    def relay_json(self, answer: Answer | None) -> dict[str, Any]:
+        """What ``ask`` and ``wait`` print with ``--json``: the relay block's fields (and
+        why the question was discarded, when it was)."""
+        data: dict[str, Any] = {
+            "id": self.id,
+            "task_id": self.task_id,
+            "seq": self.seq,
+            "answer": answer.answer if answer else None,
+            "decided_by": answer.decided_by if answer else None,
+        }
+        if self.discarded:
+            data["discarded"] = self.discarded
+        return data
+
     def to_json(self, now: datetime) -> dict[str, Any]:
         left = self.seconds_left(now)
         age = self.age(now)
@@ -254,6 +268,29 @@ class RelayDisabled(RuneError):
     """``question_relay.enabled`` is false: nothing is surfaced (the worker decides)."""
 
     exit_code = 3
+
+    def __init__(self, message: str, task_id: str) -> None:
+        super().__init__(message)
+        self.task_id = task_id
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``ask --json`` prints, so a script reading stdout learns it too."""
+        return {"task_id": self.task_id, "answer": None, "decided_by": None, "disabled": True}
+
+
+@dataclass(frozen=True)
+class OpenCount:
+    """The open questions at a glance (a tmux status line): how many, how many block."""
+
+    total: int
+    blocking: int
+
+    def line(self) -> str:
+        """``⚡2 questions``; empty when none is open."""
+        return f"⚡{self.total} question{'s' if self.total != 1 else ''}" if self.total else ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"questions": self.total, "blocking": self.blocking}
 
 
 def parse_question_id(question_id: str) -> tuple[str, str, int]:

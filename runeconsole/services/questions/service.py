@@ -29,6 +29,7 @@ from runeconsole.services.questions.records import (
     AlreadyAnswered,
     Answer,
     AskRequest,
+    OpenCount,
     Question,
     RelayDisabled,
     TaskCheck,
@@ -140,6 +141,10 @@ class Questions:
         shown = found if include_closed else [q for q in found if q.open]
         return sorted(shown, key=Question.sort_key)
 
+    def open_count(self) -> OpenCount:
+        open_questions = self.list()
+        return OpenCount(len(open_questions), sum(q.blocking for q in open_questions))
+
     def get(self, question_id: str) -> Question:
         signal_dir, task_id, seq = parse_question_id(question_id)
         path = self.base / signal_dir / f"{task_id}.q{seq}.{QUESTION}"
@@ -171,7 +176,8 @@ class Questions:
         if not self.settings.enabled:
             raise RelayDisabled(
                 f"question relay is disabled (question_relay.enabled in {self.root / TALISMAN}): "
-                "nothing was surfaced; the worker decides on its own"
+                "nothing was surfaced; the worker decides on its own",
+                request.task_id,
             )
         # Choosing (and creating) the directory is one step, or two first questions a
         # second apart could each start a signal directory of their own.

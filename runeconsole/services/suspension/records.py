@@ -113,7 +113,7 @@ class ContextRecord:
 
 class ResumeRefused(RuneError):
     """The context cannot be resumed (cold start, or permanently failed); ``task`` is
-    what was done to the Claude Code task file, as the seed's ``TaskUpdate``."""
+    what was done to the Claude Code task file."""
 
     def __init__(self, message: str, task: TaskWrite | None = None) -> None:
         super().__init__(message)
@@ -129,6 +129,16 @@ class ResumeResult:
     written: bool
     task: TaskWrite | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.record.to_json(),
+            "resume_count": self.resume_count,
+            "written": self.written,
+            "warnings": self.warnings,
+            "injection": self.injection,
+            "task": self.task.to_json() if self.task else None,
+        }
+
 
 @dataclass(frozen=True)
 class SuspendResult:
@@ -140,3 +150,15 @@ class SuspendResult:
     content_sha256: str
     warnings: list[str] = field(default_factory=list)
     task: TaskWrite | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "files_modified": self.files_modified,
+            "files_pending": self.files_pending,
+            "resume_count": self.resume_count,
+            "stash": self.stash,
+            "content_sha256": self.content_sha256,
+            "warnings": self.warnings,
+            "task": self.task.to_json() if self.task else None,
+        }
