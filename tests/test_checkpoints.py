@@ -1,4 +1,4 @@
-"""Arc checkpoints (seed 002): migration v1 -> v19, checks, demotion, cleanup, step 7a."""
+"""Arc checkpoints: migration v1 -> v19, checks, demotion, cleanup, suspended tasks."""
 
 from __future__ import annotations
 

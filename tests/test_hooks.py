@@ -196,7 +196,7 @@ for i in range(int(sys.argv[3])):
 
 
 def test_concurrent_writers_and_a_killed_one_never_corrupt_the_hook(project: Path) -> None:
-    """AC-2.5: readers only ever see a whole hook, and no writer loses another's fields."""
+    """Readers only ever see a whole hook, and no writer loses another's fields."""
     hooks = Hooks(Project(project))
     atomic_write_json(hooks.path_for("orchestrator-auth"), HARNESS_HOOK)
     writers = [

@@ -1,4 +1,4 @@
-"""Worker questions: files as seed 001 writes them, the cap, the task check, and races."""
+"""Worker questions: files as Rune writes them, the cap, the task check, and races."""
 
 from __future__ import annotations
 

@@ -296,7 +296,7 @@ async def test_countdown_runs_in_the_modal_and_the_timeout_closes_it(
 async def test_a_question_overdue_when_first_seen_is_resurfaced_not_decided(
     scene: Questions,
 ) -> None:
-    """Left by an orchestrator that is gone: the operator gets a fresh timeout (seed 001)."""
+    """Left by an orchestrator that is gone: the operator gets a fresh timeout."""
     clock: ManualClock = scene.clock  # type: ignore[assignment]
     clock.advance(3600)  # every scene question is long past its deadline
     app = console(scene)

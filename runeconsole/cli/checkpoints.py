@@ -1,4 +1,4 @@
-"""``runeconsole checkpoint list|resume``: arc checkpoints and ``--resume`` (seed 002)."""
+"""``runeconsole checkpoint list|resume``: arc checkpoints and ``--resume``."""
 
 from __future__ import annotations
 
@@ -48,8 +48,8 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     )  # fmt: skip
     resume.add_argument(
         "--team", metavar="TEAM",
-        help="the team whose task files step 7a updates (default: the context's or the "
-        "work phase's, if its list survives orphan cleanup)",
+        help="the team whose task files the suspended tasks' resume updates (default: the "
+        "context's or the work phase's, if its list survives orphan cleanup)",
     )  # fmt: skip
     resume.add_argument("--json", action="store_true")
     resume.set_defaults(func=run_resume)

@@ -17,7 +17,7 @@ from runeconsole.services.suspension import REASONS, ContextRecord, ResumeRefuse
 BODY_LIMIT = 4 * 1024 * 1024
 TEAM_HELP = (
     "the Claude Code team whose task file ${CLAUDE_CONFIG_DIR:-~/.claude}/tasks/TEAM/ID.json "
-    "gets the seed's metadata (only if that file exists)"
+    "gets Rune's suspend and resume metadata (only if that file exists)"
 )
 VERDICT_TINT = {"ok": "green", "stale": "yellow", "exhausted": "grey"}
 
@@ -80,7 +80,7 @@ def _team(args: argparse.Namespace) -> str | None:
 
 
 def print_task(task: TaskWrite | None) -> None:
-    """What the seed's TaskUpdate did, on stderr (stdout stays the path or injection)."""
+    """What the task file update did, on stderr (stdout stays the path or injection)."""
     if task is not None:
         print(f"task metadata: {task.describe()}", file=sys.stderr)
 

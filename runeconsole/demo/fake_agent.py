@@ -231,7 +231,7 @@ class FakeAgent:
 
     def request_merge(self) -> None:
         """Commit one file on the agent's branch, then ask for the merge: a ``MERGE_READY``
-        signal (R3.2), or straight into the queue with ``--merge-via queue``."""
+        signal, or straight into the queue with ``--merge-via queue``."""
         worktree = self.worktree()
         try:
             record = self.registry.get(self.key)

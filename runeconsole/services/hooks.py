@@ -1,6 +1,6 @@
 """Hook files `.claude/state/hooks/{role}-{name}.json`: an agent's crash-safe work state.
 
-The harness writes ``phase`` (planning .. merged) and the PRD adds ``work_phase``
+The harness writes ``phase`` (planning .. merged); we add ``work_phase``
 (investigation .. completion) and friends; we read both and write the union, and
 keep every field we do not know. ``files_modified`` always comes from git in the
 agent's worktree, never from whoever calls us: the hook must list what is really
@@ -10,7 +10,7 @@ with an atomic replace, followed by a ``HOOK_UPDATED`` signal carrying the hook.
 The supervisor writes hooks too (the monitor records the phase it reads on screen, a
 kill or handoff refreshes ``files_modified``), so each write says who made it
 (``updated_by``) and the agent's own writes are counted (``agent_updates``): a
-handoff is confirmed only by the agent (R4.4), never by the supervisor's own writes.
+handoff is confirmed only by the agent, never by the supervisor's own writes.
 """
 
 from __future__ import annotations

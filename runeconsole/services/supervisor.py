@@ -1,13 +1,13 @@
-"""Agents in tmux: spawn, watch, re-spawn and hand off (Epics 1, 2 and 4 of seed 004).
+"""Agents in tmux: spawn, watch, re-spawn and hand off.
 
-The supervisor is the runner of the PRD made programmatic. ``spawn`` writes the
-identity and the initial hook, then starts the agent's command in its own tmux
-session. ``monitor_step`` looks at every supervised session once and writes what
-it reads of each pane to the hook. ``respawn`` starts a successor with the same
-command and worktree and a wisdom prompt built from the hook; ``handoff`` asks an
-agent that runs out of context to save and exit, force-kills it if it does not,
-and re-spawns it. The agent's worktree is never touched: uncommitted files are
-listed, not lost.
+The supervisor runs the fleet as the README's "Supervising agents in tmux" says.
+``spawn`` writes the identity and the initial hook, then starts the agent's command in
+its own tmux session. ``monitor_step`` looks at every supervised session once and
+writes what it reads of each pane to the hook. ``respawn`` starts a successor with the
+same command and worktree and a wisdom prompt built from the hook; ``handoff`` asks an
+agent that runs out of context to save and exit, force-kills it if it does not, and
+re-spawns it. The agent's worktree is never touched: uncommitted files are listed, not
+lost.
 
 ``Supervisor`` is the one entry point the console and CLI use; each job lives in its
 own module of ``services.supervision``, and the names callers import are re-exported.
@@ -158,7 +158,7 @@ class Supervisor:
     def handoff(
         self, key: str, *, timeout: float | None = None, respawn: bool = True
     ) -> HandoffResult:
-        """R4.4/R4.5: save and exit, forced after ``timeout`` seconds, then re-spawn."""
+        """Ask the agent to save and exit, force it after ``timeout`` seconds, then re-spawn."""
         return self._handoffs.handoff(key, timeout=timeout, respawn=respawn)
 
     def kill(self, key: str, reason: str = "killed by the operator") -> AgentRecord:

@@ -8,7 +8,7 @@ create lets exactly one of them win and the other reads the result.
 
 A question already past its deadline when the pane first sees it was left by an
 orchestrator that is gone (compaction, crash): nobody has had a chance to answer it,
-so it is re-surfaced (seed 001) with a fresh timeout instead of being decided at once.
+so it is re-surfaced with a fresh timeout instead of being decided at once.
 """
 
 from __future__ import annotations

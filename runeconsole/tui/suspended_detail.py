@@ -22,7 +22,7 @@ def heading(text: str) -> Text:
 
 
 def git_comparison(record: ContextRecord, view: GitView | None) -> Text:
-    """Each file the context names, against the work tree now (the seed's comparison),
+    """Each file the context names, against the work tree now (the comparison a resume makes),
     and where a diverged one went when the task's suspend stash holds it."""
     if view is None or view.modified is None:
         return Text(view.note if view else "git state not read yet", "dim")

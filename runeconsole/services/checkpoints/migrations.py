@@ -25,7 +25,8 @@ Log = list[str]
 
 
 def js_falsy(value: Any) -> bool:
-    """JavaScript's ``!value`` (the seed's tests): an empty object or array is truthy."""
+    """JavaScript's ``!value``, as the plugin's migration tests it: an empty object or
+    array is truthy."""
     if value is None or value is False or value == "":
         return True
     if isinstance(value, int | float) and not isinstance(value, bool):

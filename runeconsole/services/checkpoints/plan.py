@@ -105,7 +105,7 @@ class ResumePlan:
 
 @dataclass
 class Claim:
-    """What claiming ownership changes and warns about (step 2c)."""
+    """What claiming ownership changes and warns about (``ownership.claim``)."""
 
     changes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -114,8 +114,8 @@ class Claim:
 def demotion_warning(
     name: str, artifact: str, expected: str, found: str | None, instead: str = MISSING
 ) -> str:
-    """The seed's hash-mismatch warning, word for word (``instead``: what is there when
-    there is no file to hash)."""
+    """The hash-mismatch warning, word for word as the Rune plugin prints it (``instead``:
+    what is there when there is no file to hash)."""
     number = PHASE_ORDER.index(name) + 1 if name in PHASE_ORDER else name
     label = os.path.basename(artifact)
     found_line = f"sha256:{found}" if found else f"({instead})"

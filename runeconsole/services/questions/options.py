@@ -13,7 +13,7 @@ from runeconsole.core.errors import InvalidInput
 MAX_OPTIONS = 9
 MAX_TEXT = 8000
 LABEL = re.compile(r"^([A-Za-z])\s*[:.)]\s*")
-# "A: bcrypt, B: argon2" — the seed stores options as one string and splits on commas.
+# "A: bcrypt, B: argon2" — Rune stores options as one string; split before each label.
 _OPTION_SPLIT = re.compile(r",\s*(?=[A-Za-z]\s*[:.)]\s)")
 
 

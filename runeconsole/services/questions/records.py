@@ -49,7 +49,8 @@ class Answer:
     error: str | None = None
 
     def relay_block(self) -> str:
-        """What the orchestrator sends back to the worker (seed 001)."""
+        """What the orchestrator sends back to the worker (``ANSWER``, ``TASK``,
+        ``DECIDED_BY``)."""
         # One line per field, whatever the answer text holds: it cannot add a field.
         answer = " ".join(self.answer.splitlines())
         return f"ANSWER: {answer}\nTASK: {self.task_id}\nDECIDED_BY: {self.decided_by}"
@@ -216,7 +217,7 @@ class AskRequest:
     signal_dir: str | None = None
 
     def validated(self) -> AskRequest:
-        """Everything checked before any path is built or file written (SEC-002)."""
+        """Everything checked before any path is built or file written."""
         validate_id(self.task_id, "task id")
         if self.worker is not None:
             validate_id(self.worker, "worker name")
@@ -247,7 +248,7 @@ class AskRequest:
 
 @dataclass(frozen=True)
 class TaskCheck:
-    """ASYNC-001: surface the question, or discard it with ``reason``."""
+    """Surface the question (its task is still in progress), or discard it with ``reason``."""
 
     surface: bool
     reason: str | None = None

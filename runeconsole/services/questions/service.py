@@ -201,7 +201,7 @@ class Questions:
             "option_list": request.options,
             "auto_answer_at": _iso_ms(auto_at) if auto_at else None,
         }
-        # Written where known (DESIGN.md), not as nulls.
+        # Written where known, not as nulls: other readers take a null for a value.
         fields.update(
             {k: v for k, v in (("worker_name", request.worker), ("team", request.team)) if v}
         )
@@ -222,7 +222,8 @@ class Questions:
         return [self.read_question(p) for p in paths if p.name.startswith(f"{task_id}.q")]
 
     def _asked_before(self, directory: Path, task_id: str, worker: str | None) -> int:
-        """Questions this worker already asked on this task, not counting capped ones (SEC-006)."""
+        """Questions this worker already asked on this task, not counting capped ones (the
+        cap counts what a worker asked, not the answers the cap gave it)."""
         return sum(
             1
             for q in self._task_questions(directory, task_id)
@@ -310,7 +311,7 @@ class Questions:
         return self._write_answer(question, chosen.text, USER, chosen.key)
 
     def auto_answer(self, question: Question) -> Answer:
-        """Option A on timeout (seed 001); ``AlreadyAnswered`` if someone was faster."""
+        """Option A on timeout; ``AlreadyAnswered`` if someone was faster."""
         options = question.options
         text, key = (options[0].text, options[0].key) if options else (NO_OPTIONS_ANSWER, None)
         return self._write_answer(question, text, AUTO_TIMEOUT, key)
@@ -369,7 +370,8 @@ def _mtime(path: Path) -> datetime | None:
 
 
 def _make_private_dir(directory: Path) -> None:
-    """SEC-005: the signal directory is created 0700 (an existing one is left as it is)."""
+    """The signal directory is created 0700, private to its owner (an existing one is left
+    as it is)."""
     try:
         directory.parent.mkdir(parents=True, exist_ok=True)
         os.mkdir(directory, DIR_MODE)

@@ -41,7 +41,7 @@ def hash_for(parts: frontmatter.Split) -> str:
 
 
 def seal(text: str) -> str:
-    """Set ``content_sha256`` to the hash of ``text`` with the field emptied (seed 000)."""
+    """Set ``content_sha256`` to the hash of ``text`` with the field emptied."""
     parts = frontmatter.split(text)
     header = parts.header
     if HASH_FIELD.search(header):
@@ -55,7 +55,7 @@ def seal(text: str) -> str:
 
 
 def yaml_value(value: str) -> str:
-    """A quoted scalar that also cannot fool the line-oriented readers of the seed.
+    """A quoted scalar that also cannot fool Rune's line-oriented readers.
 
     Rune finds the header end with ``indexOf('---')`` and the fields with
     ``/resume_count: \\d+/`` and ``/content_sha256: ".+"/`` over the whole file, so
@@ -123,7 +123,7 @@ def render(
     body: str,
     team: str | None = None,
 ) -> str:
-    """The file as seed 000 lays it out, with ``content_sha256: ""`` to be sealed (and
+    """The file as the Rune plugin lays it out, with ``content_sha256: ""`` to be sealed (and
     ``team`` when known: readers ignore fields they do not know)."""
 
     def listing(name: str, items: list[str]) -> str:

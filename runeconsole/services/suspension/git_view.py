@@ -61,7 +61,7 @@ class GitView:
         return frozenset().union(*self.task_stashes(task_id).values())
 
     def diverged(self, files_modified: list[str]) -> list[str]:
-        """Context files not changed in the work tree now: seed 000 2D / 002 7a compare
+        """Context files not changed in the work tree now: Rune's resume compares
         ``files_modified`` with ``git diff --name-only HEAD --`` and nothing else."""
         if self.modified is None:
             return []

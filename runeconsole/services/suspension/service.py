@@ -163,7 +163,7 @@ class Suspension:
     def mark_task(
         self, task_id: str, team: str | None, fields: dict[str, Any], *, dry_run: bool
     ) -> TaskWrite:
-        """The seed's ``TaskUpdate`` on the Claude Code task file; never raises, since the
+        """Rune's ``TaskUpdate`` on the Claude Code task file; never raises, since the
         context file is the record that matters and was already handled."""
         try:
             return self.tasks.update(
@@ -186,10 +186,9 @@ class Suspension:
         """Verify, apply the resume gate, count the resume and build the injection.
 
         Corrupt, unreadable and exhausted files are refused (``ResumeRefused``); stale
-        ones resume with an advisory warning. The task file is updated as the seed does:
-        ``status: pending, owner: "", suspended: false`` after a resume,
-        ``permanently_failed: true`` when exhausted and, in seed 000's own flow (no
-        ``reason``), the cold-start reset of a corrupt one. Its team is ``team``, else
+        ones resume with an advisory warning. The task file is updated as the module
+        docstring says (the cold-start reset of a corrupt one only without a ``reason``,
+        that is, outside a checkpoint's resume). Its team is ``team``, else
         the one the context records, else ``recorded_team`` (the caller's records).
         ``dry_run`` writes nothing.
         """
@@ -204,7 +203,7 @@ class Suspension:
             team = team or (recorded if isinstance(recorded, str) else None) or recorded_team
             if record.verdict == CORRUPT:
                 task = None
-                if reason is None:  # seed 000 2D resets the task; step 7a only warns
+                if reason is None:  # a checkpoint's resume only warns; a worker's resets
                     # the file name, not the failed content, says which task it is
                     task = self.mark_task(path.stem, team, COLD_START, dry_run=dry_run)
                 raise ResumeRefused(
@@ -250,8 +249,8 @@ class Suspension:
         stash: bool | None = None,
         team: str | None = None,
     ) -> SuspendResult:
-        """Write a worker's context file (seed 000 phase 2B) and, with a ``team``, mark
-        the task suspended with its ``context_path`` (step 6); the team is recorded in
+        """Write a worker's context file and, with a ``team``, mark the task suspended with
+        its ``context_path``; the team is recorded in
         the context so a resume finds the task file again."""
         if not self.settings.enabled:
             raise RuneError("context preservation is disabled (context_preservation.enabled)")
