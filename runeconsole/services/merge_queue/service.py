@@ -3,6 +3,8 @@ entry point the CLI and the console use."""
 
 from __future__ import annotations
 
+import functools
+
 from runeconsole.services.merge_queue.model import (
     Prediction,
     ProcessPlan,
@@ -14,21 +16,14 @@ from runeconsole.services.merge_queue.model import (
 from runeconsole.services.merge_queue.predictions import ConflictPredictor
 from runeconsole.services.merge_queue.processor import Processor
 from runeconsole.services.merge_queue.queue_file import QueueFile
-from runeconsole.services.merge_queue.settings import MergeQueueSettings
-from runeconsole.services.project import Project
-from runeconsole.services.signals import Signals
 
 
 class MergeQueue(QueueFile):
-    def __init__(
-        self,
-        project: Project,
-        settings: MergeQueueSettings | None = None,
-        signals: Signals | None = None,
-    ) -> None:
-        super().__init__(project, settings, signals)
-        main, limit = self.settings.main_branch, self.settings.predict_limit
-        self.predictor = ConflictPredictor(self.root, main, limit)
+    @functools.cached_property
+    def predictor(self) -> ConflictPredictor:
+        """Kept with the queue: its cache spares the entries nothing has changed for."""
+        settings = self.settings
+        return ConflictPredictor(self.root, settings.main_branch, settings.predict_limit)
 
     def process(
         self, *, run_all: bool = False, progress: ProgressCallback | None = None
