@@ -1,4 +1,4 @@
-"""Arc checkpoints (seed 002): migration v1 -> v19, checks, demotion, cleanup, step 7a."""
+"""Arc checkpoints: migration v1 -> v19, checks, demotion, cleanup, suspended tasks."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from runeconsole.services.checkpoints import (
     CorruptCheckpoint,
     migrate,
 )
+from runeconsole.services.project import Project
 from runeconsole.services.suspension import with_resume_count
 from tests.conftest import FIXTURES
 from tests.suspended_helpers import (
@@ -62,7 +63,7 @@ def chome(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def service(root: Path, clock: ManualClock | None = None, pid: int = 4242) -> Checkpoints:
     clock = clock or ManualClock()
-    return Checkpoints(root, clock, session_pid=pid, suspension=suspension(root, clock))
+    return Checkpoints(Project(root, clock), session_pid=pid, suspension=suspension(root, clock))
 
 
 def v19(**phases: dict[str, Any]) -> dict[str, Any]:

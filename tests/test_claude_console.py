@@ -15,6 +15,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tasks import TaskStore
 from runeconsole.demo.claude_scene import ASK_CALL, ASK_TASK, relay_call
 from runeconsole.demo.scene import build_scene
+from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.problems_pane import ProblemsPane
@@ -109,7 +110,7 @@ async def test_a_with_nothing_open_says_so(project: Path, clock: ManualClock) ->
 
 
 async def test_a_twin_is_shown_once_as_the_call(project: Path, clock: ManualClock) -> None:
-    rune = Questions(project, clock, tasks=TaskStore(project / ".no-tasks"))
+    rune = Questions(Project(project, clock), tasks=TaskStore(project / ".no-tasks"))
     asked, _ = rune.ask(
         AskRequest(
             "task-3",

@@ -14,13 +14,18 @@ from runeconsole.core.paths import ProjectPaths
 from runeconsole.demo.fleet import agent_worktree
 from runeconsole.demo.project import make_project
 from runeconsole.services.claude.presence import ConsolePresence
-from runeconsole.services.claude.view import agent_view
+from runeconsole.services.claude.view import AgentView, agent_view
+from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings
 from tests.conftest import CliResult
 from tests.tmux_helpers import fake_agent, wait_for
 
 pytestmark = pytest.mark.timeout(120)
+
+
+def activity(root: Path, key: str) -> AgentView:
+    return agent_view(Registry(Project(root)).get(key).fields, None)
 
 
 def test_the_demo_project_has_the_hooks_installed(tmp_path: Path) -> None:
@@ -37,7 +42,9 @@ def test_a_demo_agent_asks_through_the_hook_and_the_console_answers(
     assert presence.try_hold()  # as an open console does
     try:
         supervisor = Supervisor(
-            root, settings=SupervisorSettings(socket_name=tmux_socket), tmux=Tmux(tmux_socket)
+            Project(root),
+            settings=SupervisorSettings(socket_name=tmux_socket),
+            tmux=Tmux(tmux_socket),
         )
         key = "orchestrator-search"
         command = fake_agent(key, root, "--claude-ask-at", "0.5")
@@ -47,8 +54,8 @@ def test_a_demo_agent_asks_through_the_hook_and_the_console_answers(
         first, second = sorted(relayed.glob("*.question"))
         assert json.loads(first.read_text())["worker_name"] == key
         assert json.loads(second.read_text())["multi_select"] is True
-        waiting = lambda: agent_view(Registry(root).get(key).fields, None).activity == "waiting"  # noqa: E731
-        wait_for(waiting, 30)  # the questions come first, the agent's state right after
+        # the questions come first, the agent's state right after
+        wait_for(lambda: activity(root, key).activity == "waiting", 30)
         for path, options in ((first, ["B"]), (second, ["A", "C"])):
             args = [f"claude-code/{path.stem}", *(f"--option={o}" for o in options)]
             assert cli("question", "answer", *args, "--root", str(root)).code == 0
@@ -56,8 +63,8 @@ def test_a_demo_agent_asks_through_the_hook_and_the_console_answers(
         tail = supervisor.pane_tail(key)
         assert "→ Trigram index" in tail and "→ lint, e2e" in tail
         # its tool calls went through the hook too: busy, with tokens from its transcript
-        wait_for(lambda: agent_view(Registry(root).get(key).fields, None).activity == "busy", 60)
-        wait_for(lambda: agent_view(Registry(root).get(key).fields, None).tokens, 60)
+        wait_for(lambda: activity(root, key).activity == "busy", 60)
+        wait_for(lambda: activity(root, key).tokens, 60)
     finally:
         presence.release()
     assert not (root / ".claude" / "state" / "claude" / "hook.log").exists()

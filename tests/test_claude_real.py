@@ -13,6 +13,7 @@ import pytest
 from runeconsole.services.claude.hook import LOG_NAME
 from runeconsole.services.claude.view import agent_view
 from runeconsole.services.pane_patterns import read_pane
+from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.tui.app import create_app
 from runeconsole.tui.question_modal import QuestionModal
@@ -31,7 +32,7 @@ pytestmark = [
 def claude_agent(root: Path) -> dict | None:
     """The session's row as ``agents --json`` has it (read in-process: a console may be
     running in this test, and it owns stdout)."""
-    for record in Registry(root).list():
+    for record in Registry(Project(root)).list():
         if record.get("role") == "claude":
             return {**record.to_json(), **agent_view(record.fields, None).to_json()}
     return None

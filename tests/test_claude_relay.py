@@ -14,6 +14,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tasks import TaskStore
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude import answers, relay, relay_files
+from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions, RelaySettings
 from tests.claude_helpers import KEY, Bridge, bridge
 from tests.conftest import CliResult
@@ -190,7 +191,7 @@ def test_a_console_that_closes_while_the_hook_waits_ends_the_wait(hooked: Bridge
 def test_a_pending_rune_question_with_the_same_text_is_one_question_answered_once(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
-    rune = Questions(hooked.project, tasks=TaskStore(hooked.project / ".no-tasks"))
+    rune = Questions(Project(hooked.project), tasks=TaskStore(hooked.project / ".no-tasks"))
     asked, _ = rune.ask(
         AskRequest(
             "task-3",
@@ -216,7 +217,7 @@ def test_a_pending_rune_question_with_the_same_text_is_one_question_answered_onc
 def test_an_answer_to_the_twin_itself_also_answers_the_call(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
-    rune = Questions(hooked.project, tasks=TaskStore(hooked.project / ".no-tasks"))
+    rune = Questions(Project(hooked.project), tasks=TaskStore(hooked.project / ".no-tasks"))
     asked, _ = rune.ask(
         AskRequest("task-3", HASH, ["A: bcrypt", "B: argon2"], signal_dir="rune-work-x")
     )
@@ -239,7 +240,7 @@ def test_an_answer_racing_the_expiry_has_exactly_one_outcome(project: Path) -> N
     """Many races in-process: either the hook prints the answer (and it is recorded), or
     the call expires (and the answer is refused); never an answer nobody receives."""
     clock = ManualClock()
-    service = Questions(project, clock, RelaySettings(), TaskStore(project / ".no-tasks"))
+    service = Questions(Project(project, clock), RelaySettings(), TaskStore(project / ".no-tasks"))
     call = {
         "questions": [
             {
@@ -298,7 +299,8 @@ def test_an_answer_racing_the_expiry_has_exactly_one_outcome(project: Path) -> N
 
 
 def test_a_call_whose_hook_is_gone_is_expired_by_the_console(project: Path) -> None:
-    service = Questions(project, settings=RelaySettings(), tasks=TaskStore(project / ".no-tasks"))
+    tasks = TaskStore(project / ".no-tasks")
+    service = Questions(Project(project), settings=RelaySettings(), tasks=tasks)
     call = {"questions": [{"question": "Go?", "options": [{"label": "yes"}, {"label": "no"}]}]}
     written = relay_files.write_call(
         service.paths,

@@ -10,6 +10,7 @@ from textual.widgets import Input
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.demo.scene import CAST, build_scene
+from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.tui.agent_detail import AgentDetail
 from runeconsole.tui.app import create_app
@@ -53,7 +54,7 @@ async def test_scene_shows_every_state(project: Path, clock: ManualClock) -> Non
 
 
 async def test_live_updates_are_applied_by_key(project: Path) -> None:
-    registry = Registry(project)
+    registry = Registry(Project(project))
     registry.register("worker", "a")
     registry.register("worker", "b")
     app = create_app(project, rescan_seconds=60)
@@ -74,7 +75,7 @@ async def test_live_updates_are_applied_by_key(project: Path) -> None:
 
 
 async def test_rescan_covers_missed_events(project: Path) -> None:
-    registry = Registry(project)
+    registry = Registry(Project(project))
     app = create_app(project, watch=False, tick_seconds=0)
     async with app.run_test() as pilot:
         registry.register("worker", "late")
@@ -83,7 +84,7 @@ async def test_rescan_covers_missed_events(project: Path) -> None:
 
 
 async def test_ticks_turn_rows_yellow_then_red(project: Path, clock: ManualClock) -> None:
-    Registry(project, clock).register("worker", "a")
+    Registry(Project(project, clock)).register("worker", "a")
     app = create_app(project, clock=clock, watch=False, tick_seconds=0)
     async with app.run_test():
         pane = app.agents_pane

@@ -15,6 +15,7 @@ import pytest
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.demo.fleet import agent_worktree
 from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings
 from runeconsole.services.suspension import Suspension
@@ -123,7 +124,9 @@ def test_fake_agents_suspend_and_request_merges_one_predicted_to_conflict(
     project: Path, tmux_socket: str
 ) -> None:
     supervisor = Supervisor(
-        project, settings=SupervisorSettings(socket_name=tmux_socket), tmux=Tmux(tmux_socket)
+        Project(project),
+        settings=SupervisorSettings(socket_name=tmux_socket),
+        tmux=Tmux(tmux_socket),
     )
     same_file = ("--merge-at", "0.3", "--merge-file", "src/api.py")
     for name, extra in (
@@ -133,8 +136,8 @@ def test_fake_agents_suspend_and_request_merges_one_predicted_to_conflict(
         key = f"worker-{name}"
         worktree = agent_worktree(project, key)
         supervisor.spawn("worker", name, fake_agent(key, project, *extra), worktree=worktree)
-    queue = MergeQueue(project)
-    signalled = Signals(project)
+    queue = MergeQueue(Project(project))
+    signalled = Signals(Project(project))
     wait_for(lambda: signalled.pending(signal_type="MERGE_READY") and queue.read().pending())
     (ready,) = signalled.pending(signal_type="MERGE_READY")
     assert (ready.source, ready.payload["branch"]) == ("worker-a", "agent/worker-a")
@@ -148,7 +151,7 @@ def test_fake_agents_suspend_and_request_merges_one_predicted_to_conflict(
     predictions = queue.predict(state)
     assert not predictions[first.entry_id].conflicts
     assert predictions[second.entry_id].with_entries == {first.entry_id: ["src/api.py"]}
-    (context,) = Suspension(project).list()
+    (context,) = Suspension(Project(project)).list()
     assert (context.task_id, context.text("worker"), context.verdict) == (
         "1",
         "worker-a",
@@ -163,7 +166,7 @@ def test_without_tmux_the_fleet_still_shows_every_colour(project: Path) -> None:
 
     fleet = Fleet(project, tmux=False)
     fleet.launch()
-    registry = Registry(project)
+    registry = Registry(Project(project))
     assert len(registry.list()) == 12 and not registry.paths.hooks.exists()  # nothing spawned
     first = registry.get(CRASHES).get("agent_id")
     fleet.crash()

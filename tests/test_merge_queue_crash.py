@@ -14,6 +14,7 @@ import pytest
 
 from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.services.merge_queue import COMPLETED, FAILED, INTERRUPTED, QueueBusy
+from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 from tests.conftest import cli_env
 from tests.mq_helpers import (
@@ -214,7 +215,7 @@ def paused_at(point: str, directory: Path) -> tuple[dict[str, str], Callable[[],
 
 
 def signal_types(root: Path, target: str) -> list[str]:
-    return sorted(s.signal_type for s in Signals(root).pending(target=target))
+    return sorted(s.signal_type for s in Signals(Project(root)).pending(target=target))
 
 
 @pytest.mark.parametrize("conflict", [True, False], ids=["conflict", "merged"])
@@ -251,7 +252,7 @@ def test_recovery_does_not_send_again_what_went_out_before_the_kill(repo: Path, 
     queue = make_queue(repo, clock)
     entry, _ = queue.add("feat/gone", identity="worker-g")
     queue.process()  # branch_missing: MERGE_FAILED sent
-    signals = Signals(repo, clock)
+    signals = Signals(Project(repo, clock))
     (failed,) = signals.pending(signal_type="MERGE_FAILED")
     signals.consume(failed)  # and already read by its agent
     # As a processor killed after sending MERGE_FAILED, before clearing the record.
@@ -292,7 +293,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
-queue = MergeQueue(Path(sys.argv[1]), settings=MergeQueueSettings())
+from runeconsole.services.project import Project
+queue = MergeQueue(Project(Path(sys.argv[1])), settings=MergeQueueSettings())
 worker = sys.argv[2]
 for n in range(int(sys.argv[3])):
     queue.add(f"w{worker}/b{n}", node_id=f"w{worker}_{n}")
@@ -321,7 +323,8 @@ WATCH_STATUS = """
 import sys, time
 from pathlib import Path
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
-queue = MergeQueue(Path(sys.argv[1]), settings=MergeQueueSettings())
+from runeconsole.services.project import Project
+queue = MergeQueue(Project(Path(sys.argv[1])), settings=MergeQueueSettings())
 stop, ready = Path(sys.argv[2]), Path(sys.argv[3])
 seen = set()
 deadline = time.monotonic() + 120

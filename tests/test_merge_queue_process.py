@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from runeconsole.core.errors import RuneError
-from runeconsole.core.files import pid_alive
+from runeconsole.core.pids import pid_alive
 from runeconsole.services.merge_queue import (
     BASE_MOVED,
     BRANCH_MISSING,
@@ -23,6 +23,7 @@ from runeconsole.services.merge_queue import (
     TESTS_FAILED,
     TIMEOUT,
 )
+from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 from tests.mq_helpers import (
     branch_exists,
@@ -47,7 +48,7 @@ def repo(project: Path) -> Path:
 
 
 def signals_of(root: Path, signal_type: str) -> list[dict]:
-    return [s.to_json() for s in Signals(root).pending(signal_type=signal_type)]
+    return [s.to_json() for s in Signals(Project(root)).pending(signal_type=signal_type)]
 
 
 def test_clean_branches_merge_in_queue_order(repo: Path, clock) -> None:

@@ -15,6 +15,7 @@ import pytest
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.notify import Notifier, arguments
+from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings
 from runeconsole.tui.app import create_app
@@ -100,7 +101,7 @@ def test_a_crash_notifies_through_the_monitor(
     log = tmp_path / "calls.jsonl"
     set_command(project, recorder(log))
     supervisor = Supervisor(
-        project,
+        Project(project),
         settings=SupervisorSettings(socket_name=tmux_socket),
         tmux=Tmux(tmux_socket, config_file="/dev/null"),
     )
@@ -121,7 +122,7 @@ async def test_a_new_blocking_question_notifies_from_the_console(
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         questions = app.query_one("QuestionsPane")
-        relay = Questions(project)
+        relay = Questions(Project(project))
         asked, _ = relay.ask(AskRequest("task-1", "Port?", ["A: 80", "B: 8080"], worker="w-1"))
         questions.apply_changes({asked.path})  # type: ignore[attr-defined]
         await app.workers.wait_for_complete()

@@ -1,9 +1,9 @@
 """Claude Code task files: ``${CLAUDE_CONFIG_DIR:-~/.claude}/tasks/{team}/{id}.json``.
 
 Claude Code writes them. We read them to ask "is this task still in progress?"
-(ASYNC-001), and write only what the Rune protocols set with ``TaskUpdate``: the
-``suspended`` / ``context_path`` / ``permanently_failed`` metadata and, after a
-resume, ``status`` and ``owner`` (seeds 000 and 002). A write is a locked
+(a question of a task that ended is not surfaced), and write only what the Rune
+protocols set with ``TaskUpdate``: the ``suspended`` / ``context_path`` /
+``permanently_failed`` metadata and, after a resume, ``status`` and ``owner``. A write is a locked
 read-modify-write of a file that already exists in a named team: every field we do
 not set is kept, ids are validated, the real path must stay inside the Claude config
 dir, and the file is replaced atomically. A task file is never created, so no task

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from runeconsole.cli.common import print_json, print_table, resolve_root
+from runeconsole.cli.common import open_project, print_json, print_table, warn_problems
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.view import AgentView, agent_view
 from runeconsole.services.registry import AgentRecord, Registry
@@ -50,10 +49,11 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 
 def open_registry(args: argparse.Namespace) -> Registry:
-    """The registry, with any talisman problem said on stderr (defaults are used)."""
-    registry = Registry(resolve_root(args))
-    for problem in registry.problems:
-        print(f"runeconsole: warning: {problem}; using the default", file=sys.stderr)
+    """The registry, with any talisman problem said on stderr: a typo in the talisman
+    must not stop a fleet's heartbeats, so the defaults are used."""
+    project = open_project(args, strict=False)
+    registry = Registry(project)
+    warn_problems(project)
     return registry
 
 

@@ -1,11 +1,11 @@
-"""``runeconsole checkpoint list|resume``: arc checkpoints and ``--resume`` (seed 002)."""
+"""``runeconsole checkpoint list|resume``: arc checkpoints and ``--resume``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from runeconsole.cli.common import print_json, print_table, resolve_root
+from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.services.checkpoints import COMPLETED, Checkpoints, ResumePlan
 
 EXIT_RESUME = 0
@@ -48,8 +48,8 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     )  # fmt: skip
     resume.add_argument(
         "--team", metavar="TEAM",
-        help="the team whose task files step 7a updates (default: the context's or the "
-        "work phase's, if its list survives orphan cleanup)",
+        help="the team whose task files the suspended tasks' resume updates (default: the "
+        "context's or the work phase's, if its list survives orphan cleanup)",
     )  # fmt: skip
     resume.add_argument("--json", action="store_true")
     resume.set_defaults(func=run_resume)
@@ -63,7 +63,7 @@ def _phase_summary(plan: ResumePlan) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    service = Checkpoints(resolve_root(args))
+    service = Checkpoints(open_project(args))
     plans = service.list()
     if args.json:
         print_json([plan.to_json() for plan in plans])
@@ -89,7 +89,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    service = Checkpoints(resolve_root(args), session_pid=args.session_pid)
+    service = Checkpoints(open_project(args), session_pid=args.session_pid)
     plan = service.resume(args.checkpoint_id, dry_run=args.dry_run, team=args.team)
     code = EXIT_FRESH_START if plan.fresh_start else EXIT_RESUME
     if args.json:

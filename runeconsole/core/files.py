@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from runeconsole.core.errors import UnreadableFile
+from runeconsole.core.pids import pid_alive
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
@@ -180,19 +181,6 @@ def read_json_object(path: Path | str) -> dict[str, Any]:
 def is_temp_name(name: str) -> bool:
     """Writers' in-flight temp files, which readers skip."""
     return name.startswith(".")
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists (signal 0: nothing is sent)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OSError, OverflowError):
-        return False
-    return True
 
 
 def remove_orphan_temp(directory: Path | str, name: str) -> bool:

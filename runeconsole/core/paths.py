@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from runeconsole.core.errors import RuneError
+from runeconsole.core.validate import Outside, contained
 
 
 class ProjectPaths:
@@ -80,14 +80,15 @@ class ProjectPaths:
 
     def inside(self, path: Path) -> Path:
         """``path``, once it is known not to lead out of the root (through a symbolic link
-        on the way): checked before anything is written there."""
-        real_root = os.path.realpath(self.root)
-        real = os.path.realpath(path)
-        if real != real_root and not real.startswith(real_root + os.sep):
+        on the way): checked before anything is written in our own state directories.
+        Not a usage error (exit 1): the project's layout, not the command, is wrong."""
+        try:
+            contained(self.root, path)
+        except Outside as exc:
             raise RuneError(
-                f"{path} leads outside the project root {real_root} (to {real}); "
+                f"{path} leads outside the project root {exc.root} (to {exc.real}); "
                 "refusing to write there: replace the symbolic link with a directory"
-            )
+            ) from None
         return path
 
     @property

@@ -25,20 +25,33 @@ def validate_id(value: object, what: str = "id") -> str:
     return value
 
 
+class Outside(InvalidInput):
+    """A path that leads out of the directory it must stay in (``real`` is where to)."""
+
+    def __init__(self, message: str, root: Path, real: Path) -> None:
+        super().__init__(message)
+        self.root, self.real = root, real
+
+
 def contained(root: Path, path: Path | str, what: str = "the project root") -> Path:
     """Resolve ``path`` (relative to ``root`` if not absolute) and refuse escapes.
 
-    Both sides are resolved, symlinks included, so a symlinked directory on the way
-    cannot carry a write out of ``root``: check the real path before every write.
+    The one check that a path stays inside a directory (the project root, the Claude
+    config dir): both sides are resolved, symlinks included, so a symlinked directory on
+    the way cannot carry a write out of ``root``. Check the real path before every write.
+    A name the system cannot take (a NUL byte) is refused too.
     """
     root_real = Path(os.path.realpath(root))
     candidate = Path(path)
     if not candidate.is_absolute():
         candidate = root_real / candidate
-    real = Path(os.path.realpath(candidate))
+    try:
+        real = Path(os.path.realpath(candidate))
+    except ValueError:
+        raise InvalidInput(f"{str(path)!r} is not a usable path") from None
     if real != root_real and root_real not in real.parents:
         via = "" if os.path.normpath(candidate) == str(real) else f" (it resolves to {real})"
-        raise InvalidInput(f"{path} is outside {what} {root_real}{via}")
+        raise Outside(f"{path} is outside {what} {root_real}{via}", root_real, real)
     return real
 
 

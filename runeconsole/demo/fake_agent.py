@@ -34,18 +34,16 @@ from runeconsole.core.errors import RuneError
 from runeconsole.demo.claude_scene import ASK_CALL
 from runeconsole.demo.claude_session import NO_ANSWER_YET, ClaudeSession
 from runeconsole.demo.fake_script import HARNESS_PHASE, PROMPTS, TOOLS
+from runeconsole.demo.fake_terminal import ESCAPE, TRANSCRIPT_LINES, WIDTH, Keys, Prompt, screen
 from runeconsole.demo.merge_queue import commit_files
-from runeconsole.demo.terminal_keys import ESCAPE, Keys
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.pane_patterns import WORK_PHASES
+from runeconsole.services.project import Project
 from runeconsole.services.registry import SIGNAL_TARGET, Registry
-from runeconsole.services.signals import Signals
 from runeconsole.services.supervisor import CHECKPOINT_MESSAGE, HANDOFF_MESSAGE, WISDOM_ENV
 from runeconsole.services.suspension import Suspension
 
-WIDTH = 100
-TRANSCRIPT_LINES = 30
 DEMO_ARC = "arc-demo"
 
 
@@ -69,12 +67,14 @@ class FakeAgent:
         self.root: Path = args.root
         self.args = args
         self.rng = random.Random(args.seed)
-        self.registry = Registry(self.root)
-        self.hooks = Hooks(self.root)
+        # Lenient, as heartbeats are: a simulated agent never stops over a setting.
+        self.project = Project(self.root, strict=False)
+        self.registry = Registry(self.project)
+        self.hooks = Hooks(self.project, self.registry.signals)
         self.module = self.key.rsplit("-", 1)[-1]
         self.context = float(args.context)
         self.transcript: list[str] = []
-        self.prompt: tuple[str, str, str, list[str]] | None = None
+        self.prompt: Prompt | None = None
         self.phase_index = 0
         self.ticks_in_phase = 0
         self.next_beat = 0.0
@@ -99,18 +99,7 @@ class FakeAgent:
         self.transcript = self.transcript[-TRANSCRIPT_LINES:]
 
     def draw(self) -> None:
-        box = "─" * (WIDTH - 2)
-        out = ["\x1b[2J\x1b[H", "✻ fake Claude Code · " + self.key, "", *self.transcript]
-        if self.prompt is not None:
-            title, detail, question, options = self.prompt
-            out += [f"╭{box}╮", f"│ {title}", f"│   {detail}" if detail else "│", f"│ {question}"]
-            out += [f"│ {'❯' if i == 0 else ' '} {i + 1}. {o}" for i, o in enumerate(options)]
-            out += [f"╰{box}╯", "  Enter to select · Esc to cancel" if not detail else ""]
-        else:
-            out += [f"╭{box}╮", "│ > ", f"╰{box}╯"]
-            status = f"Context left until auto-compact: {max(0, int(self.context))}%"
-            out.append("  ? for shortcuts".ljust(WIDTH - len(status)) + status)
-        sys.stdout.write("\n".join(out) + "\n")
+        sys.stdout.write(screen(self.key, self.transcript, self.prompt, self.context))
         sys.stdout.flush()
 
     def heartbeat(self) -> None:
@@ -235,7 +224,7 @@ class FakeAgent:
         """Write a suspended task's context file, as ``runeconsole suspend`` does."""
         task = self.args.suspend_task
         try:
-            result = Suspension(self.root).suspend(
+            result = Suspension(self.project).suspend(
                 task_id=task,
                 worker=self.key,
                 arc_id=DEMO_ARC,
@@ -254,7 +243,7 @@ class FakeAgent:
 
     def request_merge(self) -> None:
         """Commit one file on the agent's branch, then ask for the merge: a ``MERGE_READY``
-        signal (R3.2), or straight into the queue with ``--merge-via queue``."""
+        signal, or straight into the queue with ``--merge-via queue``."""
         worktree = self.worktree()
         try:
             record = self.registry.get(self.key)
@@ -265,7 +254,7 @@ class FakeAgent:
             commit_files(worktree, {name: f"# {name} as {self.key} wrote it\n"}, f"{node}: {name}")
             branch = run_git(["rev-parse", "--abbrev-ref", "HEAD"], worktree).stdout.strip()
             if self.args.merge_via == "queue":
-                entry, _ = MergeQueue(self.root).add(
+                entry, _ = MergeQueue(self.project).add(
                     branch, identity=self.key, node_id=node, worktree=str(worktree)
                 )
                 said = f"queued as {entry.entry_id}"
@@ -276,7 +265,7 @@ class FakeAgent:
                     "node_id": node,
                     "worktree_path": str(worktree),
                 }
-                Signals(self.root).send("MERGE_READY", self.key, SIGNAL_TARGET, payload)
+                self.registry.signals.send("MERGE_READY", self.key, SIGNAL_TARGET, payload)
                 said = "MERGE_READY sent"
         except RuneError as exc:
             self.say(f"⏺ Could not request a merge: {exc.message}")

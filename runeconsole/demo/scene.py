@@ -11,6 +11,7 @@ from runeconsole.demo.claude_scene import HOOK_AGENT, feed_hooks, relay_call
 from runeconsole.demo.questions import scene_questions
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.pane_patterns import PaneReading
+from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervision.observations import (
     RUNNING,
@@ -68,7 +69,7 @@ def build_scene(root: Path, clock: ManualClock) -> None:
     terminated worker and an unreadable (half-written) identity file; and the
     worker questions of ``demo.questions``.
     """
-    registry = Registry(root, clock)
+    registry = Registry(Project(root, clock))
     end = clock.now()
 
     def at(seconds_before_end: float) -> None:
@@ -101,16 +102,17 @@ def build_scene(root: Path, clock: ManualClock) -> None:
     at(0)
     bad = registry.paths.identities / f"{UNREADABLE}.json"
     atomic_write_bytes(bad, b'{"agent_id": "worker-ghost-2026')
-    show_screens(root, clock, registry)
+    show_screens(registry)
     feed_hooks(registry)
     scene_questions(root, clock)
     relay_call(registry.paths, clock.now())
 
 
-def show_screens(root: Path, clock: ManualClock, registry: Registry) -> None:
+def show_screens(registry: Registry) -> None:
     """Hooks and a saved monitor pass for the tmux agents: the phase, context meter and
     waiting marker columns, and the Problems pane's prompts and low context."""
-    hooks = Hooks(root, clock, registry.signals)
+    hooks = Hooks(registry.project, registry.signals)
+    clock = registry.clock
     observed = {}
     for key, (phase, summary, left, urgency, waiting, prompt) in SCREENS.items():
         role, name = key.split("-", 1)

@@ -1,6 +1,6 @@
 """Hook files `.claude/state/hooks/{role}-{name}.json`: an agent's crash-safe work state.
 
-The harness writes ``phase`` (planning .. merged) and the PRD adds ``work_phase``
+The harness writes ``phase`` (planning .. merged); we add ``work_phase``
 (investigation .. completion) and friends; we read both and write the union, and
 keep every field we do not know. ``files_modified`` always comes from git in the
 agent's worktree, never from whoever calls us: the hook must list what is really
@@ -10,7 +10,7 @@ with an atomic replace, followed by a ``HOOK_UPDATED`` signal carrying the hook.
 The supervisor writes hooks too (the monitor records the phase it reads on screen, a
 kill or handoff refreshes ``files_modified``), so each write says who made it
 (``updated_by``) and the agent's own writes are counted (``agent_updates``): a
-handoff is confirmed only by the agent (R4.4), never by the supervisor's own writes.
+handoff is confirmed only by the agent, never by the supervisor's own writes.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters import git
-from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import (
     atomic_write_json,
@@ -33,10 +32,10 @@ from runeconsole.core.files import (
     read_json_object,
 )
 from runeconsole.core.locks import locked
-from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import compact_stamp, iso_z
 from runeconsole.core.validate import ID_PATTERN, validate_id
 from runeconsole.services.pane_patterns import WORK_PHASES
+from runeconsole.services.project import Project
 from runeconsole.services.registry import SIGNAL_SOURCE, SIGNAL_TARGET
 from runeconsole.services.signals import Signals
 
@@ -130,13 +129,10 @@ def uncommitted_files(worktree: Path) -> list[str]:
 
 
 class Hooks:
-    def __init__(
-        self, root: Path, clock: Clock | None = None, signals: Signals | None = None
-    ) -> None:
-        self.root = root
-        self.paths = ProjectPaths(root)
-        self.clock = clock or SystemClock()
-        self.signals = signals or Signals(root, self.clock)
+    def __init__(self, project: Project, signals: Signals | None = None) -> None:
+        self.project = project
+        self.root, self.paths, self.clock = project.root, project.paths, project.clock
+        self.signals = signals or Signals(project)
 
     def path_for(self, key: str) -> Path:
         return self.paths.hooks / f"{validate_id(key, 'agent key')}.json"

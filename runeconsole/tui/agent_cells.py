@@ -27,7 +27,7 @@ COLUMNS = (
     ("predecessor", "PREDECESSOR", 40),  # fixed: a successor's may arrive after the row
 )
 
-# PRD work phases, shortened to fit; harness phases are short already.
+# Work phases (ours), shortened to fit; the harness's phases are short already.
 PHASE_LABELS = {
     "investigation": "investigate",
     "implementation": "implement",

@@ -18,7 +18,7 @@ from runeconsole.services.supervisor import AgentObservation, Supervisor
 from runeconsole.tui.agent_cells import COLUMNS, row_values
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import AGENTS, LivePane
 
 SEEN = frozenset({"seen"})
 
@@ -61,6 +61,7 @@ class AgentsPane(LivePane):
         Binding("r", "respawn", "Respawn"),
         Binding("x", "kill", "Kill"),
     ]
+    PANE_ID = AGENTS
     TITLE = "Agents"
     HELP_KEYS = (
         ("enter", "every field, the predecessor chain, the hook and the pane's last lines"),
@@ -120,7 +121,7 @@ class AgentsPane(LivePane):
 
     def finish_batch(self) -> None:
         self.table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
-        self.post_message(self.Summary("agents", self.counts()))
+        self.summarise(self.counts())
 
     def sync(self, records: list[AgentRecord]) -> None:
         """Make the table match a full listing: upsert every record, drop vanished keys.
@@ -198,7 +199,7 @@ class AgentsPane(LivePane):
             self.upsert(record, age=False)
         self.refresh_ages()
         if changed:
-            self.post_message(self.Summary("agents", self.counts()))
+            self.summarise(self.counts())
 
     def refresh_ages(self) -> None:
         table = self.table

@@ -14,22 +14,24 @@ from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Input, TabbedContent, TabPane
 
-from runeconsole.adapters.clock import Clock, SystemClock
-from runeconsole.core.config import Talisman
+from runeconsole.adapters.clock import Clock
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import iso_z
+from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.claude.presence import ConsolePresence
-from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
+from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.notify import notifier_for
-from runeconsole.services.questions import Questions, RelaySettings
-from runeconsole.services.registry import LivenessSettings, Registry
+from runeconsole.services.project import Project
+from runeconsole.services.questions import Questions
+from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import MonitorReport, Supervisor
+from runeconsole.services.suspension import Suspension
 from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.commands import AgentCommands
 from runeconsole.tui.feed import ChangeFeed, StateChanged
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import AGENTS, LivePane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.reveal import reveal
@@ -70,26 +72,28 @@ class RuneConsole(App[None]):
 
     def __init__(
         self,
-        root: Path,
+        project: Project,
         *,
-        clock: Clock,
         watch: bool = True,
         monitor: bool = False,
         rescan_seconds: float = 5.0,
         tick_seconds: float = 1.0,
     ) -> None:
+        """Every service the panes use is built here, once, from ``project``."""
         super().__init__()
-        self.root = root
-        self.clock = clock
+        self.project = project
+        self.root, self.clock = project.root, project.clock
         self.watch_files = watch
         self.rescan_seconds = rescan_seconds
         self.tick_seconds = tick_seconds
-        self.talisman = Talisman.load(root, strict=False)
-        self.registry = Registry(root, clock, LivenessSettings.from_talisman(self.talisman))
-        self.supervisor = Supervisor(root, clock, talisman=self.talisman, registry=self.registry)
+        self.registry = Registry(project)
+        self.supervisor = Supervisor(project, registry=self.registry)
         self.monitor = monitor
         self._monitor_stop = threading.Event()
-        self.questions = Questions(root, clock, RelaySettings.from_talisman(self.talisman))
+        self.questions = Questions(project)
+        self.suspension = Suspension(project)
+        self.checkpoints = Checkpoints(project, suspension=self.suspension)
+        self.merge_queue = MergeQueue(project)
         self.feed: ChangeFeed | None = None
         # Which directories each pane follows, worked out once (some panes ask git or list
         # a directory to know) and refreshed with the rescan, not on every file event.
@@ -102,19 +106,17 @@ class RuneConsole(App[None]):
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
+        panes: list[LivePane] = [
+            AgentsPane(self.supervisor),
+            ProblemsPane(self.supervisor),
+            QuestionsPane(self.questions),
+            SuspendedPane(self.suspension, self.checkpoints),
+            MergeQueuePane(self.merge_queue),
+        ]
         with TabbedContent(id="panes"):
-            with TabPane("1 Agents", id="agents"):
-                yield AgentsPane(self.supervisor, id="agents-pane")
-            with TabPane("2 Problems", id="problems"):
-                yield ProblemsPane(self.supervisor, id="problems-pane")
-            with TabPane("3 Questions", id="questions"):
-                yield QuestionsPane(self.questions, id="questions-pane")
-            with TabPane("4 Suspended", id="suspended"):
-                yield SuspendedPane(self.root, self.clock, self.talisman, id="suspended-pane")
-            with TabPane("5 Merge queue", id="merge-queue"):
-                settings = MergeQueueSettings.from_talisman(self.talisman)
-                queue = MergeQueue(self.root, self.clock, settings)
-                yield MergeQueuePane(queue, id="merge-queue-pane")
+            for number, pane in enumerate(panes, 1):
+                with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
+                    yield pane
         yield Input(placeholder="filter… (enter keeps it, esc clears)", id="filter")
         yield Footer()
 
@@ -137,10 +139,9 @@ class RuneConsole(App[None]):
     def on_mount(self) -> None:
         if not self._hold_presence():
             self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
-        self.query_one(StatusBar).order = [
-            str(pane.id).removesuffix("-pane") for pane in self.panes
-        ]
-        for problem in [*self.talisman.problems, *self.talisman.warnings]:
+        self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
+        talisman = self.project.talisman
+        for problem in [*talisman.problems, *talisman.warnings]:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
         if self.watch_files:
             self._routes = {pane: set(pane.watch_dirs()) for pane in self.panes}
@@ -331,7 +332,7 @@ class RuneConsole(App[None]):
             )
 
     def goto_agent(self, key: str) -> None:
-        self.goto_pane("agents")
+        self.goto_pane(AGENTS)
         self.agents_pane.select(key)
 
 
@@ -350,8 +351,8 @@ def create_app(
     tests that do not bring their own tmux server leave it off).
     """
     return RuneConsole(
-        root,
-        clock=clock or SystemClock(),
+        # Lenient: a bad setting is shown and its default used; it never stops the console.
+        Project(root, clock, strict=False),
         watch=watch,
         monitor=monitor,
         rescan_seconds=rescan_seconds,

@@ -7,8 +7,8 @@ from rich.table import Table
 from rich.text import Text
 
 from runeconsole.services.checkpoints import ResumePlan
-from runeconsole.tui.suspended_detail import DetailModal
-from runeconsole.tui.suspended_pane import ACTION_STYLE, DEMOTED_MARK, PHASE_MARK
+from runeconsole.tui.detail_modal import DetailModal
+from runeconsole.tui.theme import ACTION_STYLE, DEMOTED_MARK, PHASE_MARK
 
 
 def phases_table(plan: ResumePlan) -> Table:

@@ -39,7 +39,7 @@ from runeconsole.services.merge_queue import (
 )
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import MERGE_QUEUE, LivePane
 
 COLUMNS = (
     ("pos", "#", 2),
@@ -121,6 +121,7 @@ def matches(entry: QueueEntry, text: str) -> bool:
 
 
 class MergeQueuePane(LivePane):
+    PANE_ID = MERGE_QUEUE
     TITLE = "Merge queue"
     HELP_KEYS = (
         ("p", "process the head of the queue (asks first), watching each step"),
@@ -221,7 +222,7 @@ class MergeQueuePane(LivePane):
             figures["merge failed"] = counts[FAILED]
         if figures != self.figures:
             self.figures = figures
-            self.post_message(self.Summary("merge-queue", figures))
+            self.summarise(figures)
 
     def _order(self, keys: list[str]) -> None:
         order = {key: index for index, key in enumerate(keys)}

@@ -8,7 +8,7 @@ create lets exactly one of them win and the other reads the result.
 
 A question already past its deadline when the pane first sees it was left by an
 orchestrator that is gone (compaction, crash): nobody has had a chance to answer it,
-so it is re-surfaced (seed 001) with a fresh timeout instead of being decided at once.
+so it is re-surfaced with a fresh timeout instead of being decided at once.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from runeconsole.services.questions import (
     format_left,
 )
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import QUESTIONS, LivePane
 from runeconsole.tui.question_modal import QuestionModal
 
 COLUMNS = (
@@ -119,6 +119,7 @@ class QuestionsPane(LivePane):
         Binding("a", "answer", "Answer"),
         Binding("enter", "answer", "Answer", show=False),
     ]
+    PANE_ID = QUESTIONS
     TITLE = "Questions"
     HELP_KEYS = (
         ("enter / a", "answer the selected question (a in any other pane: the oldest)"),
@@ -224,8 +225,7 @@ class QuestionsPane(LivePane):
         self._show_twins_once()
         self.table.reorder("urgency", key=lambda mark: mark.order)
         self.query_one("#questions-empty").display = not self.open
-        shown = len(self.open) - len(self.hidden)
-        self.post_message(self.Summary("questions", {"questions": shown}))
+        self.summarise({"questions": len(self.open) - len(self.hidden)})
 
     def _show_twins_once(self) -> None:
         """A question a relayed Claude Code call stands for (its twin) is shown once, as the

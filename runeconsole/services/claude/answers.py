@@ -14,17 +14,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from runeconsole.core.errors import RuneError
-from runeconsole.core.files import pid_alive
 from runeconsole.core.locks import locked
+from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.claude import relay, relay_files
-from runeconsole.services.questions import (
-    AlreadyAnswered,
-    Answer,
-    Question,
-    Questions,
-    parse_question_id,
-)
+from runeconsole.services.questions import AlreadyAnswered, Answer, Question, Questions
+from runeconsole.services.questions.records import parse_question_id
 
 
 class Expired(RuneError):

@@ -31,9 +31,10 @@ def register(
 ) -> None:
     """A new identity for the session; ``previous`` (an ended identity of the key) becomes
     its predecessor and lends it its worktree, tmux session and metadata."""
+    from runeconsole.services.project import Project
     from runeconsole.services.registry import LivenessSettings, Registry
 
-    registry = Registry(paths.root, settings=LivenessSettings())  # no talisman needed here
+    registry = Registry(Project(paths.root), settings=LivenessSettings())  # no talisman needed
     kept: dict[str, Any] = {}
     metadata: dict[str, Any] = {"started_by": STARTED_BY}
     predecessor = None
@@ -62,9 +63,10 @@ def register(
 
 def terminate(paths: ProjectPaths, key: str, agent_id: object, reason: str) -> None:
     """The session ended: the identity is terminated (once; ``AGENT_TERMINATED``)."""
+    from runeconsole.services.project import Project
     from runeconsole.services.registry import LivenessSettings, Registry
 
-    registry = Registry(paths.root, settings=LivenessSettings())
+    registry = Registry(Project(paths.root), settings=LivenessSettings())
     registry.mark_terminated(
         key,
         f"Claude Code session ended ({reason})",
@@ -76,6 +78,7 @@ def checkpoint(paths: ProjectPaths, key: str, worktree: object) -> None:
     """Before a compaction: the hook file's uncommitted files and checkpoint time, so a
     successor starts from the latest state. The agent's own fields are left alone."""
     from runeconsole.services.hooks import Hooks
+    from runeconsole.services.project import Project
 
     where = Path(worktree) if isinstance(worktree, str) and Path(worktree).is_dir() else None
-    Hooks(paths.root).update(key, worktree=where, writer=CLAUDE_HOOK)
+    Hooks(Project(paths.root)).update(key, worktree=where, writer=CLAUDE_HOOK)

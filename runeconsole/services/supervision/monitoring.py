@@ -180,7 +180,8 @@ class Monitor:
         self.observation_file.save(report)
 
     def _starting(self, record: AgentRecord) -> bool:
-        """Registered (R1.3: before its session) but not yet given a pid by ``spawn``."""
+        """Registered (``spawn`` writes the identity before it starts the session) but not yet
+        given a pid."""
         created = parse_iso(record.get("created_at"))
         if record.get("pid") is not None or created is None:
             return False

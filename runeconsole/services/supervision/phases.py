@@ -1,4 +1,4 @@
-"""R2.3: the work phase seen on an agent's screen goes into its hook's ``work_phase``."""
+"""The work phase seen on an agent's screen goes into its hook's ``work_phase``."""
 
 from __future__ import annotations
 

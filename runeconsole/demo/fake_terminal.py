@@ -1,4 +1,6 @@
-"""The fake agent's keyboard: the terminal's input key by key, as Claude Code reads it."""
+"""The fake agent's terminal, as Claude Code's looks and reads: the screen it draws
+(transcript, a prompt or the input box, the context left) and the keys, read one by one
+so a lone Esc counts at once."""
 
 from __future__ import annotations
 
@@ -8,7 +10,27 @@ import sys
 import termios
 import tty
 
+WIDTH = 100
+TRANSCRIPT_LINES = 30
 ESCAPE = "<esc>"
+
+Prompt = tuple[str, str, str, list[str]]  # title, detail, question, options
+
+
+def screen(key: str, transcript: list[str], prompt: Prompt | None, context: float) -> str:
+    """The whole screen, cleared and redrawn."""
+    box = "─" * (WIDTH - 2)
+    out = ["\x1b[2J\x1b[H", "✻ fake Claude Code · " + key, "", *transcript]
+    if prompt is not None:
+        title, detail, question, options = prompt
+        out += [f"╭{box}╮", f"│ {title}", f"│   {detail}" if detail else "│", f"│ {question}"]
+        out += [f"│ {'❯' if i == 0 else ' '} {i + 1}. {o}" for i, o in enumerate(options)]
+        out += [f"╰{box}╯", "  Enter to select · Esc to cancel" if not detail else ""]
+    else:
+        out += [f"╭{box}╮", "│ > ", f"╰{box}╯"]
+        status = f"Context left until auto-compact: {max(0, int(context))}%"
+        out.append("  ? for shortcuts".ljust(WIDTH - len(status)) + status)
+    return "\n".join(out) + "\n"
 
 
 class Keys:

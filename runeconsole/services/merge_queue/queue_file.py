@@ -1,262 +1,59 @@
-"""Sequential merge queue: ``.claude/state/merge-queue.json`` (Epic 3).
-
-Branches land on ``main`` one at a time: rebase onto ``main`` in a detached worktree
-the queue owns, run the test command there, then move ``main`` with a compare-and-
-swap so untested code never lands. The file is the harness's format; we keep every
-field it writes (and any we do not know) and add ours beside them. Every change is
-a locked read-modify-write; processing holds a second lock for its whole run, so
-the CLI and the console can never process at the same time.
-
-This module owns the file and the model; processing is in ``merge_processor`` and
-conflict prediction in ``merge_predictions``.
-"""
+"""The merge queue's file, ``.claude/state/merge-queue.json``: reading it, and every change
+to it as a locked read-modify-write with an atomic replace. The file is the harness's
+format: every field it writes (and any we do not know) is kept, and ours are added beside
+them. Also who is processing now (the processor's pid file), and ``MERGE_READY`` signals
+turned into entries."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import re
-import shlex
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters import git_worktrees as gw
-from runeconsole.adapters.clock import Clock, SystemClock
-from runeconsole.adapters.processes import process_start
-from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
-from runeconsole.core.files import atomic_write_bytes, pid_alive, read_json_object
+from runeconsole.core.files import atomic_write_bytes, read_json_object
 from runeconsole.core.locks import locked
-from runeconsole.core.paths import ProjectPaths
-from runeconsole.core.timeutil import iso_z, parse_iso
-from runeconsole.core.validate import ID_PATTERN, MAX_ID_LENGTH, validate_id
-from runeconsole.services.merge_predictions import ConflictPredictor, Prediction
+from runeconsole.core.pids import pid_alive, process_start
+from runeconsole.core.timeutil import iso_z
+from runeconsole.core.validate import validate_id
+from runeconsole.services.merge_queue.model import (
+    FAILED,
+    IN_PROGRESS,
+    PENDING,
+    QueueEntry,
+    QueueState,
+    QueueStatus,
+    UnknownEntry,
+    command_args,
+    id_or_none,
+    node_id_from,
+)
+from runeconsole.services.merge_queue.settings import MergeQueueSettings
+from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 
-PENDING, IN_PROGRESS, COMPLETED, FAILED = "pending", "in_progress", "completed", "failed"
-STATUSES = (IN_PROGRESS, PENDING, FAILED, COMPLETED)
-# Machine-readable failure reasons (``reason``); ``error`` keeps the harness's free text.
-CONFLICT, TESTS_FAILED, BASE_MOVED = "conflict", "tests_failed", "base_moved"
-BRANCH_MISSING, TIMEOUT, INTERRUPTED = "branch_missing", "timeout", "interrupted"
-MAIN_DIRTY, GIT_ERROR = "main_dirty", "git_error"
 HISTORY_LIMIT = 200
 LOCK_TIMEOUT = 120.0
 
 
-def _node_id_from(branch: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]+", "_", branch).strip("_")[:64] or "branch"
+class QueueFile:
+    """The queue's file and every change to it; processing and predictions are layered on
+    top (``service.MergeQueue``)."""
 
-
-def command_args(value: Any) -> list[str] | None:
-    """A test command as an argument list (a string is split like a shell would, no shell)."""
-    if isinstance(value, str) and value.strip():
-        try:
-            return shlex.split(value)
-        except ValueError:  # unbalanced quotes
-            return None
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return list(value)
-    return None
-
-
-@dataclass(frozen=True)
-class MergeQueueSettings:
-    """``runeconsole.merge_queue`` in talisman.yml."""
-
-    test_command: list[str] | None = None
-    test_timeout: float = 900.0
-    git_timeout: float = 300.0
-    max_rebase_rounds: int = 3
-    keep_branch: bool = False
-    on_interrupted: str = "fail"
-    max_attempts: int = 3
-    main_branch: str = "main"
-    predict_limit: int = 0  # 0: every pending entry
-
-    @classmethod
-    def from_talisman(cls, talisman: Talisman) -> MergeQueueSettings:
-        section = talisman.section("runeconsole", "merge_queue")
-        raw = section.get("test_command", None)
-        command = command_args(raw) if raw is not None else None
-        if raw is not None and command is None:
-            talisman.report(
-                f"{talisman.path}: runeconsole.merge_queue.test_command is {raw!r}; "
-                "allowed: a command line (quotes balanced) or a list of strings"
-            )
-        main = section.text("main_branch", "main") or "main"
-        if not gw.valid_branch_name(main):
-            talisman.report(f"{talisman.path}: runeconsole.merge_queue.main_branch {main!r}")
-            main = "main"
-        settings = cls(
-            test_command=command,
-            test_timeout=section.number("test_timeout_seconds", 900.0, minimum=1),
-            git_timeout=section.number("git_timeout_seconds", 300.0, minimum=1),
-            max_rebase_rounds=section.integer("max_rebase_rounds", 3, minimum=1, maximum=20),
-            keep_branch=section.boolean("keep_branch", False),
-            on_interrupted=section.choice("on_interrupted", "fail", ("fail", "retry")),
-            max_attempts=section.integer("max_attempts", 3, minimum=1, maximum=100),
-            main_branch=main,
-            predict_limit=section.integer("predict_limit", 0, minimum=0, maximum=100000),
-        )
-        section.warn_unread()
-        return settings
-
-
-@dataclass
-class QueueEntry:
-    """One entry as read: every field kept, plus its place in the queue."""
-
-    fields: dict[str, Any]
-    index: int
-    position: int | None = None  # 1-based among pending entries
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return self.fields.get(name, default)
-
-    @property
-    def entry_id(self) -> str:
-        return str(self.fields.get("entry_id") or f"#{self.index}")
-
-    @property
-    def status(self) -> str:
-        status = self.fields.get("status")
-        return status if status in STATUSES else str(status or "?")
-
-    @property
-    def branch(self) -> str:
-        return str(self.fields.get("branch") or "")
-
-    @property
-    def identity(self) -> str | None:
-        value = self.fields.get("identity_name")
-        return value if isinstance(value, str) and value else None
-
-    @property
-    def reason(self) -> str | None:
-        return self.fields.get("reason") or (
-            "error" if self.status == FAILED and self.fields.get("error") else None
-        )
-
-    @property
-    def conflict_files(self) -> list[str]:
-        files = self.fields.get("conflict_files")
-        return [str(f) for f in files] if isinstance(files, list) else []
-
-    def queued_at(self) -> Any:
-        return parse_iso(self.fields.get("requested_at")) or parse_iso(
-            self.fields.get("enqueued_at")
-        )
-
-    def sort_key(self) -> tuple[int, int]:
-        group = STATUSES.index(self.status) if self.status in STATUSES else len(STATUSES)
-        return group, self.index
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self.fields, "position": self.position, "reason": self.reason}
-
-
-@dataclass
-class QueueState:
-    entries: list[QueueEntry] = field(default_factory=list)
-    paused: bool = False
-    data: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
-
-    def pending(self) -> list[QueueEntry]:
-        return [e for e in self.entries if e.status == PENDING]
-
-    def ordered(self) -> list[QueueEntry]:
-        """In progress first, then the pending queue in order, then failed, then done."""
-        return sorted(self.entries, key=QueueEntry.sort_key)
-
-    def counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(STATUSES, 0)
-        for entry in self.entries:
-            counts[entry.status] = counts.get(entry.status, 0) + 1
-        return counts
-
-    def find(self, entry_id: str) -> QueueEntry | None:
-        return next((e for e in self.entries if e.get("entry_id") == entry_id), None)
-
-
-@dataclass(frozen=True)
-class Progress:
-    """A live report from processing: a step starting or ending, or a line of test output."""
-
-    entry_id: str
-    step: str
-    message: str
-    elapsed: float
-    output: bool = False
-
-
-ProgressCallback = Callable[[Progress], None]
-# Progress steps that are one-off notices before processing starts, not processing steps.
-RECOVERED, PICKED_UP = "recovered", "picked_up"
-
-
-@dataclass
-class Outcome:
-    entry_id: str
-    branch: str
-    status: str
-    reason: str | None = None
-    error: str | None = None
-    conflict_files: list[str] = field(default_factory=list)
-    merged_commit: str | None = None
-    output_tail: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def merged(self) -> bool:
-        return self.status == COMPLETED
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-@dataclass
-class ProcessReport:
-    outcomes: list[Outcome] = field(default_factory=list)
-    recovered: list[str] = field(default_factory=list)
-    picked_up: list[str] = field(default_factory=list)
-    stopped: str | None = None  # why processing stopped before the queue was empty
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "outcomes": [o.to_json() for o in self.outcomes],
-            "recovered": self.recovered,
-            "picked_up": self.picked_up,
-            "stopped": self.stopped,
-        }
-
-
-class QueueBusy(RuneError):
-    """Another process holds the processor lock."""
-
-
-class UnknownEntry(InvalidInput):
-    """No entry has that id: the caller named the wrong thing (a usage error)."""
-
-
-class MergeQueue:
     def __init__(
         self,
-        root: Path,
-        clock: Clock | None = None,
+        project: Project,
         settings: MergeQueueSettings | None = None,
         signals: Signals | None = None,
     ) -> None:
-        self.root = root
-        self.paths = ProjectPaths(root)
-        self.clock = clock or SystemClock()
-        self.settings = settings or MergeQueueSettings.from_talisman(Talisman.load(root))
-        self.signals = signals or Signals(root, self.clock)
-        settings = self.settings
-        self.predictor = ConflictPredictor(root, settings.main_branch, settings.predict_limit)
+        self.project = project
+        self.root, self.paths, self.clock = project.root, project.paths, project.clock
+        self.settings = settings or project.settings(MergeQueueSettings)
+        self.signals = signals or Signals(project)
 
     @property
     def path(self) -> Path:
@@ -385,7 +182,7 @@ class MergeQueue:
             raise InvalidInput(
                 "--test-command must be a non-empty command line with balanced quotes"
             )
-        node = node_id or _node_id_from(branch)
+        node = node_id or node_id_from(branch)
         with self._mutate() as data:
             for index, item in enumerate(data["entries"]):
                 if (
@@ -539,7 +336,7 @@ class MergeQueue:
                         current_step="claimed",
                     )
                     if not isinstance(item.get("entry_id"), str):
-                        item["entry_id"] = f"mq-{_node_id_from(str(item.get('branch')))}-claimed"
+                        item["entry_id"] = f"mq-{node_id_from(str(item.get('branch')))}-claimed"
                     self._record(data, "start", item["entry_id"])
                     return dict(item)
         return None
@@ -552,6 +349,19 @@ class MergeQueue:
             self._record(data, "requeue", entry_id, reason=reason)
 
     # -- status ------------------------------------------------------------------------------
+
+    def status(self) -> QueueStatus:
+        state = self.read()
+        history = state.data.get("history")
+        return QueueStatus(
+            paused=state.paused,
+            processing_pid=self.processor_pid(),
+            counts=state.counts(),
+            current=next((e for e in state.entries if e.status == IN_PROGRESS), None),
+            head=state.pending()[0].entry_id if state.pending() else None,
+            error=state.error,
+            history=(history if isinstance(history, list) else [])[-10:],
+        )
 
     def processor_pid(self) -> int | None:
         """The pid processing the queue now, or ``None``.
@@ -569,26 +379,6 @@ class MergeQueue:
             return pid if process_start(pid) == started else None
         return pid if pid_alive(pid) else None
 
-    # -- processing (services.merge_processor) and predictions (services.merge_predictions) ---
-
-    def process(
-        self, *, run_all: bool = False, progress: ProgressCallback | None = None
-    ) -> ProcessReport:
-        """Process the head entry (or every pending entry) under the processor lock."""
-        from runeconsole.services.merge_processor import Processor  # it imports this module
-
-        return Processor(self).process(run_all=run_all, progress=progress)
-
-    def not_ready(self, head: QueueEntry) -> str | None:
-        """Why ``process`` would refuse ``head`` before starting, or ``None``."""
-        from runeconsole.services.merge_processor import Processor
-
-        return Processor(self).not_ready(head)
-
-    def predict(self, state: QueueState | None = None) -> dict[str, Prediction]:
-        """Predicted conflicts of every pending entry (cached until something changes)."""
-        return self.predictor.predict(state or self.read())
-
 
 def _compact(data: dict[str, Any]) -> bytes:
     """One line: the file is rewritten on every change and can hold thousands of entries."""
@@ -597,12 +387,6 @@ def _compact(data: dict[str, Any]) -> bytes:
 
 def _optional_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def id_or_none(value: Any) -> str | None:
-    """``value`` if it can safely name a file or a signal party, else ``None``."""
-    ok = isinstance(value, str) and len(value) <= MAX_ID_LENGTH and ID_PATTERN.fullmatch(value)
-    return value if ok else None
 
 
 def read_optional(path: Path) -> dict[str, Any]:
