@@ -34,8 +34,9 @@ class LivenessSettings:
         multiplier = section.number("green_multiplier", 2.0, minimum=1)
         stale = section.number("stale_after_seconds", 300.0, minimum=1)
         if stale <= interval * multiplier:  # else an agent would go from green straight to red
+            where = section.where("stale_after_seconds")
             talisman.report(
-                f"{talisman.path}: runeconsole.stale_after_seconds ({stale:g}) must be more than "
+                f"{where}: runeconsole.stale_after_seconds ({stale:g}) must be more than "
                 f"heartbeat_interval_seconds x green_multiplier ({interval * multiplier:g})"
             )
             defaults = cls()

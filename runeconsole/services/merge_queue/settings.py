@@ -29,13 +29,15 @@ class MergeQueueSettings:
         raw = section.get("test_command", None)
         command = command_args(raw) if raw is not None else None
         if raw is not None and command is None:
+            where = section.where("test_command")
             talisman.report(
-                f"{talisman.path}: runeconsole.merge_queue.test_command is {raw!r}; "
+                f"{where}: runeconsole.merge_queue.test_command is {raw!r}; "
                 "allowed: a command line (quotes balanced) or a list of strings"
             )
         main = section.text("main_branch", "main") or "main"
         if not gw.valid_branch_name(main):
-            talisman.report(f"{talisman.path}: runeconsole.merge_queue.main_branch {main!r}")
+            where = section.where("main_branch")
+            talisman.report(f"{where}: runeconsole.merge_queue.main_branch {main!r}")
             main = "main"
         settings = cls(
             test_command=command,
