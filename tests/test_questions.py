@@ -152,7 +152,7 @@ def test_signal_dir_by_name_or_path_under_the_signals_directory(
         with pytest.raises(InvalidInput):
             relay.resolve_signal_dir(given)
     # without one: the newest rune-work-* directory, else a new one named by the time
-    assert relay.resolve_signal_dir(None).name == "rune-work-20260226T120000Z"
+    assert relay.resolve_signal_dir(None).name == "rune-work-20260226-120000"  # as Rune names it
     (project / inside).mkdir(parents=True)
     assert relay.resolve_signal_dir(None) == project / inside
 

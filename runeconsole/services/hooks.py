@@ -36,7 +36,8 @@ from runeconsole.core.timeutil import compact_stamp, iso_z
 from runeconsole.core.validate import ID_PATTERN, validate_id
 from runeconsole.services.pane_patterns import WORK_PHASES
 from runeconsole.services.project import Project
-from runeconsole.services.registry import SIGNAL_SOURCE, SIGNAL_TARGET
+from runeconsole.services.registry import SIGNAL_TARGET
+from runeconsole.services.signal_parties import role_of
 from runeconsole.services.signals import Signals
 
 HARNESS_PHASES = ("planning", "executing", "impl_complete", "validating", "merged")
@@ -310,5 +311,6 @@ class Hooks:
             ) from None
 
     def _announce(self, key: str, fields: dict[str, Any]) -> Hook:
-        self.signals.send("HOOK_UPDATED", SIGNAL_SOURCE, SIGNAL_TARGET, {"key": key, **fields})
+        payload = {"key": key, **fields}
+        self.signals.send("HOOK_UPDATED", role_of(fields), SIGNAL_TARGET, payload)
         return Hook(key, self.path_for(key), fields)

@@ -45,10 +45,11 @@ from runeconsole.services.liveness import (
     last_seen,
 )
 from runeconsole.services.project import Project
+from runeconsole.services.signal_parties import GUARDIAN, RUNNER, agent_payload, role_of
 from runeconsole.services.signals import Signals
 
-SIGNAL_SOURCE = "runeconsole"
-SIGNAL_TARGET = "guardian"
+SIGNAL_SOURCE = RUNNER  # what the supervisor sends: the harness's runner watches agents
+SIGNAL_TARGET = GUARDIAN
 
 __all__ = [
     "ACTIVE",
@@ -358,19 +359,9 @@ class Registry:
     def _signal(
         self, signal_type: str, key: str, fields: dict[str, Any], reason: str | None = None
     ) -> None:
-        payload = {
-            "key": key,
-            "agent_id": fields.get("agent_id"),
-            "role": fields.get("role"),
-            "name": fields.get("name"),
-            "status": fields.get("status"),
-            "tmux_session": fields.get("tmux_session"),
-            "predecessor_id": fields.get("predecessor_id"),
-        }
-        if reason:
-            payload["reason"] = reason
+        payload = agent_payload(signal_type, key, fields, reason)
         try:
-            self.signals.send(signal_type, SIGNAL_SOURCE, SIGNAL_TARGET, payload)
+            self.signals.send(signal_type, role_of(fields), SIGNAL_TARGET, payload)
         except (RuneError, OSError) as exc:
             why = exc.message if isinstance(exc, RuneError) else exc.strerror or str(exc)
             raise RuneError(

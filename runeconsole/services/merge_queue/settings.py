@@ -18,10 +18,11 @@ class MergeQueueSettings:
     git_timeout: float = 300.0
     max_rebase_rounds: int = 3
     keep_branch: bool = False
-    on_interrupted: str = "fail"
+    on_interrupted: str = "retry"  # re-run an interrupted entry once; "fail": never
     max_attempts: int = 3
     main_branch: str = "main"
     predict_limit: int = 0  # 0: every pending entry
+    answer_guardian_signals: bool = False  # act on MERGE_READY sent to the harness's guardian
 
     @classmethod
     def from_talisman(cls, talisman: Talisman) -> MergeQueueSettings:
@@ -45,10 +46,11 @@ class MergeQueueSettings:
             git_timeout=section.number("git_timeout_seconds", 300.0, minimum=1),
             max_rebase_rounds=section.integer("max_rebase_rounds", 3, minimum=1, maximum=20),
             keep_branch=section.boolean("keep_branch", False),
-            on_interrupted=section.choice("on_interrupted", "fail", ("fail", "retry")),
+            on_interrupted=section.choice("on_interrupted", "retry", ("retry", "fail")),
             max_attempts=section.integer("max_attempts", 3, minimum=1, maximum=100),
             main_branch=main,
             predict_limit=section.integer("predict_limit", 0, minimum=0, maximum=100000),
+            answer_guardian_signals=section.boolean("answer_guardian_signals", False),
         )
         section.warn_unread()
         return settings
