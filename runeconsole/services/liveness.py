@@ -101,6 +101,16 @@ class AgentRecord:
     def worktree(self) -> str | None:
         return self.fields.get("worktree_path") or self.fields.get("worktree")
 
+    def worktree_in(self, root: Path) -> Path | None:
+        """The worktree as a path: a relative one (the harness writes
+        ``.claude/worktrees/impl_auth``) is under the project ``root``, wherever the
+        command runs."""
+        value = self.worktree
+        if not isinstance(value, str) or not value:
+            return None
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else root / path
+
     @property
     def metadata(self) -> dict[str, Any]:
         """The ``metadata`` object, or an empty one when a hand-edited file holds something else."""

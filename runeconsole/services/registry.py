@@ -29,7 +29,7 @@ from runeconsole.core.files import (
 )
 from runeconsole.core.locks import locked
 from runeconsole.core.timeutil import compact_stamp, iso_z
-from runeconsole.core.validate import validate_id
+from runeconsole.core.validate import validate_id, validate_name
 from runeconsole.services.liveness import (
     ACTIVE,
     CRASHED,
@@ -85,7 +85,8 @@ class Registry:
     # -- reading ---------------------------------------------------------------------------
 
     def path_for(self, key: str) -> Path:
-        return self.paths.identities / f"{validate_id(key, 'agent key')}.json"
+        # The harness takes names as given: '.' is allowed, a way out of the directory not.
+        return self.paths.identities / f"{validate_name(key, 'agent key')}.json"
 
     def read_path(self, path: Path | str, now: datetime | None = None) -> AgentRecord:
         """Never raises for bad content: an unreadable file becomes a red record with a reason."""
@@ -141,7 +142,7 @@ class Registry:
 
     def find_by_agent_id(self, agent_id: str) -> AgentRecord | None:
         """A current or archived identity by its ``agent_id``."""
-        validate_id(agent_id, "agent id")
+        validate_name(agent_id, "agent id")
         archived = self.paths.identity_history / f"{agent_id}.json"
         if archived.exists():
             return self.read_path(archived)
@@ -256,7 +257,7 @@ class Registry:
         if not isinstance(agent_id, str):
             return
         try:
-            validate_id(agent_id, "agent id")
+            validate_name(agent_id, "agent id")
             target = self.paths.inside(self.paths.identity_history / f"{agent_id}.json")
             create_exclusive(target, dump_json(old))
         except (FileExistsError, RuneError):

@@ -18,6 +18,7 @@ from typing import Any
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.adapters.processes import stop_processes_in
 from runeconsole.core.errors import RuneError
+from runeconsole.core.validate import same_path
 from runeconsole.services.merge_queue.delivery import Outbox
 from runeconsole.services.merge_queue.holders import Holder, claimed_by_us, holders
 from runeconsole.services.merge_queue.model import (
@@ -50,7 +51,7 @@ class Recovery:
         if killed:
             who = leftover.get("pid", "a processor")
             notes.append(f"stopped {len(killed)} process(es) left running by {who}")
-        registered = any(wt.path == worktree for wt in gw.worktrees(self.root))
+        registered = any(same_path(wt.path, worktree) for wt in gw.worktrees(self.root))
         if worktree.exists() or registered:
             if worktree.exists():
                 with contextlib.suppress(RuneError):
