@@ -129,7 +129,10 @@ class Recovery:
             return _note(entry_id, step, verdict, attempts)
         count = _count(entry.get("interruptions")) + 1
         if verdict == REQUEUE:
-            self.queue.requeue(entry_id, INTERRUPTED, interruptions=count, attempts=attempts)
+            held = {"recovered_from": holder} if holder is not None else {}
+            self.queue.requeue(
+                entry_id, INTERRUPTED, interruptions=count, attempts=attempts, **held
+            )
             return _note(entry_id, step, verdict, attempts)
         stopped = f"processing stopped during {step} (the processor died)"
         if count > 1:
