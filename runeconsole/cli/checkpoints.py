@@ -46,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     resume.add_argument("--dry-run", action="store_true", help="print what would change")
     resume.add_argument(
         "--session-pid", type=int, metavar="PID",
-        help="the resuming session's pid (default: this command's parent)",
+        help="the resuming Claude Code session's pid, recorded as owner_pid (default: the "
+        "nearest claude process above this command, else its parent)",
     )  # fmt: skip
     resume.add_argument(
         "--team", metavar="TEAM",
