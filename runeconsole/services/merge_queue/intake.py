@@ -137,8 +137,7 @@ class Intake:
                 if created:
                     added.append(entry.entry_id)
             present = {s.path.name for s in self.signals.pending(signal_type=MERGE_READY)}
-            if acted or _acted_on(self.queue.read().data):
-                self.queue.remember_signals(acted, present)
+            self.queue.remember_signals(acted, present)
             return added
 
 

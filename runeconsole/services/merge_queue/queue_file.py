@@ -327,13 +327,19 @@ class QueueFile:
 
     def remember_signals(self, acted_on: list[str], present: set[str]) -> None:
         """Add ``acted_on`` to the signals already turned into entries (``SIGNALS_ACTED_ON``),
-        forgetting those no longer in the signals directory (``present``)."""
-        with self._mutate() as data:
+        forgetting those no longer in the signals directory (``present``). The file is only
+        rewritten when that changes the list (the console asks every few seconds)."""
+
+        def kept(data: dict[str, Any]) -> tuple[list[str], list[str]]:
             known = data.get(SIGNALS_ACTED_ON)
             known = [n for n in known if isinstance(n, str)] if isinstance(known, list) else []
-            kept = [name for name in dict.fromkeys([*known, *acted_on]) if name in present]
-            if kept or SIGNALS_ACTED_ON in data:
-                data[SIGNALS_ACTED_ON] = kept
+            return known, [n for n in dict.fromkeys([*known, *acted_on]) if n in present]
+
+        before, after = kept(self.read().data)
+        if before == after:
+            return
+        with self._mutate() as data:
+            data[SIGNALS_ACTED_ON] = kept(data)[1]
 
     # -- status ------------------------------------------------------------------------------
 
