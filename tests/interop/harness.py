@@ -13,7 +13,6 @@ from typing import Any
 DATA = Path(__file__).parent / "data"
 HARNESS = DATA / "harness-written"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "interop"
-HARNESS_ROOT = "/srv/shop"  # the scratch repository's root, as the copies name it
 BRANCHES = {"impl_auth": "worktree-impl_auth", "impl_db": "worktree-impl_db"}
 MERGE_READY = "20261123T182326Z-runner-guardian-MERGE_READY.json"
 
