@@ -17,6 +17,7 @@ from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.questions import (
+    ANOTHER_TOOL,
     ANSWERED,
     DISCARDED,
     PENDING,
@@ -181,6 +182,8 @@ def _relay(service: Questions, question: Question, as_json: bool, waiting: str) 
 
 
 def _deadline_note(question: Question) -> str:
+    if question.deadline is None and not question.asked_here:
+        return f"asked by {ANOTHER_TOOL}, which applies its own timeout: waits until answered"
     if question.deadline is None:
         return "no timeout: waits until answered"
     return f"option A is chosen at {question.deadline:%H:%M:%S}Z if nobody answers"
@@ -228,6 +231,8 @@ def countdown(question: Question, now: datetime) -> str:
         return f"by {question.answer.decided_by or 'unreadable answer'}"
     if question.discarded:
         return "discarded"
+    if not question.error and not question.asked_here:
+        return f"asked by {ANOTHER_TOOL}"
     left = question.seconds_left(now)
     if left is None:
         return "never"

@@ -93,7 +93,13 @@ class QuestionModal(ModalScreen[Answer | None]):
         if self.closing:
             return
         left = self.question.seconds_left(self.questions.clock.now())
-        if left is None:
+        if not self.question.asked_here:
+            text = Text(
+                "Asked by another tool, which applies its own timeout: nothing here answers "
+                "it on its own. Your answer goes to its answer file, where that tool reads it.",
+                "dim",
+            )
+        elif left is None:
             text = Text("No auto-answer: the worker waits until you answer.", "dim")
         elif left <= 0:
             text = Text("Auto-answer due now: option A.", "bold red")
