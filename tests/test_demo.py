@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from runeconsole.adapters.tmux import Tmux
+from runeconsole.core.pids import pid_alive
 from runeconsole.demo.fleet import agent_worktree
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
@@ -77,6 +79,7 @@ def test_demo_console_opens_and_cleans_up_on_quit(tmp_path: Path, ending: str) -
         timeout=10,
         env=env,
     )
+    demo_pid = 0
     try:
         deadline = time.monotonic() + 30
         screen = ""
@@ -92,6 +95,15 @@ def test_demo_console_opens_and_cleans_up_on_quit(tmp_path: Path, ending: str) -
         assert "runeconsole" in screen and "orchestrator" in screen, screen
         (project,) = scratch.glob("runeconsole-demo-*/project")
         assert (project / ".git").is_dir()
+        demo_pid = int(
+            subprocess.run(
+                [*tmux, "display-message", "-p", "-t", "demo", "#{pane_pid}"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=True,
+            ).stdout
+        )
         if ending == "q":
             subprocess.run([*tmux, "send-keys", "-t", "demo", "q"], check=True, timeout=10)
         else:  # its tmux goes away: the demo gets SIGHUP
@@ -101,10 +113,19 @@ def test_demo_console_opens_and_cleans_up_on_quit(tmp_path: Path, ending: str) -
             time.sleep(0.2)
         assert not list(scratch.glob("runeconsole-demo-*"))
         time.sleep(1.0)  # an agent left running would write its state back by now
-        assert not list(scratch.iterdir()), "an agent outlived the demo"
+        assert not list(scratch.iterdir()), (
+            "an agent outlived the demo",
+            [str(p) for p in scratch.rglob("*")],
+        )
         assert not processes_mentioning(str(scratch))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and pid_alive(demo_pid):
+            time.sleep(0.1)
+        assert not pid_alive(demo_pid), "the demo did not exit"
     finally:
         subprocess.run([*tmux, "kill-server"], timeout=10, check=False)
+        if demo_pid and pid_alive(demo_pid):
+            os.kill(demo_pid, signal.SIGKILL)
 
 
 def processes_mentioning(text: str) -> list[str]:

@@ -237,7 +237,7 @@ def test_checkpoint_pipeline_survives_arbitrary_json(
     )
     cp = {"id": "arc-h", "session_nonce": "aabbccddeeff", "phases": phases, **rest}
     plan = service.plan(tmp_path / "checkpoint.json", dry_run=True, data=json.dumps(cp).encode())
-    assert plan.action in ("resume", "complete", "active", "blocked", "fresh_start")
+    assert plan.action in ("resume", "complete", "active", "newer", "blocked", "fresh_start")
     json.dumps(plan.to_json())
 
 

@@ -119,9 +119,9 @@ def test_merge_ready_signals_are_picked_up_once(repo: Path, clock) -> None:
     commit_on(repo, "feat/sig", {"s.txt": "s"})
     signals = Signals(Project(repo, clock))
     payload = {"branch": "feat/sig", "node_id": "impl_sig", "identity_name": "orch-sig"}
-    signals.send("MERGE_READY", "runner", "guardian", payload)
-    signals.send("MERGE_READY", "runner", "guardian", payload)  # a duplicate
-    signals.send("MERGE_READY", "runner", "guardian", {"no": "branch"})
+    signals.send("MERGE_READY", "runner", "runeconsole", payload)
+    signals.send("MERGE_READY", "runner", "runeconsole", payload)  # a duplicate
+    signals.send("MERGE_READY", "runner", "runeconsole", {"no": "branch"})
     queue = make_queue(repo, clock)
     report = queue.process()
     assert len(report.picked_up) == 1

@@ -91,7 +91,7 @@ def test_ask_writes_the_seed_format_in_a_private_directory(relay: Questions, pro
     assert body["options"].split(", B:")[0] == "A: Use bcrypt (already in deps)"
     assert body["worker_name"] == "rune-smith-1"
     assert body["asked_at"] == "2026-02-26T12:00:00Z"
-    assert body["auto_answer_at"] == "2026-02-26T12:03:00.000Z"
+    assert body["auto_answer_at"] == "2026-02-26T12:02:00.000Z"  # the default 120 s
     assert [p.name for p in directory.iterdir()] == ["task-3.q1.question"]
     assert question.id == f"{SIGNAL_DIR}/task-3.q1"
 
@@ -152,7 +152,7 @@ def test_signal_dir_by_name_or_path_under_the_signals_directory(
         with pytest.raises(InvalidInput):
             relay.resolve_signal_dir(given)
     # without one: the newest rune-work-* directory, else a new one named by the time
-    assert relay.resolve_signal_dir(None).name == "rune-work-20260226T120000Z"
+    assert relay.resolve_signal_dir(None).name == "rune-work-20260226-120000"  # as Rune names it
     (project / inside).mkdir(parents=True)
     assert relay.resolve_signal_dir(None) == project / inside
 

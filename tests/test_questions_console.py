@@ -306,7 +306,7 @@ async def test_a_question_overdue_when_first_seen_is_resurfaced_not_decided(
         await pilot.pause()
         assert answer_of(scene, "task-3.q1") is None
         assert any("re-surfaced" in n.title for n in app._notifications)
-        timeout = scene.settings.timeout_seconds
+        timeout = pane(app).questions.settings.timeout_seconds  # the console's own setting
         question = pane(app).open[f"{SIGNAL_DIR}/task-3.q1"]
         assert question.seconds_left(clock.now()) == pytest.approx(timeout)
         clock.advance(timeout + 1)

@@ -28,7 +28,7 @@ def test_signal_file_name_and_body(project: Path, clock: ManualClock) -> None:
         "source": "runeconsole",
         "target": "orchestrator-auth",
         "signal_type": "AGENT_CRASHED",
-        "timestamp": "2026-02-26T12:00:00Z",
+        "timestamp": "20260226T120000Z",  # the harness's own form
         "payload": {"key": "x"},
     }
 

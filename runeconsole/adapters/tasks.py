@@ -24,17 +24,13 @@ from typing import Any
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_json, read_json_object
 from runeconsole.core.locks import locked
+from runeconsole.core.paths import claude_config_dir as config_dir
 from runeconsole.core.validate import contained, id_subdirectories, validate_id
 
 STATUSES = ("pending", "in_progress", "completed", "deleted")
 IN_PROGRESS = "in_progress"
 # Rune names tasks ``task-3`` where Claude Code's own file is ``3.json``.
 _RUNE_TASK = re.compile(r"^task-([0-9]+)$")
-
-
-def config_dir() -> Path:
-    configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".claude"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from runeconsole.cli.common import open_project, print_json, print_table
-from runeconsole.services.checkpoints import COMPLETED, Checkpoints, ResumePlan
+from runeconsole.services.checkpoints import COMPLETED, SCHEMA_VERSION, Checkpoints, ResumePlan
 
 EXIT_RESUME = 0
 EXIT_FRESH_START = 3  # scripts tell "start over" from "resume" without parsing output
@@ -14,6 +14,7 @@ ACTION_TINT = {
     "resume": "yellow",
     "complete": "green",
     "active": "yellow",
+    "newer": "cyan",
     "blocked": "red",
     "fresh_start": "red",
 }
@@ -28,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(func=run_list)
     resume = actions.add_parser(
-        "resume", parents=[common], help="validate, migrate to v19, clean up; report the phase",
+        "resume", parents=[common],
+        help=f"validate, migrate to v{SCHEMA_VERSION}, clean up; report the phase",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
             "exit status:\n"
@@ -44,7 +46,8 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     resume.add_argument("--dry-run", action="store_true", help="print what would change")
     resume.add_argument(
         "--session-pid", type=int, metavar="PID",
-        help="the resuming session's pid (default: this command's parent)",
+        help="the resuming Claude Code session's pid, recorded as owner_pid (default: the "
+        "nearest claude process above this command, else its parent)",
     )  # fmt: skip
     resume.add_argument(
         "--team", metavar="TEAM",
@@ -59,7 +62,9 @@ def _phase_summary(plan: ResumePlan) -> str:
     views = [v for v in plan.phases() if v.tracked]
     done = sum(1 for v in views if v.status == COMPLETED)
     demoted = f", {len(plan.demoted)} demoted" if plan.demoted else ""
-    return f"{done}/{len(views)} completed{demoted}"
+    unknown = [v.name for v in views if not v.known and not v.retired]
+    extra = f", not in PHASE_ORDER: {', '.join(unknown)}" if unknown else ""
+    return f"{done}/{len(views)} completed{demoted}{extra}"
 
 
 def run_list(args: argparse.Namespace) -> int:

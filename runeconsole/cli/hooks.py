@@ -73,11 +73,12 @@ def _print(hook: Hook) -> None:
 
 
 def _worktree(project: Project, key: str) -> Path | None:
-    """The agent's own worktree from its identity: where git says what is uncommitted."""
+    """The agent's own worktree from its identity (a relative one is the project root's):
+    where git says what is uncommitted."""
     with contextlib.suppress(RuneError):
-        worktree = Registry(project).get(key).worktree
-        if worktree and Path(worktree).is_dir():
-            return Path(worktree)
+        worktree = Registry(project).get(key).worktree_in(project.root)
+        if worktree and worktree.is_dir():
+            return worktree
     return None
 
 

@@ -113,14 +113,12 @@ def _age(entry: QueueEntry, now: datetime) -> str:
 def describe(entry: QueueEntry, prediction: Prediction | None) -> str:
     """What an operator needs to know about one entry, in a few words."""
     if entry.status == FAILED:
-        files = entry.conflict_files
-        text = f"{entry.reason}: {entry.get('error') or ''}".strip()
-        return text + (f" [{', '.join(files)}]" if files else "")
+        return entry.describe()
     if entry.status == COMPLETED:
         merged = entry.get("merged_commit")
         return f"merged {str(merged)[:12]}" if merged else "merged"
     if entry.status == "in_progress":
-        return f"{entry.get('current_step') or 'processing'}"
+        return entry.step
     return prediction.summary() if prediction else ""
 
 
@@ -225,11 +223,18 @@ def _dry_run(queue: MergeQueue, as_json: bool) -> int:
         print_json(plan.to_json())
         return 1 if plan.refused else 0
     head, prediction = plan.head, plan.prediction
+    for note in plan.recovered:
+        print(f"would recover: {note}")
+    for request in plan.picked_up:
+        print(f"would pick up MERGE_READY {request['signal']} ({request['branch']})")
     if head is None:
         print("nothing to process")
         return 0
     print(f"would process {head.entry_id}: {head.branch} onto {queue.settings.main_branch}")
-    print(f"  predicted: {prediction.summary() if prediction else '-'}")
+    if head.get("entry_id") is None:
+        print("  predicted: once it is queued (`merge-queue list` then shows it)")
+    else:
+        print(f"  predicted: {prediction.summary() if prediction else '-'}")
     print(f"  test command: {plan.test_command or '(none configured)'}")
     if plan.paused:
         print("  but the queue is paused")
@@ -253,10 +258,12 @@ def show_status(args: argparse.Namespace) -> int:
     if status.processing_pid is not None:
         print(f"being processed by pid {status.processing_pid}")
     current = status.current
-    if current is not None:
-        print(
-            f"in progress: {current.entry_id} ({current.branch}) at {current.get('current_step')}"
-        )
+    if current is not None and current.get("processor_pid") is not None:
+        print(f"in progress: {current.entry_id} ({current.branch or '-'}) at {current.step}")
+    for held in status.held_by:
+        print(f"held by another processor: {held['entry_id']} ({held['branch'] or '-'})")
+    if status.held_note:
+        print(f"waiting: {status.held_note}")
     if status.head:
         print(f"next: {status.head}")
     return 0

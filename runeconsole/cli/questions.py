@@ -17,6 +17,7 @@ from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.questions import (
+    ANOTHER_TOOL,
     ANSWERED,
     DISCARDED,
     PENDING,
@@ -188,6 +189,8 @@ def _relay(service: Questions, question: Question, as_json: bool, waiting: str) 
 
 
 def _deadline_note(question: Question) -> str:
+    if question.deadline is None and not question.asked_here:
+        return f"asked by {ANOTHER_TOOL}, which applies its own timeout: waits until answered"
     if question.deadline is None:
         return "no timeout: waits until answered"
     return f"option A is chosen at {question.deadline:%H:%M:%S}Z if nobody answers"
@@ -240,6 +243,8 @@ def countdown(question: Question, now: datetime) -> str:
     expiry = expires_in(question, now)  # a relayed Claude Code call: never auto-answered
     if expiry is not None:
         return "expires" if expiry <= 0 else f"expires in {format_left(expiry)}"
+    if not question.error and not question.asked_here:
+        return f"asked by {ANOTHER_TOOL}"
     left = question.seconds_left(now)
     if left is None:
         return "never"

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.validate import Outside, contained
+
+
+def claude_config_dir() -> Path:
+    """``${CLAUDE_CONFIG_DIR:-~/.claude}``: Claude Code's own directory (task files, the
+    user's talisman), as the Rune plugin finds it."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".claude"
 
 
 class ProjectPaths:

@@ -62,3 +62,37 @@ def zombie_exit(pid: int | None) -> tuple[int | None, int | None]:
         return None, None
     code = int(fields[49])
     return (None, code & 0x7F) if code & 0x7F else ((code >> 8) & 0xFF, None)
+
+
+def parent_of(pid: int) -> int | None:
+    """The parent of ``pid`` (``None`` if it is gone or there is no ``/proc``)."""
+    fields = _stat_fields(pid)
+    try:
+        return None if fields is None else int(fields[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def command_of(pid: int) -> tuple[str, list[str]]:
+    """(name, argv) of ``pid``: the kernel's short name (a program may set its own, as
+    Claude Code does) and the command line; empty when unreadable."""
+    try:
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        name = ""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        argv = []
+    return name, [arg.decode("utf-8", "replace") for arg in argv if arg]
+
+
+def ancestors(pid: int, limit: int = 64) -> list[int]:
+    """``pid``'s parent, its parent, … up to (not including) pid 1; a loop or an
+    unreadable process ends the walk."""
+    found: list[int] = []
+    current = parent_of(pid)
+    while current is not None and current > 1 and current not in found and len(found) < limit:
+        found.append(current)
+        current = parent_of(current)
+    return found

@@ -37,10 +37,10 @@ from runeconsole.demo.fake_script import HARNESS_PHASE, PROMPTS, TOOLS
 from runeconsole.demo.fake_terminal import ESCAPE, TRANSCRIPT_LINES, WIDTH, Keys, Prompt, screen
 from runeconsole.demo.merge_queue import commit_files
 from runeconsole.services.hooks import Hooks
-from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.merge_queue import OUR_NAME, MergeQueue
 from runeconsole.services.pane_patterns import WORK_PHASES
 from runeconsole.services.project import Project
-from runeconsole.services.registry import SIGNAL_TARGET, Registry
+from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import CHECKPOINT_MESSAGE, HANDOFF_MESSAGE, WISDOM_ENV
 from runeconsole.services.suspension import Suspension
 
@@ -265,7 +265,7 @@ class FakeAgent:
                     "node_id": node,
                     "worktree_path": str(worktree),
                 }
-                self.registry.signals.send("MERGE_READY", self.key, SIGNAL_TARGET, payload)
+                self.registry.signals.send("MERGE_READY", self.key, OUR_NAME, payload)
                 said = "MERGE_READY sent"
         except RuneError as exc:
             self.say(f"⏺ Could not request a merge: {exc.message}")

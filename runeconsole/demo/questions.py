@@ -48,7 +48,9 @@ UNREADABLE = "task-9.q1.question"
 
 def scene_questions(root: Path, clock: ManualClock) -> Questions:
     """The question scene under ``root``, asked 47 s and 27 s before ``clock``'s time."""
-    relay = Questions(Project(root, clock), RelaySettings(), TaskStore(root / ".no-claude-tasks"))
+    # The scene's countdowns are drawn against a three-minute timeout.
+    settings = RelaySettings(timeout_seconds=180)
+    relay = Questions(Project(root, clock), settings, TaskStore(root / ".no-claude-tasks"))
     clock.advance(-47)
     relay.ask(BCRYPT)
     clock.advance(20)

@@ -33,10 +33,11 @@ from runeconsole.core.files import (
 )
 from runeconsole.core.locks import locked
 from runeconsole.core.timeutil import compact_stamp, iso_z
-from runeconsole.core.validate import ID_PATTERN, validate_id
+from runeconsole.core.validate import name_or_none, validate_id, validate_name
 from runeconsole.services.pane_patterns import WORK_PHASES
 from runeconsole.services.project import Project
-from runeconsole.services.registry import SIGNAL_SOURCE, SIGNAL_TARGET
+from runeconsole.services.registry import SIGNAL_TARGET
+from runeconsole.services.signal_parties import role_of
 from runeconsole.services.signals import Signals
 
 HARNESS_PHASES = ("planning", "executing", "impl_complete", "validating", "merged")
@@ -135,11 +136,11 @@ class Hooks:
         self.signals = signals or Signals(project)
 
     def path_for(self, key: str) -> Path:
-        return self.paths.hooks / f"{validate_id(key, 'agent key')}.json"
+        return self.paths.hooks / f"{validate_name(key, 'agent key')}.json"
 
     def archived(self, hook_id: str) -> Path:
         """Where a replaced hook is kept (``hooks/history/{hook_id}.json``)."""
-        return self.paths.hook_history / f"{validate_id(hook_id, 'hook id')}.json"
+        return self.paths.hook_history / f"{validate_name(hook_id, 'hook id')}.json"
 
     def _archive(self, key: str, now: datetime) -> Path | None:
         """Keep the hook about to be replaced, byte for byte (never overwriting a kept one)."""
@@ -150,7 +151,7 @@ class Hooks:
             return None
         old = self.read_path(path)
         hook_id = old.get("hook_id")
-        if not (isinstance(hook_id, str) and ID_PATTERN.fullmatch(hook_id)):
+        if name_or_none(hook_id) is None:
             hook_id = f"hook-{key}-{compact_stamp(now)}-unreadable"
         kept = self.archived(hook_id)
         with contextlib.suppress(FileExistsError):
@@ -271,7 +272,7 @@ class Hooks:
             "work_phase": _choice(work_phase, WORK_PHASES, "work phase"),
             "work_summary": _text(summary, "summary"),
             "current_bead": validate_id(bead, "bead id") if bead is not None else None,
-            "current_node": validate_id(node, "node id") if node is not None else None,
+            "current_node": validate_name(node, "node id") if node is not None else None,
             "tests_status": _text(tests_status, "tests status"),
             "resumption_instructions": _text(instructions, "instructions"),
         }
@@ -310,5 +311,6 @@ class Hooks:
             ) from None
 
     def _announce(self, key: str, fields: dict[str, Any]) -> Hook:
-        self.signals.send("HOOK_UPDATED", SIGNAL_SOURCE, SIGNAL_TARGET, {"key": key, **fields})
+        payload = {"key": key, **fields}
+        self.signals.send("HOOK_UPDATED", role_of(fields), SIGNAL_TARGET, payload)
         return Hook(key, self.path_for(key), fields)

@@ -34,8 +34,9 @@ class LivenessSettings:
         multiplier = section.number("green_multiplier", 2.0, minimum=1)
         stale = section.number("stale_after_seconds", 300.0, minimum=1)
         if stale <= interval * multiplier:  # else an agent would go from green straight to red
+            where = section.where("stale_after_seconds")
             talisman.report(
-                f"{talisman.path}: runeconsole.stale_after_seconds ({stale:g}) must be more than "
+                f"{where}: runeconsole.stale_after_seconds ({stale:g}) must be more than "
                 f"heartbeat_interval_seconds x green_multiplier ({interval * multiplier:g})"
             )
             defaults = cls()
@@ -100,6 +101,16 @@ class AgentRecord:
     @property
     def worktree(self) -> str | None:
         return self.fields.get("worktree_path") or self.fields.get("worktree")
+
+    def worktree_in(self, root: Path) -> Path | None:
+        """The worktree as a path: a relative one (the harness writes
+        ``.claude/worktrees/impl_auth``) is under the project ``root``, wherever the
+        command runs."""
+        value = self.worktree
+        if not isinstance(value, str) or not value:
+            return None
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else root / path
 
     @property
     def metadata(self) -> dict[str, Any]:

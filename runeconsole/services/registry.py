@@ -29,7 +29,7 @@ from runeconsole.core.files import (
 )
 from runeconsole.core.locks import locked
 from runeconsole.core.timeutil import compact_stamp, iso_z
-from runeconsole.core.validate import validate_id
+from runeconsole.core.validate import validate_id, validate_name
 from runeconsole.services.liveness import (
     ACTIVE,
     CRASHED,
@@ -45,10 +45,11 @@ from runeconsole.services.liveness import (
     last_seen,
 )
 from runeconsole.services.project import Project
+from runeconsole.services.signal_parties import GUARDIAN, RUNNER, agent_payload, role_of
 from runeconsole.services.signals import Signals
 
-SIGNAL_SOURCE = "runeconsole"
-SIGNAL_TARGET = "guardian"
+SIGNAL_SOURCE = RUNNER  # what the supervisor sends: the harness's runner watches agents
+SIGNAL_TARGET = GUARDIAN
 
 __all__ = [
     "ACTIVE",
@@ -84,7 +85,8 @@ class Registry:
     # -- reading ---------------------------------------------------------------------------
 
     def path_for(self, key: str) -> Path:
-        return self.paths.identities / f"{validate_id(key, 'agent key')}.json"
+        # The harness takes names as given: '.' is allowed, a way out of the directory not.
+        return self.paths.identities / f"{validate_name(key, 'agent key')}.json"
 
     def read_path(self, path: Path | str, now: datetime | None = None) -> AgentRecord:
         """Never raises for bad content: an unreadable file becomes a red record with a reason."""
@@ -140,7 +142,7 @@ class Registry:
 
     def find_by_agent_id(self, agent_id: str) -> AgentRecord | None:
         """A current or archived identity by its ``agent_id``."""
-        validate_id(agent_id, "agent id")
+        validate_name(agent_id, "agent id")
         archived = self.paths.identity_history / f"{agent_id}.json"
         if archived.exists():
             return self.read_path(archived)
@@ -255,7 +257,7 @@ class Registry:
         if not isinstance(agent_id, str):
             return
         try:
-            validate_id(agent_id, "agent id")
+            validate_name(agent_id, "agent id")
             target = self.paths.inside(self.paths.identity_history / f"{agent_id}.json")
             create_exclusive(target, dump_json(old))
         except (FileExistsError, RuneError):
@@ -358,19 +360,9 @@ class Registry:
     def _signal(
         self, signal_type: str, key: str, fields: dict[str, Any], reason: str | None = None
     ) -> None:
-        payload = {
-            "key": key,
-            "agent_id": fields.get("agent_id"),
-            "role": fields.get("role"),
-            "name": fields.get("name"),
-            "status": fields.get("status"),
-            "tmux_session": fields.get("tmux_session"),
-            "predecessor_id": fields.get("predecessor_id"),
-        }
-        if reason:
-            payload["reason"] = reason
+        payload = agent_payload(signal_type, key, fields, reason)
         try:
-            self.signals.send(signal_type, SIGNAL_SOURCE, SIGNAL_TARGET, payload)
+            self.signals.send(signal_type, role_of(fields), SIGNAL_TARGET, payload)
         except (RuneError, OSError) as exc:
             why = exc.message if isinstance(exc, RuneError) else exc.strerror or str(exc)
             raise RuneError(

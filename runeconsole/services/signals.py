@@ -19,7 +19,7 @@ from typing import Any
 
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import create_exclusive, dump_json, is_temp_name, read_json_object
-from runeconsole.core.timeutil import iso_z
+from runeconsole.core.timeutil import compact_stamp
 from runeconsole.core.validate import validate_id
 from runeconsole.services.project import Project
 
@@ -95,7 +95,7 @@ class Signals:
             "source": source,
             "target": target,
             "signal_type": signal_type,
-            "timestamp": iso_z(now),
+            "timestamp": compact_stamp(now),  # the harness's form; the name has microseconds
             "payload": payload or {},
         }
         data = dump_json(body)

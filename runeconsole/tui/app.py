@@ -90,6 +90,8 @@ class RuneConsole(App[None]):
         self.supervisor = Supervisor(project, registry=self.registry)
         self.monitor = monitor
         self._monitor_stop = threading.Event()
+        self._monitor_idle = threading.Event()  # no monitor pass under way in this console
+        self._monitor_idle.set()
         self.questions = Questions(project)
         self.suspension = Suspension(project)
         self.checkpoints = Checkpoints(project, suspension=self.suspension)
@@ -186,9 +188,21 @@ class RuneConsole(App[None]):
         """The supervisor's loop, in the console. One monitor at a time: while another
         (``runeconsole monitor``) holds the lock, the console follows its saved passes
         and takes over when it ends."""
-        self.supervisor.run_monitor(stop=self._monitor_stop, on_report=self._monitor_report)
+        self._monitor_idle.clear()
+        try:
+            self.supervisor.run_monitor(stop=self._monitor_stop, on_report=self._monitor_report)
+        finally:
+            self._monitor_idle.set()
+
+    def stop_monitor(self, timeout: float) -> bool:
+        """Stop the monitor and wait up to ``timeout`` for its pass to end: until then it may
+        still write the project's state. True when it has ended."""
+        self._monitor_stop.set()
+        return self._monitor_idle.wait(timeout)
 
     def _monitor_report(self, report: MonitorReport) -> None:
+        if self._monitor_stop.is_set():  # closing: the screen may no longer take calls
+            return
         try:
             self.call_from_thread(self._apply_report, report)
         except (RuntimeError, NoMatches):  # the console is closing (its panes may be gone)

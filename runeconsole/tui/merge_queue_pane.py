@@ -96,7 +96,7 @@ def detail_text(entry: QueueEntry | None, prediction: Prediction | None) -> Text
     if entry.get("attempts"):
         text.append(f"  attempt {entry.get('attempts')}", "dim")
     if entry.status == FAILED:
-        text.append(f"\nreason: {entry.reason}", "bold red")
+        text.append(f"\nreason: {entry.reason or 'failed'}", "bold red")
         if entry.get("error"):
             text.append(f"  {entry.get('error')}", "red")
         if entry.conflict_files:
@@ -108,6 +108,8 @@ def detail_text(entry: QueueEntry | None, prediction: Prediction | None) -> Text
     elif entry.status == PENDING and prediction is not None:
         text.append("\npredicted: ", "bold")
         text.append(prediction.summary(), "yellow" if prediction.conflicts else "green")
+    elif entry.status == IN_PROGRESS and entry.get("processor_pid") is None:
+        text.append("\nheld by another processor: processing waits for it", "yellow")
     elif entry.status == COMPLETED and entry.get("merged_commit"):
         text.append(f"\nmerged as {str(entry.get('merged_commit'))[:12]}", "green")
     for note in entry.get("notes") or []:

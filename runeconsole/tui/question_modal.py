@@ -150,6 +150,12 @@ class QuestionModal(ModalScreen[Answer | None]):
                 (format_left(max(expiry, 0)), "bold red" if expiry <= 30 else "bold"),
                 " unless you answer",
             )
+        elif not self.question.asked_here:
+            text = Text(
+                "Asked by another tool, which applies its own timeout: nothing here answers "
+                "it on its own. Your answer goes to its answer file, where that tool reads it.",
+                "dim",
+            )
         elif left is None:
             text = Text("No auto-answer: the worker waits until you answer.", "dim")
         elif left <= 0:

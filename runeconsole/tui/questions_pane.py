@@ -27,15 +27,15 @@ from runeconsole.core.timeutil import format_age
 from runeconsole.core.validate import ID_PATTERN
 from runeconsole.services.claude import answers
 from runeconsole.services.questions import (
+    ANOTHER_TOOL,
     AUTO_TIMEOUT,
-    FILE_NAME,
     PENDING,
-    QUESTION,
     Answer,
     Question,
     Questions,
     format_left,
 )
+from runeconsole.services.questions.locations import BACKGROUND_DIR
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import QUESTIONS, LivePane
 from runeconsole.tui.question_modal import QuestionModal
@@ -67,12 +67,15 @@ class Mark(Text):
 
 def countdown(question: Question, now: datetime) -> Text:
     """Time left before option A is chosen for the operator, or before a relayed Claude
-    Code call expires (then Claude Code asks in its own dialog): shown in italics."""
+    Code call expires (then Claude Code asks in its own dialog): shown in italics;
+    ``other`` for a question another tool asked, which keeps its own timeout."""
     expiry = answers.expires_in(question, now)
     if expiry is not None:
         style = "bold red italic" if expiry <= 30 else "italic"
         return Text(format_left(max(expiry, 0)) if expiry > 0 else "expires", style=style)
     left = question.seconds_left(now)
+    if not question.error and not question.asked_here:
+        return Text("other", style="dim")
     if question.error or left is None:
         return Text("never" if not question.error else "-", style="dim")
     if left <= 0:
@@ -88,6 +91,8 @@ def row_values(question: Question, now: datetime) -> tuple[object, ...]:
         if question.error
         else Text(question.first_line)
     )
+    if not question.error and not question.asked_here:
+        summary = Text.assemble((f"asked by {ANOTHER_TOOL} · ", "dim"), summary)
     return (
         Mark(question),
         task_label(question),
@@ -153,7 +158,7 @@ class QuestionsPane(LivePane):
         self._loaded = True
 
     def watch_dirs(self) -> list[Path]:
-        return [self.questions.base, *self.questions.signal_dirs()]
+        return self.questions.locations.watch_dirs()
 
     # -- applying changes --------------------------------------------------------------------
 
@@ -256,30 +261,32 @@ class QuestionsPane(LivePane):
         if path.exists():
             self.upsert(self.questions.read_question(path))
         else:
-            key = f"{path.parent.name}/{path.name.removesuffix('.' + QUESTION)}"
-            self.remove(key)
+            self.remove(self.questions.locations.where(path).question_id)
 
     def apply_changes(self, paths: set[Path]) -> None:
-        base = self.questions.base
+        locations = self.questions.locations
         questions: set[Path] = set()
         for path in paths:
-            if path.parent == base:
+            if path.parent == locations.base:
                 questions |= self._directory_changed(path)
-                continue
-            match = FILE_NAME.fullmatch(path.name)
-            if match:
-                questions.add(path.with_name(f"{match.group(1)}.q{match.group(2)}.{QUESTION}"))
+            elif path.parent == locations.paths.work:  # a background run: its questions?
+                questions |= self._directory_changed(path / BACKGROUND_DIR, vanish=False)
+            elif (question := locations.question_for(path)) is not None:
+                questions.add(question)
         for path in questions:
             self.refresh_path(path)
         self.finish_batch()
 
-    def _directory_changed(self, directory: Path) -> set[Path]:
-        """A signal directory appeared (watch it, read what it already holds) or vanished."""
+    def _directory_changed(self, directory: Path, *, vanish: bool = True) -> set[Path]:
+        """A question directory appeared (watch it, read what it already holds) or a
+        signal directory vanished."""
         if not ID_PATTERN.fullmatch(directory.name):
             return set()
         if directory.is_dir():
             self.app.follow_dir(self, directory)  # type: ignore[attr-defined]
             return set(self.questions.question_files(directory))
+        if not vanish:
+            return set()
         for key in [k for k, q in self.open.items() if q.signal_dir == directory.name]:
             self.remove(key)
         return set()

@@ -71,12 +71,16 @@ ARC_HEADING.append(f" {DEMOTED_MARK[0]}", DEMOTED_MARK[1]).append("demoted", "di
 
 
 def phase_strip(plan: ResumePlan) -> Text:
-    text = Text()
+    """One mark per PHASE_ORDER phase, then ``+`` and the marks of the phases the order
+    does not know (a newer plugin's), so none is hidden."""
+    text, unknown = Text(), Text()
     for view in plan.phases():
-        if view.number is None:
+        if view.retired:
             continue
         glyph, style = DEMOTED_MARK if view.demoted else PHASE_MARK.get(view.status, ("?", "red"))
-        text.append(glyph, style)
+        (text if view.known else unknown).append(glyph, style)
+    if unknown:
+        text.append("+", "dim").append_text(unknown)
     return text
 
 

@@ -32,6 +32,7 @@ ACTION_STYLE = {
     "resume": "yellow",
     "complete": "green",
     "active": "bold yellow",
+    "newer": "bold cyan",
     "blocked": "bold red",
     "fresh_start": "bold red",
 }

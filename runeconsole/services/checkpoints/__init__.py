@@ -1,7 +1,7 @@
 """Arc checkpoints ``.claude/arc/{id}/checkpoint.json`` and ``--resume``.
 
 Resuming runs the steps in the Rune plugin's order: discovery, nonce and ownership
-checks, schema migration v1 -> v19 (each step exactly as the plugin's), the plan
+checks, schema migration v1 -> v20 (each step exactly as the plugin's), the plan
 freshness re-check, phase-order validation, artifact hash verification with
 demotion, orphan cleanup and the resume of the work phase's suspended tasks. Every
 change is described as it is made, so ``dry_run`` reports the same plan and writes

@@ -1,4 +1,4 @@
-"""Schema migration v1 -> v19: one step per version, each exactly as the Rune plugin's
+"""Schema migration v1 -> v20: one step per version, each exactly as the Rune plugin's
 own migration does it (JavaScript's ``??`` and ``!`` semantics included), each change
 logged so a dry run can list it.
 
@@ -215,6 +215,14 @@ def v18_to_v19(cp: dict[str, Any], log: Log) -> None:
         log.append("set completed_at = None")
 
 
+def v19_to_v20(cp: dict[str, Any], log: Log) -> None:
+    # Where the arc's todo files live: a value the checkpoint has is kept.
+    ident = cp.get("id")
+    if cp.get("todos_base") is None and isinstance(ident, str) and ident:
+        cp["todos_base"] = f"tmp/arc/{ident}/todos/"
+        log.append(f"set todos_base = {cp['todos_base']!r}")
+
+
 MIGRATIONS: dict[int, Callable[[dict[str, Any], Log], None]] = {
     2: v1_to_v2,
     3: v2_to_v3,
@@ -234,11 +242,13 @@ MIGRATIONS: dict[int, Callable[[dict[str, Any], Log], None]] = {
     17: v16_to_v17,
     18: v17_to_v18,
     19: v18_to_v19,
+    20: v19_to_v20,
 }
 
 
 def migrate(cp: dict[str, Any]) -> list[str]:
-    """Bring a checkpoint to v19 in place, step by step; what changed, per step."""
+    """Bring a checkpoint to the newest schema in place, step by step; what changed, per
+    step."""
     check_shape(cp)
     changes = []
     version = cp.get("schema_version") or 1
@@ -248,4 +258,6 @@ def migrate(cp: dict[str, Any]) -> list[str]:
             step(cp, log)
             cp["schema_version"] = version = target
             changes.append(f"migrate v{target - 1} -> v{target}: {'; '.join(log) or 'no change'}")
+    if not isinstance(cp["phases"].get("work"), dict):  # every version since v16 has one
+        raise CorruptCheckpoint("phases.work is missing or not an object")
     return changes

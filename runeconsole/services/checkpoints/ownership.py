@@ -1,10 +1,12 @@
 """Who may resume a checkpoint: its session nonce must be well formed, it must belong to
 this Claude config dir, and its owner (the Claude Code session's pid) must be gone or
-be this session; then this session claims it."""
+be this session; then this session claims it.
+
+The plugin records ``config_dir`` resolved (``pwd -P``), so config dirs are compared with
+every symbolic link resolved, and a claim records the resolved path too."""
 
 from __future__ import annotations
 
-import os
 import re
 import reprlib
 from pathlib import Path
@@ -12,6 +14,7 @@ from typing import Any
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.pids import pid_alive
+from runeconsole.core.validate import real_path, same_path
 from runeconsole.services.checkpoints.plan import Claim
 
 SESSION_NONCE = re.compile(r"^[0-9a-f]{12}$")
@@ -47,9 +50,9 @@ def claim(cp: dict[str, Any], config_dir: Path, session_pid: int) -> Claim:
     """Refuse another config dir or a live owner; claim the checkpoint for this session
     (in ``cp``: the returned notes are reported only if the resume goes on)."""
     notes = Claim()
-    chome = str(config_dir)
+    chome = str(real_path(config_dir))
     recorded = cp.get("config_dir")
-    if recorded and os.path.normpath(str(recorded)) != os.path.normpath(chome):
+    if recorded and not (isinstance(recorded, str) and same_path(recorded, chome)):
         raise RuneError(
             f"Checkpoint belongs to different config dir ({recorded} ≠ {chome}) — aborting resume"
         )

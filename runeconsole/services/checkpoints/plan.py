@@ -10,16 +10,31 @@ from typing import Any
 
 from runeconsole.adapters.tasks import TaskWrite
 from runeconsole.services.checkpoints.artifacts import DIRECTORY, MISSING
-from runeconsole.services.checkpoints.schema import FORBIDDEN_PHASE_KEYS, PHASE_ORDER
+from runeconsole.services.checkpoints.schema import (
+    FORBIDDEN_PHASE_KEYS,
+    PHASE_ORDER,
+    RETIRED_PHASES,
+)
+from runeconsole.services.checkpoints.session import SessionPid
 
 
 @dataclass
 class PhaseView:
     name: str
     status: str
-    number: int | None
+    number: int | None  # its place in PHASE_ORDER; ``None`` for a phase the order lacks
     demoted: bool = False
     tracked: bool = True
+
+    @property
+    def known(self) -> bool:
+        """In this runeconsole's PHASE_ORDER (a newer plugin may record phases it lacks)."""
+        return self.number is not None
+
+    @property
+    def retired(self) -> bool:
+        """A phase the plugin no longer runs, kept by old checkpoints."""
+        return self.name in RETIRED_PHASES
 
 
 @dataclass
@@ -39,15 +54,19 @@ class ResumePlan:
     removed_teams: set[str] = field(default_factory=set)
     fresh_start: str | None = None
     blocked: str | None = None
+    newer: bool = False  # written by a newer tool: shown as it is, never rewritten
     active_pid: int | None = None
     written: bool = False
+    session: SessionPid | None = None  # who a resume claims it for, and how that was found
 
     @property
     def action(self) -> str:
-        """``resume``, ``complete``, ``active`` (a live session owns it), ``blocked`` or
-        ``fresh_start``."""
+        """``resume``, ``complete``, ``active`` (a live session owns it), ``newer`` (a schema
+        newer than this runeconsole: read-only), ``blocked`` or ``fresh_start``."""
         if self.fresh_start:
             return "fresh_start"
+        if self.newer:
+            return "newer"
         if self.active_pid is not None:
             return "active"
         if self.blocked:
@@ -68,7 +87,8 @@ class ResumePlan:
         return f"{self.checkpoint_id}: resume from phase {self.resume_from}"
 
     def phases(self) -> list[PhaseView]:
-        """PHASE_ORDER first (untracked ones marked), then any other phases recorded."""
+        """PHASE_ORDER first (untracked ones marked), then every other phase the checkpoint
+        records, in its order: none is hidden."""
         phases = self.checkpoint.get("phases")
         phases = phases if isinstance(phases, dict) else {}
         views = []
@@ -94,12 +114,21 @@ class ResumePlan:
             "warnings": self.warnings,
             "demoted": self.demoted,
             "phases": [
-                {"name": v.name, "status": v.status, "demoted": v.demoted, "tracked": v.tracked}
+                {
+                    "name": v.name,
+                    "status": v.status,
+                    "demoted": v.demoted,
+                    "tracked": v.tracked,
+                    "known": v.known,
+                    "retired": v.retired,
+                }
                 for v in self.phases()
             ],
             "injections": self.injections,
             "task_updates": [task.to_json() for task in self.task_writes],
             "written": self.written,
+            "session_pid": self.session.pid if self.session else None,
+            "session_pid_found_by": self.session.found_by if self.session else None,
         }
 
 

@@ -41,13 +41,16 @@ PHASE_ORDER = (
     "pr_comment_resolution",
     "merge",
 )
+# Phases the plugin no longer runs (audit moved into code review in v13); old checkpoints
+# keep them, skipped.
+RETIRED_PHASES = ("audit", "audit_mend", "audit_verify")
 PENDING, IN_PROGRESS, COMPLETED, FAILED = "pending", "in_progress", "completed", "failed"
 SKIPPED, TIMEOUT, CANCELLED = "skipped", "timeout", "cancelled"
 PHASE_STATUSES = (PENDING, IN_PROGRESS, COMPLETED, FAILED, SKIPPED, TIMEOUT, CANCELLED)
 RESUMABLE = (PENDING, IN_PROGRESS, FAILED)
 FINISHED = (COMPLETED, SKIPPED, CANCELLED)
 FORBIDDEN_PHASE_KEYS = frozenset({"__proto__", "constructor", "prototype"})
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 20  # the Rune plugin writes v20 since its v1.121.0
 CHECKPOINT_ID = re.compile(r"^arc-[a-zA-Z0-9_-]+$")
 CHECKPOINT_FILE = "checkpoint.json"
 

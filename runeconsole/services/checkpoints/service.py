@@ -26,9 +26,11 @@ from runeconsole.services.checkpoints.schema import (
     PHASE_ORDER,
     RESUMABLE,
     CorruptCheckpoint,
+    NewerCheckpoint,
     check_shape,
     phase_status,
 )
+from runeconsole.services.checkpoints.session import session_pid as find_session_pid
 from runeconsole.services.checkpoints.suspended_tasks import resume_suspended_tasks
 from runeconsole.services.project import Project
 from runeconsole.services.suspension import GitView, Suspension
@@ -43,11 +45,13 @@ class Checkpoints:
         session_pid: int | None = None,
         suspension: Suspension | None = None,
     ) -> None:
-        """``session_pid``: the resuming Claude Code session (default: our parent)."""
+        """``session_pid``: the resuming Claude Code session (default: the nearest Claude
+        Code process above this one, else our parent)."""
         self.project = project
         self.root, self.paths, self.clock = project.root, project.paths, project.clock
         self.config_dir = config_dir or task_files.config_dir()
-        self.session_pid = session_pid if session_pid is not None else os.getppid()
+        self.session = find_session_pid(session_pid)
+        self.session_pid = self.session.pid
         self.suspension = suspension or Suspension(
             project, tasks=TaskStore(self.config_dir / "tasks")
         )
@@ -126,6 +130,9 @@ class Checkpoints:
                 plan = self.plan(path, dry_run=False, team=team)
         if plan.blocked:
             raise RuneError(plan.blocked)
+        plan.session = self.session
+        if self.session.note and not plan.fresh_start:
+            plan.warnings.append(self.session.note)
         return plan
 
     def plan(
@@ -163,6 +170,7 @@ class Checkpoints:
             return plan
         except RuneError as exc:
             plan.blocked = exc.message
+            plan.newer = isinstance(exc, NewerCheckpoint)
             plan.active_pid = exc.pid if isinstance(exc, ownership.OwnedByLiveSession) else None
             plan.checkpoint = json.loads(raw)
             with contextlib.suppress(RuneError):

@@ -22,9 +22,13 @@ from runeconsole.services.checkpoints.schema import (
     PENDING,
     PHASE_ORDER,
     PHASE_STATUSES,
+    RESUMABLE,
     TIMEOUT,
     phase_items,
     phase_status,
+)
+from runeconsole.services.checkpoints.schema import (
+    RETIRED_PHASES as RETIRED,
 )
 
 PLAN_LIMIT = 4 * 1024 * 1024
@@ -66,6 +70,12 @@ def validate_order(cp: dict[str, Any], plan: ResumePlan) -> None:
             data["status"] = PENDING
             plan.warnings.append(
                 f"phases.{name}: unknown status {reprlib.repr(status)}; set to pending"
+            )
+    for name, data in phase_items(phases):
+        if name not in PHASE_ORDER and data.get("status") in RESUMABLE and name not in RETIRED:
+            plan.warnings.append(
+                f"phases.{name} ({data['status']}) is not in this runeconsole's PHASE_ORDER: "
+                "a newer tool may run it; resume goes by PHASE_ORDER and never starts there"
             )
     stamps = [(n, _stamp(phases.get(n))) for n in PHASE_ORDER]
     for index, (name, stamp) in enumerate(stamps):

@@ -19,7 +19,6 @@ from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.claude import relay, relay_files
 from runeconsole.services.questions import AlreadyAnswered, Answer, Question, Questions
-from runeconsole.services.questions.records import parse_question_id
 
 
 class Expired(RuneError):
@@ -71,8 +70,7 @@ def _settle_twin(questions: Questions, question: Question, given: Answer) -> Non
     if not isinstance(twin_id, str):
         return
     try:
-        parse_question_id(twin_id)
-        twin = questions.get(twin_id)
+        twin = questions.get(twin_id)  # the id is checked before any path is built
     except RuneError:
         return  # gone, or not a question id: nothing to settle
     if twin.answer is not None or twin.discarded:

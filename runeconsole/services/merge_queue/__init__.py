@@ -11,10 +11,13 @@ One job a module, imports pointing one way: ``model`` (statuses, entries, report
 leaf) and ``settings``; ``queue_file`` (the file and every change to it);
 ``predictions`` (conflicts, in the object store only); ``processor`` with ``landing``
 (main, its checkout and the merged branch), ``outcomes`` (how an attempt is recorded),
-``delivery`` (the signals owed) and ``recovery`` (after a processor died); and
-``service.MergeQueue``, which joins them. The names callers use are re-exported here.
+``delivery`` (the signals owed, to whoever asked), ``recovery`` (after a processor died)
+and ``holders`` (entries another processor holds); ``intake`` (the ``MERGE_READY``
+signals for us, and only those, made entries); and ``service.MergeQueue``, which joins
+them. The names callers use are re-exported here.
 """
 
+from runeconsole.services.merge_queue.intake import OUR_NAME
 from runeconsole.services.merge_queue.model import (
     BASE_MOVED,
     BRANCH_MISSING,
@@ -57,6 +60,7 @@ __all__ = [
     "INTERRUPTED",
     "IN_PROGRESS",
     "MAIN_DIRTY",
+    "OUR_NAME",
     "PENDING",
     "PICKED_UP",
     "RECOVERED",

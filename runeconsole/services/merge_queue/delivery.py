@@ -1,5 +1,9 @@
 """The signals an entry's outcome owes (``MERGE_COMPLETE``, ``MERGE_FAILED``,
-``MERGE_CONFLICT``), sent to the entry's identity or else the guardian.
+``MERGE_CONFLICT``), addressed to whoever asked: the sender of its ``MERGE_READY``, else
+the role of its identity, else the sender of a ``MERGE_READY`` for its branch still in the
+signals directory, else the guardian. They come from the ``guardian``, the harness's layer
+that merges, and carry the payload the harness documents (``{node_id, branch, entry_id}``,
+``{node_id, branch, error}``) with ours beside it.
 
 An outcome is recorded with the signals it owes (``signals_pending``) before any is sent,
 so a processor killed in between leaves them for recovery to send; a ``delivery_id``
@@ -11,13 +15,15 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from runeconsole.core.errors import InvalidInput
+from runeconsole.core.errors import InvalidInput, UnreadableFile
+from runeconsole.core.files import read_json_object
 from runeconsole.core.pause import pause_point
-from runeconsole.services.merge_queue.model import id_or_none
+from runeconsole.core.validate import name_or_none
 from runeconsole.services.merge_queue.queue_file import QueueFile
+from runeconsole.services.signal_parties import GUARDIAN, party
 
-SIGNAL_SOURCE = "runeconsole"
-FALLBACK_TARGET = "guardian"
+SIGNAL_SOURCE = GUARDIAN  # the harness's merging layer, which runeconsole stands in for
+FALLBACK_TARGET = GUARDIAN
 
 
 class Outbox:
@@ -25,10 +31,37 @@ class Outbox:
         self.queue = queue
         self.signals = queue.signals
 
-    @staticmethod
-    def target(entry: dict[str, Any]) -> str:
-        """The entry's identity when it can name a signal file, else the guardian."""
-        return id_or_none(entry.get("identity_name")) or FALLBACK_TARGET
+    def target(self, entry: dict[str, Any]) -> str:
+        """Whoever asked for the merge (see the module's doc), as a harness party name."""
+        return (
+            party(entry.get("requested_by"))
+            or self._identity_role(entry.get("identity_name"))
+            or self._ready_sender(entry.get("branch"))
+            or FALLBACK_TARGET
+        )
+
+    def _identity_role(self, identity: Any) -> str | None:
+        """The role in the identity's file, else the key's ``{role}-`` part."""
+        key = name_or_none(identity)
+        if key is None:
+            return None
+        with contextlib.suppress(UnreadableFile):
+            role = party(read_json_object(self.queue.paths.identities / f"{key}.json").get("role"))
+            if role:
+                return role
+        return party(key.partition("-")[0])
+
+    def _ready_sender(self, branch: Any) -> str | None:
+        """Who sent a ``MERGE_READY`` for ``branch`` (to the guardian, say) that is still in
+        the signals directory, consumed or not: the runner waiting for the answer."""
+        if not isinstance(branch, str) or not branch:
+            return None
+        found = [
+            *self.signals.pending(signal_type="MERGE_READY"),
+            *self.signals.processed(signal_type="MERGE_READY"),
+        ]
+        senders = [party(s.source) for s in found if s.payload.get("branch") == branch]
+        return next((s for s in reversed(senders) if s), None)
 
     @staticmethod
     def payload(entry: dict[str, Any], **extra: Any) -> dict[str, Any]:

@@ -52,7 +52,11 @@ class QueueEntry:
 
     @property
     def entry_id(self) -> str:
-        return str(self.fields.get("entry_id") or f"#{self.index}")
+        found = self.fields.get("entry_id")
+        if found:
+            return str(found)
+        signal = self.fields.get("from_signal")
+        return f"(new, from {signal})" if signal else f"#{self.index}"
 
     @property
     def status(self) -> str:
@@ -67,6 +71,12 @@ class QueueEntry:
     def identity(self) -> str | None:
         value = self.fields.get("identity_name")
         return value if isinstance(value, str) and value else None
+
+    @property
+    def step(self) -> str:
+        """What processing is doing now, in words (harness entries record no step)."""
+        step = self.fields.get("current_step")
+        return step if isinstance(step, str) and step else "processing"
 
     @property
     def reason(self) -> str | None:
@@ -90,6 +100,13 @@ class QueueEntry:
 
     def to_json(self) -> dict[str, Any]:
         return {**self.fields, "position": self.position, "reason": self.reason}
+
+    def describe(self) -> str:
+        """A failed entry's reason and error (and files) in one line; never ``None``."""
+        files = self.conflict_files
+        error = self.fields.get("error")
+        text = f"{self.reason or 'failed'}: {error}" if error else self.reason or "failed"
+        return text + (f" [{', '.join(files)}]" if files else "")
 
 
 @dataclass(frozen=True)
@@ -178,6 +195,8 @@ class QueueStatus:
     head: str | None
     error: str | None
     history: list[Any]
+    held_by: list[dict[str, Any]] = field(default_factory=list)  # other processors' entries
+    held_note: str | None = None  # why processing waits for one of them, if it does
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -188,12 +207,17 @@ class QueueStatus:
             "head": self.head,
             "error": self.error,
             "history": self.history,
+            "held_by_others": self.held_by,
+            "waiting_for": self.held_note,
         }
 
 
 @dataclass(frozen=True)
 class ProcessPlan:
-    """What ``process`` would do now, without doing it (``process --dry-run``)."""
+    """What ``process`` would do now, without doing it (``process --dry-run``): the same
+    steps in the same order, recovery and the ``MERGE_READY`` signals it would pick up
+    included. ``head`` may be an entry a picked-up signal would make (``entry_id``
+    ``None``, ``from_signal`` its file)."""
 
     paused: bool
     busy_pid: int | None
@@ -201,6 +225,8 @@ class ProcessPlan:
     head: QueueEntry | None
     prediction: Prediction | None
     test_command: Any
+    recovered: list[str] = field(default_factory=list)
+    picked_up: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -210,6 +236,8 @@ class ProcessPlan:
             "head": self.head.to_json() if self.head else None,
             "prediction": self.prediction.to_json() if self.prediction else None,
             "test_command": self.test_command,
+            "recovered": self.recovered,
+            "picked_up": self.picked_up,
         }
 
 

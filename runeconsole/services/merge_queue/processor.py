@@ -24,6 +24,8 @@ from runeconsole.core.locks import LockBusy, owned
 from runeconsole.core.pids import process_start
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.merge_queue.delivery import Outbox
+from runeconsole.services.merge_queue.holders import blocking, waiting_message
+from runeconsole.services.merge_queue.intake import Intake
 from runeconsole.services.merge_queue.landing import Landing
 from runeconsole.services.merge_queue.model import (
     BASE_MOVED,
@@ -117,7 +119,7 @@ class Processor:
         with self._processor() as leftover:
             report = ProcessReport()
             report.recovered = self.recovery.recover(leftover, self.worktree_path())
-            report.picked_up = self.queue.pick_up_signals()
+            report.picked_up = Intake(self.queue).pick_up()
             if progress is not None:  # told before any processing output
                 for note in report.recovered:
                     progress(Progress("", RECOVERED, note, 0.0))
@@ -149,7 +151,11 @@ class Processor:
 
     def not_ready(self, head: QueueEntry) -> str | None:
         """Why processing ``head`` would be refused before anything is claimed (the setup
-        is wrong, so nothing may change), or ``None``."""
+        is wrong, or another processor is merging, so nothing may change), or ``None``."""
+        limit = self.settings.test_timeout
+        holder = blocking(self.queue.read(), self.queue.clock.now(), limit)
+        if holder is not None:
+            return waiting_message(holder, limit)
         if command_args(head.get("test_command")) is None and self.settings.test_command is None:
             return (
                 "no test command: set runeconsole.merge_queue.test_command in "

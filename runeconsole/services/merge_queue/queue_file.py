@@ -1,8 +1,7 @@
 """The merge queue's file, ``.claude/state/merge-queue.json``: reading it, and every change
 to it as a locked read-modify-write with an atomic replace. The file is the harness's
 format: every field it writes (and any we do not know) is kept, and ours are added beside
-them. Also who is processing now (the processor's pid file), and ``MERGE_READY`` signals
-turned into entries."""
+them. Also who is processing now (the processor's pid file and the entries in progress)."""
 
 from __future__ import annotations
 
@@ -19,7 +18,8 @@ from runeconsole.core.files import atomic_write_bytes, read_json_object
 from runeconsole.core.locks import locked
 from runeconsole.core.pids import pid_alive, process_start
 from runeconsole.core.timeutil import iso_z
-from runeconsole.core.validate import validate_id
+from runeconsole.core.validate import validate_id, validate_name
+from runeconsole.services.merge_queue.holders import blocking, holders, waiting_message
 from runeconsole.services.merge_queue.model import (
     FAILED,
     IN_PROGRESS,
@@ -29,7 +29,6 @@ from runeconsole.services.merge_queue.model import (
     QueueStatus,
     UnknownEntry,
     command_args,
-    id_or_none,
     node_id_from,
 )
 from runeconsole.services.merge_queue.settings import MergeQueueSettings
@@ -37,6 +36,8 @@ from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 
 HISTORY_LIMIT = 200
+# Signals addressed to others that were turned into entries but left where they are.
+SIGNALS_ACTED_ON = "signals_acted_on"
 LOCK_TIMEOUT = 120.0
 
 
@@ -101,7 +102,7 @@ class QueueFile:
         return QueueState(entries, bool(data.get("paused")), data)
 
     def get(self, entry_id: str) -> QueueEntry:
-        validate_id(entry_id, "entry id")
+        validate_name(entry_id, "entry id")
         state = self.read()
         entry = state.find(entry_id)
         if entry is None:
@@ -167,15 +168,21 @@ class QueueFile:
         worktree: str | None = None,
         test_command: str | None = None,
         source: str | None = None,
+        requested_by: str | None = None,
     ) -> tuple[QueueEntry, bool]:
-        """Enqueue ``branch``; returns (entry, created). A waiting branch is not added twice."""
+        """Enqueue ``branch``; returns (entry, created). A waiting branch is not added twice.
+
+        ``source``: the ``MERGE_READY`` signal file it comes from (for the history);
+        ``requested_by``: that signal's sender, who is told the outcome."""
         if not gw.valid_branch_name(branch):
             raise InvalidInput(f"branch {branch!r} is not a valid git branch name")
         if branch == self.settings.main_branch:
             raise InvalidInput(f"cannot queue {branch!r}: it is the branch the queue merges into")
-        for value, what in ((identity, "identity"), (node_id, "node id"), (bead_id, "bead id")):
+        for value, what in ((identity, "identity"), (node_id, "node id")):
             if value is not None:
-                validate_id(value, what)
+                validate_name(value, what)  # the harness's names may hold '.'
+        if bead_id is not None:
+            validate_id(bead_id, "bead id")
         if pr_number is not None and pr_number < 0:
             raise InvalidInput("--pr must be a positive number")
         if test_command is not None and command_args(test_command) is None:
@@ -217,12 +224,14 @@ class QueueFile:
             }
             if test_command is not None:
                 item["test_command"] = test_command
+            if requested_by is not None:
+                item["requested_by"] = requested_by
             data["entries"].append(item)
             self._record(data, "add", entry_id, branch=branch, source=source)
             return QueueEntry(dict(item), len(data["entries"]) - 1), True
 
     def retry(self, entry_id: str) -> QueueEntry:
-        validate_id(entry_id, "entry id")
+        validate_name(entry_id, "entry id")
         with self._mutate() as data:
             item = self._find(data, entry_id)
             if item.get("status") != FAILED:
@@ -232,11 +241,12 @@ class QueueFile:
             item.update(status=PENDING, started_at=None, completed_at=None, current_step=None)
             item["last_failure"] = {"reason": item.get("reason"), "error": item.get("error")}
             item.update(reason=None, error=None, conflict_files=[])
+            item.pop("interruptions", None)  # a person stepped in: one automatic re-run again
             self._record(data, "retry", entry_id)
             return QueueEntry(dict(item), 0)
 
     def remove(self, entry_id: str) -> QueueEntry:
-        validate_id(entry_id, "entry id")
+        validate_name(entry_id, "entry id")
         with self._mutate() as data:
             item = self._find(data, entry_id)
             if item.get("status") == IN_PROGRESS and self.processor_pid() is not None:
@@ -252,7 +262,7 @@ class QueueFile:
 
         Returns (entry, moved); an entry already at that end stays and nothing is recorded.
         """
-        validate_id(entry_id, "entry id")
+        validate_name(entry_id, "entry id")
         with self._mutate() as data:
             item = self._find(data, entry_id)
             if item.get("status") != PENDING:
@@ -282,41 +292,6 @@ class QueueFile:
             self._record(data, "pause" if paused else "resume", None)
             return True
 
-    def pick_up_signals(self) -> list[str]:
-        """Turn pending ``MERGE_READY`` signals into entries, then consume them.
-
-        A branch already waiting is not added twice (``add`` checks under the lock), so
-        the console and a CLI picking up the same signal make one entry. Ids that could
-        not name a file are dropped rather than refusing the whole request.
-        """
-        ready = self.signals.pending(signal_type="MERGE_READY")
-        added: list[str] = []
-        for signal in ready:
-            payload = signal.payload
-            branch = payload.get("branch")
-            if signal.error or not gw.valid_branch_name(branch):
-                continue  # not ours to destroy: it stays visible in the signals directory
-            if not signal.path.exists():
-                continue
-            pr = payload.get("pr_number")
-            try:
-                entry, created = self.add(
-                    str(branch),
-                    identity=id_or_none(payload.get("identity_name") or payload.get("identity")),
-                    node_id=id_or_none(payload.get("node_id")),
-                    bead_id=id_or_none(payload.get("bead_id")),
-                    pr_number=pr if isinstance(pr, int) else None,
-                    worktree=_optional_str(payload.get("worktree_path")),
-                    source=signal.path.name,
-                )
-            except InvalidInput:
-                continue
-            with contextlib.suppress(RuneError):
-                self.signals.consume(signal)
-            if created:
-                added.append(entry.entry_id)
-        return added
-
     def claim_head(self) -> dict[str, Any] | None:
         """Mark the first pending entry in progress for this process; ``None`` if none waits."""
         with self._mutate() as data:
@@ -341,18 +316,39 @@ class QueueFile:
                     return dict(item)
         return None
 
-    def requeue(self, entry_id: str, reason: str) -> None:
-        """Put an entry whose processor died back in the queue, at its place."""
+    def requeue(self, entry_id: str, reason: str, **changes: Any) -> None:
+        """Put an entry whose processor died back in the queue, at its place (``changes``
+        are recorded in it too)."""
         with self._mutate() as data:
             item = self._find(data, entry_id)
             item.update(status=PENDING, current_step=None, processor_pid=None, started_at=None)
+            item.update(changes)
             self._record(data, "requeue", entry_id, reason=reason)
+
+    def remember_signals(self, acted_on: list[str], present: set[str]) -> None:
+        """Add ``acted_on`` to the signals already turned into entries (``SIGNALS_ACTED_ON``),
+        forgetting those no longer in the signals directory (``present``). The file is only
+        rewritten when that changes the list (the console asks every few seconds)."""
+
+        def kept(data: dict[str, Any]) -> tuple[list[str], list[str]]:
+            known = data.get(SIGNALS_ACTED_ON)
+            known = [n for n in known if isinstance(n, str)] if isinstance(known, list) else []
+            return known, [n for n in dict.fromkeys([*known, *acted_on]) if n in present]
+
+        before, after = kept(self.read().data)
+        if before == after:
+            return
+        with self._mutate() as data:
+            data[SIGNALS_ACTED_ON] = kept(data)[1]
 
     # -- status ------------------------------------------------------------------------------
 
     def status(self) -> QueueStatus:
         state = self.read()
         history = state.data.get("history")
+        now, limit = self.clock.now(), self.settings.test_timeout
+        others = holders(state, now)
+        waiting = blocking(state, now, limit)
         return QueueStatus(
             paused=state.paused,
             processing_pid=self.processor_pid(),
@@ -361,6 +357,8 @@ class QueueFile:
             head=state.pending()[0].entry_id if state.pending() else None,
             error=state.error,
             history=(history if isinstance(history, list) else [])[-10:],
+            held_by=[holder.to_json() for holder in others],
+            held_note=waiting_message(waiting, limit) if waiting else None,
         )
 
     def processor_pid(self) -> int | None:
@@ -383,10 +381,6 @@ class QueueFile:
 def _compact(data: dict[str, Any]) -> bytes:
     """One line: the file is rewritten on every change and can hold thousands of entries."""
     return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-
-
-def _optional_str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def read_optional(path: Path) -> dict[str, Any]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 
+from runeconsole.services.merge_queue.intake import Intake
 from runeconsole.services.merge_queue.model import (
+    PENDING,
     Prediction,
     ProcessPlan,
     ProcessReport,
@@ -35,19 +37,32 @@ class MergeQueue(QueueFile):
         """Why ``process`` would refuse ``head`` before starting, or ``None``."""
         return Processor(self).not_ready(head)
 
+    def pick_up_signals(self) -> list[str]:
+        """Turn the ``MERGE_READY`` signals for us into entries (``intake``)."""
+        return Intake(self).pick_up()
+
     def plan(self) -> ProcessPlan:
-        """What ``process`` would do now: the head, its prediction, why it would refuse."""
+        """What ``process`` would do now, in its order: recover what a dead processor left
+        (an entry queued again goes first, at its place), pick up ``MERGE_READY`` signals
+        (new entries join the tail), then the head: its prediction, why it would refuse."""
         state = self.read()
-        pending = state.pending()
-        head = pending[0] if pending else None
+        processor = Processor(self)
+        recovered, requeued = processor.recovery.would_recover(state)
+        requests = [r for r in Intake(self).requests(state) if r.new]
+        waiting = [e for e in state.entries if e.status == PENDING or e.entry_id in requeued]
+        waiting += [r.preview(len(state.entries) + n) for n, r in enumerate(requests)]
+        head = waiting[0] if waiting else None
+        known = head is not None and head.get("entry_id") is not None
         command = head.get("test_command") if head else None
         return ProcessPlan(
             paused=state.paused,
             busy_pid=self.processor_pid(),
-            refused=self.not_ready(head) if head else None,
+            refused=processor.not_ready(head) if head else None,
             head=head,
-            prediction=self.predict(state).get(head.entry_id) if head else None,
+            prediction=self.predict(state).get(head.entry_id) if known and head else None,
             test_command=command or self.settings.test_command,
+            recovered=recovered,
+            picked_up=[r.to_json() for r in requests],
         )
 
     def predict(self, state: QueueState | None = None) -> dict[str, Prediction]:

@@ -18,10 +18,11 @@ class MergeQueueSettings:
     git_timeout: float = 300.0
     max_rebase_rounds: int = 3
     keep_branch: bool = False
-    on_interrupted: str = "fail"
+    on_interrupted: str = "retry"  # re-run an interrupted entry once; "fail": never
     max_attempts: int = 3
     main_branch: str = "main"
     predict_limit: int = 0  # 0: every pending entry
+    answer_guardian_signals: bool = False  # act on MERGE_READY sent to the harness's guardian
 
     @classmethod
     def from_talisman(cls, talisman: Talisman) -> MergeQueueSettings:
@@ -29,13 +30,15 @@ class MergeQueueSettings:
         raw = section.get("test_command", None)
         command = command_args(raw) if raw is not None else None
         if raw is not None and command is None:
+            where = section.where("test_command")
             talisman.report(
-                f"{talisman.path}: runeconsole.merge_queue.test_command is {raw!r}; "
+                f"{where}: runeconsole.merge_queue.test_command is {raw!r}; "
                 "allowed: a command line (quotes balanced) or a list of strings"
             )
         main = section.text("main_branch", "main") or "main"
         if not gw.valid_branch_name(main):
-            talisman.report(f"{talisman.path}: runeconsole.merge_queue.main_branch {main!r}")
+            where = section.where("main_branch")
+            talisman.report(f"{where}: runeconsole.merge_queue.main_branch {main!r}")
             main = "main"
         settings = cls(
             test_command=command,
@@ -43,10 +46,11 @@ class MergeQueueSettings:
             git_timeout=section.number("git_timeout_seconds", 300.0, minimum=1),
             max_rebase_rounds=section.integer("max_rebase_rounds", 3, minimum=1, maximum=20),
             keep_branch=section.boolean("keep_branch", False),
-            on_interrupted=section.choice("on_interrupted", "fail", ("fail", "retry")),
+            on_interrupted=section.choice("on_interrupted", "retry", ("retry", "fail")),
             max_attempts=section.integer("max_attempts", 3, minimum=1, maximum=100),
             main_branch=main,
             predict_limit=section.integer("predict_limit", 0, minimum=0, maximum=100000),
+            answer_guardian_signals=section.boolean("answer_guardian_signals", False),
         )
         section.warn_unread()
         return settings

@@ -4,7 +4,6 @@ caller is told about (already answered, relay disabled, the task's status)."""
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.core.validate import validate_id
+from runeconsole.services.questions.locations import ANSWER, SIGNALS, Where
 from runeconsole.services.questions.options import (
     MAX_TEXT,
     Option,
@@ -21,15 +21,15 @@ from runeconsole.services.questions.options import (
 )
 from runeconsole.services.questions.settings import validate_timeout
 
-QUESTION, ANSWER = "question", "answer"
 USER, AUTO_TIMEOUT, CAP_EXCEEDED = "user", "auto-timeout", "cap-exceeded"
 DECIDERS = (USER, AUTO_TIMEOUT, CAP_EXCEEDED)
 BLOCKING, NON_BLOCKING = "blocking", "non-blocking"
 URGENCIES = (BLOCKING, NON_BLOCKING)
 PENDING, ANSWERED, DISCARDED, UNREADABLE = "pending", "answered", "discarded", "unreadable"
-SIGNAL_DIR_PREFIX = "rune-work-"
-FILE_NAME = re.compile(r"^([A-Za-z0-9_-]+)\.q([1-9][0-9]{0,8})\.(question|answer)$")
-QUESTION_ID = re.compile(r"^([A-Za-z0-9_-]+)/([A-Za-z0-9_-]+)\.q([1-9][0-9]{0,8})$")
+# Who asked: runeconsole marks the questions it asks (``ask``); its files before the mark
+# all carry ``auto_answer_at``, which no other writer sets.
+ASKED_BY, RUNECONSOLE = "asked_by", "runeconsole"
+ANOTHER_TOOL = "another tool"
 
 
 def format_left(seconds: float) -> str:
@@ -80,14 +80,25 @@ class Question:
     answer: Answer | None = None
     asked: datetime | None = None
     deadline: datetime | None = None
+    layout: str = SIGNALS  # or BACKGROUND: a background worker's own file
 
     @property
     def id(self) -> str:
-        return f"{self.signal_dir}/{self.task_id}.q{self.seq}"
+        return Where(self.signal_dir, self.task_id, self.seq, self.layout).question_id
 
     @property
     def answer_path(self) -> Path:
-        return self.path.with_name(f"{self.task_id}.q{self.seq}.{ANSWER}")
+        return self.path.with_suffix(f".{ANSWER}")
+
+    @property
+    def asked_here(self) -> bool:
+        """Asked through runeconsole, which then keeps the timeout. A question another tool
+        asked (Rune's orchestrator, a background worker) is that tool's to time out."""
+        return self.fields.get(ASKED_BY) == RUNECONSOLE or "auto_answer_at" in self.fields
+
+    @property
+    def asker(self) -> str:
+        return RUNECONSOLE if self.asked_here else ANOTHER_TOOL
 
     @property
     def text(self) -> str:
@@ -193,6 +204,7 @@ class Question:
             "age_seconds": None if age is None else round(age, 1),
             "seconds_left": None if left is None or not self.open else round(max(0.0, left), 1),
             "answer": self.answer.to_json() if self.answer else None,
+            "asked_by": None if self.error else self.asker,
         }
         if self.error:
             data["error"] = self.error
@@ -297,13 +309,3 @@ class OpenCount:
 
     def to_json(self) -> dict[str, Any]:
         return {"questions": self.total, "blocking": self.blocking}
-
-
-def parse_question_id(question_id: str) -> tuple[str, str, int]:
-    match = QUESTION_ID.fullmatch(question_id.strip())
-    if not match:
-        raise InvalidInput(
-            f"question id {question_id!r}: expected SIGNAL_DIR/TASK.qSEQ "
-            "(as `runeconsole question list` shows)"
-        )
-    return match.group(1), match.group(2), int(match.group(3))

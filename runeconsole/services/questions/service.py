@@ -14,17 +14,15 @@ from runeconsole.core.config import TALISMAN
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import create_exclusive, dump_json, read_json_object
 from runeconsole.core.locks import locked
-from runeconsole.core.timeutil import compact_stamp, iso_z, parse_iso
-from runeconsole.core.validate import contained, id_subdirectories, validate_id
+from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.services.project import Project
+from runeconsole.services.questions.locations import BACKGROUND, FILE_NAME, QUESTION, Locations
 from runeconsole.services.questions.records import (
-    ANSWER,
+    ASKED_BY,
     AUTO_TIMEOUT,
     CAP_EXCEEDED,
-    FILE_NAME,
     PENDING,
-    QUESTION,
-    SIGNAL_DIR_PREFIX,
+    RUNECONSOLE,
     USER,
     AlreadyAnswered,
     Answer,
@@ -33,7 +31,6 @@ from runeconsole.services.questions.records import (
     Question,
     RelayDisabled,
     TaskCheck,
-    parse_question_id,
 )
 from runeconsole.services.questions.settings import RelaySettings
 from runeconsole.services.questions.task_status import task_check
@@ -59,6 +56,7 @@ class Questions:
         self.root, self.paths, self.clock = project.root, project.paths, project.clock
         self.settings = settings or project.settings(RelaySettings)
         self.tasks = tasks or TaskStore()
+        self.locations = Locations(project.paths)
 
     @property
     def base(self) -> Path:
@@ -67,7 +65,7 @@ class Questions:
     # -- reading -------------------------------------------------------------------------
 
     def signal_dirs(self) -> list[Path]:
-        return id_subdirectories(self.base)
+        return self.locations.signal_dirs()
 
     def read_answer(self, path: Path, task_id: str, seq: int) -> Answer:
         try:
@@ -94,22 +92,28 @@ class Questions:
         return self.read_answer(path, question.task_id, question.seq)
 
     def read_question(self, path: Path) -> Question:
-        """One ``.question`` file and its answer, if any. Never raises for bad content."""
-        match = FILE_NAME.fullmatch(path.name)
-        if match is None or match.group(3) != QUESTION:
+        """One ``.question`` file (either layout) and its answer, if any. Never raises for
+        bad content."""
+        where = self.locations.where(path)
+        if not path.name.endswith(".question"):
             raise InvalidInput(f"{path.name} is not a question file")
-        question = Question(path.parent.name, match.group(1), int(match.group(2)), path)
+        question = Question(where.directory, where.task_id, where.seq, path, layout=where.layout)
         try:
             question.fields = read_json_object(path)
         except UnreadableFile as exc:
             question.error = exc.reason
+        seq = question.fields.get("seq")
+        if where.layout == BACKGROUND and isinstance(seq, int) and not isinstance(seq, bool):
+            question.seq = max(seq, 1)  # its name has none: the file says which question
         question.answer = self.answer_for(question)
         question.asked = parse_iso(question.fields.get("asked_at")) or _mtime(path)
         question.deadline = self._deadline(question)
         return question
 
     def _deadline(self, question: Question) -> datetime | None:
-        if question.error:
+        """When the timeout answers; only for questions runeconsole asked: the tool that
+        asked any other applies its own timeout (``None``: nothing here answers it)."""
+        if question.error or not question.asked_here:
             return None
         written = question.fields.get("auto_answer_at", ...)
         if written is None:  # ``ask`` writes null for "wait indefinitely"
@@ -123,20 +127,16 @@ class Questions:
         return question.asked + timedelta(seconds=self.settings.timeout_seconds)
 
     def question_files(self, directory: Path) -> list[Path]:
-        try:
-            names = [e.name for e in os.scandir(directory) if e.name.endswith(f".{QUESTION}")]
-        except OSError:
-            return []
-        return [directory / n for n in names if FILE_NAME.fullmatch(n)]
+        return self.locations.question_files(directory)
 
     def list(self, *, include_closed: bool = False) -> list[Question]:
-        """Open questions first (blocking, then non-blocking, oldest first)."""
+        """Open questions first (blocking, then non-blocking, oldest first), from both
+        layouts (``locations``)."""
         found = [
             self.read_question(path)
-            for directory in self.signal_dirs()
-            for path in self.question_files(directory)
+            for path in self.locations.all_question_files()
             # an answered question is closed: skip reading it unless asked to
-            if include_closed or not path.with_suffix(f".{ANSWER}").exists()
+            if include_closed or not self.locations.answer_path(path).exists()
         ]
         shown = found if include_closed else [q for q in found if q.open]
         return sorted(shown, key=Question.sort_key)
@@ -146,8 +146,7 @@ class Questions:
         return OpenCount(len(open_questions), sum(q.blocking for q in open_questions))
 
     def get(self, question_id: str) -> Question:
-        signal_dir, task_id, seq = parse_question_id(question_id)
-        path = self.base / signal_dir / f"{task_id}.q{seq}.{QUESTION}"
+        path = self.locations.path_of(question_id)
         if not path.exists():
             raise RuneError(f"no question {question_id} under {self.base}")
         return self.read_question(path)
@@ -156,19 +155,7 @@ class Questions:
 
     def resolve_signal_dir(self, given: str | None) -> Path:
         """``--signal-dir`` (a name or a path under ``tmp/.rune-signals``), else the newest one."""
-        if given:
-            name = Path(given).name
-            validate_id(name, "signal directory name")
-            # a path (relative to the project root, as Rune writes it) must end up in ``base``
-            if len(Path(given).parts) > 1 and contained(self.root, given).parent != contained(
-                self.root, self.base
-            ):
-                raise InvalidInput(f"--signal-dir {given} must be directly under {self.base}")
-            return self.base / name
-        existing = [d for d in self.signal_dirs() if d.name.startswith(SIGNAL_DIR_PREFIX)]
-        if existing:
-            return max(existing, key=lambda d: (d.stat().st_mtime, d.name))
-        return self.base / f"{SIGNAL_DIR_PREFIX}{compact_stamp(self.clock.now())}"
+        return self.locations.resolve_signal_dir(given, self.clock.now())
 
     def ask(self, request: AskRequest) -> tuple[Question, TaskCheck]:
         """Persist a question; answered at once if over the cap, discarded if the task ended."""
@@ -200,6 +187,7 @@ class Questions:
             "asked_at": iso_z(now),
             "option_list": request.options,
             "auto_answer_at": _iso_ms(auto_at) if auto_at else None,
+            ASKED_BY: RUNECONSOLE,  # the asker keeps the timeout
         }
         # Written where known, not as nulls: other readers take a null for a value.
         fields.update(

@@ -94,7 +94,7 @@ class Handoffs:
                 f"{key} is not running ({record.status}); use `runeconsole respawn {key}`"
             )
         agent_id = record.get("agent_id")
-        worktree = existing_worktree(record)
+        worktree = existing_worktree(record, sessions.root)
         registry.update_metadata(
             key,
             {

@@ -40,7 +40,7 @@ class PhaseFollower:
             self.hooks.update(
                 record.key,
                 work_phase=phase,
-                worktree=existing_worktree(record),
+                worktree=existing_worktree(record, self.hooks.paths.root),
                 writer=MONITOR,
             )
         except RuneError as exc:

@@ -34,9 +34,10 @@ KILL_GRACE = 2.0
 PENDING_INPUT = "pending_input"  # identity metadata: text waiting for a pane safe to type in
 
 
-def existing_worktree(record: AgentRecord) -> Path | None:
-    """The agent's worktree while it is still on disk: the hook lists its uncommitted files."""
-    worktree = Path(record.worktree) if record.worktree else None
+def existing_worktree(record: AgentRecord, root: Path) -> Path | None:
+    """The agent's worktree (a relative one under ``root``) while it is still on disk: the
+    hook lists its uncommitted files."""
+    worktree = record.worktree_in(root)
     return worktree if worktree and worktree.is_dir() else None
 
 
@@ -237,7 +238,7 @@ class AgentSessions:
             raise RuneError(
                 f"{key} is marked {record.status}, but stopping its session failed: {exc.message}"
             ) from None
-        worktree = existing_worktree(record)
+        worktree = existing_worktree(record, self.root)
         if self.hooks.read(key) is not None and worktree:
             self.hooks.update(key, worktree=worktree, writer=SUPERVISOR)
         return self.registry.get(key)

@@ -6,6 +6,10 @@ from dataclasses import dataclass
 
 from runeconsole.core.config import Talisman
 
+# Keys the Rune plugin documents for its workers that runeconsole has no use for: known,
+# so a talisman shared with the plugin draws no warning.
+DOCUMENTED_UNUSED = ("timeout_warning_seconds",)
+
 
 @dataclass(frozen=True)
 class SuspensionSettings:
@@ -27,5 +31,5 @@ class SuspensionSettings:
             stash_on_suspend=section.boolean("stash_on_suspend", True),
             integrity_check=section.boolean("integrity_check", True),
         )
-        section.warn_unread()
+        section.warn_unread(*DOCUMENTED_UNUSED)
         return settings
