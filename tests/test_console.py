@@ -38,11 +38,17 @@ async def test_scene_shows_every_state(project: Path, clock: ManualClock) -> Non
     async with app.run_test(size=(120, 30)):
         table = app.agents_pane.table
         assert table.row_count == len(CAST) + 1
-        assert cell(app, "orchestrator-billing", "status") == "active"
+        # An active agent's status says what it is doing: from its hooks, else its pane.
+        assert cell(app, "orchestrator-billing", "status") == "idle"
+        assert cell(app, "orchestrator-auth", "status") == "busy"
+        assert cell(app, "claude-shop-7f3a91c2", "status") == "waiting"
+        assert cell(app, "claude-shop-7f3a91c2", "wait") == "!"
+        assert cell(app, "orchestrator-auth", "tokens") == "1.5M"
+        assert cell(app, "runner-auth", "status") == "active"
         assert cell(app, "worker-docs", "status") == "terminated"
         assert cell(app, "worker-ghost", "status") == "unreadable"
         assert cell(app, "worker-ghost", "predecessor").startswith("unreadable: not valid JSON")
-        assert app.agents_pane.counts() == {"red": 3, "yellow": 1, "green": 8, "grey": 1}
+        assert app.agents_pane.counts() == {"red": 3, "yellow": 1, "green": 9, "grey": 1}
         status = app.query_one(StatusBar)
         assert status.figures["agents"]["red"] == 3
 

@@ -34,6 +34,9 @@ def fleet_root(project: Path, tmux_socket: str, monkeypatch: pytest.MonkeyPatch)
     return project
 
 
+RUNNING = ("active", "busy", "idle", "waiting", "compacting")  # an active agent's status cell
+
+
 def cell(app: RuneConsole, key: str, column: str) -> str:
     return str(app.agents_pane.table.get_cell(key, column))
 
@@ -86,7 +89,8 @@ async def test_killed_session_turns_red_and_r_respawns_it(
         await pilot.press("r")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
-        await until(pilot, lambda: cell(app, "worker-a", "status") == "active")
+        # Active again: the cell says what it does (busy, idle…) once the monitor reads it.
+        await until(pilot, lambda: cell(app, "worker-a", "status") in RUNNING)
         predecessor = cell(app, "worker-a", "predecessor")
         assert predecessor == first.record.get("agent_id")
 
@@ -115,7 +119,7 @@ async def test_h_hands_off_and_a_successor_takes_over(fleet_root: Path) -> None:
         await until(
             pilot, lambda: cell(app, "worker-a", "predecessor") == first.record.get("agent_id")
         )
-        assert cell(app, "worker-a", "status") == "active"
+        assert cell(app, "worker-a", "status") in RUNNING
 
 
 async def test_g_outside_tmux_says_how_to_attach_and_detail_shows_the_pane(

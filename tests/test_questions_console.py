@@ -159,7 +159,7 @@ async def test_new_blocking_question_rings_and_toasts(scene: Questions) -> None:
         pane(app).apply_changes({quiet.path})
         await pilot.pause()
         assert len(bells) == 1
-        assert toasts == ["task-11 (rune-smith-4): Which queue?"]
+        assert toasts == ["task-11 (rune-smith-4): Which queue? — press a to answer"]
         assert " questions 5 " in app.query_one("#status", Static).render().plain + " "
         # blocking rows stay ahead of non-blocking ones
         keys = short_keys(app)

@@ -108,7 +108,14 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     answer = actions.add_parser("answer", parents=[common], help="answer an open question")
     answer.add_argument("id", metavar="ID", help="SIGNAL_DIR/TASK.qSEQ (see `question list`)")
     choice = answer.add_mutually_exclusive_group(required=True)
-    choice.add_argument("--option", help="option key (A) or number (1)")
+    choice.add_argument(
+        "--option",
+        action="append",
+        dest="options",
+        metavar="KEY",
+        help="option key (A) or number (1); repeat it for a multi-select question "
+        "(--option A --option C)",
+    )
     choice.add_argument("--text", help="a free-text answer")
     answer.add_argument("--json", action="store_true")
     answer.set_defaults(func=answer_question)
@@ -231,6 +238,11 @@ def countdown(question: Question, now: datetime) -> str:
         return f"by {question.answer.decided_by or 'unreadable answer'}"
     if question.discarded:
         return "discarded"
+    from runeconsole.services.claude.answers import expires_in
+
+    expiry = expires_in(question, now)  # a relayed Claude Code call: never auto-answered
+    if expiry is not None:
+        return "expires" if expiry <= 0 else f"expires in {format_left(expiry)}"
     if not question.error and not question.asked_here:
         return f"asked by {ANOTHER_TOOL}"
     left = question.seconds_left(now)
@@ -247,8 +259,10 @@ def _summary(question: Question) -> str:
 
 
 def answer_question(args: argparse.Namespace) -> int:
+    from runeconsole.services.claude.answers import answer as give
+
     service = Questions(open_project(args))
-    answer = service.answer(args.id, option=args.option, text=args.text)
+    answer = give(service, service.get(args.id), options=args.options, text=args.text)
     if args.json:
         print_json(answer.to_json())
     else:

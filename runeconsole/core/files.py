@@ -12,20 +12,22 @@ import contextlib
 import errno
 import json
 import os
-import secrets
 import stat
 from pathlib import Path
-from typing import Any
 
 from runeconsole.core.errors import UnreadableFile
 from runeconsole.core.pids import pid_alive
+
+TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_READ_BYTES = 8 * 1024 * 1024
 TEMP_SUFFIX = ".tmp"
 
 
 def _temp_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}{TEMP_SUFFIX}")
 
 
 def _fsync_dir(directory: Path) -> None:

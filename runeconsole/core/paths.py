@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from runeconsole.core.errors import RuneError
@@ -17,9 +16,22 @@ def claude_config_dir() -> Path:
     return Path(configured).expanduser() if configured else Path.home() / ".claude"
 
 
-@dataclass(frozen=True)
 class ProjectPaths:
-    root: Path
+    # A plain class, not a dataclass: Claude Code's hook (runeconsole claude hook) builds
+    # paths on every event, and importing dataclasses costs it several milliseconds.
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProjectPaths) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    def __repr__(self) -> str:
+        return f"ProjectPaths(root={self.root!r})"
 
     @property
     def claude(self) -> Path:
@@ -86,6 +98,16 @@ class ProjectPaths:
                 "refusing to write there: replace the symbolic link with a directory"
             ) from None
         return path
+
+    @property
+    def claude_bridge(self) -> Path:
+        """What the Claude Code hook keeps for itself: its log, a settings cache."""
+        return self.state / "claude"
+
+    @property
+    def claude_questions(self) -> Path:
+        """Claude Code's AskUserQuestion calls, relayed as worker questions (one dir)."""
+        return self.question_signals / "claude-code"
 
     @property
     def supervisor(self) -> Path:

@@ -31,15 +31,10 @@ from pathlib import Path
 
 from runeconsole.adapters.git import run_git
 from runeconsole.core.errors import RuneError
-from runeconsole.demo.fake_terminal import (
-    ESCAPE,
-    PROMPTS,
-    TRANSCRIPT_LINES,
-    WIDTH,
-    Keys,
-    Prompt,
-    screen,
-)
+from runeconsole.demo.claude_scene import ASK_CALL
+from runeconsole.demo.claude_session import NO_ANSWER_YET, ClaudeSession
+from runeconsole.demo.fake_script import HARNESS_PHASE, PROMPTS, TOOLS
+from runeconsole.demo.fake_terminal import ESCAPE, TRANSCRIPT_LINES, WIDTH, Keys, Prompt, screen
 from runeconsole.demo.merge_queue import commit_files
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.merge_queue import OUR_NAME, MergeQueue
@@ -49,21 +44,6 @@ from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import CHECKPOINT_MESSAGE, HANDOFF_MESSAGE, WISDOM_ENV
 from runeconsole.services.suspension import Suspension
 
-TOOLS = {
-    "investigation": ["Read(src/{m}.py)", 'Grep(pattern: "def {m}", path: "src")', "Glob(**/*.py)"],
-    "planning": ["Update Todos"],
-    "implementation": ["Update(src/{m}.py)", "Write(src/{m}_helpers.py)"],
-    "testing": ["Bash(python -m pytest tests/test_{m}.py -q)"],
-    "completion": ['Bash(git commit -am "{m}: done")'],
-}
-# The harness's coarser phase for each work phase, so both readers see a moving agent.
-HARNESS_PHASE = {
-    "investigation": "planning",
-    "planning": "planning",
-    "implementation": "executing",
-    "testing": "executing",
-    "completion": "impl_complete",
-}
 DEMO_ARC = "arc-demo"
 
 
@@ -101,6 +81,8 @@ class FakeAgent:
         self.started = time.monotonic()
         self.keys = Keys()
         self.interrupted = False  # declined with Esc: no work until told what to do
+        self.claude = ClaudeSession(self.root, Path.cwd())  # its hooks, if installed
+        self.asking = False  # an AskUserQuestion call waits for the console's answer
 
     @property
     def phase(self) -> str:
@@ -145,6 +127,7 @@ class FakeAgent:
         tool = self.rng.choice(TOOLS[self.phase]).format(m=self.module)
         self.say(f"⏺ {tool}", "  ⎿  Done")
         self.context = max(0.0, self.context - self.args.drain)
+        self.claude.tool(tool, self.context)
         if self.phase == "implementation" and self.args.write_files:
             worktree = self.worktree()
             if worktree is not None:
@@ -155,6 +138,11 @@ class FakeAgent:
         if self.args.ask_every and self.rng.random() < 1.0 / self.args.ask_every:
             title, detail, question, options = self.rng.choice(PROMPTS)
             self.prompt = (title, detail, question.format(m=self.module), options)
+            if detail:  # a permission prompt: Claude Code tells its Notification hook
+                message = "Claude needs your permission to use Bash"
+                self.claude.event(
+                    "Notification", message=message, notification_type="permission_prompt"
+                )
         elif self.ticks_in_phase >= self.args.phase_ticks:
             self.set_phase(self.phase_index + 1)
 
@@ -167,7 +155,8 @@ class FakeAgent:
             options = self.prompt[3]
             pick = int(text) if text.isdigit() and 1 <= int(text) <= len(options) else 1
             self.say(f"⏺ Chose {pick}. {options[pick - 1]}")
-            self.prompt = None
+            self.prompt, self.asking = None, False
+            self.claude.event("PostToolUse", tool_name="Bash", tool_input={}, tool_response={})
             return
         if not text:
             return
@@ -206,7 +195,30 @@ class FakeAgent:
             events.append((self.args.suspend_at, self.suspend))
         if self.args.merge_at is not None:
             events.append((self.args.merge_at, self.request_merge))
+        if self.args.claude_ask_at is not None:
+            events.append((self.args.claude_ask_at, self.ask_claude))
         return events
+
+    def ask_claude(self) -> None:
+        """An AskUserQuestion call: its dialog shows until the hook brings the console's
+        answers; if it brings none, the agent asks on its own screen (Enter picks)."""
+        questions: list[dict] = ASK_CALL["questions"]  # type: ignore[assignment]
+        tabs = "  ".join(f"☐ {q['header']}" for q in questions) + "  ✔ Submit"
+        labels = [option["label"] for option in questions[0]["options"]]
+        self.prompt = (tabs, "", str(questions[0]["question"]), labels)
+        self.asking = True
+        self.claude.ask()
+
+    def collect_answers(self) -> None:
+        answers = self.claude.answer
+        if not self.asking or answers is NO_ANSWER_YET:
+            return
+        self.asking = False
+        if isinstance(answers, dict):
+            self.prompt = None
+            lines = [f"     · {question} → {answer}" for question, answer in answers.items()]
+            self.say("⏺ Answered Claude's questions:", *lines)
+            self.claude.event("PostToolUse", tool_name="AskUserQuestion", tool_input=ASK_CALL)
 
     def suspend(self) -> None:
         """Write a suspended task's context file, as ``runeconsole suspend`` does."""
@@ -271,6 +283,7 @@ class FakeAgent:
             )
         self.say("⏺ Work state saved to the hook. Exiting cleanly.")
         self.draw()
+        self.claude.ended()
         raise SystemExit(0)
 
     def run(self) -> None:
@@ -284,6 +297,7 @@ class FakeAgent:
         resume = hook.work_phase if hook is not None and not hook.error else None
         self.set_phase(WORK_PHASES.index(resume) if wisdom and resume in WORK_PHASES else 0)
         next_step = time.monotonic()
+        self.claude.started(f"Work on the {self.module} module.")
         crash_after = 0.0 if wisdom and self.args.crash_once else self.args.crash_after
         # A continuation does not do again what its predecessor did.
         scripted = [] if wisdom else self.scripted()
@@ -295,6 +309,7 @@ class FakeAgent:
                 scripted.remove(event)
                 event[1]()
             self.heartbeat()
+            self.collect_answers()
             if self.prompt is None and not self.interrupted and time.monotonic() >= next_step:
                 self.work()
                 next_step = time.monotonic() + self.args.tick
@@ -338,6 +353,9 @@ def main(argv: list[str] | None = None) -> int:
         "--merge-file", default="src/{m}.py", help="the file committed ({m}: the module)"
     )
     parser.add_argument("--merge-via", choices=("signal", "queue"), default="signal")
+    parser.add_argument(
+        "--claude-ask-at", type=float, metavar="S", help="an AskUserQuestion call at S s"
+    )
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)
     if args.hang_on_handoff:

@@ -10,20 +10,6 @@ import sys
 import termios
 import tty
 
-PROMPTS = (
-    (
-        "Bash command",
-        "python -m pytest tests -q",
-        "Do you want to proceed?",
-        ["Yes", "Yes, and don't ask again for python -m pytest commands", "No (esc)"],
-    ),
-    (
-        "☐ Approach",
-        "",
-        "Should the {m} cache live in memory or on disk?",
-        ["In memory", "On disk", "Type something."],
-    ),
-)
 WIDTH = 100
 TRANSCRIPT_LINES = 30
 ESCAPE = "<esc>"

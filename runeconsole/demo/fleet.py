@@ -44,7 +44,7 @@ TMUX_AGENTS: dict[str, tuple[str, tuple[str, ...]]] = {
         "impl_billing",
         ("--crash-after", "12", "--crash-once", "--write-files"),
     ),
-    "orchestrator-search": ("impl_search", ("--ask-every", "25")),
+    "orchestrator-search": ("impl_search", ("--ask-every", "25", "--claude-ask-at", "8")),
     "worker-parser": ("impl_search", ("--write-files", "--merge-at", "10", *SAME_FILE)),
     "worker-schema": (
         "impl_billing",

@@ -7,6 +7,7 @@ from pathlib import Path
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.core.timeutil import iso_z
+from runeconsole.demo.claude_scene import HOOK_AGENT, feed_hooks, relay_call
 from runeconsole.demo.questions import scene_questions
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.pane_patterns import PaneReading
@@ -34,6 +35,7 @@ CAST: tuple[tuple[str, str, str | None], ...] = (
     ("worker", "tokens", "impl_auth"),
     ("worker", "docs", "docs"),
     ("worker", "migrate", "impl_billing"),
+    HOOK_AGENT,
 )
 STALE = "worker-migrate"
 LATE = "worker-tokens"
@@ -55,7 +57,8 @@ SCREENS: dict[str, tuple[str, str, int, str | None, str | None, str | None]] = {
 
 def register_cast(registry: Registry) -> None:
     for role, name, node in CAST:
-        registry.register(role, name, node_id=node, tmux_session=f"rune-{role}-{name}")
+        session = None if (role, name, node) == HOOK_AGENT else f"rune-{role}-{name}"
+        registry.register(role, name, node_id=node, tmux_session=session)
 
 
 def build_scene(root: Path, clock: ManualClock) -> None:
@@ -100,7 +103,9 @@ def build_scene(root: Path, clock: ManualClock) -> None:
     bad = registry.paths.identities / f"{UNREADABLE}.json"
     atomic_write_bytes(bad, b'{"agent_id": "worker-ghost-2026')
     show_screens(registry)
+    feed_hooks(registry)
     scene_questions(root, clock)
+    relay_call(registry.paths, clock.now())
 
 
 def show_screens(registry: Registry) -> None:

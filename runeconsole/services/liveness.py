@@ -42,7 +42,8 @@ class LivenessSettings:
             defaults = cls()
             interval, stale = defaults.heartbeat_interval, defaults.stale_after
             multiplier = defaults.green_multiplier
-        section.warn_unread("tmux", "supervisor", "merge_queue")  # read by their own loaders
+        # read by their own loaders
+        section.warn_unread("tmux", "supervisor", "merge_queue", "claude", "notify")
         return cls(interval, stale, multiplier)
 
     @property

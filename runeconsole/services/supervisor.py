@@ -89,9 +89,7 @@ class Supervisor:
         self.registry, self.hooks = self.sessions.registry, self.sessions.hooks
         self._spawner = Spawner(self.sessions)
         self._handoffs = Handoffs(self.sessions, self._spawner)
-        self._observation_file = ObservationFile(
-            self.paths.inside(self.paths.supervisor / "observations.json")
-        )
+        self._observation_file = ObservationFile.of(self.paths)
         self._monitor = Monitor(
             self.sessions, self._spawner, self._handoffs, self._observation_file
         )
@@ -193,4 +191,4 @@ class Supervisor:
         monitor itself passes its latest report's.
         """
         observations = self.observations() if observations is None else observations
-        return find_problems(self.registry.list(), observations)
+        return find_problems(self.registry.list(), observations, self.settings)

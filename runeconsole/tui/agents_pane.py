@@ -28,7 +28,13 @@ def matches(record: AgentRecord, text: str) -> bool:
         return True
     haystack = " ".join(
         str(v)
-        for v in (record.key, record.status, record.get("node_id"), record.get("tmux_session"))
+        for v in (
+            record.key,
+            record.status,
+            record.get("activity"),
+            record.get("node_id"),
+            record.get("tmux_session"),
+        )
         if v
     )
     return text.lower() in haystack.lower()
@@ -63,7 +69,8 @@ class AgentsPane(LivePane):
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
         ("x", "kill the agent's session; its worktree is left as it is (confirmed)"),
-        ("! / ?", "waiting for a permission / an answer in its pane;  ⟳ compacting"),
+        ("! / ?", "waiting for a permission / an answer;  ⟳ compacting"),
+        ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
     )
 
     def __init__(self, supervisor: Supervisor, **kwargs: object) -> None:

@@ -15,8 +15,12 @@ from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock
+from runeconsole.core.errors import RuneError
+from runeconsole.core.timeutil import iso_z
 from runeconsole.services.checkpoints import Checkpoints
+from runeconsole.services.claude.presence import ConsolePresence
 from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.notify import notifier_for
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
@@ -35,6 +39,7 @@ from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 
 REPEAT_SECONDS = 30.0  # the same toast again within this long is not shown
+PRESENCE_RETRY_SECONDS = 2.0
 
 
 def styles_dir() -> Path:
@@ -60,6 +65,7 @@ class RuneConsole(App[None]):
         # Priority: it acts as the key arrives, before the keys typed after it are handed to
         # the table (whose own keys, like r for respawn, they would otherwise fire).
         Binding("slash", "filter", "Filter", priority=True),
+        Binding("a", "answer_oldest", "Answer"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 10)),
     ]
@@ -96,6 +102,9 @@ class RuneConsole(App[None]):
         self._routes: dict[LivePane, set[Path]] = {}
         self._toasts_seen: dict[tuple[str, str], float] = {}
         self._toasts_lock = threading.Lock()
+        # While it is open the console holds the project's console lock: Claude Code's
+        # hooks then bring AskUserQuestion calls here (services/claude/presence.py).
+        self.presence = ConsolePresence(self.registry.paths)
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
@@ -130,6 +139,8 @@ class RuneConsole(App[None]):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        if not self._hold_presence():
+            self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
         self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
         talisman = self.project.talisman
         for problem in [*talisman.problems, *talisman.warnings]:
@@ -159,7 +170,15 @@ class RuneConsole(App[None]):
             self.call_after_refresh(self.run_monitor)
         self.agents_pane.table.focus()
 
+    def _hold_presence(self) -> bool:
+        """Take the console lock (another console on the root may hold it: then later)."""
+        try:
+            return self.presence.try_hold(started_at=iso_z(self.clock.now()))
+        except (RuneError, OSError):
+            return False
+
     def on_unmount(self) -> None:
+        self.presence.release()
         self._monitor_stop.set()
         if self.feed is not None:
             self.feed.stop()
@@ -261,8 +280,11 @@ class RuneConsole(App[None]):
             pane.rescan()
 
     def _tick(self) -> None:
-        for pane in self.panes:
-            pane.tick()
+        try:
+            for pane in self.panes:
+                pane.tick()
+        except NoMatches:  # a tick that fires while the console closes: nothing to redraw
+            return
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -307,6 +329,21 @@ class RuneConsole(App[None]):
             # A filter in force stays in sight (the status bar is cut at 80 columns).
             event.input.display = bool(event.value)
             self.current_pane().query_one("DataTable").focus()
+
+    def action_answer_oldest(self) -> None:
+        """``a`` from any pane: the oldest unanswered question, blocking ones first."""
+        if not self.query_one(QuestionsPane).open_oldest():
+            self.notify("No open questions.", title="Questions", timeout=3)
+
+    @work(thread=True, group="notify")
+    def reach_operator(self, key: str, title: str, body: str) -> None:
+        """``runeconsole.notify.command`` (if set), off the UI thread."""
+        try:
+            notifier_for(self.registry.paths).notify(key, title, body)
+        except (RuneError, OSError) as exc:
+            self.call_from_thread(
+                self.notify, f"notify command: {exc}", severity="warning", markup=False
+            )
 
     def goto_agent(self, key: str) -> None:
         self.goto_pane(AGENTS)

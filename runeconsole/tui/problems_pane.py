@@ -71,7 +71,8 @@ class ProblemsPane(LivePane):
         """Problems from the Agents pane's records and screen readings, already in memory:
         re-reading every identity file on each event would cost a fleet's worth of reads."""
         agents = self.app.agents_pane  # type: ignore[attr-defined]
-        self.show(find_problems(agents.records.values(), agents.observations))
+        settings = self.supervisor.settings
+        self.show(find_problems(agents.records.values(), agents.observations, settings))
 
     def apply_changes(self, paths: set[Path]) -> None:
         self.follow_agents()

@@ -168,6 +168,11 @@ class Question:
         keys = ", ".join(o.key for o in options) or "none"
         raise InvalidInput(f"{self.id} has no option {choice!r} (options: {keys})")
 
+    @property
+    def multi_select(self) -> bool:
+        """Several options may be chosen together (Claude Code's AskUserQuestion)."""
+        return self.fields.get("multi_select") is True
+
     def sort_key(self) -> tuple[int, float, str, int]:
         rank = {PENDING: 0 if self.blocking else 1, UNREADABLE: 2}.get(self.state, 3)
         asked = self.asked.timestamp() if self.asked else 0.0

@@ -298,6 +298,24 @@ class Questions:
         chosen = question.option(option or "")
         return self._write_answer(question, chosen.text, USER, chosen.key)
 
+    def answer_choices(self, question: Question, choices: list[str]) -> Answer:
+        """The operator's choice of several options (a multi-select question): the answer
+        is their texts joined by ", " and ``option`` their keys (``A,C``), in order."""
+        if question.answer is not None:
+            raise AlreadyAnswered(question.id, question.answer)
+        if question.discarded:
+            raise RuneError(
+                f"{question.id} was discarded ({question.discarded}); nobody waits for it"
+            )
+        if not choices:
+            raise InvalidInput("choose at least one option")
+        if len(choices) > 1 and not question.multi_select:
+            raise InvalidInput(f"{question.id} takes one option, not {len(choices)}")
+        picked = {option.key: option for option in map(question.option, choices)}
+        chosen = [picked[key] for key in sorted(picked)]
+        text = ", ".join(option.text for option in chosen)
+        return self._write_answer(question, text, USER, ",".join(o.key for o in chosen))
+
     def auto_answer(self, question: Question) -> Answer:
         """Option A on timeout; ``AlreadyAnswered`` if someone was faster."""
         options = question.options

@@ -197,6 +197,7 @@ class Spawner:
         env = {
             "RUNECONSOLE_ROOT": str(self.sessions.root),
             "RUNECONSOLE_AGENT_KEY": key,
+            "RUNECONSOLE_AGENT": key,  # the agent Claude Code's hooks report for
             "RUNECONSOLE_AGENT_ID": str(record.get("agent_id")),
             "RUNECONSOLE_HOOK_FILE": str(new_hook.path),
         }
