@@ -20,13 +20,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import make_fleet, summary
 
+from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.tui.app import create_app
 
 
 def writer(root: str, jobs: Connection) -> None:
     """Another process, as agents are: rewrite identities through the registry on request."""
-    registry = Registry(Path(root))
+    registry = Registry(Project(Path(root)))
     while (job := jobs.recv()) is not None:
         key, value = job
         began = time.monotonic()

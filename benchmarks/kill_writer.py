@@ -19,11 +19,12 @@ from pathlib import Path
 from runeconsole.adapters import git
 from runeconsole.core.errors import UnreadableFile
 from runeconsole.core.files import read_json_object
+from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 
 
 def writer(root: Path) -> None:
-    registry = Registry(root)
+    registry = Registry(Project(root))
     padding = "x" * 20_000  # a larger file widens the window a torn write would need
     n = 0
     while True:
@@ -38,7 +39,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "project"
         git.init_repo(root)
-        registry = Registry(root)
+        registry = Registry(Project(root))
         registry.register("worker", "victim")
         path = registry.path_for("worker-victim")
         start = time.perf_counter()

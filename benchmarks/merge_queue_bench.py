@@ -27,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
+from runeconsole.services.project import Project
 
 TEST_COMMAND = ["true"]
 
@@ -84,7 +85,7 @@ def queue_entry(queue: MergeQueue) -> float:
 
 
 def queued(root: Path, branches: int) -> MergeQueue:
-    queue = MergeQueue(root, settings=MergeQueueSettings(test_command=TEST_COMMAND))
+    queue = MergeQueue(Project(root), settings=MergeQueueSettings(test_command=TEST_COMMAND))
     for b in range(branches):
         queue.add(f"feat/b{b}")
     return queue

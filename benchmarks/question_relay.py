@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO))
 from runeconsole.adapters import git  # noqa: E402
 from runeconsole.adapters.fswatch import DirWatcher  # noqa: E402
 from runeconsole.cli import main as cli_main  # noqa: E402
+from runeconsole.services.project import Project  # noqa: E402
 from runeconsole.services.questions import AskRequest, Questions  # noqa: E402
 from runeconsole.tui.app import create_app  # noqa: E402
 from runeconsole.tui.questions_pane import QuestionsPane  # noqa: E402
@@ -173,7 +174,7 @@ def main() -> int:
         to_pane, to_ask = asyncio.run(relay(root, tmp, args.samples))
         percentiles("ask writes question -> row in Questions pane", to_pane, 50)
         percentiles("key in modal -> ask prints the answer     ", to_ask, 100)
-        questions = Questions(root)
+        questions = Questions(Project(root))
         for index in range(args.samples):
             questions.ask(
                 AskRequest(f"open-{index}", "q?", ["A: x", "B: y"], signal_dir=SIGNAL_DIR)

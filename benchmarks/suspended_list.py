@@ -24,6 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from runeconsole.adapters import git  # noqa: E402
 from runeconsole.adapters.clock import ManualClock  # noqa: E402
+from runeconsole.services.project import Project  # noqa: E402
 from runeconsole.services.suspension import Suspension, render, seal  # noqa: E402
 
 TASKS_PER_ARC = 100
@@ -72,9 +73,10 @@ def main() -> None:
         root = Path(tmp) / "project"
         build(root, args.files)
         timings, warm = [], []
-        service = Suspension(root, ManualClock())
+        service = Suspension(Project(root, ManualClock()))
         for _ in range(args.runs):
-            cold = Suspension(root, ManualClock())  # nothing parsed yet: what one command pays
+            # nothing parsed yet: what one command pays
+            cold = Suspension(Project(root, ManualClock()))
             start = time.perf_counter()
             records = cold.list()
             timings.append(time.perf_counter() - start)

@@ -21,6 +21,7 @@ os.environ["PYTHONPATH"] = str(REPO) + os.pathsep + os.environ.get("PYTHONPATH",
 from runeconsole.adapters.tmux import Tmux  # noqa: E402
 from runeconsole.demo import fake_agent  # noqa: E402
 from runeconsole.demo.project import make_project  # noqa: E402
+from runeconsole.services.project import Project  # noqa: E402
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings  # noqa: E402
 
 
@@ -44,7 +45,7 @@ def fleet(**settings: object) -> Iterator[Fleet]:
     tmux = Tmux(socket, config_file="/dev/null")
     chosen = SupervisorSettings(socket_name=socket, **settings)  # type: ignore[arg-type]
     try:
-        yield Fleet(root, tmux, Supervisor(root, settings=chosen, tmux=tmux))
+        yield Fleet(root, tmux, Supervisor(Project(root), settings=chosen, tmux=tmux))
     finally:
         for pane in tmux.panes().values():
             with contextlib.suppress(ProcessLookupError, PermissionError, TypeError):

@@ -1,3 +1,10 @@
-from runeconsole.cli import main
+import sys
+
+if sys.argv[1:3] == ["claude", "hook"]:
+    # Claude Code runs this for every event of every agent: straight to the hook, without
+    # the CLI's parser and the modules every other command loads.
+    from runeconsole.services.claude.hook import main
+else:
+    from runeconsole.cli import main
 
 raise SystemExit(main())

@@ -17,11 +17,13 @@ from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.demo.claude_scene import ASK_TASK
 from runeconsole.demo.merge_queue import build_queue
 from runeconsole.demo.scene import build_scene
 from runeconsole.tui.app import create_app
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import LivePane
+from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.suspended_pane import SuspendedPane
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for the tests' scenes
@@ -89,6 +91,19 @@ async def _question_modal(pilot: Pilot) -> None:
     await pilot.press("a")
 
 
+async def _question_call(pilot: Pilot) -> None:
+    """A Claude Code AskUserQuestion call: its first question answered, the multi-select
+    second one with two options chosen."""
+    await _questions(pilot)
+    await pilot.pause()
+    pane = pilot.app.query_one(QuestionsPane)
+    pane.open_modal(pane.open[f"claude-code/{ASK_TASK}.q1"])
+    await pilot.pause()
+    await pilot.press("A")
+    await pilot.pause()
+    await pilot.press("A", "C")
+
+
 Shot = tuple[str, tuple[int, int], Callable[[Pilot], Awaitable[None]] | None]
 SHOTS: list[Shot] = [
     ("agents-80x24", (80, 24), None),
@@ -98,6 +113,7 @@ SHOTS: list[Shot] = [
     ("problems-80x24", (80, 24), _problems),
     ("questions-80x24", (80, 24), _questions),
     ("question-modal", (80, 24), _question_modal),
+    ("question-call", (90, 30), _question_call),
     ("suspended", (120, 32), _suspended),
     ("merge-queue-80x24", (80, 24), _merge_queue),
     ("merge-queue-wide", (150, 32), _merge_queue),

@@ -12,6 +12,7 @@ from typing import Any
 
 from runeconsole.adapters.clock import Clock
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
+from runeconsole.services.project import Project
 
 
 def git(root: Path, *args: str, env: dict[str, str] | None = None, data: str | None = None) -> str:
@@ -85,7 +86,7 @@ def make_queue(
     root: Path, clock: Clock | None = None, test_command: list[str] | None = None, **settings: Any
 ) -> MergeQueue:
     command = test_command if test_command is not None else ["true"]
-    return MergeQueue(root, clock, MergeQueueSettings(test_command=command, **settings))
+    return MergeQueue(Project(root, clock), MergeQueueSettings(test_command=command, **settings))
 
 
 def write_talisman(root: Path, test_command: str, **extra: Any) -> None:

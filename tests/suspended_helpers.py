@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.services.project import Project
 from runeconsole.services.suspension import Suspension, SuspensionSettings
 
 HERE = Path(__file__).resolve().parent
@@ -18,7 +19,7 @@ OWN_CHECKPOINTS = HERE / "fixtures" / "checkpoints"
 
 
 def suspension(root: Path, clock: ManualClock | None = None, **settings: Any) -> Suspension:
-    return Suspension(root, clock or ManualClock(), SuspensionSettings(**settings))
+    return Suspension(Project(root, clock or ManualClock()), SuspensionSettings(**settings))
 
 
 def modify(root: Path, name: str, text: str = "changed\n") -> None:

@@ -1,4 +1,4 @@
-"""Arc checkpoints (seed 002): migration v1 -> v19, checks, demotion, cleanup, step 7a."""
+"""Arc checkpoints: migration v1 -> v20, checks, demotion, cleanup, suspended tasks."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from runeconsole.services.checkpoints import (
     CorruptCheckpoint,
     migrate,
 )
+from runeconsole.services.project import Project
 from runeconsole.services.suspension import with_resume_count
 from tests.conftest import FIXTURES
 from tests.suspended_helpers import (
@@ -62,10 +63,10 @@ def chome(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def service(root: Path, clock: ManualClock | None = None, pid: int = 4242) -> Checkpoints:
     clock = clock or ManualClock()
-    return Checkpoints(root, clock, session_pid=pid, suspension=suspension(root, clock))
+    return Checkpoints(Project(root, clock), session_pid=pid, suspension=suspension(root, clock))
 
 
-def v19(**phases: dict[str, Any]) -> dict[str, Any]:
+def latest(**phases: dict[str, Any]) -> dict[str, Any]:
     """A current checkpoint: every fixture phase migrated, then ``phases`` merged in."""
     cp = load_fixture(LOCAL_RUNE_CHECKPOINTS / "checkpoint_v1.json")
     migrate(cp)
@@ -74,7 +75,7 @@ def v19(**phases: dict[str, Any]) -> dict[str, Any]:
     return cp
 
 
-def assert_valid_v19(cp: dict[str, Any]) -> None:
+def assert_valid_latest(cp: dict[str, Any]) -> None:
     assert cp["schema_version"] == SCHEMA_VERSION
     phases = cp["phases"]
     for name in PHASE_ORDER:
@@ -95,6 +96,7 @@ def assert_valid_v19(cp: dict[str, Any]) -> None:
     assert cp["flags"]["no_test"] in (True, False)
     assert set(cp["stagnation"]) >= {"error_patterns", "file_velocity", "budget"}
     assert set(cp["totals"]) >= {"phase_times", "total_duration_ms", "cost_at_completion"}
+    assert isinstance(cp["todos_base"], str) and cp["todos_base"]
     for name in ("audit", "audit_mend", "audit_verify"):
         assert phases[name]["status"] == "skipped"
 
@@ -114,11 +116,11 @@ def test_local_copies_match_the_shared_fixtures() -> None:
 
 
 @pytest.mark.parametrize("fixture", ALL_FIXTURES, ids=lambda p: p.stem)
-def test_every_fixture_migrates_to_a_valid_v19(fixture: Path) -> None:
+def test_every_fixture_migrates_to_a_valid_latest(fixture: Path) -> None:
     cp = load_fixture(fixture)
     original = copy.deepcopy(cp)
     changes = migrate(cp)
-    assert_valid_v19(cp)
+    assert_valid_latest(cp)
     assert len(changes) == SCHEMA_VERSION - (original.get("schema_version") or 1)
     assert cp["id"] == original["id"] and cp["plan_file"] == original["plan_file"]
     again = copy.deepcopy(cp)
@@ -132,7 +134,7 @@ def test_every_fixture_resumes(project: Path, chome: Path, fixture: Path) -> Non
     plan = service(project).resume()
     assert plan.action in ("resume", "complete"), plan.message
     written = json.loads(path.read_text())
-    assert_valid_v19(written)
+    assert_valid_latest(written)
     assert written["owner_pid"] == 4242 and written["config_dir"] == str(chome)
 
 
@@ -386,6 +388,16 @@ def test_step_v18_to_v19() -> None:
     assert step(19, at(18, completed_at=0))["completed_at"] is None
 
 
+def test_step_v19_to_v20() -> None:
+    cp = at(19)
+    step(20, cp)
+    assert cp["todos_base"] == f"tmp/arc/{cp['id']}/todos/"
+    kept = step(20, at(19, todos_base="tmp/elsewhere/todos/"))
+    assert kept["todos_base"] == "tmp/elsewhere/todos/"
+    nulled = step(20, at(19, todos_base=None))
+    assert nulled["todos_base"] == f"tmp/arc/{nulled['id']}/todos/"
+
+
 def test_every_step_is_tested() -> None:
     names = {name for name in globals() if name.startswith("test_step_v")}
     for target in MIGRATIONS:
@@ -395,7 +407,7 @@ def test_every_step_is_tested() -> None:
 def test_missing_schema_version_means_v1() -> None:
     cp = at(1)
     del cp["schema_version"]
-    assert len(migrate(cp)) == 18 and cp["schema_version"] == 19
+    assert len(migrate(cp)) == 19 and cp["schema_version"] == 20
 
 
 @pytest.mark.parametrize("version", ["3", 0, -1, True, 2.5])
@@ -404,20 +416,20 @@ def test_bad_schema_version_is_corrupt(version: Any) -> None:
         migrate(at(1, schema_version=version))
 
 
-@pytest.mark.parametrize("version", [20, 99])
+@pytest.mark.parametrize("version", [21, 99])
 def test_a_newer_schema_is_refused_not_called_corrupt(
     project: Path, chome: Path, version: int
 ) -> None:
     with pytest.raises(RuneError) as raised:
         migrate(at(1, schema_version=version))
     assert not isinstance(raised.value, CorruptCheckpoint)
-    cp = v19()
+    cp = latest()
     cp["schema_version"] = version
     cp["phases"] = "a newer layout"  # whatever a newer tool writes, it is not ours to judge
     path = write_checkpoint(project, cp)
     before = path.read_bytes()
     [plan] = service(project).list()
-    assert plan.action == "blocked" and plan.fresh_start is None
+    assert plan.action == "newer" and plan.fresh_start is None
     assert f"schema_version {version} is newer" in plan.message
     assert "upgrade runeconsole" in plan.message.lower()
     assert "fresh start" not in plan.message and "without --resume" not in plan.message
@@ -465,7 +477,7 @@ phase_data = st.dictionaries(
         max_size=4,
     ),
 )
-def test_migrating_a_v19_changes_nothing(version: int, phases: dict, extra: dict) -> None:
+def test_migrating_twice_changes_nothing(version: int, phases: dict, extra: dict) -> None:
     phases.setdefault("work", {"status": "pending"})
     cp = {"id": "arc-p", "schema_version": version, "phases": phases, **extra}
     migrate(cp)
@@ -480,7 +492,7 @@ def test_migrating_a_v19_changes_nothing(version: int, phases: dict, extra: dict
 
 @pytest.mark.parametrize("nonce", [None, "", "AABBCCDDEEFF", "aabbccddeef", "aabbccddeeff0", 12])
 def test_bad_session_nonce_is_refused(project: Path, chome: Path, nonce: Any) -> None:
-    cp = v19()
+    cp = latest()
     cp["session_nonce"] = nonce
     path = write_checkpoint(project, cp)
     before = path.read_bytes()
@@ -490,7 +502,7 @@ def test_bad_session_nonce_is_refused(project: Path, chome: Path, nonce: Any) ->
 
 
 def test_other_config_dir_is_refused(project: Path, chome: Path) -> None:
-    cp = v19()
+    cp = latest()
     cp["config_dir"] = "/somewhere/else/.claude"
     write_checkpoint(project, cp)
     with pytest.raises(RuneError, match="belongs to different config dir"):
@@ -498,7 +510,7 @@ def test_other_config_dir_is_refused(project: Path, chome: Path) -> None:
 
 
 def test_same_config_dir_written_with_a_trailing_slash_is_ours(project: Path, chome: Path) -> None:
-    cp = v19()
+    cp = latest()
     cp["config_dir"] = f"{chome}/"
     write_checkpoint(project, cp)
     assert service(project).resume().action == "resume"
@@ -507,7 +519,7 @@ def test_same_config_dir_written_with_a_trailing_slash_is_ours(project: Path, ch
 def test_live_owner_is_refused(project: Path, chome: Path) -> None:
     owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        cp = v19()
+        cp = latest()
         cp["owner_pid"] = str(owner.pid)  # written as a string by some versions
         path = write_checkpoint(project, cp)
         before = path.read_bytes()
@@ -521,7 +533,7 @@ def test_live_owner_is_refused(project: Path, chome: Path) -> None:
 
 
 def test_dead_owner_is_claimed(project: Path, chome: Path) -> None:
-    cp = v19()
+    cp = latest()
     cp["owner_pid"] = dead_pid()
     cp["config_dir"] = str(chome)
     path = write_checkpoint(project, cp)
@@ -534,7 +546,7 @@ def test_dead_owner_is_claimed(project: Path, chome: Path) -> None:
 def test_implausible_owner_pid_is_claimed_with_a_warning(
     project: Path, chome: Path, pid: Any
 ) -> None:
-    cp = v19()
+    cp = latest()
     cp["owner_pid"] = pid
     write_checkpoint(project, cp)
     plan = service(project).resume()
@@ -545,7 +557,7 @@ def test_implausible_owner_pid_is_claimed_with_a_warning(
 
 
 def test_timeout_becomes_failed_and_resume_starts_there(project: Path, chome: Path) -> None:
-    cp = v19(forge={"status": "completed"}, plan_review={"status": "timeout"})
+    cp = latest(forge={"status": "completed"}, plan_review={"status": "timeout"})
     write_checkpoint(project, cp)
     plan = service(project).resume()
     assert plan.checkpoint["phases"]["plan_review"]["status"] == "failed"
@@ -553,7 +565,7 @@ def test_timeout_becomes_failed_and_resume_starts_there(project: Path, chome: Pa
 
 
 def test_order_is_checked_by_phase_order_not_numbers(project: Path, chome: Path) -> None:
-    cp = v19(
+    cp = latest(
         forge={"status": "completed", "completed_at": "2026-02-26T02:00:00Z"},
         plan_review={"status": "completed", "completed_at": "2026-02-26T01:00:00Z"},
     )
@@ -566,14 +578,14 @@ def test_order_is_checked_by_phase_order_not_numbers(project: Path, chome: Path)
 
 
 def test_unknown_status_is_reset_to_pending(project: Path, chome: Path) -> None:
-    write_checkpoint(project, v19(forge={"status": "exploded"}))
+    write_checkpoint(project, latest(forge={"status": "exploded"}))
     plan = service(project).resume(dry_run=True)
     assert plan.checkpoint["phases"]["forge"]["status"] == "pending"
     assert any("unknown status" in w for w in plan.warnings)
 
 
 def test_all_finished_means_nothing_to_resume(project: Path, chome: Path) -> None:
-    cp = v19()
+    cp = latest()
     for data in cp["phases"].values():
         data["status"] = "completed"
     write_checkpoint(project, cp)
@@ -588,7 +600,7 @@ def with_artifact(project: Path, content: bytes, recorded: str) -> dict[str, Any
     artifact = project / "tmp/arc/arc-1707849600000/plan-review.md"
     artifact.parent.mkdir(parents=True, exist_ok=True)
     artifact.write_bytes(content)
-    return v19(
+    return latest(
         forge={"status": "completed"},
         plan_review={
             "status": "completed",
@@ -653,7 +665,7 @@ def test_artifact_escaping_the_root_is_an_error(project: Path, chome: Path, arti
     (outside / "secret.md").write_text("secret")
     (project / "tmp").mkdir()
     (project / "tmp/link").symlink_to(outside)
-    cp = v19(forge={"status": "completed", "artifact": artifact, "artifact_hash": "00"})
+    cp = latest(forge={"status": "completed", "artifact": artifact, "artifact_hash": "00"})
     path = write_checkpoint(project, cp)
     before = tree(project)
     with pytest.raises(RuneError, match=r"escapes the project root|not a usable path"):
@@ -684,7 +696,7 @@ def test_orphaned_teams_are_removed_and_phases_reset(project: Path, chome: Path)
     done = team_dirs(chome, "arc-forge-1")
     crashed = team_dirs(chome, "arc-work-1")
     keep = team_dirs(chome, "someone-else")
-    cp = v19(
+    cp = latest(
         forge={"status": "completed", "team_name": "arc-forge-1"},
         work={"status": "in_progress", "team_name": "arc-work-1"},
     )
@@ -702,7 +714,7 @@ def test_orphaned_teams_are_removed_and_phases_reset(project: Path, chome: Path)
 def test_bad_team_names_touch_nothing(project: Path, chome: Path, team: str) -> None:
     victim = chome.parent / "victim"
     victim.mkdir()
-    write_checkpoint(project, v19(work={"status": "failed", "team_name": team}))
+    write_checkpoint(project, latest(work={"status": "failed", "team_name": team}))
     plan = service(project).resume()
     assert victim.exists()
     assert any("Invalid team name" in w for w in plan.warnings)
@@ -714,7 +726,7 @@ def test_symlinked_team_dir_is_unlinked_not_followed(project: Path, chome: Path)
     (outside / "keep.txt").write_text("keep")
     (chome / "teams").mkdir()
     (chome / "teams" / "arc-x").symlink_to(outside)
-    write_checkpoint(project, v19(work={"status": "failed", "team_name": "arc-x"}))
+    write_checkpoint(project, latest(work={"status": "failed", "team_name": "arc-x"}))
     service(project).resume()
     assert (outside / "keep.txt").exists()
     assert not os.path.lexists(chome / "teams" / "arc-x")
@@ -724,7 +736,7 @@ def test_teams_dir_pointing_outside_the_config_dir_is_left(project: Path, chome:
     outside = chome.parent / "elsewhere"
     (outside / "arc-x").mkdir(parents=True)
     (chome / "teams").symlink_to(outside)
-    write_checkpoint(project, v19(work={"status": "failed", "team_name": "arc-x"}))
+    write_checkpoint(project, latest(work={"status": "failed", "team_name": "arc-x"}))
     plan = service(project).resume()
     assert (outside / "arc-x").exists()
     assert any("outside" in w for w in plan.warnings)
@@ -732,7 +744,7 @@ def test_teams_dir_pointing_outside_the_config_dir_is_left(project: Path, chome:
 
 def test_forbidden_phase_keys_are_ignored(project: Path, chome: Path) -> None:
     kept = team_dirs(chome, "arc-proto")
-    cp = v19()
+    cp = latest()
     for key in FORBIDDEN_PHASE_KEYS:
         cp["phases"][key] = {"status": "in_progress", "team_name": "arc-proto"}
     write_checkpoint(project, cp)
@@ -759,7 +771,7 @@ def test_stale_state_files_are_marked_crash_recovered(project: Path, chome: Path
     done = state_file(project, "mend", {"status": "completed", "started": "2020-01-01T00:00:00Z"})
     broken = state_file(project, "forge", "{not json")
     fresh_before, done_before = fresh.read_bytes(), done.read_bytes()
-    write_checkpoint(project, v19())
+    write_checkpoint(project, latest())
     plan = service(project, clock).resume()
     for path in (stale, undated):
         state = json.loads(path.read_text())
@@ -779,7 +791,7 @@ def test_state_files_behind_a_symlinked_tmp_are_not_rewritten(
     stale.write_text(json.dumps({"status": "active", "started": "2020-01-01T00:00:00Z"}))
     before = stale.read_bytes()
     (project / "tmp").symlink_to(outside)
-    write_checkpoint(project, v19())
+    write_checkpoint(project, latest())
     plan = service(project).resume()
     assert stale.read_bytes() == before
     assert any(
@@ -798,7 +810,7 @@ def test_suspended_tasks_are_resumed_and_cleared(project: Path, chome: Path) -> 
     corrupt = write_context(project, task="8", arc="arc-1707849600000")
     corrupt.write_text(corrupt.read_text().replace("formatter", "FORMATTER"))
     rel = lambda p: str(p.relative_to(project))  # noqa: E731
-    cp = v19(work={"status": "failed"})
+    cp = latest(work={"status": "failed"})
     cp["phases"]["work"]["suspended_tasks"] = [
         {"task_id": "7", "context_path": rel(good), "reason": "turn_limit"},
         {"task_id": "8", "context_path": rel(corrupt), "reason": "signal"},
@@ -822,7 +834,7 @@ def test_suspended_tasks_are_resumed_and_cleared(project: Path, chome: Path) -> 
 
 def test_suspended_tasks_wait_while_work_is_completed(project: Path, chome: Path) -> None:
     good = write_context(project, task="7", arc="arc-1707849600000")
-    cp = v19(work={"status": "completed"})
+    cp = latest(work={"status": "completed"})
     entry = {"task_id": "7", "context_path": str(good.relative_to(project)), "reason": "signal"}
     cp["phases"]["work"]["suspended_tasks"] = [entry]
     write_checkpoint(project, cp)
@@ -837,7 +849,7 @@ def test_step_7a_updates_task_files_as_the_seed_does(project: Path, chome: Path)
     spent.write_text(with_resume_count(spent.read_text(), 2))
     tasks = {n: task_file(chome, "arc-session-2", n, metadata={"suspended": True}) for n in "78"}
     crashed = task_file(chome, "arc-work-1", "7")
-    cp = v19(work={"status": "failed", "team_name": "arc-work-1"})
+    cp = latest(work={"status": "failed", "team_name": "arc-work-1"})
     cp["phases"]["work"]["suspended_tasks"] = [
         {"task_id": n, "context_path": str(p.relative_to(project)), "reason": "turn_limit"}
         for n, p in (("7", good), ("8", spent))
@@ -869,7 +881,7 @@ def test_step_7a_updates_task_files_as_the_seed_does(project: Path, chome: Path)
         ('{"id": "arc-1", "phases": []}', "phases is missing or not an object"),
         ('{"id": "x/../y", "phases": {}}', "does not match"),
         ('{"id": "arc-1", "phases": {"work": 3}}', "phases.work is not an object"),
-        ('{"id": "arc-1", "schema_version": 0, "phases": {}}', "outside 1..19"),
+        ('{"id": "arc-1", "schema_version": 0, "phases": {}}', "outside 1..20"),
         ('{"id": "arc-1", "session_nonce": "aabbccddeeff", "phases": {}}', "phases.work"),
     ],
 )
@@ -906,9 +918,9 @@ def test_dry_run_writes_nothing_at_all(project: Path, chome: Path) -> None:
 
 
 def test_discovery_picks_the_newest_checkpoint(project: Path, chome: Path) -> None:
-    old = v19()
+    old = latest()
     old["id"] = "arc-old"
-    new = v19()
+    new = latest()
     new["id"] = "arc-new"
     old_path = write_checkpoint(project, old)
     new_path = write_checkpoint(project, new)
@@ -928,7 +940,7 @@ def test_a_symlinked_checkpoint_dir_is_refused(
     project: Path, chome: Path, tmp_path: Path, named: bool
 ) -> None:
     outside = tmp_path / "outside-arc"
-    cp = v19()
+    cp = latest()
     cp["id"] = "arc-e"
     write_checkpoint(project, cp, directory="../../../outside-arc")  # lands outside the root
     before = (outside / "checkpoint.json").read_bytes()
@@ -960,7 +972,7 @@ def test_no_checkpoint(project: Path, chome: Path) -> None:
 def test_list_never_raises_and_reports_each(project: Path, chome: Path) -> None:
     owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        live = v19()
+        live = latest()
         live["id"] = "arc-live"
         live["owner_pid"] = owner.pid
         write_checkpoint(project, live)
@@ -971,7 +983,7 @@ def test_list_never_raises_and_reports_each(project: Path, chome: Path) -> None:
         plans = {p.path.parent.name: p for p in service(project).list()}
         assert plans["arc-live"].action == "active"
         assert plans["arc-live"].active_pid == owner.pid
-        assert plans["arc-live"].checkpoint["schema_version"] == 19  # still shown migrated
+        assert plans["arc-live"].checkpoint["schema_version"] == SCHEMA_VERSION  # shown migrated
         assert plans["arc-bad"].action == "fresh_start"
         assert plans["arc-1707849600000"].action == "resume"
     finally:
@@ -990,7 +1002,7 @@ def test_list_never_raises_and_reports_each(project: Path, chome: Path) -> None:
 def test_resume_from_is_the_first_unfinished_phase_in_order(
     tmp_path: Path, statuses: list[str]
 ) -> None:
-    cp = v19()
+    cp = latest()
     for name, status in zip(PHASE_ORDER, statuses, strict=True):
         cp["phases"][name] = {"status": status, "artifact": None, "team_name": None}
     plan = service(tmp_path).plan(tmp_path / "c.json", dry_run=True, data=json.dumps(cp).encode())

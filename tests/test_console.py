@@ -10,6 +10,7 @@ from textual.widgets import Input
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.demo.scene import CAST, build_scene
+from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.tui.agent_detail import AgentDetail
 from runeconsole.tui.app import create_app
@@ -37,17 +38,23 @@ async def test_scene_shows_every_state(project: Path, clock: ManualClock) -> Non
     async with app.run_test(size=(120, 30)):
         table = app.agents_pane.table
         assert table.row_count == len(CAST) + 1
-        assert cell(app, "orchestrator-billing", "status") == "active"
+        # An active agent's status says what it is doing: from its hooks, else its pane.
+        assert cell(app, "orchestrator-billing", "status") == "idle"
+        assert cell(app, "orchestrator-auth", "status") == "busy"
+        assert cell(app, "claude-shop-7f3a91c2", "status") == "waiting"
+        assert cell(app, "claude-shop-7f3a91c2", "wait") == "!"
+        assert cell(app, "orchestrator-auth", "tokens") == "1.5M"
+        assert cell(app, "runner-auth", "status") == "active"
         assert cell(app, "worker-docs", "status") == "terminated"
         assert cell(app, "worker-ghost", "status") == "unreadable"
         assert cell(app, "worker-ghost", "predecessor").startswith("unreadable: not valid JSON")
-        assert app.agents_pane.counts() == {"red": 3, "yellow": 1, "green": 8, "grey": 1}
+        assert app.agents_pane.counts() == {"red": 3, "yellow": 1, "green": 9, "grey": 1}
         status = app.query_one(StatusBar)
         assert status.figures["agents"]["red"] == 3
 
 
 async def test_live_updates_are_applied_by_key(project: Path) -> None:
-    registry = Registry(project)
+    registry = Registry(Project(project))
     registry.register("worker", "a")
     registry.register("worker", "b")
     app = create_app(project, rescan_seconds=60)
@@ -68,7 +75,7 @@ async def test_live_updates_are_applied_by_key(project: Path) -> None:
 
 
 async def test_rescan_covers_missed_events(project: Path) -> None:
-    registry = Registry(project)
+    registry = Registry(Project(project))
     app = create_app(project, watch=False, tick_seconds=0)
     async with app.run_test() as pilot:
         registry.register("worker", "late")
@@ -77,7 +84,7 @@ async def test_rescan_covers_missed_events(project: Path) -> None:
 
 
 async def test_ticks_turn_rows_yellow_then_red(project: Path, clock: ManualClock) -> None:
-    Registry(project, clock).register("worker", "a")
+    Registry(Project(project, clock)).register("worker", "a")
     app = create_app(project, clock=clock, watch=False, tick_seconds=0)
     async with app.run_test():
         pane = app.agents_pane

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ from runeconsole.core.files import (
     create_exclusive,
     read_json_object,
 )
+from runeconsole.core.pids import pid_alive, process_start, zombie_exit
 from runeconsole.core.timeutil import format_age, parse_iso
 from runeconsole.core.validate import contained, validate_id
 
@@ -170,3 +174,18 @@ def test_a_key_no_loader_reads_is_warned_about_once(tmp_path: Path) -> None:
     assert "runeconsole.supervisor.auto_handof is not a setting" in talisman.warnings[1]
     assert "auto_handoff" in talisman.warnings[1]  # the known keys are listed
     assert talisman.problems == []
+
+
+def test_a_pid_is_alive_only_while_its_process_runs() -> None:
+    assert pid_alive(os.getpid()) and process_start(os.getpid()) is not None
+    for nobody in (None, 0, -1, True, 2**22 + 12345, 2**80):
+        assert not pid_alive(nobody)  # type: ignore[arg-type]
+    child = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    deadline = time.monotonic() + 30
+    while zombie_exit(child.pid) == (None, None) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    # Exited but not yet reaped: the pid still exists, the process does not run.
+    assert zombie_exit(child.pid) == (3, None)
+    assert not pid_alive(child.pid) and process_start(child.pid) is None
+    assert child.wait(timeout=10) == 3
+    assert not pid_alive(child.pid)

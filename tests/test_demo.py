@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -13,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from runeconsole.adapters.tmux import Tmux
+from runeconsole.core.pids import pid_alive
 from runeconsole.demo.fleet import agent_worktree
 from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings
 from runeconsole.services.suspension import Suspension
@@ -76,6 +79,7 @@ def test_demo_console_opens_and_cleans_up_on_quit(tmp_path: Path, ending: str) -
         timeout=10,
         env=env,
     )
+    demo_pid = 0
     try:
         deadline = time.monotonic() + 30
         screen = ""
@@ -91,6 +95,15 @@ def test_demo_console_opens_and_cleans_up_on_quit(tmp_path: Path, ending: str) -
         assert "runeconsole" in screen and "orchestrator" in screen, screen
         (project,) = scratch.glob("runeconsole-demo-*/project")
         assert (project / ".git").is_dir()
+        demo_pid = int(
+            subprocess.run(
+                [*tmux, "display-message", "-p", "-t", "demo", "#{pane_pid}"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=True,
+            ).stdout
+        )
         if ending == "q":
             subprocess.run([*tmux, "send-keys", "-t", "demo", "q"], check=True, timeout=10)
         else:  # its tmux goes away: the demo gets SIGHUP
@@ -100,10 +113,19 @@ def test_demo_console_opens_and_cleans_up_on_quit(tmp_path: Path, ending: str) -
             time.sleep(0.2)
         assert not list(scratch.glob("runeconsole-demo-*"))
         time.sleep(1.0)  # an agent left running would write its state back by now
-        assert not list(scratch.iterdir()), "an agent outlived the demo"
+        assert not list(scratch.iterdir()), (
+            "an agent outlived the demo",
+            [str(p) for p in scratch.rglob("*")],
+        )
         assert not processes_mentioning(str(scratch))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and pid_alive(demo_pid):
+            time.sleep(0.1)
+        assert not pid_alive(demo_pid), "the demo did not exit"
     finally:
-        subprocess.run([*tmux, "kill-server"], timeout=10, check=False)
+        Tmux(socket).kill_server()  # its socket file too
+        if demo_pid and pid_alive(demo_pid):
+            os.kill(demo_pid, signal.SIGKILL)
 
 
 def processes_mentioning(text: str) -> list[str]:
@@ -123,7 +145,9 @@ def test_fake_agents_suspend_and_request_merges_one_predicted_to_conflict(
     project: Path, tmux_socket: str
 ) -> None:
     supervisor = Supervisor(
-        project, settings=SupervisorSettings(socket_name=tmux_socket), tmux=Tmux(tmux_socket)
+        Project(project),
+        settings=SupervisorSettings(socket_name=tmux_socket),
+        tmux=Tmux(tmux_socket),
     )
     same_file = ("--merge-at", "0.3", "--merge-file", "src/api.py")
     for name, extra in (
@@ -133,8 +157,8 @@ def test_fake_agents_suspend_and_request_merges_one_predicted_to_conflict(
         key = f"worker-{name}"
         worktree = agent_worktree(project, key)
         supervisor.spawn("worker", name, fake_agent(key, project, *extra), worktree=worktree)
-    queue = MergeQueue(project)
-    signalled = Signals(project)
+    queue = MergeQueue(Project(project))
+    signalled = Signals(Project(project))
     wait_for(lambda: signalled.pending(signal_type="MERGE_READY") and queue.read().pending())
     (ready,) = signalled.pending(signal_type="MERGE_READY")
     assert (ready.source, ready.payload["branch"]) == ("worker-a", "agent/worker-a")
@@ -148,7 +172,7 @@ def test_fake_agents_suspend_and_request_merges_one_predicted_to_conflict(
     predictions = queue.predict(state)
     assert not predictions[first.entry_id].conflicts
     assert predictions[second.entry_id].with_entries == {first.entry_id: ["src/api.py"]}
-    (context,) = Suspension(project).list()
+    (context,) = Suspension(Project(project)).list()
     assert (context.task_id, context.text("worker"), context.verdict) == (
         "1",
         "worker-a",
@@ -163,7 +187,7 @@ def test_without_tmux_the_fleet_still_shows_every_colour(project: Path) -> None:
 
     fleet = Fleet(project, tmux=False)
     fleet.launch()
-    registry = Registry(project)
+    registry = Registry(Project(project))
     assert len(registry.list()) == 12 and not registry.paths.hooks.exists()  # nothing spawned
     first = registry.get(CRASHES).get("agent_id")
     fleet.crash()

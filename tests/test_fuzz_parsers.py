@@ -17,6 +17,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.core import frontmatter
 from runeconsole.core.errors import RuneError
 from runeconsole.services.checkpoints import Checkpoints
+from runeconsole.services.project import Project
 from runeconsole.services.suspension import VERDICTS, GitView, seal, with_resume_count
 from tests.suspended_helpers import ALL_CHECKPOINT_FIXTURES, load_fixture, suspension
 
@@ -187,7 +188,10 @@ def test_checkpoint_pipeline_survives_thousands_of_mutants(tmp_path: Path) -> No
     clock = ManualClock()
     config = tmp_path / "claude-config"
     service = Checkpoints(
-        tmp_path, clock, config_dir=config, session_pid=4242, suspension=suspension(tmp_path, clock)
+        Project(tmp_path, clock),
+        config_dir=config,
+        session_pid=4242,
+        suspension=suspension(tmp_path, clock),
     )
     view = GitView(tmp_path, frozenset())
     bases = [load_fixture(p) for p in ALL_CHECKPOINT_FIXTURES]
@@ -228,16 +232,20 @@ TOP_KEYS = st.sampled_from(
 def test_checkpoint_pipeline_survives_arbitrary_json(
     tmp_path: Path, phases: dict[str, Any], rest: dict[str, Any]
 ) -> None:
-    service = Checkpoints(tmp_path, ManualClock(), config_dir=tmp_path / "c", session_pid=1)
+    service = Checkpoints(
+        Project(tmp_path, ManualClock()), config_dir=tmp_path / "c", session_pid=1
+    )
     cp = {"id": "arc-h", "session_nonce": "aabbccddeeff", "phases": phases, **rest}
     plan = service.plan(tmp_path / "checkpoint.json", dry_run=True, data=json.dumps(cp).encode())
-    assert plan.action in ("resume", "complete", "active", "blocked", "fresh_start")
+    assert plan.action in ("resume", "complete", "active", "newer", "blocked", "fresh_start")
     json.dumps(plan.to_json())
 
 
 @pytest.mark.parametrize("depth", [100, 990, 5000, 100000])
 def test_deeply_nested_checkpoint(tmp_path: Path, depth: int) -> None:
-    service = Checkpoints(tmp_path, ManualClock(), config_dir=tmp_path / "c", session_pid=1)
+    service = Checkpoints(
+        Project(tmp_path, ManualClock()), config_dir=tmp_path / "c", session_pid=1
+    )
     data = (
         b'{"id": "arc-1", "session_nonce": "bad", "phases": {}, "x": '
         + b"[" * depth

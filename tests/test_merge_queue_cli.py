@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 from tests.mq_helpers import (
     commit_in_checkout,
@@ -145,7 +146,7 @@ def test_unknown_entry_is_a_usage_error(repo: Path, cli, action: str) -> None:
 
 def test_picked_up_signals_are_reported_before_processing(repo: Path, cli) -> None:
     commit_on(repo, "feat/sig", {"sig.txt": "s"})
-    Signals(repo).send("MERGE_READY", "runner", "guardian", {"branch": "feat/sig"})
+    Signals(Project(repo)).send("MERGE_READY", "runner", "runeconsole", {"branch": "feat/sig"})
     result = cli("merge-queue", "process", "--root", str(repo))
     lines = result.out.splitlines()
     picked = next(i for i, line in enumerate(lines) if "picked up MERGE_READY" in line)

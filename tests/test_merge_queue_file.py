@@ -14,6 +14,7 @@ from runeconsole.services.merge_queue import (
     MergeQueue,
     MergeQueueSettings,
 )
+from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 from tests.mq_helpers import (
     commit_in_checkout,
@@ -116,17 +117,17 @@ def test_retry_puts_a_failed_entry_back(repo: Path, clock) -> None:
 
 def test_merge_ready_signals_are_picked_up_once(repo: Path, clock) -> None:
     commit_on(repo, "feat/sig", {"s.txt": "s"})
-    signals = Signals(repo, clock)
+    signals = Signals(Project(repo, clock))
     payload = {"branch": "feat/sig", "node_id": "impl_sig", "identity_name": "orch-sig"}
-    signals.send("MERGE_READY", "runner", "guardian", payload)
-    signals.send("MERGE_READY", "runner", "guardian", payload)  # a duplicate
-    signals.send("MERGE_READY", "runner", "guardian", {"no": "branch"})
+    signals.send("MERGE_READY", "runner", "runeconsole", payload)
+    signals.send("MERGE_READY", "runner", "runeconsole", payload)  # a duplicate
+    signals.send("MERGE_READY", "runner", "runeconsole", {"no": "branch"})
     queue = make_queue(repo, clock)
     report = queue.process()
     assert len(report.picked_up) == 1
     assert report.outcomes[0].status == COMPLETED
     assert queue.read().entries[0].identity == "orch-sig"
-    left = Signals(repo).pending(signal_type="MERGE_READY")
+    left = Signals(Project(repo)).pending(signal_type="MERGE_READY")
     assert [s.payload for s in left] == [{"no": "branch"}]
 
 
@@ -229,7 +230,7 @@ def test_a_conflict_with_main_still_names_the_entries_ahead(repo: Path, clock) -
 
 
 def test_every_pending_entry_is_predicted_by_default(repo: Path, clock) -> None:
-    queue = MergeQueue(repo, clock, MergeQueueSettings(test_command=["true"]))
+    queue = MergeQueue(Project(repo, clock), MergeQueueSettings(test_command=["true"]))
     for n in range(60):
         queue.add(f"feat/missing-{n}")
     predictions = queue.predict()

@@ -11,7 +11,7 @@ import pytest
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.merge_queue import build_queue
-from runeconsole.services.merge_predictions import ConflictPredictor
+from runeconsole.services.merge_queue import ConflictPredictor
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane

@@ -1,4 +1,4 @@
-"""Sub-agent output gates (seed 003)."""
+"""Sub-agent output gates."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def session(tmp_path: Path) -> Path:
         (f"a\n{SENTINEL}", None),
         (f"{SENTINEL}\r\n", None),
         (f"a\r\n{SENTINEL}\r\n", None),
-        # seed 003: "the exact line <!-- AGENT_COMPLETE --> as the last line"
+        # the gate wants "the exact line <!-- AGENT_COMPLETE --> as the last line"
         (f"a\n{SENTINEL}\n\n  \n", "not the exact last line"),
         (f"a\n{SENTINEL}\n\n", "not the exact last line"),
         (f"a\n{SENTINEL}  \n", "not the exact last line"),

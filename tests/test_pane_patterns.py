@@ -24,6 +24,11 @@ EXPECTED = {
     "answered_permission_scrolled": (41, False, None, None, "investigation"),
     "plan_mode": (None, False, None, None, "planning"),
     "idle_asked_in_text": (33, False, "question", "The migration ran cleanly", None),
+    # The real Claude Code 2.1.328 (python -m tests.claude_binary capture)
+    "claude_question_dialog": (None, False, "question", "Which hash should the auth", None),
+    "claude_permission_prompt": (None, False, "permission", "Do you want to proceed?", None),
+    "claude_busy": (None, False, None, None, None),
+    "claude_idle": (None, False, None, None, None),
 }
 
 
@@ -44,6 +49,21 @@ def test_sample_pane(sample: str) -> None:
         assert reading.prompt is not None and reading.prompt.startswith(prompt)
     if phase is not None:
         assert reading.phase == phase
+
+
+def test_the_real_binarys_busy_screen_is_busy() -> None:
+    assert read_pane((PANES / "claude_busy.txt").read_text()).busy
+    assert not read_pane((PANES / "claude_idle.txt").read_text()).busy
+
+
+def test_a_newer_assistant_block_marked_with_a_dot_ends_an_older_prompt() -> None:
+    """2.1.328 marks assistant blocks with ●: what is above the last one is history."""
+    dialog = (PANES / "claude_question_dialog.txt").read_text()
+    answered = dialog.replace("Enter to select", "") + "\n● Noted: argon2 it is.\n"
+    reading = read_pane(answered)
+    assert reading.waiting_for_input is None and not reading.menu
+    asked = read_pane((PANES / "claude_idle.txt").read_text() + "\n● Shall I add tests too?\n")
+    assert (asked.waiting_for_input, asked.prompt) == ("question", "Shall I add tests too?")
 
 
 def test_busy_agent_is_not_waiting_even_with_a_question_in_view() -> None:
@@ -82,6 +102,10 @@ MENUS = {
     "idle_asked_in_text": (False, False),  # asked in prose: the input box is free
     "answered_permission_scrolled": (False, False),
     "working_context_low": (False, False),
+    "claude_question_dialog": (True, True),
+    "claude_permission_prompt": (True, True),
+    "claude_busy": (False, False),
+    "claude_idle": (False, False),
 }
 
 

@@ -1,4 +1,4 @@
-"""Worker questions: files as seed 001 writes them, the cap, the task check, and races."""
+"""Worker questions: files as Rune writes them, the cap, the task check, and races."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tasks import TaskStore
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.files import atomic_write_bytes
+from runeconsole.services.project import Project
 from runeconsole.services.questions import (
     AUTO_TIMEOUT,
     CAP_EXCEEDED,
@@ -43,7 +44,7 @@ def claude_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def relay(project: Path, clock: ManualClock, claude_dir: Path) -> Questions:
-    return Questions(project, clock, RelaySettings(), TaskStore())
+    return Questions(Project(project, clock), RelaySettings(), TaskStore())
 
 
 def request(task: str = "task-3", worker: str | None = "rune-smith-1", **kw: object) -> AskRequest:
@@ -90,7 +91,7 @@ def test_ask_writes_the_seed_format_in_a_private_directory(relay: Questions, pro
     assert body["options"].split(", B:")[0] == "A: Use bcrypt (already in deps)"
     assert body["worker_name"] == "rune-smith-1"
     assert body["asked_at"] == "2026-02-26T12:00:00Z"
-    assert body["auto_answer_at"] == "2026-02-26T12:03:00.000Z"
+    assert body["auto_answer_at"] == "2026-02-26T12:02:00.000Z"  # the default 120 s
     assert [p.name for p in directory.iterdir()] == ["task-3.q1.question"]
     assert question.id == f"{SIGNAL_DIR}/task-3.q1"
 
@@ -101,7 +102,7 @@ def test_sequence_numbers_come_from_the_files(relay: Questions, project: Path) -
     assert relay.ask(request(task="task-4"))[0].seq == 1
     # A foreign writer's q7 (question or answer alone) moves the counter on.
     atomic_write_bytes(signal_dir(project) / "task-3.q7.answer", b"{}")
-    restarted = Questions(project, relay.clock, RelaySettings(), TaskStore())
+    restarted = Questions(Project(project, relay.clock), RelaySettings(), TaskStore())
     assert restarted.ask(request(worker="third"))[0].seq == 8
 
 
@@ -151,7 +152,7 @@ def test_signal_dir_by_name_or_path_under_the_signals_directory(
         with pytest.raises(InvalidInput):
             relay.resolve_signal_dir(given)
     # without one: the newest rune-work-* directory, else a new one named by the time
-    assert relay.resolve_signal_dir(None).name == "rune-work-20260226T120000Z"
+    assert relay.resolve_signal_dir(None).name == "rune-work-20260226-120000"  # as Rune names it
     (project / inside).mkdir(parents=True)
     assert relay.resolve_signal_dir(None) == project / inside
 
@@ -207,7 +208,9 @@ def test_auto_answer_picks_option_a_only_when_due(relay: Questions, clock: Manua
 
 
 def test_no_auto_answer_when_disabled(project: Path, clock: ManualClock, claude_dir: Path) -> None:
-    relay = Questions(project, clock, RelaySettings(auto_answer_on_timeout=False), TaskStore())
+    relay = Questions(
+        Project(project, clock), RelaySettings(auto_answer_on_timeout=False), TaskStore()
+    )
     question, _ = relay.ask(request())
     assert question.deadline is None
     clock.advance(10_000)
@@ -291,6 +294,13 @@ def test_cli_exit_codes_for_discarded_and_disabled(
     talisman = project / ".claude" / "talisman.yml"
     atomic_write_bytes(talisman, b"question_relay:\n  enabled: false\n")
     assert cli(*ask[:-1], "--task", "task-4").code == 3
+    disabled = cli(*ask, "--task", "task-4")
+    assert disabled.code == 3 and disabled.json() == {
+        "task_id": "task-4",
+        "answer": None,
+        "decided_by": None,
+        "disabled": True,
+    }
     atomic_write_bytes(talisman, b"question_relay:\n  timout_seconds: 5\n")
     result = cli(*ask[:-1], "--task", "task-4", "--timeout", "0.2")
     assert result.code == 0 and "question_relay.timout_seconds is not a setting" in result.err
@@ -393,7 +403,7 @@ def test_unusable_timeouts_are_refused_before_anything_is_written(
 def test_wait_picks_up_an_open_question_after_a_restart(
     project: Path, claude_dir: Path, cli: Callable
 ) -> None:
-    relay = Questions(project)
+    relay = Questions(Project(project))
     question, _ = relay.ask(request(timeout_seconds=3600))
     # The orchestrator lost its `ask`; it waits on the question instead of asking again.
     result = cli("question", "wait", question.id, "--root", str(project), "--timeout", "0.3")
@@ -489,7 +499,7 @@ def test_ask_blocks_until_the_operator_answers(project: Path, claude_dir: Path) 
         question_id = asked_id(process)
         time.sleep(0.3)
         assert process.poll() is None
-        Questions(project).answer(question_id, option="B")
+        Questions(Project(project)).answer(question_id, option="B")
         out, _ = process.communicate(timeout=10)
     finally:
         process.kill()
@@ -552,7 +562,9 @@ RACES = 1000
 def _contender(
     root: str, role: str, ids: list[str], barrier: object, results: object
 ) -> None:  # pragma: no cover - runs in a child process
-    relay = Questions(Path(root), ManualClock(), RelaySettings(), TaskStore(Path(root) / "none"))
+    relay = Questions(
+        Project(Path(root), ManualClock()), RelaySettings(), TaskStore(Path(root) / "none")
+    )
     questions = [relay.get(question_id) for question_id in ids]
     won, lost = [], []
     for question in questions:

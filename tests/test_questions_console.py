@@ -18,6 +18,7 @@ from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tasks import TaskStore
 from runeconsole.demo.questions import SIGNAL_DIR, scene_questions
+from runeconsole.services.project import Project
 from runeconsole.services.questions import (
     Answer,
     AskRequest,
@@ -158,7 +159,7 @@ async def test_new_blocking_question_rings_and_toasts(scene: Questions) -> None:
         pane(app).apply_changes({quiet.path})
         await pilot.pause()
         assert len(bells) == 1
-        assert toasts == ["task-11 (rune-smith-4): Which queue?"]
+        assert toasts == ["task-11 (rune-smith-4): Which queue? — press a to answer"]
         assert " questions 5 " in app.query_one("#status", Static).render().plain + " "
         # blocking rows stay ahead of non-blocking ones
         keys = short_keys(app)
@@ -171,7 +172,7 @@ async def test_empty_pane_says_so(project: Path, clock: ManualClock) -> None:
         await show_questions(pilot)
         note = app.query_one("#questions-empty")
         assert note.display
-        relay = Questions(project, clock, RelaySettings(), TaskStore(project / "no-tasks"))
+        relay = Questions(Project(project, clock), RelaySettings(), TaskStore(project / "no-tasks"))
         pane(app).apply_changes({ask(relay, "task-1", "Port?", worker="w").path})
         assert not note.display and short_keys(app) == ["task-1.q1"]
 
@@ -207,7 +208,7 @@ async def test_worker_text_is_shown_as_written_not_as_markup(
 ) -> None:
     root = tmp_path / "project"
     git.init_repo(root)
-    relay = Questions(root, clock, RelaySettings(), TaskStore(root / "no-tasks"))
+    relay = Questions(Project(root, clock), RelaySettings(), TaskStore(root / "no-tasks"))
     text = "Use [bold]x[/] or [/]y?"
     ask(relay, "task-1", text, worker="w", options=["A: [red]", "B: [/]"], context="[link=x]")
     app = console(relay)
@@ -295,7 +296,7 @@ async def test_countdown_runs_in_the_modal_and_the_timeout_closes_it(
 async def test_a_question_overdue_when_first_seen_is_resurfaced_not_decided(
     scene: Questions,
 ) -> None:
-    """Left by an orchestrator that is gone: the operator gets a fresh timeout (seed 001)."""
+    """Left by an orchestrator that is gone: the operator gets a fresh timeout."""
     clock: ManualClock = scene.clock  # type: ignore[assignment]
     clock.advance(3600)  # every scene question is long past its deadline
     app = console(scene)
@@ -305,7 +306,7 @@ async def test_a_question_overdue_when_first_seen_is_resurfaced_not_decided(
         await pilot.pause()
         assert answer_of(scene, "task-3.q1") is None
         assert any("re-surfaced" in n.title for n in app._notifications)
-        timeout = scene.settings.timeout_seconds
+        timeout = pane(app).questions.settings.timeout_seconds  # the console's own setting
         question = pane(app).open[f"{SIGNAL_DIR}/task-3.q1"]
         assert question.seconds_left(clock.now()) == pytest.approx(timeout)
         clock.advance(timeout + 1)

@@ -11,6 +11,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.files import atomic_write_bytes
+from runeconsole.services.project import Project
 from runeconsole.services.registry import LivenessSettings, Registry
 from runeconsole.services.signals import Signals
 
@@ -31,7 +32,7 @@ HARNESS_IDENTITY = {
 
 
 def test_register_writes_union_of_fields_and_signals(project: Path, clock: ManualClock) -> None:
-    registry = Registry(project, clock)
+    registry = Registry(Project(project, clock))
     record = registry.register("worker", "parser", tmux_session="rune-w", pid=42, node_id="n1")
     fields = json.loads(registry.path_for("worker-parser").read_text())
     assert fields["agent_id"] == "worker-parser-20260226T120000Z"
@@ -49,13 +50,13 @@ def test_register_writes_union_of_fields_and_signals(project: Path, clock: Manua
     ):
         assert name in fields
     assert record.liveness == "green" and record.status == "active"
-    [signal] = Signals(project).pending()
+    [signal] = Signals(Project(project)).pending()
     assert signal.signal_type == "AGENT_REGISTERED"
     assert signal.payload["agent_id"] == fields["agent_id"]
 
 
 def test_liveness_thresholds_follow_the_clock(project: Path, clock: ManualClock) -> None:
-    registry = Registry(project, clock, LivenessSettings(60, 300))
+    registry = Registry(Project(project, clock), LivenessSettings(60, 300))
     registry.register("worker", "a")
     expected = [(119, "green"), (1, "yellow"), (179, "yellow"), (1, "red")]
     for step, colour in expected:
@@ -67,14 +68,14 @@ def test_liveness_thresholds_follow_the_clock(project: Path, clock: ManualClock)
 
 
 def test_crash_once_and_terminate(project: Path, clock: ManualClock) -> None:
-    registry = Registry(project, clock)
+    registry = Registry(Project(project, clock))
     registry.register("worker", "a")
     record, changed = registry.mark_crashed("worker-a", "session vanished")
     again, changed_again = registry.mark_crashed("worker-a")
     assert (changed, changed_again) == (True, False)
     assert record.liveness == again.liveness == "red"
     assert record.get("metadata")["crashed_reason"] == "session vanished"
-    crashes = Signals(project).pending(signal_type="AGENT_CRASHED")
+    crashes = Signals(Project(project)).pending(signal_type="AGENT_CRASHED")
     assert len(crashes) == 1
     with pytest.raises(RuneError, match="crashed"):
         registry.heartbeat("worker-a")
@@ -85,7 +86,7 @@ def test_crash_once_and_terminate(project: Path, clock: ManualClock) -> None:
 
 
 def test_reads_harness_file_unchanged(project: Path, clock: ManualClock) -> None:
-    registry = Registry(project, clock)
+    registry = Registry(Project(project, clock))
     path = registry.paths.identities / "orchestrator-impl_auth.json"
     atomic_write_bytes(path, json.dumps(HARNESS_IDENTITY).encode())
     [record] = registry.list()
@@ -100,7 +101,7 @@ def test_reads_harness_file_unchanged(project: Path, clock: ManualClock) -> None
 
 
 def test_unreadable_files_become_red_records(project: Path, clock: ManualClock) -> None:
-    registry = Registry(project, clock)
+    registry = Registry(Project(project, clock))
     registry.register("worker", "ok")
     atomic_write_bytes(registry.paths.identities / "worker-bad.json", b'{"agent_id": "w')
     atomic_write_bytes(registry.paths.identities / "worker-list.json", b"[]")
@@ -117,7 +118,7 @@ def test_unreadable_files_become_red_records(project: Path, clock: ManualClock) 
 
 
 def test_respawn_chain_keeps_predecessors(project: Path, clock: ManualClock) -> None:
-    registry = Registry(project, clock)
+    registry = Registry(Project(project, clock))
     first = registry.register("orchestrator", "auth")
     registry.mark_crashed("orchestrator-auth")
     clock.advance(5)
@@ -135,7 +136,7 @@ def test_respawn_chain_keeps_predecessors(project: Path, clock: ManualClock) -> 
 
 
 def test_a_successor_in_the_same_second_gets_its_own_id(project: Path, clock: ManualClock) -> None:
-    registry = Registry(project, clock)
+    registry = Registry(Project(project, clock))
     first = registry.register("orchestrator", "auth")
     registry.mark_crashed("orchestrator-auth")
     second = registry.register("orchestrator", "auth", predecessor_id=first.get("agent_id"))
@@ -151,7 +152,7 @@ def test_links_out_of_the_root_are_neither_read_nor_written(
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.json").write_text('{"agent_id": "x", "secret": "outside-root-data"}')
-    registry = Registry(project, clock)
+    registry = Registry(Project(project, clock))
     registry.paths.identities.mkdir(parents=True)
     (registry.paths.identities / "evil-link.json").symlink_to(outside / "secret.json")
     (registry.paths.identities / "worker-dir.json").mkdir()
@@ -168,7 +169,7 @@ def test_links_out_of_the_root_are_neither_read_nor_written(
 
 
 def test_a_lost_signal_is_an_error_not_silence(project: Path, clock: ManualClock) -> None:
-    registry = Registry(project, clock)
+    registry = Registry(Project(project, clock))
     registry.paths.signals.parent.mkdir(parents=True)
     registry.paths.signals.write_text("not a directory")
     with pytest.raises(RuneError, match="AGENT_REGISTERED signal could not be written") as caught:
@@ -177,14 +178,14 @@ def test_a_lost_signal_is_an_error_not_silence(project: Path, clock: ManualClock
 
 
 def test_future_heartbeats_do_not_vouch_for_an_agent(project: Path, clock: ManualClock) -> None:
-    registry = Registry(project, clock)
+    registry = Registry(Project(project, clock))
     registry.register("worker", "a")
     registry.update("worker-a", {"last_seen": "2999-01-01T00:00:00Z", "last_heartbeat": None})
     assert registry.get("worker-a").liveness == "yellow"
 
 
 def test_a_value_that_is_not_json_is_unreadable(project: Path, clock: ManualClock) -> None:
-    registry = Registry(project, clock)
+    registry = Registry(Project(project, clock))
     atomic_write_bytes(registry.paths.identities / "worker-nan.json", b'{"x": NaN}')
     assert "NaN is not a JSON value" in (registry.list()[0].error or "")
 
@@ -192,7 +193,7 @@ def test_a_value_that_is_not_json_is_unreadable(project: Path, clock: ManualCloc
 @pytest.mark.parametrize("name", ["../x", "a/b", "", "x;ls", "a b"])
 def test_bad_names_write_nothing(project: Path, name: str) -> None:
     with pytest.raises(InvalidInput):
-        Registry(project).register("worker", name)
+        Registry(Project(project)).register("worker", name)
     assert not (project / ".claude").exists()
 
 
@@ -230,7 +231,7 @@ def test_writer_killed_mid_write_never_leaves_a_torn_file(project: Path) -> None
 
     from runeconsole.core.files import read_json_object
 
-    registry = Registry(project)
+    registry = Registry(Project(project))
     registry.register("worker", "victim")
     path = registry.path_for("worker-victim")
     rng = random.Random(5)
@@ -255,7 +256,7 @@ def test_writer_killed_mid_write_never_leaves_a_torn_file(project: Path) -> None
 def test_ending_a_named_identity_leaves_a_stopped_or_replaced_one_alone(
     project: Path, clock: ManualClock
 ) -> None:
-    registry = Registry(project, clock)
+    registry = Registry(Project(project, clock))
     first = registry.register("worker", "a").get("agent_id")
     registry.mark_terminated("worker-a", "killed by the operator")
     record, changed = registry.mark_crashed("worker-a", "session gone", agent_id=first)
@@ -266,5 +267,5 @@ def test_ending_a_named_identity_leaves_a_stopped_or_replaced_one_alone(
     assert (record.get("agent_id"), record.status, changed) == (second, "active", False)
     record, changed = registry.mark_crashed("worker-a", "session gone", agent_id=second)
     assert (record.status, changed) == ("crashed", True)
-    crashes = Signals(project).pending(signal_type="AGENT_CRASHED")
+    crashes = Signals(Project(project)).pending(signal_type="AGENT_CRASHED")
     assert [s.payload["agent_id"] for s in crashes] == [second]

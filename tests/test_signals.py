@@ -12,12 +12,13 @@ import pytest
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 from tests.conftest import cli_env
 
 
 def test_signal_file_name_and_body(project: Path, clock: ManualClock) -> None:
-    signals = Signals(project, clock)
+    signals = Signals(Project(project, clock))
     sent = signals.send("AGENT_CRASHED", "runeconsole", "orchestrator-auth", {"key": "x"})
     stamp, source, target, kind = sent.path.name[: -len(".json")].split("-")
     assert (source, target, kind) == ("runeconsole", "orchestrator_auth", "AGENT_CRASHED")
@@ -27,13 +28,13 @@ def test_signal_file_name_and_body(project: Path, clock: ManualClock) -> None:
         "source": "runeconsole",
         "target": "orchestrator-auth",
         "signal_type": "AGENT_CRASHED",
-        "timestamp": "2026-02-26T12:00:00Z",
+        "timestamp": "20260226T120000Z",  # the harness's own form
         "payload": {"key": "x"},
     }
 
 
 def test_ten_thousand_signals_in_one_second_are_all_kept(project: Path) -> None:
-    signals = Signals(project, ManualClock())  # the clock never moves: one instant
+    signals = Signals(Project(project, ManualClock()))  # the clock never moves: one instant
     for n in range(10_000):
         signals.send("GUIDANCE", "guardian", "runner", {"n": n})
     files = os.listdir(signals.directory)
@@ -46,7 +47,8 @@ def test_concurrent_processes_never_overwrite(project: Path) -> None:
     script = (
         "import sys; from pathlib import Path; from runeconsole.adapters.clock import ManualClock;"
         "from runeconsole.services.signals import Signals;"
-        "s = Signals(Path(sys.argv[1]), ManualClock());"
+        "from runeconsole.services.project import Project;"
+        "s = Signals(Project(Path(sys.argv[1]), ManualClock()));"
         "[s.send('MERGE_READY', 'runner', 'guardian', {'p': sys.argv[2], 'n': n})"
         " for n in range(300)]"
     )
@@ -55,13 +57,13 @@ def test_concurrent_processes_never_overwrite(project: Path) -> None:
         for p in range(4)
     ]
     assert all(p.wait(timeout=120) == 0 for p in procs)
-    assert len(Signals(project).pending(signal_type="MERGE_READY")) == 1200
+    assert len(Signals(Project(project)).pending(signal_type="MERGE_READY")) == 1200
 
 
 def test_pending_filters_and_consume_moves_without_replacing(
     project: Path, clock: ManualClock
 ) -> None:
-    signals = Signals(project, clock)
+    signals = Signals(Project(project, clock))
     first = signals.send("MERGE_READY", "runner", "guardian")
     signals.send("GUIDANCE", "guardian", "runner")
     assert [s.path for s in signals.pending(signal_type="MERGE_READY")] == [first.path]
@@ -77,7 +79,7 @@ def test_pending_filters_and_consume_moves_without_replacing(
 
 
 def test_unreadable_signal_is_reported_not_raised(project: Path, clock: ManualClock) -> None:
-    signals = Signals(project, clock)
+    signals = Signals(Project(project, clock))
     signals.directory.mkdir(parents=True)
     (signals.directory / "20260101T000000Z-a-b-GUIDANCE.json").write_text("{nope")
     [bad] = signals.pending()
@@ -90,5 +92,5 @@ def test_unreadable_signal_is_reported_not_raised(project: Path, clock: ManualCl
 )
 def test_bad_signal_names_are_refused(project: Path, kind: str, source: str, target: str) -> None:
     with pytest.raises(InvalidInput):
-        Signals(project).send(kind, source, target)
-    assert not Signals(project).directory.exists()
+        Signals(Project(project)).send(kind, source, target)
+    assert not Signals(Project(project)).directory.exists()

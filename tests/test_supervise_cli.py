@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.adapters.tmux import Tmux, process_alive
+from runeconsole.adapters.tmux import Tmux
+from runeconsole.core.pids import pid_alive
 from runeconsole.services.hooks import Hooks
+from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import (
     SOCKET_ENV,
@@ -30,7 +32,7 @@ def test_spawn_kill_monitor_respawn_via_cli(project: Path, tmux_socket: str, cli
     )  # fmt: skip
     assert spawned.code == 0, spawned.err
     data = spawned.json()
-    assert data["tmux_session"] == "rune-worker-cli" and process_alive(data["pid"])
+    assert data["tmux_session"] == "rune-worker-cli" and pid_alive(data["pid"])
     assert Tmux(tmux_socket).has_session("rune-worker-cli")
 
     Tmux(tmux_socket).kill_session("rune-worker-cli")
@@ -73,7 +75,7 @@ def test_handoff_via_cli_subprocess(project: Path, tmux_socket: str, run_cli: Ca
     assert result.returncode == 0, result.stderr
     assert "handoff exited" in result.stdout or "handoff hook_updated" in result.stdout
     assert "successor orchestrator-cli-" in result.stdout
-    assert Registry(project).get(key).get("predecessor_id")
+    assert Registry(Project(project)).get(key).get("predecessor_id")
 
 
 def test_usage_errors(project: Path, tmux_socket: str, cli: Callable) -> None:
@@ -98,11 +100,11 @@ def test_kill_goes_to_the_agents_own_server_or_refuses_a_named_other(
     named = cli("kill", "worker-far", "--root", str(project), "--tmux-socket", other_tmux_socket)
     assert named.code == 1
     assert f"runs on tmux server {tmux_socket}, not {other_tmux_socket}" in named.err
-    assert process_alive(pid) and Registry(project).get("worker-far").status == "active"
+    assert pid_alive(pid) and Registry(Project(project)).get("worker-far").status == "active"
     monkeypatch.setenv(SOCKET_ENV, other_tmux_socket)  # configured elsewhere, not named
     killed = cli("kill", "worker-far", "--root", str(project))
     assert (killed.code, killed.out.strip()) == (0, "worker-far: terminated")
-    assert not process_alive(pid) and not Tmux(tmux_socket).has_session("rune-worker-far")
+    assert not pid_alive(pid) and not Tmux(tmux_socket).has_session("rune-worker-far")
 
 
 def test_spawn_over_an_old_hook_keeps_it_and_says_where(
@@ -111,7 +113,7 @@ def test_spawn_over_an_old_hook_keeps_it_and_says_where(
     base = ("--root", str(project), "--tmux-socket", tmux_socket)
     first = cli("spawn", *base, "--role", "worker", "--name", "again", "--json", "--", *sleeper())
     assert first.code == 0, first.err
-    hooks = Hooks(project)
+    hooks = Hooks(Project(project))
     first_hook = hooks.get("worker-again").get("hook_id")
     hooks.update("worker-again", instructions="resume at the lexer")
     assert cli("kill", "worker-again", *base).code == 0
@@ -132,7 +134,7 @@ def test_one_monitor_for_as_long_as_it_runs_and_a_killed_one_frees_the_lock(
         [sys.executable, "-m", "runeconsole", "monitor", *base, "--interval", "0.2"],
         env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    supervisor = Supervisor(project, settings=SupervisorSettings(socket_name=tmux_socket))
+    supervisor = Supervisor(Project(project), settings=SupervisorSettings(socket_name=tmux_socket))
     try:
         wait_for_monitor(supervisor, first.pid)
         busy = f"another monitor (pid {first.pid}) is running"

@@ -12,13 +12,15 @@ from pathlib import Path
 import pytest
 
 from runeconsole.adapters.clock import ManualClock
-from runeconsole.adapters.tmux import Tmux, process_alive
+from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import RuneError
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.core.locks import locked
+from runeconsole.core.pids import pid_alive
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.pane_patterns import PaneReading
+from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.signals import Signals
 from runeconsole.services.supervisor import (
@@ -34,7 +36,7 @@ from tests.tmux_helpers import fake_agent, monitoring, printer, sleeper, wait_fo
 
 def make_supervisor(root: Path, socket: str, **settings: object) -> Supervisor:
     chosen = SupervisorSettings(socket_name=socket, **settings)  # type: ignore[arg-type]
-    return Supervisor(root, settings=chosen, tmux=Tmux(socket, config_file="/dev/null"))
+    return Supervisor(Project(root), settings=chosen, tmux=Tmux(socket, config_file="/dev/null"))
 
 
 @pytest.fixture
@@ -43,7 +45,7 @@ def supervisor(project: Path, tmux_socket: str) -> Supervisor:
 
 
 def signals(root: Path, signal_type: str) -> list[dict]:
-    return [s.payload for s in Signals(root).pending(signal_type=signal_type)]
+    return [s.payload for s in Signals(Project(root)).pending(signal_type=signal_type)]
 
 
 def exited(supervisor: Supervisor, session: str) -> bool:
@@ -61,12 +63,12 @@ def test_spawn_records_session_pid_command_and_initial_hook(
     supervisor: Supervisor, project: Path
 ) -> None:
     result = supervisor.spawn("worker", "parser", sleeper(), node_id="impl_search", bead_id="bd-7")
-    record = Registry(project).get("worker-parser")
+    record = Registry(Project(project)).get("worker-parser")
     assert record.get("tmux_session") == result.tmux_session == "rune-worker-parser"
-    assert record.get("pid") == result.pid and process_alive(result.pid)
+    assert record.get("pid") == result.pid and pid_alive(result.pid)
     assert record.get("metadata")["command"] == sleeper()
     assert record.worktree == str(project.resolve())
-    hook = Hooks(project).get("worker-parser")
+    hook = Hooks(Project(project)).get("worker-parser")
     assert (hook.get("current_node"), hook.get("current_bead")) == ("impl_search", "bd-7")
     assert hook.work_phase == "investigation"
     with pytest.raises(RuneError, match="already running"):
@@ -79,7 +81,7 @@ def test_killed_session_is_crashed_once_and_respawned_with_wisdom(
     key = "orchestrator-auth"
     first = supervisor.spawn("orchestrator", "auth", fake_agent(key, project, "--ask-every", "0"))
     wait_for(lambda: "Phase: investigation" in screen_of(supervisor, key))
-    Hooks(project).update(key, work_phase="testing", summary="token refresh endpoint")
+    Hooks(Project(project)).update(key, work_phase="testing", summary="token refresh endpoint")
     supervisor.tmux.kill_session(first.tmux_session)
 
     report = supervisor.monitor_step()
@@ -88,7 +90,7 @@ def test_killed_session_is_crashed_once_and_respawned_with_wisdom(
     assert supervisor.monitor_step().crashed == []
     crashes = signals(project, "AGENT_CRASHED")
     assert [c["agent_id"] for c in crashes] == [first.record.get("agent_id")]
-    assert Registry(project).get(key).status == "crashed"
+    assert Registry(Project(project)).get(key).status == "crashed"
 
     second = supervisor.respawn(key)
     predecessor = first.record.get("agent_id")
@@ -104,11 +106,11 @@ def test_killed_session_is_crashed_once_and_respawned_with_wisdom(
     from_file = f"Resuming. You are a continuation of {predecessor}"  # via the env var's file
     wait_for(lambda: from_file in screen_of(supervisor, key))
     # Typed by the monitor once the new pane has drawn and shows no prompt, never blind.
-    assert Registry(project).get(key).get("metadata")["pending_input"]
+    assert Registry(Project(project)).get(key).get("metadata")["pending_input"]
     typed = f"> You are a continuation of {predecessor}"
     wait_for(lambda: supervisor.monitor_step() and typed in screen_of(supervisor, key))
-    assert not Registry(project).get(key).get("metadata")["pending_input"]
-    assert [r.get("agent_id") for r in Registry(project).chain(key)] == [
+    assert not Registry(Project(project)).get(key).get("metadata")["pending_input"]
+    assert [r.get("agent_id") for r in Registry(Project(project)).chain(key)] == [
         second.record.get("agent_id"),
         predecessor,
     ]
@@ -132,7 +134,7 @@ def test_exit_is_judged_by_how_it_ended(
     assert (report.terminated, report.crashed) == (
         (["worker-done"], []) if outcome == "terminated" else ([], ["worker-done"])
     )
-    record = Registry(project).get("worker-done")
+    record = Registry(Project(project)).get("worker-done")
     assert record.status == outcome
     assert record.get("metadata")[f"{outcome}_reason"] == reason
     assert len(signals(project, "AGENT_CRASHED")) == (outcome == "crashed")
@@ -154,15 +156,15 @@ def test_clean_handoff_saves_hook_exits_and_respawns(supervisor: Supervisor, pro
     assert result.waited_seconds < 15
     assert result.uncommitted == ["invoice.py"]
     assert (project / "invoice.py").read_text() == "unsaved = True\n"  # work left in place
-    hook = Hooks(project).get(key)
+    hook = Hooks(Project(project)).get(key)
     assert "saved at handoff" in hook.get("work_summary")
     assert hook.files_modified == ["invoice.py"]
-    assert not process_alive(first.pid)
+    assert not pid_alive(first.pid)
     successor = result.successor
     assert successor is not None
     assert successor.record.get("predecessor_id") == first.record.get("agent_id")
     assert "- invoice.py" in successor.wisdom
-    archived = Registry(project).find_by_agent_id(first.record.get("agent_id"))
+    archived = Registry(Project(project)).find_by_agent_id(first.record.get("agent_id"))
     assert archived.status == "terminated"
     assert [len(signals(project, t)) for t in ("HANDOFF_REQUESTED", "HANDOFF_COMPLETE")] == [1, 1]
     assert signals(project, "ORCHESTRATOR_STUCK") == []
@@ -183,13 +185,13 @@ def test_hung_handoff_is_force_killed_after_the_timeout(
 
     assert result.outcome == "forced"
     assert 1.0 <= result.waited_seconds < 5
-    assert not process_alive(first.pid)  # survived the hang-up, not the kill
+    assert not pid_alive(first.pid)  # survived the hang-up, not the kill
     assert HANDOFF_MESSAGE in supervisor.last_screen(first.record.get("agent_id"))
     stuck = signals(project, "ORCHESTRATOR_STUCK")
     assert [s["agent_id"] for s in stuck] == [first.record.get("agent_id")]
     assert signals(project, "HANDOFF_COMPLETE")[0]["outcome"] == "forced"
     assert result.successor is not None
-    assert Registry(project).get(key).get("predecessor_id") == first.record.get("agent_id")
+    assert Registry(Project(project)).get(key).get("predecessor_id") == first.record.get("agent_id")
 
 
 def test_monitor_reads_context_warns_once_per_level_and_sees_prompts(
@@ -242,7 +244,7 @@ def test_high_urgency_hands_off_automatically_when_enabled(project: Path, tmux_s
         ["exited"],
         ["hook_updated"],
     )
-    successor = Registry(project).get(key)
+    successor = Registry(Project(project)).get(key)
     assert successor.get("predecessor_id") == first.record.get("agent_id")
     wait_for(lambda: "auto-compact: 100%" in screen_of(supervisor, key))
     assert supervisor.monitor_step().warnings == []
@@ -262,7 +264,7 @@ def test_medium_urgency_asks_for_a_checkpoint_when_cycling_is_on(
     assert report.handoffs_started == []
     assert [g["key"] for g in signals(project, "GUIDANCE")] == [key]
     wait_for(lambda: "Checkpoint saved to the hook." in screen_of(supervisor, key))
-    assert "(checkpoint)" in Hooks(project).get(key).summary
+    assert "(checkpoint)" in Hooks(Project(project)).get(key).summary
 
 
 def test_phase_seen_on_screen_goes_into_the_hook(supervisor: Supervisor, project: Path) -> None:
@@ -270,7 +272,7 @@ def test_phase_seen_on_screen_goes_into_the_hook(supervisor: Supervisor, project
     wait_for(lambda: "Phase: testing" in screen_of(supervisor, "worker-phases"))
     report = supervisor.monitor_step()
     assert report.phase_changes == {"worker-phases": "testing"}
-    assert Hooks(project).get("worker-phases").work_phase == "testing"
+    assert Hooks(Project(project)).get("worker-phases").work_phase == "testing"
     assert signals(project, "HOOK_UPDATED")[-1]["work_phase"] == "testing"
     assert supervisor.monitor_step().phase_changes == {}
 
@@ -294,9 +296,9 @@ def test_auto_respawn_stops_at_the_limit(project: Path, tmux_socket: str) -> Non
     second = step_until(supervisor, lambda report: report.crashed)
     assert second.respawned == []
     assert any("limit (1) reached" in error for error in second.errors)
-    assert len(Registry(project).chain("worker-loop")) == 2
+    assert len(Registry(Project(project)).chain("worker-loop")) == 2
     assert len(signals(project, "AGENT_CRASHED")) == 2
-    assert Registry(project).get("worker-loop").status == "crashed"
+    assert Registry(Project(project)).get("worker-loop").status == "crashed"
 
 
 def test_one_monitor_pass_at_a_time(supervisor: Supervisor) -> None:
@@ -314,14 +316,14 @@ def test_respawn_refuses_a_running_agent_and_kill_stops_it(
     (project / "draft.txt").write_text("keep me\n")
     record = supervisor.kill("worker-busy")
     assert record.status == "terminated"
-    assert not process_alive(spawned.pid)
+    assert not pid_alive(spawned.pid)
     assert (project / "draft.txt").exists()
-    assert Hooks(project).get("worker-busy").files_modified == ["draft.txt"]
+    assert Hooks(Project(project)).get("worker-busy").files_modified == ["draft.txt"]
     assert supervisor.monitor_step().crashed == []
 
 
 def test_agents_on_another_server_are_left_alone(supervisor: Supervisor, project: Path) -> None:
-    Registry(project).register(
+    Registry(Project(project)).register(
         "worker", "elsewhere", tmux_session="rune-x", metadata={"tmux_socket": "other-socket"}
     )
     report = supervisor.monitor_step()
@@ -378,7 +380,7 @@ def test_an_identity_registered_before_its_session_is_not_judged_yet(
     project: Path, tmux_socket: str, clock: ManualClock
 ) -> None:
     settings = SupervisorSettings(socket_name=tmux_socket)
-    supervisor = Supervisor(project, clock, settings=settings, tmux=Tmux(tmux_socket))
+    supervisor = Supervisor(Project(project, clock), settings=settings, tmux=Tmux(tmux_socket))
     supervisor.registry.register(
         "worker", "starting", tmux_session="rune-worker-starting",
         metadata={"tmux_socket": tmux_socket},
@@ -390,7 +392,9 @@ def test_an_identity_registered_before_its_session_is_not_judged_yet(
 
 def test_problems_most_urgent_first(project: Path, tmux_socket: str, clock: ManualClock) -> None:
     supervisor = Supervisor(
-        project, clock, settings=SupervisorSettings(socket_name=tmux_socket), tmux=Tmux(tmux_socket)
+        Project(project, clock),
+        settings=SupervisorSettings(socket_name=tmux_socket),
+        tmux=Tmux(tmux_socket),
     )
     registry = supervisor.registry
     for name in ("asking", "crashed", "full", "quiet", "fine"):
@@ -437,19 +441,21 @@ def test_console_talisman_is_lenient(project: Path) -> None:
         b"runeconsole:\n  heartbeat_interval_seconds: soon\n  supervisor:\n    respawn_limit: -1\n",
     )
     with pytest.raises(RuneError):
-        Supervisor(project)
-    lenient = Talisman.load(project, strict=False)
-    supervisor = Supervisor(project, talisman=lenient)
+        Supervisor(Project(project))
+    lenient = Project(project, strict=False)
+    supervisor = Supervisor(lenient)
     assert supervisor.settings.respawn_limit == 3
     assert supervisor.registry.settings.heartbeat_interval == 60
-    assert len(lenient.problems) >= 2
+    assert len(lenient.talisman.problems) >= 2
 
 
 def test_context_problems_rank_by_urgency_then_context_left(
     project: Path, tmux_socket: str, clock: ManualClock
 ) -> None:
     supervisor = Supervisor(
-        project, clock, settings=SupervisorSettings(socket_name=tmux_socket), tmux=Tmux(tmux_socket)
+        Project(project, clock),
+        settings=SupervisorSettings(socket_name=tmux_socket),
+        tmux=Tmux(tmux_socket),
     )
     registry = supervisor.registry
     lefts = {"a-low": 24, "b-low": 18, "c-medium": 14, "d-medium": 11, "e-high": 9, "f-high": 3}
@@ -483,14 +489,14 @@ def test_kills_are_never_taken_for_crashes_by_a_running_monitor(
         wait_for(lambda: len(reports) >= seen + 5)
     assert signals(project, "AGENT_CRASHED") == []
     assert [key for r in reports for key in r.crashed + [s.key for s in r.respawned]] == []
-    registry = Registry(project)
+    registry = Registry(Project(project))
     for name, first in zip(names, spawned, strict=True):
         record = registry.get(f"worker-{name}")
         assert (record.status, record.get("agent_id")) == (
             "terminated",
             first.record.get("agent_id"),
         )
-        assert not process_alive(first.pid)
+        assert not pid_alive(first.pid)
     assert operator.tmux.panes() == {}
 
 
@@ -507,7 +513,7 @@ def test_an_agent_is_acted_on_where_it_was_spawned(
     with pytest.raises(RuneError, match="still running"):
         away.respawn("worker-far")
     result = away.handoff("worker-far", timeout=0.3, respawn=False)
-    assert result.outcome == "forced" and not process_alive(first.pid)
+    assert result.outcome == "forced" and not pid_alive(first.pid)
 
     second = away.respawn("worker-far")
     assert second.record.get("metadata")["tmux_socket"] == tmux_socket
@@ -517,9 +523,9 @@ def test_an_agent_is_acted_on_where_it_was_spawned(
     named = make_supervisor(project, other_tmux_socket, socket_explicit=True)
     with pytest.raises(RuneError, match=f"on tmux server {tmux_socket}, not {other_tmux_socket}"):
         named.kill("worker-far")
-    assert process_alive(second.pid) and Registry(project).get("worker-far").status == "active"
+    assert pid_alive(second.pid) and Registry(Project(project)).get("worker-far").status == "active"
     assert away.kill("worker-far").status == "terminated"
-    assert not process_alive(second.pid) and not home.tmux.has_session("rune-worker-far")
+    assert not pid_alive(second.pid) and not home.tmux.has_session("rune-worker-far")
 
 
 ECHO = "import sys\nfor line in sys.stdin: print(line.strip(), flush=True)"
@@ -552,7 +558,9 @@ def test_only_the_agents_own_hook_update_confirms_a_handoff(
     )
     waiting.start()
     wait_for(lambda: len(signals(project, "HANDOFF_REQUESTED")) == 2)
-    Hooks(project).update("worker-saver", work_phase="testing")  # as `runeconsole hook update`
+    Hooks(Project(project)).update(
+        "worker-saver", work_phase="testing"
+    )  # as `runeconsole hook update`
     waiting.join(timeout=30)
     assert outcome == ["forced", "hook_updated"]
 
@@ -584,7 +592,7 @@ def test_checkpoint_request_waits_while_a_prompt_is_on_screen(
         supervisor, lambda _: "GUARDIAN: Context is running low" in screen_of(supervisor, key)
     )
     assert [g["key"] for g in signals(project, "GUIDANCE")] == [key]
-    assert not Registry(project).get(key).get("metadata")["pending_input"]
+    assert not Registry(Project(project)).get(key).get("metadata")["pending_input"]
 
 
 def test_handoff_declines_a_prompt_with_esc_before_asking(
@@ -597,7 +605,7 @@ def test_handoff_declines_a_prompt_with_esc_before_asking(
     assert result.outcome in ("exited", "hook_updated")
     screen = supervisor.last_screen(result.predecessor_id or "")
     assert "Declined (esc)" in screen and "Chose" not in screen
-    assert "saved at handoff" in Hooks(project).get(key).summary
+    assert "saved at handoff" in Hooks(Project(project)).get(key).summary
 
 
 def test_handoff_never_types_into_a_menu_it_cannot_decline(

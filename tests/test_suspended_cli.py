@@ -139,7 +139,7 @@ def test_checkpoint_list_and_resume(project: Path, cli: Callable, chome: Path) -
     assert done.code == 0
     assert done.json()["resume_from"] == "design_extraction"  # added pending by v18
     saved = json.loads(path.read_text())
-    assert saved["schema_version"] == 19 and saved["owner_pid"] == 77
+    assert saved["schema_version"] == 20 and saved["owner_pid"] == 77
     assert saved["config_dir"] == str(chome)
 
 

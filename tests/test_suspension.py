@@ -1,4 +1,4 @@
-"""Context files (seed 000): writing, the hash, every verdict, resume and the injection."""
+"""Context files: writing, the hash, every verdict, resume and the injection."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from runeconsole.services.suspension import (
 )
 from tests.suspended_helpers import modify, suspension, task_file, write_context
 
-# A context file laid out as the Rune plugin writes it (seed 000), hash left to fill in.
+# A context file laid out as the Rune plugin writes it, hash left to fill in.
 RUNE_FILE = """---
 # Context preservation schema v1
 task_id: 7
@@ -166,7 +166,7 @@ def test_stashed_work_is_stale_as_the_seed_compares_but_the_stash_is_named(
     assert [m for _, m in git.stash_list(project)] == [stash]
     assert git.changed_files(project) == []
     service = suspension(project, clock)
-    # Seed 000 2D / 002 7a compare with `git diff --name-only HEAD --` only: the stashed
+    # Rune's resume compares with `git diff --name-only HEAD --` only: the stashed
     # file is not in the work tree, so the context is advisory; the hint says where it is.
     record = service.read(path, service.git_view())
     assert record.verdict == STALE and record.diverged == ["src/parser.py"]
@@ -662,7 +662,7 @@ def test_settings_from_talisman(project: Path) -> None:
         SuspensionSettings.from_talisman(Talisman.load(project))
 
 
-# -- the Claude Code task file (seed 000 steps 6 and 2D, seed 002 step 7a) ----------------------
+# -- the Claude Code task file: after suspend, resume, the resume gate and a cold start -------
 
 CONTEXT_KEY = "tmp/work/20260226-014400/context/arc-1700000000000/7.md"
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.adapters.tmux import Tmux, process_alive
+from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import RuneError
+from runeconsole.core.pids import pid_alive
 from tests.tmux_helpers import printer, sleeper, wait_for
 
 
@@ -25,7 +26,7 @@ def test_session_runs_argument_list_with_cwd_and_env_without_a_shell(
     pane = tmux.new_session(
         "agent", [sys.executable, "-c", script], cwd=tmp_path, env={"RC_X": "$(echo hi);`id`"}
     )
-    assert pane.pid and process_alive(pane.pid)
+    assert pane.pid and pid_alive(pane.pid)
     assert tmux.has_session("agent") and not tmux.has_session("agen")
     wait_for(lambda: f"{tmp_path} $(echo hi);`id`" in tmux.capture(pane.pane_id))
 
@@ -85,10 +86,10 @@ def test_switch_client_outside_tmux_says_how_to_attach(
         tmux.switch_client("agent")
 
 
-def test_process_alive() -> None:
-    assert process_alive(os.getpid())
-    assert not process_alive(None)
-    assert not process_alive(2**22 + 12345)
+def test_pid_alive() -> None:
+    assert pid_alive(os.getpid())
+    assert not pid_alive(None)
+    assert not pid_alive(2**22 + 12345)
 
 
 def test_an_unusable_server_is_an_error_not_an_empty_fleet(tmp_path: Path) -> None:

@@ -39,24 +39,6 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def process_start(pid: int) -> int | None:
-    """When ``pid`` started (clock ticks after boot, ``/proc/PID/stat``); ``None`` if it is
-    gone, a zombie, or there is no ``/proc``.
-
-    A pid with its start time names one process: a later process that reuses the id
-    has another start time.
-    """
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return None if fields[0] in ("Z", "X") else int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _inside(path: Path, directory: Path) -> bool:
-    return path == directory or directory in path.parents
-
-
 def stop_processes_in(directory: Path) -> list[int]:
     """Kill (with their process groups) processes whose working directory is in ``directory``.
 
@@ -75,7 +57,7 @@ def stop_processes_in(directory: Path) -> list[int]:
             group = os.getpgid(pid)
         except OSError:
             continue
-        if pid == os.getpid() or not _inside(cwd, directory):
+        if pid == os.getpid() or not cwd.is_relative_to(directory):
             continue
         if group != own_group:
             kill_group(group)

@@ -1,9 +1,9 @@
 """Claude Code task files: ``${CLAUDE_CONFIG_DIR:-~/.claude}/tasks/{team}/{id}.json``.
 
 Claude Code writes them. We read them to ask "is this task still in progress?"
-(ASYNC-001), and write only what the Rune protocols set with ``TaskUpdate``: the
-``suspended`` / ``context_path`` / ``permanently_failed`` metadata and, after a
-resume, ``status`` and ``owner`` (seeds 000 and 002). A write is a locked
+(a question of a task that ended is not surfaced), and write only what the Rune
+protocols set with ``TaskUpdate``: the ``suspended`` / ``context_path`` /
+``permanently_failed`` metadata and, after a resume, ``status`` and ``owner``. A write is a locked
 read-modify-write of a file that already exists in a named team: every field we do
 not set is kept, ids are validated, the real path must stay inside the Claude config
 dir, and the file is replaced atomically. A task file is never created, so no task
@@ -24,17 +24,13 @@ from typing import Any
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_json, read_json_object
 from runeconsole.core.locks import locked
+from runeconsole.core.paths import claude_config_dir as config_dir
 from runeconsole.core.validate import contained, id_subdirectories, validate_id
 
 STATUSES = ("pending", "in_progress", "completed", "deleted")
 IN_PROGRESS = "in_progress"
 # Rune names tasks ``task-3`` where Claude Code's own file is ``3.json``.
 _RUNE_TASK = re.compile(r"^task-([0-9]+)$")
-
-
-def config_dir() -> Path:
-    configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".claude"
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import libtmux
 from libtmux import exc as libtmux_exc
 
 from runeconsole.core.errors import RuneError
+from runeconsole.core.pids import zombie_exit
 
 DEFAULT_TIMEOUT = 5.0
 PANE_WIDTH, PANE_HEIGHT = 160, 48
@@ -50,40 +51,6 @@ NO_SERVER = (
     "lost server",
     "no current target",
 )
-
-
-def process_alive(pid: int | None) -> bool:
-    """Whether ``pid`` names a running (not zombie) process on this machine."""
-    if not pid or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]
-
-
-def zombie_exit(pid: int | None) -> tuple[int | None, int | None]:
-    """(status, signal) of an exited process its parent has not reaped yet, from
-    ``/proc/PID/stat`` (Linux): tmux 3.3 now and then misses a pane's exit and then
-    never records the status, though the zombie still holds it."""
-    if not pid:
-        return None, None
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None, None
-    fields = stat.rpartition(")")[2].split()
-    if len(fields) < 50 or fields[0] != "Z" or not fields[49].isdigit():
-        return None, None
-    code = int(fields[49])
-    return (None, code & 0x7F) if code & 0x7F else ((code >> 8) & 0xFF, None)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ COMMANDS = {
     "kill": "supervise",
     "hook": "hooks",
     "merge-queue": "merge_queue",
+    "claude": "claude",
 }
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from runeconsole.cli.common import print_json, print_table, resolve_root
+from runeconsole.cli.common import open_project, print_json, print_table, warn_problems
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude.view import AgentView, agent_view
 from runeconsole.services.registry import AgentRecord, Registry
+from runeconsole.services.supervision.observations import ObservationFile
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -48,18 +49,21 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 
 def open_registry(args: argparse.Namespace) -> Registry:
-    """The registry, with any talisman problem said on stderr (defaults are used)."""
-    registry = Registry(resolve_root(args))
-    for problem in registry.problems:
-        print(f"runeconsole: warning: {problem}; using the default", file=sys.stderr)
+    """The registry, with any talisman problem said on stderr: a typo in the talisman
+    must not stop a fleet's heartbeats, so the defaults are used."""
+    project = open_project(args, strict=False)
+    registry = Registry(project)
+    warn_problems(project)
     return registry
 
 
 def list_agents(args: argparse.Namespace) -> int:
     registry = open_registry(args)
     records = registry.stale() if args.stale_only else registry.list()
+    observations = ObservationFile.of(registry.paths).load()
+    views = [agent_view(r.fields, observations.get(r.key)) for r in records]
     if args.json:
-        print_json([record.to_json() for record in records])
+        print_json([_json_row(r, view) for r, view in zip(records, views, strict=True)])
         return 0
     if not records:
         if args.stale_only:
@@ -68,21 +72,31 @@ def list_agents(args: argparse.Namespace) -> int:
             print(f"no agents registered under {registry.paths.identities}")
         return 0
     print_table(
-        ("LIVENESS", "KEY", "STATUS", "SEEN", "NODE", "TMUX", "PREDECESSOR"),
-        [_row(record) for record in records],
+        ("LIVENESS", "KEY", "STATUS", "ACTIVITY", "SEEN", "NODE", "TMUX", "PREDECESSOR"),
+        [_row(record, view) for record, view in zip(records, views, strict=True)],
         [record.liveness for record in records],
     )
     return 0
 
 
-def _row(record: AgentRecord) -> tuple[str, ...]:
+def _json_row(record: AgentRecord, view: AgentView) -> dict[str, object]:
+    """Every field read, plus what the agent is doing (hook-fed, else from its pane)."""
+    row = record.to_json()
+    if not record.error:
+        row.update(view.to_json())
+    return row
+
+
+def _row(record: AgentRecord, view: AgentView) -> tuple[str, ...]:
     # The colour's name too: a pipe or a colour-blind reader does not see the dot's colour.
     if record.error:
-        return (f"● {record.liveness}", record.key, f"unreadable: {record.error}", "-", "", "", "")
+        unreadable = f"unreadable: {record.error}"
+        return (f"● {record.liveness}", record.key, unreadable, "", "-", "", "", "")
     return (
         f"● {record.liveness}",
         record.key,
         record.status,
+        view.activity or "",
         format_age(record.age_seconds),
         str(record.get("node_id") or ""),
         str(record.get("tmux_session") or ""),

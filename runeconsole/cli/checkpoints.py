@@ -1,12 +1,12 @@
-"""``runeconsole checkpoint list|resume``: arc checkpoints and ``--resume`` (seed 002)."""
+"""``runeconsole checkpoint list|resume``: arc checkpoints and ``--resume``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from runeconsole.cli.common import print_json, print_table, resolve_root
-from runeconsole.services.checkpoints import COMPLETED, Checkpoints, ResumePlan
+from runeconsole.cli.common import open_project, print_json, print_table
+from runeconsole.services.checkpoints import COMPLETED, SCHEMA_VERSION, Checkpoints, ResumePlan
 
 EXIT_RESUME = 0
 EXIT_FRESH_START = 3  # scripts tell "start over" from "resume" without parsing output
@@ -14,6 +14,7 @@ ACTION_TINT = {
     "resume": "yellow",
     "complete": "green",
     "active": "yellow",
+    "newer": "cyan",
     "blocked": "red",
     "fresh_start": "red",
 }
@@ -28,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     listing.add_argument("--json", action="store_true")
     listing.set_defaults(func=run_list)
     resume = actions.add_parser(
-        "resume", parents=[common], help="validate, migrate to v19, clean up; report the phase",
+        "resume", parents=[common],
+        help=f"validate, migrate to v{SCHEMA_VERSION}, clean up; report the phase",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
             "exit status:\n"
@@ -44,12 +46,13 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     resume.add_argument("--dry-run", action="store_true", help="print what would change")
     resume.add_argument(
         "--session-pid", type=int, metavar="PID",
-        help="the resuming session's pid (default: this command's parent)",
+        help="the resuming Claude Code session's pid, recorded as owner_pid (default: the "
+        "nearest claude process above this command, else its parent)",
     )  # fmt: skip
     resume.add_argument(
         "--team", metavar="TEAM",
-        help="the team whose task files step 7a updates (default: the context's or the "
-        "work phase's, if its list survives orphan cleanup)",
+        help="the team whose task files the suspended tasks' resume updates (default: the "
+        "context's or the work phase's, if its list survives orphan cleanup)",
     )  # fmt: skip
     resume.add_argument("--json", action="store_true")
     resume.set_defaults(func=run_resume)
@@ -59,11 +62,13 @@ def _phase_summary(plan: ResumePlan) -> str:
     views = [v for v in plan.phases() if v.tracked]
     done = sum(1 for v in views if v.status == COMPLETED)
     demoted = f", {len(plan.demoted)} demoted" if plan.demoted else ""
-    return f"{done}/{len(views)} completed{demoted}"
+    unknown = [v.name for v in views if not v.known and not v.retired]
+    extra = f", not in PHASE_ORDER: {', '.join(unknown)}" if unknown else ""
+    return f"{done}/{len(views)} completed{demoted}{extra}"
 
 
 def run_list(args: argparse.Namespace) -> int:
-    service = Checkpoints(resolve_root(args))
+    service = Checkpoints(open_project(args))
     plans = service.list()
     if args.json:
         print_json([plan.to_json() for plan in plans])
@@ -89,7 +94,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    service = Checkpoints(resolve_root(args), session_pid=args.session_pid)
+    service = Checkpoints(open_project(args), session_pid=args.session_pid)
     plan = service.resume(args.checkpoint_id, dry_run=args.dry_run, team=args.team)
     code = EXIT_FRESH_START if plan.fresh_start else EXIT_RESUME
     if args.json:

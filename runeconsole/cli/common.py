@@ -1,4 +1,4 @@
-"""Helpers shared by the command modules: root resolution and output."""
+"""Helpers shared by the command modules: the project a command works on, and output."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 
 from runeconsole.adapters import git
 from runeconsole.core.errors import InvalidInput
+from runeconsole.services.project import Project
 
 COLOURS = {"green": "32", "yellow": "33", "red": "31", "grey": "2"}
 
@@ -40,6 +41,22 @@ def resolve_root(args: argparse.Namespace) -> Path:
     if found is None:
         raise InvalidInput("not inside a git repository: run from your project, or pass --root DIR")
     return found
+
+
+def open_project(args: argparse.Namespace, *, strict: bool = True) -> Project:
+    """The project the command works on: the one place a command builds it.
+
+    ``strict``: a bad setting in the talisman refuses the command (with the file, key and
+    what is allowed). Lenient commands (heartbeats, the tmux status line) must go on with
+    the defaults; they say each problem on stderr as a warning.
+    """
+    return Project(resolve_root(args), strict=strict)
+
+
+def warn_problems(project: Project) -> None:
+    """A lenient project's talisman problems, on stderr (the defaults were used)."""
+    for problem in project.talisman.problems:
+        print(f"runeconsole: warning: {problem}; using the default", file=sys.stderr)
 
 
 def print_json(obj: Any) -> None:

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import InvalidInput
 from runeconsole.demo.project import demo_socket, make_project
 from runeconsole.services.supervision.settings import SOCKET_ENV
+
+if TYPE_CHECKING:
+    from runeconsole.tui.app import RuneConsole
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -57,8 +63,63 @@ def stop_fleet(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=5)
 
 
-def _leave(*_: object) -> None:
-    raise SystemExit(0)
+EXIT_GRACE_SECONDS = 3.0  # after a signal, the console has this long to close its screen
+
+
+class Teardown:
+    """Everything the demo started, stopped once, whichever way the demo ends.
+
+    A closed terminal (SIGHUP) or a kill (SIGTERM) stops the agents at once, in the signal
+    handler, before the console tries to restore a screen that may be gone (writing to a
+    closed terminal can block Textual's shutdown for ever). The project is removed once
+    the console has closed, so nothing of it writes the project back; if the console has
+    not closed within ``EXIT_GRACE_SECONDS``, it is removed and the process ends anyway.
+    """
+
+    def __init__(self, root: Path, socket: str, *, keep: bool, remove: Path, tmux: bool) -> None:
+        self.root = root
+        self.socket = socket
+        self.keep = keep
+        self.remove = remove
+        self.tmux = tmux
+        self.fleet: subprocess.Popen[bytes] | None = None
+        self.console: RuneConsole | None = None
+        self._agents_stopped = False
+        self._project_gone = False
+
+    def stop_agents(self) -> None:
+        if self._agents_stopped:
+            return
+        self._agents_stopped = True
+        if self.fleet is not None:
+            stop_fleet(self.fleet)
+        # The fleet stops its agents; a fleet that had to be killed cannot, so end the server.
+        if self.tmux:
+            Tmux(self.socket).kill_server()
+
+    def __call__(self) -> None:
+        self.stop_agents()
+        if self._project_gone:
+            return
+        self._project_gone = True
+        if self.console is not None:  # its monitor writes the project's state until it ends
+            self.console.stop_monitor(timeout=EXIT_GRACE_SECONDS)
+        if self.keep:
+            with contextlib.suppress(OSError):  # the terminal may be gone
+                print(f"demo project kept in {self.root}")
+        else:
+            shutil.rmtree(self.remove, ignore_errors=True)
+
+    def on_signal(self, number: int, _frame: object) -> None:
+        self.stop_agents()
+        timer = threading.Timer(EXIT_GRACE_SECONDS, self._end, args=(128 + number,))
+        timer.daemon = True
+        timer.start()
+        raise SystemExit(0)
+
+    def _end(self, code: int) -> None:
+        self()
+        os._exit(code)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,40 +129,39 @@ def run(args: argparse.Namespace) -> int:
         root = args.dir.resolve()
     else:
         root = Path(tempfile.mkdtemp(prefix="runeconsole-demo-")) / "project"
+    socket = demo_socket()
+    has_tmux = shutil.which("tmux") is not None
+    keep = args.keep or args.dir is not None
+    teardown = Teardown(
+        root, socket, keep=keep, remove=root.parent if args.dir is None else root, tmux=has_tmux
+    )
     # A closed terminal (SIGHUP) or a kill (SIGTERM) still cleans up, as `q` does.
     for number in (signal.SIGHUP, signal.SIGTERM):
-        signal.signal(number, _leave)
-    socket = demo_socket()
-    make_project(root, socket)
-    # The fleet and the console inherit this: the demo's agents live on the demo's own
-    # server even when the caller points runeconsole at another one.
-    os.environ[SOCKET_ENV] = socket
-    (root / "tmp").mkdir(exist_ok=True)
-    keep = args.keep or args.dir is not None
-    has_tmux = shutil.which("tmux") is not None
-    if not has_tmux:
-        print(
-            "runeconsole: tmux is not installed: the demo's agents are simulated without "
-            "tmux sessions (install tmux to see them live)",
-            file=sys.stderr,
-        )
-    fleet = start_fleet(root, args.duration if args.fleet_only else None, args.fleet_only)
+        signal.signal(number, teardown.on_signal)
     try:
+        make_project(root, socket)
+        # The fleet and the console inherit this: the demo's agents live on the demo's own
+        # server even when the caller points runeconsole at another one.
+        os.environ[SOCKET_ENV] = socket
+        (root / "tmp").mkdir(exist_ok=True)
+        if not has_tmux:
+            print(
+                "runeconsole: tmux is not installed: the demo's agents are simulated without "
+                "tmux sessions (install tmux to see them live)",
+                file=sys.stderr,
+            )
+        teardown.fleet = start_fleet(
+            root, args.duration if args.fleet_only else None, args.fleet_only
+        )
         if args.fleet_only:
-            print(f"demo fleet running in {root} (pid {fleet.pid}); ctrl+c stops it")
-            while fleet.poll() is None:
+            print(f"demo fleet running in {root} (pid {teardown.fleet.pid}); ctrl+c stops it")
+            while teardown.fleet.poll() is None:
                 time.sleep(0.2)
         else:
             from runeconsole.tui.app import create_app
 
-            create_app(root, monitor=True).run()
+            teardown.console = create_app(root, monitor=True)
+            teardown.console.run()
     finally:
-        stop_fleet(fleet)
-        # The fleet stops its agents; a fleet that had to be killed cannot, so end the server.
-        if has_tmux:
-            Tmux(socket).kill_server()
-        if keep:
-            print(f"demo project kept in {root}")
-        else:
-            shutil.rmtree(root.parent if args.dir is None else root, ignore_errors=True)
+        teardown()
     return 0

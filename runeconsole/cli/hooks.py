@@ -6,10 +6,11 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from runeconsole.cli.common import print_json, printable, resolve_root
+from runeconsole.cli.common import open_project, print_json, printable
 from runeconsole.core.errors import RuneError
 from runeconsole.services.hooks import HARNESS_PHASES, Hook, Hooks
 from runeconsole.services.pane_patterns import WORK_PHASES
+from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 
 SHOWN = (
@@ -51,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 
 def show_hook(args: argparse.Namespace) -> int:
-    hook = Hooks(resolve_root(args)).get(args.key)
+    hook = Hooks(open_project(args, strict=False)).get(args.key)
     if args.json:
         print_json(hook.to_json())
         return 0
@@ -71,18 +72,20 @@ def _print(hook: Hook) -> None:
         print(f"    {printable(name)}")
 
 
-def _worktree(root: Path, key: str) -> Path | None:
-    """The agent's own worktree from its identity: where git says what is uncommitted."""
+def _worktree(project: Project, key: str) -> Path | None:
+    """The agent's own worktree from its identity (a relative one is the project root's):
+    where git says what is uncommitted."""
     with contextlib.suppress(RuneError):
-        worktree = Registry(root).get(key).worktree
-        if worktree and Path(worktree).is_dir():
-            return Path(worktree)
+        worktree = Registry(project).get(key).worktree_in(project.root)
+        if worktree and worktree.is_dir():
+            return worktree
     return None
 
 
 def update_hook(args: argparse.Namespace) -> int:
-    root = resolve_root(args)
-    hook = Hooks(root).update(
+    # Lenient: an agent recording its work state must not be stopped by a talisman typo.
+    project = open_project(args, strict=False)
+    hook = Hooks(project).update(
         args.key,
         phase=args.phase,
         work_phase=args.work_phase,
@@ -91,7 +94,7 @@ def update_hook(args: argparse.Namespace) -> int:
         node=args.node,
         tests_status=args.tests_status,
         instructions=args.instructions,
-        worktree=_worktree(root, args.key),
+        worktree=_worktree(project, args.key),
     )
     if args.json:
         print_json(hook.to_json())

@@ -10,7 +10,7 @@ import argparse
 import sys
 from datetime import datetime
 
-from runeconsole.cli.common import print_json, print_table, resolve_root
+from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.merge_queue import (
@@ -102,7 +102,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 
 def _queue(args: argparse.Namespace) -> MergeQueue:
-    return MergeQueue(resolve_root(args))
+    return MergeQueue(open_project(args))
 
 
 def _age(entry: QueueEntry, now: datetime) -> str:
@@ -113,14 +113,12 @@ def _age(entry: QueueEntry, now: datetime) -> str:
 def describe(entry: QueueEntry, prediction: Prediction | None) -> str:
     """What an operator needs to know about one entry, in a few words."""
     if entry.status == FAILED:
-        files = entry.conflict_files
-        text = f"{entry.reason}: {entry.get('error') or ''}".strip()
-        return text + (f" [{', '.join(files)}]" if files else "")
+        return entry.describe()
     if entry.status == COMPLETED:
         merged = entry.get("merged_commit")
         return f"merged {str(merged)[:12]}" if merged else "merged"
     if entry.status == "in_progress":
-        return f"{entry.get('current_step') or 'processing'}"
+        return entry.step
     return prediction.summary() if prediction else ""
 
 
@@ -135,14 +133,10 @@ def list_entries(args: argparse.Namespace) -> int:
             predictions = queue.predict(state)
         except RuneError as exc:
             print(f"runeconsole: no conflict predictions: {exc.message}", file=sys.stderr)
-    ordered = state.ordered()
     if args.json:
-        rows = []
-        for entry in ordered:
-            prediction = predictions.get(entry.entry_id)
-            rows.append({**entry.to_json(), "prediction": prediction and prediction.to_json()})
-        print_json({"paused": state.paused, "entries": rows})
+        print_json(state.to_json(predictions))
         return 0
+    ordered = state.ordered()
     if not ordered:
         print(f"the merge queue is empty ({queue.path})")
         return 0
@@ -224,69 +218,54 @@ def process_queue(args: argparse.Namespace) -> int:
 
 
 def _dry_run(queue: MergeQueue, as_json: bool) -> int:
-    state = queue.read()
-    pending = state.pending()
-    head = pending[0] if pending else None
-    prediction = queue.predict(state).get(head.entry_id) if head else None
-    busy = queue.processor_pid()
-    command = head.get("test_command") if head else None
-    refused = queue.not_ready(head) if head else None
-    plan = {
-        "paused": state.paused,
-        "busy_pid": busy,
-        "refused": refused,
-        "head": head.to_json() if head else None,
-        "prediction": prediction.to_json() if prediction else None,
-        "test_command": command or queue.settings.test_command,
-    }
+    plan = queue.plan()
     if as_json:
-        print_json(plan)
-        return 1 if refused else 0
+        print_json(plan.to_json())
+        return 1 if plan.refused else 0
+    head, prediction = plan.head, plan.prediction
+    for note in plan.recovered:
+        print(f"would recover: {note}")
+    for request in plan.picked_up:
+        print(f"would pick up MERGE_READY {request['signal']} ({request['branch']})")
     if head is None:
         print("nothing to process")
         return 0
     print(f"would process {head.entry_id}: {head.branch} onto {queue.settings.main_branch}")
-    print(f"  predicted: {prediction.summary() if prediction else '-'}")
-    print(f"  test command: {plan['test_command'] or '(none configured)'}")
-    if state.paused:
+    if head.get("entry_id") is None:
+        print("  predicted: once it is queued (`merge-queue list` then shows it)")
+    else:
+        print(f"  predicted: {prediction.summary() if prediction else '-'}")
+    print(f"  test command: {plan.test_command or '(none configured)'}")
+    if plan.paused:
         print("  but the queue is paused")
-    if busy is not None:
-        print(f"  but the queue is being processed by pid {busy}")
-    if refused:
-        print(f"  but it would be refused: {refused}")
+    if plan.busy_pid is not None:
+        print(f"  but the queue is being processed by pid {plan.busy_pid}")
+    if plan.refused:
+        print(f"  but it would be refused: {plan.refused}")
         return 1  # as `process` would
     return 0
 
 
 def show_status(args: argparse.Namespace) -> int:
-    queue = _queue(args)
-    state = queue.read()
-    busy = queue.processor_pid()
-    current = next((e for e in state.entries if e.status == "in_progress"), None)
-    status = {
-        "paused": state.paused,
-        "processing_pid": busy,
-        "counts": state.counts(),
-        "current": current.to_json() if current else None,
-        "head": state.pending()[0].entry_id if state.pending() else None,
-        "error": state.error,
-        "history": (state.data.get("history") or [])[-10:],
-    }
+    status = _queue(args).status()
     if args.json:
-        print_json(status)
+        print_json(status.to_json())
         return 0
-    counts = ", ".join(f"{n} {name}" for name, n in status["counts"].items())
-    print(f"merge queue: {'PAUSED' if state.paused else 'running'}; {counts}")
-    if state.error:
-        print(f"unreadable: {state.error}")
-    if busy is not None:
-        print(f"being processed by pid {busy}")
-    if current is not None:
-        print(
-            f"in progress: {current.entry_id} ({current.branch}) at {current.get('current_step')}"
-        )
-    if status["head"]:
-        print(f"next: {status['head']}")
+    counts = ", ".join(f"{n} {name}" for name, n in status.counts.items())
+    print(f"merge queue: {'PAUSED' if status.paused else 'running'}; {counts}")
+    if status.error:
+        print(f"unreadable: {status.error}")
+    if status.processing_pid is not None:
+        print(f"being processed by pid {status.processing_pid}")
+    current = status.current
+    if current is not None and current.get("processor_pid") is not None:
+        print(f"in progress: {current.entry_id} ({current.branch or '-'}) at {current.step}")
+    for held in status.held_by:
+        print(f"held by another processor: {held['entry_id']} ({held['branch'] or '-'})")
+    if status.held_note:
+        print(f"waiting: {status.held_note}")
+    if status.head:
+        print(f"next: {status.head}")
     return 0
 
 

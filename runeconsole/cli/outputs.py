@@ -1,4 +1,4 @@
-"""``runeconsole outputs verify``: sub-agent output files and the persistence gate (seed 003)."""
+"""``runeconsole outputs verify``: sub-agent output files and the persistence gate."""
 
 from __future__ import annotations
 

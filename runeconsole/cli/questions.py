@@ -13,21 +13,19 @@ import argparse
 import sys
 from datetime import datetime, timedelta
 
-from runeconsole.cli.common import print_json, print_table, resolve_root
-from runeconsole.core.config import Talisman
+from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.questions import (
+    ANOTHER_TOOL,
     ANSWERED,
     DISCARDED,
     PENDING,
     URGENCIES,
-    Answer,
     AskRequest,
     Question,
     Questions,
     RelayDisabled,
-    RelaySettings,
     format_left,
     validate_timeout,
 )
@@ -110,7 +108,14 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     answer = actions.add_parser("answer", parents=[common], help="answer an open question")
     answer.add_argument("id", metavar="ID", help="SIGNAL_DIR/TASK.qSEQ (see `question list`)")
     choice = answer.add_mutually_exclusive_group(required=True)
-    choice.add_argument("--option", help="option key (A) or number (1)")
+    choice.add_argument(
+        "--option",
+        action="append",
+        dest="options",
+        metavar="KEY",
+        help="option key (A) or number (1); repeat it for a multi-select question "
+        "(--option A --option C)",
+    )
     choice.add_argument("--text", help="a free-text answer")
     answer.add_argument("--json", action="store_true")
     answer.set_defaults(func=answer_question)
@@ -139,19 +144,19 @@ def ask_question(args: argparse.Namespace) -> int:
         signal_dir=args.signal_dir,
     )
     request.validated()  # refuse bad input before looking for a root or config
-    service = Questions(resolve_root(args))
+    service = Questions(open_project(args))
     try:
         question, check = service.ask(request)
     except RelayDisabled as exc:
-        if args.json:  # scripts reading stdout learn it too
-            print_json({"task_id": args.task, "answer": None, "decided_by": None, "disabled": True})
-        raise exc
+        if args.json:
+            print_json(exc.to_json())
+        raise
     if check.warning:
         warn(check.warning)
     if question.discarded:
         warn(f"discarded {question.id}: {question.discarded}")
         if args.json:
-            print_json({**_relay_json(question, None), "discarded": question.discarded})
+            print_json(question.relay_json(None))
         return NOT_SURFACED
     return _relay(service, question, args.json, f"asked {question.id}; waiting for the answer")
 
@@ -159,7 +164,7 @@ def ask_question(args: argparse.Namespace) -> int:
 def wait_question(args: argparse.Namespace) -> int:
     if args.timeout is not None:
         validate_timeout(args.timeout)
-    service = Questions(resolve_root(args))
+    service = Questions(open_project(args))
     question = service.get(args.id)
     if question.discarded:
         raise RuneError(f"{question.id} was discarded ({question.discarded}); nobody waits for it")
@@ -177,30 +182,22 @@ def _relay(service: Questions, question: Question, as_json: bool, waiting: str) 
     if answer.error:
         raise RuneError(f"{question.id}: the answer file is unreadable: {answer.error}")
     if as_json:
-        print_json(_relay_json(question, answer))
+        print_json(question.relay_json(answer))
     else:
         print(answer.relay_block(), flush=True)
     return 0
 
 
-def _relay_json(question: Question, answer: Answer | None) -> dict[str, object]:
-    return {
-        "id": question.id,
-        "task_id": question.task_id,
-        "seq": question.seq,
-        "answer": answer.answer if answer else None,
-        "decided_by": answer.decided_by if answer else None,
-    }
-
-
 def _deadline_note(question: Question) -> str:
+    if question.deadline is None and not question.asked_here:
+        return f"asked by {ANOTHER_TOOL}, which applies its own timeout: waits until answered"
     if question.deadline is None:
         return "no timeout: waits until answered"
     return f"option A is chosen at {question.deadline:%H:%M:%S}Z if nobody answers"
 
 
 def list_questions(args: argparse.Namespace) -> int:
-    service = Questions(resolve_root(args))
+    service = Questions(open_project(args))
     questions = service.list(include_closed=args.all)
     now = service.clock.now()
     if args.json:
@@ -241,6 +238,13 @@ def countdown(question: Question, now: datetime) -> str:
         return f"by {question.answer.decided_by or 'unreadable answer'}"
     if question.discarded:
         return "discarded"
+    from runeconsole.services.claude.answers import expires_in
+
+    expiry = expires_in(question, now)  # a relayed Claude Code call: never auto-answered
+    if expiry is not None:
+        return "expires" if expiry <= 0 else f"expires in {format_left(expiry)}"
+    if not question.error and not question.asked_here:
+        return f"asked by {ANOTHER_TOOL}"
     left = question.seconds_left(now)
     if left is None:
         return "never"
@@ -255,8 +259,10 @@ def _summary(question: Question) -> str:
 
 
 def answer_question(args: argparse.Namespace) -> int:
-    service = Questions(resolve_root(args))
-    answer = service.answer(args.id, option=args.option, text=args.text)
+    from runeconsole.services.claude.answers import answer as give
+
+    service = Questions(open_project(args))
+    answer = give(service, service.get(args.id), options=args.options, text=args.text)
     if args.json:
         print_json(answer.to_json())
     else:
@@ -265,12 +271,10 @@ def answer_question(args: argparse.Namespace) -> int:
 
 
 def status_line(args: argparse.Namespace) -> int:
-    root = resolve_root(args)
-    settings = RelaySettings.from_talisman(Talisman.load(root, strict=False))
-    open_questions = Questions(root, settings=settings).list()
-    total, blocking = len(open_questions), sum(q.blocking for q in open_questions)
+    # Lenient: a tmux status bar shows the count whatever the talisman holds.
+    count = Questions(open_project(args, strict=False)).open_count()
     if args.json:
-        print_json({"questions": total, "blocking": blocking})
-    elif total:
-        print(f"⚡{total} question{'s' if total != 1 else ''}")
+        print_json(count.to_json())
+    elif count.total:
+        print(count.line())
     return 0

@@ -8,8 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from runeconsole.cli.common import print_json, resolve_root
-from runeconsole.core.config import Talisman
+from runeconsole.cli.common import open_project, print_json
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.locks import LockBusy
 from runeconsole.services.supervisor import MonitorReport, Supervisor, SupervisorSettings
@@ -65,10 +64,9 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 
 def supervisor_for(args: argparse.Namespace) -> Supervisor:
-    root = resolve_root(args)
-    talisman = Talisman.load(root)
-    settings = SupervisorSettings.from_talisman(talisman, socket_name=args.tmux_socket)
-    return Supervisor(root, talisman=talisman, settings=settings)
+    project = open_project(args)
+    settings = SupervisorSettings.from_talisman(project.talisman, socket_name=args.tmux_socket)
+    return Supervisor(project, settings=settings)
 
 
 def spawn_agent(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from runeconsole.adapters.tasks import TaskWrite
-from runeconsole.cli.common import print_json, print_table, resolve_root
+from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.core.errors import InvalidInput, UnreadableFile
 from runeconsole.core.files import read_bytes
 from runeconsole.core.timeutil import format_age
@@ -17,7 +17,7 @@ from runeconsole.services.suspension import REASONS, ContextRecord, ResumeRefuse
 BODY_LIMIT = 4 * 1024 * 1024
 TEAM_HELP = (
     "the Claude Code team whose task file ${CLAUDE_CONFIG_DIR:-~/.claude}/tasks/TEAM/ID.json "
-    "gets the seed's metadata (only if that file exists)"
+    "gets Rune's suspend and resume metadata (only if that file exists)"
 )
 VERDICT_TINT = {"ok": "green", "stale": "yellow", "exhausted": "grey"}
 
@@ -80,14 +80,14 @@ def _team(args: argparse.Namespace) -> str | None:
 
 
 def print_task(task: TaskWrite | None) -> None:
-    """What the seed's TaskUpdate did, on stderr (stdout stays the path or injection)."""
+    """What the task file update did, on stderr (stdout stays the path or injection)."""
     if task is not None:
         print(f"task metadata: {task.describe()}", file=sys.stderr)
 
 
 def run_suspend(args: argparse.Namespace) -> int:
     team = _team(args)
-    result = Suspension(resolve_root(args)).suspend(
+    result = Suspension(open_project(args)).suspend(
         task_id=args.task,
         worker=args.worker,
         arc_id=args.arc,
@@ -103,18 +103,7 @@ def run_suspend(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     print_task(result.task)
     if args.json:
-        print_json(
-            {
-                "path": str(result.path),
-                "files_modified": result.files_modified,
-                "files_pending": result.files_pending,
-                "resume_count": result.resume_count,
-                "stash": result.stash,
-                "content_sha256": result.content_sha256,
-                "warnings": result.warnings,
-                "task": result.task.to_json() if result.task else None,
-            }
-        )
+        print_json(result.to_json())
     else:
         print(result.path)
     return 0
@@ -136,7 +125,7 @@ def _row(record: ContextRecord) -> tuple[str, ...]:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    service = Suspension(resolve_root(args))
+    service = Suspension(open_project(args))
     records = service.list()
     if args.json:
         print_json([record.to_json() for record in records])
@@ -154,7 +143,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_resume(args: argparse.Namespace) -> int:
     team = _team(args)
-    service = Suspension(resolve_root(args))
+    service = Suspension(open_project(args))
     try:
         result = service.resume(service.find(args.target), dry_run=args.dry_run, team=team)
     except ResumeRefused as exc:
@@ -164,16 +153,7 @@ def run_resume(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     print_task(result.task)
     if args.json:
-        print_json(
-            {
-                **result.record.to_json(),
-                "resume_count": result.resume_count,
-                "written": result.written,
-                "warnings": result.warnings,
-                "injection": result.injection,
-                "task": result.task.to_json() if result.task else None,
-            }
-        )
+        print_json(result.to_json())
     else:
         sys.stdout.write(result.injection)
     return 0

@@ -1,9 +1,10 @@
-"""Typed, validated access to ``.claude/talisman.yml``.
+"""Typed, validated access to ``.claude/talisman.yml`` (over the user's own talisman:
+``talisman_files``).
 
 Services declare their own settings (key, default, allowed range) through
-``Section``; this module only knows how to read YAML safely and how to say exactly
-which file and key is wrong. In lenient mode (the console) a bad value is recorded
-in ``problems`` and the default is used, so a typo never takes the console down.
+``Section``; this module only knows how to say exactly which file and key is wrong.
+In lenient mode (the console) a bad value is recorded in ``problems`` and the default
+is used, so a typo never takes the console down.
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from runeconsole.core.errors import RuneError
+from runeconsole.core.talisman_files import TALISMAN, Key, origin, read_layers
 
-from runeconsole.core.errors import RuneError, UnreadableFile
-from runeconsole.core.files import read_bytes
-
-TALISMAN = Path(".claude") / "talisman.yml"
+__all__ = ["TALISMAN", "Section", "Talisman", "tell_warnings_to"]
 
 _warning_sink: Callable[[str], None] | None = None
 
@@ -40,32 +39,22 @@ class Talisman:
     warnings: list[str] = field(default_factory=list)
     """Things worth saying that never stop anything (an unknown key: a typo?)."""
 
+    origins: dict[Key, Path] = field(default_factory=dict)
+    """Which file set each key: the user's talisman lies under the project's."""
+
     @classmethod
     def load(cls, root: Path, *, strict: bool = True) -> Talisman:
-        path = root / TALISMAN
-        talisman = cls(path=path, strict=strict)
-        if not path.exists():
-            return talisman
-        try:
-            raw = read_bytes(path, limit=1024 * 1024)
-            data = yaml.safe_load(raw.decode("utf-8")) or {}
-        except UnreadableFile as exc:
-            talisman.report(f"{path}: {exc.reason}")
-            return talisman
-        except UnicodeDecodeError:
-            talisman.report(f"{path}: not UTF-8 text")
-            return talisman
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            talisman.report(f"{path}: not valid YAML{where}: {problem}")
-            return talisman
-        if not isinstance(data, dict):
-            talisman.report(f"{path}: expected a mapping at the top level")
-            return talisman
-        talisman.data = data
+        """The project's ``.claude/talisman.yml`` over the user's (``talisman_files``)."""
+        talisman = cls(path=root / TALISMAN, strict=strict)
+        layers = read_layers(root)
+        for problem in layers.problems:
+            talisman.report(problem)
+        talisman.data, talisman.origins = layers.data, layers.origins
         return talisman
+
+    def where(self, *names: str) -> Path:
+        """The file that set the key ``names`` (the project's when no file did)."""
+        return origin(self.origins, names, self.path)
 
     def report(self, problem: str) -> None:
         if self.strict:
@@ -86,7 +75,8 @@ class Talisman:
             if node is None:
                 return Section(self, ".".join(names), {})
             if not isinstance(node, dict):
-                self.report(f"{self.path}: {'.'.join(names[: depth + 1])} must be a mapping")
+                where = self.where(*names[: depth + 1])
+                self.report(f"{where}: {'.'.join(names[: depth + 1])} must be a mapping")
                 return Section(self, ".".join(names), {})
         return Section(self, ".".join(names), node)
 
@@ -102,22 +92,26 @@ class Section:
         self.read.add(key)
         return self.data.get(key, default)
 
+    def where(self, key: str) -> Path:
+        """The file that set ``key`` of this section."""
+        return self.talisman.where(*self.name.split("."), key)
+
     def warn_unread(self, *also_known: str) -> None:
         """Once a loader has read its settings: warn about keys it did not read, since
-        ``timout_seconds`` would otherwise be ignored without a word."""
+        ``timout_seconds`` would otherwise be ignored without a word. ``also_known``:
+        keys read elsewhere, or documented by the tool that owns the section."""
         known = sorted(self.read | set(also_known))
         for key in self.data:
             warning = (
-                f"{self.talisman.path}: {self.name}.{key} is not a setting "
+                f"{self.where(key)}: {self.name}.{key} is not a setting "
                 f"(known: {', '.join(known)}); ignored"
             )
             if key not in known:
                 self.talisman.warn(warning)
 
     def _bad(self, key: str, value: Any, allowed: str) -> None:
-        self.talisman.report(
-            f"{self.talisman.path}: {self.name}.{key} is {value!r}; allowed: {allowed}"
-        )
+        where = self.where(key)
+        self.talisman.report(f"{where}: {self.name}.{key} is {value!r}; allowed: {allowed}")
 
     def number(
         self, key: str, default: float, minimum: float | None = None, maximum: float | None = None

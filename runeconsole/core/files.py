@@ -12,19 +12,22 @@ import contextlib
 import errno
 import json
 import os
-import secrets
 import stat
 from pathlib import Path
-from typing import Any
 
 from runeconsole.core.errors import UnreadableFile
+from runeconsole.core.pids import pid_alive
+
+TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_READ_BYTES = 8 * 1024 * 1024
 TEMP_SUFFIX = ".tmp"
 
 
 def _temp_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}{TEMP_SUFFIX}")
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -178,19 +181,6 @@ def read_json_object(path: Path | str) -> dict[str, Any]:
 def is_temp_name(name: str) -> bool:
     """Writers' in-flight temp files, which readers skip."""
     return name.startswith(".")
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists (signal 0: nothing is sent)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OSError, OverflowError):
-        return False
-    return True
 
 
 def remove_orphan_temp(directory: Path | str, name: str) -> bool:

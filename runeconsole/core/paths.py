@@ -3,15 +3,35 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from runeconsole.core.errors import RuneError
+from runeconsole.core.validate import Outside, contained
 
 
-@dataclass(frozen=True)
+def claude_config_dir() -> Path:
+    """``${CLAUDE_CONFIG_DIR:-~/.claude}``: Claude Code's own directory (task files, the
+    user's talisman), as the Rune plugin finds it."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".claude"
+
+
 class ProjectPaths:
-    root: Path
+    # A plain class, not a dataclass: Claude Code's hook (runeconsole claude hook) builds
+    # paths on every event, and importing dataclasses costs it several milliseconds.
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProjectPaths) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    def __repr__(self) -> str:
+        return f"ProjectPaths(root={self.root!r})"
 
     @property
     def claude(self) -> Path:
@@ -68,15 +88,26 @@ class ProjectPaths:
 
     def inside(self, path: Path) -> Path:
         """``path``, once it is known not to lead out of the root (through a symbolic link
-        on the way): checked before anything is written there."""
-        real_root = os.path.realpath(self.root)
-        real = os.path.realpath(path)
-        if real != real_root and not real.startswith(real_root + os.sep):
+        on the way): checked before anything is written in our own state directories.
+        Not a usage error (exit 1): the project's layout, not the command, is wrong."""
+        try:
+            contained(self.root, path)
+        except Outside as exc:
             raise RuneError(
-                f"{path} leads outside the project root {real_root} (to {real}); "
+                f"{path} leads outside the project root {exc.root} (to {exc.real}); "
                 "refusing to write there: replace the symbolic link with a directory"
-            )
+            ) from None
         return path
+
+    @property
+    def claude_bridge(self) -> Path:
+        """What the Claude Code hook keeps for itself: its log, a settings cache."""
+        return self.state / "claude"
+
+    @property
+    def claude_questions(self) -> Path:
+        """Claude Code's AskUserQuestion calls, relayed as worker questions (one dir)."""
+        return self.question_signals / "claude-code"
 
     @property
     def supervisor(self) -> Path:

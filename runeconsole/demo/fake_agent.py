@@ -23,58 +23,27 @@ import argparse
 import contextlib
 import os
 import random
-import select
 import signal
 import sys
-import termios
 import time
-import tty
 from collections.abc import Callable
 from pathlib import Path
 
 from runeconsole.adapters.git import run_git
 from runeconsole.core.errors import RuneError
+from runeconsole.demo.claude_scene import ASK_CALL
+from runeconsole.demo.claude_session import NO_ANSWER_YET, ClaudeSession
+from runeconsole.demo.fake_script import HARNESS_PHASE, PROMPTS, TOOLS
+from runeconsole.demo.fake_terminal import ESCAPE, TRANSCRIPT_LINES, WIDTH, Keys, Prompt, screen
 from runeconsole.demo.merge_queue import commit_files
 from runeconsole.services.hooks import Hooks
-from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.merge_queue import OUR_NAME, MergeQueue
 from runeconsole.services.pane_patterns import WORK_PHASES
-from runeconsole.services.registry import SIGNAL_TARGET, Registry
-from runeconsole.services.signals import Signals
+from runeconsole.services.project import Project
+from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import CHECKPOINT_MESSAGE, HANDOFF_MESSAGE, WISDOM_ENV
 from runeconsole.services.suspension import Suspension
 
-TOOLS = {
-    "investigation": ["Read(src/{m}.py)", 'Grep(pattern: "def {m}", path: "src")', "Glob(**/*.py)"],
-    "planning": ["Update Todos"],
-    "implementation": ["Update(src/{m}.py)", "Write(src/{m}_helpers.py)"],
-    "testing": ["Bash(python -m pytest tests/test_{m}.py -q)"],
-    "completion": ['Bash(git commit -am "{m}: done")'],
-}
-PROMPTS = (
-    (
-        "Bash command",
-        "python -m pytest tests -q",
-        "Do you want to proceed?",
-        ["Yes", "Yes, and don't ask again for python -m pytest commands", "No (esc)"],
-    ),
-    (
-        "☐ Approach",
-        "",
-        "Should the {m} cache live in memory or on disk?",
-        ["In memory", "On disk", "Type something."],
-    ),
-)
-# The harness's coarser phase for each work phase, so both readers see a moving agent.
-HARNESS_PHASE = {
-    "investigation": "planning",
-    "planning": "planning",
-    "implementation": "executing",
-    "testing": "executing",
-    "completion": "impl_complete",
-}
-WIDTH = 100
-TRANSCRIPT_LINES = 30
-ESCAPE = "<esc>"
 DEMO_ARC = "arc-demo"
 
 
@@ -92,61 +61,28 @@ def command(key: str, root: Path, *options: str) -> list[str]:
     ]
 
 
-class Keys:
-    """The terminal's input key by key (cbreak mode, as Claude Code reads it), so Esc
-    counts at once: whole lines, and ``ESCAPE`` for a lone Esc."""
-
-    def __init__(self) -> None:
-        self.fd = sys.stdin.fileno()
-        self.buffer = ""
-        self.saved = None
-        if os.isatty(self.fd):
-            self.saved = termios.tcgetattr(self.fd)
-            tty.setcbreak(self.fd)
-
-    def restore(self) -> None:
-        if self.saved is not None:
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
-
-    def read(self, timeout: float) -> list[str]:
-        ready, _, _ = select.select([self.fd], [], [], timeout)
-        if not ready:
-            return []
-        data = os.read(self.fd, 4096)
-        if not data:  # input closed: nobody can answer any more
-            raise SystemExit(0)
-        self.buffer += data.decode("utf-8", "replace").replace("\r", "\n")
-        keys: list[str] = []
-        while True:
-            esc, newline = self.buffer.find("\x1b"), self.buffer.find("\n")
-            if esc >= 0 and (newline < 0 or esc < newline):
-                keys.append(ESCAPE)  # what was typed before it on the line is dropped
-                self.buffer = self.buffer[esc + 1 :]
-            elif newline >= 0:
-                keys.append(self.buffer[:newline])
-                self.buffer = self.buffer[newline + 1 :]
-            else:
-                return keys
-
-
 class FakeAgent:
     def __init__(self, args: argparse.Namespace) -> None:
         self.key: str = args.key
         self.root: Path = args.root
         self.args = args
         self.rng = random.Random(args.seed)
-        self.registry = Registry(self.root)
-        self.hooks = Hooks(self.root)
+        # Lenient, as heartbeats are: a simulated agent never stops over a setting.
+        self.project = Project(self.root, strict=False)
+        self.registry = Registry(self.project)
+        self.hooks = Hooks(self.project, self.registry.signals)
         self.module = self.key.rsplit("-", 1)[-1]
         self.context = float(args.context)
         self.transcript: list[str] = []
-        self.prompt: tuple[str, str, str, list[str]] | None = None
+        self.prompt: Prompt | None = None
         self.phase_index = 0
         self.ticks_in_phase = 0
         self.next_beat = 0.0
         self.started = time.monotonic()
         self.keys = Keys()
         self.interrupted = False  # declined with Esc: no work until told what to do
+        self.claude = ClaudeSession(self.root, Path.cwd())  # its hooks, if installed
+        self.asking = False  # an AskUserQuestion call waits for the console's answer
 
     @property
     def phase(self) -> str:
@@ -163,18 +99,7 @@ class FakeAgent:
         self.transcript = self.transcript[-TRANSCRIPT_LINES:]
 
     def draw(self) -> None:
-        box = "─" * (WIDTH - 2)
-        out = ["\x1b[2J\x1b[H", "✻ fake Claude Code · " + self.key, "", *self.transcript]
-        if self.prompt is not None:
-            title, detail, question, options = self.prompt
-            out += [f"╭{box}╮", f"│ {title}", f"│   {detail}" if detail else "│", f"│ {question}"]
-            out += [f"│ {'❯' if i == 0 else ' '} {i + 1}. {o}" for i, o in enumerate(options)]
-            out += [f"╰{box}╯", "  Enter to select · Esc to cancel" if not detail else ""]
-        else:
-            out += [f"╭{box}╮", "│ > ", f"╰{box}╯"]
-            status = f"Context left until auto-compact: {max(0, int(self.context))}%"
-            out.append("  ? for shortcuts".ljust(WIDTH - len(status)) + status)
-        sys.stdout.write("\n".join(out) + "\n")
+        sys.stdout.write(screen(self.key, self.transcript, self.prompt, self.context))
         sys.stdout.flush()
 
     def heartbeat(self) -> None:
@@ -202,6 +127,7 @@ class FakeAgent:
         tool = self.rng.choice(TOOLS[self.phase]).format(m=self.module)
         self.say(f"⏺ {tool}", "  ⎿  Done")
         self.context = max(0.0, self.context - self.args.drain)
+        self.claude.tool(tool, self.context)
         if self.phase == "implementation" and self.args.write_files:
             worktree = self.worktree()
             if worktree is not None:
@@ -212,6 +138,11 @@ class FakeAgent:
         if self.args.ask_every and self.rng.random() < 1.0 / self.args.ask_every:
             title, detail, question, options = self.rng.choice(PROMPTS)
             self.prompt = (title, detail, question.format(m=self.module), options)
+            if detail:  # a permission prompt: Claude Code tells its Notification hook
+                message = "Claude needs your permission to use Bash"
+                self.claude.event(
+                    "Notification", message=message, notification_type="permission_prompt"
+                )
         elif self.ticks_in_phase >= self.args.phase_ticks:
             self.set_phase(self.phase_index + 1)
 
@@ -224,7 +155,8 @@ class FakeAgent:
             options = self.prompt[3]
             pick = int(text) if text.isdigit() and 1 <= int(text) <= len(options) else 1
             self.say(f"⏺ Chose {pick}. {options[pick - 1]}")
-            self.prompt = None
+            self.prompt, self.asking = None, False
+            self.claude.event("PostToolUse", tool_name="Bash", tool_input={}, tool_response={})
             return
         if not text:
             return
@@ -263,13 +195,36 @@ class FakeAgent:
             events.append((self.args.suspend_at, self.suspend))
         if self.args.merge_at is not None:
             events.append((self.args.merge_at, self.request_merge))
+        if self.args.claude_ask_at is not None:
+            events.append((self.args.claude_ask_at, self.ask_claude))
         return events
+
+    def ask_claude(self) -> None:
+        """An AskUserQuestion call: its dialog shows until the hook brings the console's
+        answers; if it brings none, the agent asks on its own screen (Enter picks)."""
+        questions: list[dict] = ASK_CALL["questions"]  # type: ignore[assignment]
+        tabs = "  ".join(f"☐ {q['header']}" for q in questions) + "  ✔ Submit"
+        labels = [option["label"] for option in questions[0]["options"]]
+        self.prompt = (tabs, "", str(questions[0]["question"]), labels)
+        self.asking = True
+        self.claude.ask()
+
+    def collect_answers(self) -> None:
+        answers = self.claude.answer
+        if not self.asking or answers is NO_ANSWER_YET:
+            return
+        self.asking = False
+        if isinstance(answers, dict):
+            self.prompt = None
+            lines = [f"     · {question} → {answer}" for question, answer in answers.items()]
+            self.say("⏺ Answered Claude's questions:", *lines)
+            self.claude.event("PostToolUse", tool_name="AskUserQuestion", tool_input=ASK_CALL)
 
     def suspend(self) -> None:
         """Write a suspended task's context file, as ``runeconsole suspend`` does."""
         task = self.args.suspend_task
         try:
-            result = Suspension(self.root).suspend(
+            result = Suspension(self.project).suspend(
                 task_id=task,
                 worker=self.key,
                 arc_id=DEMO_ARC,
@@ -288,7 +243,7 @@ class FakeAgent:
 
     def request_merge(self) -> None:
         """Commit one file on the agent's branch, then ask for the merge: a ``MERGE_READY``
-        signal (R3.2), or straight into the queue with ``--merge-via queue``."""
+        signal, or straight into the queue with ``--merge-via queue``."""
         worktree = self.worktree()
         try:
             record = self.registry.get(self.key)
@@ -299,7 +254,7 @@ class FakeAgent:
             commit_files(worktree, {name: f"# {name} as {self.key} wrote it\n"}, f"{node}: {name}")
             branch = run_git(["rev-parse", "--abbrev-ref", "HEAD"], worktree).stdout.strip()
             if self.args.merge_via == "queue":
-                entry, _ = MergeQueue(self.root).add(
+                entry, _ = MergeQueue(self.project).add(
                     branch, identity=self.key, node_id=node, worktree=str(worktree)
                 )
                 said = f"queued as {entry.entry_id}"
@@ -310,7 +265,7 @@ class FakeAgent:
                     "node_id": node,
                     "worktree_path": str(worktree),
                 }
-                Signals(self.root).send("MERGE_READY", self.key, SIGNAL_TARGET, payload)
+                self.registry.signals.send("MERGE_READY", self.key, OUR_NAME, payload)
                 said = "MERGE_READY sent"
         except RuneError as exc:
             self.say(f"⏺ Could not request a merge: {exc.message}")
@@ -328,6 +283,7 @@ class FakeAgent:
             )
         self.say("⏺ Work state saved to the hook. Exiting cleanly.")
         self.draw()
+        self.claude.ended()
         raise SystemExit(0)
 
     def run(self) -> None:
@@ -341,6 +297,7 @@ class FakeAgent:
         resume = hook.work_phase if hook is not None and not hook.error else None
         self.set_phase(WORK_PHASES.index(resume) if wisdom and resume in WORK_PHASES else 0)
         next_step = time.monotonic()
+        self.claude.started(f"Work on the {self.module} module.")
         crash_after = 0.0 if wisdom and self.args.crash_once else self.args.crash_after
         # A continuation does not do again what its predecessor did.
         scripted = [] if wisdom else self.scripted()
@@ -352,6 +309,7 @@ class FakeAgent:
                 scripted.remove(event)
                 event[1]()
             self.heartbeat()
+            self.collect_answers()
             if self.prompt is None and not self.interrupted and time.monotonic() >= next_step:
                 self.work()
                 next_step = time.monotonic() + self.args.tick
@@ -395,6 +353,9 @@ def main(argv: list[str] | None = None) -> int:
         "--merge-file", default="src/{m}.py", help="the file committed ({m}: the module)"
     )
     parser.add_argument("--merge-via", choices=("signal", "queue"), default="signal")
+    parser.add_argument(
+        "--claude-ask-at", type=float, metavar="S", help="an AskUserQuestion call at S s"
+    )
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)
     if args.hang_on_handoff:

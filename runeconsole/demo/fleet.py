@@ -31,6 +31,7 @@ from runeconsole.adapters import git
 from runeconsole.core.errors import RuneError
 from runeconsole.demo import fake_agent
 from runeconsole.demo.questions import ask_live
+from runeconsole.services.project import Project
 from runeconsole.services.registry import ACTIVE, CRASHED
 from runeconsole.services.supervisor import Supervisor
 
@@ -43,7 +44,7 @@ TMUX_AGENTS: dict[str, tuple[str, tuple[str, ...]]] = {
         "impl_billing",
         ("--crash-after", "12", "--crash-once", "--write-files"),
     ),
-    "orchestrator-search": ("impl_search", ("--ask-every", "25")),
+    "orchestrator-search": ("impl_search", ("--ask-every", "25", "--claude-ask-at", "8")),
     "worker-parser": ("impl_search", ("--write-files", "--merge-at", "10", *SAME_FILE)),
     "worker-schema": (
         "impl_billing",
@@ -80,7 +81,7 @@ class Fleet:
         self.root = root
         self.tmux = tmux
         self.plain = PLAIN_AGENTS if tmux else (*TMUX_AGENTS, *PLAIN_AGENTS)
-        self.supervisor = Supervisor(root)
+        self.supervisor = Supervisor(Project(root))
         self.registry = self.supervisor.registry
         self.interval = self.registry.settings.heartbeat_interval
         self.rng = random.Random(seed)

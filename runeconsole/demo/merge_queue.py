@@ -15,6 +15,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.git import run_git
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
+from runeconsole.services.project import Project
 
 BASE = {"src/api.py": "def handler():\n    return 1\n", "src/db.py": "SCHEMA = 1\n"}
 # (branch, identity, node id, files, minutes since the previous entry was queued)
@@ -53,7 +54,7 @@ def build_queue(root: Path, clock: ManualClock | None = None) -> MergeQueue:
     With a manual clock the entries get fixed ages (screenshots, snapshots).
     """
     commit_files(root, BASE, "demo: service skeleton")
-    queue = MergeQueue(root, clock, MergeQueueSettings())
+    queue = MergeQueue(Project(root, clock), MergeQueueSettings())
     for branch, identity, node, files, minutes in (*ENTRIES, (*FAILED, 0)):
         commit_branch(root, branch, files, f"{node}: {', '.join(files)}")
         if clock is not None:

@@ -6,7 +6,9 @@ import os
 from pathlib import Path
 
 from runeconsole.adapters import git
+from runeconsole.adapters.claude_settings import settings_path
 from runeconsole.core.files import atomic_write_bytes
+from runeconsole.services.claude.install import plan_install
 
 DEMO_TALISMAN = """\
 # Demo thresholds: short, so every liveness colour shows within a minute.
@@ -19,6 +21,8 @@ runeconsole:
     auto_handoff: true
   merge_queue:
     test_command: sh -c 'echo collecting tests; sleep 2; echo 12 passed in 2.01s'
+  claude:
+    ask_wait_seconds: 120
 question_relay:
   timeout_seconds: 90
 """
@@ -38,4 +42,6 @@ def make_project(root: Path, socket: str | None = None) -> Path:
     git.run_git(["commit", "--quiet", "-m", "demo project"], root)
     talisman = DEMO_TALISMAN.format(socket=socket or demo_socket())
     atomic_write_bytes(root / ".claude" / "talisman.yml", talisman.encode())
+    # The agents send Claude Code's hook events through the hook as installed for real.
+    plan_install(settings_path("local", root)).apply()
     return root

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from runeconsole.adapters.clock import Clock, ManualClock
 from runeconsole.adapters.tasks import TaskStore
+from runeconsole.services.project import Project
 from runeconsole.services.questions import NON_BLOCKING, AskRequest, Questions, RelaySettings
 
 SIGNAL_DIR = "rune-work-20260226T115500Z"
@@ -47,7 +48,9 @@ UNREADABLE = "task-9.q1.question"
 
 def scene_questions(root: Path, clock: ManualClock) -> Questions:
     """The question scene under ``root``, asked 47 s and 27 s before ``clock``'s time."""
-    relay = Questions(root, clock, RelaySettings(), TaskStore(root / ".no-claude-tasks"))
+    # The scene's countdowns are drawn against a three-minute timeout.
+    settings = RelaySettings(timeout_seconds=180)
+    relay = Questions(Project(root, clock), settings, TaskStore(root / ".no-claude-tasks"))
     clock.advance(-47)
     relay.ask(BCRYPT)
     clock.advance(20)
@@ -66,4 +69,4 @@ def ask_live(root: Path, number: int, clock: Clock | None = None) -> None:
     """The fleet's ``number``-th question (they take turns), asked without waiting."""
     request = (BCRYPT, LEGACY_ROUTES, RENAME)[number % 3]
     live = dataclasses.replace(request, signal_dir=LIVE_SIGNAL_DIR)
-    Questions(root, clock, tasks=TaskStore(root / ".no-claude-tasks")).ask(live)
+    Questions(Project(root, clock), tasks=TaskStore(root / ".no-claude-tasks")).ask(live)

@@ -7,9 +7,11 @@ from pathlib import Path
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.core.timeutil import iso_z
+from runeconsole.demo.claude_scene import HOOK_AGENT, feed_hooks, relay_call
 from runeconsole.demo.questions import scene_questions
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.pane_patterns import PaneReading
+from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervision.observations import (
     RUNNING,
@@ -33,6 +35,7 @@ CAST: tuple[tuple[str, str, str | None], ...] = (
     ("worker", "tokens", "impl_auth"),
     ("worker", "docs", "docs"),
     ("worker", "migrate", "impl_billing"),
+    HOOK_AGENT,
 )
 STALE = "worker-migrate"
 LATE = "worker-tokens"
@@ -54,7 +57,8 @@ SCREENS: dict[str, tuple[str, str, int, str | None, str | None, str | None]] = {
 
 def register_cast(registry: Registry) -> None:
     for role, name, node in CAST:
-        registry.register(role, name, node_id=node, tmux_session=f"rune-{role}-{name}")
+        session = None if (role, name, node) == HOOK_AGENT else f"rune-{role}-{name}"
+        registry.register(role, name, node_id=node, tmux_session=session)
 
 
 def build_scene(root: Path, clock: ManualClock) -> None:
@@ -65,7 +69,7 @@ def build_scene(root: Path, clock: ManualClock) -> None:
     terminated worker and an unreadable (half-written) identity file; and the
     worker questions of ``demo.questions``.
     """
-    registry = Registry(root, clock)
+    registry = Registry(Project(root, clock))
     end = clock.now()
 
     def at(seconds_before_end: float) -> None:
@@ -98,14 +102,17 @@ def build_scene(root: Path, clock: ManualClock) -> None:
     at(0)
     bad = registry.paths.identities / f"{UNREADABLE}.json"
     atomic_write_bytes(bad, b'{"agent_id": "worker-ghost-2026')
-    show_screens(root, clock, registry)
+    show_screens(registry)
+    feed_hooks(registry)
     scene_questions(root, clock)
+    relay_call(registry.paths, clock.now())
 
 
-def show_screens(root: Path, clock: ManualClock, registry: Registry) -> None:
+def show_screens(registry: Registry) -> None:
     """Hooks and a saved monitor pass for the tmux agents: the phase, context meter and
     waiting marker columns, and the Problems pane's prompts and low context."""
-    hooks = Hooks(root, clock, registry.signals)
+    hooks = Hooks(registry.project, registry.signals)
+    clock = registry.clock
     observed = {}
     for key, (phase, summary, left, urgency, waiting, prompt) in SCREENS.items():
         role, name = key.split("-", 1)

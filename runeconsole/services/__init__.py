@@ -1,1 +1,2 @@
-"""One module per protocol. Pure Python, no Textual: they take a root and a clock."""
+"""One module, or package of small modules, per protocol. Pure Python, no Textual: each
+service takes the ``Project`` (``services.project``) and returns plain dataclasses."""

@@ -1,6 +1,6 @@
 """Hook files `.claude/state/hooks/{role}-{name}.json`: an agent's crash-safe work state.
 
-The harness writes ``phase`` (planning .. merged) and the PRD adds ``work_phase``
+The harness writes ``phase`` (planning .. merged); we add ``work_phase``
 (investigation .. completion) and friends; we read both and write the union, and
 keep every field we do not know. ``files_modified`` always comes from git in the
 agent's worktree, never from whoever calls us: the hook must list what is really
@@ -10,7 +10,7 @@ with an atomic replace, followed by a ``HOOK_UPDATED`` signal carrying the hook.
 The supervisor writes hooks too (the monitor records the phase it reads on screen, a
 kill or handoff refreshes ``files_modified``), so each write says who made it
 (``updated_by``) and the agent's own writes are counted (``agent_updates``): a
-handoff is confirmed only by the agent (R4.4), never by the supervisor's own writes.
+handoff is confirmed only by the agent, never by the supervisor's own writes.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters import git
-from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import (
     atomic_write_json,
@@ -33,11 +32,12 @@ from runeconsole.core.files import (
     read_json_object,
 )
 from runeconsole.core.locks import locked
-from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import compact_stamp, iso_z
-from runeconsole.core.validate import ID_PATTERN, validate_id
+from runeconsole.core.validate import name_or_none, validate_id, validate_name
 from runeconsole.services.pane_patterns import WORK_PHASES
-from runeconsole.services.registry import SIGNAL_SOURCE, SIGNAL_TARGET
+from runeconsole.services.project import Project
+from runeconsole.services.registry import SIGNAL_TARGET
+from runeconsole.services.signal_parties import role_of
 from runeconsole.services.signals import Signals
 
 HARNESS_PHASES = ("planning", "executing", "impl_complete", "validating", "merged")
@@ -130,20 +130,17 @@ def uncommitted_files(worktree: Path) -> list[str]:
 
 
 class Hooks:
-    def __init__(
-        self, root: Path, clock: Clock | None = None, signals: Signals | None = None
-    ) -> None:
-        self.root = root
-        self.paths = ProjectPaths(root)
-        self.clock = clock or SystemClock()
-        self.signals = signals or Signals(root, self.clock)
+    def __init__(self, project: Project, signals: Signals | None = None) -> None:
+        self.project = project
+        self.root, self.paths, self.clock = project.root, project.paths, project.clock
+        self.signals = signals or Signals(project)
 
     def path_for(self, key: str) -> Path:
-        return self.paths.hooks / f"{validate_id(key, 'agent key')}.json"
+        return self.paths.hooks / f"{validate_name(key, 'agent key')}.json"
 
     def archived(self, hook_id: str) -> Path:
         """Where a replaced hook is kept (``hooks/history/{hook_id}.json``)."""
-        return self.paths.hook_history / f"{validate_id(hook_id, 'hook id')}.json"
+        return self.paths.hook_history / f"{validate_name(hook_id, 'hook id')}.json"
 
     def _archive(self, key: str, now: datetime) -> Path | None:
         """Keep the hook about to be replaced, byte for byte (never overwriting a kept one)."""
@@ -154,7 +151,7 @@ class Hooks:
             return None
         old = self.read_path(path)
         hook_id = old.get("hook_id")
-        if not (isinstance(hook_id, str) and ID_PATTERN.fullmatch(hook_id)):
+        if name_or_none(hook_id) is None:
             hook_id = f"hook-{key}-{compact_stamp(now)}-unreadable"
         kept = self.archived(hook_id)
         with contextlib.suppress(FileExistsError):
@@ -275,7 +272,7 @@ class Hooks:
             "work_phase": _choice(work_phase, WORK_PHASES, "work phase"),
             "work_summary": _text(summary, "summary"),
             "current_bead": validate_id(bead, "bead id") if bead is not None else None,
-            "current_node": validate_id(node, "node id") if node is not None else None,
+            "current_node": validate_name(node, "node id") if node is not None else None,
             "tests_status": _text(tests_status, "tests status"),
             "resumption_instructions": _text(instructions, "instructions"),
         }
@@ -314,5 +311,6 @@ class Hooks:
             ) from None
 
     def _announce(self, key: str, fields: dict[str, Any]) -> Hook:
-        self.signals.send("HOOK_UPDATED", SIGNAL_SOURCE, SIGNAL_TARGET, {"key": key, **fields})
+        payload = {"key": key, **fields}
+        self.signals.send("HOOK_UPDATED", role_of(fields), SIGNAL_TARGET, payload)
         return Hook(key, self.path_for(key), fields)

@@ -1,4 +1,4 @@
-"""Sub-agent output gates (seed 003): reuse valid files, relaunch the rest, gate the stage.
+"""Sub-agent output gates: reuse valid files, relaunch the rest, gate the stage.
 
 An output file is valid when it is non-empty and its exact last line is the sentinel
 ``<!-- AGENT_COMPLETE -->`` (nothing after it but that line's newline). An invalid
@@ -62,7 +62,7 @@ class GateResult:
         return 1 if self.gate == HARD_FAIL else 0
 
     def lines(self) -> list[str]:
-        """The stage output the seed asks for: file-level errors, relaunch list, gate."""
+        """The stage's output: each invalid file, the relaunch list, the gate (see the README)."""
         out = []
         for check in self.checks:
             if not check.valid:
@@ -132,7 +132,7 @@ def check_file(path: Path) -> str | None:
     if text.rstrip().splitlines()[-1].strip() == SENTINEL:
         return (
             f"{SENTINEL} is not the exact last line (blank lines or spaces around it); "
-            "seed 003 asks for that exact line as the last line"
+            "the gate wants that exact line as the last line"
         )
     return f"last line is not {SENTINEL} (incomplete)"
 

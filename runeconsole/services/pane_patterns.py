@@ -5,7 +5,8 @@ pattern we rely on lives here, so following a change in Claude Code's UI means
 editing this module and the sample screens in ``tests/panes/``.
 
 The screen is read bottom-up the way a person would: the transcript's last
-assistant block (``⏺``) and everything below it is the *current* state (a prompt
+assistant block (``⏺``, or ``●`` as Claude Code 2.1.328 draws it) and everything below
+it is the *current* state (a prompt
 box, a spinner, the input box); older lines only count for the phase hint and
 the context figure, which Claude Code prints in its status line.
 """
@@ -34,7 +35,8 @@ QUESTION_FOOTER = re.compile(r"Enter to select|Tab/Arrow keys to navigate", re.I
 ESC_DECLINES = re.compile(r"^(?:❯\s*)?\d{1,2}\.\s+No\b.*\(esc\)$|\bEsc to cancel\b", re.I)
 EXPLICIT_PHASE = re.compile(r"\bphase:\s*(" + "|".join(WORK_PHASES) + r")\b", re.I)
 PLAN_MODE = re.compile(r"plan mode on", re.I)
-TOOL_CALL = re.compile(r"^⏺\s+([A-Z][A-Za-z]+(?: Todos)?)(?:\((.*))?$")
+ASSISTANT = ("⏺", "●")  # an assistant block's mark: ⏺ in older screens, ● in 2.1.328
+TOOL_CALL = re.compile(r"^[⏺●]\s+([A-Z][A-Za-z]+(?: Todos)?)(?:\((.*))?$")
 TEST_COMMAND = re.compile(
     r"pytest|\bnpm (run )?test|\byarn test|\bpnpm test|\bcargo test|\bgo test|\bjest\b|"
     r"\bvitest\b|unittest|\bmake (check|test)\b|\btox\b|\bnox\b",
@@ -91,9 +93,9 @@ def _clean(line: str) -> str:
 
 
 def _current_block(lines: list[str]) -> list[str]:
-    """Lines from the last assistant block (``⏺``) to the bottom: what is on screen *now*."""
+    """Lines from the last assistant block (``⏺``/``●``) to the bottom: what is on screen *now*."""
     for index in range(len(lines) - 1, -1, -1):
-        if lines[index].startswith("⏺"):
+        if lines[index].startswith(ASSISTANT):
             return lines[index:]
     return lines
 
@@ -111,7 +113,7 @@ def _waiting(block: list[str], busy: bool) -> tuple[str | None, str | None]:
     """The kind of input the agent waits for (and the prompt line), if any."""
     if busy:
         return None, None
-    body = block[1:] if block and block[0].startswith("⏺") else block
+    body = block[1:] if block and block[0].startswith(ASSISTANT) else block
     options = [line for line in body if OPTION.match(line)]
     for line in body:
         if PERMISSION_PROMPT.match(line) and options:
@@ -123,7 +125,7 @@ def _waiting(block: list[str], busy: bool) -> tuple[str | None, str | None]:
     if selected:
         label = next((line for line in body if line.endswith(":")), options[0])
         return CHOICE, label
-    last_said = block[0].lstrip("⏺ ").strip() if block and block[0].startswith("⏺") else ""
+    last_said = block[0].lstrip("⏺● ").strip() if block and block[0].startswith(ASSISTANT) else ""
     if last_said.endswith("?") and not TOOL_CALL.match(block[0]):
         return QUESTION, last_said
     return None, None
@@ -163,7 +165,7 @@ def read_pane(screen: str) -> PaneReading:
     block = _current_block(lines)
     busy = any(BUSY.search(line) for line in block)
     waiting, prompt = _waiting(block, busy)
-    body = block[1:] if block and block[0].startswith("⏺") else block
+    body = block[1:] if block and block[0].startswith(ASSISTANT) else block
     menu = not busy and (
         waiting == PERMISSION
         or any(SELECTED_OPTION.match(line) or QUESTION_FOOTER.search(line) for line in body)

@@ -1,10 +1,12 @@
-"""Agent identity registry: ``.claude/state/identities/{role}-{name}.json`` (Epic 1).
+"""Agent identity registry: ``.claude/state/identities/{role}-{name}.json``.
 
-Reads the harness's files unchanged (``last_heartbeat``, ``worktree``) and writes
-the union of harness and PRD fields, so both kinds of reader keep working. Every
-change is a locked read-modify-write with an atomic replace; lifecycle changes
-also emit a signal. A replaced identity is archived under ``history/`` so a
-re-spawned agent's predecessor chain stays readable.
+Reads the harness's files unchanged (``last_heartbeat``, ``worktree``) and writes the
+union of the harness's fields and ours (``pid``, ``tmux_session``, ``node_id``,
+``bead_id``, ``worktree_path``, ``hook_path``, ``last_seen``), so both kinds of reader
+keep working. Every change is a locked read-modify-write with an atomic replace;
+lifecycle changes also emit a signal. A replaced identity is archived under
+``history/`` so a re-spawned agent's predecessor chain stays readable. How alive an
+agent is, and the record of one file, are in ``liveness`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -12,13 +14,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from runeconsole.adapters.clock import Clock, SystemClock
-from runeconsole.core.config import Talisman
 from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import (
     atomic_write_json,
@@ -29,143 +28,65 @@ from runeconsole.core.files import (
     remove_orphan_temp,
 )
 from runeconsole.core.locks import locked
-from runeconsole.core.paths import ProjectPaths
-from runeconsole.core.timeutil import compact_stamp, iso_z, parse_iso
-from runeconsole.core.validate import validate_id
+from runeconsole.core.timeutil import compact_stamp, iso_z
+from runeconsole.core.validate import validate_id, validate_name
+from runeconsole.services.liveness import (
+    ACTIVE,
+    CRASHED,
+    GREEN,
+    GREY,
+    LIVENESS_ORDER,
+    RED,
+    TERMINATED,
+    YELLOW,
+    AgentRecord,
+    LivenessSettings,
+    judge,
+    last_seen,
+)
+from runeconsole.services.project import Project
+from runeconsole.services.signal_parties import GUARDIAN, RUNNER, agent_payload, role_of
 from runeconsole.services.signals import Signals
 
-GREEN, YELLOW, RED, GREY = "green", "yellow", "red", "grey"
-LIVENESS_ORDER = (RED, YELLOW, GREEN, GREY)
-ACTIVE, CRASHED, TERMINATED = "active", "crashed", "terminated"
-SIGNAL_SOURCE = "runeconsole"
-SIGNAL_TARGET = "guardian"
+SIGNAL_SOURCE = RUNNER  # what the supervisor sends: the harness's runner watches agents
+SIGNAL_TARGET = GUARDIAN
 
-
-@dataclass(frozen=True)
-class LivenessSettings:
-    heartbeat_interval: float = 60.0
-    stale_after: float = 300.0
-    green_multiplier: float = 2.0
-
-    @classmethod
-    def from_talisman(cls, talisman: Talisman) -> LivenessSettings:
-        section = talisman.section("runeconsole")
-        interval = section.number("heartbeat_interval_seconds", 60.0, minimum=1)
-        multiplier = section.number("green_multiplier", 2.0, minimum=1)
-        stale = section.number("stale_after_seconds", 300.0, minimum=1)
-        if stale <= interval * multiplier:  # else an agent would go from green straight to red
-            talisman.report(
-                f"{talisman.path}: runeconsole.stale_after_seconds ({stale:g}) must be more than "
-                f"heartbeat_interval_seconds x green_multiplier ({interval * multiplier:g})"
-            )
-            defaults = cls()
-            interval, stale = defaults.heartbeat_interval, defaults.stale_after
-            multiplier = defaults.green_multiplier
-        section.warn_unread("tmux", "supervisor", "merge_queue")  # read by their own loaders
-        return cls(interval, stale, multiplier)
-
-    @property
-    def green_below(self) -> float:
-        return self.heartbeat_interval * self.green_multiplier
-
-
-def last_seen(fields: dict[str, Any]) -> Any:
-    """The newer of ``last_seen`` and ``last_heartbeat`` (the same instant, two names)."""
-    moments = [parse_iso(fields.get(k)) for k in ("last_seen", "last_heartbeat")]
-    known = [m for m in moments if m is not None]
-    return max(known) if known else parse_iso(fields.get("created_at"))
-
-
-def judge(fields: dict[str, Any], now: Any, settings: LivenessSettings) -> tuple[str, float | None]:
-    """Liveness colour and heartbeat age (seconds) of one identity at ``now``."""
-    seen = last_seen(fields)
-    age = (now - seen).total_seconds() if seen is not None else None
-    status = fields.get("status")
-    if status == TERMINATED:
-        return GREY, age
-    if status == CRASHED or age is None:
-        return RED, age
-    if age < -settings.heartbeat_interval:
-        return YELLOW, age  # a heartbeat from the future: a skewed clock cannot vouch for it
-    if age < settings.green_below:
-        return GREEN, age
-    if age < settings.stale_after:
-        return YELLOW, age
-    return RED, age
-
-
-@dataclass
-class AgentRecord:
-    """One identity file as read: every field kept, plus what we derive from it."""
-
-    key: str
-    location: str
-    fields: dict[str, Any] = field(default_factory=dict)
-    liveness: str = RED
-    age_seconds: float | None = None
-    error: str | None = None
-
-    @property
-    def path(self) -> Path:
-        return Path(self.location)
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return self.fields.get(name, default)
-
-    @property
-    def status(self) -> str:
-        return "unreadable" if self.error else str(self.fields.get("status") or "?")
-
-    @property
-    def worktree(self) -> str | None:
-        return self.fields.get("worktree_path") or self.fields.get("worktree")
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        """The ``metadata`` object, or an empty one when a hand-edited file holds something else."""
-        metadata = self.fields.get("metadata")
-        return metadata if isinstance(metadata, dict) else {}
-
-    def rejudge(self, now: Any, settings: LivenessSettings) -> bool:
-        """Recompute liveness at ``now``; True if the colour changed."""
-        if self.error:
-            return False
-        before = self.liveness
-        self.liveness, self.age_seconds = judge(self.fields, now, settings)
-        return before != self.liveness
-
-    def to_json(self) -> dict[str, Any]:
-        if self.error:
-            return {"key": self.key, "liveness": RED, "error": self.error}
-        age = None if self.age_seconds is None else round(self.age_seconds, 1)
-        return {**self.fields, "key": self.key, "liveness": self.liveness, "age_seconds": age}
+__all__ = [
+    "ACTIVE",
+    "CRASHED",
+    "GREEN",
+    "GREY",
+    "LIVENESS_ORDER",
+    "RED",
+    "SIGNAL_SOURCE",
+    "SIGNAL_TARGET",
+    "TERMINATED",
+    "YELLOW",
+    "AgentRecord",
+    "LivenessSettings",
+    "Registry",
+    "judge",
+    "last_seen",
+]
 
 
 class Registry:
     def __init__(
         self,
-        root: Path,
-        clock: Clock | None = None,
+        project: Project,
         settings: LivenessSettings | None = None,
         signals: Signals | None = None,
     ) -> None:
-        self.root = root
-        self.paths = ProjectPaths(root)
-        self.clock = clock or SystemClock()
-        # A typo in talisman.yml must not stop a fleet's heartbeats: defaults are used and
-        # the problem is kept for the caller to show.
-        self.problems: list[str] = []
-        if settings is None:
-            talisman = Talisman.load(root, strict=False)
-            settings = LivenessSettings.from_talisman(talisman)
-            self.problems = talisman.problems
-        self.settings = settings
-        self.signals = signals or Signals(root, self.clock)
+        self.project = project
+        self.root, self.paths, self.clock = project.root, project.paths, project.clock
+        self.settings = settings or project.settings(LivenessSettings)
+        self.signals = signals or Signals(project)
 
     # -- reading ---------------------------------------------------------------------------
 
     def path_for(self, key: str) -> Path:
-        return self.paths.identities / f"{validate_id(key, 'agent key')}.json"
+        # The harness takes names as given: '.' is allowed, a way out of the directory not.
+        return self.paths.identities / f"{validate_name(key, 'agent key')}.json"
 
     def read_path(self, path: Path | str, now: datetime | None = None) -> AgentRecord:
         """Never raises for bad content: an unreadable file becomes a red record with a reason."""
@@ -221,7 +142,7 @@ class Registry:
 
     def find_by_agent_id(self, agent_id: str) -> AgentRecord | None:
         """A current or archived identity by its ``agent_id``."""
-        validate_id(agent_id, "agent id")
+        validate_name(agent_id, "agent id")
         archived = self.paths.identity_history / f"{agent_id}.json"
         if archived.exists():
             return self.read_path(archived)
@@ -336,7 +257,7 @@ class Registry:
         if not isinstance(agent_id, str):
             return
         try:
-            validate_id(agent_id, "agent id")
+            validate_name(agent_id, "agent id")
             target = self.paths.inside(self.paths.identity_history / f"{agent_id}.json")
             create_exclusive(target, dump_json(old))
         except (FileExistsError, RuneError):
@@ -439,19 +360,9 @@ class Registry:
     def _signal(
         self, signal_type: str, key: str, fields: dict[str, Any], reason: str | None = None
     ) -> None:
-        payload = {
-            "key": key,
-            "agent_id": fields.get("agent_id"),
-            "role": fields.get("role"),
-            "name": fields.get("name"),
-            "status": fields.get("status"),
-            "tmux_session": fields.get("tmux_session"),
-            "predecessor_id": fields.get("predecessor_id"),
-        }
-        if reason:
-            payload["reason"] = reason
+        payload = agent_payload(signal_type, key, fields, reason)
         try:
-            self.signals.send(signal_type, SIGNAL_SOURCE, SIGNAL_TARGET, payload)
+            self.signals.send(signal_type, role_of(fields), SIGNAL_TARGET, payload)
         except (RuneError, OSError) as exc:
             why = exc.message if isinstance(exc, RuneError) else exc.strerror or str(exc)
             raise RuneError(

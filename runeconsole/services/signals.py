@@ -17,12 +17,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import create_exclusive, dump_json, is_temp_name, read_json_object
-from runeconsole.core.paths import ProjectPaths
-from runeconsole.core.timeutil import iso_z
+from runeconsole.core.timeutil import compact_stamp
 from runeconsole.core.validate import validate_id
+from runeconsole.services.project import Project
 
 SIGNAL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 PROCESSED = "processed"
@@ -76,9 +75,9 @@ class Signal:
 
 
 class Signals:
-    def __init__(self, root: Path, clock: Clock | None = None) -> None:
-        self.paths = ProjectPaths(root)
-        self.clock = clock or SystemClock()
+    def __init__(self, project: Project) -> None:
+        self.paths = project.paths
+        self.clock = project.clock
 
     @property
     def directory(self) -> Path:
@@ -96,7 +95,7 @@ class Signals:
             "source": source,
             "target": target,
             "signal_type": signal_type,
-            "timestamp": iso_z(now),
+            "timestamp": compact_stamp(now),  # the harness's form; the name has microseconds
             "payload": payload or {},
         }
         data = dump_json(body)

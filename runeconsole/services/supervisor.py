@@ -1,13 +1,13 @@
-"""Agents in tmux: spawn, watch, re-spawn and hand off (Epics 1, 2 and 4 of seed 004).
+"""Agents in tmux: spawn, watch, re-spawn and hand off.
 
-The supervisor is the runner of the PRD made programmatic. ``spawn`` writes the
-identity and the initial hook, then starts the agent's command in its own tmux
-session. ``monitor_step`` looks at every supervised session once and writes what
-it reads of each pane to the hook. ``respawn`` starts a successor with the same
-command and worktree and a wisdom prompt built from the hook; ``handoff`` asks an
-agent that runs out of context to save and exit, force-kills it if it does not,
-and re-spawns it. The agent's worktree is never touched: uncommitted files are
-listed, not lost.
+The supervisor runs the fleet as the README's "Supervising agents in tmux" says.
+``spawn`` writes the identity and the initial hook, then starts the agent's command in
+its own tmux session. ``monitor_step`` looks at every supervised session once and
+writes what it reads of each pane to the hook. ``respawn`` starts a successor with the
+same command and worktree and a wisdom prompt built from the hook; ``handoff`` asks an
+agent that runs out of context to save and exit, force-kills it if it does not, and
+re-spawns it. The agent's worktree is never touched: uncommitted files are listed, not
+lost.
 
 ``Supervisor`` is the one entry point the console and CLI use; each job lives in its
 own module of ``services.supervision``, and the names callers import are re-exported.
@@ -20,11 +20,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.adapters.tmux import Tmux
-from runeconsole.core.config import Talisman
 from runeconsole.services.hooks import Hooks
-from runeconsole.services.registry import AgentRecord, LivenessSettings, Registry
+from runeconsole.services.project import Project
+from runeconsole.services.registry import AgentRecord, Registry
 from runeconsole.services.signals import Signals
 from runeconsole.services.supervision import screens
 from runeconsole.services.supervision.context_warnings import CHECKPOINT_MESSAGE
@@ -65,39 +64,32 @@ class Supervisor:
 
     def __init__(
         self,
-        root: Path,
-        clock: Clock | None = None,
+        project: Project,
         *,
-        talisman: Talisman | None = None,
         settings: SupervisorSettings | None = None,
         tmux: Tmux | None = None,
         registry: Registry | None = None,
         hooks: Hooks | None = None,
     ) -> None:
-        """``talisman``: the console passes its lenient one, so a bad value never stops it."""
-        clock = clock or SystemClock()
-        talisman = talisman or Talisman.load(root)
-        settings = settings or SupervisorSettings.from_talisman(talisman)
-        signals = Signals(root, clock)
+        """``settings``: the project's unless given (the CLI's ``--tmux-socket``)."""
+        settings = settings or project.settings(SupervisorSettings)
+        signals = Signals(project)
         self.sessions = AgentSessions(
-            root=root,
-            clock=clock,
+            project=project,
             settings=settings,
             tmux=tmux or Tmux(settings.socket_name),
             signals=signals,
-            registry=registry
-            or Registry(root, clock, LivenessSettings.from_talisman(talisman), signals),
-            hooks=hooks or Hooks(root, clock, signals),
+            registry=registry or Registry(project, signals=signals),
+            hooks=hooks or Hooks(project, signals),
         )
         # The console's panes reach these through the supervisor.
-        self.root, self.paths, self.clock = root, self.sessions.paths, clock
+        self.project = project
+        self.root, self.paths, self.clock = project.root, project.paths, project.clock
         self.settings, self.tmux, self.signals = settings, self.sessions.tmux, signals
         self.registry, self.hooks = self.sessions.registry, self.sessions.hooks
         self._spawner = Spawner(self.sessions)
         self._handoffs = Handoffs(self.sessions, self._spawner)
-        self._observation_file = ObservationFile(
-            self.paths.inside(self.paths.supervisor / "observations.json")
-        )
+        self._observation_file = ObservationFile.of(self.paths)
         self._monitor = Monitor(
             self.sessions, self._spawner, self._handoffs, self._observation_file
         )
@@ -164,7 +156,7 @@ class Supervisor:
     def handoff(
         self, key: str, *, timeout: float | None = None, respawn: bool = True
     ) -> HandoffResult:
-        """R4.4/R4.5: save and exit, forced after ``timeout`` seconds, then re-spawn."""
+        """Ask the agent to save and exit, force it after ``timeout`` seconds, then re-spawn."""
         return self._handoffs.handoff(key, timeout=timeout, respawn=respawn)
 
     def kill(self, key: str, reason: str = "killed by the operator") -> AgentRecord:
@@ -199,4 +191,4 @@ class Supervisor:
         monitor itself passes its latest report's.
         """
         observations = self.observations() if observations is None else observations
-        return find_problems(self.registry.list(), observations)
+        return find_problems(self.registry.list(), observations, self.settings)

@@ -7,6 +7,7 @@ import math
 from rich.text import Text
 
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude.view import AgentView, agent_view
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervisor import AgentObservation, SupervisorSettings
 from runeconsole.tui.theme import LIVENESS_STYLE
@@ -16,22 +17,29 @@ COLUMNS = (
     ("wait", " ", 1),
     ("role", "ROLE", 12),
     ("name", "NAME", 12),
-    ("status", "STATUS", 10),
+    ("status", "STATUS", 10),  # an active agent's shows what it is doing, when known
     ("seen", "SEEN", 6),
     ("phase", "PHASE", 12),
     ("context", "CONTEXT", 8),
+    ("tokens", "TOKENS", 6),
     ("node", "NODE", 12),
     ("tmux", "TMUX", 24),
     ("predecessor", "PREDECESSOR", 40),  # fixed: a successor's may arrive after the row
 )
 
-# PRD work phases, shortened to fit; harness phases are short already.
+# Work phases (ours), shortened to fit; the harness's phases are short already.
 PHASE_LABELS = {
     "investigation": "investigate",
     "implementation": "implement",
     "completion": "complete",
 }
-WAIT_MARKS = {"permission": "!", "question": "?", "choice": "?"}
+ACTIVITY_STYLE = {
+    "busy": "green",
+    "idle": "dim",
+    "waiting": "bold yellow",
+    "compacting": "bold magenta",
+    "ended": "dim",
+}
 
 
 def context_meter(left: int | None, settings: SupervisorSettings) -> Text:
@@ -55,14 +63,25 @@ def context_meter(left: int | None, settings: SupervisorSettings) -> Text:
     )
 
 
-def wait_mark(observation: AgentObservation | None) -> Text:
-    if observation is None:
-        return Text("")
-    screen = observation.screen
-    if screen.compacting:
+def wait_mark(view: AgentView) -> Text:
+    """``!`` waiting for a permission, ``?`` for an answer, ``⟳`` compacting."""
+    if view.compacting:
         return Text("⟳", "bold magenta")
-    mark = WAIT_MARKS.get(screen.waiting_for_input or "")
-    return Text(mark, "bold yellow reverse") if mark else Text("")
+    if view.waiting:
+        return Text("!" if view.wants_permission else "?", "bold yellow reverse")
+    return Text("")
+
+
+def token_count(view: AgentView) -> Text:
+    """Tokens the session used, in all (``182k``, ``1.2M``), when the hooks told."""
+    total = view.total_tokens
+    if total is None:
+        return Text("")
+    if total < 1000:
+        return Text(str(total), "dim")
+    if total < 1_000_000:
+        return Text(f"{total / 1000:.0f}k" if total >= 10_000 else f"{total / 1000:.1f}k")
+    return Text(f"{total / 1_000_000:.1f}M", "bold")
 
 
 def row_values(
@@ -82,21 +101,29 @@ def row_values(
             "-",
             Text(""),
             Text(""),
+            Text(""),
             "",
             "",
             Text(f"unreadable: {record.error}", style="red"),
         )
     status = record.status
-    live = observation is not None and observation.state == "running"
+    view = agent_view(record.fields, observation)
+    active = status == "active"
+    if active:
+        doing = view.activity or status
+        shown = Text(doing, ACTIVITY_STYLE.get(doing, "default"))
+    else:
+        shown = Text(status, style=LIVENESS_STYLE[record.liveness])
     return (
         dot,
-        wait_mark(observation) if live else Text(""),
+        wait_mark(view) if active else Text(""),
         Text(str(record.get("role") or "")),
         Text(str(record.get("name") or "")),
-        Text(status, style=LIVENESS_STYLE[record.liveness] if status != "active" else "default"),
+        shown,
         format_age(record.age_seconds),
         Text(PHASE_LABELS.get(phase or "", phase or ""), "cyan"),
-        context_meter(observation.screen.context_left, settings) if live else Text(""),
+        context_meter(view.context_left_percent, settings) if active else Text(""),
+        token_count(view),
         str(record.get("node_id") or ""),
         str(record.get("tmux_session") or ""),
         str(record.get("predecessor_id") or ""),

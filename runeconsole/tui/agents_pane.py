@@ -18,7 +18,7 @@ from runeconsole.services.supervisor import AgentObservation, Supervisor
 from runeconsole.tui.agent_cells import COLUMNS, row_values
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import AGENTS, LivePane
 
 SEEN = frozenset({"seen"})
 
@@ -28,7 +28,13 @@ def matches(record: AgentRecord, text: str) -> bool:
         return True
     haystack = " ".join(
         str(v)
-        for v in (record.key, record.status, record.get("node_id"), record.get("tmux_session"))
+        for v in (
+            record.key,
+            record.status,
+            record.get("activity"),
+            record.get("node_id"),
+            record.get("tmux_session"),
+        )
         if v
     )
     return text.lower() in haystack.lower()
@@ -55,6 +61,7 @@ class AgentsPane(LivePane):
         Binding("r", "respawn", "Respawn"),
         Binding("x", "kill", "Kill"),
     ]
+    PANE_ID = AGENTS
     TITLE = "Agents"
     HELP_KEYS = (
         ("enter", "every field, the predecessor chain, the hook and the pane's last lines"),
@@ -62,7 +69,8 @@ class AgentsPane(LivePane):
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
         ("x", "kill the agent's session; its worktree is left as it is (confirmed)"),
-        ("! / ?", "waiting for a permission / an answer in its pane;  ⟳ compacting"),
+        ("! / ?", "waiting for a permission / an answer;  ⟳ compacting"),
+        ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
     )
 
     def __init__(self, supervisor: Supervisor, **kwargs: object) -> None:
@@ -113,7 +121,7 @@ class AgentsPane(LivePane):
 
     def finish_batch(self) -> None:
         self.table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
-        self.post_message(self.Summary("agents", self.counts()))
+        self.summarise(self.counts())
 
     def sync(self, records: list[AgentRecord]) -> None:
         """Make the table match a full listing: upsert every record, drop vanished keys.
@@ -191,7 +199,7 @@ class AgentsPane(LivePane):
             self.upsert(record, age=False)
         self.refresh_ages()
         if changed:
-            self.post_message(self.Summary("agents", self.counts()))
+            self.summarise(self.counts())
 
     def refresh_ages(self) -> None:
         table = self.table

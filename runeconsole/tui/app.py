@@ -14,18 +14,24 @@ from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.widgets import Footer, Input, TabbedContent, TabPane
 
-from runeconsole.adapters.clock import Clock, SystemClock
-from runeconsole.core.config import Talisman
-from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
-from runeconsole.services.questions import Questions, RelaySettings
-from runeconsole.services.registry import LivenessSettings, Registry
+from runeconsole.adapters.clock import Clock
+from runeconsole.core.errors import RuneError
+from runeconsole.core.timeutil import iso_z
+from runeconsole.services.checkpoints import Checkpoints
+from runeconsole.services.claude.presence import ConsolePresence
+from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.notify import notifier_for
+from runeconsole.services.project import Project
+from runeconsole.services.questions import Questions
+from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import MonitorReport, Supervisor
+from runeconsole.services.suspension import Suspension
 from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.commands import AgentCommands
 from runeconsole.tui.feed import ChangeFeed, StateChanged
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import AGENTS, LivePane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.reveal import reveal
@@ -33,6 +39,7 @@ from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 
 REPEAT_SECONDS = 30.0  # the same toast again within this long is not shown
+PRESENCE_RETRY_SECONDS = 2.0
 
 
 def styles_dir() -> Path:
@@ -58,54 +65,60 @@ class RuneConsole(App[None]):
         # Priority: it acts as the key arrives, before the keys typed after it are handed to
         # the table (whose own keys, like r for respawn, they would otherwise fire).
         Binding("slash", "filter", "Filter", priority=True),
+        Binding("a", "answer_oldest", "Answer"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 10)),
     ]
 
     def __init__(
         self,
-        root: Path,
+        project: Project,
         *,
-        clock: Clock,
         watch: bool = True,
         monitor: bool = False,
         rescan_seconds: float = 5.0,
         tick_seconds: float = 1.0,
     ) -> None:
+        """Every service the panes use is built here, once, from ``project``."""
         super().__init__()
-        self.root = root
-        self.clock = clock
+        self.project = project
+        self.root, self.clock = project.root, project.clock
         self.watch_files = watch
         self.rescan_seconds = rescan_seconds
         self.tick_seconds = tick_seconds
-        self.talisman = Talisman.load(root, strict=False)
-        self.registry = Registry(root, clock, LivenessSettings.from_talisman(self.talisman))
-        self.supervisor = Supervisor(root, clock, talisman=self.talisman, registry=self.registry)
+        self.registry = Registry(project)
+        self.supervisor = Supervisor(project, registry=self.registry)
         self.monitor = monitor
         self._monitor_stop = threading.Event()
-        self.questions = Questions(root, clock, RelaySettings.from_talisman(self.talisman))
+        self._monitor_idle = threading.Event()  # no monitor pass under way in this console
+        self._monitor_idle.set()
+        self.questions = Questions(project)
+        self.suspension = Suspension(project)
+        self.checkpoints = Checkpoints(project, suspension=self.suspension)
+        self.merge_queue = MergeQueue(project)
         self.feed: ChangeFeed | None = None
         # Which directories each pane follows, worked out once (some panes ask git or list
         # a directory to know) and refreshed with the rescan, not on every file event.
         self._routes: dict[LivePane, set[Path]] = {}
         self._toasts_seen: dict[tuple[str, str], float] = {}
         self._toasts_lock = threading.Lock()
+        # While it is open the console holds the project's console lock: Claude Code's
+        # hooks then bring AskUserQuestion calls here (services/claude/presence.py).
+        self.presence = ConsolePresence(self.registry.paths)
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
+        panes: list[LivePane] = [
+            AgentsPane(self.supervisor),
+            ProblemsPane(self.supervisor),
+            QuestionsPane(self.questions),
+            SuspendedPane(self.suspension, self.checkpoints),
+            MergeQueuePane(self.merge_queue),
+        ]
         with TabbedContent(id="panes"):
-            with TabPane("1 Agents", id="agents"):
-                yield AgentsPane(self.supervisor, id="agents-pane")
-            with TabPane("2 Problems", id="problems"):
-                yield ProblemsPane(self.supervisor, id="problems-pane")
-            with TabPane("3 Questions", id="questions"):
-                yield QuestionsPane(self.questions, id="questions-pane")
-            with TabPane("4 Suspended", id="suspended"):
-                yield SuspendedPane(self.root, self.clock, self.talisman, id="suspended-pane")
-            with TabPane("5 Merge queue", id="merge-queue"):
-                settings = MergeQueueSettings.from_talisman(self.talisman)
-                queue = MergeQueue(self.root, self.clock, settings)
-                yield MergeQueuePane(queue, id="merge-queue-pane")
+            for number, pane in enumerate(panes, 1):
+                with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
+                    yield pane
         yield Input(placeholder="filter… (enter keeps it, esc clears)", id="filter")
         yield Footer()
 
@@ -126,10 +139,11 @@ class RuneConsole(App[None]):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        self.query_one(StatusBar).order = [
-            str(pane.id).removesuffix("-pane") for pane in self.panes
-        ]
-        for problem in [*self.talisman.problems, *self.talisman.warnings]:
+        if not self._hold_presence():
+            self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
+        self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
+        talisman = self.project.talisman
+        for problem in [*talisman.problems, *talisman.warnings]:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
         if self.watch_files:
             self._routes = {pane: set(pane.watch_dirs()) for pane in self.panes}
@@ -156,7 +170,15 @@ class RuneConsole(App[None]):
             self.call_after_refresh(self.run_monitor)
         self.agents_pane.table.focus()
 
+    def _hold_presence(self) -> bool:
+        """Take the console lock (another console on the root may hold it: then later)."""
+        try:
+            return self.presence.try_hold(started_at=iso_z(self.clock.now()))
+        except (RuneError, OSError):
+            return False
+
     def on_unmount(self) -> None:
+        self.presence.release()
         self._monitor_stop.set()
         if self.feed is not None:
             self.feed.stop()
@@ -166,9 +188,21 @@ class RuneConsole(App[None]):
         """The supervisor's loop, in the console. One monitor at a time: while another
         (``runeconsole monitor``) holds the lock, the console follows its saved passes
         and takes over when it ends."""
-        self.supervisor.run_monitor(stop=self._monitor_stop, on_report=self._monitor_report)
+        self._monitor_idle.clear()
+        try:
+            self.supervisor.run_monitor(stop=self._monitor_stop, on_report=self._monitor_report)
+        finally:
+            self._monitor_idle.set()
+
+    def stop_monitor(self, timeout: float) -> bool:
+        """Stop the monitor and wait up to ``timeout`` for its pass to end: until then it may
+        still write the project's state. True when it has ended."""
+        self._monitor_stop.set()
+        return self._monitor_idle.wait(timeout)
 
     def _monitor_report(self, report: MonitorReport) -> None:
+        if self._monitor_stop.is_set():  # closing: the screen may no longer take calls
+            return
         try:
             self.call_from_thread(self._apply_report, report)
         except (RuntimeError, NoMatches):  # the console is closing (its panes may be gone)
@@ -246,8 +280,11 @@ class RuneConsole(App[None]):
             pane.rescan()
 
     def _tick(self) -> None:
-        for pane in self.panes:
-            pane.tick()
+        try:
+            for pane in self.panes:
+                pane.tick()
+        except NoMatches:  # a tick that fires while the console closes: nothing to redraw
+            return
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -293,8 +330,23 @@ class RuneConsole(App[None]):
             event.input.display = bool(event.value)
             self.current_pane().query_one("DataTable").focus()
 
+    def action_answer_oldest(self) -> None:
+        """``a`` from any pane: the oldest unanswered question, blocking ones first."""
+        if not self.query_one(QuestionsPane).open_oldest():
+            self.notify("No open questions.", title="Questions", timeout=3)
+
+    @work(thread=True, group="notify")
+    def reach_operator(self, key: str, title: str, body: str) -> None:
+        """``runeconsole.notify.command`` (if set), off the UI thread."""
+        try:
+            notifier_for(self.registry.paths).notify(key, title, body)
+        except (RuneError, OSError) as exc:
+            self.call_from_thread(
+                self.notify, f"notify command: {exc}", severity="warning", markup=False
+            )
+
     def goto_agent(self, key: str) -> None:
-        self.goto_pane("agents")
+        self.goto_pane(AGENTS)
         self.agents_pane.select(key)
 
 
@@ -313,8 +365,8 @@ def create_app(
     tests that do not bring their own tmux server leave it off).
     """
     return RuneConsole(
-        root,
-        clock=clock or SystemClock(),
+        # Lenient: a bad setting is shown and its default used; it never stops the console.
+        Project(root, clock, strict=False),
         watch=watch,
         monitor=monitor,
         rescan_seconds=rescan_seconds,

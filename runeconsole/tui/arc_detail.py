@@ -6,9 +6,16 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from runeconsole.services.checkpoints import ResumePlan
-from runeconsole.tui.suspended_detail import DetailModal
-from runeconsole.tui.suspended_pane import ACTION_STYLE, DEMOTED_MARK, PHASE_MARK
+from runeconsole.services.checkpoints import SCHEMA_VERSION, ResumePlan
+from runeconsole.tui.detail_modal import DetailModal
+from runeconsole.tui.theme import ACTION_STYLE, DEMOTED_MARK, PHASE_MARK
+
+
+def schema_note(plan: ResumePlan) -> str:
+    version = f"v{plan.from_version or '?'}"
+    if plan.newer:
+        return f"{version}: newer than this runeconsole (v{SCHEMA_VERSION}); read-only"
+    return f"{version} -> v{SCHEMA_VERSION}"
 
 
 def phases_table(plan: ResumePlan) -> Table:
@@ -25,6 +32,10 @@ def phases_table(plan: ResumePlan) -> Table:
         elif view.name == plan.resume_from:
             status.append("  <- resume here", "bold yellow")
         name = Text(view.name, "bold" if view.name == plan.resume_from else "")
+        if view.retired:
+            status.append("  retired: no longer run", "dim")
+        elif not view.known:
+            status.append("  not in PHASE_ORDER", "dim")
         table.add_row(str(view.number or "-"), name, status)
     return table
 
@@ -38,7 +49,7 @@ class ArcDetail(DetailModal):
         plan = self.plan
         return Text.assemble(
             (plan.checkpoint_id or plan.path.parent.name, "bold"),
-            (f"  v{plan.from_version or '?'} -> v19  ", "dim"),
+            (f"  {schema_note(plan)}  ", "dim"),
             (plan.action.replace("_", " "), ACTION_STYLE[plan.action]),
         )
 

@@ -39,7 +39,7 @@ from runeconsole.services.merge_queue import (
 )
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import MERGE_QUEUE, LivePane
 
 COLUMNS = (
     ("pos", "#", 2),
@@ -96,7 +96,7 @@ def detail_text(entry: QueueEntry | None, prediction: Prediction | None) -> Text
     if entry.get("attempts"):
         text.append(f"  attempt {entry.get('attempts')}", "dim")
     if entry.status == FAILED:
-        text.append(f"\nreason: {entry.reason}", "bold red")
+        text.append(f"\nreason: {entry.reason or 'failed'}", "bold red")
         if entry.get("error"):
             text.append(f"  {entry.get('error')}", "red")
         if entry.conflict_files:
@@ -108,6 +108,8 @@ def detail_text(entry: QueueEntry | None, prediction: Prediction | None) -> Text
     elif entry.status == PENDING and prediction is not None:
         text.append("\npredicted: ", "bold")
         text.append(prediction.summary(), "yellow" if prediction.conflicts else "green")
+    elif entry.status == IN_PROGRESS and entry.get("processor_pid") is None:
+        text.append("\nheld by another processor: processing waits for it", "yellow")
     elif entry.status == COMPLETED and entry.get("merged_commit"):
         text.append(f"\nmerged as {str(entry.get('merged_commit'))[:12]}", "green")
     for note in entry.get("notes") or []:
@@ -121,6 +123,7 @@ def matches(entry: QueueEntry, text: str) -> bool:
 
 
 class MergeQueuePane(LivePane):
+    PANE_ID = MERGE_QUEUE
     TITLE = "Merge queue"
     HELP_KEYS = (
         ("p", "process the head of the queue (asks first), watching each step"),
@@ -221,7 +224,7 @@ class MergeQueuePane(LivePane):
             figures["merge failed"] = counts[FAILED]
         if figures != self.figures:
             self.figures = figures
-            self.post_message(self.Summary("merge-queue", figures))
+            self.summarise(figures)
 
     def _order(self, keys: list[str]) -> None:
         order = {key: index for index, key in enumerate(keys)}

@@ -12,7 +12,7 @@ from textual.widgets import DataTable
 from runeconsole.services.supervision.problems import Problem, find_problems
 from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import PROBLEMS, LivePane
 
 COLUMNS = (
     ("kind", "PROBLEM", 12),
@@ -42,6 +42,7 @@ def problem_values(problem: Problem) -> tuple[object, ...]:
 
 class ProblemsPane(LivePane):
     BINDINGS = [Binding("enter", "goto", "Go to agent", show=False)]
+    PANE_ID = PROBLEMS
     TITLE = "Problems"
     HELP_KEYS = (("enter", "show the agent in the Agents pane"),)
 
@@ -70,7 +71,8 @@ class ProblemsPane(LivePane):
         """Problems from the Agents pane's records and screen readings, already in memory:
         re-reading every identity file on each event would cost a fleet's worth of reads."""
         agents = self.app.agents_pane  # type: ignore[attr-defined]
-        self.show(find_problems(agents.records.values(), agents.observations))
+        settings = self.supervisor.settings
+        self.show(find_problems(agents.records.values(), agents.observations, settings))
 
     def apply_changes(self, paths: set[Path]) -> None:
         self.follow_agents()
@@ -98,7 +100,7 @@ class ProblemsPane(LivePane):
         moved = ranked != self._order  # context left changing can move a row among its rank
         self._order = ranked
         self.table.reorder(key=lambda cells: order.get(f"{cells[1]}/{cells[0]}", last), force=moved)
-        self.post_message(self.Summary("problems", {"problems": len(fresh)}))
+        self.summarise({"problems": len(fresh)})
 
     def filter(self, text: str) -> None:
         self.filter_text = text

@@ -1,10 +1,16 @@
-"""Answer one worker question by keypress: ``A``/``B``/… (capitals) or ``1``/``2``/…,
-``t`` for text.
+"""Answer questions by keypress: ``A``/``B``/… (capitals) or ``1``/``2``/…, ``t`` for text.
 
-The countdown keeps running while the modal is open; if the timeout (or anyone
-else) answers first, the modal says who did and closes by itself. Writing the
-answer is one exclusive create, so a key pressed a moment too late is refused
-with the answer that stands instead of replacing it.
+One window answers one question, or every question of one Claude Code AskUserQuestion
+call, one after another ("1 of 2"). A multi-select question is answered by choosing
+several options: the option keys or ``space`` (on the highlighted one, moved with
+``up``/``down``) toggle, ``enter`` sends the choice. ``enter`` never chooses an option on
+its own: the ``enter`` that opened the window, pressed twice, must not answer anything.
+
+The countdown keeps running while the window is open: to the auto-answer of a worker's
+question, to the moment a relayed call expires (Claude Code then asks in its own dialog).
+If anyone else answers first, the window says who did and moves on or closes. Writing an
+answer is one exclusive create (under the call's lock for a relayed question), so a key
+pressed a moment too late is refused with the answer that stands instead of replacing it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from runeconsole.core.errors import RuneError
+from runeconsole.services.claude import answers
 from runeconsole.services.questions import (
     AlreadyAnswered,
     Answer,
@@ -29,6 +36,7 @@ from runeconsole.services.questions import (
 from runeconsole.tui.reveal import reveal
 
 CLOSE_DELAY_SECONDS = 2.0
+MOVE_KEYS = {"up": -1, "k": -1, "down": 1, "j": 1}
 
 
 def _numbers(count: int) -> set[str]:
@@ -38,31 +46,53 @@ def _numbers(count: int) -> set[str]:
 class QuestionModal(ModalScreen[Answer | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
 
-    def __init__(self, questions: Questions, question: Question) -> None:
+    def __init__(self, questions: Questions, call: list[Question] | Question) -> None:
         super().__init__()
         self.questions = questions
-        self.question = question
+        self.call = call if isinstance(call, list) else [call]
+        self.index = 0
         self.closing = False
+        self.chosen: set[int] = set()  # the toggled options of a multi-select question
+        self.cursor = 0
+        self.answered: list[Answer] = []
+
+    @property
+    def question(self) -> Question:
+        """The question on screen now."""
+        return self.call[self.index]
+
+    def covers(self, question_id: str) -> bool:
+        return any(q.id == question_id for q in self.call[self.index :])
 
     def compose(self) -> ComposeResult:
-        question = self.question
-        with VerticalScroll(id="question-modal", classes=question.urgency):
-            yield Static(self._title(), id="question-title")
-            yield Static(self._body(), id="question-body")
-            yield Static(self._options(), id="question-options")
+        with VerticalScroll(id="question-modal", classes=self.question.urgency):
+            yield Static(id="question-title")
+            yield Static(id="question-body")
+            yield Static(id="question-options")
             yield Static(id="question-countdown")
             yield Input(placeholder="your answer, enter sends (esc closes)", id="question-text")
             yield Static(id="question-note")
 
     def on_mount(self) -> None:
+        self.show()
+
+    def show(self) -> None:
+        self.chosen, self.cursor = set(), 0
+        self.query_one("#question-title", Static).update(self._title())
+        self.query_one("#question-body", Static).update(self._body())
+        self._draw_options()
         self.tick()
 
     def _title(self) -> Text:
         question = self.question
         mark = ("● blocking", "bold red") if question.blocking else ("○ non-blocking", "yellow")
-        title = Text.assemble(mark, "  ", (question.task_id, "bold"))
+        header = question.fields.get("header") if answers.is_relay(question) else None
+        name = (header or "Claude Code") if answers.is_relay(question) else question.task_id
+        title = Text.assemble(mark, "  ", (str(name), "bold cyan" if header else "bold"))
         if question.worker:
             title.append(f"  from {question.worker}")
+        if len(self.call) > 1:
+            title.append(f"  question {self.index + 1} of {len(self.call)}", "bold")
         title.append(f"\n{question.id}", "dim")
         return title
 
@@ -75,16 +105,35 @@ class QuestionModal(ModalScreen[Answer | None]):
             body.append(f"\n\n{question.context}", "italic")
         return body
 
+    def _draw_options(self) -> None:
+        self.query_one("#question-options", Static).update(self._options())
+
     def _options(self) -> Table | Text:
-        options = self.question.options
+        question = self.question
+        options = question.options
         if not options:
             return Text("No options to choose from: press t to answer in your own words.")
+        descriptions = question.fields.get("option_descriptions")
+        descriptions = descriptions if isinstance(descriptions, list) else []
         grid = Table.grid(padding=(0, 1))
         grid.add_column(no_wrap=True)
         grid.add_column()
         for number, option in enumerate(options, start=1):
-            grid.add_row(Text(f" {option.key} {number} ", "bold reverse"), Text(option.label))
-        grid.add_row("", Text("t for a free-text answer · esc closes without answering", "dim"))
+            here = question.multi_select and number - 1 == self.cursor
+            key = Text(
+                f" {option.key} {number} ", "bold reverse" if not here else "bold reverse cyan"
+            )
+            if question.multi_select:
+                key.append(" [x]" if number - 1 in self.chosen else " [ ]", "bold")
+            label = Text(option.label, "bold" if here else "")
+            described = descriptions[number - 1] if number - 1 < len(descriptions) else ""
+            if isinstance(described, str) and described:
+                label.append(f"  {described}", "dim")
+            grid.add_row(key, label)
+        hint = "t for a free-text answer · esc closes without answering"
+        if question.multi_select:
+            hint = "keys or space toggle · enter sends the choice · " + hint
+        grid.add_row("", Text(hint, "dim"))
         return grid
 
     # -- time passing ----------------------------------------------------------------------
@@ -92,8 +141,22 @@ class QuestionModal(ModalScreen[Answer | None]):
     def tick(self) -> None:
         if self.closing:
             return
-        left = self.question.seconds_left(self.questions.clock.now())
-        if left is None:
+        now = self.questions.clock.now()
+        expiry = answers.expires_in(self.question, now)
+        left = self.question.seconds_left(now)
+        if expiry is not None:
+            text = Text.assemble(
+                "Claude Code asks in its own dialog in ",
+                (format_left(max(expiry, 0)), "bold red" if expiry <= 30 else "bold"),
+                " unless you answer",
+            )
+        elif not self.question.asked_here:
+            text = Text(
+                "Asked by another tool, which applies its own timeout: nothing here answers "
+                "it on its own. Your answer goes to its answer file, where that tool reads it.",
+                "dim",
+            )
+        elif left is None:
             text = Text("No auto-answer: the worker waits until you answer.", "dim")
         elif left <= 0:
             text = Text("Auto-answer due now: option A.", "bold red")
@@ -105,9 +168,13 @@ class QuestionModal(ModalScreen[Answer | None]):
         self.query_one("#question-countdown", Static).update(text)
 
     def answered_elsewhere(self, answer: Answer) -> None:
-        """Someone (usually the timeout) answered first: say so, then close."""
+        """Someone (usually the timeout) answered first: say so, then move on or close."""
         who = "the timeout" if answer.decided_by == "auto-timeout" else answer.decided_by
-        self.close_with(f"Answered by {who}: {answer.answer or answer.error} — closing.")
+        note = f"Answered by {who}: {answer.answer or answer.error}"
+        if self.index + 1 < len(self.call):
+            self._next(note)
+        else:
+            self.close_with(f"{note} — closing.")
 
     def close_with(self, note: str) -> None:
         """Stop taking answers, show ``note``, and close a moment later."""
@@ -119,18 +186,26 @@ class QuestionModal(ModalScreen[Answer | None]):
         self.set_timer(CLOSE_DELAY_SECONDS, self._close)
 
     def _close(self) -> None:
-        self.dismiss(None)
+        self.dismiss(self.answered[-1] if self.answered else None)
 
     def _note(self, text: str, style: str) -> None:
         note = self.query_one("#question-note", Static)
         note.update(Text(text, style))
-        note.display = True
+        note.display = bool(text)
 
     # -- answering -------------------------------------------------------------------------
 
     def on_key(self, event: Key) -> None:
-        """Option keys answer; every other printable key stays here (no pane switching)."""
-        if isinstance(self.focused, Input) or not event.is_printable or not event.character:
+        """Option keys answer (or toggle); every other printable key stays here."""
+        if isinstance(self.focused, Input):
+            return
+        if event.key in MOVE_KEYS or event.key in ("enter", "space"):
+            event.stop()
+            event.prevent_default()
+            if not self.closing:
+                self._move_or_choose(event.key)
+            return
+        if not event.is_printable or not event.character:
             return
         event.stop()
         event.prevent_default()
@@ -138,13 +213,39 @@ class QuestionModal(ModalScreen[Answer | None]):
             return
         # Capitals only: `a` opened this window, and a second `a` must not answer A.
         choice = event.character
-        count = len(self.question.options)
-        if choice in {o.key for o in self.question.options} or choice in _numbers(count):
-            self.answer(option=choice)
-        elif event.character == "t":
+        options = self.question.options
+        if choice in {o.key for o in options} or choice in _numbers(len(options)):
+            index = self.question.option(choice)
+            self._pick(options.index(index))
+        elif choice == "t":
             self.action_free_text()
-        elif event.character == "q":
-            self.dismiss(None)
+        elif choice == "q":
+            self.dismiss(self.answered[-1] if self.answered else None)
+
+    def _move_or_choose(self, key: str) -> None:
+        options = self.question.options
+        if not options or not self.question.multi_select:
+            return
+        if key in MOVE_KEYS:
+            self.cursor = (self.cursor + MOVE_KEYS[key]) % len(options)
+            self._draw_options()
+        elif key == "space" and self.question.multi_select:
+            self._pick(self.cursor)
+        elif key == "enter" and self.question.multi_select:
+            if self.chosen:
+                self.answer(options=[options[i].key for i in sorted(self.chosen)])
+            else:
+                self._note("Choose at least one option (its key, or space), then enter.", "yellow")
+
+    def _pick(self, index: int) -> None:
+        """A single-choice question is answered at once; a multi-select one toggles."""
+        if not self.question.multi_select:
+            self.answer(options=[self.question.options[index].key])
+            return
+        self.chosen ^= {index}
+        self.cursor = index
+        self._note("", "")
+        self._draw_options()
 
     def action_free_text(self) -> None:
         if self.closing:
@@ -157,14 +258,36 @@ class QuestionModal(ModalScreen[Answer | None]):
         if event.value.strip():
             self.answer(text=event.value)
 
-    def answer(self, *, option: str | None = None, text: str | None = None) -> None:
+    def answer(self, *, options: list[str] | None = None, text: str | None = None) -> None:
         try:
-            answer = self.questions.answer_question(self.question, option=option, text=text)
+            given = answers.answer(self.questions, self.question, options=options, text=text)
         except AlreadyAnswered as exc:
             self.answered_elsewhere(exc.answer)
+            return
+        except answers.Expired as exc:
+            self.close_with(f"Too late: {exc.message}")
             return
         except RuneError as exc:
             self._note(str(exc), "bold red")
             return
+        self.answered.append(given)
+        if self.index + 1 < len(self.call):
+            self._next(f"Answered: {given.answer}")
+            return
         self.closing = True
-        self.dismiss(answer)
+        self.dismiss(given)
+
+    def _next(self, note: str) -> None:
+        """On to the call's next question (one answered here or elsewhere is passed)."""
+        self.index += 1
+        while self.index < len(self.call) - 1 and self._settled(self.question):
+            self.index += 1
+        box = self.query_one("#question-text", Input)
+        box.value, box.display = "", False
+        self.set_focus(None)
+        self.show()
+        self._note(note, "green")
+
+    def _settled(self, question: Question) -> bool:
+        fresh = self.questions.read_question(question.path)
+        return not fresh.open

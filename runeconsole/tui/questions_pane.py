@@ -8,7 +8,7 @@ create lets exactly one of them win and the other reads the result.
 
 A question already past its deadline when the pane first sees it was left by an
 orchestrator that is gone (compaction, crash): nobody has had a chance to answer it,
-so it is re-surfaced (seed 001) with a fresh timeout instead of being decided at once.
+so it is re-surfaced with a fresh timeout instead of being decided at once.
 """
 
 from __future__ import annotations
@@ -25,18 +25,19 @@ from textual.widgets import DataTable, Static
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.core.validate import ID_PATTERN
+from runeconsole.services.claude import answers
 from runeconsole.services.questions import (
+    ANOTHER_TOOL,
     AUTO_TIMEOUT,
-    FILE_NAME,
     PENDING,
-    QUESTION,
     Answer,
     Question,
     Questions,
     format_left,
 )
+from runeconsole.services.questions.locations import BACKGROUND_DIR
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import QUESTIONS, LivePane
 from runeconsole.tui.question_modal import QuestionModal
 
 COLUMNS = (
@@ -65,8 +66,16 @@ class Mark(Text):
 
 
 def countdown(question: Question, now: datetime) -> Text:
-    """Time left before option A is chosen for the operator."""
+    """Time left before option A is chosen for the operator, or before a relayed Claude
+    Code call expires (then Claude Code asks in its own dialog): shown in italics;
+    ``other`` for a question another tool asked, which keeps its own timeout."""
+    expiry = answers.expires_in(question, now)
+    if expiry is not None:
+        style = "bold red italic" if expiry <= 30 else "italic"
+        return Text(format_left(max(expiry, 0)) if expiry > 0 else "expires", style=style)
     left = question.seconds_left(now)
+    if not question.error and not question.asked_here:
+        return Text("other", style="dim")
     if question.error or left is None:
         return Text("never" if not question.error else "-", style="dim")
     if left <= 0:
@@ -82,14 +91,25 @@ def row_values(question: Question, now: datetime) -> tuple[object, ...]:
         if question.error
         else Text(question.first_line)
     )
+    if not question.error and not question.asked_here:
+        summary = Text.assemble((f"asked by {ANOTHER_TOOL} · ", "dim"), summary)
     return (
         Mark(question),
-        question.task_id if question.seq == 1 else f"{question.task_id}.q{question.seq}",
+        task_label(question),
         Text(question.worker or ""),
         format_age(question.age(now)),
         countdown(question, now),
         summary,
     )
+
+
+def task_label(question: Question) -> str:
+    """The task, or for a relayed Claude Code call its header and place (``Index 1/2``)."""
+    if answers.is_relay(question):
+        header = str(question.fields.get("header") or "ask")[:5]
+        size = question.fields.get("call_size")
+        return f"{header} {question.seq}/{size}" if isinstance(size, int) else header
+    return question.task_id if question.seq == 1 else f"{question.task_id}.q{question.seq}"
 
 
 def matches(question: Question, text: str) -> bool:
@@ -104,10 +124,12 @@ class QuestionsPane(LivePane):
         Binding("a", "answer", "Answer"),
         Binding("enter", "answer", "Answer", show=False),
     ]
+    PANE_ID = QUESTIONS
     TITLE = "Questions"
     HELP_KEYS = (
-        ("enter / a", "answer the selected question"),
+        ("enter / a", "answer the selected question (a in any other pane: the oldest)"),
         ("A B … / 1 2 …", "in the answer window: choose that option at once (capitals)"),
+        ("space, enter", "multi-select: toggle the highlighted option (↑ ↓); send the choice"),
         ("t", "in the answer window: answer in your own words"),
         ("esc / q", "close the answer window without answering"),
     )
@@ -121,6 +143,7 @@ class QuestionsPane(LivePane):
         self._loaded = False
         self._settling: set[str] = set()
         self._resurfaced: dict[str, datetime] = {}  # question id -> its fresh deadline
+        self.hidden: set[str] = set()  # twins shown as the relayed call that stands for them
 
     def compose(self) -> ComposeResult:
         yield KeyedTable(COLUMNS, id="questions-table")
@@ -135,14 +158,14 @@ class QuestionsPane(LivePane):
         self._loaded = True
 
     def watch_dirs(self) -> list[Path]:
-        return [self.questions.base, *self.questions.signal_dirs()]
+        return self.questions.locations.watch_dirs()
 
     # -- applying changes --------------------------------------------------------------------
 
     def upsert(self, question: Question) -> None:
         key = question.id
         if not question.open:
-            self.remove(key, question.answer)
+            self.remove(key, question.answer, question.discarded)
             return
         is_new = key not in self.open
         if is_new and question.state == PENDING:
@@ -150,19 +173,23 @@ class QuestionsPane(LivePane):
         if key in self._resurfaced:
             question.deadline = self._resurfaced[key]
         self.open[key] = question
-        if matches(question, self.filter_text):
+        if matches(question, self.filter_text) and key not in self.hidden:
             skip = TIMES if self.table.has(key) else frozenset()
             self.table.upsert(key, row_values(question, self.now()), skip=skip)
         else:
             self.table.drop(key)
         if is_new and self._loaded and question.blocking and question.state == PENDING:
             self.app.bell()
+            who = f"{question.task_id} ({question.worker or 'worker'})"
             self.notify(
-                f"{question.task_id} ({question.worker or 'worker'}): {question.first_line}",
+                f"{who}: {question.first_line} — press a to answer",
                 title="Blocking question",
                 severity="warning",
                 timeout=8,
                 markup=False,
+            )
+            self.app.reach_operator(  # type: ignore[attr-defined]
+                question.worker or question.task_id, f"{who} asks", question.first_line
             )
 
     def _resurface_if_overdue(self, question: Question) -> None:
@@ -180,7 +207,7 @@ class QuestionsPane(LivePane):
             markup=False,
         )
 
-    def remove(self, key: str, answer: Answer | None = None) -> None:
+    def remove(self, key: str, answer: Answer | None = None, why: str | None = None) -> None:
         self._resurfaced.pop(key, None)
         known = self.open.pop(key, None)
         self.table.drop(key)
@@ -188,10 +215,10 @@ class QuestionsPane(LivePane):
             return
         modal = self.modal if self.modal is not None and self.modal.question.id == key else None
         if modal is not None:
-            if answer is None:
-                modal.close_with("The question file is gone — closing.")
-            else:
+            if answer is not None:
                 modal.answered_elsewhere(answer)
+            else:
+                modal.close_with(f"{why or 'The question file is gone'} — closing.")
         elif answer is not None and answer.decided_by == AUTO_TIMEOUT:
             self.notify(
                 f"{key}: no answer in time, chose {answer.answer}",
@@ -200,9 +227,22 @@ class QuestionsPane(LivePane):
             )
 
     def finish_batch(self) -> None:
+        self._show_twins_once()
         self.table.reorder("urgency", key=lambda mark: mark.order)
         self.query_one("#questions-empty").display = not self.open
-        self.post_message(self.Summary("questions", {"questions": len(self.open)}))
+        self.summarise({"questions": len(self.open) - len(self.hidden)})
+
+    def _show_twins_once(self) -> None:
+        """A question a relayed Claude Code call stands for (its twin) is shown once, as the
+        call's: its own row is hidden while the call is open."""
+        hidden = answers.hidden_twins(list(self.open.values()))
+        for key in self.hidden - hidden:  # its call is settled: back, if still open
+            question = self.open.get(key)
+            if question is not None and matches(question, self.filter_text):
+                self.table.upsert(key, row_values(question, self.now()))
+        for key in hidden:
+            self.table.drop(key)
+        self.hidden = hidden
 
     def sync(self, questions: list[Question]) -> None:
         fresh = {question.id for question in questions}
@@ -221,30 +261,32 @@ class QuestionsPane(LivePane):
         if path.exists():
             self.upsert(self.questions.read_question(path))
         else:
-            key = f"{path.parent.name}/{path.name.removesuffix('.' + QUESTION)}"
-            self.remove(key)
+            self.remove(self.questions.locations.where(path).question_id)
 
     def apply_changes(self, paths: set[Path]) -> None:
-        base = self.questions.base
+        locations = self.questions.locations
         questions: set[Path] = set()
         for path in paths:
-            if path.parent == base:
+            if path.parent == locations.base:
                 questions |= self._directory_changed(path)
-                continue
-            match = FILE_NAME.fullmatch(path.name)
-            if match:
-                questions.add(path.with_name(f"{match.group(1)}.q{match.group(2)}.{QUESTION}"))
+            elif path.parent == locations.paths.work:  # a background run: its questions?
+                questions |= self._directory_changed(path / BACKGROUND_DIR, vanish=False)
+            elif (question := locations.question_for(path)) is not None:
+                questions.add(question)
         for path in questions:
             self.refresh_path(path)
         self.finish_batch()
 
-    def _directory_changed(self, directory: Path) -> set[Path]:
-        """A signal directory appeared (watch it, read what it already holds) or vanished."""
+    def _directory_changed(self, directory: Path, *, vanish: bool = True) -> set[Path]:
+        """A question directory appeared (watch it, read what it already holds) or a
+        signal directory vanished."""
         if not ID_PATTERN.fullmatch(directory.name):
             return set()
         if directory.is_dir():
             self.app.follow_dir(self, directory)  # type: ignore[attr-defined]
             return set(self.questions.question_files(directory))
+        if not vanish:
+            return set()
         for key in [k for k, q in self.open.items() if q.signal_dir == directory.name]:
             self.remove(key)
         return set()
@@ -252,6 +294,11 @@ class QuestionsPane(LivePane):
     @work(thread=True, exclusive=True, group="questions-rescan")
     def rescan(self) -> None:
         questions = self.questions.list()
+        try:  # relayed calls whose agent stopped waiting: nobody would get the answer
+            if answers.expire_orphans(self.questions, questions, self.now()):
+                questions = self.questions.list()
+        except RuneError as exc:
+            self.app.call_from_thread(self.notify, exc.message, severity="warning", markup=False)
         self.app.call_from_thread(self.sync, questions)
 
     # -- time passing ----------------------------------------------------------------------
@@ -317,16 +364,33 @@ class QuestionsPane(LivePane):
     def action_answer(self) -> None:
         key = self.table.cursor_key()
         question = self.open.get(key) if key else None
-        if question is None or self.modal is not None:
+        if question is not None:
+            self.open_modal(question)
+
+    def open_modal(self, question: Question) -> None:
+        """The answer window for ``question`` and the rest of its call, if it is one."""
+        if self.modal is not None:
             return
-        modal = QuestionModal(self.questions, question)
+        call = answers.call_of(question, list(self.open.values()))
+        modal = QuestionModal(self.questions, [q for q in call if q.open] or [question])
         self.modal = modal
         self.app.push_screen(modal, self._modal_closed)
 
+    def open_oldest(self) -> bool:
+        """The oldest unanswered question, blocking ones first (the app's ``a``); False
+        when there is none."""
+        waiting = [q for q in self.open.values() if q.state == PENDING and q.id not in self.hidden]
+        if not waiting:
+            return False
+        self.open_modal(min(waiting, key=Question.sort_key))
+        return True
+
     def _modal_closed(self, answer: Answer | None) -> None:
-        question = self.modal.question if self.modal else None
-        self.modal = None
-        if answer is not None and question is not None:
-            self.notify(f"{question.task_id}: {answer.answer}", title="Answered", markup=False)
-            self.refresh_path(question.path)
+        modal, self.modal = self.modal, None
+        if answer is not None and modal is not None:
+            task = modal.question.task_id
+            given = "; ".join(a.answer for a in modal.answered) or answer.answer
+            self.notify(f"{task}: {given}", title="Answered", markup=False)
+            for question in modal.call:
+                self.refresh_path(question.path)
             self.finish_batch()

@@ -7,6 +7,7 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import Static
 
+from runeconsole.tui.pane import AGENTS
 from runeconsole.tui.theme import LIVENESS_STYLE
 
 
@@ -45,14 +46,14 @@ class StatusBar(Static):
     def refresh_text(self) -> None:
         """Counts first (they matter most), then the root in whatever width is left."""
         text = Text("runeconsole  ", "bold")
-        agents = self.figures.get("agents", {})
+        agents = self.figures.get(AGENTS, {})
         for colour in ("green", "yellow", "red", "grey"):
             text.append("● ", LIVENESS_STYLE[colour])
             text.append(f"{agents.get(colour, 0)}  ")
         # Pane order, not arrival order; a pane's first figure always shows, the rest when
         # non-zero, so the line fits an 80-column pane.
         for pane_id in sorted(self.figures, key=self._rank):
-            if pane_id == "agents":
+            if pane_id == AGENTS:
                 continue
             for index, (label, count) in enumerate(self.figures[pane_id].items()):
                 if index == 0 or count:

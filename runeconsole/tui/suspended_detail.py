@@ -4,11 +4,6 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Static
 
 from runeconsole.services.suspension import (
     OK,
@@ -18,28 +13,8 @@ from runeconsole.services.suspension import (
     ResumeResult,
     Suspension,
 )
-from runeconsole.tui.suspended_pane import VERDICT_STYLE
-
-
-class DetailModal(ModalScreen[None]):
-    """A read-only detail: a title line and a scrolling body; any close key dismisses."""
-
-    BINDINGS = [
-        Binding("escape", "dismiss", "Close"),
-        Binding("q", "dismiss", "Close", show=False),
-        Binding("enter", "dismiss", "Close", show=False),
-    ]
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="detail"):
-            yield Static(self.title_text(), id="detail-title")
-            yield Static(self.body(), id="detail-body")
-
-    def title_text(self) -> Text:
-        raise NotImplementedError
-
-    def body(self) -> RenderableType:
-        raise NotImplementedError
+from runeconsole.tui.detail_modal import DetailModal
+from runeconsole.tui.theme import VERDICT_STYLE
 
 
 def heading(text: str) -> Text:
@@ -47,7 +22,7 @@ def heading(text: str) -> Text:
 
 
 def git_comparison(record: ContextRecord, view: GitView | None) -> Text:
-    """Each file the context names, against the work tree now (the seed's comparison),
+    """Each file the context names, against the work tree now (the comparison a resume makes),
     and where a diverged one went when the task's suspend stash holds it."""
     if view is None or view.modified is None:
         return Text(view.note if view else "git state not read yet", "dim")

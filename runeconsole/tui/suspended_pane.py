@@ -17,14 +17,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from runeconsole.adapters.clock import Clock
-from runeconsole.core.config import Talisman
 from runeconsole.core.files import is_temp_name
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.checkpoints import CHECKPOINT_FILE, Checkpoints, ResumePlan
 from runeconsole.services.suspension import (
     CORRUPT,
-    EXHAUSTED,
     OK,
     STALE,
     UNREADABLE,
@@ -32,37 +29,14 @@ from runeconsole.services.suspension import (
     GitView,
     ResumeResult,
     Suspension,
-    SuspensionSettings,
 )
+from runeconsole.tui.arc_detail import ArcDetail
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import SUSPENDED, LivePane
+from runeconsole.tui.resume_confirm import ResumeConfirm
+from runeconsole.tui.suspended_detail import ContextDetail, InjectionScreen
+from runeconsole.tui.theme import ACTION_STYLE, DEMOTED_MARK, PHASE_MARK, VERDICT_STYLE
 
-VERDICT_STYLE = {
-    OK: "bold green",
-    STALE: "bold yellow",
-    EXHAUSTED: "dim",
-    CORRUPT: "bold red",
-    UNREADABLE: "bold red",
-}
-# One mark per phase: what it looks like, and its colour.
-PHASE_MARK = {
-    "completed": ("●", "green"),
-    "skipped": ("·", "dim"),
-    "pending": ("○", ""),
-    "in_progress": ("◐", "bold yellow"),
-    "failed": ("✗", "bold red"),
-    "timeout": ("✗", "bold red"),
-    "cancelled": ("⊘", "dim"),
-    "absent": ("╌", "dim"),
-}
-DEMOTED_MARK = ("!", "bold magenta")
-ACTION_STYLE = {
-    "resume": "yellow",
-    "complete": "green",
-    "active": "bold yellow",
-    "blocked": "bold red",
-    "fresh_start": "bold red",
-}
 CONTEXT_COLUMNS = (
     ("verdict", "VERDICT", 10),
     ("task", "TASK", 4),
@@ -97,12 +71,16 @@ ARC_HEADING.append(f" {DEMOTED_MARK[0]}", DEMOTED_MARK[1]).append("demoted", "di
 
 
 def phase_strip(plan: ResumePlan) -> Text:
-    text = Text()
+    """One mark per PHASE_ORDER phase, then ``+`` and the marks of the phases the order
+    does not know (a newer plugin's), so none is hidden."""
+    text, unknown = Text(), Text()
     for view in plan.phases():
-        if view.number is None:
+        if view.retired:
             continue
         glyph, style = DEMOTED_MARK if view.demoted else PHASE_MARK.get(view.status, ("?", "red"))
-        text.append(glyph, style)
+        (text if view.known else unknown).append(glyph, style)
+    if unknown:
+        text.append("+", "dim").append_text(unknown)
     return text
 
 
@@ -150,6 +128,7 @@ class SuspendedPane(LivePane):
         Binding("enter", "details", "Details", show=False),
         Binding("s", "resume", "Resume"),
     ]
+    PANE_ID = SUSPENDED
     TITLE = "Suspended"
     HELP_KEYS = (
         ("enter", "a context file: frontmatter, files against git, the resume injection"),
@@ -158,10 +137,10 @@ class SuspendedPane(LivePane):
         ("tab", "move between suspended tasks and arc checkpoints"),
     )
 
-    def __init__(self, root: Path, clock: Clock, talisman: Talisman, **kwargs: object) -> None:
+    def __init__(self, suspension: Suspension, checkpoints: Checkpoints, **kwargs: object) -> None:
         super().__init__(**kwargs)
-        self.suspension = Suspension(root, clock, SuspensionSettings.from_talisman(talisman))
-        self.checkpoints = Checkpoints(root, clock, suspension=self.suspension)
+        self.suspension = suspension
+        self.checkpoints = checkpoints
         self.records: dict[str, ContextRecord] = {}
         self.plans: dict[str, ResumePlan] = {}
         self.view: GitView | None = None
@@ -238,7 +217,7 @@ class SuspendedPane(LivePane):
     def finish_batch(self) -> None:
         self.table.reorder("arc", "task", key=lambda cells: (str(cells[0]), str(cells[1])))
         self.arcs.reorder("id")
-        self.post_message(self.Summary("suspended", self.counts()))
+        self.summarise(self.counts())
 
     def counts(self) -> dict[str, int]:
         bad = sum(1 for r in self.records.values() if r.verdict in (CORRUPT, UNREADABLE))
@@ -297,15 +276,11 @@ class SuspendedPane(LivePane):
             self.action_details()
 
     def show_arc(self, key: str | None) -> None:
-        from runeconsole.tui.arc_detail import ArcDetail
-
         plan = self.plans.get(key or "")
         if plan is not None:
             self.app.push_screen(ArcDetail(plan))
 
     def action_details(self) -> None:
-        from runeconsole.tui.suspended_detail import ContextDetail
-
         if self.arcs.has_focus:
             self.show_arc(self.arcs.cursor_key())
             return
@@ -314,8 +289,6 @@ class SuspendedPane(LivePane):
             self.app.push_screen(ContextDetail(self.suspension, record, self.view))
 
     def action_resume(self) -> None:
-        from runeconsole.tui.resume_confirm import ResumeConfirm
-
         record = self.selected_record()
         if record is None or self.arcs.has_focus:
             self.notify("select a suspended task to resume", severity="warning")
@@ -343,8 +316,6 @@ class SuspendedPane(LivePane):
         self.app.call_from_thread(self.resumed, result)
 
     def resumed(self, result: ResumeResult) -> None:
-        from runeconsole.tui.suspended_detail import InjectionScreen
-
         self.upsert(self.suspension.read(result.record.path, self.view))
         self.finish_batch()
         self.app.copy_to_clipboard(result.injection)

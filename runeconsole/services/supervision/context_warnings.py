@@ -50,7 +50,7 @@ def warn_about_context(
     if obs.urgency == HIGH:
         handoffs.start(record.key)
         report.handoffs_started.append(record.key)
-    elif obs.urgency == MEDIUM:  # R4.3: checkpoint now, so a handoff loses nothing
+    elif obs.urgency == MEDIUM:  # checkpoint now, so a later handoff loses nothing
         # Never into a prompt (Enter there could accept "Yes"): it waits for a later pass.
         message = CHECKPOINT_MESSAGE.format(key=record.key)
         with contextlib.suppress(RuneError):

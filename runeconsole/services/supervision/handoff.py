@@ -1,4 +1,4 @@
-"""Handing off an agent that runs out of context (R4.4/R4.5): ask it to save and exit,
+"""Handing off an agent that runs out of context: ask it to save and exit,
 force it if it hangs, then re-spawn a successor.
 
 The request is never typed into a menu (Enter there could accept a permission prompt's
@@ -94,7 +94,7 @@ class Handoffs:
                 f"{key} is not running ({record.status}); use `runeconsole respawn {key}`"
             )
         agent_id = record.get("agent_id")
-        worktree = existing_worktree(record)
+        worktree = existing_worktree(record, sessions.root)
         registry.update_metadata(
             key,
             {

@@ -24,6 +24,8 @@ from runeconsole.adapters.tmux import PaneInfo
 from runeconsole.core.errors import RuneError
 from runeconsole.core.locks import LockBusy, owned
 from runeconsole.core.timeutil import iso_z, parse_iso
+from runeconsole.services.claude.view import overlay
+from runeconsole.services.notify import notifier_for
 from runeconsole.services.pane_patterns import read_pane
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervision.context_warnings import warn_about_context
@@ -178,7 +180,8 @@ class Monitor:
         self.observation_file.save(report)
 
     def _starting(self, record: AgentRecord) -> bool:
-        """Registered (R1.3: before its session) but not yet given a pid by ``spawn``."""
+        """Registered (``spawn`` writes the identity before it starts the session) but not yet
+        given a pid."""
         created = parse_iso(record.get("created_at"))
         if record.get("pid") is not None or created is None:
             return False
@@ -246,7 +249,15 @@ class Monitor:
             report.terminated.append(key)
             return
         report.crashed.append(key)
+        self._tell_operator(key, reason, report)
         self._maybe_auto_respawn(key, report)
+
+    def _tell_operator(self, key: str, reason: str, report: MonitorReport) -> None:
+        """``runeconsole.notify.command``, if set: a crash reaches the operator off-screen."""
+        try:
+            notifier_for(self.sessions.paths).notify(key, f"{key} crashed", reason)
+        except (RuneError, OSError) as exc:
+            report.errors.append(f"{key}: the notify command failed: {exc}")
 
     def _maybe_auto_respawn(self, key: str, report: MonitorReport) -> None:
         settings = self.sessions.settings
@@ -283,7 +294,7 @@ class Monitor:
             report.errors.append(f"{record.key}: {exc.message}")
 
     def _read_screen(self, record: AgentRecord, screen: str, report: MonitorReport) -> None:
-        reading = read_pane(screen)
+        reading = overlay(read_pane(screen), record.fields)  # hook-fed figures first
         observation = report.observations[record.key]
         previous = self._last_seen_screen.get(record.key)
         if reading.context_left is None and previous and previous.agent_id == observation.agent_id:

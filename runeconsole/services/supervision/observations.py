@@ -7,12 +7,15 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runeconsole.core.errors import UnreadableFile
 from runeconsole.core.files import atomic_write_json, read_json_object
+from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.pane_patterns import PaneReading
-from runeconsole.services.supervision.spawning import SpawnResult
+
+if TYPE_CHECKING:  # not at run time: spawning brings tmux, and `agents --json` reads this
+    from runeconsole.services.supervision.spawning import SpawnResult
 
 RUNNING, EXITED, GONE = "running", "exited", "gone"
 
@@ -93,6 +96,11 @@ class ObservationFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._last_saved: str | None = None
+
+    @classmethod
+    def of(cls, paths: ProjectPaths) -> ObservationFile:
+        """The project's saved pass (``.claude/state/supervisor/observations.json``)."""
+        return cls(paths.inside(paths.supervisor / "observations.json"))
 
     def save(self, report: MonitorReport) -> None:
         agents = {key: obs.to_json() for key, obs in report.observations.items()}

@@ -1,4 +1,4 @@
-"""R2.3: the work phase seen on an agent's screen goes into its hook's ``work_phase``."""
+"""The work phase seen on an agent's screen goes into its hook's ``work_phase``."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class PhaseFollower:
             self.hooks.update(
                 record.key,
                 work_phase=phase,
-                worktree=existing_worktree(record),
+                worktree=existing_worktree(record, self.hooks.paths.root),
                 writer=MONITOR,
             )
         except RuneError as exc:

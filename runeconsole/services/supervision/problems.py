@@ -6,9 +6,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude.view import AgentView, agent_view
+from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.registry import ACTIVE, CRASHED, RED, AgentRecord
 from runeconsole.services.supervision.observations import AgentObservation
-from runeconsole.services.supervision.settings import HIGH, MEDIUM
+from runeconsole.services.supervision.settings import HIGH, MEDIUM, SupervisorSettings
 
 # Rank of a context problem by urgency: high beside stale agents (both about to be lost),
 # medium and low after prompts waiting for an answer.
@@ -34,11 +36,16 @@ class Problem:
 
 
 def find_problems(
-    records: Iterable[AgentRecord], observations: dict[str, AgentObservation]
+    records: Iterable[AgentRecord],
+    observations: dict[str, AgentObservation],
+    settings: SupervisorSettings | None = None,
 ) -> list[Problem]:
     """Crashed, stale, waiting and low-context agents; a screen counts only when it was
     seen of the identity now registered (not of a predecessor). Works on records already
-    read, so the console derives it from its Agents pane without reading any file."""
+    read, so the console derives it from its Agents pane without reading any file.
+
+    Waiting comes from Claude Code's hooks when they report it, else from the screen; an
+    agent no monitor watches has its hook-fed context judged by ``settings``' thresholds."""
     problems: list[Problem] = []
     for record in records:
         if record.error:
@@ -54,12 +61,15 @@ def find_problems(
             age = format_age(record.age_seconds)
             problems.append(Problem(record.key, "stale", 1, f"no heartbeat for {age}"))
         obs = observations.get(record.key)
-        if obs is None or obs.agent_id != record.get("agent_id"):
+        if obs is not None and obs.agent_id != record.get("agent_id"):
+            obs = None
+        view = agent_view(record.fields, obs)
+        if view.waiting:
+            problems.append(Problem(record.key, "waiting", 2, view.waiting_for or "input"))
+        if obs is None:
+            problems.extend(_hook_fed_context(record.key, view, settings))
             continue
         screen = obs.screen
-        if screen.waiting_for_input:
-            detail = f"{screen.waiting_for_input}: {screen.prompt or ''}".strip(": ")
-            problems.append(Problem(record.key, "waiting", 2, detail))
         if obs.urgency:
             left = "compacting" if screen.compacting else f"{screen.context_left}% context left"
             rank = CONTEXT_RANK.get(obs.urgency, LOW_CONTEXT_RANK)
@@ -68,3 +78,18 @@ def find_problems(
                 Problem(record.key, "context", rank, f"{obs.urgency}: {left}", remaining)
             )
     return sorted(problems, key=lambda problem: problem.sort_key)
+
+
+def _hook_fed_context(
+    key: str, view: AgentView, settings: SupervisorSettings | None
+) -> list[Problem]:
+    if settings is None or not view.from_hooks:
+        return []
+    reading = PaneReading(context_left=view.context_left_percent, compacting=view.compacting)
+    urgency = settings.urgency(reading)
+    if urgency is None:
+        return []
+    left = "compacting" if view.compacting else f"{view.context_left_percent}% context left"
+    remaining = 0 if view.compacting else view.context_left_percent
+    rank = CONTEXT_RANK.get(urgency, LOW_CONTEXT_RANK)
+    return [Problem(key, "context", rank, f"{urgency}: {left}", remaining)]

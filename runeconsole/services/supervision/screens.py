@@ -10,7 +10,7 @@ from runeconsole.adapters.tmux import PANE_HEIGHT, PaneInfo, Tmux
 from runeconsole.core.errors import RuneError
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.core.validate import validate_id
+from runeconsole.core.validate import validate_name
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervision.sessions import AgentSessions
 
@@ -22,7 +22,7 @@ def capture_screen(tmux: Tmux, pane_id: str) -> str:
 
 
 def screen_path(paths: ProjectPaths, agent_id: str) -> Path:
-    return paths.supervisor / "screens" / f"{validate_id(agent_id, 'agent id')}.txt"
+    return paths.supervisor / "screens" / f"{validate_name(agent_id, 'agent id')}.txt"
 
 
 def keep_screen(sessions: AgentSessions, record: AgentRecord, pane: PaneInfo) -> None:

@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters.clock import Clock
-from runeconsole.adapters.tmux import PaneInfo, Tmux, process_alive
+from runeconsole.adapters.tmux import PaneInfo, Tmux
+from runeconsole.core import pids
 from runeconsole.core.errors import RuneError
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.validate import ID_PATTERN
 from runeconsole.services.hooks import SUPERVISOR, Hooks
 from runeconsole.services.pane_patterns import PaneReading, safe_to_type
+from runeconsole.services.project import Project
 from runeconsole.services.registry import (
     ACTIVE,
     SIGNAL_SOURCE,
@@ -32,9 +34,10 @@ KILL_GRACE = 2.0
 PENDING_INPUT = "pending_input"  # identity metadata: text waiting for a pane safe to type in
 
 
-def existing_worktree(record: AgentRecord) -> Path | None:
-    """The agent's worktree while it is still on disk: the hook lists its uncommitted files."""
-    worktree = Path(record.worktree) if record.worktree else None
+def existing_worktree(record: AgentRecord, root: Path) -> Path | None:
+    """The agent's worktree (a relative one under ``root``) while it is still on disk: the
+    hook lists its uncommitted files."""
+    worktree = record.worktree_in(root)
     return worktree if worktree and worktree.is_dir() else None
 
 
@@ -51,18 +54,25 @@ def server_label(socket: str | None) -> str:
 
 @dataclass
 class AgentSessions:
-    root: Path
-    clock: Clock
+    project: Project
     settings: SupervisorSettings
     tmux: Tmux
     signals: Signals
     registry: Registry
     hooks: Hooks
-    paths: ProjectPaths = field(init=False)
     _servers: dict[str | None, Tmux] = field(init=False, default_factory=dict)
 
-    def __post_init__(self) -> None:
-        self.paths = ProjectPaths(self.root)
+    @property
+    def root(self) -> Path:
+        return self.project.root
+
+    @property
+    def clock(self) -> Clock:
+        return self.project.clock
+
+    @property
+    def paths(self) -> ProjectPaths:
+        return self.project.paths
 
     def signal(self, signal_type: str, payload: dict[str, Any]) -> None:
         self.signals.send(signal_type, SIGNAL_SOURCE, SIGNAL_TARGET, payload)
@@ -115,7 +125,7 @@ class AgentSessions:
     @staticmethod
     def pid_alive(record: AgentRecord) -> bool:
         pid = record.get("pid")
-        return not isinstance(pid, int) or process_alive(pid)
+        return not isinstance(pid, int) or pids.pid_alive(pid)
 
     def session_of(self, key: str) -> tuple[Tmux, str]:
         """The agent's server and session name (an error says when it has none)."""
@@ -194,9 +204,9 @@ class AgentSessions:
             return
         for sig in (signal.SIGTERM, signal.SIGKILL):
             deadline = time.monotonic() + grace
-            while process_alive(pid) and time.monotonic() < deadline:
+            while pids.pid_alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            if not process_alive(pid):
+            if not pids.pid_alive(pid):
                 return
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 if os.getpgid(pid) == pid:
@@ -228,7 +238,7 @@ class AgentSessions:
             raise RuneError(
                 f"{key} is marked {record.status}, but stopping its session failed: {exc.message}"
             ) from None
-        worktree = existing_worktree(record)
+        worktree = existing_worktree(record, self.root)
         if self.hooks.read(key) is not None and worktree:
             self.hooks.update(key, worktree=worktree, writer=SUPERVISOR)
         return self.registry.get(key)

@@ -53,7 +53,7 @@ class SupervisorSettings:
         tmux.warn_unread()
         if configured and not ID_PATTERN.fullmatch(configured):
             talisman.report(
-                f"{talisman.path}: runeconsole.tmux.socket_name is {configured!r}; "
+                f"{tmux.where('socket_name')}: runeconsole.tmux.socket_name is {configured!r}; "
                 "allowed: letters, digits, '_' and '-'"
             )
             configured = None
@@ -64,8 +64,9 @@ class SupervisorSettings:
         checkpoint = section.number("context_checkpoint_percent", 15, minimum=0, maximum=100)
         handoff = section.number("context_handoff_percent", 10, minimum=0, maximum=100)
         if not handoff <= checkpoint <= warn:
+            where = section.where("context_warn_percent")
             talisman.report(
-                f"{talisman.path}: runeconsole.supervisor context percentages must satisfy "
+                f"{where}: runeconsole.supervisor context percentages must satisfy "
                 f"handoff ({handoff:g}) <= checkpoint ({checkpoint:g}) <= warn ({warn:g})"
             )
             warn, checkpoint, handoff = 25.0, 15.0, 10.0

@@ -12,7 +12,7 @@ from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.locks import locked
 from runeconsole.core.timeutil import compact_stamp
-from runeconsole.core.validate import validate_id
+from runeconsole.core.validate import validate_id, validate_name
 from runeconsole.services.hooks import Hook
 from runeconsole.services.registry import ACTIVE, AgentRecord
 from runeconsole.services.supervision.sessions import AgentSessions
@@ -98,7 +98,7 @@ class Spawner:
         ``cause`` is ``operator``, ``auto`` (counts against the auto-respawn limit) or
         ``handoff``.
         """
-        validate_id(key, "agent key")
+        validate_name(key, "agent key")
         if cause not in RESPAWN_CAUSES:
             raise InvalidInput(f"respawn cause {cause!r} is not one of {', '.join(RESPAWN_CAUSES)}")
         registry = self.sessions.registry
@@ -121,7 +121,7 @@ class Spawner:
                     f"`runeconsole spawn --role R --name N -- COMMAND`"
                 )
             worktree = self._checked_worktree(Path(record.worktree or self.sessions.root))
-            predecessor_id = validate_id(str(record.get("agent_id") or key), "agent id")
+            predecessor_id = validate_name(str(record.get("agent_id") or key), "agent id")
             hook = self.sessions.hooks.read(key)
             wisdom, wisdom_file = write_wisdom(self.sessions.paths, predecessor_id, hook, worktree)
             auto = int(metadata.get("auto_respawns") or 0)
@@ -197,6 +197,7 @@ class Spawner:
         env = {
             "RUNECONSOLE_ROOT": str(self.sessions.root),
             "RUNECONSOLE_AGENT_KEY": key,
+            "RUNECONSOLE_AGENT": key,  # the agent Claude Code's hooks report for
             "RUNECONSOLE_AGENT_ID": str(record.get("agent_id")),
             "RUNECONSOLE_HOOK_FILE": str(new_hook.path),
         }

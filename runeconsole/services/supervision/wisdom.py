@@ -16,7 +16,8 @@ WISDOM_ENV = "RUNECONSOLE_WISDOM_FILE"
 def build_wisdom(
     predecessor_id: str, hook: Hook | None, uncommitted: Sequence[str], worktree: Path
 ) -> str:
-    """The successor's first prompt: the PRD sentence, then what the hook knows."""
+    """The successor's first prompt: that it continues its predecessor's work, then what
+    the hook knows."""
     fields = hook.fields if hook and not hook.error else {}
     phase = fields.get("work_phase") or fields.get("phase") or "unknown"
     summary = " ".join(str(fields.get("work_summary") or "nothing recorded").split())

@@ -9,58 +9,13 @@ git finds the base itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
-
-if TYPE_CHECKING:
-    from runeconsole.services.merge_queue import QueueState
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """Whether a pending entry would conflict, computed in the object store only."""
-
-    entry_id: str
-    against_main: list[str] = field(default_factory=list)
-    against_queue: list[str] = field(default_factory=list)  # main + the clean entries ahead
-    with_entries: dict[str, list[str]] = field(default_factory=dict)  # entry ahead -> files
-    error: str | None = None
-
-    @property
-    def conflicts(self) -> bool:
-        return bool(self.error or self.against_main or self.against_queue)
-
-    @property
-    def files(self) -> list[str]:
-        return sorted(set(self.against_main) | set(self.against_queue))
-
-    def summary(self) -> str:
-        if self.error:
-            return self.error
-        if not self.conflicts:
-            return "clean"
-        parts = []
-        if self.against_main:
-            parts.append(f"main: {', '.join(self.against_main)}")
-        for entry_id, files in self.with_entries.items():
-            parts.append(f"{entry_id}: {', '.join(files)}")
-        if not parts:
-            parts.append(f"queue: {', '.join(self.against_queue)}")
-        return "; ".join(parts)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entry_id": self.entry_id,
-            "conflicts": self.conflicts,
-            "against_main": self.against_main,
-            "against_queue": self.against_queue,
-            "with_entries": self.with_entries,
-            "error": self.error,
-        }
+from runeconsole.services.merge_queue.model import Prediction, QueueState
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,82 @@
+"""The Claude Code part of the fixed demo scene: what the hooks reported of some agents
+(activity, tokens, context) and an AskUserQuestion call relayed to the console."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from runeconsole.core.paths import ProjectPaths
+from runeconsole.services.claude import relay_files
+from runeconsole.services.registry import Registry
+
+HOOK_AGENT = ("claude", "shop-7f3a91c2", None)  # a session started by hand, seen by its hooks
+ASKER = "orchestrator-search"
+ASK_CALL = {
+    "questions": [
+        {
+            "question": "Which index layout should search use?",
+            "header": "Index",
+            "multiSelect": False,
+            "options": [
+                {"label": "Inverted index", "description": "fast lookups, larger on disk"},
+                {"label": "Trigram index", "description": "substring search, slower builds"},
+            ],
+        },
+        {
+            "question": "Which checks should run before the merge?",
+            "header": "Checks",
+            "multiSelect": True,
+            "options": [
+                {"label": "lint", "description": "ruff"},
+                {"label": "unit", "description": "pytest, 40 s"},
+                {"label": "e2e", "description": "browser suite, 6 min"},
+            ],
+        },
+    ]
+}
+ASK_TASK = "ask-toolu_01DemoSearchLayout"
+
+# key -> (activity, waiting for, context left %, tokens in all)
+HOOKED: dict[str, tuple[str, str | None, int, int]] = {
+    "orchestrator-auth": ("busy", None, 12, 1_482_000),
+    ASKER: ("waiting", "Which index layout should search use? (+1 more)", 58, 642_300),
+    "worker-parser": ("busy", None, 41, 318_900),
+    "worker-tokens": ("idle", None, 23, 204_100),
+    "claude-shop-7f3a91c2": ("waiting", "Claude needs your permission", 78, 41_200),
+}
+
+
+def tokens(total: int) -> dict[str, int]:
+    """A plausible split of ``total`` (most of a long session is read from the cache)."""
+    parts = {"input": total * 4 // 100, "output": total * 2 // 100}
+    parts["cache_creation"] = total * 9 // 100
+    parts["cache_read"] = total - sum(parts.values())
+    return {name: parts[name] for name in ("input", "output", "cache_read", "cache_creation")}
+
+
+def feed_hooks(registry: Registry) -> None:
+    """Write what the hooks would have into those agents' identities."""
+    for key, (activity, waiting_for, left, total) in HOOKED.items():
+        registry.update(
+            key,
+            {
+                "activity": activity,
+                "waiting_for": waiting_for,
+                "context_left_percent": left,
+                "tokens": tokens(total),
+            },
+        )
+
+
+def relay_call(paths: ProjectPaths, now: datetime) -> None:
+    """The asker's two-question call, as its hook writes it for the console."""
+    relay_files.write_call(
+        paths,
+        relay_files.parse_call(ASK_CALL),
+        task_id=ASK_TASK,
+        key=ASKER,
+        now=now,
+        wait_seconds=300,
+        session_id="6c1f0e5a-demo",
+        tool_use_id="toolu_01DemoSearchLayout",
+    )

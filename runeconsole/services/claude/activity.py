@@ -1,0 +1,61 @@
+"""What each hook event says the agent is doing (``activity``) and waiting for.
+
+| event | activity | ``waiting_for`` |
+| --- | --- | --- |
+| SessionStart | ``idle`` (``busy`` after an automatic compaction: the turn goes on) | |
+| UserPromptSubmit, PreToolUse, PostToolUse | ``busy`` | |
+| PreToolUse of AskUserQuestion | ``waiting`` | the question |
+| Notification | ``waiting`` | the message |
+| PreCompact | ``compacting`` | |
+| Stop | ``idle`` | |
+| SessionEnd | ``ended`` (``idle`` for ``/clear``: the session goes on) | |
+
+Any other event only says the agent is alive.
+"""
+
+from __future__ import annotations
+
+from runeconsole.services.claude import payload as events
+from runeconsole.services.claude.payload import HookPayload
+
+BUSY, IDLE, WAITING, COMPACTING, ENDED = "busy", "idle", "waiting", "compacting", "ended"
+ACTIVITIES = (BUSY, IDLE, WAITING, COMPACTING, ENDED)
+CLEAR = "clear"
+AUTO = "auto"
+_QUESTION_CHARS = 200
+
+
+def asked(payload: HookPayload) -> str:
+    """An AskUserQuestion call in one line: its first question, and how many follow."""
+    questions = payload.tool_input.get("questions")
+    questions = [q for q in questions if isinstance(q, dict)] if isinstance(questions, list) else []
+    first = questions[0].get("question") if questions else None
+    text = " ".join(str(first).split())[:_QUESTION_CHARS] if first else "a question"
+    return text + (f" (+{len(questions) - 1} more)" if len(questions) > 1 else "")
+
+
+def transition(payload: HookPayload, compact_trigger: object) -> tuple[str, str | None] | None:
+    """``(activity, waiting_for)`` after the event, or ``None`` when it says nothing of that.
+
+    ``compact_trigger`` is what the last PreCompact said (``auto`` | ``manual``)."""
+    event = payload.event
+    if event == events.SESSION_START:
+        compacted = payload.text("source") == "compact" and compact_trigger == AUTO
+        return (BUSY if compacted else IDLE), None
+    if event in (events.USER_PROMPT_SUBMIT, events.POST_TOOL_USE):
+        return BUSY, None
+    if event == events.PRE_TOOL_USE:
+        return (WAITING, asked(payload)) if payload.asks_the_user else (BUSY, None)
+    if event == events.NOTIFICATION:
+        return WAITING, payload.message or payload.notification_type or "input"
+    if event == events.PRE_COMPACT:
+        return COMPACTING, None
+    if event == events.STOP:
+        return IDLE, None
+    if event == events.SESSION_END:
+        return (IDLE if payload.text("reason") == CLEAR else ENDED), None
+    return None
+
+
+def ends_session(payload: HookPayload) -> bool:
+    return payload.event == events.SESSION_END and payload.text("reason") != CLEAR

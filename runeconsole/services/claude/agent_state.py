@@ -1,0 +1,153 @@
+"""What a hook event changes in the agent's identity file, written the way the registry writes.
+
+The identity (``.claude/state/identities/{key}.json``) gains ``activity``,
+``waiting_for``, ``context_left_percent`` and ``tokens`` beside the fields every other
+writer keeps, and a ``claude`` object with the session, its transcript and where the
+last read of it stopped. Each change is a read-modify-write under the identity's own
+lock (the registry's lock file, taken here without filelock) with an atomic replace.
+Writes are throttled: an event that changes nothing visible rewrites the file only to
+refresh ``last_seen``, at most once a second.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+
+from runeconsole.adapters.transcript import Usage, read_on
+from runeconsole.core.files import atomic_write_json, parse_json_object, read_bytes
+from runeconsole.core.flock import flocked
+from runeconsole.core.paths import ProjectPaths
+from runeconsole.core.timeutil import iso_z
+from runeconsole.services.claude import activity
+from runeconsole.services.claude import payload as events
+from runeconsole.services.claude.payload import HookPayload
+
+TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
+if TYPE_CHECKING:
+    from typing import Any
+
+THROTTLE_SECONDS = 1.0
+ACTIVE = "active"
+VISIBLE = ("activity", "waiting_for", "context_left_percent", "tokens", "session_id")
+
+
+class Outcome:
+    """What ``record`` did: the identity as written (or found) and whether it wrote."""
+
+    __slots__ = ("fields", "key", "wrote")
+
+    def __init__(self, key: str, fields: dict[str, Any] | None, wrote: bool) -> None:
+        self.key, self.fields, self.wrote = key, fields, wrote
+
+
+def read_identity(path: str) -> dict[str, Any] | None:
+    """The identity's fields, ``None`` when there is none (``UnreadableFile`` when bad)."""
+    if not os.path.lexists(path):
+        return None
+    return parse_json_object(path, read_bytes(path, follow_symlinks=False))
+
+
+def context_left(tokens: int | None, window: int) -> int | None:
+    if tokens is None or window <= 0:
+        return None
+    return max(0, min(100, int(100 - tokens * 100 / window)))
+
+
+def record(
+    paths: ProjectPaths, role: str, name: str, payload: HookPayload, now: datetime
+) -> Outcome:
+    """Register the agent if its session is new, then apply the event under its lock."""
+    key = f"{role}-{name}"
+    path = os.fspath(paths.identities / f"{key}.json")
+    fields = read_identity(path)
+    ended = fields is None or fields.get("status") != ACTIVE
+    if ended and not _register(paths, role, name, payload, fields):
+        return Outcome(key, fields, False)
+    with flocked(os.fspath(paths.lock_for(f"identity-{key}")), what=f"agent {key}"):
+        fields = read_identity(path)
+        if fields is None or fields.get("status") != ACTIVE:
+            return Outcome(key, fields, False)  # ended meanwhile (a kill, a SessionEnd)
+        written_at = _written_at(fields)
+        changed = _apply(paths, fields, payload, now)
+        if not changed and 0 <= now.timestamp() - written_at < THROTTLE_SECONDS:
+            return Outcome(key, fields, False)
+        fields["last_seen"] = fields["last_heartbeat"] = iso_z(now)
+        fields["claude"]["written_at"] = now.timestamp()  # last_seen keeps whole seconds
+        atomic_write_json(paths.inside(paths.identities / f"{key}.json"), fields)
+    return Outcome(key, fields, True)
+
+
+def _register(
+    paths: ProjectPaths,
+    role: str,
+    name: str,
+    payload: HookPayload,
+    fields: dict[str, Any] | None,
+) -> bool:
+    """A session seen for the first time registers its agent; one that starts again after
+    its identity ended brings it back. Any other event of an ended agent changes nothing."""
+    if payload.event == events.SESSION_END:
+        return False
+    if fields is not None and payload.event != events.SESSION_START:
+        return False
+    from runeconsole.services.claude import lifecycle
+
+    key = f"{role}-{name}"
+    # Two events of a new session at once (parallel tool calls) register it once.
+    with flocked(os.fspath(paths.lock_for(f"claude-register-{key}")), what=f"agent {key}"):
+        now_fields = read_identity(os.fspath(paths.identities / f"{key}.json"))
+        if now_fields is not None and now_fields.get("status") == ACTIVE:
+            return True
+        lifecycle.register(paths, role, name, payload, now_fields)
+    return True
+
+
+def _written_at(fields: dict[str, Any]) -> float:
+    """When the hook last wrote the identity (epoch seconds; -inf if it never did)."""
+    claude = fields.get("claude")
+    moment = claude.get("written_at") if isinstance(claude, dict) else None
+    if isinstance(moment, int | float) and not isinstance(moment, bool):
+        return float(moment)
+    return float("-inf")
+
+
+def _apply(
+    paths: ProjectPaths, fields: dict[str, Any], payload: HookPayload, now: datetime
+) -> bool:
+    """Change ``fields`` for the event; True when something visible changed."""
+    before = {name: fields.get(name) for name in VISIBLE}
+    claude = fields.get("claude")
+    claude = dict(claude) if isinstance(claude, dict) else {}
+    session = payload.session_id
+    new_session = session is not None and session != claude.get("session_id")
+    usage = (
+        Usage() if new_session else Usage.from_json(claude.get("transcript"), fields.get("tokens"))
+    )
+    if new_session:
+        fields["session_id"] = session
+        fields.pop("tokens", None)
+        fields.pop("context_left_percent", None)
+    for name in ("session_id", "transcript_path", "cwd"):
+        value = payload.text(name)
+        if value is not None:
+            claude[name] = value
+    claude["last_event"] = payload.event
+    claude["last_event_at"] = iso_z(now)
+    if payload.event == events.PRE_COMPACT:
+        claude["compact_trigger"] = payload.text("trigger")
+    transcript = claude.get("transcript_path")
+    if isinstance(transcript, str) and os.path.isabs(transcript):
+        usage = read_on(transcript, usage)
+        fields["tokens"] = dict(usage.tokens)
+        if usage.context_tokens is not None:
+            from runeconsole.services.claude import settings
+
+            window = settings.load(paths).context_window_tokens
+            fields["context_left_percent"] = context_left(usage.context_tokens, window)
+        claude["transcript"] = usage.to_json()
+    state = activity.transition(payload, claude.get("compact_trigger"))
+    if state is not None:
+        fields["activity"], fields["waiting_for"] = state
+    fields["claude"] = claude
+    return any(fields.get(name) != before[name] for name in VISIBLE)

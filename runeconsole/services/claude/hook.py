@@ -1,0 +1,212 @@
+"""``runeconsole claude hook``: the one command Claude Code runs for every hook event.
+
+It must never harm the agent. Whatever goes wrong (stdin that is not an event, too
+large, a project whose state cannot be written, a bug) it exits 0 with nothing on
+stdout and appends one line to ``.claude/state/claude/hook.log``; its only output is
+the answer to an AskUserQuestion call, one JSON object. A failsafe alarm ends it
+silently if it ever runs past its time (Claude Code would otherwise wait for it).
+
+It is also fast: ``runeconsole/__main__.py`` comes straight here for ``claude hook``,
+without the CLI's parser, and the modules of the common events import nothing heavy;
+what an event needs beyond that (the registry at a new session, git at a compaction,
+the relay at a question) is imported by that event alone.
+
+Each event first updates the agent (``agent_state``); then the event's own step runs
+(``STEPS``). An event the hook answers (``RESPONDERS``: an AskUserQuestion call) puts its
+request where the console sees it first and updates the agent then, and its answer is
+the hook's stdout. A new hook kind is a new entry there and in ``install.HOOK_EVENTS``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+
+try:  # the C module itself: `signal` builds an enum of every signal, a cost on each event
+    import _signal as signal
+except ImportError:  # pragma: no cover - another Python
+    import signal  # type: ignore[no-redef]
+
+from runeconsole.core.paths import ProjectPaths
+from runeconsole.core.timeutil import iso_z
+from runeconsole.services.claude import activity, agent_state, locate
+from runeconsole.services.claude import payload as events
+from runeconsole.services.claude.payload import HookInputError, HookPayload
+
+TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
+if TYPE_CHECKING:
+    from typing import IO, Any
+
+MAX_STDIN = 1024 * 1024
+EVENT_SECONDS = 20  # failsafe for every event but a relayed question
+ASK_SECONDS = 3570  # failsafe for a relayed question: past the longest wait, within 3600
+LOG_NAME = "hook.log"
+LOG_LIMIT = 1024 * 1024
+LINE_CHARS = 1000
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _out_of_time(*_: object) -> None:
+    raise _OutOfTime
+
+
+def read_event(stream: IO[bytes]) -> HookPayload:
+    if stream.isatty():
+        raise HookInputError("stdin is a terminal: Claude Code pipes each event in")
+    raw = stream.read(MAX_STDIN + 1)
+    if len(raw) > MAX_STDIN:
+        raise HookInputError(f"stdin is larger than {MAX_STDIN} bytes")
+    return HookPayload.parse(raw)
+
+
+# -- each event's own step (after the agent's state is updated) ---------------------------
+
+
+def _answer_questions(
+    paths: ProjectPaths, role: str, name: str, payload: HookPayload, now: datetime
+) -> str | None:
+    """An AskUserQuestion call: relayed to an open console (the answers printed), else
+    nothing printed and Claude Code asks in its own dialog. ``None``: not such a call."""
+    if not payload.asks_the_user:
+        return None
+    from runeconsole.services.claude import presence, relay
+
+    def waiting() -> None:
+        agent_state.record(paths, role, name, payload, now)
+
+    key = f"{role}-{name}"
+    if not presence.console_open(paths):
+        waiting()
+        _notify(paths, key, f"{key} asks", activity.asked(payload))
+        return ""
+    signal.alarm(ASK_SECONDS)
+    return relay.ask(paths, key, payload, now, written=waiting)
+
+
+def _notify_prompt(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
+    if payload.notification_type == "permission_prompt":
+        _notify(paths, key, f"{key} needs your permission", payload.message or "")
+    return ""
+
+
+def _checkpoint(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
+    from runeconsole.services.claude import lifecycle
+
+    fields = agent_state.read_identity(os.fspath(paths.identities / f"{key}.json")) or {}
+    lifecycle.checkpoint(paths, key, fields.get("worktree_path") or fields.get("worktree"))
+    return ""
+
+
+def _end(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
+    if activity.ends_session(payload):
+        from runeconsole.services.claude import lifecycle
+
+        fields = agent_state.read_identity(os.fspath(paths.identities / f"{key}.json")) or {}
+        lifecycle.terminate(paths, key, fields.get("agent_id"), payload.text("reason") or "other")
+    return ""
+
+
+Step = Callable[[ProjectPaths, str, HookPayload, datetime], str]
+STEPS: dict[str, Step] = {
+    events.NOTIFICATION: _notify_prompt,
+    events.PRE_COMPACT: _checkpoint,
+    events.SESSION_END: _end,
+}
+Responder = Callable[[ProjectPaths, str, str, HookPayload, datetime], "str | None"]
+RESPONDERS: dict[str, Responder] = {events.PRE_TOOL_USE: _answer_questions}
+
+
+def _notify(paths: ProjectPaths, key: str, title: str, body: str) -> None:
+    from runeconsole.services.claude import settings as claude_settings
+
+    settings = claude_settings.load(paths)
+    if settings.notify_command:
+        from runeconsole.services.notify import Notifier
+
+        Notifier(paths, settings.notify_command, settings.notify_every_seconds).notify(
+            key, title, body
+        )
+
+
+# -- the run -------------------------------------------------------------------------------
+
+
+def handle(payload: HookPayload, environ: Mapping[str, str]) -> str:
+    """The event's effect; the hook's stdout (``""`` for all but answered questions)."""
+    root = locate.project_root(payload.cwd, environ)
+    if root is None:
+        return ""  # not a project (outside any git checkout): nothing to record
+    paths = ProjectPaths(root)
+    role, name = locate.agent_key(payload, environ)
+    now = datetime.now(UTC)
+    respond = RESPONDERS.get(payload.event)
+    answer = respond(paths, role, name, payload, now) if respond else None
+    if answer is not None:
+        return answer
+    outcome = agent_state.record(paths, role, name, payload, now)
+    step = STEPS.get(payload.event)
+    if step is None or outcome.fields is None:
+        return ""
+    return step(paths, outcome.key, payload, now)
+
+
+def run(stdin: IO[bytes], environ: Mapping[str, str]) -> str:
+    """Never raises: any failure is one log line and an empty answer."""
+    payload: HookPayload | None = None
+    previous = signal.signal(signal.SIGALRM, _out_of_time)
+    signal.alarm(EVENT_SECONDS)
+    try:
+        payload = read_event(stdin)
+        return handle(payload, environ)
+    except _OutOfTime:
+        log(payload, environ, "stopped: ran past its time (Claude Code's own dialog, if any)")
+    except BaseException as exc:
+        log(payload, environ, f"{type(exc).__name__}: {exc}")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    return ""
+
+
+def log(payload: HookPayload | None, environ: Mapping[str, str], message: str) -> None:
+    """One line in the project's hook log; nowhere, when no project can be told."""
+    try:
+        root = locate.project_root(payload.cwd if payload else None, environ)
+        if root is None:
+            return
+        paths = ProjectPaths(root)
+        directory = paths.inside(paths.claude_bridge)
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, LOG_NAME)
+        try:
+            if os.stat(path).st_size > LOG_LIMIT:
+                os.replace(path, path + ".1")
+        except FileNotFoundError:
+            pass
+        event = payload.event if payload else "-"
+        text = " ".join(message.split())[:LINE_CHARS]
+        line = f"{iso_z(datetime.now(UTC))} {event} pid={os.getpid()} {text}\n"
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except BaseException:
+        pass
+
+
+def main(argv: Any = None) -> int:
+    """Exit status 0, always; stdout is empty or one JSON object."""
+    text = run(sys.stdin.buffer, os.environ)
+    if text:
+        try:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+    return 0

@@ -1,0 +1,137 @@
+"""The bridge's settings in ``.claude/talisman.yml``, and a cache the hook reads instead.
+
+```yaml
+runeconsole:
+  claude:
+    context_window_tokens: 200000   # context_left_percent is of this many tokens
+    ask_wait_seconds: 300           # how long an AskUserQuestion waits for the console
+  notify:
+    command: [notify-send, "{title}", "{body}"]
+    every_seconds: 60               # at most one notification per agent this often
+```
+
+Claude Code runs the hook for every event, and importing a YAML parser would be most
+of its time; so the values the hook needs are kept in
+``.claude/state/claude/settings.json`` beside the talisman's size and modification
+stamp, and the talisman is read again only when it changed. A bad value is reported
+(the console and ``claude status`` show it) and the default is used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from runeconsole.core.errors import RuneError
+from runeconsole.core.paths import ProjectPaths
+
+TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
+if TYPE_CHECKING:
+    from typing import Any
+
+CONTEXT_WINDOW = 200_000
+ASK_WAIT_SECONDS = 300.0
+MAX_ASK_WAIT_SECONDS = 3540.0  # the installed hook's timeout (3600 s) must outlast the wait
+NOTIFY_EVERY_SECONDS = 60.0
+CACHE_NAME = "settings.json"
+TALISMAN_NAME = "talisman.yml"  # core.config.TALISMAN, named here so YAML is not imported
+_FORMAT = 1
+
+
+class ClaudeSettings:
+    __slots__ = (
+        "ask_wait_seconds",
+        "context_window_tokens",
+        "notify_command",
+        "notify_every_seconds",
+        "problems",
+        "relay_enabled",
+    )
+
+    def __init__(
+        self,
+        context_window_tokens: int = CONTEXT_WINDOW,
+        ask_wait_seconds: float = ASK_WAIT_SECONDS,
+        relay_enabled: bool = True,
+        notify_command: list[str] | None = None,
+        notify_every_seconds: float = NOTIFY_EVERY_SECONDS,
+        problems: list[str] | None = None,
+    ) -> None:
+        self.context_window_tokens = context_window_tokens
+        self.ask_wait_seconds = ask_wait_seconds
+        self.relay_enabled = relay_enabled
+        self.notify_command = notify_command
+        self.notify_every_seconds = notify_every_seconds
+        self.problems = problems or []
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ClaudeSettings:
+        return cls(**{name: data[name] for name in cls.__slots__ if name in data})
+
+    @classmethod
+    def from_talisman(cls, talisman: Any) -> ClaudeSettings:
+        """From a loaded ``core.config.Talisman`` (lenient or strict, as the caller loaded it)."""
+        from runeconsole.services.questions import RelaySettings
+
+        claude = talisman.section("runeconsole", "claude")
+        window = claude.integer("context_window_tokens", CONTEXT_WINDOW, minimum=1000)
+        wait = claude.number(
+            "ask_wait_seconds", ASK_WAIT_SECONDS, minimum=1, maximum=MAX_ASK_WAIT_SECONDS
+        )
+        claude.warn_unread()
+        notify = talisman.section("runeconsole", "notify")
+        command = notify.get("command", None)
+        if command is not None and not (
+            isinstance(command, list) and command and all(isinstance(a, str) for a in command)
+        ):
+            talisman.report(
+                f"{talisman.path}: runeconsole.notify.command is {command!r}; allowed: a list "
+                'of strings (the program and its arguments, e.g. [notify-send, "{title}", '
+                '"{body}"])'
+            )
+            command = None
+        every = notify.number("every_seconds", NOTIFY_EVERY_SECONDS, minimum=0)
+        notify.warn_unread()
+        enabled = RelaySettings.from_talisman(talisman).enabled
+        return cls(window, wait, enabled, command, every, list(talisman.problems))
+
+
+def _stamp(path: str) -> list[int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
+
+
+def load(paths: ProjectPaths) -> ClaudeSettings:
+    """The settings, from the cache while the talisman is unchanged (never raises)."""
+    talisman_path = os.fspath(paths.claude / TALISMAN_NAME)
+    cache = os.fspath(paths.claude_bridge / CACHE_NAME)
+    stamp = _stamp(talisman_path)
+    try:
+        with open(cache, "rb") as handle:
+            saved = json.loads(handle.read(65536))
+        if saved.get("format") == _FORMAT and saved.get("talisman") == stamp:
+            return ClaudeSettings.from_json(saved["settings"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    settings = _read_talisman(paths)
+    if stamp == _stamp(talisman_path):  # unchanged while it was read: worth keeping
+        try:
+            from runeconsole.core.files import atomic_write_json
+
+            body = {"format": _FORMAT, "talisman": stamp, "settings": settings.to_json()}
+            atomic_write_json(paths.inside(paths.claude_bridge / CACHE_NAME), body)
+        except (OSError, RuneError):  # a cache not kept is read again next time
+            pass
+    return settings
+
+
+def _read_talisman(paths: ProjectPaths) -> ClaudeSettings:
+    from runeconsole.core.config import Talisman
+
+    return ClaudeSettings.from_talisman(Talisman.load(paths.root, strict=False))

@@ -1,0 +1,133 @@
+"""How alive an agent is, judged from its identity file: the colours, the thresholds
+(``runeconsole.*`` in talisman.yml), and one identity file as read with its liveness.
+
+Green while the last heartbeat is younger than the heartbeat interval x the green
+multiplier, yellow until the stale threshold, red when stale or crashed, grey when
+terminated. ``last_seen`` and ``last_heartbeat`` are the same instant under two names
+(the harness writes one, we write both); the newer counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runeconsole.core.config import Talisman
+from runeconsole.core.timeutil import parse_iso
+
+GREEN, YELLOW, RED, GREY = "green", "yellow", "red", "grey"
+LIVENESS_ORDER = (RED, YELLOW, GREEN, GREY)
+ACTIVE, CRASHED, TERMINATED = "active", "crashed", "terminated"
+
+
+@dataclass(frozen=True)
+class LivenessSettings:
+    heartbeat_interval: float = 60.0
+    stale_after: float = 300.0
+    green_multiplier: float = 2.0
+
+    @classmethod
+    def from_talisman(cls, talisman: Talisman) -> LivenessSettings:
+        section = talisman.section("runeconsole")
+        interval = section.number("heartbeat_interval_seconds", 60.0, minimum=1)
+        multiplier = section.number("green_multiplier", 2.0, minimum=1)
+        stale = section.number("stale_after_seconds", 300.0, minimum=1)
+        if stale <= interval * multiplier:  # else an agent would go from green straight to red
+            where = section.where("stale_after_seconds")
+            talisman.report(
+                f"{where}: runeconsole.stale_after_seconds ({stale:g}) must be more than "
+                f"heartbeat_interval_seconds x green_multiplier ({interval * multiplier:g})"
+            )
+            defaults = cls()
+            interval, stale = defaults.heartbeat_interval, defaults.stale_after
+            multiplier = defaults.green_multiplier
+        # read by their own loaders
+        section.warn_unread("tmux", "supervisor", "merge_queue", "claude", "notify")
+        return cls(interval, stale, multiplier)
+
+    @property
+    def green_below(self) -> float:
+        return self.heartbeat_interval * self.green_multiplier
+
+
+def last_seen(fields: dict[str, Any]) -> Any:
+    """The newer of ``last_seen`` and ``last_heartbeat`` (the same instant, two names)."""
+    moments = [parse_iso(fields.get(k)) for k in ("last_seen", "last_heartbeat")]
+    known = [m for m in moments if m is not None]
+    return max(known) if known else parse_iso(fields.get("created_at"))
+
+
+def judge(fields: dict[str, Any], now: Any, settings: LivenessSettings) -> tuple[str, float | None]:
+    """Liveness colour and heartbeat age (seconds) of one identity at ``now``."""
+    seen = last_seen(fields)
+    age = (now - seen).total_seconds() if seen is not None else None
+    status = fields.get("status")
+    if status == TERMINATED:
+        return GREY, age
+    if status == CRASHED or age is None:
+        return RED, age
+    if age < -settings.heartbeat_interval:
+        return YELLOW, age  # a heartbeat from the future: a skewed clock cannot vouch for it
+    if age < settings.green_below:
+        return GREEN, age
+    if age < settings.stale_after:
+        return YELLOW, age
+    return RED, age
+
+
+@dataclass
+class AgentRecord:
+    """One identity file as read: every field kept, plus what we derive from it."""
+
+    key: str
+    location: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    liveness: str = RED
+    age_seconds: float | None = None
+    error: str | None = None
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.fields.get(name, default)
+
+    @property
+    def status(self) -> str:
+        return "unreadable" if self.error else str(self.fields.get("status") or "?")
+
+    @property
+    def worktree(self) -> str | None:
+        return self.fields.get("worktree_path") or self.fields.get("worktree")
+
+    def worktree_in(self, root: Path) -> Path | None:
+        """The worktree as a path: a relative one (the harness writes
+        ``.claude/worktrees/impl_auth``) is under the project ``root``, wherever the
+        command runs."""
+        value = self.worktree
+        if not isinstance(value, str) or not value:
+            return None
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else root / path
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The ``metadata`` object, or an empty one when a hand-edited file holds something else."""
+        metadata = self.fields.get("metadata")
+        return metadata if isinstance(metadata, dict) else {}
+
+    def rejudge(self, now: Any, settings: LivenessSettings) -> bool:
+        """Recompute liveness at ``now``; True if the colour changed."""
+        if self.error:
+            return False
+        before = self.liveness
+        self.liveness, self.age_seconds = judge(self.fields, now, settings)
+        return before != self.liveness
+
+    def to_json(self) -> dict[str, Any]:
+        if self.error:
+            return {"key": self.key, "liveness": RED, "error": self.error}
+        age = None if self.age_seconds is None else round(self.age_seconds, 1)
+        return {**self.fields, "key": self.key, "liveness": self.liveness, "age_seconds": age}

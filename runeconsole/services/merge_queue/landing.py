@@ -1,0 +1,100 @@
+"""Where a tested commit lands: ``main`` moves only by compare-and-swap, the worktree that
+has ``main`` checked out follows it (or ``main`` is put back), and the merged branch is
+deleted or pointed at what was tested, unless something moved it meanwhile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runeconsole.adapters import git_worktrees as gw
+from runeconsole.core.errors import RuneError
+from runeconsole.core.pause import pause_point
+from runeconsole.services.merge_queue.queue_file import QueueFile
+
+
+class Landing:
+    def __init__(self, queue: QueueFile) -> None:
+        self.root = queue.root
+        self.settings = queue.settings
+        self.main_ref = queue.main_ref
+
+    def main_is(self, commit: str) -> bool:
+        return gw.resolve_commit(self.root, self.main_ref) == commit
+
+    def checkout_refuses(self, holder: Path | None, base: str, tested: str) -> str | None:
+        """Why the checkout of main could not follow a move from base to tested, if it could not.
+
+        Asked before main moves (``read-tree -n``): a checkout that cannot be
+        fast-forwarded would be left behind its own branch. Tracked edits and untracked
+        files in the paths the merge writes both count.
+        """
+        if holder is None:
+            return None
+        complaint = gw.fast_forward_checkout(holder, base, tested, dry_run=True)
+        if complaint is None:
+            return None
+        files = gw.local_changes(holder, gw.changed_between(self.root, base, tested))
+        what = ", ".join(files) if files else complaint
+        return (
+            f"the checkout of {self.settings.main_branch} in {holder} has local files this "
+            f"merge would overwrite: {what}; commit, move or remove them, then retry"
+        )
+
+    def follow_in_checkout(
+        self, holder: Path | None, base: str, tested: str, notes: list[str]
+    ) -> str | None:
+        """Fast-forward the checkout of main just moved; if it refuses, move main back.
+
+        The dry run passed a moment ago, so a refusal means someone changed the checkout
+        since: putting main back (compare-and-swap, to a commit that was main) leaves
+        branch and checkout agreeing, rather than a checkout behind its own branch.
+        """
+        if holder is None or tested == base:
+            return None
+        pause_point("merge-queue-main-moved")
+        complaint = gw.fast_forward_checkout(holder, base, tested)
+        if complaint is None:
+            return None
+        if not gw.compare_and_swap(self.root, self.main_ref, base, tested):
+            notes.append(f"{holder} not fast-forwarded: {complaint}")  # main moved on: it stands
+            return None
+        return f"the checkout of {self.settings.main_branch} in {holder} changed: {complaint}"
+
+    def conflict_files(self, base: str, original: str, first_stop: list[str]) -> list[str]:
+        """Every file the branch conflicts on, not only those of the commit the rebase stopped at.
+
+        ``merge-tree`` merges the whole branch with main in the object store; a file only
+        one commit conflicts on (a later commit undoes it) still comes from the rebase.
+        """
+        try:
+            whole = gw.merge_tree(self.root, base, original).conflicts
+        except RuneError:  # e.g. unrelated histories: the rebase's list is all there is
+            whole = []
+        return sorted(set(first_stop) | set(whole))
+
+    def sync_main_checkout(self, base: str, tested: str) -> list[str]:
+        """Fast-forward the worktree that has main checked out (if any) from base to tested."""
+        holder = gw.checked_out_at(self.root, self.settings.main_branch)
+        if holder is None or tested == base:
+            return []
+        if gw.resolve_commit(self.root, self.main_ref) != tested:
+            return [f"{holder} left as it is: main has moved on since"]
+        complaint = gw.fast_forward_checkout(holder, base, tested)
+        return [f"{holder} not fast-forwarded: {complaint}"] if complaint else []
+
+    def settle_branch(self, branch: str, tested: str, original: str) -> list[str]:
+        """Delete the merged branch (or point it at what was tested) unless it is in use."""
+        ref = f"refs/heads/{branch}"
+        current = gw.resolve_commit(self.root, ref)
+        if current is None:
+            return []
+        if current not in (original, tested):
+            return [f"{branch} moved while queued; left as it is"]
+        holder = gw.checked_out_at(self.root, branch)
+        if holder is not None:
+            return [f"{branch} is checked out in {holder}; left as it is"]
+        if self.settings.keep_branch:
+            done = gw.compare_and_swap(self.root, ref, tested, current)
+        else:
+            done = gw.delete_ref(self.root, ref, current)
+        return [] if done else [f"{branch} changed meanwhile; left as it is"]

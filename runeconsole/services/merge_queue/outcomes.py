@@ -1,0 +1,133 @@
+"""How an attempt ends: recorded in the entry (with the signals it owes), the signals
+sent, and the outcome reported. After a merge, the tidying (the checkout of main, the
+merged branch, the agent's hook) never turns the merge into a failure: a step that
+fails becomes a note."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from runeconsole.core.errors import RuneError
+from runeconsole.services.hooks import MERGE_QUEUE, Hooks
+from runeconsole.services.merge_queue.delivery import Outbox
+from runeconsole.services.merge_queue.landing import Landing
+from runeconsole.services.merge_queue.model import (
+    COMPLETED,
+    CONFLICT,
+    FAILED,
+    Outcome,
+    Progress,
+    ProgressCallback,
+    id_or_none,
+)
+from runeconsole.services.merge_queue.queue_file import QueueFile
+
+
+@dataclass
+class Run:
+    """What one processing attempt knows, for recording and reporting."""
+
+    entry: dict[str, Any]
+    started: float = field(default_factory=time.monotonic)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    progress: ProgressCallback | None = None
+
+    @property
+    def entry_id(self) -> str:
+        return str(self.entry["entry_id"])
+
+    def report(self, step: str, message: str, output: bool = False) -> None:
+        if self.progress is not None:
+            elapsed = time.monotonic() - self.started
+            self.progress(Progress(self.entry_id, step, message, elapsed, output))
+
+
+class Recorder:
+    def __init__(self, queue: QueueFile, outbox: Outbox, landing: Landing, hooks: Hooks) -> None:
+        self.queue = queue
+        self.outbox = outbox
+        self.landing = landing
+        self.hooks = hooks
+
+    def fail(self, run: Run, reason: str, error: str, files: list[str] | None = None) -> Outcome:
+        files = files or []
+        payload = self.outbox.payload(run.entry, reason=reason, error=error, conflict_files=files)
+        kinds = ["MERGE_CONFLICT", "MERGE_FAILED"] if reason == CONFLICT else ["MERGE_FAILED"]
+        outgoing = [self.outbox.outgoing(run.entry, kind, payload) for kind in kinds]
+        entry = self.queue.update_entry(
+            run.entry_id,
+            {
+                "status": FAILED,
+                "reason": reason,
+                "error": error,
+                "conflict_files": files,
+                "completed_at": self.queue.now(),
+                "current_step": None,
+                "notes": run.notes,
+                "signals_pending": outgoing,
+            },
+        )
+        self.outbox.deliver(run.entry_id, outgoing)
+        run.report(
+            "failed", f"failed: {reason}: {error}" + (f" ({', '.join(files)})" if files else "")
+        )
+        return Outcome(
+            run.entry_id,
+            str(entry.get("branch")),
+            FAILED,
+            reason,
+            error,
+            files,
+            output_tail=list(entry.get("output_tail") or []),
+            notes=run.notes,
+        )
+
+    def finish(
+        self, run: Run, tested: str, base: str, original: str, *, sync_checkout: bool = True
+    ) -> Outcome:
+        """After ``main`` points at ``tested``: tidy refs and checkouts, tell everyone.
+
+        ``sync_checkout``: the checkout of main still has to follow (after a crash).
+        """
+        entry = run.entry
+        tidying: list[Callable[[], list[str]]] = [
+            lambda: self.landing.settle_branch(str(entry.get("branch")), tested, original),
+            lambda: self._mark_hook_merged(entry.get("identity_name")),
+        ]
+        if sync_checkout:
+            tidying.insert(0, lambda: self.landing.sync_main_checkout(base, tested))
+        for tidy in tidying:
+            try:
+                run.notes.extend(tidy())
+            except RuneError as exc:
+                run.notes.append(f"after the merge: {exc.message}")
+        complete = self.outbox.payload(entry, merged_commit=tested)
+        outgoing = [self.outbox.outgoing(entry, "MERGE_COMPLETE", complete)]
+        final = self.queue.update_entry(
+            run.entry_id,
+            {
+                "status": COMPLETED,
+                "completed_at": self.queue.now(),
+                "merged_commit": tested,
+                "tested_commit": tested,
+                "current_step": None,
+                "notes": run.notes,
+                "signals_pending": outgoing,
+            },
+        )
+        self.outbox.deliver(run.entry_id, outgoing)
+        run.report("merged", f"merged {final.get('branch')} as {tested[:12]}")
+        return Outcome(
+            run.entry_id, str(final.get("branch")), COMPLETED, merged_commit=tested, notes=run.notes
+        )
+
+    def _mark_hook_merged(self, identity: Any) -> list[str]:
+        """Set the identity's hook (if it has one) to ``merged``; other fields are kept."""
+        key = id_or_none(identity)
+        if key is not None and self.hooks.read(key) is not None:
+            self.hooks.update(key, phase="merged", writer=MERGE_QUEUE)
+        return []

@@ -1,0 +1,32 @@
+"""A read-only detail screen: a title line and a scrolling body; any close key dismisses."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class DetailModal(ModalScreen[None]):
+    """A read-only detail: a title line and a scrolling body; any close key dismisses."""
+
+    BINDINGS = [
+        Binding("escape", "dismiss", "Close"),
+        Binding("q", "dismiss", "Close", show=False),
+        Binding("enter", "dismiss", "Close", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail"):
+            yield Static(self.title_text(), id="detail-title")
+            yield Static(self.body(), id="detail-body")
+
+    def title_text(self) -> Text:
+        raise NotImplementedError
+
+    def body(self) -> RenderableType:
+        raise NotImplementedError

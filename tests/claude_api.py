@@ -1,0 +1,232 @@
+"""A local stand-in for the Anthropic Messages API, so the real Claude Code binary runs here.
+
+``POST /v1/messages`` is answered with a server-sent-event stream as the real API sends
+it. Requests that carry ``tools`` are the agent's main loop: each takes the next scripted
+turn (a tool call, or a text that ends the turn). Other requests are side requests
+(titles, summaries) and get a short text. Every request body is kept, so a test can read
+what the model was told (a tool's result, the answers to a question).
+
+    with MessagesApi([ask_turn, text_turn("Done.")]) as api:
+        env["ANTHROPIC_BASE_URL"] = api.url
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODEL = "claude-sonnet-4-5"
+# Usage each main-loop answer reports (the transcript carries it; the console sums it).
+USAGE = {
+    "input_tokens": 1200,
+    "output_tokens": 40,
+    "cache_creation_input_tokens": 3000,
+    "cache_read_input_tokens": 16000,
+}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One scripted answer of the main loop: a tool call, or text ending the turn."""
+
+    text: str = ""
+    tool: str | None = None
+    tool_input: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=lambda: dict(USAGE))
+    delay: float = 0.0  # seconds before the answer starts (a busy agent, on screen)
+
+
+def text_turn(text: str) -> Turn:
+    return Turn(text=text)
+
+
+def tool_turn(tool: str, tool_input: dict[str, Any]) -> Turn:
+    return Turn(tool=tool, tool_input=tool_input)
+
+
+def _event(name: str, data: dict[str, Any]) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def stream(turn: Turn) -> bytes:
+    """The SSE events of one answer: message_start (with usage), one content block,
+    message_delta (the stop reason), message_stop."""
+    message_id = f"msg_{uuid.uuid4().hex[:24]}"
+    usage = dict(turn.usage)
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {**usage, "output_tokens": 1},
+        },
+    }
+    events = [_event("message_start", start)]
+    if turn.tool is not None:
+        block = {
+            "type": "tool_use",
+            "id": f"toolu_{uuid.uuid4().hex[:24]}",
+            "name": turn.tool,
+            "input": {},
+        }
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(turn.tool_input)}
+        stop = "tool_use"
+    else:
+        block = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": turn.text}
+        stop = "end_turn"
+    events += [
+        _event(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": block},
+        ),
+        _event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+        _event("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        _event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": usage["output_tokens"]},
+            },
+        ),
+        _event("message_stop", {"type": "message_stop"}),
+    ]
+    return b"".join(events)
+
+
+def whole(turn: Turn) -> dict[str, Any]:
+    """The same answer as one JSON body (for a request that did not ask to stream)."""
+    if turn.tool is not None:
+        content = [
+            {
+                "type": "tool_use",
+                "id": f"toolu_{uuid.uuid4().hex[:24]}",
+                "name": turn.tool,
+                "input": turn.tool_input,
+            }
+        ]
+        stop = "tool_use"
+    else:
+        content = [{"type": "text", "text": turn.text}]
+        stop = "end_turn"
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": turn.usage,
+    }
+
+
+class MessagesApi:
+    """The stand-in server on 127.0.0.1 (a free port), in a thread for the ``with`` block."""
+
+    def __init__(self, script: list[Turn]) -> None:
+        self.script = list(script)
+        self.requests: list[dict[str, Any]] = []  # main-loop request bodies, in order
+        self.side_requests = 0
+        self.lock = threading.Lock()
+        self.turn_served = threading.Condition(self.lock)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> MessagesApi:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def add(self, *turns: Turn) -> None:
+        with self.lock:
+            self.script.extend(turns)
+
+    def next_turn(self, body: dict[str, Any]) -> Turn:
+        with self.lock:
+            self.requests.append(body)
+            turn = self.script.pop(0) if self.script else text_turn("Nothing more to do.")
+            self.turn_served.notify_all()
+            return turn
+
+    def wait_for_requests(self, count: int, timeout: float) -> list[dict[str, Any]]:
+        """Until ``count`` main-loop requests arrived (fails the test after ``timeout``)."""
+        with self.lock:
+            arrived = self.turn_served.wait_for(lambda: len(self.requests) >= count, timeout)
+            assert arrived, f"{len(self.requests)} main-loop requests after {timeout}s, not {count}"
+            return list(self.requests)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *_: object) -> None:  # quiet
+                pass
+
+            def _send(self, status: int, body: bytes, content_type: str) -> None:
+                self.send_response(status)
+                self.send_header("content-type", content_type)
+                self.send_header("content-length", str(len(body)))
+                self.send_header("request-id", f"req_{uuid.uuid4().hex[:20]}")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                self._send(200, b"{}", "application/json")
+
+            do_HEAD = do_GET
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b"{}"
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    body = {}
+                path = self.path.split("?")[0]
+                if path.endswith("/count_tokens"):
+                    self._send(200, b'{"input_tokens": 1000}', "application/json")
+                    return
+                if not path.endswith("/v1/messages"):
+                    self._send(
+                        404,
+                        b'{"type":"error","error":{"type":"not_found_error","message":"no"}}',
+                        "application/json",
+                    )
+                    return
+                if body.get("tools"):
+                    turn = api.next_turn(body)
+                else:
+                    with api.lock:
+                        api.side_requests += 1
+                    turn = Turn(text="Working", usage={"input_tokens": 10, "output_tokens": 2})
+                if turn.delay:
+                    time.sleep(turn.delay)
+                if body.get("stream"):
+                    self._send(200, stream(turn), "text/event-stream")
+                else:
+                    self._send(200, json.dumps(whole(turn)).encode(), "application/json")
+
+        return Handler

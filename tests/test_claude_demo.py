@@ -1,0 +1,70 @@
+"""The demo's agents go through the real bridge: the demo project has the hooks installed,
+and a fake agent's events and AskUserQuestion call run the installed command."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from runeconsole.adapters.tmux import Tmux
+from runeconsole.core.paths import ProjectPaths
+from runeconsole.demo.fleet import agent_worktree
+from runeconsole.demo.project import make_project
+from runeconsole.services.claude.presence import ConsolePresence
+from runeconsole.services.claude.view import AgentView, agent_view
+from runeconsole.services.project import Project
+from runeconsole.services.registry import Registry
+from runeconsole.services.supervisor import Supervisor, SupervisorSettings
+from tests.conftest import CliResult
+from tests.tmux_helpers import fake_agent, wait_for
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def activity(root: Path, key: str) -> AgentView:
+    return agent_view(Registry(Project(root)).get(key).fields, None)
+
+
+def test_the_demo_project_has_the_hooks_installed(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "demo", "rc-unused")
+    settings = json.loads((root / ".claude" / "settings.local.json").read_text())
+    assert "PreToolUse" in settings["hooks"] and "SessionEnd" in settings["hooks"]
+
+
+def test_a_demo_agent_asks_through_the_hook_and_the_console_answers(
+    tmp_path: Path, tmux_socket: str, cli: Callable[..., CliResult]
+) -> None:
+    root = make_project(tmp_path / "demo", tmux_socket)
+    presence = ConsolePresence(ProjectPaths(root))
+    assert presence.try_hold()  # as an open console does
+    try:
+        supervisor = Supervisor(
+            Project(root),
+            settings=SupervisorSettings(socket_name=tmux_socket),
+            tmux=Tmux(tmux_socket),
+        )
+        key = "orchestrator-search"
+        command = fake_agent(key, root, "--claude-ask-at", "0.5")
+        supervisor.spawn("orchestrator", "search", command, worktree=agent_worktree(root, key))
+        relayed = root / "tmp" / ".rune-signals" / "claude-code"
+        wait_for(lambda: relayed.exists() and len(list(relayed.glob("*.question"))) == 2, 60)
+        first, second = sorted(relayed.glob("*.question"))
+        assert json.loads(first.read_text())["worker_name"] == key
+        assert json.loads(second.read_text())["multi_select"] is True
+        # the questions come first, the agent's state right after
+        wait_for(lambda: activity(root, key).activity == "waiting", 30)
+        for path, options in ((first, ["B"]), (second, ["A", "C"])):
+            args = [f"claude-code/{path.stem}", *(f"--option={o}" for o in options)]
+            assert cli("question", "answer", *args, "--root", str(root)).code == 0
+        wait_for(lambda: "Answered Claude's questions" in supervisor.pane_tail(key), 60)
+        tail = supervisor.pane_tail(key)
+        assert "→ Trigram index" in tail and "→ lint, e2e" in tail
+        # its tool calls went through the hook too: busy, with tokens from its transcript
+        wait_for(lambda: activity(root, key).activity == "busy", 60)
+        wait_for(lambda: activity(root, key).tokens, 60)
+    finally:
+        presence.release()
+    assert not (root / ".claude" / "state" / "claude" / "hook.log").exists()
