@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
 from rich.text import Text
 
@@ -89,7 +90,9 @@ def row_values(
     phase: str | None,
     observation: AgentObservation | None,
     settings: SupervisorSettings,
+    now: datetime | None = None,
 ) -> tuple[object, ...]:
+    """The row's cells; the age at ``now`` (default: when the record was judged)."""
     dot = Text("●", style=LIVENESS_STYLE[record.liveness])
     if record.error:
         return (
@@ -120,7 +123,7 @@ def row_values(
         Text(str(record.get("role") or "")),
         Text(str(record.get("name") or "")),
         shown,
-        format_age(record.age_seconds),
+        format_age(record.age_seconds if now is None else record.age_at(now)),
         Text(PHASE_LABELS.get(phase or "", phase or ""), "cyan"),
         context_meter(view.context_left_percent, settings) if active else Text(""),
         token_count(view),

@@ -10,13 +10,13 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 
 from runeconsole.core.errors import RuneError
-from runeconsole.core.files import is_temp_name
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.hooks import Hook, Hooks
-from runeconsole.services.registry import LIVENESS_ORDER, AgentRecord, Registry
-from runeconsole.services.supervisor import AgentObservation, Supervisor
+from runeconsole.services.fleet import FleetModel
+from runeconsole.services.registry import AgentRecord
+from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.agent_cells import COLUMNS, row_values
 from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import AGENTS, LivePane
 
@@ -40,19 +40,6 @@ def matches(record: AgentRecord, text: str) -> bool:
     return text.lower() in haystack.lower()
 
 
-def _drawn(observation: AgentObservation | None) -> object:
-    """What of an observation the row shows (its timestamp changes every pass)."""
-    if observation is None:
-        return None
-    return (observation.state, observation.screen, observation.urgency)
-
-
-def hook_phase(hook: Hook | None) -> str | None:
-    if hook is None or hook.error:
-        return None
-    return hook.work_phase or hook.phase
-
-
 class AgentsPane(LivePane):
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
@@ -73,155 +60,105 @@ class AgentsPane(LivePane):
         ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
     )
 
-    def __init__(self, supervisor: Supervisor, **kwargs: object) -> None:
+    def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.supervisor = supervisor
-        self.registry: Registry = supervisor.registry
-        self.hooks: Hooks = supervisor.hooks
-        self.records: dict[str, AgentRecord] = {}
-        self.phases: dict[str, str | None] = {}
-        self.observations: dict[str, AgentObservation] = {}
+        self.fleet = fleet
         self.filter_text = ""
-        self.monitoring = False
-
-    def compose(self) -> ComposeResult:
-        yield KeyedTable(COLUMNS, id="agents-table")
+        self.table = KeyedTable(COLUMNS, id="agents-table")
 
     @property
-    def table(self) -> KeyedTable:
-        return self.query_one(KeyedTable)
+    def records(self) -> dict[str, AgentRecord]:
+        return self.fleet.records
+
+    @property
+    def monitoring(self) -> bool:
+        return self.fleet.monitoring
+
+    def compose(self) -> ComposeResult:
+        yield self.table
 
     def on_mount(self) -> None:
-        self.phases = {hook.key: hook_phase(hook) for hook in self.hooks.list()}
-        self.observations = self.supervisor.observations()
-        self.sync(self.registry.list())
+        self.show_all()
 
     def watch_dirs(self) -> list[Path]:
-        paths = self.registry.paths
-        return [paths.identities, paths.hooks, paths.supervisor]
+        return []  # the app feeds the fleet model, which this pane draws
+
+    def apply_changes(self, paths: set[Path]) -> None:
+        pass
+
+    def rescan(self) -> None:
+        pass
 
     # -- applying changes --------------------------------------------------------------------
 
     def upsert(self, record: AgentRecord, *, age: bool = True) -> None:
         """Add or update one row; ``age=False`` leaves an existing row's age to the tick."""
-        self.records[record.key] = record
         if not matches(record, self.filter_text):
             self.table.drop(record.key)
             return
         skip = SEEN if not age and self.table.has(record.key) else frozenset()
         key = record.key
+        fleet = self.fleet
         values = row_values(
-            record, self.phases.get(key), self.observations.get(key), self.supervisor.settings
+            record,
+            fleet.phases.get(key),
+            fleet.observations.get(key),
+            self.supervisor.settings,
+            self.supervisor.clock.now(),
         )
         self.table.upsert(key, values, skip=skip)
 
-    def remove(self, key: str) -> None:
-        self.records.pop(key, None)
-        self.table.drop(key)
-
-    def finish_batch(self) -> None:
-        self.table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
-        self.summarise(self.counts())
-
-    def sync(self, records: list[AgentRecord]) -> None:
-        """Make the table match a full listing: upsert every record, drop vanished keys.
-
-        Ages are left to the tick, which refreshes only the rows on screen: a rescan
-        must not rewrite a thousand age cells.
-        """
+    def show_all(self) -> None:
+        """Every record of the model (on mount, and when the filter changes)."""
+        records = self.fleet.snapshot()
         fresh = {record.key for record in records}
-        for key in [k for k in self.records if k not in fresh]:
-            self.remove(key)
+        for key in [k for k in self.table.keys() if k not in fresh]:  # noqa: SIM118
+            self.table.drop(key)
         for record in records:
             self.upsert(record, age=False)
         self.finish_batch()
         self.refresh_ages()
 
-    def apply_changes(self, paths: set[Path]) -> None:
-        layout = self.registry.paths
-        for path in paths:
-            if not path.name.endswith(".json") or is_temp_name(path.name):
-                continue
-            key = path.name[: -len(".json")]
-            if path.parent == layout.identities:
-                if path.exists():
-                    self.upsert(self.registry.read_path(path))
-                else:
-                    self.remove(key)
-            elif path.parent == layout.hooks:
-                self.phases[key] = hook_phase(self.hooks.read_path(path)) if path.exists() else None
-                self._redraw(key)
-            elif path == self.supervisor.observations_path and not self.monitoring:
-                self.apply_observations(self.supervisor.observations())
-        self.finish_batch()
+    def on_fleet_changed(self, message: FleetChanged) -> None:
+        """Redraw the rows the change names, and nothing else."""
+        change = message.change
+        for key in change.removed:
+            self.table.drop(key)
+        for key in change.changed:
+            record = self.fleet.get(key)
+            if record is not None:
+                self.upsert(record)
+        self.table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
+        if change.counts:
+            self.summarise(self.counts())
 
-    def apply_observations(self, observations: dict[str, AgentObservation]) -> None:
-        """A monitor pass: redraw the rows whose screen reading changed."""
-        changed = [
-            key
-            for key in observations.keys() | self.observations.keys()
-            if _drawn(observations.get(key)) != _drawn(self.observations.get(key))
-        ]
-        self.observations = dict(observations)
-        for key in changed:
-            self._redraw(key)
-
-    def _redraw(self, key: str) -> None:
-        record = self.records.get(key)
-        if record is not None:
-            self.upsert(record, age=False)
-
-    @work(thread=True, exclusive=True, group="agents-rescan")
-    def rescan(self) -> None:
-        phases = {hook.key: hook_phase(hook) for hook in self.hooks.list()}
-        observations = None if self.monitoring else self.supervisor.observations()
-        records = self.registry.list()
-        self.app.call_from_thread(self._sync_if_mounted, records, phases, observations)
-
-    def _sync_if_mounted(
-        self,
-        records: list[AgentRecord],
-        phases: dict[str, str | None],
-        observations: dict[str, AgentObservation] | None,
-    ) -> None:
-        if self.is_mounted:
-            self.phases = phases
-            if observations is not None:
-                self.observations = observations
-            self.sync(records)
+    def finish_batch(self) -> None:
+        self.table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
+        self.summarise(self.counts())
 
     # -- time passing ----------------------------------------------------------------------
 
     def tick(self) -> None:
-        now = self.registry.clock.now()
-        changed = [r for r in self.records.values() if r.rejudge(now, self.registry.settings)]
-        for record in changed:
-            self.upsert(record, age=False)
+        """Colours are the model's (by deadline); here only the ages on screen move."""
         self.refresh_ages()
-        if changed:
-            self.summarise(self.counts())
 
     def refresh_ages(self) -> None:
         table = self.table
+        now = self.supervisor.clock.now()
         for key in table.visible_keys():
-            record = self.records.get(key)
+            record = self.fleet.get(key)
             if record is not None and not record.error:
-                table.set_cell(key, "seen", format_age(record.age_seconds))
+                table.set_cell(key, "seen", format_age(record.age_at(now)))
 
     def counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(LIVENESS_ORDER, 0)
-        for record in self.records.values():
-            counts[record.liveness] += 1
-        return counts
+        return self.fleet.counts()
 
     # -- interaction -------------------------------------------------------------------------
 
     def filter(self, text: str) -> None:
         self.filter_text = text
-        for record in list(self.records.values()):
-            self.upsert(record, age=False)
-        self.finish_batch()
-        self.refresh_ages()
+        self.show_all()
 
     def selected_key(self) -> str | None:
         return self.table.cursor_key()
