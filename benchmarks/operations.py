@@ -1,9 +1,10 @@
 """What each of the console's recurring operations costs at N agents, one at a time.
 
 The console's steady state is a handful of operations repeated on timers and events:
-the monitor's pass (every second), the rescan (a worker reading every file, then the
-table brought in line on the UI thread, every 5 s), the tick (every second, every
-pane), and per burst of file events the panes' ``apply_changes``. This script runs the
+the monitor's pass (every second), the rescan (a worker comparing every file's stat
+with the fleet model's, every 5 s), the tick (every second: the model's due colours,
+then every pane), and per burst of file events the model's ``apply_paths`` and the
+panes' redraw of the keys it names. This script runs the
 real app headless (``App.run_test``, 160x45, the real watcher; the monitor loop and
 the timers off so nothing else runs meanwhile) and calls each operation itself, on the
 UI thread, timing it with this thread's CPU clock (``time.thread_time``: immune to
@@ -42,6 +43,7 @@ from _common import end_cleanly_on_sigterm, make_fleet, scratch
 
 from runeconsole.adapters import fswatch
 from runeconsole.tui.app import create_app
+from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.problems_pane import ProblemsPane
 
 EVENTS: Counter[str] = Counter()
@@ -79,22 +81,31 @@ async def measure(
         pane = app.agents_pane
         problems = app.query_one(ProblemsPane)
         registry, supervisor = app.registry, app.supervisor
-        records = registry.list()
         one = registry.paths.identities / "worker-w00000.json"
+        fleet = app.fleet
+        # The console's monitor visits the model's supervised agents (as app.on_mount sets).
+        supervisor.follow_fleet(fleet.supervised)
+
+        def one_event() -> None:
+            change = fleet.apply_paths([one])
+            for view in (pane, problems):
+                view.on_fleet_changed(FleetChanged(change))
+
         ops: dict[str, tuple[Callable[[], object], Callable[[], object] | None, float, str]] = {
             # name: (operation, untimed setup, runs a second in the steady state, where)
-            "registry.list": (registry.list, None, 0.2, "rescan worker (every 5 s)"),
+            "registry.list": (registry.list, None, 0.0, "`agents --json`, not the console"),
+            "fleet rescan": (fleet.rescan, None, 0.2, "rescan worker (every 5 s): stat, no read"),
             "monitor pass": (supervisor.monitor_step, None, 1.0, "monitor worker (every second)"),
-            "agents sync": (lambda: pane.sync(records), None, 0.2, "UI: rescan result (every 5 s)"),
+            "fleet tick": (
+                lambda: fleet.tick(app.clock.now()),
+                None,
+                1.0,
+                "UI: part of the tick",
+            ),
             "agents tick": (pane.tick, None, 1.0, "UI: part of the tick"),
             "problems tick": (problems.tick, None, 1.0, "UI: part of the tick"),
-            "all panes tick": (app._tick, None, 1.0, "UI: tick (every second), all panes"),
-            "one file event": (
-                lambda: [p.apply_changes({one}) for p in (pane, problems)],
-                None,
-                0.0,
-                "UI: per burst of file events",
-            ),
+            "all panes tick": (app.tick, None, 1.0, "UI: tick (every second), all panes"),
+            "one file event": (one_event, None, 0.0, "UI: per burst of file events"),
         }
         if with_filter:  # on main, the filter at 10,000 rows takes minutes
             ops["filter '7'"] = (

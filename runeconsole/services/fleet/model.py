@@ -117,7 +117,9 @@ class FleetModel:
         self._counts = dict.fromkeys(LIVENESS_ORDER, 0)
         self._supervised: dict[str, AgentRecord] = {}
         self._deadlines: list[tuple[float, str, int]] = []  # (moment, key, generation)
-        self._generation: dict[str, int] = {}
+        self._generation: dict[str, int] = {}  # bumped by every stored record (deadlines)
+        self._reads: dict[str, int] = {}  # identity reads applied per key (stale-read guard)
+        self._hook_reads: dict[str, int] = {}
         self.monitoring = False  # a monitor in this process reports: ignore saved passes
 
     # -- reading the model -------------------------------------------------------------
@@ -172,6 +174,7 @@ class FleetModel:
                 if path.parent == layout.identities:
                     stamp = stat_path(str(path))
                     if stamp is None:
+                        self._reads[key] = self._reads.get(key, 0) + 1
                         if self._remove(key):
                             removed.add(key)
                             changed.discard(key)
@@ -180,11 +183,13 @@ class FleetModel:
                     record = self.registry.read_path(path)
                     counts |= self._put(record)
                     self._identities.remember(key, stamp)
+                    self._reads[key] = self._reads.get(key, 0) + 1
                     changed.add(key)
                     removed.discard(key)
                 elif path.parent == layout.hooks:
                     stamp = stat_path(str(path))
                     phase = hook_phase(self.hooks.read_path(path)) if stamp else None
+                    self._hook_reads[key] = self._hook_reads.get(key, 0) + 1
                     if stamp is None:
                         self._hook_files.forget(key)
                     else:
@@ -201,32 +206,34 @@ class FleetModel:
         with self._lock:
             known = dict(self._identities.stamps)
             known_hooks = dict(self._hook_files.stamps)
+            reads, hook_reads = dict(self._reads), dict(self._hook_reads)
         scan = Scan(read_at_ns=time.time_ns())
         listing: Listing = self._identities.scan(known)
         now = self.registry.clock.now()
         for key, (path, stamp) in listing.changed.items():
-            scan.records[key] = (self.registry.read_path(path, now), stamp, known.get(key))
-        scan.gone = {key: known.get(key) for key in listing.gone}
+            scan.records[key] = (self.registry.read_path(path, now), stamp, reads.get(key, 0))
+        scan.gone = {key: reads.get(key, 0) for key in listing.gone}
         hooks = self._hook_files.scan(known_hooks)
         for key, (path, stamp) in hooks.changed.items():
             phase = hook_phase(self.hooks.read_path(Path(path)))
-            scan.phases[key] = (phase, stamp, known_hooks.get(key))
-        scan.phases_gone = {key: known_hooks.get(key) for key in hooks.gone}
+            scan.phases[key] = (phase, stamp, hook_reads.get(key, 0))
+        scan.phases_gone = {key: hook_reads.get(key, 0) for key in hooks.gone}
         if not self.monitoring:
             scan.observations = self._saved_observations()
         return scan
 
     def apply_scan(self, scan: Scan) -> FleetChange:
-        """Apply a rescan's reads, except where an event brought a newer read meanwhile
-        (the model's stamp is no longer the one the scan compared with)."""
+        """Apply a rescan's reads, except where an event brought a newer read of the same
+        file meanwhile (its read count moved since the scan began)."""
         changed: set[str] = set()
         removed: set[str] = set()
         counts = False
         with self._lock:
-            stamps = self._identities.stamps
+            reads = self._reads
             for key, (record, stamp, base) in scan.records.items():
-                if stamps.get(key) != base:
+                if reads.get(key, 0) != base:  # an event brought a newer read meanwhile
                     continue
+                reads[key] = base + 1
                 old = self.records.get(key)
                 self._identities.remember(key, stamp, scan.read_at_ns)
                 if old is not None and old.fields == record.fields and old.error == record.error:
@@ -234,19 +241,20 @@ class FleetModel:
                 counts |= self._put(record)
                 changed.add(key)
             for key, base in scan.gone.items():
-                if stamps.get(key, base) == base and self._remove(key):
+                if reads.get(key, 0) == base and self._remove(key):
                     removed.add(key)
                     counts = True
-            hook_stamps = self._hook_files.stamps
+            hook_reads = self._hook_reads
             for key, (phase, stamp, base) in scan.phases.items():
-                if hook_stamps.get(key) != base:
+                if hook_reads.get(key, 0) != base:
                     continue
+                hook_reads[key] = base + 1
                 self._hook_files.remember(key, stamp, scan.read_at_ns)
                 if self.phases.get(key) != phase:
                     self.phases[key] = phase
                     changed.add(key)
             for key, base in scan.phases_gone.items():
-                if hook_stamps.get(key, base) == base:
+                if hook_reads.get(key, 0) == base:
                     self._hook_files.forget(key)
                     if self.phases.pop(key, None) is not None:
                         changed.add(key)
