@@ -20,6 +20,7 @@ from typing import Any
 from rich.text import Text
 from textual.binding import Binding
 from textual.coordinate import Coordinate
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
@@ -85,9 +86,24 @@ class KeyedTable(DataTable):
         row_key, column_key = RowKey(key), ColumnKey(column)
         self._data[row_key][column_key] = value
         self._stale.add((row_key, column_key))
-        # The whole widget, not just the row's region: a table on a hidden tab has no
-        # region on screen, and its lines must still be redrawn when it is shown. Lines
-        # of unchanged rows come from the caches, so this stays cheap.
+        self._refresh_cell(row_key, column)
+
+    def _refresh_cell(self, row_key: RowKey, column: str) -> None:
+        """Repaint the cell's region only, when it is in the window (DataTable's own
+        ``refresh_cell`` sums the heights of every row above it). A table on a hidden tab
+        is painted whole when shown, and its stale renders are forgotten before that."""
+        index = self._row_locations.get(row_key)
+        if index is None:
+            return
+        y = index + (self.header_height if self.show_header else 0)
+        columns = self.ordered_columns
+        position = self.column_keys.index(column)
+        x = sum(c.get_render_width(self) for c in columns[:position])
+        width = columns[position].get_render_width(self)
+        self._refresh_region(Region(x, y, width, 1))
+
+    def on_show(self) -> None:
+        """Shown again (its tab chosen): cell repaints made while hidden were not drawn."""
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
