@@ -23,21 +23,22 @@ from runeconsole.tui.pane import AGENTS, LivePane
 SEEN = frozenset({"seen"})
 
 
-def matches(record: AgentRecord, text: str) -> bool:
-    if not text:
-        return True
-    haystack = " ".join(
-        str(v)
-        for v in (
-            record.key,
-            record.status,
-            record.get("activity"),
-            record.get("node_id"),
-            record.get("tmux_session"),
-        )
-        if v
+def search_text(record: AgentRecord) -> str:
+    """What the filter looks in, lower-cased once per read of the record."""
+    values = (
+        record.key,
+        record.status,
+        record.get("activity"),
+        record.get("node_id"),
+        record.get("tmux_session"),
     )
-    return text.lower() in haystack.lower()
+    return " ".join(str(v) for v in values if v).lower()
+
+
+def row_order(item: tuple[str, tuple[object, ...]]) -> tuple[str, str, str]:
+    """Rows by role, then name (the cells as drawn), then key."""
+    key, cells = item
+    return (str(cells[2]), str(cells[3]), key)
 
 
 class AgentsPane(LivePane):
@@ -66,6 +67,10 @@ class AgentsPane(LivePane):
         self.fleet = fleet
         self.filter_text = ""
         self.table = KeyedTable(COLUMNS, id="agents-table")
+        # Every record's row and search text, shown or filtered out: a filter typed or
+        # cleared picks rows from here instead of building 10,000 rows again.
+        self._rows: dict[str, tuple[object, ...]] = {}
+        self._search: dict[str, str] = {}
 
     @property
     def records(self) -> dict[str, AgentRecord]:
@@ -92,14 +97,8 @@ class AgentsPane(LivePane):
 
     # -- applying changes --------------------------------------------------------------------
 
-    def upsert(self, record: AgentRecord, *, age: bool = True) -> None:
-        """Add or update one row; ``age=False`` leaves an existing row's age to the tick."""
-        if not matches(record, self.filter_text):
-            self.table.drop(record.key)
-            return
-        skip = SEEN if not age and self.table.has(record.key) else frozenset()
-        key = record.key
-        fleet = self.fleet
+    def _build(self, record: AgentRecord) -> tuple[object, ...]:
+        key, fleet = record.key, self.fleet
         values = row_values(
             record,
             fleet.phases.get(key),
@@ -107,24 +106,43 @@ class AgentsPane(LivePane):
             self.supervisor.settings,
             self.supervisor.clock.now(),
         )
+        self._rows[key] = values
+        self._search[key] = search_text(record)
+        return values
+
+    def upsert(self, record: AgentRecord, *, age: bool = True) -> None:
+        """Add or update one row; ``age=False`` leaves an existing row's age to the tick."""
+        key = record.key
+        values = self._build(record)
+        if self.filter_text and self.filter_text.lower() not in self._search[key]:
+            self.table.drop(key)
+            return
+        skip = SEEN if not age and self.table.has(key) else frozenset()
         self.table.upsert(key, values, skip=skip)
 
+    def remove(self, key: str) -> None:
+        self._rows.pop(key, None)
+        self._search.pop(key, None)
+        self.table.drop(key)
+
     def show_all(self) -> None:
-        """Every record of the model (on mount, and when the filter changes)."""
-        records = self.fleet.snapshot()
-        fresh = {record.key for record in records}
-        for key in [k for k in self.table.keys() if k not in fresh]:  # noqa: SIM118
-            self.table.drop(key)
-        for record in records:
-            self.upsert(record, age=False)
-        self.finish_batch()
+        """The rows matching the filter, in order, in one go (on mount and when the filter
+        changes): rows are built only for records not built yet."""
+        for record in self.fleet.snapshot():
+            if record.key not in self._rows:
+                self._build(record)
+        text = self.filter_text.lower()
+        search = self._search
+        rows = [item for item in self._rows.items() if not text or text in search[item[0]]]
+        self.table.replace(sorted(rows, key=row_order))
+        self.summarise(self.counts())
         self.refresh_ages()
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""
         change = message.change
         for key in change.removed:
-            self.table.drop(key)
+            self.remove(key)
         for key in change.changed:
             record = self.fleet.get(key)
             if record is not None:
@@ -132,10 +150,6 @@ class AgentsPane(LivePane):
         self.table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
         if change.counts:
             self.summarise(self.counts())
-
-    def finish_batch(self) -> None:
-        self.table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
-        self.summarise(self.counts())
 
     # -- time passing ----------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from typing import Any
 from rich.text import Text
 from textual.binding import Binding
 from textual.coordinate import Coordinate
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
@@ -74,6 +74,20 @@ class KeyedTable(DataTable):
             merged[index] = values[index]
         self._values[key] = tuple(merged)
 
+    def replace(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Exactly ``rows``, in this order (a filter typed or cleared, a first fill): one
+        ``clear`` and an ``add_row`` each, where dropping rows one by one would cost a walk
+        of every row per removal. The cursor stays on its row when it is still shown."""
+        current = self.cursor_key()
+        self.clear()
+        self._values, self._stale, self._order_dirty = {}, set(), False
+        for key, values in rows:
+            values = tuple(values)
+            self.add_row(*values, key=key)
+            self._values[key] = values
+        if current is not None and current in self._values:
+            self.move_cursor(row=self.get_row_index(current), scroll=False)
+
     def set_cell(self, key: str, column: str, value: Any) -> None:
         index = self.column_keys.index(column)
         old = self._values[key]
@@ -101,6 +115,19 @@ class KeyedTable(DataTable):
         x = sum(c.get_render_width(self) for c in columns[:position])
         width = columns[position].get_render_width(self)
         self._refresh_region(Region(x, y, width, 1))
+
+    def _update_dimensions(self, new_rows: Any) -> None:
+        """DataTable measures every cell of every new row (seconds for 10,000 rows) to size
+        auto-width columns; when every column has a fixed width there is nothing to
+        measure, only the scrollable size to set."""
+        if self._label_column.content_width or any(c.auto_width for c in self.columns.values()):
+            super()._update_dimensions(new_rows)
+            return
+        width = sum(column.get_render_width(self) for column in self.columns.values())
+        header = self.header_height if self.show_header else 0
+        self.virtual_size = Size(
+            width + self._row_label_column_width, self._total_row_height + header
+        )
 
     def on_show(self) -> None:
         """Shown again (its tab chosen): cell repaints made while hidden were not drawn."""
