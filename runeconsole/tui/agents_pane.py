@@ -35,10 +35,16 @@ def search_text(record: AgentRecord) -> str:
     return " ".join(str(v) for v in values if v).lower()
 
 
-def row_order(item: tuple[str, tuple[object, ...]]) -> tuple[str, str, str]:
-    """Rows by role, then name (the cells as drawn), then key."""
-    key, cells = item
-    return (str(cells[2]), str(cells[3]), key)
+def row_order(record: AgentRecord) -> tuple[str, str, str]:
+    """Rows by role, then name (as their cells show them), then key."""
+    if record.error:
+        return (record.key, "", record.key)
+    return (str(record.get("role") or ""), str(record.get("name") or ""), record.key)
+
+
+FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
+CHUNK_ROWS = 2000
+WHOLE = 500  # a change naming more keys than this redraws the table in one go
 
 
 class AgentsPane(LivePane):
@@ -71,6 +77,7 @@ class AgentsPane(LivePane):
         # cleared picks rows from here instead of building 10,000 rows again.
         self._rows: dict[str, tuple[object, ...]] = {}
         self._search: dict[str, str] = {}
+        self._fill = 0  # the show_all whose remaining rows are being added
 
     @property
     def records(self) -> dict[str, AgentRecord]:
@@ -126,21 +133,56 @@ class AgentsPane(LivePane):
         self.table.drop(key)
 
     def show_all(self) -> None:
-        """The rows matching the filter, in order, in one go (on mount and when the filter
-        changes): rows are built only for records not built yet."""
-        for record in self.fleet.snapshot():
-            if record.key not in self._rows:
-                self._build(record)
+        """The rows matching the filter, in order (on mount, when the model is loaded and
+        when the filter changes): the first screenful at once, the rest in chunks after
+        the paint. Rows are built only for records not built yet."""
+        self._fill += 1
         text = self.filter_text.lower()
         search = self._search
-        rows = [item for item in self._rows.items() if not text or text in search[item[0]]]
-        self.table.replace(sorted(rows, key=row_order))
+        keys = []
+        for record in sorted(self.fleet.snapshot(), key=row_order):
+            key = record.key
+            if key not in search:
+                search[key] = search_text(record)
+            if not text or text in search[key]:
+                keys.append(key)
+        self.table.replace([(key, self._row_of(key)) for key in keys[:FIRST_ROWS]])
         self.summarise(self.counts())
         self.refresh_ages()
+        if len(keys) > FIRST_ROWS:
+            self.call_after_refresh(self._add_rows, keys[FIRST_ROWS:], self._fill)
+
+    def _row_of(self, key: str) -> tuple[object, ...]:
+        row = self._rows.get(key)
+        record = self.fleet.get(key)
+        if row is None and record is not None:
+            row = self._build(record)
+        return row or ()
+
+    def _add_rows(self, keys: list[str], fill: int) -> None:
+        if fill != self._fill or not self.is_mounted:
+            return  # a newer filter or fill took over
+        table = self.table
+        for key in keys[:CHUNK_ROWS]:
+            if not table.has(key) and self.fleet.get(key) is not None:
+                table.append(key, self._row_of(key))
+        if len(keys) > CHUNK_ROWS:
+            self.call_later(self._add_rows, keys[CHUNK_ROWS:], fill)
+        else:
+            table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""
         change = message.change
+        if len(change.changed) + len(change.removed) > WHOLE:  # a load, a mass crash
+            for key in change.removed:
+                self._rows.pop(key, None)
+                self._search.pop(key, None)
+            for key in change.changed:
+                self._rows.pop(key, None)
+                self._search.pop(key, None)
+            self.show_all()
+            return
         for key in change.removed:
             self.remove(key)
         for key in change.changed:

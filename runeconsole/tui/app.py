@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -41,6 +42,7 @@ from runeconsole.tui.suspended_pane import SuspendedPane
 
 REPEAT_SECONDS = 30.0  # the same toast again within this long is not shown
 PRESENCE_RETRY_SECONDS = 2.0
+INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
 
 
 def styles_dir() -> Path:
@@ -119,7 +121,8 @@ class RuneConsole(App[None]):
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
-        self.fleet.load()
+        if self._quick_to_load():
+            self.fleet.load()  # the first frame is then complete
         self._fleet_views = [
             AgentsPane(self.supervisor, self.fleet),
             ProblemsPane(self.supervisor, self.fleet),
@@ -154,6 +157,8 @@ class RuneConsole(App[None]):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        if not self.fleet.records and not self._quick_to_load():
+            self.load_fleet()
         if not self._hold_presence():
             self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
         self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
@@ -188,6 +193,19 @@ class RuneConsole(App[None]):
             # first report the Agents pane follows saved passes (another monitor's, if any).
             self.call_after_refresh(self.run_monitor)
         self.agents_pane.table.focus()
+
+    def _quick_to_load(self) -> bool:
+        """A small fleet is read before the first frame; a large one after it, in a worker
+        (paint first, fill after)."""
+        try:
+            with os.scandir(self.registry.paths.identities) as entries:
+                return sum(1 for _ in entries) <= INLINE_LOAD
+        except OSError:
+            return True
+
+    @work(thread=True, exclusive=True, group="fleet-rescan")
+    def load_fleet(self) -> None:
+        self.fleet_changed(self.fleet.load())
 
     def _hold_presence(self) -> bool:
         """Take the console lock (another console on the root may hold it: then later)."""

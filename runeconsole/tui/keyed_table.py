@@ -88,6 +88,12 @@ class KeyedTable(DataTable):
         if current is not None and current in self._values:
             self.move_cursor(row=self.get_row_index(current), scroll=False)
 
+    def append(self, key: str, values: Sequence[Any]) -> None:
+        """Add a row the caller knows belongs after every row shown (a fill in order)."""
+        values = tuple(values)
+        self.add_row(*values, key=key)
+        self._values[key] = values
+
     def set_cell(self, key: str, column: str, value: Any) -> None:
         index = self.column_keys.index(column)
         old = self._values[key]
