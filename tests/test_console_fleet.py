@@ -70,3 +70,16 @@ async def test_a_filter_typed_during_the_fill_wins_over_it(
         assert all(key.startswith("worker-w0120") for key in shown)
         await pilot.press("escape")
         await until(pilot, lambda: table.row_count == AGENTS)
+
+
+async def test_a_name_that_looks_like_markup_is_drawn_as_written(
+    project: Path, clock: ManualClock
+) -> None:
+    write_fleet(project, clock, 1)
+    path = project / ".claude" / "state" / "identities" / "worker-w00000.json"
+    body = json.loads(path.read_text())
+    path.write_text(json.dumps({**body, "node_id": "node[red]x", "tmux_session": ":smile:"}))
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(160, 30)):
+        shown = app.export_screenshot()
+        assert "node[red]x" in shown.replace("&#160;", " ") and ":smile:" in shown

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -43,7 +45,8 @@ def row_order(record: AgentRecord) -> tuple[str, str, str]:
 
 
 FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
-CHUNK_ROWS = 2000
+CHUNK_ROWS = 500
+CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
 WHOLE = 500  # a change naming more keys than this redraws the table in one go
 
 
@@ -114,14 +117,14 @@ class AgentsPane(LivePane):
             self.supervisor.clock.now(),
         )
         self._rows[key] = values
-        self._search[key] = search_text(record)
+        self._search.pop(key, None)  # worked out again when a filter needs it
         return values
 
     def upsert(self, record: AgentRecord, *, age: bool = True) -> None:
         """Add or update one row; ``age=False`` leaves an existing row's age to the tick."""
         key = record.key
         values = self._build(record)
-        if self.filter_text and self.filter_text.lower() not in self._search[key]:
+        if self.filter_text and self.filter_text.lower() not in self._search_of(record):
             self.table.drop(key)
             return
         skip = SEEN if not age and self.table.has(key) else frozenset()
@@ -142,7 +145,7 @@ class AgentsPane(LivePane):
         keys = []
         for record in sorted(self.fleet.snapshot(), key=row_order):
             key = record.key
-            if key not in search:
+            if text and key not in search:
                 search[key] = search_text(record)
             if not text or text in search[key]:
                 keys.append(key)
@@ -150,7 +153,13 @@ class AgentsPane(LivePane):
         self.summarise(self.counts())
         self.refresh_ages()
         if len(keys) > FIRST_ROWS:
-            self.call_after_refresh(self._add_rows, keys[FIRST_ROWS:], self._fill)
+            self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[FIRST_ROWS:], self._fill))
+
+    def _search_of(self, record: AgentRecord) -> str:
+        text = self._search.get(record.key)
+        if text is None:
+            text = self._search[record.key] = search_text(record)
+        return text
 
     def _row_of(self, key: str) -> tuple[object, ...]:
         row = self._rows.get(key)
@@ -167,7 +176,7 @@ class AgentsPane(LivePane):
             if not table.has(key) and self.fleet.get(key) is not None:
                 table.append(key, self._row_of(key))
         if len(keys) > CHUNK_ROWS:
-            self.call_later(self._add_rows, keys[CHUNK_ROWS:], fill)
+            self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[CHUNK_ROWS:], fill))
         else:
             table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
 
@@ -205,7 +214,7 @@ class AgentsPane(LivePane):
         for key in table.visible_keys():
             record = self.fleet.get(key)
             if record is not None and not record.error:
-                table.set_cell(key, "seen", format_age(record.age_at(now)))
+                table.set_cell(key, "seen", Text(format_age(record.age_at(now))))
 
     def counts(self) -> dict[str, int]:
         return self.fleet.counts()
