@@ -77,8 +77,12 @@ async def measure(
     app = create_app(root, monitor=False, rescan_seconds=3600, tick_seconds=0)
     lines = []
     async with app.run_test(size=(160, 45)) as pilot:
-        await pilot.pause(0.5)
         pane = app.agents_pane
+        # A fleet over 1,000 is read after the first frame and its rows added in chunks:
+        # wait for all of them, so the fill is not counted in what follows.
+        while pane.table.row_count < agents:
+            await pilot.pause(0.1)
+        await pilot.pause(0.5)
         problems = app.query_one(ProblemsPane)
         registry, supervisor = app.registry, app.supervisor
         one = registry.paths.identities / "worker-w00000.json"

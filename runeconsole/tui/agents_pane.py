@@ -45,7 +45,7 @@ def row_order(record: AgentRecord) -> tuple[str, str, str]:
 
 
 FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
-CHUNK_ROWS = 500
+CHUNK_ROWS = 5000  # each chunk costs a walk of every row in DataTable: few, large ones
 CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
 WHOLE = 500  # a change naming more keys than this redraws the table in one go
 
