@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import end_cleanly_on_sigterm, fleet_parser, load, run_each, summary
 from _console import ConsolePane, PaneError, console_on_fleet
 
+from runeconsole.services.project import Project
 from runeconsole.services.registry import AgentRecord, Registry
 from runeconsole.tui.agents_pane import search_text
 
@@ -123,7 +124,7 @@ class Keys:
 def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
     with console_on_fleet(agents, monitor=monitor) as started:
         pane = started.pane
-        records = Registry(started.root).list()
+        records = Registry(Project(started.root)).list()
         time.sleep(5)  # past the start-up tail (the monitor's first pass)
         before = load()
         if args.py_spy is not None:
