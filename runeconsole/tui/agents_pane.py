@@ -47,7 +47,7 @@ def row_order(record: AgentRecord) -> tuple[str, str, str]:
 FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
 CHUNK_ROWS = 5000  # each chunk costs a walk of every row in DataTable: few, large ones
 CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
-WHOLE = 500  # a change naming more keys than this redraws the table in one go
+WHOLE = 500  # a change naming more keys than this and half the fleet refills the table
 
 
 class AgentsPane(LivePane):
@@ -183,7 +183,9 @@ class AgentsPane(LivePane):
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""
         change = message.change
-        if len(change.changed) + len(change.removed) > WHOLE:  # a load, a mass crash
+        # Most of the table (the first load): one refill. A burst of a mass crash (hundreds
+        # of keys of a large fleet) goes row by row: a refill would cost every row each time.
+        if len(change.changed) + len(change.removed) > max(WHOLE, len(self.fleet) // 2):
             for key in change.removed:
                 self._rows.pop(key, None)
                 self._search.pop(key, None)
