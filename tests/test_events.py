@@ -23,6 +23,7 @@ from tests.conftest import cli_env
 from tests.mq_helpers import git
 from tests.suspended_helpers import write_context
 
+EVENTS = [sys.executable, "-m", "runeconsole", "events", "--follow", "--json"]
 QUESTION_DIR = "tmp/.rune-signals/rune-work-20261123-120000"
 
 
@@ -164,8 +165,7 @@ class Reader:
 @pytest.fixture
 def following(project: Path) -> Iterator[Reader]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "runeconsole", "events", "--follow", "--json"]
-        + ["--heartbeat", "0.5", "--root", str(project)],
+        [*EVENTS, "--heartbeat", "0.5", "--root", str(project)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
