@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 from runeconsole.core.errors import RuneError
 
@@ -107,31 +108,34 @@ class SshTransport:
         self, remote: Sequence[str], *, timeout: float = 60, input: str | None = None
     ) -> subprocess.CompletedProcess[str]:
         """Run ``remote`` and wait; a hang past ``timeout`` is a ``RuneError``."""
-        try:
-            return subprocess.run(
-                self.argv(remote),
-                input=input,
-                stdin=None if input is not None else subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
+        with tempfile.TemporaryFile() as errors:
+            process = self._start(remote, errors, stdin=subprocess.PIPE if input else None)
+            try:
+                out, _ = process.communicate(input.encode() if input else None, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+                raise RuneError(f"{self.host}: no answer within {timeout:g}s") from None
+            return subprocess.CompletedProcess(
+                process.args, process.returncode, out.decode(errors="replace"), read_back(errors)
             )
-        except subprocess.TimeoutExpired:
-            raise RuneError(f"{self.host}: no answer within {timeout:g}s") from None
-        except FileNotFoundError:
-            raise RuneError(
-                f"{self.prefix[0]}: not installed (needed to reach {self.host})"
-            ) from None
 
-    def popen(self, remote: Sequence[str]) -> subprocess.Popen[bytes]:
-        """Start ``remote`` with its output on a pipe (a stream to follow)."""
+    def popen(self, remote: Sequence[str], errors: IO[bytes]) -> subprocess.Popen[bytes]:
+        """Start ``remote`` with its output on a pipe (a stream to follow); what ssh and the
+        command say on stderr goes to ``errors`` (see ``read_back``)."""
+        return self._start(remote, errors)
+
+    def _start(
+        self, remote: Sequence[str], errors: IO[bytes], stdin: int | None = None
+    ) -> subprocess.Popen[bytes]:
+        # stderr goes to a file, not a pipe: the master connection that the first command
+        # leaves behind (ControlPersist) keeps its stderr open, so a pipe would never end.
         try:
             return subprocess.Popen(
                 self.argv(remote),
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL if stdin is None else stdin,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stderr=errors,
                 start_new_session=True,  # the operator's ctrl-c reaches the console, not ssh
             )
         except FileNotFoundError:
@@ -151,6 +155,12 @@ class SshTransport:
     def close(self) -> None:
         """End the shared connection (the commands riding on it end with it)."""
         self.control("exit")
+
+
+def read_back(errors: IO[bytes]) -> str:
+    """What was written to ``errors`` (the tail, as text)."""
+    errors.seek(0)
+    return errors.read()[-8192:].decode(errors="replace")
 
 
 def failure_reason(returncode: int, stderr: str, host: str) -> str:
