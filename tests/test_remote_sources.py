@@ -25,6 +25,7 @@ from runeconsole.services.registry import Registry
 from runeconsole.services.sources import (
     DOWN,
     UP,
+    LocalActions,
     RemoteActions,
     RemoteSource,
     Unreachable,
@@ -275,3 +276,19 @@ def test_listeners_hear_a_reset_with_the_snapshot_then_single_changes(
         source.stop()
     resets = [reset for events, reset in heard if events]
     assert resets[0] is True and resets[-1] is False
+
+
+def test_a_local_source_takes_the_same_actions_in_process_with_the_same_results(
+    follow: Callable[..., RemoteSource], remote_root: Path, project: Path
+) -> None:
+    for root in (remote_root, project):
+        ask(root, "task-3")
+        Registry(Project(root)).register("worker", "a")
+    remote = RemoteActions(up(follow(remote_root)))
+    local = LocalActions(Project(project))
+    question = "rune-work-20261123-120000/task-3.q1"
+    text = "keep $PATH as 'it' is"
+    there, here = remote.answer(question, text=text), local.answer(question, text=text)
+    assert there.keys() == here.keys() and there["answer"] == here["answer"] == text
+    assert remote.kill("worker-a")["status"] == local.kill("worker-a")["status"] == "terminated"
+    assert remote.process_queue() == local.process_queue()
