@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from runeconsole.cli.common import open_project, printable, warn_problems
@@ -37,10 +38,18 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         metavar="SECONDS",
         help="read everything again this often, for changes watching missed (default 5)",
     )
+    events.add_argument(
+        "--fleet",
+        metavar="FILE",
+        help="every source of a fleet file (local roots and hosts over ssh), merged; "
+        "keys become SOURCE/KEY when there is more than one",
+    )
     events.set_defaults(func=run_events)
 
 
 def run_events(args: argparse.Namespace) -> int:
+    if args.fleet:
+        return run_fleet(args)
     project = open_project(args, strict=False)  # a typo in the talisman must not stop a feed
     warn_problems(project)
     stream = EventStream(project)
@@ -58,6 +67,20 @@ def run_events(args: argparse.Namespace) -> int:
             heartbeat=max(0.1, args.heartbeat),
             rescan=max(0.2, args.rescan),
         )
+    except BrokenPipeError:
+        _quiet_stdout()
+    return 0
+
+
+def run_fleet(args: argparse.Namespace) -> int:
+    from runeconsole.core.fleet_file import load_fleet
+    from runeconsole.services.sources.fleet import FleetFeed
+
+    feed = FleetFeed(load_fleet(Path(args.fleet).expanduser()), heartbeat=max(0.1, args.heartbeat))
+    write = _json_lines if args.json else _text_lines
+    signal.signal(signal.SIGTERM, lambda *_: feed.stop())
+    try:
+        feed.run(write, follow_changes=args.follow)
     except BrokenPipeError:
         _quiet_stdout()
     return 0
