@@ -10,6 +10,7 @@ import contextlib
 import getpass
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -111,6 +112,7 @@ def start_sshd(binary: str) -> Iterator[Sshd]:
         [binary, "-D", "-e", "-f", str(home / "sshd_config")],
         stdout=subprocess.DEVNULL,
         stderr=open(home / "sshd.log", "wb"),  # noqa: SIM115 - sshd holds it until killed
+        start_new_session=True,  # its session processes too are ended with its group
     )
     try:
         wait_listening(port, process, home)
@@ -124,7 +126,8 @@ def start_sshd(binary: str) -> Iterator[Sshd]:
                 timeout=10,
                 check=False,
             )
-        process.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the listener and its sessions
         process.wait(timeout=10)
         shutil.rmtree(home, ignore_errors=True)
 

@@ -70,13 +70,19 @@ def test_without_follow_the_snapshot_holds_every_kind_then_ready(
     assert len(kinds["queue"]) == 1 and kinds["queue-state"] == {"queue"}
 
 
-def test_a_change_is_one_line_an_unchanged_reread_none_and_a_removal_a_remove(
-    project: Path, clock: ManualClock
-) -> None:
+def streamed(project: Path, clock: ManualClock) -> tuple[Registry, EventStream]:
+    """An agent ``worker-a`` registered, and a stream that has told its snapshot."""
     registry = Registry(Project(project, clock))
     registry.register("worker", "a")
     stream = EventStream(Project(project, clock, strict=False))
     stream.snapshot()
+    return registry, stream
+
+
+def test_a_change_is_one_line_an_unchanged_reread_none_and_a_removal_a_remove(
+    project: Path, clock: ManualClock
+) -> None:
+    registry, stream = streamed(project, clock)
     identity = registry.path_for("worker-a")
 
     assert stream.apply_paths({identity}) == []  # read again, nothing moved
@@ -95,10 +101,7 @@ def test_a_change_is_one_line_an_unchanged_reread_none_and_a_removal_a_remove(
 def test_time_alone_turns_an_agent_yellow_on_the_tick_and_the_rescan_finds_missed_files(
     project: Path, clock: ManualClock
 ) -> None:
-    registry = Registry(Project(project, clock))
-    registry.register("worker", "a")
-    stream = EventStream(Project(project, clock, strict=False))
-    stream.snapshot()
+    registry, stream = streamed(project, clock)
     assert stream.tick() == []
     clock.advance(150)
     (event,) = stream.tick()

@@ -95,6 +95,7 @@ def test_two_hosts_over_ssh_and_a_local_root_in_one_stream_and_a_down_host_spare
             SourceSpec("down", str(alpha), "alpha", command, refused),
         ],
         heartbeat=0.5,
+        sockets=sshd.sockets,
     )
     collector = Collector(feed)
     try:

@@ -129,7 +129,18 @@ class AgentSection:
         return {(OBSERVATION, key): obs.to_json() for key, obs in loaded.items()}
 
 
-class QuestionSection:
+class WholeSection:
+    """A small section: read again whole when any of its files changes; time alone
+    changes none of its rows."""
+
+    def read_paths(self, paths: set[Path]) -> None:
+        return None
+
+    def tick(self) -> Rows:
+        return {}
+
+
+class QuestionSection(WholeSection):
     """Worker questions, open and answered (the last answers stay visible)."""
 
     def __init__(self, project: Project) -> None:
@@ -142,14 +153,8 @@ class QuestionSection:
         now = self.questions.clock.now()
         return {(QUESTION, q.id): q.to_json(now) for q in self.questions.list()}
 
-    def read_paths(self, paths: set[Path]) -> None:
-        return None
 
-    def tick(self) -> Rows:
-        return {}
-
-
-class SuspendedSection:
+class SuspendedSection(WholeSection):
     """Suspended tasks' context files with their integrity verdicts."""
 
     def __init__(self, project: Project) -> None:
@@ -162,14 +167,8 @@ class SuspendedSection:
     def read(self) -> Rows:
         return {(SUSPENDED, r.key): r.to_json() for r in self.suspension.list()}
 
-    def read_paths(self, paths: set[Path]) -> None:
-        return None
 
-    def tick(self) -> Rows:
-        return {}
-
-
-class QueueSection:
+class QueueSection(WholeSection):
     """The merge queue's entries, and whether it is paused or unreadable."""
 
     def __init__(self, project: Project) -> None:
@@ -184,12 +183,6 @@ class QueueSection:
         for entry in state.ordered():
             rows[(QUEUE, entry.entry_id)] = entry.to_json()
         return rows
-
-    def read_paths(self, paths: set[Path]) -> None:
-        return None
-
-    def tick(self) -> Rows:
-        return {}
 
 
 def sections_of(project: Project) -> list[Section]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole import __version__
+from runeconsole.adapters.ssh import SshTransport
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.events import PROTOCOL, Event, EventStream, follow
 from runeconsole.services.events.sections import RowKey
@@ -39,8 +40,11 @@ def latest(events: list[Event]) -> list[Event]:
 class FleetFeed:
     """Merges the sources' events into one stream of lines for ``emit``."""
 
-    def __init__(self, specs: list[SourceSpec], *, heartbeat: float = 5.0) -> None:
+    def __init__(
+        self, specs: list[SourceSpec], *, heartbeat: float = 5.0, sockets: Path | None = None
+    ) -> None:
         self.specs = specs
+        self.sockets = sockets  # ssh control sockets' directory (default: a private one)
         self.prefixed = len(specs) > 1
         self.heartbeat = heartbeat
         self.rows: dict[str, dict[RowKey, dict[str, Any]]] = {s.name: {} for s in specs}
@@ -90,7 +94,8 @@ class FleetFeed:
                 thread.start()
                 self._threads.append(thread)
             else:
-                source = RemoteSource(spec, self._heard)
+                transport = SshTransport(spec.host or "", spec.ssh, sockets=self.sockets)
+                source = RemoteSource(spec, self._heard, transport=transport)
                 self._remotes.append(source)
                 source.start()
 
