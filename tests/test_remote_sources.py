@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import stat
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from runeconsole.adapters import git
 from runeconsole.adapters.ssh import SshTransport
+from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.events import Event
@@ -292,3 +294,36 @@ def test_a_local_source_takes_the_same_actions_in_process_with_the_same_results(
     assert there.keys() == here.keys() and there["answer"] == here["answer"] == text
     assert remote.kill("worker-a")["status"] == local.kill("worker-a")["status"] == "terminated"
     assert remote.process_queue() == local.process_queue()
+
+
+def test_g_really_attaches_a_window_of_the_operators_tmux_to_the_remote_session(
+    follow: Callable[..., RemoteSource], remote_root: Path, sshd: Sshd, tmux_socket: str
+) -> None:
+    remote_socket = f"{tmux_socket}-far"
+    far = Tmux(remote_socket)
+    here = ["tmux", "-L", tmux_socket]
+    session = "rc-worker a's"
+    try:
+        far_away = "printf 'far away %s\\n' $((6*7)); sleep 60"
+        start = ["tmux", "-L", remote_socket, "-f", "/dev/null", "new-session", "-d"]
+        subprocess.run([*start, "-s", session, far_away], check=True, timeout=10)
+        subprocess.run(
+            [*here, "-f", "/dev/null", "new-session", "-d", "-s", "ops"], check=True, timeout=10
+        )
+        source = up(follow(remote_root))
+        argv = RemoteActions(source).attach_window_argv("worker-a", session, remote_socket, here)
+        subprocess.run(argv, check=True, timeout=10)
+
+        def shown() -> bool:
+            pane = subprocess.run(
+                [*here, "capture-pane", "-p", "-t", "ops:alpha/worker-a"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+            return "far away 42" in pane.stdout
+
+        assert wait_for(shown, 20)
+    finally:
+        far.kill_server()

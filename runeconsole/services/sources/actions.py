@@ -120,7 +120,10 @@ class RemoteActions:
         tmux = ["tmux", *(["-L", socket] if socket else []), "attach-session", "-t", f"={session}"]
         return self.source.transport.argv(tmux, tty=True)
 
-    def attach_window_argv(self, key: str, session: str, socket: str | None = None) -> list[str]:
-        """``tmux new-window`` on the operator's tmux running ``attach_argv``."""
-        window = ["tmux", "new-window", "-n", f"{self.source.name}/{key}", "--"]
+    def attach_window_argv(
+        self, key: str, session: str, socket: str | None = None, tmux: Sequence[str] = ("tmux",)
+    ) -> list[str]:
+        """``tmux new-window`` on the operator's tmux (``tmux``: its command, ``-L`` and
+        all) running ``attach_argv``: the ``g`` key on a remote agent."""
+        window = [*tmux, "new-window", "-n", f"{self.source.name}/{key}", "--"]
         return [*window, *self.attach_argv(session, socket)]
