@@ -205,3 +205,22 @@ def test_a_reader_that_goes_away_ends_the_stream_quietly(following: Reader) -> N
     process.stdout.close()  # the pipe's far end is gone: the next heartbeat cannot be written
     assert process.wait(timeout=15) == 0
     assert process.stderr.read() == ""
+
+
+def test_a_section_that_cannot_be_read_is_a_problem_row_and_the_others_go_on(
+    project: Path, clock: ManualClock
+) -> None:
+    registry, stream = streamed(project, clock)
+    identities = registry.paths.identities
+    moved = identities.with_name("identities.away")
+    identities.rename(moved)
+    identities.write_text("a file where a directory belongs")
+    ask(project)
+    events = stream.rescan()
+    problem = [e for e in events if e["kind"] == "problem"]
+    assert problem and "should be a directory" in problem[0]["data"]["message"]
+    assert ("question", "rune-work-20261123-120000/task-1.q1") in stream.rows
+    assert ("agent", "worker-a") in stream.rows  # kept as it was, not reported gone
+    identities.unlink()
+    moved.rename(identities)
+    assert {(e["event"], e["kind"]) for e in stream.rescan()} == {("remove", "problem")}

@@ -23,6 +23,7 @@ same lines.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -31,11 +32,13 @@ from typing import Any
 
 from runeconsole import __version__
 from runeconsole.adapters.fswatch import DirWatcher
+from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.events.sections import RowKey, Rows, Section, sections_of
 from runeconsole.services.project import Project
 
 PROTOCOL = 1
+PROBLEM = "problem"  # a section that cannot be read now: {"section", "message"}
 # Fields that move with the clock alone: a row whose other fields did not change is not
 # sent again for them (a reader computes ages from the timestamps).
 VOLATILE = frozenset({"age_seconds", "seconds_left"})
@@ -62,7 +65,10 @@ class EventStream:
 
     def watch_dirs(self) -> set[Path]:
         """Every directory some section follows (asked again on each rescan)."""
-        self._dirs = [set(section.watch_dirs()) for section in self.sections]
+        for index, section in enumerate(self.sections):
+            # what is wrong is told by the section's read; its last dirs stay watched
+            with contextlib.suppress(RuneError, OSError):
+                self._dirs[index] = set(section.watch_dirs())
         return set().union(*self._dirs)
 
     def snapshot(self) -> list[Event]:
@@ -79,7 +85,7 @@ class EventStream:
         ]
         self.watch_dirs()
         for index, section in enumerate(self.sections):
-            rows = section.read()
+            rows = self._read(index, section.read)
             self._owned[index] = set(rows)
             self.rows.update(rows)
             events += [_upsert(key, data) for key, data in rows.items()]
@@ -94,9 +100,12 @@ class EventStream:
             mine = {p for p in paths if p.parent in self._dirs[index] or p in self._dirs[index]}
             if not mine:
                 continue
-            partial = section.read_paths(mine)
+            try:
+                partial = section.read_paths(mine)
+            except (RuneError, OSError):
+                partial = None  # read whole, which says what is wrong
             if partial is None:
-                events += self._replace(index, section.read())
+                events += self._replace(index, self._read(index, section.read))
             else:
                 rows, removed = partial
                 events += self._merge(index, rows, removed)
@@ -106,7 +115,7 @@ class EventStream:
         """Read every section again (recovers dropped file events)."""
         events: list[Event] = []
         for index, section in enumerate(self.sections):
-            events += self._replace(index, section.read())
+            events += self._replace(index, self._read(index, section.read))
         return events
 
     def tick(self) -> list[Event]:
@@ -117,6 +126,19 @@ class EventStream:
             if rows:
                 events += self._merge(index, rows, set())
         return events
+
+    def _read(self, index: int, read: Callable[[], Rows]) -> Rows:
+        """``read()``, or, when it fails (a directory that is a file, no permission), the
+        section's rows as they were and a ``problem`` row saying why; the row goes when
+        the section reads again."""
+        try:
+            return read()
+        except (RuneError, OSError) as exc:
+            kept = {key: self.rows[key] for key in self._owned[index] if key in self.rows}
+            name = type(self.sections[index]).__name__.removesuffix("Section").lower()
+            message = exc.message if isinstance(exc, RuneError) else str(exc)
+            kept = {key: data for key, data in kept.items() if key[0] != PROBLEM}
+            return {**kept, (PROBLEM, name): {"section": name, "message": message}}
 
     def _replace(self, index: int, rows: Rows) -> list[Event]:
         gone = self._owned[index] - rows.keys()
