@@ -297,33 +297,18 @@ def test_a_local_source_takes_the_same_actions_in_process_with_the_same_results(
 
 
 def test_g_really_attaches_a_window_of_the_operators_tmux_to_the_remote_session(
-    follow: Callable[..., RemoteSource], remote_root: Path, sshd: Sshd, tmux_socket: str
+    follow: Callable[..., RemoteSource], remote_root: Path, tmp_path: Path, tmux_socket: str
 ) -> None:
-    remote_socket = f"{tmux_socket}-far"
-    far = Tmux(remote_socket)
-    here = ["tmux", "-L", tmux_socket]
+    far, ours = Tmux(f"{tmux_socket}-far"), Tmux(tmux_socket)
     session = "rc-worker a's"
     try:
-        far_away = "printf 'far away %s\\n' $((6*7)); sleep 60"
-        start = ["tmux", "-L", remote_socket, "-f", "/dev/null", "new-session", "-d"]
-        subprocess.run([*start, "-s", session, far_away], check=True, timeout=10)
-        subprocess.run(
-            [*here, "-f", "/dev/null", "new-session", "-d", "-s", "ops"], check=True, timeout=10
-        )
+        far_away = ["sh", "-c", "printf 'far away %s\\n' $((6*7)); sleep 60"]
+        far.new_session(session, far_away, cwd=tmp_path)
+        ours.new_session("ops", ["sleep", "60"], cwd=tmp_path)
         source = up(follow(remote_root))
-        argv = RemoteActions(source).attach_window_argv("worker-a", session, remote_socket, here)
+        here = ["tmux", "-L", tmux_socket]
+        argv = RemoteActions(source).attach_window_argv("worker-a", session, far.socket_name, here)
         subprocess.run(argv, check=True, timeout=10)
-
-        def shown() -> bool:
-            pane = subprocess.run(
-                [*here, "capture-pane", "-p", "-t", "ops:alpha/worker-a"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            )
-            return "far away 42" in pane.stdout
-
-        assert wait_for(shown, 20)
+        assert wait_for(lambda: "far away 42" in ours.capture("ops:alpha/worker-a"), 20)
     finally:
         far.kill_server()
