@@ -22,6 +22,7 @@ from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.cli import main
+from tests.sshd_helpers import Sshd, find_sshd, start_sshd
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO.parent / "shared" / "fixtures"
@@ -146,6 +147,16 @@ def tmux_socket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         pytest.skip("tmux is not installed")
     monkeypatch.setenv("PYTHONPATH", cli_env()["PYTHONPATH"])
     yield from private_tmux_server()
+
+
+@pytest.fixture(scope="session")
+def sshd() -> Iterator[Sshd]:
+    """A private sshd on 127.0.0.1 (``tests/sshd_helpers.py``), one for the whole run;
+    without sshd the test is skipped and says why."""
+    binary = find_sshd()
+    if binary is None or shutil.which("ssh") is None:
+        pytest.skip("sshd or ssh is not installed (Debian: openssh-server): no SSH tests")
+    yield from start_sshd(binary)
 
 
 @pytest.fixture
