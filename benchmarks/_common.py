@@ -1,40 +1,128 @@
-"""Shared by the benchmark scripts: fleets of identity files and percentiles."""
+"""Shared by the benchmark scripts: fleets of identity files, percentiles, and what a
+process costs (CPU seconds, RSS) read from ``/proc``."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
+import os
+import shutil
+import signal
 import statistics
-from datetime import UTC, datetime
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from runeconsole.adapters import git
-from runeconsole.core.files import atomic_write_bytes
 from runeconsole.core.timeutil import iso_z
 
+# What the identities of a benchmark fleet say about their tmux sessions:
+#   sessions      each names a tmux session (``rune-{key}``) that does not exist, as the
+#                 fleet of issue 12 was measured: a console running the monitor marks every
+#                 one crashed on its first pass (a mass crash: thousands of locked writes
+#                 and signals), then has nothing left to supervise.
+#   unsupervised  no tmux session recorded (agents run by another tool that heartbeat
+#                 their own files): all green, nothing for the monitor to act on, no
+#                 problems. The quiet steady state.
+#   crashed       every agent already crashed: the state after a mass crash, with one
+#                 row per agent in the Problems pane.
+FLEET_KINDS = ("sessions", "unsupervised", "crashed")
 
-def make_fleet(root: Path, count: int) -> list[str]:
-    """``count`` identity files as the harness would write them; returns their keys."""
+
+def make_fleet(
+    root: Path,
+    count: int,
+    *,
+    kind: str = "sessions",
+    heartbeat_spread: float = 0.0,
+) -> list[str]:
+    """``count`` identity files as the harness would write them; returns their keys.
+
+    ``heartbeat_spread`` (seconds) staggers the last heartbeats evenly over that span
+    before now (agent ``n`` is the oldest when ``n`` is 0), as a fleet that heartbeats on
+    a cycle looks at any instant. The files are written directly, not fsynced: a
+    throw-away fixture needs no durability, and 100,000 fsynced files take minutes.
+    """
+    if kind not in FLEET_KINDS:
+        raise ValueError(f"fleet kind {kind!r}: one of {', '.join(FLEET_KINDS)}")
     git.init_repo(root)
     directory = root / ".claude" / "state" / "identities"
-    now = iso_z(datetime.now(UTC))
+    directory.mkdir(parents=True, exist_ok=True)
+    now = datetime.now(UTC)
+    created = iso_z(now - timedelta(seconds=heartbeat_spread))
     keys = []
     for n in range(count):
         key = f"worker-w{n:05d}"
+        beat = iso_z(now - timedelta(seconds=heartbeat_spread * (1 - n / max(1, count))))
         body = {
             "agent_id": f"{key}-20260226T120000Z",
             "role": "worker",
             "name": f"w{n:05d}",
-            "status": "active",
-            "created_at": now,
-            "last_heartbeat": now,
-            "last_seen": now,
+            "status": "crashed" if kind == "crashed" else "active",
+            "created_at": created,
+            "last_heartbeat": beat,
+            "last_seen": beat,
             "node_id": f"node{n % 37}",
-            "tmux_session": f"rune-{key}",
             "metadata": {},
         }
-        atomic_write_bytes(directory / f"{key}.json", json.dumps(body).encode())
+        if kind != "unsupervised":
+            body["tmux_session"] = f"rune-{key}"
+        if kind == "crashed":
+            body["crashed_at"] = created
+            body["metadata"] = {"crashed_reason": f"tmux session rune-{key} is gone"}
+        (directory / f"{key}.json").write_text(json.dumps(body))
         keys.append(key)
     return keys
+
+
+def end_cleanly_on_sigterm() -> None:
+    """``kill PID`` runs the ``finally`` blocks (temp dirs, tmux servers, writer processes)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
+@contextlib.contextmanager
+def scratch(prefix: str) -> Iterator[Path]:
+    """A temp dir, removed on the way out even if a process still dying writes into it."""
+    path = Path(tempfile.mkdtemp(prefix=f"runeconsole-{prefix}-"))
+    try:
+        yield path
+    finally:
+        for _ in range(20):
+            shutil.rmtree(path, ignore_errors=True)
+            if not path.exists():
+                break
+            time.sleep(0.25)
+
+
+def fleet_parser(description: str) -> argparse.ArgumentParser:
+    """Fleet sizes, ``--monitor both|on|off`` and ``--py-spy DIR``: what every benchmark of
+    the console in a pane takes."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("agents", type=int, nargs="*", default=[10_000])
+    parser.add_argument("--monitor", choices=("both", "on", "off"), default="both")
+    parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
+    return parser
+
+
+def run_each(
+    args: argparse.Namespace, one_run: Callable[[int, bool, argparse.Namespace], str]
+) -> int:
+    """``one_run`` for every fleet size and monitor mode asked for, each printed at once."""
+    for agents in args.agents:
+        for monitor in monitor_modes(args):
+            print(one_run(agents, monitor, args), flush=True)
+    return 0
+
+
+def monitor_modes(args: argparse.Namespace) -> tuple[bool, ...]:
+    """The ``--monitor`` choice as the runs to make (and ``--py-spy``'s DIR made)."""
+    if args.py_spy is not None:
+        args.py_spy.mkdir(parents=True, exist_ok=True)
+    return {"both": (True, False), "on": (True,), "off": (False,)}[args.monitor]
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -49,3 +137,76 @@ def summary(label: str, millis: list[float], goal: str) -> str:
         f"p95={percentile(millis, 95):.1f} ms max={max(millis):.1f} ms "
         f"mean={statistics.fmean(millis):.1f} ms  (goal {goal})"
     )
+
+
+# -- what a process costs ---------------------------------------------------------------
+
+
+def process_cpu(pid: int, *, children: bool = False) -> float:
+    """User + system CPU seconds of a process (all its threads), from /proc (Linux);
+    ``children`` adds those of its children it has waited for (the tmux clients the
+    monitor runs)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    ticks = int(fields[11]) + int(fields[12])
+    if children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def process_memory(pid: int) -> dict[str, float]:
+    """``rss`` and its peak ``hwm`` in MB, from /proc/PID/status."""
+    figures = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            figures["rss" if name == "VmRSS" else "hwm"] = int(value.split()[0]) / 1024
+    return figures
+
+
+def load() -> str:
+    """The load averages, as ``uptime`` prints them (others share the machine's cores)."""
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def process_waited(pid: int) -> float:
+    """Seconds the process's threads spent ready to run but waiting for a core (the
+    scheduler's run-queue wait, /proc/PID/task/*/schedstat): how much others' load held
+    it back. Threads that ended meanwhile are not counted."""
+    waited = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            waited += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return waited / 1e9
+
+
+class CpuMeter:
+    """A process's CPU over a span of wall time, as a share of one core, and the time
+    its threads waited for a core meanwhile."""
+
+    def __init__(self, pid: int, *, children: bool = True) -> None:
+        self.pid = pid
+        self.children = children
+        self.start()
+
+    def start(self) -> None:
+        self.cpu0 = process_cpu(self.pid, children=self.children)
+        self.waited0 = process_waited(self.pid)
+        self.wall0 = time.monotonic()
+
+    def waited(self) -> float:
+        """Run-queue wait since ``start``, summed over the threads, as % of the wall time
+        (above 100 when several threads waited at once)."""
+        wall = time.monotonic() - self.wall0
+        return 100 * (process_waited(self.pid) - self.waited0) / wall if wall > 0 else 0.0
+
+    def read(self) -> tuple[float, float]:
+        """(CPU seconds, wall seconds) since ``start``."""
+        cpu = process_cpu(self.pid, children=self.children) - self.cpu0
+        return cpu, time.monotonic() - self.wall0
+
+    def percent(self) -> float:
+        cpu, wall = self.read()
+        return 100 * cpu / wall if wall > 0 else 0.0

@@ -1,77 +1,97 @@
-"""Cold start to first complete paint with 1,000 agents, in a real tmux pane.
+"""Cold start to the first complete paint, and RSS, in a real 160x45 tmux pane.
 
-Starts ``runeconsole --root FLEET`` in a tmux session on a private socket and polls
-the pane until the status bar counts all agents and the first rows are drawn.
-Usage: python benchmarks/cold_start.py [AGENTS] [RUNS]
+Starts ``runeconsole --root FLEET`` in a pane of a private tmux server and reads the
+screen (through one tmux control-mode client, so looking costs no process starts)
+until the status bar counts every agent, the first row and the footer are drawn. The
+time is from handing tmux the command to the capture that showed it (within a
+millisecond of the paint); the console's CPU seconds up to the moment the paint was seen
+are printed too (the time it would take on an idle machine, or nearly: contention
+distorts them least). RSS is read when the paint is seen and again two seconds
+later (the monitor's first pass runs after the first paint). A fresh fleet and tmux
+server each run: the monitor of one run would mark the agents of a ``sessions`` fleet
+crashed, which the next must not inherit.
+
+Goal (issue 12): 10,000 agents, <= 1.0 s; RSS <= 150 MB.
+
+    python benchmarks/cold_start.py [AGENTS ...] [--runs 5] [--monitor both|on|off]
+        [--fleet sessions|unsupervised|crashed] [--py-spy DIR]
+
+``--py-spy DIR`` runs one start per size with ``py-spy record`` attached as soon as the
+console's process exists (at 250 samples a second) and stopped at the first complete
+paint, into ``DIR/cold-N.txt``; those starts are not timed.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
+import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import make_fleet
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def tmux(socket: str, *args: str) -> str:
-    result = subprocess.run(
-        ["tmux", "-L", socket, "-f", "/dev/null", *args],
-        capture_output=True,
-        text=True,
-        timeout=10,
-        check=False,
-    )
-    return result.stdout
+from _common import (
+    FLEET_KINDS,
+    end_cleanly_on_sigterm,
+    fleet_parser,
+    load,
+    monitor_modes,
+    process_cpu,
+    process_memory,
+)
+from _console import ConsolePane, console_on_fleet
 
 
-def one_run(root: Path, agents: int, socket: str, monitor: bool) -> float:
-    command = [sys.executable, "-m", "runeconsole", "--root", str(root)]
-    if not monitor:
-        command.append("--no-monitor")
-    # The console's monitor looks for the agents' sessions on this (empty) private server.
-    env = [f"-ePYTHONPATH={REPO}", "-eTERM=xterm-256color", f"-eRUNECONSOLE_TMUX_SOCKET={socket}"]
-    start = time.perf_counter()
-    tmux(socket, "new-session", "-d", "-x", "120", "-y", "40", "-s", "cold", *env, *command)
-    try:
-        while True:
-            screen = tmux(socket, "capture-pane", "-p", "-t", "cold")
-            if f"● {agents}" in screen and "w00000" in screen and "Quit" in screen:
-                return time.perf_counter() - start
-            if time.perf_counter() - start > 30:
-                raise RuntimeError(f"console did not paint within 30 s:\n{screen}")
-            time.sleep(0.005)
-    finally:
-        tmux(socket, "kill-server")
+def one_run(agents: int, kind: str, monitor: bool, spy: Path | None = None) -> tuple[float, dict]:
+    def attach(pane: ConsolePane) -> None:  # at once: it misses the interpreter's first steps
+        if spy is not None:
+            pane.py_spy(spy, 600, rate=250)
+
+    with console_on_fleet(agents, monitor=monitor, kind=kind, before_paint=attach) as started:
+        pane = started.pane
+        assert pane.pid is not None
+        if spy is not None:
+            pane.stop_profilers()
+            return started.first_paint, {}
+        cpu = process_cpu(pane.pid, children=True)  # all of it spent before the paint was seen
+        memory = {"at paint": process_memory(pane.pid)["rss"], "cpu": cpu}
+        time.sleep(2)
+        memory.update(process_memory(pane.pid))
+        return started.first_paint, memory
 
 
 def main() -> int:
-    agents = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    for monitor in (True, False):
-        seconds = []
-        for run in range(runs):
-            # A fresh fleet and server each run: the monitor of one run marks the agents
-            # (whose sessions do not exist) crashed, which the next must not inherit.
-            with tempfile.TemporaryDirectory() as scratch:
-                root = Path(scratch) / "fleet"
-                make_fleet(root, agents)
-                socket = f"rc-bench-{os.getpid()}-{run}-{int(monitor)}"
-                seconds.append(one_run(root, agents, socket, monitor))
-        seconds.sort()
-        label = "with the monitor" if monitor else "--no-monitor"
-        print(
-            f"cold start -> first complete paint ({agents} agents, tmux 120x40, {label}): "
-            f"best {seconds[0]:.2f} s, median {seconds[len(seconds) // 2]:.2f} s, "
-            f"worst {seconds[-1]:.2f} s (goal <= 1.0 s)"
-        )
+    end_cleanly_on_sigterm()
+    parser = fleet_parser(__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--fleet", choices=FLEET_KINDS, default="sessions")
+    args = parser.parse_args()
+    modes = monitor_modes(args)
+    if args.py_spy is not None:
+        for agents in args.agents:
+            output = args.py_spy / f"cold-{agents}.txt"
+            seconds, _ = one_run(agents, args.fleet, modes[0], output)
+            print(f"{agents} agents: profile in {output} (first paint {seconds:.2f} s, profiled)")
+        return 0
+    for agents in args.agents:
+        for monitor in modes:
+            before = load()
+            runs = [one_run(agents, args.fleet, monitor) for _ in range(args.runs)]
+            seconds = sorted(s for s, _ in runs)
+            at_paint = max(m["at paint"] for _, m in runs)
+            after = max(m["rss"] for _, m in runs)
+            peak = max(m["hwm"] for _, m in runs)
+            cpu = statistics.median(m["cpu"] for _, m in runs)
+            label = "monitor on " if monitor else "--no-monitor"
+            print(
+                f"{agents:>6} agents ({args.fleet}), {label}: cold start -> first complete paint "
+                f"best {seconds[0]:.2f} s, median {statistics.median(seconds):.2f} s, worst "
+                f"{seconds[-1]:.2f} s (n={len(seconds)}); CPU to the paint, median "
+                f"{cpu:.2f} s; RSS at paint {at_paint:.0f} MB, "
+                f"2 s later {after:.0f} MB (peak {peak:.0f}); {before} -> {load()}  "
+                "(goal <= 1.0 s, RSS <= 150 MB)",
+                flush=True,
+            )
     return 0
 
 

@@ -14,8 +14,8 @@ import argparse
 import os
 import threading
 import time
-from pathlib import Path
 
+from _common import process_cpu
 from tmux_fleet import fleet
 
 from runeconsole.services.supervisor import MonitorReport
@@ -24,12 +24,6 @@ from runeconsole.services.supervisor import MonitorReport
 def cpu_seconds() -> float:
     times = os.times()
     return times.user + times.system + times.children_user + times.children_system
-
-
-def process_cpu(pid: int) -> float:
-    """User + system CPU seconds of another process, from /proc (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:

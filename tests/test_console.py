@@ -79,22 +79,24 @@ async def test_rescan_covers_missed_events(project: Path) -> None:
     app = create_app(project, watch=False, tick_seconds=0)
     async with app.run_test() as pilot:
         registry.register("worker", "late")
-        app.agents_pane.rescan()
+        app.rescan_fleet()
         await wait_for(pilot, lambda: app.agents_pane.table.has("worker-late"))
 
 
 async def test_ticks_turn_rows_yellow_then_red(project: Path, clock: ManualClock) -> None:
     Registry(Project(project, clock)).register("worker", "a")
     app = create_app(project, clock=clock, watch=False, tick_seconds=0)
-    async with app.run_test():
+    async with app.run_test() as pilot:
         pane = app.agents_pane
         assert cell(app, "worker-a", "seen") == "0s"
         clock.advance(125)
-        pane.tick()
+        app.tick()
+        await pilot.pause()
         assert pane.records["worker-a"].liveness == "yellow"
         assert cell(app, "worker-a", "seen") == "2m05s"
         clock.advance(300)
-        pane.tick()
+        app.tick()
+        await pilot.pause()
         assert pane.counts()["red"] == 1
 
 

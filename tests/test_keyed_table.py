@@ -88,3 +88,50 @@ async def test_a_change_made_while_its_tab_is_hidden_shows_when_the_tab_does() -
         await pilot.pause()
         screen = app.export_screenshot()
         assert "crashed" in screen and "active" not in screen
+
+
+async def test_a_changed_cell_reaches_the_screen_though_only_its_region_is_repainted() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(KeyedTable)
+        for n in range(30):
+            table.upsert(f"k{n:02d}", (f"agent{n:02d}", "active", ""))
+        await pilot.pause()
+        table.set_cell("k02", "state", "stale")
+        table.set_cell("k25", "state", "gone")  # off screen: nothing to paint now
+        await pilot.pause()
+        assert "stale" in app.export_screenshot()
+        table.move_cursor(row=25)
+        await pilot.pause()
+        assert "gone" in app.export_screenshot()
+
+
+async def test_replacing_every_row_keeps_the_order_given_and_the_cursor_on_its_row() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(KeyedTable)
+        for n in range(10):
+            table.upsert(f"k{n}", (f"agent{n}", "active", ""))
+        table.move_cursor(row=4)
+        table.replace([(f"k{n}", (f"agent{n}", "kept", "")) for n in (9, 4, 1)])
+        await pilot.pause()
+        assert table.keys() == ["k9", "k4", "k1"] and table.cursor_key() == "k4"
+        assert "kept" in app.export_screenshot() and not table.has("k0")
+        table.upsert("k0", ("agent0", "back", ""))  # later changes still go by key
+        await pilot.pause()
+        assert table.has("k0") and table.row_count == 4
+
+
+async def test_fixed_width_columns_are_not_measured_yet_the_table_scrolls_to_its_last_row() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.replace([(f"k{n:03d}", (f"agent{n:03d}", "active", "")) for n in range(200)])
+        await pilot.pause()
+        assert table.virtual_size.height == 201  # the header and every row
+        # Measured, the NAME column's content would be as wide as "agent199"; it keeps
+        # its label's width.
+        assert [c.content_width for c in table.columns.values()] == [4, 5, 4]
+        table.move_cursor(row=199)
+        await pilot.pause()
+        assert "agent199" in app.export_screenshot()

@@ -10,7 +10,18 @@ import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 
 # watchdog complains on stderr when an event races ``stop()`` (as a warning, or as an
@@ -22,13 +33,26 @@ logging.getLogger("watchdog.observers.inotify").addFilter(
 )
 
 
+# What changes a file or a directory's entries; watchdog turns the list into the inotify
+# mask, so opens and reads (``IN_OPEN``, ``IN_CLOSE_NOWRITE``: the console's own reads, an
+# ``agents --json`` run by anyone) are never queued by the kernel, let alone by watchdog.
+CHANGES: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileClosedEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    DirCreatedEvent,
+    DirMovedEvent,
+    DirDeletedEvent,
+]
+
+
 class _Forward(FileSystemEventHandler):
     def __init__(self, callback: Callable[[Path], None]) -> None:
         self._callback = callback
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in ("opened", "closed_no_write"):
-            return
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             if raw:
                 path = raw.decode() if isinstance(raw, bytes) else raw
@@ -49,13 +73,16 @@ class DirWatcher:
         try:
             for directory in self.directories:
                 directory.mkdir(parents=True, exist_ok=True)
-                observer.schedule(self._handler, str(directory), recursive=False)
+                self._schedule(observer, directory)
             observer.start()
         except OSError as exc:
             self.unavailable = f"file watching unavailable ({exc}); rescanning periodically"
             return False
         self._observer = observer
         return True
+
+    def _schedule(self, observer: Observer, directory: Path) -> None:
+        observer.schedule(self._handler, str(directory), recursive=False, event_filter=CHANGES)
 
     def add(self, directory: Path) -> bool:
         """Also watch ``directory`` (one that appeared after ``start``); False if not watched."""
@@ -64,7 +91,7 @@ class DirWatcher:
         if self._observer is None:
             return False
         try:
-            self._observer.schedule(self._handler, str(directory), recursive=False)
+            self._schedule(self._observer, directory)
         except OSError as exc:
             self.unavailable = f"cannot watch {directory} ({exc}); rescanning periodically"
             return False

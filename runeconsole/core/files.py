@@ -130,6 +130,8 @@ def read_bytes(
             if not chunk:
                 break
             chunks.append(chunk)
+            if len(chunk) < want and stat.S_ISREG(info.st_mode):
+                break  # a short read of a regular file is its end: no second read to learn it
             size, want = size + len(chunk), 65536
         data = b"".join(chunks)
     except OSError as exc:

@@ -14,8 +14,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_json, read_json_object
 from runeconsole.core.validate import contained
@@ -35,6 +33,8 @@ def locked(
     if within is not None:
         contained(within, lock_path)
     lock_path.parent.mkdir(parents=True, exist_ok=True)
+    from filelock import FileLock, Timeout  # here: read-only commands never lock
+
     lock = FileLock(str(lock_path), timeout=timeout)
     try:
         lock.acquire()
@@ -72,6 +72,8 @@ def owned(lock_path: Path, owner_file: Path, what: str, **info: Any) -> Iterator
     Yields what a holder that died left in ``owner_file`` (empty after a clean release).
     """
     lock_path.parent.mkdir(parents=True, exist_ok=True)
+    from filelock import FileLock, Timeout
+
     lock = FileLock(str(lock_path), timeout=0)
     try:
         lock.acquire()

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from runeconsole.core.errors import UnreadableFile
 from runeconsole.core.files import read_bytes
 from runeconsole.core.paths import claude_config_dir
@@ -56,6 +54,8 @@ def _read(path: Path, problems: list[str]) -> dict[str, Any] | None:
     """One file's mapping; ``None`` when it is missing or unusable (the reason told)."""
     if not path.exists():
         return None
+    import yaml  # here: a command run from a script should not pay for it with no file
+
     try:
         data = yaml.safe_load(read_bytes(path, limit=LIMIT).decode("utf-8")) or {}
     except UnreadableFile as exc:

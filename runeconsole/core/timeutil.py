@@ -20,6 +20,12 @@ def parse_iso(value: object) -> datetime | None:
     """Parse the ISO forms other tools write; ``None`` when absent or unparseable."""
     if not isinstance(value, str) or not value:
         return None
+    if len(value) == 20 and value[19] == "Z":  # the harness's own form, parsed as is (hot)
+        try:
+            moment = datetime.fromisoformat(value)  # already UTC
+        except ValueError:
+            return None
+        return moment if MIN_YEAR <= moment.year <= MAX_YEAR else None
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"

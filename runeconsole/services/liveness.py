@@ -10,6 +10,7 @@ terminated. ``last_seen`` and ``last_heartbeat`` are the same instant under two 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from runeconsole.core.config import Talisman
 from runeconsole.core.timeutil import parse_iso
 
 GREEN, YELLOW, RED, GREY = "green", "yellow", "red", "grey"
+_UNPARSED = object()
 LIVENESS_ORDER = (RED, YELLOW, GREEN, GREY)
 ACTIVE, CRASHED, TERMINATED = "active", "crashed", "terminated"
 
@@ -60,9 +62,14 @@ def last_seen(fields: dict[str, Any]) -> Any:
 
 def judge(fields: dict[str, Any], now: Any, settings: LivenessSettings) -> tuple[str, float | None]:
     """Liveness colour and heartbeat age (seconds) of one identity at ``now``."""
-    seen = last_seen(fields)
+    return judge_seen(last_seen(fields), fields.get("status"), now, settings)
+
+
+def judge_seen(
+    seen: Any, status: Any, now: Any, settings: LivenessSettings
+) -> tuple[str, float | None]:
+    """``judge`` with the last-seen moment already parsed (records parse it once)."""
     age = (now - seen).total_seconds() if seen is not None else None
-    status = fields.get("status")
     if status == TERMINATED:
         return GREY, age
     if status == CRASHED or age is None:
@@ -86,6 +93,10 @@ class AgentRecord:
     liveness: str = RED
     age_seconds: float | None = None
     error: str | None = None
+    _seen: Any = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._seen = _UNPARSED
 
     @property
     def path(self) -> Path:
@@ -118,13 +129,40 @@ class AgentRecord:
         metadata = self.fields.get("metadata")
         return metadata if isinstance(metadata, dict) else {}
 
+    @property
+    def seen(self) -> Any:
+        """The last-seen moment (``last_seen`` / ``last_heartbeat``, else ``created_at``),
+        parsed once: the fields of a record never change after it is read."""
+        if self._seen is _UNPARSED:
+            self._seen = last_seen(self.fields)
+        return self._seen
+
     def rejudge(self, now: Any, settings: LivenessSettings) -> bool:
         """Recompute liveness at ``now``; True if the colour changed."""
         if self.error:
             return False
         before = self.liveness
-        self.liveness, self.age_seconds = judge(self.fields, now, settings)
+        self.liveness, self.age_seconds = judge_seen(
+            self.seen, self.fields.get("status"), now, settings
+        )
         return before != self.liveness
+
+    def age_at(self, now: Any) -> float | None:
+        """Seconds since the agent was last seen, at ``now``."""
+        seen = self.seen
+        return None if seen is None or self.error else (now - seen).total_seconds()
+
+    def next_change(self, settings: LivenessSettings) -> Any:
+        """The moment this record's colour next changes with no new file (a silent agent
+        turning yellow, then red), or None when only a new file can change it."""
+        seen = self.seen
+        if self.error or seen is None or self.fields.get("status") in (CRASHED, TERMINATED):
+            return None
+        age = self.age_seconds
+        for threshold in (-settings.heartbeat_interval, settings.green_below, settings.stale_after):
+            if age is None or age < threshold:
+                return seen + timedelta(seconds=threshold)
+        return None
 
     def to_json(self) -> dict[str, Any]:
         if self.error:

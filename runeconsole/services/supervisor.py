@@ -143,6 +143,11 @@ class Supervisor:
         otherwise ``LockBusy`` names its pid."""
         self._monitor.run(interval=interval, stop=stop, on_report=on_report, follow=follow)
 
+    def follow_fleet(self, agents: Callable[[], list[AgentRecord]] | None) -> None:
+        """Let the monitor visit the agents ``agents`` returns (a fleet model's supervised
+        records, kept current by file events) instead of finding them by stat each pass."""
+        self._monitor.follow(agents)
+
     def observations(self) -> dict[str, AgentObservation]:
         """The last saved pass (empty when no monitor has run)."""
         return self._observation_file.load()

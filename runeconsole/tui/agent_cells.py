@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
 from rich.text import Text
 
@@ -89,7 +90,9 @@ def row_values(
     phase: str | None,
     observation: AgentObservation | None,
     settings: SupervisorSettings,
+    now: datetime | None = None,
 ) -> tuple[object, ...]:
+    """The row's cells; the age at ``now`` (default: when the record was judged)."""
     dot = Text("●", style=LIVENESS_STYLE[record.liveness])
     if record.error:
         return (
@@ -98,12 +101,12 @@ def row_values(
             Text(record.key),
             Text(""),
             Text("unreadable", style="bold red"),
-            "-",
+            Text("-"),
             Text(""),
             Text(""),
             Text(""),
-            "",
-            "",
+            Text(""),
+            Text(""),
             Text(f"unreadable: {record.error}", style="red"),
         )
     status = record.status
@@ -120,11 +123,13 @@ def row_values(
         Text(str(record.get("role") or "")),
         Text(str(record.get("name") or "")),
         shown,
-        format_age(record.age_seconds),
+        Text(format_age(record.age_seconds if now is None else record.age_at(now))),
         Text(PHASE_LABELS.get(phase or "", phase or ""), "cyan"),
         context_meter(view.context_left_percent, settings) if active else Text(""),
         token_count(view),
-        str(record.get("node_id") or ""),
-        str(record.get("tmux_session") or ""),
-        str(record.get("predecessor_id") or ""),
+        # Text, never str: a str cell is parsed as markup, so a node name written by another
+        # tool as "node[red]x" would be drawn red and cut short.
+        Text(str(record.get("node_id") or "")),
+        Text(str(record.get("tmux_session") or "")),
+        Text(str(record.get("predecessor_id") or "")),
     )

@@ -2,55 +2,52 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable
 
 from runeconsole.core.errors import RuneError
-from runeconsole.core.files import is_temp_name
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.hooks import Hook, Hooks
-from runeconsole.services.registry import LIVENESS_ORDER, AgentRecord, Registry
-from runeconsole.services.supervisor import AgentObservation, Supervisor
+from runeconsole.services.fleet import FleetModel
+from runeconsole.services.registry import AgentRecord
+from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.agent_cells import COLUMNS, row_values
 from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import AGENTS, LivePane
 
 SEEN = frozenset({"seen"})
 
 
-def matches(record: AgentRecord, text: str) -> bool:
-    if not text:
-        return True
-    haystack = " ".join(
-        str(v)
-        for v in (
-            record.key,
-            record.status,
-            record.get("activity"),
-            record.get("node_id"),
-            record.get("tmux_session"),
-        )
-        if v
+def search_text(record: AgentRecord) -> str:
+    """What the filter looks in, lower-cased once per read of the record."""
+    values = (
+        record.key,
+        record.status,
+        record.get("activity"),
+        record.get("node_id"),
+        record.get("tmux_session"),
     )
-    return text.lower() in haystack.lower()
+    return " ".join(str(v) for v in values if v).lower()
 
 
-def _drawn(observation: AgentObservation | None) -> object:
-    """What of an observation the row shows (its timestamp changes every pass)."""
-    if observation is None:
-        return None
-    return (observation.state, observation.screen, observation.urgency)
+def row_order(record: AgentRecord) -> tuple[str, str, str]:
+    """Rows by role, then name (as their cells show them), then key."""
+    if record.error:
+        return (record.key, "", record.key)
+    return (str(record.get("role") or ""), str(record.get("name") or ""), record.key)
 
 
-def hook_phase(hook: Hook | None) -> str | None:
-    if hook is None or hook.error:
-        return None
-    return hook.work_phase or hook.phase
+FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
+CHUNK_ROWS = 5000  # each chunk costs a walk of every row in DataTable: few, large ones
+CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
+WHOLE = 500  # a change naming more keys than this and half the fleet refills the table
 
 
 class AgentsPane(LivePane):
@@ -73,155 +70,162 @@ class AgentsPane(LivePane):
         ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
     )
 
-    def __init__(self, supervisor: Supervisor, **kwargs: object) -> None:
+    def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.supervisor = supervisor
-        self.registry: Registry = supervisor.registry
-        self.hooks: Hooks = supervisor.hooks
-        self.records: dict[str, AgentRecord] = {}
-        self.phases: dict[str, str | None] = {}
-        self.observations: dict[str, AgentObservation] = {}
+        self.fleet = fleet
         self.filter_text = ""
-        self.monitoring = False
-
-    def compose(self) -> ComposeResult:
-        yield KeyedTable(COLUMNS, id="agents-table")
+        self.table = KeyedTable(COLUMNS, id="agents-table")
+        # Every record's row and search text, shown or filtered out: a filter typed or
+        # cleared picks rows from here instead of building 10,000 rows again.
+        self._rows: dict[str, tuple[object, ...]] = {}
+        self._search: dict[str, str] = {}
+        self._fill = 0  # the show_all whose remaining rows are being added
 
     @property
-    def table(self) -> KeyedTable:
-        return self.query_one(KeyedTable)
+    def records(self) -> dict[str, AgentRecord]:
+        return self.fleet.records
+
+    @property
+    def monitoring(self) -> bool:
+        return self.fleet.monitoring
+
+    def compose(self) -> ComposeResult:
+        yield self.table
 
     def on_mount(self) -> None:
-        self.phases = {hook.key: hook_phase(hook) for hook in self.hooks.list()}
-        self.observations = self.supervisor.observations()
-        self.sync(self.registry.list())
+        self.show_all()
 
     def watch_dirs(self) -> list[Path]:
-        paths = self.registry.paths
-        return [paths.identities, paths.hooks, paths.supervisor]
+        return []  # the app feeds the fleet model, which this pane draws
+
+    def apply_changes(self, paths: set[Path]) -> None:
+        pass
+
+    def rescan(self) -> None:
+        pass
 
     # -- applying changes --------------------------------------------------------------------
 
+    def _build(self, record: AgentRecord) -> tuple[object, ...]:
+        key, fleet = record.key, self.fleet
+        values = row_values(
+            record,
+            fleet.phases.get(key),
+            fleet.observations.get(key),
+            self.supervisor.settings,
+            self.supervisor.clock.now(),
+        )
+        self._rows[key] = values
+        self._search.pop(key, None)  # worked out again when a filter needs it
+        return values
+
     def upsert(self, record: AgentRecord, *, age: bool = True) -> None:
         """Add or update one row; ``age=False`` leaves an existing row's age to the tick."""
-        self.records[record.key] = record
-        if not matches(record, self.filter_text):
-            self.table.drop(record.key)
-            return
-        skip = SEEN if not age and self.table.has(record.key) else frozenset()
         key = record.key
-        values = row_values(
-            record, self.phases.get(key), self.observations.get(key), self.supervisor.settings
-        )
+        values = self._build(record)
+        if self.filter_text and self.filter_text.lower() not in self._search_of(record):
+            self.table.drop(key)
+            return
+        skip = SEEN if not age and self.table.has(key) else frozenset()
         self.table.upsert(key, values, skip=skip)
 
     def remove(self, key: str) -> None:
-        self.records.pop(key, None)
+        self._rows.pop(key, None)
+        self._search.pop(key, None)
         self.table.drop(key)
 
-    def finish_batch(self) -> None:
-        self.table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
+    def show_all(self) -> None:
+        """The rows matching the filter, in order (on mount, when the model is loaded and
+        when the filter changes): the first screenful at once, the rest in chunks after
+        the paint. Rows are built only for records not built yet."""
+        self._fill += 1
+        text = self.filter_text.lower()
+        search = self._search
+        keys = []
+        for record in sorted(self.fleet.snapshot(), key=row_order):
+            key = record.key
+            if text and key not in search:
+                search[key] = search_text(record)
+            if not text or text in search[key]:
+                keys.append(key)
+        self.table.replace([(key, self._row_of(key)) for key in keys[:FIRST_ROWS]])
         self.summarise(self.counts())
-
-    def sync(self, records: list[AgentRecord]) -> None:
-        """Make the table match a full listing: upsert every record, drop vanished keys.
-
-        Ages are left to the tick, which refreshes only the rows on screen: a rescan
-        must not rewrite a thousand age cells.
-        """
-        fresh = {record.key for record in records}
-        for key in [k for k in self.records if k not in fresh]:
-            self.remove(key)
-        for record in records:
-            self.upsert(record, age=False)
-        self.finish_batch()
         self.refresh_ages()
+        if len(keys) > FIRST_ROWS:
+            self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[FIRST_ROWS:], self._fill))
 
-    def apply_changes(self, paths: set[Path]) -> None:
-        layout = self.registry.paths
-        for path in paths:
-            if not path.name.endswith(".json") or is_temp_name(path.name):
-                continue
-            key = path.name[: -len(".json")]
-            if path.parent == layout.identities:
-                if path.exists():
-                    self.upsert(self.registry.read_path(path))
-                else:
-                    self.remove(key)
-            elif path.parent == layout.hooks:
-                self.phases[key] = hook_phase(self.hooks.read_path(path)) if path.exists() else None
-                self._redraw(key)
-            elif path == self.supervisor.observations_path and not self.monitoring:
-                self.apply_observations(self.supervisor.observations())
-        self.finish_batch()
+    def _search_of(self, record: AgentRecord) -> str:
+        text = self._search.get(record.key)
+        if text is None:
+            text = self._search[record.key] = search_text(record)
+        return text
 
-    def apply_observations(self, observations: dict[str, AgentObservation]) -> None:
-        """A monitor pass: redraw the rows whose screen reading changed."""
-        changed = [
-            key
-            for key in observations.keys() | self.observations.keys()
-            if _drawn(observations.get(key)) != _drawn(self.observations.get(key))
-        ]
-        self.observations = dict(observations)
-        for key in changed:
-            self._redraw(key)
+    def _row_of(self, key: str) -> tuple[object, ...]:
+        row = self._rows.get(key)
+        record = self.fleet.get(key)
+        if row is None and record is not None:
+            row = self._build(record)
+        return row or ()
 
-    def _redraw(self, key: str) -> None:
-        record = self.records.get(key)
-        if record is not None:
-            self.upsert(record, age=False)
+    def _add_rows(self, keys: list[str], fill: int) -> None:
+        if fill != self._fill or not self.is_mounted:
+            return  # a newer filter or fill took over
+        table = self.table
+        for key in keys[:CHUNK_ROWS]:
+            if not table.has(key) and self.fleet.get(key) is not None:
+                table.append(key, self._row_of(key))
+        if len(keys) > CHUNK_ROWS:
+            self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[CHUNK_ROWS:], fill))
+        else:
+            table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
 
-    @work(thread=True, exclusive=True, group="agents-rescan")
-    def rescan(self) -> None:
-        phases = {hook.key: hook_phase(hook) for hook in self.hooks.list()}
-        observations = None if self.monitoring else self.supervisor.observations()
-        records = self.registry.list()
-        self.app.call_from_thread(self._sync_if_mounted, records, phases, observations)
-
-    def _sync_if_mounted(
-        self,
-        records: list[AgentRecord],
-        phases: dict[str, str | None],
-        observations: dict[str, AgentObservation] | None,
-    ) -> None:
-        if self.is_mounted:
-            self.phases = phases
-            if observations is not None:
-                self.observations = observations
-            self.sync(records)
+    def on_fleet_changed(self, message: FleetChanged) -> None:
+        """Redraw the rows the change names, and nothing else."""
+        change = message.change
+        # Most of the table (the first load): one refill. A burst of a mass crash (hundreds
+        # of keys of a large fleet) goes row by row: a refill would cost every row each time.
+        if len(change.changed) + len(change.removed) > max(WHOLE, len(self.fleet) // 2):
+            for key in change.removed:
+                self._rows.pop(key, None)
+                self._search.pop(key, None)
+            for key in change.changed:
+                self._rows.pop(key, None)
+                self._search.pop(key, None)
+            self.show_all()
+            return
+        for key in change.removed:
+            self.remove(key)
+        for key in change.changed:
+            record = self.fleet.get(key)
+            if record is not None:
+                self.upsert(record)
+        self.table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
+        if change.counts:
+            self.summarise(self.counts())
 
     # -- time passing ----------------------------------------------------------------------
 
     def tick(self) -> None:
-        now = self.registry.clock.now()
-        changed = [r for r in self.records.values() if r.rejudge(now, self.registry.settings)]
-        for record in changed:
-            self.upsert(record, age=False)
+        """Colours are the model's (by deadline); here only the ages on screen move."""
         self.refresh_ages()
-        if changed:
-            self.summarise(self.counts())
 
     def refresh_ages(self) -> None:
         table = self.table
+        now = self.supervisor.clock.now()
         for key in table.visible_keys():
-            record = self.records.get(key)
+            record = self.fleet.get(key)
             if record is not None and not record.error:
-                table.set_cell(key, "seen", format_age(record.age_seconds))
+                table.set_cell(key, "seen", Text(format_age(record.age_at(now))))
 
     def counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(LIVENESS_ORDER, 0)
-        for record in self.records.values():
-            counts[record.liveness] += 1
-        return counts
+        return self.fleet.counts()
 
     # -- interaction -------------------------------------------------------------------------
 
     def filter(self, text: str) -> None:
         self.filter_text = text
-        for record in list(self.records.values()):
-            self.upsert(record, age=False)
-        self.finish_batch()
-        self.refresh_ages()
+        self.show_all()
 
     def selected_key(self) -> str | None:
         return self.table.cursor_key()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -19,6 +20,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.claude.presence import ConsolePresence
+from runeconsole.services.fleet import FleetChange, FleetModel
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.notify import notifier_for
 from runeconsole.services.project import Project
@@ -28,7 +30,7 @@ from runeconsole.services.supervisor import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
 from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.commands import AgentCommands
-from runeconsole.tui.feed import ChangeFeed, StateChanged
+from runeconsole.tui.feed import ChangeFeed, FleetChanged, StateChanged
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import AGENTS, LivePane
@@ -40,6 +42,7 @@ from runeconsole.tui.suspended_pane import SuspendedPane
 
 REPEAT_SECONDS = 30.0  # the same toast again within this long is not shown
 PRESENCE_RETRY_SECONDS = 2.0
+INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
 
 
 def styles_dir() -> Path:
@@ -97,6 +100,16 @@ class RuneConsole(App[None]):
         self.checkpoints = Checkpoints(project, suspension=self.suspension)
         self.merge_queue = MergeQueue(project)
         self.feed: ChangeFeed | None = None
+        # The one fleet model: the Agents and Problems panes draw it, file events, the
+        # rescan, the tick and the monitor feed it (services/fleet/model.py).
+        self.fleet = FleetModel(
+            self.registry,
+            self.supervisor.hooks,
+            saved_observations=self.supervisor.observations,
+            observations_path=self.supervisor.observations_path,
+            supervised=self.supervisor.supervised,
+        )
+        self._fleet_views: list[LivePane] = []
         # Which directories each pane follows, worked out once (some panes ask git or list
         # a directory to know) and refreshed with the rescan, not on every file event.
         self._routes: dict[LivePane, set[Path]] = {}
@@ -108,9 +121,14 @@ class RuneConsole(App[None]):
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
+        if self._quick_to_load():
+            self.fleet.load()  # the first frame is then complete
+        self._fleet_views = [
+            AgentsPane(self.supervisor, self.fleet),
+            ProblemsPane(self.supervisor, self.fleet),
+        ]
         panes: list[LivePane] = [
-            AgentsPane(self.supervisor),
-            ProblemsPane(self.supervisor),
+            *self._fleet_views,
             QuestionsPane(self.questions),
             SuspendedPane(self.suspension, self.checkpoints),
             MergeQueuePane(self.merge_queue),
@@ -139,6 +157,8 @@ class RuneConsole(App[None]):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        if not self.fleet.records and not self._quick_to_load():
+            self.load_fleet()
         if not self._hold_presence():
             self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
         self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
@@ -147,13 +167,17 @@ class RuneConsole(App[None]):
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
         if self.watch_files:
             self._routes = {pane: set(pane.watch_dirs()) for pane in self.panes}
-            self.feed = ChangeFeed(self, set().union(*self._routes.values()))
-            if not self.feed.start():
+            self.feed = ChangeFeed(self, set().union(self.fleet_dirs, *self._routes.values()))
+            if self.feed.start():
+                # Its events keep the model current: the monitor visits the model's
+                # supervised agents instead of finding them by stat each pass.
+                self.supervisor.follow_fleet(self.fleet.supervised)
+            else:
                 self.query_one(StatusBar).set_note("watching off: rescanning")
                 self.notify(self.feed.unavailable or "", severity="warning")
             self.set_interval(self.rescan_seconds, self._rescan)
         if self.tick_seconds:
-            self.set_interval(self.tick_seconds, self._tick)
+            self.set_interval(self.tick_seconds, self.tick)
         if self.monitor and shutil.which("tmux") is None:
             self.monitor = False
             self.notify(
@@ -169,6 +193,19 @@ class RuneConsole(App[None]):
             # first report the Agents pane follows saved passes (another monitor's, if any).
             self.call_after_refresh(self.run_monitor)
         self.agents_pane.table.focus()
+
+    def _quick_to_load(self) -> bool:
+        """A small fleet is read before the first frame; a large one after it, in a worker
+        (paint first, fill after)."""
+        try:
+            with os.scandir(self.registry.paths.identities) as entries:
+                return sum(1 for _ in entries) <= INLINE_LOAD
+        except OSError:
+            return True
+
+    @work(thread=True, exclusive=True, group="fleet-rescan")
+    def load_fleet(self) -> None:
+        self.fleet_changed(self.fleet.load())
 
     def _hold_presence(self) -> bool:
         """Take the console lock (another console on the root may hold it: then later)."""
@@ -209,13 +246,11 @@ class RuneConsole(App[None]):
             self._monitor_stop.set()
 
     def _apply_report(self, report: MonitorReport) -> None:
-        pane = self.agents_pane
         # Another monitor (e.g. `runeconsole monitor`) holds the lock: follow its saved passes.
-        pane.monitoring = not report.skipped
+        self.fleet.monitoring = not report.skipped
         if report.skipped:
             return
-        pane.apply_observations(report.observations)
-        pane.finish_batch()
+        self.fleet_changed(self.fleet.apply_observations(report.observations))
         # One toast a pass, however much happened: a busy fleet must not bury the screen.
         lines = [f"{key} crashed" for key in report.crashed]
         for warning in report.warnings:
@@ -256,10 +291,30 @@ class RuneConsole(App[None]):
         if self.feed is not None and self.feed.add(directory):
             self._routes.setdefault(pane, set()).add(directory)
 
+    # -- the fleet model -------------------------------------------------------------------
+
+    @property
+    def fleet_dirs(self) -> set[Path]:
+        paths = self.registry.paths
+        return {paths.identities, paths.hooks, paths.supervisor}
+
+    def fleet_changed(self, change: FleetChange) -> None:
+        """Tell the panes that draw the model which keys changed (from any thread)."""
+        if change:
+            for view in self._fleet_views:
+                view.post_message(FleetChanged(change))
+
+    @work(thread=True, exclusive=True, group="fleet-rescan")
+    def rescan_fleet(self) -> None:
+        """Recover from dropped events: by stat, reading only files that changed."""
+        self.fleet_changed(self.fleet.rescan())
+
     def on_state_changed(self, _: StateChanged) -> None:
         if self.feed is None:
             return
         paths = self.feed.drain()
+        fleet_dirs = self.fleet_dirs
+        self.fleet_changed(self.fleet.apply_paths(p for p in paths if p.parent in fleet_dirs))
         for pane, dirs in self._routes.items():
             mine = {p for p in paths if p.parent in dirs}
             if mine:
@@ -274,12 +329,16 @@ class RuneConsole(App[None]):
             bar.set_figures(message.pane_id, message.figures)
 
     def _rescan(self) -> None:
+        self.rescan_fleet()
         for pane in self.panes:
             for directory in set(pane.watch_dirs()) - self._routes.get(pane, set()):
                 self.follow_dir(pane, directory)
             pane.rescan()
 
-    def _tick(self) -> None:
+    def tick(self) -> None:
+        """A second passed: colours due to change turn (the model's deadlines), then every
+        pane moves its clocks."""
+        self.fleet_changed(self.fleet.tick(self.clock.now()))
         try:
             for pane in self.panes:
                 pane.tick()
@@ -344,6 +403,9 @@ class RuneConsole(App[None]):
             self.call_from_thread(
                 self.notify, f"notify command: {exc}", severity="warning", markup=False
             )
+
+    def on_problems_pane_goto_agent(self, message: ProblemsPane.GotoAgent) -> None:
+        self.goto_agent(message.key)
 
     def goto_agent(self, key: str) -> None:
         self.goto_pane(AGENTS)

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from runeconsole.adapters.fswatch import DirWatcher
+from runeconsole.services.fleet import FleetChange
 
 
 class StateChanged(Message):
@@ -22,6 +23,15 @@ class StateChanged(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, StateChanged)
+
+
+class FleetChanged(Message):
+    """The app's fleet model changed (``change`` says which keys); the panes that draw it
+    redraw those rows."""
+
+    def __init__(self, change: FleetChange) -> None:
+        super().__init__()
+        self.change = change
 
 
 class ChangeFeed:

@@ -20,6 +20,7 @@ from typing import Any
 from rich.text import Text
 from textual.binding import Binding
 from textual.coordinate import Coordinate
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
@@ -73,6 +74,26 @@ class KeyedTable(DataTable):
             merged[index] = values[index]
         self._values[key] = tuple(merged)
 
+    def replace(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Exactly ``rows``, in this order (a filter typed or cleared, a first fill): one
+        ``clear`` and an ``add_row`` each, where dropping rows one by one would cost a walk
+        of every row per removal. The cursor stays on its row when it is still shown."""
+        current = self.cursor_key()
+        self.clear()
+        self._values, self._stale, self._order_dirty = {}, set(), False
+        for key, values in rows:
+            values = tuple(values)
+            self.add_row(*values, key=key)
+            self._values[key] = values
+        if current is not None and current in self._values:
+            self.move_cursor(row=self.get_row_index(current), scroll=False)
+
+    def append(self, key: str, values: Sequence[Any]) -> None:
+        """Add a row the caller knows belongs after every row shown (a fill in order)."""
+        values = tuple(values)
+        self.add_row(*values, key=key)
+        self._values[key] = values
+
     def set_cell(self, key: str, column: str, value: Any) -> None:
         index = self.column_keys.index(column)
         old = self._values[key]
@@ -85,9 +106,37 @@ class KeyedTable(DataTable):
         row_key, column_key = RowKey(key), ColumnKey(column)
         self._data[row_key][column_key] = value
         self._stale.add((row_key, column_key))
-        # The whole widget, not just the row's region: a table on a hidden tab has no
-        # region on screen, and its lines must still be redrawn when it is shown. Lines
-        # of unchanged rows come from the caches, so this stays cheap.
+        self._refresh_cell(row_key, column)
+
+    def _refresh_cell(self, row_key: RowKey, column: str) -> None:
+        """Repaint the cell's region only, when it is in the window (DataTable's own
+        ``refresh_cell`` sums the heights of every row above it). A table on a hidden tab
+        is painted whole when shown, and its stale renders are forgotten before that."""
+        index = self._row_locations.get(row_key)
+        if index is None:
+            return
+        y = index + (self.header_height if self.show_header else 0)
+        columns = self.ordered_columns
+        position = self.column_keys.index(column)
+        x = sum(c.get_render_width(self) for c in columns[:position])
+        width = columns[position].get_render_width(self)
+        self._refresh_region(Region(x, y, width, 1))
+
+    def _update_dimensions(self, new_rows: Any) -> None:
+        """DataTable measures every cell of every new row (seconds for 10,000 rows) to size
+        auto-width columns; when every column has a fixed width there is nothing to
+        measure, only the scrollable size to set."""
+        if self._label_column.content_width or any(c.auto_width for c in self.columns.values()):
+            super()._update_dimensions(new_rows)
+            return
+        width = sum(column.get_render_width(self) for column in self.columns.values())
+        header = self.header_height if self.show_header else 0
+        self.virtual_size = Size(
+            width + self._row_label_column_width, self._total_row_height + header
+        )
+
+    def on_show(self) -> None:
+        """Shown again (its tab chosen): cell repaints made while hidden were not drawn."""
         self.refresh()
 
     def render_line(self, y: int) -> Strip:

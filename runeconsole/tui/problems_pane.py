@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import DataTable
 
+from runeconsole.services.fleet import FleetModel
 from runeconsole.services.supervision.problems import Problem, find_problems
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import PROBLEMS, LivePane
 
@@ -41,70 +45,121 @@ def problem_values(problem: Problem) -> tuple[object, ...]:
 
 
 class ProblemsPane(LivePane):
+    class GotoAgent(Message):
+        """The operator asked to see this agent in the Agents pane."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
     BINDINGS = [Binding("enter", "goto", "Go to agent", show=False)]
     PANE_ID = PROBLEMS
     TITLE = "Problems"
     HELP_KEYS = (("enter", "show the agent in the Agents pane"),)
 
-    def __init__(self, supervisor: Supervisor, **kwargs: object) -> None:
+    def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.supervisor = supervisor
+        self.fleet = fleet
         self.problems: dict[str, Problem] = {}
+        self._of_agent: dict[str, list[str]] = {}  # agent key -> its problems' keys
         self._order: list[str] = []  # problem keys, most urgent first
         self.filter_text = ""
+        self.table = KeyedTable(COLUMNS, id="problems-table")
 
     def compose(self) -> ComposeResult:
-        yield KeyedTable(COLUMNS, id="problems-table")
-
-    @property
-    def table(self) -> KeyedTable:
-        return self.query_one(KeyedTable)
+        yield self.table
 
     def watch_dirs(self) -> list[Path]:
-        paths = self.supervisor.paths
-        return [paths.identities, paths.supervisor]
+        return []  # the app feeds the fleet model; problems are derived from it
 
     def on_mount(self) -> None:
-        self.follow_agents()
-
-    def follow_agents(self) -> None:
-        """Problems from the Agents pane's records and screen readings, already in memory:
-        re-reading every identity file on each event would cost a fleet's worth of reads."""
-        agents = self.app.agents_pane  # type: ignore[attr-defined]
-        settings = self.supervisor.settings
-        self.show(find_problems(agents.records.values(), agents.observations, settings))
+        self.follow(self.fleet.records.keys())
+        self._sort()
 
     def apply_changes(self, paths: set[Path]) -> None:
-        self.follow_agents()
+        pass
 
     def rescan(self) -> None:
-        self.follow_agents()
+        pass
+
+    def on_fleet_changed(self, message: FleetChanged) -> None:
+        self.follow(message.change.changed | message.change.removed)
 
     def tick(self) -> None:
-        self.follow_agents()  # an agent going stale is a matter of time, not of a file
+        """A stale agent's "no heartbeat for …" grows: the rows on screen are redrawn."""
+        agents = {
+            self.problems[key].key for key in self.table.visible_keys() if key in self.problems
+        }
+        stale = [key for key in agents if any(k.endswith("/stale") for k in self._of_agent[key])]
+        if stale:
+            self.follow(stale)
+
+    def follow(self, agents: Iterable[str]) -> None:
+        """Work out again the problems of ``agents`` (from the fleet model, no file read)."""
+        fleet, settings = self.fleet, self.supervisor.settings
+        now = self.supervisor.clock.now()
+        found: dict[str, list[Problem]] = {}
+        for agent in agents:
+            record = fleet.get(agent)
+            problems: list[Problem] = []
+            if record is not None:
+                observation = fleet.observations.get(agent)
+                seen = {agent: observation} if observation is not None else {}
+                problems = find_problems([record], seen, settings, now=now)
+            found[agent] = problems
+        self._apply(found)
 
     def show(self, problems: list[Problem]) -> None:
-        """Rows by key; the order (most urgent first) is each problem's ``sort_key``."""
-        fresh = {problem_key(p): p for p in problems}
-        for key in [k for k in self.problems if k not in fresh]:
-            self.table.drop(key)
-        self.problems = fresh
-        order = {key: p.sort_key for key, p in fresh.items()}
-        for key, problem in fresh.items():
-            if self.filter_text.lower() in f"{key} {problem.detail}".lower():
-                self.table.upsert(key, problem_values(problem))
+        """Exactly these problems (those of agents not among them are dropped)."""
+        found: dict[str, list[Problem]] = {key: [] for key in self._of_agent}
+        for problem in problems:
+            found[problem.key] = [*found.get(problem.key, []), problem]
+        self._apply(found)
+
+    def _apply(self, found: dict[str, list[Problem]]) -> None:
+        """Each agent's problems now; rows change only where they differ."""
+        touched = False
+        for agent, problems in found.items():
+            keys = [problem_key(p) for p in problems]
+            for key in self._of_agent.get(agent, []):
+                if key not in keys:
+                    self.problems.pop(key, None)
+                    self.table.drop(key)
+                    touched = True
+            for key, problem in zip(keys, problems, strict=True):
+                if self.problems.get(key) != problem:
+                    touched = True
+                    self.problems[key] = problem
+                    self._draw(key, problem)
+            if keys:
+                self._of_agent[agent] = keys
             else:
-                self.table.drop(key)
+                self._of_agent.pop(agent, None)
+        if touched:
+            self._sort()
+
+    def _draw(self, key: str, problem: Problem) -> None:
+        if self.filter_text.lower() in f"{key} {problem.detail}".lower():
+            self.table.upsert(key, problem_values(problem))
+        else:
+            self.table.drop(key)
+
+    def _sort(self) -> None:
+        """Most urgent first (each problem's ``sort_key``)."""
+        order = {key: p.sort_key for key, p in self.problems.items()}
         last = (99, float("inf"), "")
         ranked = sorted(order, key=order.__getitem__)
         moved = ranked != self._order  # context left changing can move a row among its rank
         self._order = ranked
         self.table.reorder(key=lambda cells: order.get(f"{cells[1]}/{cells[0]}", last), force=moved)
-        self.summarise({"problems": len(fresh)})
+        self.summarise({"problems": len(self.problems)})
 
     def filter(self, text: str) -> None:
         self.filter_text = text
-        self.show(list(self.problems.values()))
+        for key, problem in self.problems.items():
+            self._draw(key, problem)
+        self._sort()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -114,4 +169,4 @@ class ProblemsPane(LivePane):
         key = self.table.cursor_key()
         problem = self.problems.get(key or "")
         if problem is not None:
-            self.app.goto_agent(problem.key)  # type: ignore[attr-defined]
+            self.post_message(self.GotoAgent(problem.key))

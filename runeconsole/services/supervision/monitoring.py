@@ -25,6 +25,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.locks import LockBusy, owned
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.services.claude.view import overlay
+from runeconsole.services.fleet.model import FleetModel
 from runeconsole.services.notify import notifier_for
 from runeconsole.services.pane_patterns import read_pane
 from runeconsole.services.registry import AgentRecord
@@ -62,6 +63,20 @@ class Monitor:
         self._step_lock = threading.Lock()
         self._last_seen_screen: dict[str, AgentObservation] = {}
         self._settled: set[str] = set()
+        # The agents a pass visits. By default its own fleet model, brought up to date by
+        # stat each pass (only changed identity files are read); the console hands in its
+        # model's, which its file events keep current (``follow``).
+        self._fleet = FleetModel(sessions.registry, sessions.hooks, supervised=sessions.supervised)
+        self._agents: Callable[[], list[AgentRecord]] = self._own_agents
+
+    def _own_agents(self) -> list[AgentRecord]:
+        self._fleet.rescan()
+        return self._fleet.supervised()
+
+    def follow(self, agents: Callable[[], list[AgentRecord]] | None) -> None:
+        """Visit the records ``agents`` returns each pass (the supervised ones of a model
+        kept current elsewhere), or, with None, its own model's again."""
+        self._agents = agents or self._own_agents
 
     @property
     def owner_file(self) -> Path:
@@ -150,7 +165,7 @@ class Monitor:
         tmux = self.sessions.tmux
         panes = tmux.panes()
         alive: list[tuple[AgentRecord, PaneInfo]] = []
-        for record in self.sessions.registry.list():
+        for record in sorted(self._agents(), key=lambda r: r.key):
             if not self.sessions.supervised(record):
                 continue
             session = str(record.get("tmux_session"))
@@ -277,7 +292,7 @@ class Monitor:
 
     def _touch(self, record: AgentRecord, report: MonitorReport) -> None:
         """Refresh ``last_seen``, but only every ``touch_every`` seconds (writes are not free)."""
-        age = record.age_seconds
+        age = record.age_at(self.sessions.clock.now())
         if age is not None and age < self.sessions.settings.touch_every:
             return
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.view import AgentView, agent_view
@@ -39,13 +40,16 @@ def find_problems(
     records: Iterable[AgentRecord],
     observations: dict[str, AgentObservation],
     settings: SupervisorSettings | None = None,
+    *,
+    now: Any = None,
 ) -> list[Problem]:
     """Crashed, stale, waiting and low-context agents; a screen counts only when it was
     seen of the identity now registered (not of a predecessor). Works on records already
     read, so the console derives it from its Agents pane without reading any file.
 
     Waiting comes from Claude Code's hooks when they report it, else from the screen; an
-    agent no monitor watches has its hook-fed context judged by ``settings``' thresholds."""
+    agent no monitor watches has its hook-fed context judged by ``settings``' thresholds.
+    ``now``: the moment a stale agent's silence is measured to (default: its last judging)."""
     problems: list[Problem] = []
     for record in records:
         if record.error:
@@ -58,7 +62,7 @@ def find_problems(
         if record.status != ACTIVE:
             continue
         if record.liveness == RED:
-            age = format_age(record.age_seconds)
+            age = format_age(record.age_seconds if now is None else record.age_at(now))
             problems.append(Problem(record.key, "stale", 1, f"no heartbeat for {age}"))
         obs = observations.get(record.key)
         if obs is not None and obs.agent_id != record.get("agent_id"):

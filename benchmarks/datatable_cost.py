@@ -1,0 +1,142 @@
+"""What Textual's DataTable costs at N rows, each operation alone (the Agents pane's table).
+
+A headless app holding one ``KeyedTable`` with the Agents pane's columns and rows built
+by the pane's own ``row_values``; each operation is timed on the thread CPU clock, and
+apart from it what follows before the screen shows it: the idle-time work DataTable
+defers (its ``_on_idle`` measures new rows' cells) and the frame (``pilot.pause``).
+RSS growth from the empty table to N rows is printed too.
+
+    python benchmarks/datatable_cost.py [ROWS ...]
+
+Operations: fill (``add_row`` per row, then sort), one cell updated, one row added,
+one row removed (``remove_row``, which rebuilds the row index), 100 removed in one go
+and added again, cursor down, page down, ``clear`` and the rows matching ``7`` added
+again (a filter done as a rebuild), and a projection of the same filter done row by row
+(``remove_row`` each, as the Agents pane does) from the cost of a removal in a batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import end_cleanly_on_sigterm, process_memory
+from textual.app import App, ComposeResult
+
+from runeconsole.core.timeutil import iso_z
+from runeconsole.services.registry import AgentRecord, LivenessSettings
+from runeconsole.services.supervisor import SupervisorSettings
+from runeconsole.tui.agent_cells import COLUMNS, row_values
+from runeconsole.tui.keyed_table import KeyedTable
+
+
+def records(count: int) -> list[AgentRecord]:
+    now = datetime.now(UTC)
+    stamp = iso_z(now)
+    made = []
+    for n in range(count):
+        key = f"worker-w{n:05d}"
+        fields = {
+            "agent_id": f"{key}-20260226T120000Z",
+            "role": "worker",
+            "name": f"w{n:05d}",
+            "status": "active",
+            "last_heartbeat": stamp,
+            "node_id": f"node{n % 37}",
+        }
+        record = AgentRecord(key, f"/x/{key}.json", fields)
+        record.rejudge(now, LivenessSettings())
+        made.append(record)
+    return made
+
+
+class Holder(App[None]):
+    def compose(self) -> ComposeResult:
+        yield KeyedTable(COLUMNS)
+
+
+async def measure(count: int) -> list[str]:
+    rows = records(count)
+    settings = SupervisorSettings()
+    values = {r.key: row_values(r, None, None, settings) for r in rows}
+    app = Holder()
+    lines = []
+    async with app.run_test(size=(160, 45)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.focus()
+        await pilot.pause()
+        empty = process_memory(os.getpid())["rss"]
+
+        async def timed(label: str, operation: Callable[[], object]) -> float:
+            """The operation's own ms; then DataTable's idle work and the frame, apart."""
+            start = time.thread_time()
+            operation()
+            own = (time.thread_time() - start) * 1000
+            start = time.thread_time()
+            await pilot.pause()
+            after = (time.thread_time() - start) * 1000
+            lines.append(f"  {label:<44} {own:9.1f} ms  + {after:7.1f} ms idle work and frame")
+            return own
+
+        def fill() -> None:
+            for key, row in values.items():
+                table.upsert(key, row)
+            table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
+
+        await timed(f"fill {count} rows (add_row each, sort)", fill)
+        full = process_memory(os.getpid())["rss"]
+        # The first change after the fill repaints every line (the caches are warming): untimed.
+        table.upsert(rows[1].key, [*values[rows[1].key][:8], "warm", *values[rows[1].key][9:]])
+        await pilot.pause()
+        for where, row in (("off screen", rows[count // 2]), ("on screen", rows[2])):
+            changed = [*values[row.key][:8], "moved", *values[row.key][9:]]
+            await timed(
+                f"one cell updated, {where}", lambda r=row, c=changed: table.upsert(r.key, c)
+            )
+        extra = records(count + 1)[-1]
+        extra_values = row_values(extra, None, None, settings)
+        await timed("one row added", lambda: table.upsert(extra.key, extra_values))
+        await timed("one row removed (remove_row)", lambda: table.drop(extra.key))
+        some = [row.key for row in rows[:100]]
+        removal = await timed(
+            "100 rows removed in one go", lambda: [table.drop(key) for key in some]
+        ) / len(some)
+        await timed("the 100 rows added again", lambda: [table.upsert(k, values[k]) for k in some])
+        await timed("cursor down", table.action_cursor_down)
+        await timed("page down", table.action_page_down)
+        table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
+        kept = {k: v for k, v in values.items() if "7" in k}
+
+        def rebuild() -> None:
+            table.clear()
+            table._values.clear()
+            for key, row in kept.items():
+                table.upsert(key, row)
+
+        await timed(f"clear, add the {len(kept)} rows matching '7'", rebuild)
+        dropped = count - len(kept)
+        lines.append(
+            f"  {'filter row by row (projected)':<40} {dropped * removal:9.0f} ms  "
+            f"({dropped} removals x {removal:.2f} ms)"
+        )
+        lines.insert(0, f"{count} rows: RSS {empty:.0f} MB empty, {full:.0f} MB filled")
+    return lines
+
+
+def main() -> int:
+    end_cleanly_on_sigterm()
+    sizes = [int(arg) for arg in sys.argv[1:]] or [10_000]
+    for count in sizes:
+        print("\n".join(asyncio.run(measure(count))), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,85 @@
+"""The console over a fleet too large to read before the first frame: it paints first,
+fills after, and follows changes by key."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.core.timeutil import iso_z
+from runeconsole.tui.app import INLINE_LOAD, create_app
+from runeconsole.tui.status_bar import StatusBar
+
+AGENTS = INLINE_LOAD + 300
+
+
+def write_fleet(project: Path, clock: ManualClock, count: int) -> None:
+    directory = project / ".claude" / "state" / "identities"
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = iso_z(clock.now())
+    for n in range(count):
+        body = {"role": "worker", "name": f"w{n:05d}", "status": "active", "last_seen": stamp}
+        if n % 100 == 7:
+            body["status"] = "crashed"
+        (directory / f"worker-w{n:05d}.json").write_text(json.dumps(body))
+
+
+async def until(pilot, condition, timeout: float = 20.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, "condition not met in time"
+        await pilot.pause(0.05)
+
+
+async def test_a_large_fleet_is_read_after_the_first_frame_and_every_row_follows(
+    project: Path, clock: ManualClock
+) -> None:
+    write_fleet(project, clock, AGENTS)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.agents_pane.table
+        await until(pilot, lambda: table.row_count == AGENTS)
+        keys = table.keys()
+        assert keys == sorted(keys)  # filled in order, chunk after chunk
+        assert app.fleet.counts()["red"] == AGENTS // 100 + (AGENTS % 100 > 7)
+        await until(
+            pilot,
+            lambda: (
+                f"{AGENTS - app.fleet.counts()['red']}" in str(app.query_one(StatusBar).render())
+            ),
+        )
+        problems = app.query_one("#problems-table")
+        assert problems.row_count == app.fleet.counts()["red"]
+
+
+async def test_a_filter_typed_during_the_fill_wins_over_it(
+    project: Path, clock: ManualClock
+) -> None:
+    write_fleet(project, clock, AGENTS)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: len(app.fleet) == AGENTS)
+        await pilot.press("slash", *"w0120")
+        table = app.agents_pane.table
+        await until(pilot, lambda: table.row_count == 10)
+        await pilot.pause(0.5)  # no chunk of the unfiltered fill arrives after it
+        shown = table.keys()
+        assert all(key.startswith("worker-w0120") for key in shown)
+        await pilot.press("escape")
+        await until(pilot, lambda: table.row_count == AGENTS)
+
+
+async def test_a_name_that_looks_like_markup_is_drawn_as_written(
+    project: Path, clock: ManualClock
+) -> None:
+    write_fleet(project, clock, 1)
+    path = project / ".claude" / "state" / "identities" / "worker-w00000.json"
+    body = json.loads(path.read_text())
+    path.write_text(json.dumps({**body, "node_id": "node[red]x", "tmux_session": ":smile:"}))
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(160, 30)):
+        shown = app.export_screenshot()
+        assert "node[red]x" in shown.replace("&#160;", " ") and ":smile:" in shown

@@ -1,0 +1,162 @@
+"""The fleet model: fed by file events, a stat-compared rescan, deadlines and the monitor,
+each change reported by key, at the cost of what changed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.core.files import atomic_write_json
+from runeconsole.services import registry as registry_module
+from runeconsole.services.fleet import FleetModel
+from runeconsole.services.hooks import Hooks
+from runeconsole.services.project import Project
+from runeconsole.services.registry import LivenessSettings, Registry
+
+OLD = 10**9  # an mtime far enough back for the stat index to trust it
+
+
+def model_of(project: Path, clock: ManualClock) -> tuple[FleetModel, Registry]:
+    registry = Registry(Project(project, clock), LivenessSettings(60, 300))
+    hooks = Hooks(Project(project, clock))
+    model = FleetModel(registry, hooks, supervised=lambda r: bool(r.get("tmux_session")))
+    return model, registry
+
+
+def age_files(directory: Path) -> None:
+    """Back-date every file so its stat is trusted (a just-written one is read again)."""
+    for path in directory.glob("*.json"):
+        os.utime(path, ns=(OLD, OLD))
+
+
+@pytest.fixture
+def counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    reads: list[str] = []
+    real = registry_module.read_json_object
+
+    def counting(path: object) -> object:
+        reads.append(os.path.basename(os.fspath(path)))  # type: ignore[arg-type]
+        return real(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(registry_module, "read_json_object", counting)
+    return reads
+
+
+def test_a_silent_agent_turns_yellow_then_red_on_its_deadlines_alone(
+    project: Path, clock: ManualClock
+) -> None:
+    model, registry = model_of(project, clock)
+    registry.register("worker", "quiet")
+    registry.register("worker", "chatty")
+    model.load()
+    assert model.counts()["green"] == 2
+    clock.advance(60)
+    assert not model.tick(clock.now())  # nothing due yet: nothing rejudged, nothing changed
+    clock.advance(60)  # 120 s: past the green threshold (2 x 60 s)
+    change = model.tick(clock.now())
+    assert change.changed == {"worker-quiet", "worker-chatty"} and change.counts
+    assert model.get("worker-quiet").liveness == "yellow"
+    clock.advance(180)  # 300 s: stale
+    model.tick(clock.now())
+    assert model.counts() == {"red": 2, "yellow": 0, "green": 0, "grey": 0}
+    assert model.next_deadline() is None  # red until a new file says otherwise
+
+
+def test_a_heartbeat_moves_the_deadline_and_an_old_deadline_is_ignored(
+    project: Path, clock: ManualClock
+) -> None:
+    model, registry = model_of(project, clock)
+    registry.register("worker", "a")
+    model.load()
+    clock.advance(100)
+    registry.heartbeat("worker-a")
+    model.apply_paths([registry.path_for("worker-a")])
+    clock.advance(30)  # 130 s after the first beat, 30 s after the second
+    assert not model.tick(clock.now())
+    assert model.get("worker-a").liveness == "green"
+
+
+def test_the_rescan_reads_only_files_whose_stat_moved(
+    project: Path, clock: ManualClock, counted_reads: list[str]
+) -> None:
+    model, registry = model_of(project, clock)
+    for name in ("a", "b", "c"):
+        registry.register("worker", name)
+    age_files(registry.paths.identities)
+    model.load()
+    counted_reads.clear()
+    assert not model.rescan()
+    assert counted_reads == []
+    registry.update("worker-b", {"node_id": "n7"})  # written behind the model's back
+    (registry.paths.identities / "worker-c.json").unlink()
+    counted_reads.clear()
+    change = model.rescan()
+    assert change.changed == {"worker-b"} and change.removed == {"worker-c"}
+    assert counted_reads == ["worker-b.json"]
+    assert model.get("worker-b").get("node_id") == "n7"
+    assert model.counts()["green"] == 2
+
+
+def test_a_rescan_read_older_than_an_event_is_not_applied(
+    project: Path, clock: ManualClock
+) -> None:
+    model, registry = model_of(project, clock)
+    registry.register("worker", "a")
+    model.load()
+    registry.update("worker-a", {"node_id": "old"})
+    scan = model.scan()  # the worker reads "old" ...
+    registry.update("worker-a", {"node_id": "new"})
+    model.apply_paths([registry.path_for("worker-a")])  # ... an event brings "new" ...
+    model.apply_scan(scan)  # ... and the older read arrives after it
+    assert model.get("worker-a").get("node_id") == "new"
+
+
+def test_supervised_agents_follow_their_records(project: Path, clock: ManualClock) -> None:
+    model, registry = model_of(project, clock)
+    registry.register("worker", "tmux", tmux_session="rune-worker-tmux")
+    registry.register("worker", "files")
+    model.load()
+    assert [r.key for r in model.supervised()] == ["worker-tmux"]
+    registry.mark_crashed("worker-tmux", "gone")
+    model.apply_paths([registry.path_for("worker-tmux")])
+    assert model.supervised() == [r for r in model.supervised() if r.key == "worker-tmux"]
+
+
+def test_a_hook_file_changes_the_phase_of_its_agent(project: Path, clock: ManualClock) -> None:
+    model, registry = model_of(project, clock)
+    registry.register("worker", "a")
+    model.load()
+    hook = registry.paths.hooks / "worker-a.json"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(hook, {"phase": "implementation"})
+    change = model.apply_paths([hook])
+    assert change.changed == {"worker-a"} and not change.counts
+    assert model.phases["worker-a"] is not None
+
+
+def test_an_unreadable_identity_is_a_red_record_not_an_error(
+    project: Path, clock: ManualClock
+) -> None:
+    model, registry = model_of(project, clock)
+    registry.paths.identities.mkdir(parents=True, exist_ok=True)
+    bad = registry.paths.identities / "worker-bad.json"
+    bad.write_text("{not json")
+    change = model.apply_paths([bad])
+    assert change.changed == {"worker-bad"}
+    assert model.get("worker-bad").error and model.counts()["red"] == 1
+    bad.write_text(json.dumps({"status": "active", "last_seen": "2026-02-26T12:00:00Z"}))
+    model.apply_paths([bad])
+    assert model.counts() == {"red": 0, "yellow": 0, "green": 1, "grey": 0}
+
+
+def test_records_of_another_source_replace_the_whole_set(project: Path, clock: ManualClock) -> None:
+    model, registry = model_of(project, clock)
+    first = registry.register("worker", "a")
+    second = registry.register("worker", "b")
+    model.apply_records([first, second], whole=True)
+    change = model.apply_records([second], whole=True)
+    assert change.removed == {"worker-a"} and [r.key for r in model.snapshot()] == ["worker-b"]
