@@ -26,8 +26,9 @@ from runeconsole.services.claude import permission_rules
 from runeconsole.services.claude.permission_rules import Rule
 from runeconsole.services.project import Project
 
-PENDING, ALLOWED, DENIED, ASKED, UNREADABLE = (
+PENDING, UNDECIDED, ALLOWED, DENIED, ASKED, UNREADABLE = (
     "pending",
+    "undecided",
     "allowed",
     "denied",
     "asked in Claude Code",
@@ -114,7 +115,7 @@ class PermissionRequest:
         if self.decision_error is not None:
             return UNREADABLE
         if self.decision is None:
-            return PENDING
+            return PENDING if self.open else UNDECIDED
         behavior = self.decision.get("behavior")
         return {files.ALLOW: ALLOWED, files.DENY: DENIED}.get(behavior, ASKED)  # type: ignore[arg-type]
 
