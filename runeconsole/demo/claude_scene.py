@@ -1,12 +1,14 @@
 """The Claude Code part of the fixed demo scene: what the hooks reported of some agents
-(activity, tokens, context) and an AskUserQuestion call relayed to the console."""
+(activity, tokens, context), an AskUserQuestion call relayed to the console and a
+permission request waiting for the operator."""
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude import relay_files
+from runeconsole.services.claude import permission_files, relay_files
 from runeconsole.services.registry import Registry
 
 HOOK_AGENT = ("claude", "shop-7f3a91c2", None)  # a session started by hand, seen by its hooks
@@ -80,3 +82,37 @@ def relay_call(paths: ProjectPaths, now: datetime) -> None:
         session_id="6c1f0e5a-demo",
         tool_use_id="toolu_01DemoSearchLayout",
     )
+
+
+PERMISSION_ID = "perm-20250101T120000000000-demo"
+PERMISSION_AGENT = "claude-shop-7f3a91c2"
+PERMISSION_INPUT = {
+    "command": "rm -rf build && npm run build -- --prod",
+    "description": "Clean and rebuild the production bundle",
+}
+
+
+def permission_request(paths: ProjectPaths, now: datetime) -> None:
+    """The hand-started session's Bash call, waiting for the operator's permission (its
+    hook is this process: the console treats the request as open while it runs)."""
+    suggested = [
+        {
+            "type": "addRules",
+            "rules": [{"toolName": "Bash", "ruleContent": "npm run build:*"}],
+            "behavior": "allow",
+            "destination": "localSettings",
+        }
+    ]
+    fields = permission_files.request_fields(
+        PERMISSION_AGENT,
+        "Bash",
+        PERMISSION_INPUT,
+        suggested,
+        request_id=PERMISSION_ID,
+        now=now,
+        wait_seconds=120,
+        session_id="7f3a91c2-demo",
+        permission_mode="default",
+    )
+    with contextlib.suppress(FileExistsError):
+        permission_files.write_request(paths, fields)
