@@ -98,6 +98,23 @@ def row_values(request: PermissionRequest, now: datetime) -> tuple[object, ...]:
     )
 
 
+def decisions_text(history: list[PermissionRequest], last: int = 8) -> Text:
+    """An agent's latest permission decisions, newest first, with who made each."""
+    if not history:
+        return Text("")
+    text = Text("\nPermission decisions", "bold")
+    for request in reversed(history[-last:]):
+        symbol, style = MARKS.get(request.state, ("?", "bold red"))
+        asked = request.fields.get("asked_at")
+        text.append(f"\n{symbol} ", style)
+        text.append(f"{asked if isinstance(asked, str) else '-'}  ", "dim")
+        text.append(f"{request.tool} {' '.join(request.subject.split())[:80]}")
+        text.append(f" · {request.outcome}", "dim")
+    if len(history) > last:
+        text.append(f"\n… {len(history) - last} earlier (runeconsole permissions history)", "dim")
+    return text
+
+
 def rule_values(rule: Rule) -> tuple[object, ...]:
     style = "green" if rule.behavior == files.ALLOW else "bold red"
     return (Text(rule.behavior, style), Text(rule.tool), Text(rule.scope), Text(rule.subject))
@@ -170,12 +187,10 @@ class PermissionsPane(LivePane):
         self._loaded = True
 
     def watch_dirs(self) -> list[Path]:
-        paths = self.permissions.paths
-        return [
-            d
-            for d in (paths.question_signals, self.permissions.directory, paths.state)
-            if d.is_dir()
-        ]
+        """The signals directory (where the requests' directory appears), that directory
+        once it exists, and the state directory (the rules file)."""
+        paths, where = self.permissions.paths, self.permissions.directory
+        return [paths.question_signals, paths.state, *([where] if where.is_dir() else [])]
 
     # -- applying changes --------------------------------------------------------------------
 
