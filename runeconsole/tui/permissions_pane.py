@@ -40,7 +40,7 @@ from runeconsole.tui.permission_modal import PermissionModal
 
 COLUMNS = (
     ("mark", " ", 1),
-    ("agent", "AGENT", 18),
+    ("agent", "AGENT", 20),
     ("tool", "TOOL", 6),
     ("age", "AGE", 5),
     ("left", "WAITS", 6),
@@ -49,7 +49,7 @@ COLUMNS = (
 RULE_COLUMNS = (
     ("rule", "RULE", 5),
     ("tool", "TOOL", 6),
-    ("agent", "AGENT", 18),
+    ("agent", "AGENT", 20),
     ("subject", "COMMAND / PATH", None),
 )
 RECENT = 20  # decisions shown below the open requests
