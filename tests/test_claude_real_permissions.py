@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,19 @@ pytestmark = [
 
 DENIED_INPUT = {"command": "rm -rf src", "description": "Remove the sources"}
 LATE_INPUT = {"command": "touch too-late", "description": "Make another file"}
+
+
+def say_yes(session: ClaudeSession) -> None:
+    """Yes in Claude Code's own dialog (a key that lands while the dialog is still being
+    drawn is dropped: pressed again until the dialog is gone)."""
+    for _ in range(5):
+        session.keys("Enter")
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline and "Do you want to proceed" in session.screen():
+            time.sleep(0.1)
+        if "Do you want to proceed" not in session.screen():
+            break
+    session.wait_screen("Made it")
 
 
 def decide(root: Path, request_id: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -111,9 +125,32 @@ def test_with_no_console_open_its_own_dialog_appears_and_the_fall_through_is_rec
         session.ready()
         session.type("Make the file.")
         session.wait_screen("Do you want to proceed")
-        session.keys("Enter")  # Yes, in Claude Code's own dialog
-        session.wait_screen("Made it")
+        say_yes(session)
     assert (root / "made-by-bash").exists()
     (record,) = Permissions(Project(root)).history()
     assert record.decided_by == "nobody" and "no console was open" in record.outcome
+    assert not (root / ".claude" / "state" / "claude" / LOG_NAME).exists()
+
+
+async def test_answered_in_its_own_dialog_the_request_closes_in_the_console(
+    tmp_path: Path,
+) -> None:
+    root, home = new_project(tmp_path)
+    assert install(root).returncode == 0
+    script = [tool_turn("Bash", BASH_INPUT), text_turn("Made it.")]
+    app = create_app(root, rescan_seconds=60)
+    async with app.run_test(size=(120, 34)) as pilot:
+        await until(pilot, lambda: app.presence.held)
+        pane = app.query_one(PermissionsPane)
+        with ClaudeSession(root, home, script, "--permission-mode", "default") as session:
+            await in_thread(session.ready)
+            await in_thread(lambda: session.type("Make the file."))
+            await until(pilot, lambda: any(r.open for r in pane.requests.values()))
+            # Claude Code shows its dialog while the hook waits; answered there, it runs.
+            await in_thread(lambda: session.wait_screen("Do you want to proceed"))
+            await in_thread(lambda: say_yes(session))
+            await until(pilot, lambda: not any(r.open for r in pane.requests.values()), 20)
+        (record,) = Permissions(Project(root)).history()
+        assert "answered in Claude Code's own dialog" in record.outcome
+    assert (root / "made-by-bash").exists()
     assert not (root / ".claude" / "state" / "claude" / LOG_NAME).exists()

@@ -130,7 +130,10 @@ class PermissionModal(ModalScreen[PermissionRequest | None]):
             (" t ", "deny with a reason the agent reads"),
             (" Y ", f"always allow this exact {self._noun()}, {scope}"),
             (" N ", f"always deny it, {scope}"),
-            (" s ", "make Y / N " + ("for this agent only" if self.every_agent else "for all agents")),
+            (
+                " s ",
+                "make Y / N " + ("for this agent only" if self.every_agent else "for all agents"),
+            ),
         ):
             keys.add_row(Text(key, "bold reverse"), Text(what))
         keys.add_row("", Text("esc closes without deciding (the agent keeps waiting)", "dim"))

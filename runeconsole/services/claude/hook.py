@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - another Python
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import activity, agent_state, locate
+from runeconsole.services.claude import activity, agent_state, locate, permission_files
 from runeconsole.services.claude import payload as events
 from runeconsole.services.claude.payload import HookInputError, HookPayload
 
@@ -127,6 +127,27 @@ def _end(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> 
     return ""
 
 
+# Events that say the agent went on: a permission request it waited on was answered in
+# Claude Code's own dialog (which does not stop the waiting hook).
+WENT_ON = frozenset(
+    {
+        events.PRE_TOOL_USE,
+        events.POST_TOOL_USE,
+        events.USER_PROMPT_SUBMIT,
+        events.STOP,
+        events.SESSION_END,
+    }
+)
+
+
+def _went_on(paths: ProjectPaths, key: str) -> None:
+    waited = permission_files.waiting_on(paths, key)
+    if waited:
+        from runeconsole.services.claude import permission_hook
+
+        permission_hook.went_on(paths, key, waited)
+
+
 Step = Callable[[ProjectPaths, str, HookPayload, datetime], str]
 STEPS: dict[str, Step] = {
     events.NOTIFICATION: _notify_prompt,
@@ -168,6 +189,8 @@ def handle(payload: HookPayload, environ: Mapping[str, str]) -> str:
     if answer is not None:
         return answer
     outcome = agent_state.record(paths, role, name, payload, now)
+    if payload.event in WENT_ON:
+        _went_on(paths, outcome.key)
     step = STEPS.get(payload.event)
     if step is None or outcome.fields is None:
         return ""

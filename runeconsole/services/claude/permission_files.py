@@ -13,6 +13,11 @@ Its decision is ``{id}.decision``, created once and never replaced: ``behavior``
 model, ``decided_by`` (``operator``, ``rule`` or ``nobody``: Claude Code asked in its own
 dialog), the ``rule`` that applied, the ``reason`` nobody decided, ``decided_at`` and
 ``via`` (``console`` | ``cli``).
+
+Claude Code shows its own dialog while the hook waits, and does not stop the hook when
+the dialog is answered there. So a waiting hook leaves a marker (``waits_dir``), and the
+agent's next event (a tool run, a prompt, the turn's end) records that the request was
+answered in Claude Code: the waiting hook then stops and the console closes the request.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ if TYPE_CHECKING:
 REQUEST, DECISION = ".permission", ".decision"
 FILE_MODE, DIR_MODE = 0o600, 0o700
 PREFIX = "perm-"
+WAITS = "permission-waits"
 ALLOW, DENY = "allow", "deny"
 OPERATOR, RULE, NOBODY = "operator", "rule", "nobody"
 DECIDERS = (OPERATOR, RULE, NOBODY)
@@ -141,6 +147,21 @@ def request_path(paths: ProjectPaths, request_id: str) -> Path:
 
 def decision_path(request: Path) -> Path:
     return request.with_name(request.name[: -len(REQUEST)] + DECISION)
+
+
+def waits_dir(paths: ProjectPaths) -> Path:
+    """One empty file ``{agent}.{request id}`` for each hook waiting for a decision."""
+    return paths.claude_bridge / WAITS
+
+
+def waiting_on(paths: ProjectPaths, key: str) -> list[str]:
+    """The requests a hook of agent ``key`` waits on (one directory read; none mostly)."""
+    try:
+        names = os.listdir(waits_dir(paths))
+    except OSError:
+        return []
+    found = (name.rsplit(".", 1) for name in names if "." in name)
+    return [request for agent, request in found if agent == key and valid_id(request)]
 
 
 def lock_name(request_id: str) -> str:

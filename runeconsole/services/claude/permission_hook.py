@@ -12,6 +12,7 @@ who decided (``operator``, ``rule``, ``nobody``).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from datetime import datetime
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 NO_CONSOLE = "no console was open; Claude Code asked in its own dialog"
+WENT_ON = "answered in Claude Code's own dialog (the agent went on)"
 
 
 def _rule_for(paths: ProjectPaths, tool: str, subject: str, key: str) -> tuple[Any, str | None]:
@@ -83,11 +85,40 @@ def request(
         decided = files.decision_fields(fields["id"], None, files.NOBODY, reason=reason)
         files.write_decision(path, decided)
 
-    decision = waiting.wait_for(
-        paths,
-        files.lock_name(fields["id"]),
-        lambda: files.read_decision(path),
-        give_up,
-        settings.permission_wait_seconds,
-    )
+    marker = paths.inside(files.waits_dir(paths)) / f"{key}.{fields['id']}"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    try:
+        decision = waiting.wait_for(
+            paths,
+            files.lock_name(fields["id"]),
+            lambda: files.read_decision(path),
+            give_up,
+            settings.permission_wait_seconds,
+        )
+    finally:
+        with contextlib.suppress(OSError):
+            marker.unlink()
     return files.hook_output(decision or {})
+
+
+def went_on(paths: ProjectPaths, key: str, request_ids: list[str]) -> None:
+    """The agent went on past these requests (answered in Claude Code's own dialog): each
+    is recorded as decided by nobody, so its waiting hook stops and the console closes it."""
+    for request_id in request_ids:
+        path = files.request_path(paths, request_id)
+
+        def give_up(why: str, request_id: str = request_id, path: Any = path) -> None:
+            decided = files.decision_fields(request_id, None, files.NOBODY, reason=why)
+            with contextlib.suppress(FileExistsError):
+                files.write_decision(path, decided)
+
+        waiting.settle(
+            paths,
+            files.lock_name(request_id),
+            lambda path=path: files.read_decision(path),
+            give_up,
+            WENT_ON,
+        )
+        with contextlib.suppress(OSError):
+            (files.waits_dir(paths) / f"{key}.{request_id}").unlink()
