@@ -68,3 +68,39 @@ def test_a_demo_agent_asks_through_the_hook_and_the_console_answers(
     finally:
         presence.release()
     assert not (root / ".claude" / "state" / "claude" / "hook.log").exists()
+
+
+def test_a_demo_agent_asks_permission_through_the_hook_and_the_cli_denies_it(
+    tmp_path: Path, tmux_socket: str, cli: Callable[..., CliResult]
+) -> None:
+    root = make_project(tmp_path / "demo", tmux_socket)
+    presence = ConsolePresence(ProjectPaths(root))
+    assert presence.try_hold()  # as an open console does
+    try:
+        supervisor = Supervisor(
+            Project(root),
+            settings=SupervisorSettings(socket_name=tmux_socket),
+            tmux=Tmux(tmux_socket),
+        )
+        key = "worker-docs"
+        command = fake_agent(key, root, "--claude-permission-at", "0.5")
+        supervisor.spawn("worker", "docs", command, worktree=agent_worktree(root, key))
+        wait_for(lambda: "Do you want to proceed?" in supervisor.pane_tail(key), 60)
+
+        def pending() -> list:
+            return cli("permissions", "pending", "--json", "--root", str(root)).json()  # type: ignore[return-value]
+
+        wait_for(lambda: len(pending()) == 1, 60)
+        (request,) = pending()
+        assert (request["agent"], request["tool"]) == (key, "Bash")
+        said = cli(
+            "permissions", "decide", request["id"], "--deny", "--message", "not today",
+            "--root", str(root),
+        )  # fmt: skip
+        assert said.code == 0, said.err
+        wait_for(
+            lambda: "Denied by PermissionRequest hook: not today" in supervisor.pane_tail(key), 60
+        )
+    finally:
+        presence.release()
+    assert not (root / ".claude" / "state" / "claude" / "hook.log").exists()
