@@ -218,52 +218,71 @@ async def round_trip(
     return to_console, arrived["at"] - pressed, json.loads(arrived["line"])
 
 
-async def ask(project: Project, samples: int) -> tuple[list[float], list[float]]:
+async def console_rounds(
+    project: Project,
+    samples: int,
+    pane_type: type,
+    data: Callable[[int], bytes],
+    find: Callable[[Any, int], Any],
+    window: type,
+    key: str,
+    check: Callable[[dict[str, Any]], bool],
+) -> tuple[list[float], list[float]]:
+    """``samples`` hooks, each decided in its window in an open console, one at a time."""
     app = create_app(project.root, rescan_seconds=600)
     to_console: list[float] = []
     to_stdout: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
         while not app.presence.held:
             await pilot.pause(0.01)
-        pane = app.query_one(QuestionsPane)
+        pane = app.query_one(pane_type)
         for index in range(samples):
-            data = project.payload(
-                "PreToolUse",
-                tool_name="AskUserQuestion",
-                tool_input=QUESTION,
-                tool_use_id=f"toolu_bench{index:04d}",
-            )
-            key = f"claude-code/ask-toolu_bench{index:04d}.q1"
-            seen, printed, answer = await round_trip(
-                app, project, data, lambda key=key: pane.open.get(key), pane.open_modal,
-                QuestionModal, "B",
+            seen, printed, line = await round_trip(
+                app, project, data(index), lambda index=index: find(pane, index),
+                pane.open_modal, window, key,
             )  # fmt: skip
-            assert answer["hookSpecificOutput"]["updatedInput"]["answers"] == {
-                "Which hash should the auth module use?": "argon2"
-            }
+            assert check(line), line
             to_console.append(seen)
             to_stdout.append(printed)
     return to_console, to_stdout
 
 
-async def permission(project: Project, samples: int) -> tuple[list[float], list[float]]:
-    app = create_app(project.root, rescan_seconds=600)
-    to_console: list[float] = []
-    to_stdout: list[float] = []
-    async with app.run_test(size=(120, 40)) as pilot:
-        while not app.presence.held:
-            await pilot.pause(0.01)
-        pane = app.query_one(PermissionsPane)
-        for index in range(samples):
-            command = {"command": f"rm -rf build-{index}", "description": "Clean"}
-            data = project.payload("PermissionRequest", tool_name="Bash", tool_input=command)
-            seen, printed, answer = await round_trip(
-                app, project, data, pane.oldest, pane.open_modal, PermissionModal, "y"
-            )
-            assert answer["hookSpecificOutput"]["decision"] == {"behavior": "allow"}, answer
-            to_console.append(seen)
-            to_stdout.append(printed)
-    return to_console, to_stdout
+def ask(project: Project, samples: int) -> tuple[list[float], list[float]]:
+    def data(index: int) -> bytes:
+        return project.payload(
+            "PreToolUse",
+            tool_name="AskUserQuestion",
+            tool_input=QUESTION,
+            tool_use_id=f"toolu_bench{index:04d}",
+        )
+
+    def answered(line: dict[str, Any]) -> bool:
+        answers = line["hookSpecificOutput"]["updatedInput"]["answers"]
+        return answers == {"Which hash should the auth module use?": "argon2"}
+
+    return asyncio.run(
+        console_rounds(
+            project, samples, QuestionsPane, data,
+            lambda pane, index: pane.open.get(f"claude-code/ask-toolu_bench{index:04d}.q1"),
+            QuestionModal, "B", answered,
+        )
+    )  # fmt: skip
+
+
+def permission(project: Project, samples: int) -> tuple[list[float], list[float]]:
+    def data(index: int) -> bytes:
+        command = {"command": f"rm -rf build-{index}", "description": "Clean"}
+        return project.payload("PermissionRequest", tool_name="Bash", tool_input=command)
+
+    def allowed(line: dict[str, Any]) -> bool:
+        return line["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+
+    return asyncio.run(
+        console_rounds(
+            project, samples, PermissionsPane, data, lambda pane, _: pane.oldest(),
+            PermissionModal, "y", allowed,
+        )
+    )  # fmt: skip
 
 
 def main() -> int:
@@ -285,14 +304,14 @@ def main() -> int:
             print(f"  load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         rounds = max(10, args.samples // 2)
         if not args.permission_only:
-            to_console, to_stdout = asyncio.run(ask(project, rounds))
+            to_console, to_stdout = ask(project, rounds)
             report("AskUserQuestion hook start -> in the console", to_console, 100)
             report("key in the modal -> hook prints its JSON    ", to_stdout, 150)
         if not args.ask_only:
             hook, cpu = permission_no_console(project, args.samples)
             report("PermissionRequest hook, no console, process", hook, 60)
             report("  the same, its CPU time (user + system)   ", cpu, 60)
-            to_console, to_stdout = asyncio.run(permission(project, rounds))
+            to_console, to_stdout = permission(project, rounds)
             report("PermissionRequest hook start -> row shown  ", to_console, 100)
             report("y in the window -> hook prints its decision", to_stdout, 150)
     return 0

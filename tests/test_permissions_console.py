@@ -5,9 +5,10 @@ across a restart."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,23 @@ def printed(done: dict[str, HookResult]) -> dict | None:
     return result.output["hookSpecificOutput"]["decision"]  # type: ignore[index]
 
 
+@contextlib.asynccontextmanager
+async def console(made: Bridge) -> AsyncIterator[tuple[RuneConsole, Pilot]]:
+    """A console on the project, once it holds the console lock (hooks then wait for it)."""
+    app = create_app(made.project, rescan_seconds=60)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.presence.held)
+        yield app, pilot
+
+
+async def at_window(pilot: Pilot, app: RuneConsole, made: Bridge, name: str) -> dict:
+    """A request through the hook, then ``a`` (from whatever pane) opens its window."""
+    done = await requested(pilot, app, made, name)
+    await pilot.press("a")
+    await until(pilot, lambda: isinstance(app.screen, PermissionModal))
+    return done
+
+
 async def requested(pilot: Pilot, app: RuneConsole, made: Bridge, name: str) -> dict:
     """A request through the installed hook, once its row is in the pane."""
     before = len([r for r in pane(app).requests.values() if r.open])
@@ -72,9 +90,7 @@ async def requested(pilot: Pilot, app: RuneConsole, made: Bridge, name: str) -> 
 async def test_a_request_is_denied_from_the_agents_pane_and_the_hook_prints_it(
     hooked: Bridge,
 ) -> None:
-    app = create_app(hooked.project, rescan_seconds=60)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.presence.held)
+    async with console(hooked) as (app, pilot):
         done = await requested(pilot, app, hooked, "PermissionRequest-Bash")
         toasts = [n.message for n in app._notifications]
         assert any(m.endswith("press a to decide") and COMMAND in m for m in toasts), toasts
@@ -95,18 +111,12 @@ async def test_a_request_is_denied_from_the_agents_pane_and_the_hook_prints_it(
 
 
 async def test_t_denies_with_the_reason_typed_and_y_allows(hooked: Bridge) -> None:
-    app = create_app(hooked.project, rescan_seconds=60)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.presence.held)
-        done = await requested(pilot, app, hooked, "PermissionRequest-Bash")
-        await pilot.press("a")
-        await until(pilot, lambda: isinstance(app.screen, PermissionModal))
+    async with console(hooked) as (app, pilot):
+        done = await at_window(pilot, app, hooked, "PermissionRequest-Bash")
         await pilot.press("t", *"use make", "enter")
         await until(pilot, lambda: "result" in done)
         assert printed(done) == {"behavior": "deny", "message": "use make"}
-        done = await requested(pilot, app, hooked, "PermissionRequest-Edit")
-        await pilot.press("a")
-        await until(pilot, lambda: isinstance(app.screen, PermissionModal))
+        done = await at_window(pilot, app, hooked, "PermissionRequest-Edit")
         assert "-1 +2 lines" in shown(app.screen.query_one("#permission-body"))
         await pilot.press("y")
         await until(pilot, lambda: "result" in done)
@@ -114,12 +124,8 @@ async def test_t_denies_with_the_reason_typed_and_y_allows(hooked: Bridge) -> No
 
 
 async def test_esc_closes_without_deciding_and_the_agent_keeps_waiting(hooked: Bridge) -> None:
-    app = create_app(hooked.project, rescan_seconds=60)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.presence.held)
-        done = await requested(pilot, app, hooked, "PermissionRequest-Bash")
-        await pilot.press("a")
-        await until(pilot, lambda: isinstance(app.screen, PermissionModal))
+    async with console(hooked) as (app, pilot):
+        done = await at_window(pilot, app, hooked, "PermissionRequest-Bash")
         await pilot.press("escape")
         await pilot.pause(0.3)
         assert not isinstance(app.screen, PermissionModal) and "result" not in done
@@ -131,12 +137,8 @@ async def test_esc_closes_without_deciding_and_the_agent_keeps_waiting(hooked: B
 async def test_always_allow_keeps_a_rule_that_decides_the_next_request_and_x_removes_it(
     hooked: Bridge,
 ) -> None:
-    app = create_app(hooked.project, rescan_seconds=60)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.presence.held)
-        done = await requested(pilot, app, hooked, "PermissionRequest-Bash")
-        await pilot.press("a")
-        await until(pilot, lambda: isinstance(app.screen, PermissionModal))
+    async with console(hooked) as (app, pilot):
+        done = await at_window(pilot, app, hooked, "PermissionRequest-Bash")
         await pilot.press("s", "Y")  # all agents, then always allow
         await until(pilot, lambda: "result" in done)
         assert printed(done) == {"behavior": "allow"}
@@ -157,12 +159,8 @@ async def test_always_allow_keeps_a_rule_that_decides_the_next_request_and_x_rem
 
 
 async def test_a_decision_made_elsewhere_closes_the_modal_saying_so(hooked: Bridge) -> None:
-    app = create_app(hooked.project, rescan_seconds=60)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.presence.held)
-        done = await requested(pilot, app, hooked, "PermissionRequest-Bash")
-        await pilot.press("a")
-        await until(pilot, lambda: isinstance(app.screen, PermissionModal))
+    async with console(hooked) as (app, pilot):
+        done = await at_window(pilot, app, hooked, "PermissionRequest-Bash")
         modal = app.screen
         (request,) = pane(app).requests.values()
         Permissions(Project(hooked.project)).decide(request.id, "deny", message="cli", via="cli")
@@ -178,9 +176,7 @@ async def test_a_decision_made_elsewhere_closes_the_modal_saying_so(hooked: Brid
 async def test_a_opens_the_older_of_a_request_and_a_blocking_question(
     hooked: Bridge,
 ) -> None:
-    app = create_app(hooked.project, rescan_seconds=60)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: app.presence.held)
+    async with console(hooked) as (app, pilot):
         done = await requested(pilot, app, hooked, "PermissionRequest-Bash")
         asked = hooked.send_later("PreToolUse-AskUserQuestion")
         from tests.test_claude_console import questions_pane
