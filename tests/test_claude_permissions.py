@@ -266,3 +266,29 @@ def test_the_operator_and_the_timeout_race_to_exactly_one_outcome(project: Path)
         outcomes[recorded["decided_by"]] += 1
         assert printed == [files.hook_output(recorded)]
     assert sum(outcomes.values()) == 1000
+
+
+def test_a_decision_at_the_moment_the_wait_runs_out_agrees_with_what_the_hook_printed(
+    hooked: Bridge,
+) -> None:
+    """A few races through the real hook: the operator decides as the 1 s wait ends."""
+    talisman = hooked.project / ".claude" / "talisman.yml"
+    talisman.write_text("runeconsole:\n  claude:\n    permission_wait_seconds: 1\n")
+    hooked.open_console()
+    service = Permissions(Project(hooked.project))
+    for delay in (0.9, 0.95, 1.0, 1.02, 1.05, 1.1):
+        done = hooked.send_later("PermissionRequest-Bash")
+        wait_for(lambda: len(service.pending()) == 1, timeout=30)
+        (request,) = service.pending()
+        asked = request.asked
+        assert asked is not None
+        wait_for(lambda: (datetime.now(UTC) - asked).total_seconds() >= delay, timeout=10)  # noqa: B023
+        with contextlib.suppress(AlreadyDecided):
+            service.decide(request.id, "deny", message="raced")
+        recorded = service.get(request.id).decision
+        assert recorded is not None
+        said = chosen(finished(done))
+        if recorded["decided_by"] == "operator":
+            assert said == {"behavior": "deny", "message": "raced"}
+        else:
+            assert recorded["decided_by"] == "nobody" and said is None
