@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from runeconsole.core.errors import InvalidInput
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.claude import permission_files as files
 from runeconsole.services.claude import waiting
@@ -292,3 +293,18 @@ def test_a_decision_at_the_moment_the_wait_runs_out_agrees_with_what_the_hook_pr
             assert said == {"behavior": "deny", "message": "raced"}
         else:
             assert recorded["decided_by"] == "nobody" and said is None
+
+
+def test_no_rule_is_made_from_a_command_too_long_to_keep_whole(project: Path) -> None:
+    service = Permissions(Project(project))
+    now = datetime.now(UTC)
+    long_command = "echo " + "x" * files.MAX_SUBJECT
+    fields = files.request_fields(
+        KEY, "Bash", {"command": long_command}, None, request_id=files.new_id(now), now=now,
+        wait_seconds=60,
+    )  # fmt: skip
+    assert fields["subject_truncated"] is True and len(fields["subject"]) == files.MAX_SUBJECT
+    request = service.get(files.write_request(ProjectPaths(project), fields).stem)
+    with pytest.raises(InvalidInput, match="not recorded whole"):
+        service.decide_always(request, "allow", every_agent=True)
+    assert service.rules() == [] and request.open

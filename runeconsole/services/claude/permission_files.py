@@ -179,7 +179,8 @@ def request_fields(
     wait_seconds: float | None,
     **more: Any,
 ) -> dict[str, Any]:
-    text = subject(tool, tool_input)[:MAX_SUBJECT]
+    whole = subject(tool, tool_input)
+    text = whole[:MAX_SUBJECT]
     kept_input = tool_input if len(dump_json(tool_input)) <= MAX_INPUT else None
     described = tool_input.get("description")
     offered = [suggestion_text(s) for s in suggestions] if isinstance(suggestions, list) else []
@@ -188,6 +189,7 @@ def request_fields(
         "agent": key,
         "tool_name": tool,
         "subject": text,
+        "subject_truncated": len(whole) > MAX_SUBJECT,
         "description": described[:2000] if isinstance(described, str) else None,
         "diff_summary": diff_summary(tool, tool_input),
         "tool_input": kept_input,

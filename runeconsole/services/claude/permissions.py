@@ -250,6 +250,11 @@ class Permissions:
         self, request: PermissionRequest, behavior: str, *, every_agent: bool, via: str = "console"
     ) -> tuple[Rule, PermissionRequest]:
         """A standing rule for this exact tool and subject, then this request decided by it."""
+        if request.fields.get("subject_truncated") is not False:
+            raise InvalidInput(
+                f"{request.id}: its command or path is not recorded whole (too long, or an "
+                "older file): decide it once, no rule can be made from it"
+            )
         rule = self.add_rule(
             behavior, request.tool, request.subject, None if every_agent else request.agent
         )
