@@ -5,10 +5,10 @@ permission request waiting for the operator."""
 from __future__ import annotations
 
 import contextlib
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude import permission_files, relay_files
+from runeconsole.services.claude import permission_files, permission_rules, relay_files
 from runeconsole.services.registry import Registry
 
 HOOK_AGENT = ("claude", "shop-7f3a91c2", None)  # a session started by hand, seen by its hooks
@@ -116,3 +116,29 @@ def permission_request(paths: ProjectPaths, now: datetime) -> None:
     )
     with contextlib.suppress(FileExistsError):
         permission_files.write_request(paths, fields)
+    decided_permissions(paths, now)
+
+
+# (id, agent, command, decision: behavior, who, message or rule)
+DECIDED = (
+    ("perm-20250101T115500000000-demo", "worker-tokens", "git push --force origin main",
+     ("deny", permission_files.OPERATOR, "never force-push main; open a PR")),
+    ("perm-20250101T115800000000-demo", "worker-parser", "npm test",
+     ("allow", permission_files.RULE, None)),
+)  # fmt: skip
+
+
+def decided_permissions(paths: ProjectPaths, now: datetime) -> None:
+    """Earlier requests and who decided them, and the rule that decided one."""
+    rule = permission_rules.add(paths, "allow", "Bash", "npm test", None, now)
+    for request_id, agent, command, (behavior, by, said) in DECIDED:
+        fields = permission_files.request_fields(
+            agent, "Bash", {"command": command}, None, request_id=request_id,
+            now=now - timedelta(minutes=5), wait_seconds=None,
+        )  # fmt: skip
+        decision = permission_files.decision_fields(
+            request_id, behavior, by, message=said, rule=rule.id if by == "rule" else None, now=now
+        )
+        with contextlib.suppress(FileExistsError):
+            path = permission_files.write_request(paths, fields)
+            permission_files.write_decision(path, decision)

@@ -64,7 +64,9 @@ class AgentDetail(ModalScreen[None]):
             yield Static(self._title(), id="detail-title")
             yield Static(self._body(), id="detail-body")
             yield Static(self._hook(), id="detail-hook")
-            yield Static(id="detail-permissions")
+            permissions = Static(id="detail-permissions")
+            permissions.display = False  # until the agent has a decision to show
+            yield permissions
             yield Static(Text("\nPane", "bold"))
             yield Static(Text("reading the pane…", "dim"), id="detail-pane")
 
@@ -81,7 +83,9 @@ class AgentDetail(ModalScreen[None]):
 
     def _show_permissions(self, shown: Text) -> None:
         if self.is_mounted:
-            self.query_one("#detail-permissions", Static).update(shown)
+            box = self.query_one("#detail-permissions", Static)
+            box.update(shown)
+            box.display = bool(shown.plain)
 
     @work(thread=True, exclusive=True, group="detail-tail")
     def load_tail(self) -> None:
