@@ -16,7 +16,6 @@ saying why, until it is fixed by hand or moved aside.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import datetime
 from pathlib import Path
@@ -80,6 +79,8 @@ class Rule:
 
 def rule_id(behavior: str, tool: str, subject: str, agent: str | None) -> str:
     """The same rule always has the same id (adding it twice changes nothing)."""
+    import hashlib  # here: OpenSSL's start is a cost the hook pays only with rules to read
+
     key = json.dumps([behavior, tool, subject, agent], ensure_ascii=False).encode("utf-8")
     return "r-" + hashlib.sha256(key).hexdigest()[:10]
 
