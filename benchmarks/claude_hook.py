@@ -7,6 +7,11 @@
    Questions pane (watching files, as the console does), p95 (goal <= 100 ms).
 3. A key in the answer window, once it is on screen -> the hook prints its JSON (the
    decision line arrives on its stdout), p95 (goal <= 150 ms).
+4. A PermissionRequest with no console open: the hook process, wall and CPU, p50/p95
+   (it records the request and that nobody decided, and prints nothing).
+5. A PermissionRequest with the console open: hook process started -> the request's
+   row in the Permissions pane, p95 (goal <= 100 ms); and 6. ``y`` in the permission
+   window -> the hook prints its decision, p95 (goal <= 150 ms).
 
 Run from the repository root: ``python benchmarks/claude_hook.py [--samples N]``.
 """
@@ -25,7 +30,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -34,7 +41,9 @@ from benchmarks._common import percentile  # noqa: E402
 from runeconsole.adapters import git  # noqa: E402
 from runeconsole.adapters.claude_settings import settings_path  # noqa: E402
 from runeconsole.services.claude.install import plan_install  # noqa: E402
-from runeconsole.tui.app import create_app  # noqa: E402
+from runeconsole.tui.app import RuneConsole, create_app  # noqa: E402
+from runeconsole.tui.permission_modal import PermissionModal  # noqa: E402
+from runeconsole.tui.permissions_pane import PermissionsPane  # noqa: E402
 from runeconsole.tui.question_modal import QuestionModal  # noqa: E402
 from runeconsole.tui.questions_pane import QuestionsPane  # noqa: E402
 
@@ -133,12 +142,29 @@ def post_tool_use(project: Project, samples: int) -> tuple[list[float], list[flo
         if index % 3 == 0:
             project.grow_transcript(index)
         data = project.payload("PostToolUse", tool_name="Bash", tool_input={"command": "ls"})
-        used, started = children_cpu(), time.perf_counter()
-        result = project.run(data)
-        timings.append(time.perf_counter() - started)
-        cpu.append(children_cpu() - used)
-        assert result.stdout == b"" and result.stderr == b"", result
+        timed(project, data, timings, cpu)
         time.sleep(0.05)  # events of one agent are not back to back
+    return timings, cpu
+
+
+def timed(project: Project, data: bytes, timings: list[float], cpu: list[float]) -> None:
+    """One quiet hook process: its wall and CPU time (user + system) appended."""
+    used, started = children_cpu(), time.perf_counter()
+    result = project.run(data)
+    timings.append(time.perf_counter() - started)
+    cpu.append(children_cpu() - used)
+    assert result.stdout == b"" and result.stderr == b"", result
+
+
+def permission_no_console(project: Project, samples: int) -> tuple[list[float], list[float]]:
+    """Claude Code's dialog is not held up: the hook records the request and goes."""
+    timings: list[float] = []
+    cpu: list[float] = []
+    for index in range(samples):
+        command = {"command": f"npm run build -- --n {index}", "description": "Build"}
+        data = project.payload("PermissionRequest", tool_name="Bash", tool_input=command)
+        timed(project, data, timings, cpu)
+        time.sleep(0.05)
     return timings, cpu
 
 
@@ -153,66 +179,122 @@ def bare_interpreter(samples: int) -> tuple[list[float], list[float]]:
     return timings, cpu
 
 
-async def ask(project: Project, samples: int) -> tuple[list[float], list[float]]:
+async def round_trip(
+    app: RuneConsole,
+    project: Project,
+    data: bytes,
+    find: Callable[[], Any],
+    open_window: Callable[[Any], None],
+    window: type,
+    key: str,
+) -> tuple[float, float, dict[str, Any]]:
+    """Hook started -> its request in the console; the key pressed in the window, once it
+    is on screen -> the hook's line on stdout; and that line."""
+    started = time.perf_counter()
+    process = project.start(data)
+    while (found := find()) is None:
+        await asyncio.sleep(0.0005)
+    to_console = time.perf_counter() - started
+    arrived: dict[str, Any] = {}
+
+    def read() -> None:
+        assert process.stdout is not None
+        arrived["line"] = process.stdout.readline()
+        arrived["at"] = time.perf_counter()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    open_window(found)
+    while not isinstance(app.screen, window):
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.05)  # the window is on screen (mounted and painted), as an
+    # operator sees it before pressing a key: a key sent earlier waits behind it
+    pressed = time.perf_counter()
+    app.simulate_key(key)
+    while reader.is_alive():
+        await asyncio.sleep(0.0005)
+    process.wait(timeout=10)
+    await asyncio.sleep(0.05)
+    return to_console, arrived["at"] - pressed, json.loads(arrived["line"])
+
+
+async def console_rounds(
+    project: Project,
+    samples: int,
+    pane_type: type,
+    data: Callable[[int], bytes],
+    find: Callable[[Any, int], Any],
+    window: type,
+    key: str,
+    check: Callable[[dict[str, Any]], bool],
+) -> tuple[list[float], list[float]]:
+    """``samples`` hooks, each decided in its window in an open console, one at a time."""
     app = create_app(project.root, rescan_seconds=600)
     to_console: list[float] = []
     to_stdout: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
         while not app.presence.held:
             await pilot.pause(0.01)
-        pane = app.query_one(QuestionsPane)
+        pane = app.query_one(pane_type)
         for index in range(samples):
-            data = project.payload(
-                "PreToolUse",
-                tool_name="AskUserQuestion",
-                tool_input=QUESTION,
-                tool_use_id=f"toolu_bench{index:04d}",
-            )
-            started = time.perf_counter()
-            process = project.start(data)
-            key = f"claude-code/ask-toolu_bench{index:04d}.q1"
-            while key not in pane.open:
-                await asyncio.sleep(0.0005)
-            to_console.append(time.perf_counter() - started)
-            arrived: dict[str, float] = {}
-
-            def read(
-                process: subprocess.Popen[bytes] = process, arrived: dict[str, float] = arrived
-            ) -> None:
-                assert process.stdout is not None
-                arrived["line"] = process.stdout.readline()  # type: ignore[assignment]
-                arrived["at"] = time.perf_counter()
-
-            reader = threading.Thread(target=read, daemon=True)
-            reader.start()
-            pane.open_modal(pane.open[key])
-            while not isinstance(app.screen, QuestionModal):
-                await pilot.pause(0.005)
-            await pilot.pause()  # the window is on screen (mounted and painted), as an
-            # operator sees it before pressing a key: a key sent earlier waits behind it
-            pressed = time.perf_counter()
-            await pilot.press("B")
-            while reader.is_alive():
-                await asyncio.sleep(0.0005)
-            answer = json.loads(arrived["line"])  # type: ignore[arg-type]
-            assert answer["hookSpecificOutput"]["updatedInput"]["answers"] == {
-                "Which hash should the auth module use?": "argon2"
-            }
-            to_stdout.append(arrived["at"] - pressed)
-            process.wait(timeout=10)
-            await pilot.pause(0.05)
+            seen, printed, line = await round_trip(
+                app, project, data(index), lambda index=index: find(pane, index),
+                pane.open_modal, window, key,
+            )  # fmt: skip
+            assert check(line), line
+            to_console.append(seen)
+            to_stdout.append(printed)
     return to_console, to_stdout
+
+
+def ask(project: Project, samples: int) -> tuple[list[float], list[float]]:
+    def data(index: int) -> bytes:
+        return project.payload(
+            "PreToolUse",
+            tool_name="AskUserQuestion",
+            tool_input=QUESTION,
+            tool_use_id=f"toolu_bench{index:04d}",
+        )
+
+    def answered(line: dict[str, Any]) -> bool:
+        answers = line["hookSpecificOutput"]["updatedInput"]["answers"]
+        return answers == {"Which hash should the auth module use?": "argon2"}
+
+    return asyncio.run(
+        console_rounds(
+            project, samples, QuestionsPane, data,
+            lambda pane, index: pane.open.get(f"claude-code/ask-toolu_bench{index:04d}.q1"),
+            QuestionModal, "B", answered,
+        )
+    )  # fmt: skip
+
+
+def permission(project: Project, samples: int) -> tuple[list[float], list[float]]:
+    def data(index: int) -> bytes:
+        command = {"command": f"rm -rf build-{index}", "description": "Clean"}
+        return project.payload("PermissionRequest", tool_name="Bash", tool_input=command)
+
+    def allowed(line: dict[str, Any]) -> bool:
+        return line["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
+
+    return asyncio.run(
+        console_rounds(
+            project, samples, PermissionsPane, data, lambda pane, _: pane.oldest(),
+            PermissionModal, "y", allowed,
+        )
+    )  # fmt: skip
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("--ask-only", action="store_true", help="only figures 2 and 3")
+    parser.add_argument("--permission-only", action="store_true", help="only figures 4 to 6")
     args = parser.parse_args()
     compileall.compile_dir(REPO / "runeconsole", quiet=1)  # as an installed wheel has it
     with tempfile.TemporaryDirectory(prefix="runeconsole-bench-") as name:
         project = Project(Path(name))
-        if not args.ask_only:
+        if not args.ask_only and not args.permission_only:
             hook, cpu = post_tool_use(project, args.samples)
             report("PostToolUse hook, whole process            ", hook, 60)
             report("  the same, its CPU time (user + system)   ", cpu, 60)
@@ -220,9 +302,18 @@ def main() -> int:
             report("  for scale: python -c pass, whole process ", floor, 60)
             report("  python -c pass, CPU time                 ", floor_cpu, 60)
             print(f"  load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        to_console, to_stdout = asyncio.run(ask(project, max(10, args.samples // 2)))
-        report("AskUserQuestion hook start -> in the console", to_console, 100)
-        report("key in the modal -> hook prints its JSON    ", to_stdout, 150)
+        rounds = max(10, args.samples // 2)
+        if not args.permission_only:
+            to_console, to_stdout = ask(project, rounds)
+            report("AskUserQuestion hook start -> in the console", to_console, 100)
+            report("key in the modal -> hook prints its JSON    ", to_stdout, 150)
+        if not args.ask_only:
+            hook, cpu = permission_no_console(project, args.samples)
+            report("PermissionRequest hook, no console, process", hook, 60)
+            report("  the same, its CPU time (user + system)   ", cpu, 60)
+            to_console, to_stdout = permission(project, rounds)
+            report("PermissionRequest hook start -> row shown  ", to_console, 100)
+            report("y in the window -> hook prints its decision", to_stdout, 150)
     return 0
 
 

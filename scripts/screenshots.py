@@ -17,12 +17,13 @@ from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
 from runeconsole.adapters.clock import ManualClock
-from runeconsole.demo.claude_scene import ASK_TASK
+from runeconsole.demo.claude_scene import ASK_TASK, PERMISSION_ID
 from runeconsole.demo.merge_queue import build_queue
 from runeconsole.demo.scene import build_scene
 from runeconsole.tui.app import create_app
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import LivePane
+from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.suspended_pane import SuspendedPane
 
@@ -104,6 +105,18 @@ async def _question_call(pilot: Pilot) -> None:
     await pilot.press("A", "C")
 
 
+async def _permissions(pilot: Pilot) -> None:
+    pilot.app.goto_pane("permissions")  # type: ignore[attr-defined]
+    await pilot.pause()
+
+
+async def _permission_modal(pilot: Pilot) -> None:
+    """The scene's waiting Bash call in the permission window."""
+    pane = pilot.app.query_one(PermissionsPane)
+    pane.open_modal(pane.requests[PERMISSION_ID])
+    await pilot.pause()
+
+
 Shot = tuple[str, tuple[int, int], Callable[[Pilot], Awaitable[None]] | None]
 SHOTS: list[Shot] = [
     ("agents-80x24", (80, 24), None),
@@ -114,6 +127,8 @@ SHOTS: list[Shot] = [
     ("questions-80x24", (80, 24), _questions),
     ("question-modal", (80, 24), _question_modal),
     ("question-call", (90, 30), _question_call),
+    ("permissions", (100, 24), _permissions),
+    ("permission-modal", (80, 24), _permission_modal),
     ("suspended", (120, 32), _suspended),
     ("merge-queue-80x24", (80, 24), _merge_queue),
     ("merge-queue-wide", (150, 32), _merge_queue),

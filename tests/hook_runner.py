@@ -191,6 +191,11 @@ def read_output(result: HookResult, event: str) -> None:
         decision = specific.get("permissionDecision")
         if decision is not None and decision not in DECISIONS:
             result.errors.append(f"unknown permissionDecision {decision!r}")
+        chosen = specific.get("decision")
+        if chosen is not None and (
+            not isinstance(chosen, dict) or chosen.get("behavior") not in ("allow", "deny")
+        ):
+            result.errors.append(f"PermissionRequest decision is not allow or deny: {chosen!r}")
         updated = specific.get("updatedInput")
         if updated is not None and not isinstance(updated, dict):
             result.errors.append("updatedInput is not an object")

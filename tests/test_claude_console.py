@@ -106,7 +106,9 @@ async def test_a_with_nothing_open_says_so(project: Path, clock: ManualClock) ->
         await pilot.press("a")
         await pilot.pause()
         assert not isinstance(app.screen, QuestionModal)
-        assert any(n.message == "No open questions." for n in app._notifications)
+        assert any(
+            n.message == "No open questions or permission requests." for n in app._notifications
+        )
 
 
 async def test_a_twin_is_shown_once_as_the_call(project: Path, clock: ManualClock) -> None:

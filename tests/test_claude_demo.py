@@ -3,8 +3,9 @@ and a fake agent's events and AskUserQuestion call run the installed command."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,18 +35,31 @@ def test_the_demo_project_has_the_hooks_installed(tmp_path: Path) -> None:
     assert "PreToolUse" in settings["hooks"] and "SessionEnd" in settings["hooks"]
 
 
+@contextlib.contextmanager
+def demo_with_console(base: Path, tmux_socket: str) -> Iterator[tuple[Path, Supervisor]]:
+    """The demo project, its console lock held as an open console does, and a supervisor
+    to spawn its fake agents in tmux; the hook logged nothing by the end."""
+    root = make_project(base / "demo", tmux_socket)
+    presence = ConsolePresence(ProjectPaths(root))
+    assert presence.try_hold()
+    try:
+        yield (
+            root,
+            Supervisor(
+                Project(root),
+                settings=SupervisorSettings(socket_name=tmux_socket),
+                tmux=Tmux(tmux_socket),
+            ),
+        )
+    finally:
+        presence.release()
+    assert not (root / ".claude" / "state" / "claude" / "hook.log").exists()
+
+
 def test_a_demo_agent_asks_through_the_hook_and_the_console_answers(
     tmp_path: Path, tmux_socket: str, cli: Callable[..., CliResult]
 ) -> None:
-    root = make_project(tmp_path / "demo", tmux_socket)
-    presence = ConsolePresence(ProjectPaths(root))
-    assert presence.try_hold()  # as an open console does
-    try:
-        supervisor = Supervisor(
-            Project(root),
-            settings=SupervisorSettings(socket_name=tmux_socket),
-            tmux=Tmux(tmux_socket),
-        )
+    with demo_with_console(tmp_path, tmux_socket) as (root, supervisor):
         key = "orchestrator-search"
         command = fake_agent(key, root, "--claude-ask-at", "0.5")
         supervisor.spawn("orchestrator", "search", command, worktree=agent_worktree(root, key))
@@ -65,6 +79,28 @@ def test_a_demo_agent_asks_through_the_hook_and_the_console_answers(
         # its tool calls went through the hook too: busy, with tokens from its transcript
         wait_for(lambda: activity(root, key).activity == "busy", 60)
         wait_for(lambda: activity(root, key).tokens, 60)
-    finally:
-        presence.release()
-    assert not (root / ".claude" / "state" / "claude" / "hook.log").exists()
+
+
+def test_a_demo_agent_asks_permission_through_the_hook_and_the_cli_denies_it(
+    tmp_path: Path, tmux_socket: str, cli: Callable[..., CliResult]
+) -> None:
+    with demo_with_console(tmp_path, tmux_socket) as (root, supervisor):
+        key = "worker-docs"
+        command = fake_agent(key, root, "--claude-permission-at", "0.5")
+        supervisor.spawn("worker", "docs", command, worktree=agent_worktree(root, key))
+        wait_for(lambda: "Do you want to proceed?" in supervisor.pane_tail(key), 60)
+
+        def pending() -> list:
+            return cli("permissions", "pending", "--json", "--root", str(root)).json()  # type: ignore[return-value]
+
+        wait_for(lambda: len(pending()) == 1, 60)
+        (request,) = pending()
+        assert (request["agent"], request["tool"]) == (key, "Bash")
+        said = cli(
+            "permissions", "decide", request["id"], "--deny", "--message", "not today",
+            "--root", str(root),
+        )  # fmt: skip
+        assert said.code == 0, said.err
+        wait_for(
+            lambda: "Denied by PermissionRequest hook: not today" in supervisor.pane_tail(key), 60
+        )

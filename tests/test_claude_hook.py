@@ -52,6 +52,7 @@ def test_every_fixture_payload_is_a_real_event_shape() -> None:
         "PreCompact",
         "Stop",
         "SessionEnd",
+        "PermissionRequest",
     }
 
 

@@ -44,6 +44,7 @@ COMMANDS = {
     "merge-queue": "merge_queue",
     "claude": "claude",
     "events": "events",
+    "permissions": "permissions",
 }
 
 

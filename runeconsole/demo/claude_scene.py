@@ -1,12 +1,14 @@
 """The Claude Code part of the fixed demo scene: what the hooks reported of some agents
-(activity, tokens, context) and an AskUserQuestion call relayed to the console."""
+(activity, tokens, context), an AskUserQuestion call relayed to the console and a
+permission request waiting for the operator."""
 
 from __future__ import annotations
 
-from datetime import datetime
+import contextlib
+from datetime import datetime, timedelta
 
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude import relay_files
+from runeconsole.services.claude import permission_files, permission_rules, relay_files
 from runeconsole.services.registry import Registry
 
 HOOK_AGENT = ("claude", "shop-7f3a91c2", None)  # a session started by hand, seen by its hooks
@@ -80,3 +82,63 @@ def relay_call(paths: ProjectPaths, now: datetime) -> None:
         session_id="6c1f0e5a-demo",
         tool_use_id="toolu_01DemoSearchLayout",
     )
+
+
+PERMISSION_ID = "perm-20250101T120000000000-demo"
+PERMISSION_AGENT = "claude-shop-7f3a91c2"
+PERMISSION_INPUT = {
+    "command": "rm -rf build && npm run build -- --prod",
+    "description": "Clean and rebuild the production bundle",
+}
+
+
+def permission_request(paths: ProjectPaths, now: datetime) -> None:
+    """The hand-started session's Bash call, waiting for the operator's permission (its
+    hook is this process: the console treats the request as open while it runs)."""
+    suggested = [
+        {
+            "type": "addRules",
+            "rules": [{"toolName": "Bash", "ruleContent": "npm run build:*"}],
+            "behavior": "allow",
+            "destination": "localSettings",
+        }
+    ]
+    fields = permission_files.request_fields(
+        PERMISSION_AGENT,
+        "Bash",
+        PERMISSION_INPUT,
+        suggested,
+        request_id=PERMISSION_ID,
+        now=now,
+        wait_seconds=120,
+        session_id="7f3a91c2-demo",
+        permission_mode="default",
+    )
+    with contextlib.suppress(FileExistsError):
+        permission_files.write_request(paths, fields)
+    decided_permissions(paths, now)
+
+
+# (id, agent, command, decision: behavior, who, message or rule)
+DECIDED = (
+    ("perm-20250101T115500000000-demo", "worker-tokens", "git push --force origin main",
+     ("deny", permission_files.OPERATOR, "never force-push main; open a PR")),
+    ("perm-20250101T115800000000-demo", "worker-parser", "npm test",
+     ("allow", permission_files.RULE, None)),
+)  # fmt: skip
+
+
+def decided_permissions(paths: ProjectPaths, now: datetime) -> None:
+    """Earlier requests and who decided them, and the rule that decided one."""
+    rule = permission_rules.add(paths, "allow", "Bash", "npm test", None, now)
+    for request_id, agent, command, (behavior, by, said) in DECIDED:
+        fields = permission_files.request_fields(
+            agent, "Bash", {"command": command}, None, request_id=request_id,
+            now=now - timedelta(minutes=5), wait_seconds=None,
+        )  # fmt: skip
+        decision = permission_files.decision_fields(
+            request_id, behavior, by, message=said, rule=rule.id if by == "rule" else None, now=now
+        )
+        with contextlib.suppress(FileExistsError):
+            path = permission_files.write_request(paths, fields)
+            permission_files.write_decision(path, decision)

@@ -6,7 +6,8 @@ stdin, ``$CLAUDE_PROJECT_DIR`` set, the entry's timeout kept, one event after an
 (a worker thread, so the agent's screen keeps drawing). It keeps a transcript whose
 assistant lines carry the usage its context meter shows, so the console's tokens and
 context columns come from the real bridge too. An AskUserQuestion call waits for the
-hook's answer (the console's), or for nothing (then the agent asks on its own screen).
+hook's answer (the console's), or for nothing (then the agent asks on its own screen);
+so does a Bash call that needs permission (``permission``), for the console's decision.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from runeconsole.demo.claude_scene import ASK_CALL
+from runeconsole.demo.claude_scene import ASK_CALL, PERMISSION_INPUT
 from runeconsole.services.claude.settings import CONTEXT_WINDOW
 
 NO_ANSWER_YET = object()
@@ -50,6 +51,7 @@ class ClaudeSession:
         self.transcript = root / "tmp" / "demo-transcripts" / f"{self.session_id}.jsonl"
         self.steps = 0
         self.answer: object = NO_ANSWER_YET
+        self.decision: object = NO_ANSWER_YET
         self._queue: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue()
         self._sender = threading.Thread(target=self._send_in_turn, daemon=True)
         if self.commands:
@@ -82,6 +84,27 @@ class ClaudeSession:
         self.answer = NO_ANSWER_YET
         self.event("PreToolUse", tool_name="AskUserQuestion", tool_input=ASK_CALL)
 
+    def permission(self) -> None:
+        """A Bash call Claude Code asks permission for: ``decision`` becomes the hook's
+        decision (``{"behavior": …}``) or ``None`` when it printed nothing."""
+        self.decision = NO_ANSWER_YET
+        suggested = {"type": "addRules", "behavior": "allow", "destination": "localSettings"}
+        suggested["rules"] = [{"toolName": "Bash", "ruleContent": "npm run build:*"}]
+        fields = {"tool_name": "Bash", "tool_input": PERMISSION_INPUT}
+        self.event("PermissionRequest", **fields, permission_suggestions=[suggested])
+
+    def decided(self) -> list[str] | None:
+        """What the agent's screen says once the console decided (then the tool result
+        is sent on); ``None`` while undecided or when Claude Code's dialog asks instead."""
+        decision, self.decision = self.decision, NO_ANSWER_YET
+        if not isinstance(decision, dict):
+            return None
+        call = f"⏺ Bash({PERMISSION_INPUT['command']})"
+        if decision.get("behavior") != "allow":
+            return [call, f"  ⎿  Denied by PermissionRequest hook: {decision.get('message')}"]
+        self.event("PostToolUse", tool_name="Bash", tool_input=PERMISSION_INPUT, tool_response={})
+        return [call, "  ⎿  dist/ rebuilt (412 kB)"]
+
     def ended(self) -> None:
         """SessionEnd, then wait (a little) until every event is sent: the agent exits."""
         self.event("SessionEnd", reason="other")
@@ -110,6 +133,9 @@ class ClaudeSession:
             if fields.get("tool_name") == "AskUserQuestion" and name == "PreToolUse":
                 specific = (output or {}).get("hookSpecificOutput") or {}
                 self.answer = (specific.get("updatedInput") or {}).get("answers")
+            elif name == "PermissionRequest":
+                specific = (output or {}).get("hookSpecificOutput") or {}
+                self.decision = specific.get("decision")
 
     def _send(self, event: str, fields: dict[str, Any]) -> dict[str, Any] | None:
         payload = {

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from runeconsole.adapters.git import run_git
 from runeconsole.core.errors import RuneError
-from runeconsole.demo.claude_scene import ASK_CALL
+from runeconsole.demo.claude_scene import ASK_CALL, PERMISSION_INPUT
 from runeconsole.demo.claude_session import NO_ANSWER_YET, ClaudeSession
 from runeconsole.demo.fake_script import HARNESS_PHASE, PROMPTS, TOOLS
 from runeconsole.demo.fake_terminal import ESCAPE, TRANSCRIPT_LINES, WIDTH, Keys, Prompt, screen
@@ -197,6 +197,8 @@ class FakeAgent:
             events.append((self.args.merge_at, self.request_merge))
         if self.args.claude_ask_at is not None:
             events.append((self.args.claude_ask_at, self.ask_claude))
+        if self.args.claude_permission_at is not None:
+            events.append((self.args.claude_permission_at, self.ask_permission))
         return events
 
     def ask_claude(self) -> None:
@@ -208,6 +210,19 @@ class FakeAgent:
         self.prompt = (tabs, "", str(questions[0]["question"]), labels)
         self.asking = True
         self.claude.ask()
+
+    def ask_permission(self) -> None:
+        """A Bash call needing permission: the dialog shows until the console decides (if
+        it does not, Enter here answers, as in Claude Code)."""
+        command = PERMISSION_INPUT["command"]
+        self.prompt = ("Bash command", command, "Do you want to proceed?", ["Yes", "No (esc)"])
+        self.claude.permission()
+
+    def collect_decision(self) -> None:
+        said = self.claude.decided()
+        if said is not None:
+            self.prompt = None
+            self.say(*said)
 
     def collect_answers(self) -> None:
         answers = self.claude.answer
@@ -310,6 +325,7 @@ class FakeAgent:
                 event[1]()
             self.heartbeat()
             self.collect_answers()
+            self.collect_decision()
             if self.prompt is None and not self.interrupted and time.monotonic() >= next_step:
                 self.work()
                 next_step = time.monotonic() + self.args.tick
@@ -355,6 +371,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge-via", choices=("signal", "queue"), default="signal")
     parser.add_argument(
         "--claude-ask-at", type=float, metavar="S", help="an AskUserQuestion call at S s"
+    )
+    parser.add_argument(
+        "--claude-permission-at", type=float, metavar="S", help="a permission prompt at S s"
     )
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)

@@ -54,7 +54,7 @@ TMUX_AGENTS: dict[str, tuple[str, tuple[str, ...]]] = {
         "impl_auth",
         ("--write-files", "--merge-at", "22", *SAME_FILE, "--merge-via", "queue"),
     ),
-    "worker-docs": ("docs", ()),
+    "worker-docs": ("docs", ("--claude-permission-at", "12")),
     "worker-migrate": (
         "impl_billing",
         ("--drain", "0.8", "--suspend-at", "28", "--suspend-task", "9", "--merge-at", "36"),

@@ -7,7 +7,12 @@ from pathlib import Path
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.core.timeutil import iso_z
-from runeconsole.demo.claude_scene import HOOK_AGENT, feed_hooks, relay_call
+from runeconsole.demo.claude_scene import (
+    HOOK_AGENT,
+    feed_hooks,
+    permission_request,
+    relay_call,
+)
 from runeconsole.demo.questions import scene_questions
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.pane_patterns import PaneReading
@@ -106,6 +111,7 @@ def build_scene(root: Path, clock: ManualClock) -> None:
     feed_hooks(registry)
     scene_questions(root, clock)
     relay_call(registry.paths, clock.now())
+    permission_request(registry.paths, clock.now())
 
 
 def show_screens(registry: Registry) -> None:

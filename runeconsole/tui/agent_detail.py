@@ -15,8 +15,10 @@ from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.permissions_pane import decisions_text
 from runeconsole.tui.theme import LIVENESS_STYLE
 
 TAIL_LINES = 15
@@ -62,12 +64,28 @@ class AgentDetail(ModalScreen[None]):
             yield Static(self._title(), id="detail-title")
             yield Static(self._body(), id="detail-body")
             yield Static(self._hook(), id="detail-hook")
+            permissions = Static(id="detail-permissions")
+            permissions.display = False  # until the agent has a decision to show
+            yield permissions
             yield Static(Text("\nPane", "bold"))
             yield Static(Text("reading the pane…", "dim"), id="detail-pane")
 
     def on_mount(self) -> None:
         if self.record is not None and not self.record.error:
             self.load_tail()
+        self.load_permissions()
+
+    @work(thread=True, exclusive=True, group="detail-permissions")
+    def load_permissions(self) -> None:
+        """The agent's permission requests and who decided each (files: off the UI thread)."""
+        history = Permissions(self.supervisor.project).history(self.key)
+        self.app.call_from_thread(self._show_permissions, decisions_text(history))
+
+    def _show_permissions(self, shown: Text) -> None:
+        if self.is_mounted:
+            box = self.query_one("#detail-permissions", Static)
+            box.update(shown)
+            box.display = bool(shown.plain)
 
     @work(thread=True, exclusive=True, group="detail-tail")
     def load_tail(self) -> None:

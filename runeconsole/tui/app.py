@@ -19,6 +19,7 @@ from runeconsole.adapters.clock import Clock
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.checkpoints import Checkpoints
+from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.claude.presence import ConsolePresence
 from runeconsole.services.fleet import FleetChange, FleetModel
 from runeconsole.services.merge_queue import MergeQueue
@@ -34,6 +35,7 @@ from runeconsole.tui.feed import ChangeFeed, FleetChanged, StateChanged
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import AGENTS, LivePane
+from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.reveal import reveal
@@ -99,6 +101,7 @@ class RuneConsole(App[None]):
         self.suspension = Suspension(project)
         self.checkpoints = Checkpoints(project, suspension=self.suspension)
         self.merge_queue = MergeQueue(project)
+        self.permissions = Permissions(project)
         self.feed: ChangeFeed | None = None
         # The one fleet model: the Agents and Problems panes draw it, file events, the
         # rescan, the tick and the monitor feed it (services/fleet/model.py).
@@ -132,6 +135,7 @@ class RuneConsole(App[None]):
             QuestionsPane(self.questions),
             SuspendedPane(self.suspension, self.checkpoints),
             MergeQueuePane(self.merge_queue),
+            PermissionsPane(self.permissions),
         ]
         with TabbedContent(id="panes"):
             for number, pane in enumerate(panes, 1):
@@ -390,9 +394,21 @@ class RuneConsole(App[None]):
             self.current_pane().query_one("DataTable").focus()
 
     def action_answer_oldest(self) -> None:
-        """``a`` from any pane: the oldest unanswered question, blocking ones first."""
-        if not self.query_one(QuestionsPane).open_oldest():
-            self.notify("No open questions.", title="Questions", timeout=3)
+        """``a`` from any pane: the oldest permission request or blocking question (both
+        hold an agent up), then the oldest non-blocking question."""
+        questions, permissions = self.query_one(QuestionsPane), self.query_one(PermissionsPane)
+        question, request = questions.oldest(), permissions.oldest()
+        if request is not None and (
+            question is None
+            or not question.blocking
+            or question.asked is None
+            or (request.asked is not None and request.asked <= question.asked)
+        ):
+            permissions.open_modal(request)
+        elif question is not None:
+            questions.open_modal(question)
+        else:
+            self.notify("No open questions or permission requests.", title="Questions", timeout=3)
 
     @work(thread=True, group="notify")
     def reach_operator(self, key: str, title: str, body: str) -> None:

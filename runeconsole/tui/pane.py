@@ -12,6 +12,7 @@ from textual.message import Message
 # and, with ``-pane`` after it, its widget's DOM id.
 AGENTS, PROBLEMS, QUESTIONS = "agents", "problems", "questions"
 SUSPENDED, MERGE_QUEUE = "suspended", "merge-queue"
+PERMISSIONS = "permissions"
 
 
 class LivePane(Vertical):

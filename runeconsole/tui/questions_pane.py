@@ -376,14 +376,10 @@ class QuestionsPane(LivePane):
         self.modal = modal
         self.app.push_screen(modal, self._modal_closed)
 
-    def open_oldest(self) -> bool:
-        """The oldest unanswered question, blocking ones first (the app's ``a``); False
-        when there is none."""
+    def oldest(self) -> Question | None:
+        """The oldest unanswered question, blocking ones first (for the app's ``a``)."""
         waiting = [q for q in self.open.values() if q.state == PENDING and q.id not in self.hidden]
-        if not waiting:
-            return False
-        self.open_modal(min(waiting, key=Question.sort_key))
-        return True
+        return min(waiting, key=Question.sort_key) if waiting else None
 
     def _modal_closed(self, answer: Answer | None) -> None:
         modal, self.modal = self.modal, None

@@ -5,6 +5,7 @@
 | SessionStart | ``idle`` (``busy`` after an automatic compaction: the turn goes on) | |
 | UserPromptSubmit, PreToolUse, PostToolUse | ``busy`` | |
 | PreToolUse of AskUserQuestion | ``waiting`` | the question |
+| PermissionRequest | ``waiting`` | ``permission: {tool} {command or path}`` |
 | Notification | ``waiting`` | the message |
 | PreCompact | ``compacting`` | |
 | Stop | ``idle`` | |
@@ -34,6 +35,21 @@ def asked(payload: HookPayload) -> str:
     return text + (f" (+{len(questions) - 1} more)" if len(questions) > 1 else "")
 
 
+def permission(payload: HookPayload) -> str:
+    """A permission request in one line: the tool and what it would run or touch."""
+    tool_input = payload.tool_input
+    what = next(
+        (
+            tool_input[f]
+            for f in ("command", "file_path", "url")
+            if isinstance(tool_input.get(f), str)
+        ),
+        "",
+    )
+    line = " ".join(f"permission: {payload.tool_name or 'a tool'} {what}".split())
+    return line[:_QUESTION_CHARS]
+
+
 def transition(payload: HookPayload, compact_trigger: object) -> tuple[str, str | None] | None:
     """``(activity, waiting_for)`` after the event, or ``None`` when it says nothing of that.
 
@@ -46,6 +62,8 @@ def transition(payload: HookPayload, compact_trigger: object) -> tuple[str, str 
         return BUSY, None
     if event == events.PRE_TOOL_USE:
         return (WAITING, asked(payload)) if payload.asks_the_user else (BUSY, None)
+    if event == events.PERMISSION_REQUEST:
+        return WAITING, permission(payload)
     if event == events.NOTIFICATION:
         return WAITING, payload.message or payload.notification_type or "input"
     if event == events.PRE_COMPACT:

@@ -3,7 +3,8 @@
 It must never harm the agent. Whatever goes wrong (stdin that is not an event, too
 large, a project whose state cannot be written, a bug) it exits 0 with nothing on
 stdout and appends one line to ``.claude/state/claude/hook.log``; its only output is
-the answer to an AskUserQuestion call, one JSON object. A failsafe alarm ends it
+the answer to an AskUserQuestion call or the decision on a permission request, one
+JSON object. A failsafe alarm ends it
 silently if it ever runs past its time (Claude Code would otherwise wait for it).
 
 It is also fast: ``runeconsole/__main__.py`` comes straight here for ``claude hook``,
@@ -12,9 +13,10 @@ what an event needs beyond that (the registry at a new session, git at a compact
 the relay at a question) is imported by that event alone.
 
 Each event first updates the agent (``agent_state``); then the event's own step runs
-(``STEPS``). An event the hook answers (``RESPONDERS``: an AskUserQuestion call) puts its
-request where the console sees it first and updates the agent then, and its answer is
-the hook's stdout. A new hook kind is a new entry there and in ``install.HOOK_EVENTS``.
+(``STEPS``). An event the hook answers (``RESPONDERS``: an AskUserQuestion call, a
+permission request) puts its request where the console sees it first and updates the
+agent then, and its answer is the hook's stdout. A new hook kind is a new entry there
+and in ``install.HOOK_EVENTS``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ except ImportError:  # pragma: no cover - another Python
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import activity, agent_state, locate
+from runeconsole.services.claude import activity, agent_state, locate, permission_files
 from runeconsole.services.claude import payload as events
 from runeconsole.services.claude.payload import HookInputError, HookPayload
 
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
 
 MAX_STDIN = 1024 * 1024
 EVENT_SECONDS = 20  # failsafe for every event but a relayed question
-ASK_SECONDS = 3570  # failsafe for a relayed question: past the longest wait, within 3600
+ASK_SECONDS = 3570  # failsafe for a call the console decides: past the longest wait, < 3600
 LOG_NAME = "hook.log"
 LOG_LIMIT = 1024 * 1024
 LINE_CHARS = 1000
@@ -88,6 +90,20 @@ def _answer_questions(
     return relay.ask(paths, key, payload, now, written=waiting)
 
 
+def _decide_permission(
+    paths: ProjectPaths, role: str, name: str, payload: HookPayload, now: datetime
+) -> str:
+    """A permission request: a rule's decision, the operator's from an open console, or
+    nothing printed (Claude Code asks in its own dialog)."""
+    from runeconsole.services.claude import permission_hook
+
+    def waiting() -> None:
+        agent_state.record(paths, role, name, payload, now)
+
+    signal.alarm(ASK_SECONDS)
+    return permission_hook.request(paths, f"{role}-{name}", payload, now, written=waiting)
+
+
 def _notify_prompt(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
     if payload.notification_type == "permission_prompt":
         _notify(paths, key, f"{key} needs your permission", payload.message or "")
@@ -111,6 +127,27 @@ def _end(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> 
     return ""
 
 
+# Events that say the agent went on: a permission request it waited on was answered in
+# Claude Code's own dialog (which does not stop the waiting hook).
+WENT_ON = frozenset(
+    {
+        events.PRE_TOOL_USE,
+        events.POST_TOOL_USE,
+        events.USER_PROMPT_SUBMIT,
+        events.STOP,
+        events.SESSION_END,
+    }
+)
+
+
+def _went_on(paths: ProjectPaths, key: str) -> None:
+    waited = permission_files.waiting_on(paths, key)
+    if waited:
+        from runeconsole.services.claude import permission_hook
+
+        permission_hook.went_on(paths, key, waited)
+
+
 Step = Callable[[ProjectPaths, str, HookPayload, datetime], str]
 STEPS: dict[str, Step] = {
     events.NOTIFICATION: _notify_prompt,
@@ -118,7 +155,10 @@ STEPS: dict[str, Step] = {
     events.SESSION_END: _end,
 }
 Responder = Callable[[ProjectPaths, str, str, HookPayload, datetime], "str | None"]
-RESPONDERS: dict[str, Responder] = {events.PRE_TOOL_USE: _answer_questions}
+RESPONDERS: dict[str, Responder] = {
+    events.PRE_TOOL_USE: _answer_questions,
+    events.PERMISSION_REQUEST: _decide_permission,
+}
 
 
 def _notify(paths: ProjectPaths, key: str, title: str, body: str) -> None:
@@ -149,6 +189,8 @@ def handle(payload: HookPayload, environ: Mapping[str, str]) -> str:
     if answer is not None:
         return answer
     outcome = agent_state.record(paths, role, name, payload, now)
+    if payload.event in WENT_ON:
+        _went_on(paths, outcome.key)
     step = STEPS.get(payload.event)
     if step is None or outcome.fields is None:
         return ""

@@ -22,12 +22,14 @@ from runeconsole.adapters.claude_settings import SettingsFile, dump
 from runeconsole.core.errors import InvalidInput
 
 # (event, matcher, timeout in seconds). PreToolUse waits for the console's answer to an
-# AskUserQuestion call (at most runeconsole.claude.ask_wait_seconds, <= 3540 s).
+# AskUserQuestion call (at most runeconsole.claude.ask_wait_seconds, <= 3540 s), and
+# PermissionRequest for its decision (runeconsole.claude.permission_wait_seconds, as long).
 HOOK_EVENTS: tuple[tuple[str, str | None, int], ...] = (
     ("SessionStart", None, 60),
     ("UserPromptSubmit", None, 30),
     ("PreToolUse", "*", 3600),
     ("PostToolUse", "*", 30),
+    ("PermissionRequest", "*", 3600),
     ("Notification", None, 30),
     ("PreCompact", None, 120),
     ("Stop", None, 30),

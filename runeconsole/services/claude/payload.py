@@ -2,7 +2,8 @@
 
 Common fields: ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``; per event:
 ``source`` (SessionStart), ``prompt`` (UserPromptSubmit), ``tool_name`` / ``tool_input`` /
-``tool_use_id`` (PreToolUse, PostToolUse), ``message`` / ``notification_type``
+``tool_use_id`` (PreToolUse, PostToolUse; PermissionRequest has no ``tool_use_id``
+but ``permission_suggestions``), ``message`` / ``notification_type``
 (Notification), ``trigger`` (PreCompact), ``stop_hook_active`` (Stop), ``reason``
 (SessionEnd). Unknown fields are ignored; a missing optional one reads as ``None``; a
 field of the wrong type reads as missing, never as a crash.
@@ -24,6 +25,7 @@ NOTIFICATION = "Notification"
 PRE_COMPACT = "PreCompact"
 STOP = "Stop"
 SESSION_END = "SessionEnd"
+PERMISSION_REQUEST = "PermissionRequest"
 EVENTS = (
     SESSION_START,
     USER_PROMPT_SUBMIT,
@@ -33,6 +35,7 @@ EVENTS = (
     PRE_COMPACT,
     STOP,
     SESSION_END,
+    PERMISSION_REQUEST,
 )
 ASK_USER_QUESTION = "AskUserQuestion"
 MAX_TEXT = 2000  # a message or question kept in a state file is cut to this

@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from runeconsole.core.files import create_exclusive, dump_json
-from runeconsole.core.flock import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import presence, relay_files
+from runeconsole.services.claude import presence, relay_files, waiting
 from runeconsole.services.claude import settings as claude_settings
 from runeconsole.services.claude.payload import HookInputError, HookPayload
 from runeconsole.services.claude.relay_files import QuestionSpec, RelayQuestion, read_fields
@@ -33,9 +30,6 @@ TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
     from typing import Any
 
-POLL_SECONDS = 0.02
-PRESENCE_EVERY = 0.5
-CONSOLE_GONE_GRACE = 3.0
 DECIDERS = ("user", "auto-timeout", "cap-exceeded")
 
 
@@ -84,29 +78,14 @@ def wait(
     tool_input: dict[str, Any],
     seconds: float,
 ) -> str:
-    deadline = time.monotonic() + seconds
-    absent_since: float | None = None
-    next_look = 0.0
-    while True:
-        answers = collect(questions)
-        if answers is not None:
-            return output(tool_input, questions, answers)
-        moment = time.monotonic()
-        if moment >= deadline:
-            why = f"nobody answered within {seconds:g}s; Claude Code asked in its own dialog"
-            return expire(paths, task_id, questions, tool_input, why)
-        if moment >= next_look:
-            next_look = moment + PRESENCE_EVERY
-            if presence.console_open(paths):
-                absent_since = None
-            elif absent_since is None:
-                absent_since = moment
-            elif moment - absent_since >= CONSOLE_GONE_GRACE:
-                why = (
-                    "the console closed before anyone answered; Claude Code asked in its own dialog"
-                )
-                return expire(paths, task_id, questions, tool_input, why)
-        time.sleep(POLL_SECONDS)
+    answers = waiting.wait_for(
+        paths,
+        lock_name(task_id),
+        lambda: collect(questions),
+        lambda why: _mark_expired(questions, why),
+        seconds,
+    )
+    return "" if answers is None else output(tool_input, questions, answers)
 
 
 def collect(questions: list[RelayQuestion]) -> list[tuple[str, dict[str, Any]]] | None:
@@ -188,12 +167,19 @@ def expire(
 ) -> str:
     """Nobody answered: the open questions are marked expired and the hook prints nothing,
     unless the last answer arrived while the lock was awaited."""
-    with flocked(os.fspath(paths.lock_for(lock_name(task_id))), what=f"question {task_id}"):
-        answers = collect(questions)
-        if answers is not None:
-            return output(tool_input, questions, answers)
-        now = datetime.now(UTC)
-        for question in questions:
-            if not question.answer_path.exists():
-                relay_files.mark_expired(question.path, f"expired: {reason}", now)
-    return ""
+    answers = waiting.settle(
+        paths,
+        lock_name(task_id),
+        lambda: collect(questions),
+        lambda why: _mark_expired(questions, why),
+        reason,
+    )
+    return "" if answers is None else output(tool_input, questions, answers)
+
+
+def _mark_expired(questions: list[RelayQuestion], why: str) -> None:
+    now = datetime.now(UTC)
+    reason = f"expired: {why}; Claude Code asked in its own dialog"
+    for question in questions:
+        if not question.answer_path.exists():
+            relay_files.mark_expired(question.path, reason, now)

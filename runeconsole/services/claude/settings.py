@@ -5,6 +5,7 @@ runeconsole:
   claude:
     context_window_tokens: 200000   # context_left_percent is of this many tokens
     ask_wait_seconds: 300           # how long an AskUserQuestion waits for the console
+    permission_wait_seconds: 120    # how long a permission request waits for a decision
   notify:
     command: [notify-send, "{title}", "{body}"]
     every_seconds: 60               # at most one notification per agent this often
@@ -31,11 +32,12 @@ if TYPE_CHECKING:
 
 CONTEXT_WINDOW = 200_000
 ASK_WAIT_SECONDS = 300.0
-MAX_ASK_WAIT_SECONDS = 3540.0  # the installed hook's timeout (3600 s) must outlast the wait
+PERMISSION_WAIT_SECONDS = 120.0
+MAX_ASK_WAIT_SECONDS = 3540.0  # the installed hooks' timeout (3600 s) must outlast a wait
 NOTIFY_EVERY_SECONDS = 60.0
 CACHE_NAME = "settings.json"
 TALISMAN_NAME = "talisman.yml"  # core.config.TALISMAN, named here so YAML is not imported
-_FORMAT = 1
+_FORMAT = 2
 
 
 class ClaudeSettings:
@@ -44,6 +46,7 @@ class ClaudeSettings:
         "context_window_tokens",
         "notify_command",
         "notify_every_seconds",
+        "permission_wait_seconds",
         "problems",
         "relay_enabled",
     )
@@ -56,6 +59,7 @@ class ClaudeSettings:
         notify_command: list[str] | None = None,
         notify_every_seconds: float = NOTIFY_EVERY_SECONDS,
         problems: list[str] | None = None,
+        permission_wait_seconds: float = PERMISSION_WAIT_SECONDS,
     ) -> None:
         self.context_window_tokens = context_window_tokens
         self.ask_wait_seconds = ask_wait_seconds
@@ -63,6 +67,7 @@ class ClaudeSettings:
         self.notify_command = notify_command
         self.notify_every_seconds = notify_every_seconds
         self.problems = problems or []
+        self.permission_wait_seconds = permission_wait_seconds
 
     def to_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -81,6 +86,12 @@ class ClaudeSettings:
         wait = claude.number(
             "ask_wait_seconds", ASK_WAIT_SECONDS, minimum=1, maximum=MAX_ASK_WAIT_SECONDS
         )
+        permission_wait = claude.number(
+            "permission_wait_seconds",
+            PERMISSION_WAIT_SECONDS,
+            minimum=1,
+            maximum=MAX_ASK_WAIT_SECONDS,
+        )
         claude.warn_unread()
         notify = talisman.section("runeconsole", "notify")
         command = notify.get("command", None)
@@ -96,7 +107,7 @@ class ClaudeSettings:
         every = notify.number("every_seconds", NOTIFY_EVERY_SECONDS, minimum=0)
         notify.warn_unread()
         enabled = RelaySettings.from_talisman(talisman).enabled
-        return cls(window, wait, enabled, command, every, list(talisman.problems))
+        return cls(window, wait, enabled, command, every, list(talisman.problems), permission_wait)
 
 
 def _stamp(path: str) -> list[int] | None:

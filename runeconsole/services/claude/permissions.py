@@ -1,0 +1,295 @@
+"""Permission requests as the console and the CLI see them, decided by the operator.
+
+``Permissions`` lists the requests (open ones waiting for a decision, decided ones as the
+record of who decided), decides one, and keeps the operator's rules. A decision is one
+exclusive create under the request's lock, after reading it again: a request decided
+meanwhile (by the timeout, the console, the CLI) refuses the second decision with the
+one that stands; a request whose hook is gone (the agent stopped waiting) is refused and
+recorded as decided by nobody. A file that cannot be read is listed as unreadable with
+the reason, never raised past the listing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.core.locks import locked
+from runeconsole.core.pids import pid_alive
+from runeconsole.core.timeutil import parse_iso
+from runeconsole.services.claude import permission_files as files
+from runeconsole.services.claude import permission_rules
+from runeconsole.services.claude.permission_rules import Rule
+from runeconsole.services.project import Project
+
+PENDING, UNDECIDED, ALLOWED, DENIED, ASKED, UNREADABLE = (
+    "pending",
+    "undecided",
+    "allowed",
+    "denied",
+    "asked in Claude Code",
+    "unreadable",
+)
+HOOK_GONE = "the agent stopped waiting (its hook is gone); Claude Code asked in its own dialog"
+
+
+class AlreadyDecided(RuneError):
+    def __init__(self, request: PermissionRequest) -> None:
+        super().__init__(f"{request.id} is already decided: {request.outcome}")
+        self.request = request
+
+
+class Gone(RuneError):
+    """Nobody waits for this decision any more (Claude Code asked in its own dialog)."""
+
+
+def _text(fields: dict[str, Any], name: str) -> str:
+    value = fields.get(name)
+    return value if isinstance(value, str) else ""
+
+
+class PermissionRequest:
+    """One request and its decision, as read (``error`` says why it cannot be used)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.id = path.name[: -len(files.REQUEST)]
+        self.fields: dict[str, Any] = {}
+        self.error: str | None = None
+        self.decision: dict[str, Any] | None = None
+        self.decision_error: str | None = None
+
+    @classmethod
+    def read(cls, path: Path) -> PermissionRequest:
+        request = cls(path)
+        try:
+            request.fields = files.read_object(path)
+        except RuneError as exc:
+            request.error = getattr(exc, "reason", None) or exc.message
+        answer = files.decision_path(path)
+        if os.path.lexists(answer):
+            try:
+                request.decision = files.read_object(answer)
+            except RuneError as exc:
+                request.decision_error = getattr(exc, "reason", None) or exc.message
+        return request
+
+    @property
+    def agent(self) -> str:
+        return _text(self.fields, "agent") or "?"
+
+    @property
+    def tool(self) -> str:
+        return _text(self.fields, "tool_name") or "?"
+
+    @property
+    def subject(self) -> str:
+        return _text(self.fields, "subject")
+
+    @property
+    def asked(self) -> datetime | None:
+        return parse_iso(self.fields.get("asked_at"))
+
+    @property
+    def expires(self) -> datetime | None:
+        return parse_iso(self.fields.get("expires_at"))
+
+    @property
+    def open(self) -> bool:
+        """Waiting for the operator (a request nobody waits for is never open)."""
+        return (
+            self.error is None
+            and self.decision is None
+            and self.decision_error is None
+            and self.expires is not None
+        )
+
+    @property
+    def state(self) -> str:
+        if self.error is not None:
+            return UNREADABLE
+        if self.decision_error is not None:
+            return UNREADABLE
+        if self.decision is None:
+            return PENDING if self.open else UNDECIDED
+        behavior = self.decision.get("behavior")
+        return {files.ALLOW: ALLOWED, files.DENY: DENIED}.get(behavior, ASKED)  # type: ignore[arg-type]
+
+    @property
+    def decided_by(self) -> str:
+        by = (self.decision or {}).get("decided_by")
+        return by if by in files.DECIDERS else "?"
+
+    @property
+    def outcome(self) -> str:
+        """The decision in words: ``denied by operator: not on main``."""
+        if self.error is not None:
+            return f"unreadable: {self.error}"
+        if self.decision_error is not None:
+            return f"decision unreadable: {self.decision_error}"
+        if self.decision is None:
+            return PENDING if self.open else "no decision recorded"
+        decision = self.decision
+        if self.state == ASKED:
+            return f"fell through to Claude Code: {_text(decision, 'reason') or 'nobody decided'}"
+        said = _text(decision, "message")
+        rule = _text(decision, "rule")
+        by = f"rule {rule}" if self.decided_by == files.RULE and rule else self.decided_by
+        return f"{self.state} by {by}" + (
+            f": {said}" if said and self.decided_by != files.RULE else ""
+        )
+
+    def sort_key(self) -> tuple[float, str]:
+        asked = self.asked
+        return (asked.timestamp() if asked else 0.0, self.id)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "state": self.state,
+            "agent": self.fields.get("agent"),
+            "tool": self.fields.get("tool_name"),
+            "subject": self.fields.get("subject"),
+            "description": self.fields.get("description"),
+            "diff_summary": self.fields.get("diff_summary"),
+            "suggestions": self.fields.get("suggestions"),
+            "asked_at": self.fields.get("asked_at"),
+            "expires_at": self.fields.get("expires_at"),
+            "decision": self.decision,
+            "outcome": self.outcome,
+            "error": self.error or self.decision_error,
+            "path": str(self.path),
+        }
+
+
+class Permissions:
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.paths = project.paths
+        self.clock = project.clock
+
+    @property
+    def directory(self) -> Path:
+        return files.directory(self.paths)
+
+    def request_files(self) -> list[Path]:
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return []
+        return [
+            self.directory / name
+            for name in names
+            if name.endswith(files.REQUEST) and files.valid_id(name[: -len(files.REQUEST)])
+        ]
+
+    def requests(self) -> list[PermissionRequest]:
+        """Every request, oldest first."""
+        return sorted(
+            (PermissionRequest.read(p) for p in self.request_files()),
+            key=PermissionRequest.sort_key,
+        )
+
+    def pending(self) -> list[PermissionRequest]:
+        return [r for r in self.requests() if r.open]
+
+    def history(self, agent: str | None = None) -> list[PermissionRequest]:
+        """Decided (and unreadable) requests, oldest first; one agent's when named."""
+        return [r for r in self.requests() if not r.open and (agent is None or r.agent == agent)]
+
+    def get(self, request_id: str) -> PermissionRequest:
+        try:
+            path = files.request_path(self.paths, request_id)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+        if not os.path.lexists(path):
+            raise RuneError(f"no permission request {request_id} (runeconsole permissions pending)")
+        return PermissionRequest.read(path)
+
+    def decide(
+        self,
+        request_id: str,
+        behavior: str,
+        *,
+        message: str | None = None,
+        via: str = "console",
+        rule: str | None = None,
+    ) -> PermissionRequest:
+        """The operator's decision, recorded (``AlreadyDecided``, ``Gone`` when too late)."""
+        if behavior not in (files.ALLOW, files.DENY):
+            raise InvalidInput(f"a permission is allowed or denied, not {behavior!r}")
+        if message is not None and behavior == files.ALLOW:
+            raise InvalidInput("a message goes with a deny (the model reads it)")
+        request = self.get(request_id)
+        with locked(self.paths.lock_for(files.lock_name(request.id)), what=request.id):
+            fresh = PermissionRequest.read(request.path)
+            if fresh.error is not None:
+                raise RuneError(f"{request.id}: unreadable: {fresh.error}")
+            if not fresh.open:
+                raise AlreadyDecided(fresh)
+            if not self._hook_alive(fresh):
+                self._nobody(fresh, HOOK_GONE)
+                raise Gone(f"{request.id}: too late: {HOOK_GONE}")
+            fields = files.decision_fields(
+                request.id,
+                behavior,
+                files.OPERATOR,
+                message=message.strip() if message and message.strip() else None,
+                via=via,
+                rule=rule,
+                now=self.clock.now(),
+            )
+            files.write_decision(request.path, fields)
+        return PermissionRequest.read(request.path)
+
+    def decide_always(
+        self, request: PermissionRequest, behavior: str, *, every_agent: bool, via: str = "console"
+    ) -> tuple[Rule, PermissionRequest]:
+        """A standing rule for this exact tool and subject, then this request decided by it."""
+        if request.fields.get("subject_truncated") is not False:
+            raise InvalidInput(
+                f"{request.id}: its command or path is not recorded whole (too long, or an "
+                "older file): decide it once, no rule can be made from it"
+            )
+        rule = self.add_rule(
+            behavior, request.tool, request.subject, None if every_agent else request.agent
+        )
+        return rule, self.decide(request.id, behavior, via=via, rule=rule.id)
+
+    @staticmethod
+    def _hook_alive(request: PermissionRequest) -> bool:
+        pid = request.fields.get("hook_pid")
+        return not isinstance(pid, int) or pid_alive(pid)
+
+    def _nobody(self, request: PermissionRequest, reason: str) -> None:
+        fields = files.decision_fields(request.id, None, files.NOBODY, reason=reason)
+        with contextlib.suppress(FileExistsError):  # decided at that moment: that one stands
+            files.write_decision(request.path, fields)
+
+    def expire_orphans(self, requests: list[PermissionRequest]) -> list[str]:
+        """Open requests whose hook is gone are recorded as decided by nobody."""
+        gone = []
+        for request in requests:
+            if not request.open or self._hook_alive(request):
+                continue
+            with locked(self.paths.lock_for(files.lock_name(request.id)), what=request.id):
+                fresh = PermissionRequest.read(request.path)
+                if fresh.open:
+                    self._nobody(fresh, HOOK_GONE)
+                    gone.append(request.id)
+        return gone
+
+    # -- the operator's rules ----------------------------------------------------------------
+
+    def rules(self) -> list[Rule]:
+        return permission_rules.read(self.paths)
+
+    def add_rule(self, behavior: str, tool: str, subject: str, agent: str | None) -> Rule:
+        return permission_rules.add(self.paths, behavior, tool, subject, agent, self.clock.now())
+
+    def remove_rule(self, rule_id: str) -> Rule:
+        return permission_rules.remove(self.paths, rule_id)

@@ -1,0 +1,219 @@
+"""Decide a permission request by keypress: the agent, the tool, exactly what it would run.
+
+``y`` allows once, ``n`` denies (the model is told the operator denied it), ``t`` denies
+with a reason typed in; ``Y`` / ``N`` also keep a rule that always allows / denies this
+exact tool and command or path, for this agent, or for all agents after ``s``. ``esc``
+closes the window without deciding: the agent keeps waiting, until the countdown ends
+and Claude Code asks in its own dialog. A decision made elsewhere first (the CLI, the
+timeout) is shown and the window closes; a key pressed a moment too late is refused with
+the decision that stands.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.events import Key
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from runeconsole.core.errors import RuneError
+from runeconsole.services.claude.permission_files import ALLOW, DENY
+from runeconsole.services.claude.permissions import (
+    AlreadyDecided,
+    PermissionRequest,
+    Permissions,
+)
+from runeconsole.services.questions import format_left
+from runeconsole.tui.reveal import reveal
+
+CLOSE_DELAY_SECONDS = 2.0
+SUBJECT_LINES = 12
+
+
+def request_text(request: PermissionRequest) -> Table | Text:
+    """What the agent wants to do: the command or path as it is, what it says it is for,
+    the edit in a few words, the rules Claude Code suggests."""
+    if request.error is not None:
+        return Text(f"unreadable: {request.error}\n{request.path}", "red")
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="bold cyan", no_wrap=True)
+    grid.add_column(overflow="fold")
+    lines = request.subject.splitlines() or [""]
+    shown = "\n".join(lines[:SUBJECT_LINES])
+    more = f"\n… {len(lines) - SUBJECT_LINES} more lines" if len(lines) > SUBJECT_LINES else ""
+    label = {"Bash": "command"}.get(request.tool, "path" if "/" in request.subject else "input")
+    grid.add_row(label, Text.assemble((shown, "bold"), (more, "dim")))
+    fields = request.fields
+    for name, title in (("description", "why"), ("diff_summary", "change")):
+        value = fields.get(name)
+        if isinstance(value, str) and value:
+            grid.add_row(title, Text(value))
+    suggestions = fields.get("suggestions")
+    if isinstance(suggestions, list) and suggestions:
+        grid.add_row("suggests", Text("\n".join(str(s) for s in suggestions), "dim"))
+    rules_error = fields.get("rules_error")
+    if isinstance(rules_error, str):
+        grid.add_row("rules", Text(f"not applied: {rules_error}", "red"))
+    return grid
+
+
+class PermissionModal(ModalScreen[PermissionRequest | None]):
+    DEFAULT_CSS = """
+    PermissionModal {
+        align: center middle;
+    }
+    #permission-modal {
+        width: 90%;
+        max-width: 100;
+        height: auto;
+        max-height: 90%;
+        border: round $error;
+        padding: 0 1;
+        background: $surface;
+    }
+    #permission-title, #permission-body, #permission-keys {
+        height: auto;
+        padding-bottom: 1;
+    }
+    #permission-countdown {
+        height: auto;
+    }
+    #permission-reason {
+        display: none;
+    }
+    #permission-note {
+        display: none;
+        height: auto;
+    }
+    """
+    BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
+
+    def __init__(self, permissions: Permissions, request: PermissionRequest) -> None:
+        super().__init__()
+        self.permissions = permissions
+        self.request = request
+        self.every_agent = False
+        self.closing = False
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="permission-modal"):
+            yield Static(self._title(), id="permission-title")
+            yield Static(request_text(self.request), id="permission-body")
+            yield Static(id="permission-keys")
+            yield Static(id="permission-countdown")
+            yield Input(
+                placeholder="why it is denied; enter sends (esc closes)", id="permission-reason"
+            )
+            yield Static(id="permission-note")
+
+    def on_mount(self) -> None:
+        self._draw_keys()
+        self.tick()
+
+    def _title(self) -> Text:
+        request = self.request
+        title = Text.assemble(("⚠ permission", "bold red"), "  ", (request.tool, "bold cyan"))
+        title.append(f"  from {request.agent}")
+        title.append(f"\n{request.id}", "dim")
+        return title
+
+    def _draw_keys(self) -> None:
+        scope = "all agents" if self.every_agent else "this agent"
+        keys = Table.grid(padding=(0, 1))
+        for key, what in (
+            (" y ", "allow once"),
+            (" n ", "deny"),
+            (" t ", "deny with a reason the agent reads"),
+            (" Y ", f"always allow this exact {self._noun()}, {scope}"),
+            (" N ", f"always deny it, {scope}"),
+            (
+                " s ",
+                "make Y / N " + ("for this agent only" if self.every_agent else "for all agents"),
+            ),
+        ):
+            keys.add_row(Text(key, "bold reverse"), Text(what))
+        keys.add_row("", Text("esc closes without deciding (the agent keeps waiting)", "dim"))
+        self.query_one("#permission-keys", Static).update(keys)
+
+    def _noun(self) -> str:
+        return "command" if self.request.tool == "Bash" else "call"
+
+    # -- time passing ----------------------------------------------------------------------
+
+    def tick(self) -> None:
+        if self.closing:
+            return
+        expires = self.request.expires
+        if expires is None:
+            return
+        left = (expires - self.permissions.clock.now()).total_seconds()
+        text = Text.assemble(
+            "Claude Code asks in its own dialog in ",
+            (format_left(max(left, 0)), "bold red" if left <= 30 else "bold"),
+            " unless you decide",
+        )
+        self.query_one("#permission-countdown", Static).update(text)
+
+    def decided_elsewhere(self, request: PermissionRequest) -> None:
+        self.close_with(f"Decided elsewhere: {request.outcome} — closing.")
+
+    def close_with(self, note: str) -> None:
+        if self.closing:
+            return
+        self.closing = True
+        self.query_one("#permission-reason", Input).display = False
+        self._note(note, "bold yellow")
+        self.set_timer(CLOSE_DELAY_SECONDS, lambda: self.dismiss(None))
+
+    def _note(self, text: str, style: str) -> None:
+        note = self.query_one("#permission-note", Static)
+        note.update(Text(text, style))
+        note.display = bool(text)
+
+    # -- deciding --------------------------------------------------------------------------
+
+    def on_key(self, event: Key) -> None:
+        if isinstance(self.focused, Input) or not event.is_printable or not event.character:
+            return
+        event.stop()
+        event.prevent_default()
+        if self.closing:
+            return
+        key = event.character
+        if key in ("y", "n"):
+            self.decide(ALLOW if key == "y" else DENY)
+        elif key in ("Y", "N"):
+            self.decide(ALLOW if key == "Y" else DENY, always=True)
+        elif key == "t":
+            reveal(self.query_one("#permission-reason", Input))
+        elif key == "s":
+            self.every_agent = not self.every_agent
+            self._draw_keys()
+        elif key == "q":
+            self.dismiss(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if event.value.strip():
+            self.decide(DENY, message=event.value)
+
+    def decide(self, behavior: str, *, always: bool = False, message: str | None = None) -> None:
+        try:
+            if always:
+                _, decided = self.permissions.decide_always(
+                    self.request, behavior, every_agent=self.every_agent
+                )
+            else:
+                decided = self.permissions.decide(self.request.id, behavior, message=message)
+        except AlreadyDecided as exc:
+            self.decided_elsewhere(exc.request)
+            return
+        except RuneError as exc:
+            self.close_with(f"Not decided: {exc.message}")
+            return
+        self.closing = True
+        self.dismiss(decided)

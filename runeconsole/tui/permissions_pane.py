@@ -1,0 +1,372 @@
+"""The Permissions pane: Claude Code's permission requests waiting for the operator, the
+latest decisions with who made them, and the standing rules.
+
+Requests waiting for a decision come first (oldest first, a countdown to the moment
+Claude Code asks in its own dialog); a new one rings the bell and says ``a`` decides it
+from any pane. Below them, the latest decisions (allowed, denied, fell through to Claude
+Code) with who decided; below that, the rules (``x`` takes the selected one out). Rows
+follow the files: a request or decision file appearing, the rules file replaced.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Static
+
+from runeconsole.core.errors import RuneError
+from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude import permission_files as files
+from runeconsole.services.claude import permission_rules
+from runeconsole.services.claude.permission_rules import Rule
+from runeconsole.services.claude.permissions import (
+    ALLOWED,
+    ASKED,
+    DENIED,
+    PENDING,
+    PermissionRequest,
+    Permissions,
+)
+from runeconsole.services.questions import format_left
+from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.keyed_table import KeyedTable
+from runeconsole.tui.pane import PERMISSIONS, LivePane
+from runeconsole.tui.permission_modal import PermissionModal
+
+COLUMNS = (
+    ("mark", " ", 1),
+    ("agent", "AGENT", 20),
+    ("tool", "TOOL", 6),
+    ("age", "AGE", 5),
+    ("left", "WAITS", 6),
+    ("what", "COMMAND / PATH · OUTCOME", None),
+)
+RULE_COLUMNS = (
+    ("rule", "RULE", 5),
+    ("tool", "TOOL", 6),
+    ("agent", "AGENT", 20),
+    ("subject", "COMMAND / PATH", None),
+)
+RECENT = 20  # decisions shown below the open requests
+MARKS = {
+    PENDING: ("●", "bold red"),
+    ALLOWED: ("✓", "green"),
+    DENIED: ("✗", "red"),
+    ASKED: ("↷", "dim"),
+}
+EMPTY = "No permission requests. Claude Code's permission prompts appear here (claude install)."
+
+
+class Mark(Text):
+    """The state mark; carries the row's place (open first, then newest decided)."""
+
+    def __init__(self, request: PermissionRequest) -> None:
+        symbol, style = MARKS.get(request.state, ("?", "bold red"))
+        super().__init__(symbol, style=style)
+        asked = request.sort_key()[0]
+        self.order = (0, asked, request.id) if request.open else (1, -asked, request.id)
+
+
+def waits(request: PermissionRequest, now: datetime) -> Text:
+    expires = request.expires
+    if not request.open or expires is None:
+        return Text("-", "dim")
+    left = (expires - now).total_seconds()
+    return Text(format_left(max(left, 0)), "bold red" if left <= 30 else "")
+
+
+def row_values(request: PermissionRequest, now: datetime) -> tuple[object, ...]:
+    if request.error is not None:
+        what = Text(f"unreadable: {request.error}", "red")
+    else:
+        what = Text(" ".join(request.subject.split())[:400])
+        if not request.open:
+            what.append(f" · {request.outcome}", "dim")
+    asked = request.asked
+    return (
+        Mark(request),
+        Text(request.agent),
+        Text(request.tool),
+        format_age((now - asked).total_seconds()) if asked else "-",
+        waits(request, now),
+        what,
+    )
+
+
+def decisions_text(history: list[PermissionRequest], last: int = 8) -> Text:
+    """An agent's latest permission decisions, newest first, with who made each."""
+    if not history:
+        return Text("")
+    text = Text("\nPermission decisions", "bold")
+    for request in reversed(history[-last:]):
+        symbol, style = MARKS.get(request.state, ("?", "bold red"))
+        asked = request.fields.get("asked_at")
+        text.append(f"\n{symbol} ", style)
+        text.append(f"{asked if isinstance(asked, str) else '-'}  ", "dim")
+        text.append(f"{request.tool} {' '.join(request.subject.split())[:80]}")
+        text.append(f" · {request.outcome}", "dim")
+    if len(history) > last:
+        text.append(f"\n… {len(history) - last} earlier (runeconsole permissions history)", "dim")
+    return text
+
+
+def rule_values(rule: Rule) -> tuple[object, ...]:
+    style = "green" if rule.behavior == files.ALLOW else "bold red"
+    return (Text(rule.behavior, style), Text(rule.tool), Text(rule.scope), Text(rule.subject))
+
+
+class PermissionsPane(LivePane):
+    DEFAULT_CSS = """
+    PermissionsPane {
+        layers: table note;
+    }
+    #permissions-table {
+        height: 1fr;
+    }
+    #permissions-empty {
+        layer: note;
+        height: auto;
+        margin-top: 2;
+        padding: 0 2;
+        color: $text-muted;
+    }
+    #permission-rules-title {
+        height: 1;
+        padding: 0 1;
+    }
+    #permission-rules {
+        height: auto;
+        max-height: 7;
+    }
+    """
+    BINDINGS = [
+        Binding("a", "decide", "Decide"),
+        Binding("enter", "decide", "Decide", show=False),
+        Binding("x", "remove_rule", "Remove rule"),
+    ]
+    PANE_ID = PERMISSIONS
+    TITLE = "Permissions"
+    HELP_KEYS = (
+        ("enter / a", "decide the selected request (a in any other pane: the oldest waiting)"),
+        ("y / n / t", "in the window: allow once, deny, deny with a reason"),
+        ("Y / N, s", "in the window: always allow / deny it; s: for all agents or this one"),
+        ("tab, x", "move to the rules; take the selected rule out"),
+    )
+
+    def __init__(self, permissions: Permissions, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.permissions = permissions
+        self.requests: dict[str, PermissionRequest] = {}
+        self.rules: list[Rule] = []
+        self.modal: PermissionModal | None = None
+        self.filter_text = ""
+        self._loaded = False
+
+    def compose(self) -> ComposeResult:
+        yield KeyedTable(COLUMNS, id="permissions-table")
+        yield Static(EMPTY, id="permissions-empty")
+        yield Static(Text("Rules", "bold"), id="permission-rules-title")
+        yield KeyedTable(RULE_COLUMNS, id="permission-rules")
+
+    @property
+    def table(self) -> KeyedTable:
+        return self.query_one("#permissions-table", KeyedTable)
+
+    @property
+    def rules_table(self) -> KeyedTable:
+        return self.query_one("#permission-rules", KeyedTable)
+
+    def on_mount(self) -> None:
+        self.sync(self.permissions.requests())
+        self.load_rules()
+        self._loaded = True
+
+    def watch_dirs(self) -> list[Path]:
+        """The signals directory (where the requests' directory appears), that directory
+        once it exists, and the state directory (the rules file)."""
+        paths, where = self.permissions.paths, self.permissions.directory
+        return [paths.question_signals, paths.state, *([where] if where.is_dir() else [])]
+
+    # -- applying changes --------------------------------------------------------------------
+
+    def now(self) -> datetime:
+        return self.permissions.clock.now()
+
+    def upsert(self, request: PermissionRequest) -> None:
+        known = self.requests.get(request.id)
+        self.requests[request.id] = request
+        if self._loaded and request.open and known is None:
+            self._announce(request)
+        if self.modal is not None and self.modal.request.id == request.id and not request.open:
+            self.modal.decided_elsewhere(request)
+
+    def _announce(self, request: PermissionRequest) -> None:
+        self.app.bell()
+        what = " ".join(request.subject.split())[:120]
+        self.notify(
+            f"{request.agent} asks to run {request.tool}: {what} — press a to decide",
+            title="Permission",
+            severity="warning",
+            timeout=8,
+            markup=False,
+        )
+        self.app.reach_operator(  # type: ignore[attr-defined]
+            request.agent, f"{request.agent} needs your permission", f"{request.tool}: {what}"
+        )
+
+    def finish_batch(self) -> None:
+        """Show the open requests and the latest decisions; drop what is no longer shown."""
+        ordered = sorted(self.requests.values(), key=lambda r: Mark(r).order)
+        opened = [r for r in ordered if r.open]
+        shown = opened + [r for r in ordered if not r.open][:RECENT]
+        keys = {r.id for r in shown if self._matches(r)}
+        table, now = self.table, self.now()
+        for key in set(table.keys()) - keys:
+            table.drop(key)
+        for request in shown:
+            if request.id in keys:
+                table.upsert(request.id, row_values(request, now))
+        table.reorder("mark", key=lambda mark: mark.order)
+        self.query_one("#permissions-empty").display = not self.requests
+        # Only while someone waits: the status bar keeps its room in an 80-column pane.
+        self.summarise({"permissions": len(opened)} if opened else {})
+
+    def _matches(self, request: PermissionRequest) -> bool:
+        text = self.filter_text.lower()
+        return not text or text in f"{request.agent} {request.tool} {request.subject}".lower()
+
+    def sync(self, requests: list[PermissionRequest]) -> None:
+        fresh = {r.id for r in requests}
+        for key in [k for k in self.requests if k not in fresh]:
+            self.requests.pop(key)
+        for request in requests:
+            self.upsert(request)
+        self.finish_batch()
+
+    def load_rules(self) -> None:
+        title = self.query_one("#permission-rules-title", Static)
+        try:
+            self.rules = self.permissions.rules()
+        except RuneError as exc:
+            self.rules = []
+            title.update(Text(f"Rules: {exc.message}", "bold red"))
+        else:
+            count = (
+                f" ({len(self.rules)})" if self.rules else ": none (Y / N in a request adds one)"
+            )
+            title.update(Text.assemble(("Rules", "bold"), (count, "dim")))
+        table = self.rules_table
+        for key in set(table.keys()) - {rule.id for rule in self.rules}:
+            table.drop(key)
+        for rule in self.rules:
+            table.upsert(rule.id, rule_values(rule))
+
+    def apply_changes(self, paths: set[Path]) -> None:
+        where = self.permissions.directory
+        changed: set[str] = set()
+        for path in paths:
+            if path == where:  # the directory appeared: follow it, read what it holds
+                self.app.follow_dir(self, path)  # type: ignore[attr-defined]
+                self.sync(self.permissions.requests())
+            elif path.name == permission_rules.FILE_NAME:
+                self.load_rules()
+            elif path.parent == where and path.suffix in (files.REQUEST, files.DECISION):
+                changed.add(path.name[: -len(path.suffix)])
+        for request_id in changed:
+            if files.valid_id(request_id):
+                path = where / f"{request_id}{files.REQUEST}"
+                if path.exists() or path.is_symlink():
+                    self.upsert(PermissionRequest.read(path))
+                else:
+                    self.requests.pop(request_id, None)
+        if changed:
+            self.finish_batch()
+
+    @work(thread=True, exclusive=True, group="permissions-rescan")
+    def rescan(self) -> None:
+        requests = self.permissions.requests()
+        try:  # requests whose agent stopped waiting: recorded as decided by nobody
+            if self.permissions.expire_orphans(requests):
+                requests = self.permissions.requests()
+        except RuneError as exc:
+            self.app.call_from_thread(self.notify, exc.message, severity="warning", markup=False)
+        self.app.call_from_thread(self.sync, requests)
+        self.app.call_from_thread(self.load_rules)
+
+    def tick(self) -> None:
+        now = self.now()
+        for key in self.table.visible_keys():
+            request = self.requests.get(key)
+            if request is not None and request.open:
+                self.table.set_cell(key, "left", waits(request, now))
+        if self.modal is not None:
+            self.modal.tick()
+
+    # -- interaction -------------------------------------------------------------------------
+
+    def filter(self, text: str) -> None:
+        self.filter_text = text
+        self.finish_batch()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.data_table is self.table:
+            self.action_decide()
+
+    def action_decide(self) -> None:
+        key = self.table.cursor_key()
+        request = self.requests.get(key) if key else None
+        if request is None:
+            return
+        if request.open:
+            self.open_modal(request)
+        else:
+            self.notify(f"{request.id}: {request.outcome}", title="Decided", markup=False)
+
+    def oldest(self) -> PermissionRequest | None:
+        waiting = [r for r in self.requests.values() if r.open]
+        return min(waiting, key=PermissionRequest.sort_key) if waiting else None
+
+    def open_modal(self, request: PermissionRequest) -> None:
+        if self.modal is not None:
+            return
+        self.modal = PermissionModal(self.permissions, request)
+        self.app.push_screen(self.modal, self._modal_closed)
+
+    def _modal_closed(self, decided: PermissionRequest | None) -> None:
+        self.modal = None
+        if decided is not None:
+            self.notify(
+                f"{decided.agent}: {decided.tool} {decided.outcome}",
+                title="Permission",
+                markup=False,
+            )
+            self.upsert(decided)
+            self.load_rules()
+            self.finish_batch()
+
+    def action_remove_rule(self) -> None:
+        key = self.rules_table.cursor_key() if self.rules_table.has_focus else None
+        rule = next((r for r in self.rules if r.id == key), None)
+        if rule is None:
+            self.notify("Select a rule first (tab moves to the rules).", timeout=3)
+            return
+        detail = Text(f"{rule.behavior} {rule.tool} {rule.subject!r} for {rule.scope}")
+
+        def confirmed(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                self.permissions.remove_rule(rule.id)
+            except RuneError as exc:
+                self.notify(exc.message, severity="error", markup=False)
+            self.load_rules()
+
+        self.app.push_screen(
+            ConfirmScreen(f"Take out rule {rule.id}?", detail, "Remove"), confirmed
+        )
