@@ -11,7 +11,8 @@ import pytest
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import RuneError
 from runeconsole.core.pids import pid_alive
-from tests.tmux_helpers import printer, sleeper, wait_for
+from tests.support.polling import wait_until
+from tests.support.tmux import printer, sleeper
 
 
 @pytest.fixture
@@ -28,14 +29,14 @@ def test_session_runs_argument_list_with_cwd_and_env_without_a_shell(
     )
     assert pane.pid and pid_alive(pane.pid)
     assert tmux.has_session("agent") and not tmux.has_session("agen")
-    wait_for(lambda: f"{tmp_path} $(echo hi);`id`" in tmux.capture(pane.pane_id))
+    wait_until(lambda: f"{tmp_path} $(echo hi);`id`" in tmux.capture(pane.pane_id))
 
 
 def test_send_text_is_literal(tmux: Tmux, tmp_path: Path) -> None:
     script = "import sys; line = sys.stdin.readline().strip(); print(f'GOT[{line}]'); input()"
     pane = tmux.new_session("echo", [sys.executable, "-c", script], cwd=tmp_path)
     tmux.send_text(pane.pane_id, "C-c Enter $HOME; `id` ; kill-server")
-    screen = wait_for(lambda: "GOT[" in tmux.capture(pane.pane_id) and tmux.capture(pane.pane_id))
+    screen = wait_until(lambda: "GOT[" in tmux.capture(pane.pane_id) and tmux.capture(pane.pane_id))
     assert "GOT[C-c Enter $HOME; `id` ; kill-server]" in screen
 
 
@@ -43,7 +44,7 @@ def test_exit_status_stays_readable_and_kill_session(tmux: Tmux, tmp_path: Path)
     tmux.new_session("fails", [sys.executable, "-c", "raise SystemExit(4)"], cwd=tmp_path)
     tmux.new_session("lives", sleeper(), cwd=tmp_path)
     # The pane reads dead at end-of-file, a moment before its process has exited.
-    dead = wait_for(lambda: (p := tmux.pane("fails")) and p.exit_status is not None and p)
+    dead = wait_until(lambda: (p := tmux.pane("fails")) and p.exit_status is not None and p)
     assert dead.exit_status == 4
     assert tmux.panes()["lives"].dead is False
     assert tmux.kill_session("fails") is True
@@ -54,8 +55,8 @@ def test_exit_status_stays_readable_and_kill_session(tmux: Tmux, tmp_path: Path)
 def test_capture_many_survives_a_vanished_pane(tmux: Tmux, tmp_path: Path) -> None:
     first = tmux.new_session("one", printer("screen one"), cwd=tmp_path)
     second = tmux.new_session("two", printer("screen two"), cwd=tmp_path)
-    wait_for(lambda: "screen two" in tmux.capture(second.pane_id))
-    wait_for(lambda: "screen one" in tmux.capture(first.pane_id))
+    wait_until(lambda: "screen two" in tmux.capture(second.pane_id))
+    wait_until(lambda: "screen one" in tmux.capture(first.pane_id))
     screens = tmux.capture_many([first.pane_id, "%999", second.pane_id])
     assert set(screens) == {first.pane_id, second.pane_id}
     assert screens[first.pane_id].strip() == "screen one"
@@ -65,7 +66,7 @@ def test_capture_many_survives_a_vanished_pane(tmux: Tmux, tmp_path: Path) -> No
 def test_capture_many_keeps_every_pane_id(tmux: Tmux, tmp_path: Path) -> None:
     """Ids like %8 or %12 must come back intact (tmux runs messages through strftime)."""
     panes = [tmux.new_session(f"s{n}", printer(f"screen {n}"), cwd=tmp_path) for n in range(12)]
-    wait_for(lambda: all(f"screen {n}" in tmux.capture(p.pane_id) for n, p in enumerate(panes)))
+    wait_until(lambda: all(f"screen {n}" in tmux.capture(p.pane_id) for n, p in enumerate(panes)))
     screens = tmux.capture_many([pane.pane_id for pane in panes])
     assert {pid: text.strip() for pid, text in screens.items()} == {
         pane.pane_id: f"screen {n}" for n, pane in enumerate(panes)

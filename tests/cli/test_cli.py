@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from runeconsole.cli import COMMANDS, build_parser
-from tests.conftest import cli_env
+from tests.support.cli import cli_env
 
 
 def registered_commands(parser: argparse.ArgumentParser) -> set[str]:

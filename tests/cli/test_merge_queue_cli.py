@@ -8,22 +8,20 @@ import pytest
 
 from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
-from tests.mq_helpers import (
-    commit_in_checkout,
+from tests.support.merge_queue import (
     commit_on,
-    ignore_state,
     queue_file,
     rev,
     write_talisman,
 )
 
 
-@pytest.fixture
-def repo(project: Path) -> Path:
-    ignore_state(project)
-    commit_in_checkout(project, {"a.txt": "a\n"}, "base files")
-    write_talisman(project, "true")
-    return project
+@pytest.fixture(autouse=True)
+def talisman(request: pytest.FixtureRequest) -> None:
+    """In the shared ``repo`` the queue's tests pass (``true``) unless a test writes
+    another command; a bare ``project`` has no test command."""
+    if "repo" in request.fixturenames:
+        write_talisman(request.getfixturevalue("repo"), "true")
 
 
 def test_add_list_and_process_exit_codes(repo: Path, cli) -> None:

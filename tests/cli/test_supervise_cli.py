@@ -20,8 +20,9 @@ from runeconsole.services.supervisor import (
     Supervisor,
     SupervisorSettings,
 )
-from tests.conftest import cli_env
-from tests.tmux_helpers import fake_agent, monitoring, sleeper, wait_for, wait_for_monitor
+from tests.support.cli import cli_env
+from tests.support.polling import wait_until
+from tests.support.tmux import fake_agent, monitoring, sleeper, wait_for_monitor
 
 
 def test_spawn_kill_monitor_respawn_via_cli(project: Path, tmux_socket: str, cli: Callable) -> None:
@@ -70,7 +71,7 @@ def test_handoff_via_cli_subprocess(project: Path, tmux_socket: str, run_cli: Ca
                       *fake_agent(key, project))  # fmt: skip
     assert spawned.returncode == 0, spawned.stderr
     tmux = Tmux(tmux_socket)
-    wait_for(lambda: "Phase: investigation" in tmux.capture("=rune-orchestrator-cli:"))
+    wait_until(lambda: "Phase: investigation" in tmux.capture("=rune-orchestrator-cli:"))
     result = run_cli("handoff", key, *base, "--timeout", "20")
     assert result.returncode == 0, result.stderr
     assert "handoff exited" in result.stdout or "handoff hook_updated" in result.stdout
@@ -143,10 +144,10 @@ def test_one_monitor_for_as_long_as_it_runs_and_a_killed_one_frees_the_lock(
         once = run_cli("monitor", *base, "--once", timeout=20)
         assert once.returncode == 1 and busy in once.stderr
         with monitoring(supervisor, interval=0.1) as reports:  # the console's way
-            wait_for(lambda: any(r.skipped and r.other_monitor == first.pid for r in reports))
+            wait_until(lambda: any(r.skipped and r.other_monitor == first.pid for r in reports))
             first.kill()  # SIGKILL: no clean-up, yet the lock is free
             first.wait(timeout=10)
-            wait_for(lambda: reports and not reports[-1].skipped)  # it took over
+            wait_until(lambda: reports and not reports[-1].skipped)  # it took over
     finally:
         first.kill()
     assert run_cli("monitor", *base, "--once", timeout=20).returncode == 0

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_env
-from tests.suspended_helpers import (
+from tests.support.cli import cli_env
+from tests.support.suspended import (
     LOCAL_RUNE_CHECKPOINTS,
     load_fixture,
     modify,

@@ -18,8 +18,9 @@ from runeconsole.services.claude.view import AgentView, agent_view
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings
-from tests.conftest import CliResult
-from tests.tmux_helpers import fake_agent, wait_for
+from tests.support.cli import CliResult
+from tests.support.polling import wait_until
+from tests.support.tmux import fake_agent
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -50,21 +51,21 @@ def test_a_demo_agent_asks_through_the_hook_and_the_console_answers(
         command = fake_agent(key, root, "--claude-ask-at", "0.5")
         supervisor.spawn("orchestrator", "search", command, worktree=agent_worktree(root, key))
         relayed = root / "tmp" / ".rune-signals" / "claude-code"
-        wait_for(lambda: relayed.exists() and len(list(relayed.glob("*.question"))) == 2, 60)
+        wait_until(lambda: relayed.exists() and len(list(relayed.glob("*.question"))) == 2, 60)
         first, second = sorted(relayed.glob("*.question"))
         assert json.loads(first.read_text())["worker_name"] == key
         assert json.loads(second.read_text())["multi_select"] is True
         # the questions come first, the agent's state right after
-        wait_for(lambda: activity(root, key).activity == "waiting", 30)
+        wait_until(lambda: activity(root, key).activity == "waiting", 30)
         for path, options in ((first, ["B"]), (second, ["A", "C"])):
             args = [f"claude-code/{path.stem}", *(f"--option={o}" for o in options)]
             assert cli("question", "answer", *args, "--root", str(root)).code == 0
-        wait_for(lambda: "Answered Claude's questions" in supervisor.pane_tail(key), 60)
+        wait_until(lambda: "Answered Claude's questions" in supervisor.pane_tail(key), 60)
         tail = supervisor.pane_tail(key)
         assert "→ Trigram index" in tail and "→ lint, e2e" in tail
         # its tool calls went through the hook too: busy, with tokens from its transcript
-        wait_for(lambda: activity(root, key).activity == "busy", 60)
-        wait_for(lambda: activity(root, key).tokens, 60)
+        wait_until(lambda: activity(root, key).activity == "busy", 60)
+        wait_until(lambda: activity(root, key).tokens, 60)
     finally:
         presence.release()
     assert not (root / ".claude" / "state" / "claude" / "hook.log").exists()

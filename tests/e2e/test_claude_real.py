@@ -18,10 +18,10 @@ from runeconsole.services.registry import Registry
 from runeconsole.tui.app import create_app
 from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.questions_pane import QuestionsPane
-from tests.claude_api import text_turn, tool_turn
-from tests.claude_binary import ASK_INPUT, BASH_INPUT, ClaudeSession, binary, new_project
-from tests.claude_helpers import in_thread, install, until
-from tests.tmux_helpers import wait_for
+from tests.support.claude import in_thread, install
+from tests.support.claude_api import text_turn, tool_turn
+from tests.support.claude_binary import ASK_INPUT, BASH_INPUT, ClaudeSession, binary, new_project
+from tests.support.polling import until, wait_until
 
 pytestmark = [
     pytest.mark.timeout(180),
@@ -86,13 +86,13 @@ def test_a_permission_prompt_is_waiting_and_its_exit_is_ended(
         screen = session.wait_screen("Do you want to proceed")
         reading = read_pane(screen)
         assert (reading.waiting_for_input, reading.menu) == ("permission", True)
-        wait_for(lambda: (claude_agent(root) or {}).get("activity") == "waiting", 30)
+        wait_until(lambda: (claude_agent(root) or {}).get("activity") == "waiting", 30)
         row = claude_agent(root)
         assert row is not None and row["waiting_for"] == "Claude needs your permission"
         session.keys("Escape")  # declined: nothing runs
         session.wait_screen("What should Claude do instead")
         session.type("/exit")
-        wait_for(lambda: (claude_agent(root) or {}).get("status") == "terminated", 30)
+        wait_until(lambda: (claude_agent(root) or {}).get("status") == "terminated", 30)
     row = claude_agent(root)
     assert row is not None and (row["activity"], row["liveness"]) == ("ended", "grey")
     assert not (root / "made-by-bash").exists()

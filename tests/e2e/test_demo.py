@@ -21,8 +21,9 @@ from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings
 from runeconsole.services.suspension import Suspension
-from tests.conftest import cli_env
-from tests.tmux_helpers import fake_agent, wait_for
+from tests.support.cli import cli_env
+from tests.support.polling import wait_until
+from tests.support.tmux import fake_agent
 
 
 def test_fleet_only_registers_the_cast_in_a_real_repo(tmp_path: Path, run_cli) -> None:
@@ -159,7 +160,7 @@ def test_fake_agents_suspend_and_request_merges_one_predicted_to_conflict(
         supervisor.spawn("worker", name, fake_agent(key, project, *extra), worktree=worktree)
     queue = MergeQueue(Project(project))
     signalled = Signals(Project(project))
-    wait_for(lambda: signalled.pending(signal_type="MERGE_READY") and queue.read().pending())
+    wait_until(lambda: signalled.pending(signal_type="MERGE_READY") and queue.read().pending())
     (ready,) = signalled.pending(signal_type="MERGE_READY")
     assert (ready.source, ready.payload["branch"]) == ("worker-a", "agent/worker-a")
     queue.pick_up_signals()  # as the console's merge-queue pane does

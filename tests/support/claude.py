@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from textual.pilot import Pilot
-
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.claude.presence import ConsolePresence
-from tests.conftest import cli_env
-from tests.hook_runner import HookResult, HookRunner
+from tests.support.cli import cli_env
+from tests.support.hook_runner import HookResult, HookRunner
+from tests.support.paths import FIXTURES
 
-PAYLOADS = Path(__file__).parent / "fixtures" / "claude_hooks"
+PAYLOADS = FIXTURES / "claude_hooks"
 SESSION = "3decb0de-c9c6-4425-a24d-c537a5702e52"
 KEY = "claude-project-3decb0de"  # the project dir is named "project" by the fixture
 
@@ -60,15 +59,6 @@ def assistant_line(message_id: str, **usage: int) -> str:
     }
     body = {"type": "assistant", "message": {"id": message_id, "usage": counts}}
     return json.dumps(body) + "\n"
-
-
-async def until(pilot: Pilot, condition: Callable[[], object], timeout: float = 60) -> None:
-    """Let the console run until ``condition`` holds (fails the test after ``timeout``)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "condition not met in time"
-        await pilot.pause(0.02)
 
 
 async def in_thread(function: Callable[[], object]) -> object:

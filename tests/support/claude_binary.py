@@ -1,12 +1,12 @@
 """The real Claude Code binary, driven in tmux on a private socket against the local
-Messages-API stand-in (``tests/claude_api.py``), with its HOME and config dir in a temp
+Messages-API stand-in (``tests/support/claude_api.py``), with its HOME and config dir in a temp
 dir: never the user's ``~/.claude``, never the user's tmux server.
 
 The binary is the pinned version (``.ci/claude-code-version``) that ``.ci/run`` installs
 with npm into ``.ci/claude-code/``, or ``$RUNECONSOLE_CLAUDE_BIN``; without it the tests
 that need it skip and say why.
 
-``python -m tests.claude_binary capture`` writes the binary's screens into
+``python -m tests.support.claude_binary capture`` writes the binary's screens into
 ``tests/panes/`` (its AskUserQuestion dialog, a permission prompt, busy, idle).
 """
 
@@ -24,9 +24,9 @@ from functools import cache
 from pathlib import Path
 
 from runeconsole.adapters import git
-from tests.claude_api import MessagesApi, Turn, text_turn, tool_turn
+from tests.support.claude_api import MessagesApi, Turn, text_turn, tool_turn
+from tests.support.paths import PANES, REPO
 
-REPO = Path(__file__).resolve().parents[1]
 VERSION = (REPO / ".ci" / "claude-code-version").read_text().strip()
 INSTALLED = REPO / ".ci" / "claude-code" / "node_modules" / ".bin" / "claude"
 API_KEY = "sk-ant-api03-" + "r" * 70 + "runeconsole-tests"
@@ -210,6 +210,6 @@ def capture(out: Path) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["capture"]:
-        capture(REPO / "tests" / "panes")
+        capture(PANES)
     else:
-        raise SystemExit("usage: python -m tests.claude_binary capture")
+        raise SystemExit("usage: python -m tests.support.claude_binary capture")

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -99,15 +98,6 @@ def write_talisman(root: Path, test_command: str, **extra: Any) -> None:
 def ignore_state(root: Path) -> None:
     """Keep the project's own state out of ``git status`` (as a real project would)."""
     (root / ".git" / "info" / "exclude").write_text(".claude/\n")
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 30.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what or predicate}")
 
 
 def queue_file(root: Path) -> dict[str, Any]:

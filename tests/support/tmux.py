@@ -6,26 +6,12 @@ import contextlib
 import json
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
 
 from runeconsole.demo.fake_agent import command as fake_agent_command
 from runeconsole.services.supervisor import MonitorReport, Supervisor
-
-T = TypeVar("T")
-
-
-def wait_for(probe: Callable[[], T], timeout: float = 10.0, every: float = 0.05) -> T:
-    """Poll ``probe`` until it returns something truthy; fail with its last value."""
-    deadline = time.monotonic() + timeout
-    value = probe()
-    while not value and time.monotonic() < deadline:
-        time.sleep(every)
-        value = probe()
-    assert value, f"still {value!r} after {timeout}s"
-    return value
+from tests.support.polling import wait_until
 
 
 def fake_agent(key: str, root: Path, *extra: str) -> list[str]:
@@ -67,4 +53,4 @@ def monitoring(supervisor: Supervisor, interval: float) -> Iterator[list[Monitor
 def wait_for_monitor(supervisor: Supervisor, pid: int) -> None:
     """Until the monitor in process ``pid`` has saved a pass (so it holds the lock)."""
     saved = supervisor.observations_path
-    wait_for(lambda: saved.exists() and json.loads(saved.read_text())["monitor_pid"] == pid)
+    wait_until(lambda: saved.exists() and json.loads(saved.read_text())["monitor_pid"] == pid)

@@ -21,8 +21,9 @@ from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.questions_pane import QuestionsPane
-from tests.claude_helpers import KEY, Bridge, bridge, in_thread, until
-from tests.hook_runner import decision
+from tests.support.claude import KEY, Bridge, bridge, in_thread
+from tests.support.hook_runner import decision
+from tests.support.polling import until
 
 pytestmark = pytest.mark.timeout(120)
 SNAP_ROOT = Path("/tmp/runeconsole-snap/claude")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from textual.widgets import Input
@@ -17,19 +16,12 @@ from runeconsole.tui.app import create_app
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.status_bar import StatusBar
-from tests.conftest import burst
+from tests.support.console import burst
+from tests.support.polling import until
 
 
 def cell(app, key: str, column: str) -> str:
     return str(app.agents_pane.table.get_cell(key, column))
-
-
-async def wait_for(pilot, condition, timeout: float = 3.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "condition not met in time"
-        await pilot.pause(0.02)
 
 
 async def test_scene_shows_every_state(project: Path, clock: ManualClock) -> None:
@@ -63,14 +55,14 @@ async def test_live_updates_are_applied_by_key(project: Path) -> None:
         cleared = []
         table.clear = lambda *a, **k: cleared.append(a)  # a refill would show up here
         registry.register("worker", "c")
-        await wait_for(pilot, lambda: table.has("worker-c"))
+        await until(pilot, lambda: table.has("worker-c"))
         registry.mark_crashed("worker-a")
-        await wait_for(pilot, lambda: cell(app, "worker-a", "status") == "crashed")
+        await until(pilot, lambda: cell(app, "worker-a", "status") == "crashed")
         assert table.keys() == ["worker-a", "worker-b", "worker-c"]
         registry.path_for("worker-b").unlink()
-        await wait_for(pilot, lambda: not table.has("worker-b"))
+        await until(pilot, lambda: not table.has("worker-b"))
         atomic_write_bytes(registry.path_for("worker-c"), b"\x00\x01 not json")
-        await wait_for(pilot, lambda: cell(app, "worker-c", "status") == "unreadable")
+        await until(pilot, lambda: cell(app, "worker-c", "status") == "unreadable")
         assert cleared == []
 
 
@@ -80,7 +72,7 @@ async def test_rescan_covers_missed_events(project: Path) -> None:
     async with app.run_test() as pilot:
         registry.register("worker", "late")
         app.agents_pane.rescan()
-        await wait_for(pilot, lambda: app.agents_pane.table.has("worker-late"))
+        await until(pilot, lambda: app.agents_pane.table.has("worker-late"))
 
 
 async def test_ticks_turn_rows_yellow_then_red(project: Path, clock: ManualClock) -> None:

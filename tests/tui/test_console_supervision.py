@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -16,8 +15,9 @@ from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.agent_detail import AgentDetail
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.confirm import ConfirmScreen
-from tests.conftest import cli_env
-from tests.tmux_helpers import fake_agent, wait_for_monitor
+from tests.support.cli import cli_env
+from tests.support.polling import until
+from tests.support.tmux import fake_agent, wait_for_monitor
 
 TALISMAN = b"""\
 runeconsole:
@@ -39,14 +39,6 @@ RUNNING = ("active", "busy", "idle", "waiting", "compacting")  # an active agent
 
 def cell(app: RuneConsole, key: str, column: str) -> str:
     return str(app.agents_pane.table.get_cell(key, column))
-
-
-async def until(pilot, condition, timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "condition not met in time"
-        await pilot.pause(0.05)
 
 
 def status(root: Path, key: str) -> str:

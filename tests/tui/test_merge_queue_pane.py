@@ -15,7 +15,7 @@ from runeconsole.services.merge_queue import ConflictPredictor
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from tests.mq_helpers import queue_file, write_talisman
+from tests.support.merge_queue import queue_file, write_talisman
 
 
 def build_project(root: Path) -> ManualClock:

@@ -26,12 +26,13 @@ from runeconsole.services.questions import (
     Questions,
     RelaySettings,
 )
-from runeconsole.tui import question_modal
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.questions_pane import QuestionsPane
-from tests.conftest import burst, cli_env
+from tests.support.cli import cli_env
+from tests.support.console import burst
+from tests.support.polling import until
 
 SNAP_ROOT = Path("/tmp/runeconsole-snap")
 
@@ -269,10 +270,7 @@ async def test_keys_other_than_options_do_nothing(scene: Questions) -> None:
         assert not isinstance(app.screen, QuestionModal) and app.is_running
 
 
-async def test_countdown_runs_in_the_modal_and_the_timeout_closes_it(
-    scene: Questions, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(question_modal, "CLOSE_DELAY_SECONDS", 0.5)
+async def test_countdown_runs_in_the_modal_and_the_timeout_closes_it(scene: Questions) -> None:
     app = console(scene)
     clock: ManualClock = scene.clock  # type: ignore[assignment]
     async with app.run_test(size=(100, 30)) as pilot:
@@ -287,8 +285,7 @@ async def test_countdown_runs_in_the_modal_and_the_timeout_closes_it(
         await pilot.pause()
         assert "Answered by the timeout: A: Use bcrypt" in text_of(app, "#question-note")
         assert isinstance(app.screen, QuestionModal)
-        await pilot.pause(0.8)
-        assert not isinstance(app.screen, QuestionModal)
+        await until(pilot, lambda: not isinstance(app.screen, QuestionModal))
         answer = answer_of(scene, "task-3.q1")
         assert answer is not None and answer.decided_by == "auto-timeout"
 
@@ -316,10 +313,7 @@ async def test_a_question_overdue_when_first_seen_is_resurfaced_not_decided(
         assert answer is not None and answer.decided_by == "auto-timeout"
 
 
-async def test_modal_closes_when_its_question_file_goes(
-    scene: Questions, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(question_modal, "CLOSE_DELAY_SECONDS", 0.3)
+async def test_modal_closes_when_its_question_file_goes(scene: Questions) -> None:
     app = console(scene)
     async with app.run_test(size=(100, 30)) as pilot:
         modal = await open_first(pilot)
@@ -328,8 +322,7 @@ async def test_modal_closes_when_its_question_file_goes(
         await pilot.pause()
         assert "The question file is gone" in text_of(app, "#question-note")
         await pilot.press("B")  # too late: nothing is written
-        await pilot.pause(0.5)
-        assert not isinstance(app.screen, QuestionModal)
+        await until(pilot, lambda: not isinstance(app.screen, QuestionModal))
         assert not modal.question.answer_path.exists()
 
 

@@ -18,7 +18,7 @@ from runeconsole.tui.arc_detail import ArcDetail
 from runeconsole.tui.resume_confirm import ResumeConfirm
 from runeconsole.tui.suspended_detail import ContextDetail, InjectionScreen
 from runeconsole.tui.suspended_pane import SuspendedPane
-from tests.suspended_helpers import build_scene, task_file, write_context
+from tests.support.suspended import build_scene, task_file, write_context
 
 CONTEXTS = "tmp/work/20260226-014400/context"
 SNAP_ROOT = Path("/tmp/runeconsole-snap/suspended")

@@ -18,7 +18,7 @@ from runeconsole.services.hooks import Hooks
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.signals import Signals
-from tests.conftest import cli_env
+from tests.support.cli import cli_env
 
 HARNESS_HOOK = {
     "hook_id": "hook-orchestrator-auth-1",

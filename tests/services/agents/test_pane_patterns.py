@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from runeconsole.services.pane_patterns import read_pane, safe_to_type
-
-PANES = Path(__file__).parent / "panes"
+from tests.support.paths import PANES
 
 # sample: (context_left, compacting, waiting_for_input, prompt starts with, phase)
 EXPECTED = {
@@ -24,7 +21,7 @@ EXPECTED = {
     "answered_permission_scrolled": (41, False, None, None, "investigation"),
     "plan_mode": (None, False, None, None, "planning"),
     "idle_asked_in_text": (33, False, "question", "The migration ran cleanly", None),
-    # The real Claude Code 2.1.328 (python -m tests.claude_binary capture)
+    # The real Claude Code 2.1.328 (python -m tests.support.claude_binary capture)
     "claude_question_dialog": (None, False, "question", "Which hash should the auth", None),
     "claude_permission_prompt": (None, False, "permission", "Do you want to proceed?", None),
     "claude_busy": (None, False, None, None, None),

@@ -14,7 +14,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
-from tests.conftest import cli_env
+from tests.support.cli import cli_env
 
 
 def test_signal_file_name_and_body(project: Path, clock: ManualClock) -> None:

@@ -16,8 +16,8 @@ from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude import agent_state
 from runeconsole.services.claude.hook import LOG_NAME
 from runeconsole.services.claude.payload import HookPayload
-from tests.claude_helpers import KEY, PAYLOADS, Bridge, bridge
-from tests.conftest import CliResult
+from tests.support.claude import KEY, PAYLOADS, Bridge, bridge
+from tests.support.cli import CliResult
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from runeconsole.adapters import git
 from runeconsole.services.claude import hook
 from runeconsole.services.claude.payload import EVENTS
-from tests.claude_helpers import Bridge, bridge
-from tests.conftest import cli_env
+from tests.support.claude import Bridge, bridge
+from tests.support.cli import cli_env
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -13,7 +13,7 @@ import pytest
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.claude.install import HOOK_EVENTS, hook_command, is_ours
 from runeconsole.services.claude.presence import ConsolePresence
-from tests.conftest import CliResult
+from tests.support.cli import CliResult
 
 THEIRS = {
     "permissions": {"allow": ["Bash(git status)"]},

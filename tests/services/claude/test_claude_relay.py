@@ -16,10 +16,10 @@ from runeconsole.core.errors import RuneError
 from runeconsole.services.claude import answers, relay, relay_files
 from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions, RelaySettings
-from tests.claude_helpers import KEY, Bridge, bridge
-from tests.conftest import CliResult
-from tests.hook_runner import HookResult, decision
-from tests.tmux_helpers import wait_for
+from tests.support.claude import KEY, Bridge, bridge
+from tests.support.cli import CliResult
+from tests.support.hook_runner import HookResult, decision
+from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -41,12 +41,12 @@ def relayed(made: Bridge, count: int = 2) -> list[dict]:
     def files() -> list[Path]:
         return sorted(directory.glob("*.question")) if directory.exists() else []
 
-    wait_for(lambda: len(files()) >= count, timeout=30)
+    wait_until(lambda: len(files()) >= count, timeout=30)
     return [json.loads(path.read_text()) | {"id": f"claude-code/{path.stem}"} for path in files()]
 
 
 def finished(done: dict[str, HookResult]) -> HookResult:
-    wait_for(lambda: "result" in done, timeout=60)
+    wait_until(lambda: "result" in done, timeout=60)
     return done["result"]
 
 

@@ -16,26 +16,18 @@ from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.services.merge_queue import COMPLETED, FAILED, INTERRUPTED, QueueBusy
 from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
-from tests.conftest import cli_env
-from tests.mq_helpers import (
+from tests.support.cli import cli_env
+from tests.support.merge_queue import (
     commit_in_checkout,
     commit_on,
     git,
-    ignore_state,
     make_queue,
     queue_file,
     rev,
-    wait_for,
     worktree_paths,
     write_talisman,
 )
-
-
-@pytest.fixture
-def repo(project: Path) -> Path:
-    ignore_state(project)
-    commit_in_checkout(project, {"a.txt": "a\n"}, "base files")
-    return project
+from tests.support.polling import wait_until
 
 
 def start_processor(root: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -57,7 +49,7 @@ def kill_processor_when(
 ) -> None:
     """Start ``merge-queue process`` and kill -9 it (or its process group) once ``ready()``."""
     processor = start_processor(root, env)
-    wait_for(ready, what="the processor to reach the step under test")
+    wait_until(ready, what="the processor to reach the step under test")
     if whole_group:
         os.killpg(processor.pid, signal.SIGKILL)
     else:
@@ -139,7 +131,7 @@ def test_kill_during_tests_then_recovery(repo: Path, clock, tmp_path: Path) -> N
     report = make_queue(repo, clock, on_interrupted="fail").process()
 
     assert any("process(es) left running" in note for note in report.recovered), report.recovered
-    wait_for(lambda: not alive(test_pid), timeout=5, what="the orphaned tests to stop")
+    wait_until(lambda: not alive(test_pid), timeout=5, what="the orphaned tests to stop")
     assert_interrupted(repo, "test", main_before)
 
 
@@ -192,7 +184,7 @@ def test_concurrent_processors_are_refused_with_the_pid(repo: Path, clock, tmp_p
     write_talisman(repo, f"sh -c 'while [ ! -f {release} ]; do sleep 0.05; done'")
     make_queue(repo, clock).add("feat/c")
     first = start_processor(repo)
-    wait_for(lambda: current_step(repo) == "test", what="the first processor's tests")
+    wait_until(lambda: current_step(repo) == "test", what="the first processor's tests")
 
     second = run_cli("merge-queue", "process", "--root", str(repo))
     status = run_cli("merge-queue", "status", "--json", "--root", str(repo))
@@ -274,7 +266,7 @@ def test_checkout_changed_after_the_check_gets_main_put_back(repo: Path, clock, 
     before = rev(repo, "main")
     env, paused = paused_at("merge-queue-main-moved", tmp_path)
     processor = start_processor(repo, env)
-    wait_for(paused, what="main to have moved")
+    wait_until(paused, what="main to have moved")
     assert rev(repo, "main") != before
     (repo / "new.txt").write_text("made by the operator just now\n")
     (tmp_path / "merge-queue-main-moved.go").touch()
@@ -344,7 +336,7 @@ def test_asking_who_processes_never_turns_a_processor_away(repo: Path, clock, tm
         text=True,
     )
     try:
-        wait_for(ready.exists, what="the status watcher to start")
+        wait_until(ready.exists, what="the status watcher to start")
         queue = make_queue(repo, clock)
         for _ in range(150):  # each run takes the processor lock while status is asked
             queue.process()

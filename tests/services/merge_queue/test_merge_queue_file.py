@@ -16,21 +16,13 @@ from runeconsole.services.merge_queue import (
 )
 from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
-from tests.mq_helpers import (
+from tests.support.merge_queue import (
     commit_in_checkout,
     commit_on,
     git,
-    ignore_state,
     make_queue,
     queue_file,
 )
-
-
-@pytest.fixture
-def repo(project: Path) -> Path:
-    ignore_state(project)
-    commit_in_checkout(project, {"a.txt": "a\n", "b.txt": "b\n"}, "base files")
-    return project
 
 
 def test_add_writes_harness_and_prd_fields(repo: Path, clock) -> None:

@@ -25,26 +25,18 @@ from runeconsole.services.merge_queue import (
 )
 from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
-from tests.mq_helpers import (
+from tests.support.merge_queue import (
     branch_exists,
     commit_in_checkout,
     commit_on,
     first_parent_subjects,
     git,
-    ignore_state,
     make_queue,
     queue_file,
     rev,
-    wait_for,
     worktree_paths,
 )
-
-
-@pytest.fixture
-def repo(project: Path) -> Path:
-    ignore_state(project)
-    commit_in_checkout(project, {"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"}, "base files")
-    return project
+from tests.support.polling import wait_until
 
 
 def signals_of(root: Path, signal_type: str) -> list[dict]:
@@ -341,7 +333,7 @@ def test_passing_tests_that_leave_a_background_process_pass(repo: Path, clock, t
     assert outcome.status == COMPLETED, outcome
     assert time.monotonic() - started < 15
     leftover = int(marker.read_text())
-    wait_for(lambda: not pid_alive(leftover), timeout=5, what="the leftover sleep to be stopped")
+    wait_until(lambda: not pid_alive(leftover), timeout=5, what="the leftover sleep to be stopped")
 
 
 def test_rebase_works_without_a_configured_git_identity(

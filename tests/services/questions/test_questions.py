@@ -29,7 +29,7 @@ from runeconsole.services.questions import (
     Questions,
     RelaySettings,
 )
-from tests.conftest import cli_env
+from tests.support.cli import cli_env
 
 SIGNAL_DIR = "rune-work-20260226T120000Z"
 

@@ -19,8 +19,9 @@ from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings
 from runeconsole.tui.app import create_app
-from tests.claude_helpers import Bridge, bridge
-from tests.tmux_helpers import sleeper, wait_for
+from tests.support.claude import Bridge, bridge
+from tests.support.polling import wait_until
+from tests.support.tmux import sleeper
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -62,7 +63,7 @@ def test_at_most_once_per_agent_per_minute(project: Path, tmp_path: Path) -> Non
     # Another process (a hook) shares the limit through the file.
     other = Notifier(ProjectPaths(project), recorder(log), 60, clock=lambda: now[0])
     assert other.notify("worker-a", "worker-a asks", "a minute later")
-    wait_for(lambda: len(calls(log)) == 3)
+    wait_until(lambda: len(calls(log)) == 3)
     assert sorted(calls(log)) == sorted(
         [
             ["worker-a crashed", "exit 3"],
@@ -89,7 +90,7 @@ def test_a_permission_prompt_notifies_through_the_hook(hooked: Bridge, tmp_path:
     hooked.send("SessionStart")
     result = hooked.send("Notification")
     assert (result.exit_code, result.stdout) == (0, "")
-    wait_for(lambda: calls(log))
+    wait_until(lambda: calls(log))
     assert calls(log) == [
         ["claude-project-3decb0de needs your permission", "Claude needs your permission"]
     ]
@@ -108,8 +109,8 @@ def test_a_crash_notifies_through_the_monitor(
     spawned = supervisor.spawn("worker", "a", sleeper())
     supervisor.monitor_step()
     subprocess.run(["tmux", "-L", tmux_socket, "kill-session", "-t", spawned.tmux_session])
-    wait_for(lambda: "worker-a" in supervisor.monitor_step().crashed or calls(log), 30)
-    wait_for(lambda: calls(log))
+    wait_until(lambda: "worker-a" in supervisor.monitor_step().crashed or calls(log), 30)
+    wait_until(lambda: calls(log))
     assert calls(log)[0] == ["worker-a crashed", "tmux session rune-worker-a is gone"]
 
 
@@ -126,5 +127,5 @@ async def test_a_new_blocking_question_notifies_from_the_console(
         asked, _ = relay.ask(AskRequest("task-1", "Port?", ["A: 80", "B: 8080"], worker="w-1"))
         questions.apply_changes({asked.path})  # type: ignore[attr-defined]
         await app.workers.wait_for_complete()
-        wait_for(lambda: calls(log))
+        wait_until(lambda: calls(log))
     assert calls(log) == [["task-1 (w-1) asks", "Port?"]]

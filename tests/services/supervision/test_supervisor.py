@@ -31,7 +31,8 @@ from runeconsole.services.supervisor import (
     Supervisor,
     SupervisorSettings,
 )
-from tests.tmux_helpers import fake_agent, monitoring, printer, sleeper, wait_for
+from tests.support.polling import wait_until
+from tests.support.tmux import fake_agent, monitoring, printer, sleeper
 
 
 def make_supervisor(root: Path, socket: str, **settings: object) -> Supervisor:
@@ -80,7 +81,7 @@ def test_killed_session_is_crashed_once_and_respawned_with_wisdom(
 ) -> None:
     key = "orchestrator-auth"
     first = supervisor.spawn("orchestrator", "auth", fake_agent(key, project, "--ask-every", "0"))
-    wait_for(lambda: "Phase: investigation" in screen_of(supervisor, key))
+    wait_until(lambda: "Phase: investigation" in screen_of(supervisor, key))
     Hooks(Project(project)).update(key, work_phase="testing", summary="token refresh endpoint")
     supervisor.tmux.kill_session(first.tmux_session)
 
@@ -104,11 +105,11 @@ def test_killed_session_is_crashed_once_and_respawned_with_wisdom(
     assert second.wisdom.startswith(sentence)
     assert second.wisdom_file.read_text().startswith(sentence)
     from_file = f"Resuming. You are a continuation of {predecessor}"  # via the env var's file
-    wait_for(lambda: from_file in screen_of(supervisor, key))
+    wait_until(lambda: from_file in screen_of(supervisor, key))
     # Typed by the monitor once the new pane has drawn and shows no prompt, never blind.
     assert Registry(Project(project)).get(key).get("metadata")["pending_input"]
     typed = f"> You are a continuation of {predecessor}"
-    wait_for(lambda: supervisor.monitor_step() and typed in screen_of(supervisor, key))
+    wait_until(lambda: supervisor.monitor_step() and typed in screen_of(supervisor, key))
     assert not Registry(Project(project)).get(key).get("metadata")["pending_input"]
     assert [r.get("agent_id") for r in Registry(Project(project)).chain(key)] == [
         second.record.get("agent_id"),
@@ -129,7 +130,7 @@ def test_exit_is_judged_by_how_it_ended(
     supervisor: Supervisor, project: Path, script: str, outcome: str, reason: str
 ) -> None:
     supervisor.spawn("worker", "done", [sys.executable, "-c", script])
-    wait_for(lambda: exited(supervisor, "rune-worker-done"))
+    wait_until(lambda: exited(supervisor, "rune-worker-done"))
     report = supervisor.monitor_step()
     assert (report.terminated, report.crashed) == (
         (["worker-done"], []) if outcome == "terminated" else ([], ["worker-done"])
@@ -147,7 +148,7 @@ def test_exit_is_judged_by_how_it_ended(
 def test_clean_handoff_saves_hook_exits_and_respawns(supervisor: Supervisor, project: Path) -> None:
     key = "worker-billing"
     first = supervisor.spawn("worker", "billing", fake_agent(key, project))
-    wait_for(lambda: "Phase: investigation" in screen_of(supervisor, key))
+    wait_until(lambda: "Phase: investigation" in screen_of(supervisor, key))
     (project / "invoice.py").write_text("unsaved = True\n")
 
     result = supervisor.handoff(key, timeout=20)
@@ -171,7 +172,7 @@ def test_clean_handoff_saves_hook_exits_and_respawns(supervisor: Supervisor, pro
     assert signals(project, "HANDOFF_COMPLETE")[0]["successor_id"] == successor.record.get(
         "agent_id"
     )
-    wait_for(lambda: "continuation of" in screen_of(supervisor, key))
+    wait_until(lambda: "continuation of" in screen_of(supervisor, key))
 
 
 def test_hung_handoff_is_force_killed_after_the_timeout(
@@ -179,7 +180,7 @@ def test_hung_handoff_is_force_killed_after_the_timeout(
 ) -> None:
     key = "orchestrator-stuck"
     first = supervisor.spawn("orchestrator", "stuck", fake_agent(key, project, "--hang-on-handoff"))
-    wait_for(lambda: "Phase: investigation" in screen_of(supervisor, key))
+    wait_until(lambda: "Phase: investigation" in screen_of(supervisor, key))
 
     result = supervisor.handoff(key, timeout=1.0)
 
@@ -201,7 +202,7 @@ def test_monitor_reads_context_warns_once_per_level_and_sees_prompts(
     spawned = supervisor.spawn("worker", "echo", [sys.executable, "-c", echo])
     pane = spawned.record.get("tmux_session")
     supervisor.tmux.send_text(pane, "Context left until auto-compact: 20%")
-    wait_for(lambda: "20%" in screen_of(supervisor, "worker-echo"))
+    wait_until(lambda: "20%" in screen_of(supervisor, "worker-echo"))
     first = supervisor.monitor_step()
     observed = first.observations["worker-echo"]
     assert (observed.screen.context_left, observed.urgency) == (20, "low")
@@ -209,17 +210,17 @@ def test_monitor_reads_context_warns_once_per_level_and_sees_prompts(
     assert supervisor.monitor_step().warnings == []
 
     supervisor.tmux.send_text(pane, "Context left until auto-compact: 8%")
-    wait_for(lambda: "8%" in screen_of(supervisor, "worker-echo"))
+    wait_until(lambda: "8%" in screen_of(supervisor, "worker-echo"))
     assert [w.urgency for w in supervisor.monitor_step().warnings] == ["high"]
     supervisor.tmux.send_text(pane, "Context left until auto-compact: 12%")
-    wait_for(lambda: "12%" in screen_of(supervisor, "worker-echo"))
+    wait_until(lambda: "12%" in screen_of(supervisor, "worker-echo"))
     assert supervisor.monitor_step().warnings == []  # medium is below what was raised
     urgencies = [s["urgency"] for s in signals(project, "CONTEXT_WARNING")]
     assert urgencies == ["low", "high"]
 
     supervisor.tmux.send_text(pane, "Do you want to proceed?")
     supervisor.tmux.send_text(pane, "❯ 1. Yes")
-    wait_for(lambda: "1. Yes" in screen_of(supervisor, "worker-echo").splitlines()[-1])
+    wait_until(lambda: "1. Yes" in screen_of(supervisor, "worker-echo").splitlines()[-1])
     observed = supervisor.monitor_step().observations["worker-echo"]
     assert observed.screen.waiting_for_input == "permission"
     assert observed.screen.context_left == 12  # the prompt hides the status line; figure kept
@@ -235,7 +236,7 @@ def test_high_urgency_hands_off_automatically_when_enabled(project: Path, tmux_s
     first = supervisor.spawn(
         "orchestrator", "full", fake_agent(key, project, "--context", "9", "--drain", "0")
     )
-    wait_for(lambda: "auto-compact: 9%" in screen_of(supervisor, key))
+    wait_until(lambda: "auto-compact: 9%" in screen_of(supervisor, key))
     report = supervisor.monitor_step()
     assert [(w.key, w.urgency) for w in report.warnings] == [(key, "high")]
     assert report.handoffs_started == [key]
@@ -246,7 +247,7 @@ def test_high_urgency_hands_off_automatically_when_enabled(project: Path, tmux_s
     )
     successor = Registry(Project(project)).get(key)
     assert successor.get("predecessor_id") == first.record.get("agent_id")
-    wait_for(lambda: "auto-compact: 100%" in screen_of(supervisor, key))
+    wait_until(lambda: "auto-compact: 100%" in screen_of(supervisor, key))
     assert supervisor.monitor_step().warnings == []
 
 
@@ -258,18 +259,18 @@ def test_medium_urgency_asks_for_a_checkpoint_when_cycling_is_on(
     supervisor.spawn(
         "worker", "midway", fake_agent(key, project, "--context", "14", "--drain", "0")
     )
-    wait_for(lambda: "auto-compact: 14%" in screen_of(supervisor, key))
+    wait_until(lambda: "auto-compact: 14%" in screen_of(supervisor, key))
     report = supervisor.monitor_step()
     assert [(w.key, w.urgency) for w in report.warnings] == [(key, "medium")]
     assert report.handoffs_started == []
     assert [g["key"] for g in signals(project, "GUIDANCE")] == [key]
-    wait_for(lambda: "Checkpoint saved to the hook." in screen_of(supervisor, key))
+    wait_until(lambda: "Checkpoint saved to the hook." in screen_of(supervisor, key))
     assert "(checkpoint)" in Hooks(Project(project)).get(key).summary
 
 
 def test_phase_seen_on_screen_goes_into_the_hook(supervisor: Supervisor, project: Path) -> None:
     supervisor.spawn("worker", "phases", printer("⏺ Phase: testing"))
-    wait_for(lambda: "Phase: testing" in screen_of(supervisor, "worker-phases"))
+    wait_until(lambda: "Phase: testing" in screen_of(supervisor, "worker-phases"))
     report = supervisor.monitor_step()
     assert report.phase_changes == {"worker-phases": "testing"}
     assert Hooks(Project(project)).get("worker-phases").work_phase == "testing"
@@ -482,11 +483,11 @@ def test_kills_are_never_taken_for_crashes_by_a_running_monitor(
     # The monitor is another supervisor, as in the console or `runeconsole monitor`.
     monitor = make_supervisor(project, tmux_socket, auto_respawn=True)
     with monitoring(monitor, interval=0.0) as reports:
-        wait_for(lambda: sum(not r.skipped for r in reports) >= 2)
+        wait_until(lambda: sum(not r.skipped for r in reports) >= 2)
         for name in names:
             assert operator.kill(f"worker-{name}").status == "terminated"
         seen = len(reports)
-        wait_for(lambda: len(reports) >= seen + 5)
+        wait_until(lambda: len(reports) >= seen + 5)
     assert signals(project, "AGENT_CRASHED") == []
     assert [key for r in reports for key in r.crashed + [s.key for s in r.respawned]] == []
     registry = Registry(Project(project))
@@ -505,7 +506,7 @@ def test_an_agent_is_acted_on_where_it_was_spawned(
 ) -> None:
     home = make_supervisor(project, tmux_socket)
     first = home.spawn("worker", "far", printer("far away"))
-    wait_for(lambda: "far away" in home.pane_tail("worker-far"))
+    wait_until(lambda: "far away" in home.pane_tail("worker-far"))
     # A caller configured for another server (say, another $RUNECONSOLE_TMUX_SOCKET).
     away = make_supervisor(project, other_tmux_socket)
     assert "far away" in away.pane_tail("worker-far")
@@ -538,13 +539,13 @@ def test_only_the_agents_own_hook_update_confirms_a_handoff(
     agent saved its work, so the wait goes on; the agent's own update ends it."""
     supervisor.spawn("worker", "deaf", [sys.executable, "-c", ECHO])
     supervisor.tmux.send_text("=rune-worker-deaf:", "⏺ Phase: testing")
-    wait_for(lambda: "Phase: testing" in screen_of(supervisor, "worker-deaf"))
+    wait_until(lambda: "Phase: testing" in screen_of(supervisor, "worker-deaf"))
     outcome: list[str] = []
     waiting = threading.Thread(
         target=lambda: outcome.append(supervisor.handoff("worker-deaf", timeout=4).outcome)
     )
     waiting.start()
-    wait_for(lambda: signals(project, "HANDOFF_REQUESTED"))
+    wait_until(lambda: signals(project, "HANDOFF_REQUESTED"))
     # The monitor's first look at the screen writes the phase into the hook.
     assert supervisor.monitor_step().phase_changes == {"worker-deaf": "testing"}
     assert waiting.is_alive()
@@ -557,7 +558,7 @@ def test_only_the_agents_own_hook_update_confirms_a_handoff(
         target=lambda: outcome.append(supervisor.handoff("worker-saver", timeout=2.5).outcome)
     )
     waiting.start()
-    wait_for(lambda: len(signals(project, "HANDOFF_REQUESTED")) == 2)
+    wait_until(lambda: len(signals(project, "HANDOFF_REQUESTED")) == 2)
     Hooks(Project(project)).update(
         "worker-saver", work_phase="testing"
     )  # as `runeconsole hook update`
@@ -569,7 +570,7 @@ def show_permission_prompt(supervisor: Supervisor, key: str) -> None:
     """An echo agent drawing a Claude-like permission prompt (Enter there means "Yes")."""
     for line in ("Do you want to proceed?", "❯ 1. Yes", "  2. No, and tell Claude (esc)"):
         supervisor.tmux.send_text(f"=rune-{key}:", line)
-    wait_for(lambda: "(esc)" in screen_of(supervisor, key).splitlines()[-1])
+    wait_until(lambda: "(esc)" in screen_of(supervisor, key).splitlines()[-1])
 
 
 def test_checkpoint_request_waits_while_a_prompt_is_on_screen(
@@ -587,7 +588,7 @@ def test_checkpoint_request_waits_while_a_prompt_is_on_screen(
     assert "GUARDIAN" not in screen_of(supervisor, key)  # not typed into the prompt
     assert signals(project, "GUIDANCE") == []
     supervisor.tmux.send_text(f"=rune-{key}:", "⏺ Done")  # someone answered it
-    wait_for(lambda: screen_of(supervisor, key).endswith("⏺ Done"))
+    wait_until(lambda: screen_of(supervisor, key).endswith("⏺ Done"))
     step_until(
         supervisor, lambda _: "GUARDIAN: Context is running low" in screen_of(supervisor, key)
     )
@@ -600,7 +601,7 @@ def test_handoff_declines_a_prompt_with_esc_before_asking(
 ) -> None:
     key = "worker-prompted"
     supervisor.spawn("worker", "prompted", fake_agent(key, project, "--ask-every", "1"))
-    wait_for(lambda: supervisor.monitor_step().observations[key].screen.menu)
+    wait_until(lambda: supervisor.monitor_step().observations[key].screen.menu)
     result = supervisor.handoff(key, timeout=15, respawn=False)
     assert result.outcome in ("exited", "hook_updated")
     screen = supervisor.last_screen(result.predecessor_id or "")
@@ -615,7 +616,7 @@ def test_handoff_never_types_into_a_menu_it_cannot_decline(
     supervisor.spawn("worker", "choosing", [sys.executable, "-c", ECHO])
     for line in ("Select an option:", "❯ 1. Freeze the clock", "  2. Retry"):
         supervisor.tmux.send_text(f"=rune-{key}:", line)
-    wait_for(lambda: "2. Retry" in screen_of(supervisor, key).splitlines()[-1])
+    wait_until(lambda: "2. Retry" in screen_of(supervisor, key).splitlines()[-1])
     result = supervisor.handoff(key, timeout=1.0, respawn=False)
     assert result.outcome == "forced"
     assert HANDOFF_MESSAGE not in supervisor.last_screen(result.predecessor_id or "")

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.errors import RuneError
+from runeconsole.demo.suspended import CHECKPOINTS as DEMO_CHECKPOINTS
 from runeconsole.services.checkpoints import (
     FORBIDDEN_PHASE_KEYS,
     MIGRATIONS,
@@ -30,8 +31,8 @@ from runeconsole.services.checkpoints import (
 )
 from runeconsole.services.project import Project
 from runeconsole.services.suspension import with_resume_count
-from tests.conftest import FIXTURES
-from tests.suspended_helpers import (
+from tests.support.paths import SHARED_FIXTURES
+from tests.support.suspended import (
     LOCAL_RUNE_CHECKPOINTS,
     OWN_CHECKPOINTS,
     dead_pid,
@@ -109,9 +110,11 @@ def test_every_version_has_a_fixture() -> None:
     assert versions == list(range(1, SCHEMA_VERSION + 1))
 
 
-@pytest.mark.skipif(not (FIXTURES / "rune-checkpoints").is_dir(), reason="shared fixtures absent")
+@pytest.mark.skipif(
+    not (SHARED_FIXTURES / "rune-checkpoints").is_dir(), reason="shared fixtures absent"
+)
 def test_local_copies_match_the_shared_fixtures() -> None:
-    for shared in (FIXTURES / "rune-checkpoints").glob("*.json"):
+    for shared in (SHARED_FIXTURES / "rune-checkpoints").glob("*.json"):
         assert (LOCAL_RUNE_CHECKPOINTS / shared.name).read_bytes() == shared.read_bytes()
 
 
@@ -1016,3 +1019,9 @@ def test_resume_from_is_the_first_unfinished_phase_in_order(
         None,
     )
     assert plan.resume_from == expected
+
+
+@pytest.mark.parametrize("name", ["checkpoint_v4.json", "checkpoint_v19.json"])
+def test_the_demo_scene_checkpoints_are_the_fixtures(name: str) -> None:
+    fixture = next(path for path in ALL_FIXTURES if path.name == name)
+    assert (DEMO_CHECKPOINTS / name).read_bytes() == fixture.read_bytes()

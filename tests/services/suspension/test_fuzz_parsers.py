@@ -19,7 +19,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.project import Project
 from runeconsole.services.suspension import VERDICTS, GitView, seal, with_resume_count
-from tests.suspended_helpers import ALL_CHECKPOINT_FIXTURES, load_fixture, suspension
+from tests.support.suspended import ALL_CHECKPOINT_FIXTURES, load_fixture, suspension
 
 CONTEXT = seal(
     "---\n# Context preservation schema v1\ntask_id: 7\nworker: rune-smith-1\n"

@@ -27,7 +27,7 @@ from runeconsole.services.suspension import (
     seal,
     with_resume_count,
 )
-from tests.suspended_helpers import modify, suspension, task_file, write_context
+from tests.support.suspended import modify, suspension, task_file, write_context
 
 # A context file laid out as the Rune plugin writes it, hash left to fill in.
 RUNE_FILE = """---

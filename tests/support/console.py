@@ -1,0 +1,15 @@
+"""Driving the console like an operator does."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.app import App
+
+
+def burst(app: App, text: str) -> None:
+    """Keys queued in one go, as a paste or keys sent over ssh arrive: no pause between
+    them, unlike ``Pilot.press``."""
+    for char in text:
+        event = events.Key({"/": "slash"}.get(char, char), char)
+        event.set_sender(app)
+        app._driver.send_message(event)
