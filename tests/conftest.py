@@ -20,6 +20,7 @@ from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.cli import main
+from tests.support.claude import Bridge, bridge
 from tests.support.cli import CliResult, cli_env
 from tests.support.merge_queue import commit_in_checkout, ignore_state
 
@@ -51,6 +52,19 @@ def private_claude_config(
     path = tmp_path_factory.mktemp("claude-config")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(path))
     return path
+
+
+@pytest.fixture
+def chome(private_claude_config: Path) -> Path:
+    """Claude Code's config dir for this test (its task files live under it)."""
+    return private_claude_config
+
+
+@pytest.fixture
+def hooked(project: Path) -> Iterator[Bridge]:
+    """The project with our hooks installed, and a Claude Code session to send events."""
+    with bridge(project) as made:
+        yield made
 
 
 @pytest.fixture

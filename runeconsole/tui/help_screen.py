@@ -20,6 +20,21 @@ KEYS = (
 
 
 class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    #help {
+        width: 90%;
+        max-width: 110;
+        height: auto;
+        max-height: 90%;
+        border: round $accent;
+        padding: 0 1;
+        background: $surface;
+    }
+    #help-title {
+        padding-bottom: 1;
+    }
+    """
+
     BINDINGS = [
         Binding("escape", "dismiss", "Close"),
         Binding("q", "dismiss", "Close", show=False),

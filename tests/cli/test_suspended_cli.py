@@ -20,14 +20,6 @@ from tests.support.suspended import (
 )
 
 
-@pytest.fixture(autouse=True)
-def chome(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "claude-config"
-    path.mkdir()
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(path))
-    return path
-
-
 def suspend(cli: Callable, project: Path, *extra: str) -> object:
     return cli(
         "suspend", "--root", str(project), "--task", "7", "--worker", "rune-smith-1",

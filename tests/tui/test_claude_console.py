@@ -4,7 +4,7 @@ Problems panes, and an AskUserQuestion call is answered in the modal from any pa
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,18 +21,12 @@ from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.questions_pane import QuestionsPane
-from tests.support.claude import KEY, Bridge, bridge, in_thread
+from tests.support.claude import KEY, Bridge, in_thread
 from tests.support.hook_runner import decision
 from tests.support.polling import until
 
 pytestmark = pytest.mark.timeout(120)
 SNAP_ROOT = Path("/tmp/runeconsole-snap/claude")
-
-
-@pytest.fixture
-def hooked(project: Path) -> Iterator[Bridge]:
-    with bridge(project) as made:
-        yield made
 
 
 def cell(app: RuneConsole, key: str, column: str) -> str:

@@ -18,6 +18,7 @@ from runeconsole.tui.arc_detail import ArcDetail
 from runeconsole.tui.resume_confirm import ResumeConfirm
 from runeconsole.tui.suspended_detail import ContextDetail, InjectionScreen
 from runeconsole.tui.suspended_pane import SuspendedPane
+from tests.support.polling import until
 from tests.support.suspended import build_scene, task_file, write_context
 
 CONTEXTS = "tmp/work/20260226-014400/context"
@@ -60,6 +61,8 @@ def cell(p: SuspendedPane, key: str, column: str) -> object:
 async def loaded(pilot) -> None:  # type: ignore[no-untyped-def]
     """Show the pane and wait for its background load."""
     await pilot.press("4")
+    suspended = pilot.app.query_one(SuspendedPane)
+    await until(pilot, lambda: suspended.view is not None)  # its ``Loaded`` has arrived
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
 

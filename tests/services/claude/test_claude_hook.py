@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -20,12 +20,6 @@ from tests.support.claude import KEY, PAYLOADS, Bridge, bridge
 from tests.support.cli import CliResult
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def hooked(project: Path) -> Iterator[Bridge]:
-    with bridge(project) as made:
-        yield made
 
 
 def agents(cli: Callable[..., CliResult], root: Path) -> dict[str, dict]:

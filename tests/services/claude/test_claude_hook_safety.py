@@ -9,7 +9,6 @@ import os
 import shlex
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,16 +18,10 @@ from hypothesis import strategies as st
 from runeconsole.adapters import git
 from runeconsole.services.claude import hook
 from runeconsole.services.claude.payload import EVENTS
-from tests.support.claude import Bridge, bridge
+from tests.support.claude import Bridge
 from tests.support.cli import cli_env
 
 pytestmark = pytest.mark.timeout(180)
-
-
-@pytest.fixture
-def hooked(project: Path) -> Iterator[Bridge]:
-    with bridge(project) as made:
-        yield made
 
 
 def installed_command(made: Bridge) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.services.claude import answers, relay, relay_files
 from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions, RelaySettings
-from tests.support.claude import KEY, Bridge, bridge
+from tests.support.claude import KEY, Bridge
 from tests.support.cli import CliResult
 from tests.support.hook_runner import HookResult, decision
 from tests.support.polling import wait_until
@@ -28,10 +28,10 @@ CHECKS = "Which checks should run?"
 
 
 @pytest.fixture
-def hooked(project: Path) -> Iterator[Bridge]:
-    with bridge(project) as made:
-        made.send("SessionStart")
-        yield made
+def hooked(hooked: Bridge) -> Bridge:
+    """The shared bridge with the agent's session already started."""
+    hooked.send("SessionStart")
+    return hooked
 
 
 def relayed(made: Bridge, count: int = 2) -> list[dict]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings
 from runeconsole.tui.app import create_app
-from tests.support.claude import Bridge, bridge
+from tests.support.claude import Bridge
 from tests.support.polling import wait_until
 from tests.support.tmux import sleeper
 
@@ -76,12 +75,6 @@ def test_at_most_once_per_agent_per_minute(project: Path, tmp_path: Path) -> Non
 def test_without_a_command_nothing_runs(project: Path) -> None:
     assert not Notifier(ProjectPaths(project), None).notify("worker-a", "t", "b")
     assert not (project / ".claude" / "state" / "notify.json").exists()
-
-
-@pytest.fixture
-def hooked(project: Path) -> Iterator[Bridge]:
-    with bridge(project) as made:
-        yield made
 
 
 def test_a_permission_prompt_notifies_through_the_hook(hooked: Bridge, tmp_path: Path) -> None:

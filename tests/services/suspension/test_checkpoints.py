@@ -53,15 +53,6 @@ ALL_FIXTURES = sorted(
 )
 
 
-@pytest.fixture(autouse=True)
-def chome(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private Claude config dir (never the user's), for every test here."""
-    path = tmp_path / "claude-config"
-    path.mkdir()
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(path))
-    return path
-
-
 def service(root: Path, clock: ManualClock | None = None, pid: int = 4242) -> Checkpoints:
     clock = clock or ManualClock()
     return Checkpoints(Project(root, clock), session_pid=pid, suspension=suspension(root, clock))
