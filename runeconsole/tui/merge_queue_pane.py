@@ -9,6 +9,7 @@ operator's action (a write under the queue's lock) and processing each run in a 
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -129,6 +130,8 @@ class MergeQueuePane(LivePane):
         self.step_lines: dict[str, Text] = {}  # step -> its latest line, in order
         self.output_lines: deque[Text] = deque(maxlen=OUTPUT_LINES)
         self._refs: Path | None = None  # the repository's refs/heads, once git has said
+        self._turns = threading.Condition()  # actions' workers take turns, in key order
+        self._issued = self._served = 0
 
     def compose(self) -> ComposeResult:
         yield Static(id="mq-header")
@@ -273,16 +276,29 @@ class MergeQueuePane(LivePane):
 
     # -- actions ------------------------------------------------------------------------------
 
-    @background("merge-queue-action")
     def _act(self, action: str, call: Callable[[], object]) -> None:
-        """Do a queue action (under the queue's lock); ``Acted`` brings the queue after it."""
+        """Do a queue action in a worker; actions apply in the order their keys came."""
+        self._issued += 1
+        self._run_action(self._issued, action, call)
+
+    @background("merge-queue-action")
+    def _run_action(self, turn: int, action: str, call: Callable[[], object]) -> None:
+        """One action (under the queue's lock), after the ones before it; ``Acted`` brings
+        the queue as it stands after it."""
+        with self._turns:
+            self._turns.wait_for(lambda: self._served == turn - 1)
         try:
-            call()
-        except RuneError as exc:
-            error: str | None = exc.message
-        else:
-            error = None
-        state = self.queue.read()
+            try:
+                call()
+            except RuneError as exc:
+                error: str | None = exc.message
+            else:
+                error = None
+            state = self.queue.read()
+        finally:
+            with self._turns:
+                self._served = turn
+                self._turns.notify_all()
         if not cancelled():
             self.post_message(self.Acted(action, state, error))
 

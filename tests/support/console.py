@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from textual import events
 from textual.app import App
+from textual.pilot import Pilot
+from textual.worker import WorkerCancelled
 
 
 def burst(app: App, text: str) -> None:
@@ -13,3 +15,15 @@ def burst(app: App, text: str) -> None:
         event = events.Key({"/": "slash"}.get(char, char), char)
         event.set_sender(app)
         app._driver.send_message(event)
+
+
+async def settle(pilot: Pilot) -> None:
+    """Until every worker is done (one cancelled by its successor included) and the
+    messages they posted are handled."""
+    while True:
+        try:
+            await pilot.app.workers.wait_for_complete()
+            break
+        except WorkerCancelled:
+            continue
+    await pilot.pause()

@@ -78,7 +78,7 @@ async def test_a_two_question_call_is_answered_in_the_modal_from_any_pane(
         assert isinstance(modal, QuestionModal) and len(modal.call) == 2
         assert modal.question.seq == 1 and not modal.question.multi_select
         await pilot.press("B")  # single choice: answered at once, on to question 2
-        await pilot.pause()
+        await until(pilot, lambda: modal.question.seq == 2)  # once the write is done
         assert isinstance(app.screen, QuestionModal) and modal.question.seq == 2
         await pilot.press("enter")  # nothing chosen yet: a note, no answer
         await pilot.pause()

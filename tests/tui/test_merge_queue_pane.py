@@ -15,6 +15,7 @@ from runeconsole.services.merge_queue import ConflictPredictor
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
+from tests.support.console import settle
 from tests.support.merge_queue import queue_file, write_talisman
 
 
@@ -54,8 +55,8 @@ async def test_rows_follow_queue_order_and_moves(fleet) -> None:
         assert order[:4] == pending and len(order) == 5
         assert pane.predictions[pending[3]].with_entries == {pending[2]: ["src/api.py"]}
         pane.table.move_cursor(row=3)
-        await pilot.press("plus")
-        await pilot.pause()
+        await pilot.press("plus")  # written by a worker, under the queue's lock
+        await settle(pilot)
         assert [e["branch"] for e in queue_file(root)["entries"][:4]] == [
             "feat/auth-tokens",
             "feat/search-index",
@@ -65,7 +66,7 @@ async def test_rows_follow_queue_order_and_moves(fleet) -> None:
         assert [row.key.value for row in pane.table.ordered_rows][2] == pending[3]
         assert pane.table.cursor_key() == pending[3]
         await pilot.press("minus")
-        await pilot.pause()
+        await settle(pilot)
         assert [row.key.value for row in pane.table.ordered_rows][:4] == pending
 
 
@@ -101,11 +102,11 @@ async def test_space_pauses_and_resumes(fleet) -> None:
     async with console(root, clock).run_test(size=(100, 30)) as pilot:
         pane = await open_queue(pilot)
         await pilot.press("space")
-        await pilot.pause()
+        await settle(pilot)
         assert queue_file(root)["paused"] is True
         assert "PAUSED" in str(pane.query_one("#mq-header").render())
         await pilot.press("space")
-        await pilot.pause()
+        await settle(pilot)
         assert queue_file(root)["paused"] is False
 
 
@@ -119,7 +120,7 @@ async def test_failed_entry_shows_reason_and_files_then_retry(fleet) -> None:
         assert "reason: conflict" in detail
         assert "migrations/0002.sql, src/db.py" in detail
         await pilot.press("r")
-        await pilot.pause()
+        await settle(pilot)
         assert [e["status"] for e in queue_file(root)["entries"]].count("failed") == 0
 
 
@@ -132,12 +133,12 @@ async def test_remove_asks_first(fleet) -> None:
         await pilot.pause()
         assert isinstance(pilot.app.screen, ConfirmScreen)
         await pilot.press("n")
-        await pilot.pause()
+        await settle(pilot)
         assert len(queue_file(root)["entries"]) == 5
         await pilot.press("d")
         await pilot.pause()
         await pilot.press("y")
-        await pilot.pause()
+        await settle(pilot)
         assert first not in {e["entry_id"] for e in queue_file(root)["entries"]}
         assert not pane.table.has(first)
 

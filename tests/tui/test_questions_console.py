@@ -31,7 +31,7 @@ from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.questions_pane import QuestionsPane
 from tests.support.cli import cli_env
-from tests.support.console import burst
+from tests.support.console import burst, settle
 from tests.support.polling import until
 
 SNAP_ROOT = Path("/tmp/runeconsole-snap")
@@ -220,7 +220,7 @@ async def test_worker_text_is_shown_as_written_not_as_markup(
             app, "#question-body"
         )
         await pilot.press("B")
-        await pilot.pause()
+        await settle(pilot)  # the answer is written by a worker
         assert (answer_of(relay, "task-1.q1") or pytest.fail()).answer == "B: [/]"
 
 
@@ -234,7 +234,7 @@ async def test_key_answers_at_once(scene: Questions, key: str, expected: str) ->
         modal = await open_first(pilot)
         assert modal.question.task_id == "task-3"
         await pilot.press(key)
-        await pilot.pause()
+        await settle(pilot)  # the answer is written by a worker
         assert not isinstance(app.screen, QuestionModal)
         answer = answer_of(scene, "task-3.q1")
         assert answer is not None and (answer.answer, answer.decided_by) == (expected, "user")
@@ -251,7 +251,7 @@ async def test_free_text_and_escape(scene: Questions) -> None:
         assert not isinstance(app.screen, QuestionModal)
         assert answer_of(scene, "task-3.q1") is None
         await pilot.press("a", "t", *"that's it, quit", "enter")
-        await pilot.pause()
+        await settle(pilot)  # the answer is written by a worker
         answer = answer_of(scene, "task-3.q1")
         assert answer is not None and (answer.answer, answer.option) == ("that's it, quit", None)
 
@@ -332,7 +332,7 @@ async def test_a_late_key_is_refused_with_the_answer_that_stands(scene: Question
         await open_first(pilot)
         scene.answer(f"{SIGNAL_DIR}/task-3.q1", text="decided on the CLI")
         await pilot.press("B")  # the pane has not heard of it yet (no watching here)
-        await pilot.pause()
+        await settle(pilot)  # the answer is written by a worker
         assert "Answered by user: decided on the CLI" in text_of(app, "#question-note")
         answer = answer_of(scene, "task-3.q1")
         assert answer is not None and answer.answer == "decided on the CLI"
@@ -349,7 +349,7 @@ async def test_unreadable_question_takes_a_text_answer(scene: Questions) -> None
         await pilot.press("A")  # no options: letters do nothing
         assert isinstance(app.screen, QuestionModal)
         await pilot.press("t", *"go ahead", "enter")
-        await pilot.pause()
+        await settle(pilot)  # the answer is written by a worker
         assert answer_of(scene, "task-9.q1") is not None
 
 
