@@ -5,8 +5,8 @@
    session; the package's bytecode is compiled first, as ``pip install`` leaves it.
 2. An AskUserQuestion call: hook process started -> the question is in the console's
    Questions pane (watching files, as the console does), p95 (goal <= 100 ms).
-3. A key in the answer window -> the hook prints its JSON (the decision line arrives on
-   its stdout), p95 (goal <= 150 ms).
+3. A key in the answer window, once it is on screen -> the hook prints its JSON (the
+   decision line arrives on its stdout), p95 (goal <= 150 ms).
 
 Run from the repository root: ``python benchmarks/claude_hook.py [--samples N]``.
 """
@@ -188,6 +188,8 @@ async def ask(project: Project, samples: int) -> tuple[list[float], list[float]]
             pane.open_modal(pane.open[key])
             while not isinstance(app.screen, QuestionModal):
                 await pilot.pause(0.005)
+            await pilot.pause()  # the window is on screen (mounted and painted), as an
+            # operator sees it before pressing a key: a key sent earlier waits behind it
             pressed = time.perf_counter()
             await pilot.press("B")
             while reader.is_alive():

@@ -124,7 +124,7 @@ def test_demo_console_opens_and_cleans_up_on_quit(tmp_path: Path, ending: str) -
             time.sleep(0.1)
         assert not pid_alive(demo_pid), "the demo did not exit"
     finally:
-        subprocess.run([*tmux, "kill-server"], timeout=10, check=False)
+        Tmux(socket).kill_server()  # its socket file too
         if demo_pid and pid_alive(demo_pid):
             os.kill(demo_pid, signal.SIGKILL)
 

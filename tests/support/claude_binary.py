@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from runeconsole.adapters import git
+from runeconsole.adapters.tmux import Tmux
 from tests.support.claude_api import MessagesApi, Turn, text_turn, tool_turn
 from tests.support.paths import PANES, REPO
 
@@ -138,7 +139,7 @@ class ClaudeSession:
         return self
 
     def __exit__(self, *_: object) -> None:
-        subprocess.run([*self.tmux(), "kill-server"], capture_output=True, timeout=20)
+        Tmux(self.socket).kill_server()  # its socket file too
         self.api.__exit__()
 
     def tmux(self) -> list[str]:
