@@ -40,7 +40,7 @@ def test_suspend_list_resume(project: Path, cli: Callable, tmp_path: Path) -> No
 
     listing = cli("suspended", "list", "--root", str(project), "--json").json()
     assert [(r["task_id"], r["verdict"], r["files_pending"]) for r in listing] == [
-        ("7", "stale", ["src/fmt.py"])  # as the seed compares: the work is in the stash
+        ("7", "stale", ["src/fmt.py"])  # as Rune compares: the work is in the stash
     ]
     table = cli("suspended", "list", "--root", str(project))
     assert table.out.splitlines()[0].split()[:3] == ["VERDICT", "TASK", "WORKER"]

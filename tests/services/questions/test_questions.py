@@ -87,7 +87,7 @@ def test_ask_writes_the_seed_format_in_a_private_directory(relay: Questions, pro
         "context": "Found bcrypt in requirements.txt.",
         "seq": 1,
     }
-    # The seed's reader splits ``options`` on commas and takes the first as option A.
+    # Rune's reader splits ``options`` on commas and takes the first as option A.
     assert body["options"].split(", B:")[0] == "A: Use bcrypt (already in deps)"
     assert body["worker_name"] == "rune-smith-1"
     assert body["asked_at"] == "2026-02-26T12:00:00Z"
@@ -318,7 +318,7 @@ def test_foreign_and_malformed_files_are_listed_not_fatal(
 ) -> None:
     directory = signal_dir(project)
     directory.mkdir(parents=True)
-    seed_style = {
+    rune_style = {
         "task_id": "task-1",
         "question": "Which port?",
         "urgency": "non-blocking",
@@ -326,8 +326,8 @@ def test_foreign_and_malformed_files_are_listed_not_fatal(
         "context": "c",
         "seq": 1,
     }
-    (directory / "task-1.q1.question").write_text(json.dumps(seed_style))
-    json_string = {**seed_style, "urgency": "blocking", "options": '["A: x, y", "B: z"]', "seq": 2}
+    (directory / "task-1.q1.question").write_text(json.dumps(rune_style))
+    json_string = {**rune_style, "urgency": "blocking", "options": '["A: x, y", "B: z"]', "seq": 2}
     (directory / "task-1.q2.question").write_text(json.dumps(json_string))
     (directory / "task-2.q1.question").write_text('{"task_id": "task-2", "quest')
     (directory / "task-3.q1.question").write_text("[]")
@@ -350,8 +350,8 @@ def test_foreign_and_malformed_files_are_listed_not_fatal(
     assert cli("question", "answer", "--root", str(project), bad, "--option", "A").code == 2
     assert cli("question", "answer", "--root", str(project), bad, "--text", "go on").code == 0
     assert relay.get(bad).state == "answered"
-    # The seed's fallback when a file carries no options
-    empty = {**seed_style, "options": None, "seq": 3}
+    # Rune's fallback when a file carries no options
+    empty = {**rune_style, "options": None, "seq": 3}
     (directory / "task-1.q3.question").write_text(json.dumps(empty))
     assert relay.auto_answer(relay.get(f"{SIGNAL_DIR}/task-1.q3")).answer == (
         "proceed with best judgment"

@@ -54,7 +54,7 @@ Parser split into tokenizer and reader; formatter.py not started.
 
 
 def sha256sum(data: bytes) -> str:
-    """The hash as the seed takes it: ``sha256sum`` over the placeholder file."""
+    """The hash as Rune takes it: ``sha256sum`` over the placeholder file."""
     out = subprocess.run(["sha256sum"], input=data, capture_output=True, check=True, timeout=30)
     return out.stdout.split()[0].decode()
 
@@ -235,7 +235,7 @@ def test_values_cannot_fool_line_oriented_readers(project: Path) -> None:
         task_id="9", worker="w", arc_id="a", reason="signal", last_action=sneaky, stash=False
     )
     text = result.path.read_text()
-    assert text.count("---") == 2  # the seed finds the header end with indexOf('---')
+    assert text.count("---") == 2  # Rune finds the header end with indexOf('---')
     assert len(re.findall(r"resume_count: \d+", text)) == 1
     assert len(re.findall(r'content_sha256: ".+"', text)) == 1
     record = service.read(result.path)
