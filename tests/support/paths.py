@@ -9,3 +9,4 @@ TESTS = REPO / "tests"
 FIXTURES = TESTS / "fixtures"
 PANES = TESTS / "panes"
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+SNAP = Path("runeconsole-snap")  # snapshot projects, relative to a temp working directory

@@ -3,7 +3,6 @@ Problems panes, and an AskUserQuestion call is answered in the modal from any pa
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,10 +22,11 @@ from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.questions_pane import QuestionsPane
 from tests.support.claude import KEY, Bridge, in_thread
 from tests.support.hook_runner import decision
+from tests.support.paths import SNAP
 from tests.support.polling import until
 
 pytestmark = pytest.mark.timeout(120)
-SNAP_ROOT = Path("/tmp/runeconsole-snap/claude")
+SNAP_ROOT = SNAP / "claude"
 
 
 def cell(app: RuneConsole, key: str, column: str) -> str:
@@ -145,8 +145,7 @@ async def open_scene_call(pilot: Pilot) -> None:
 
 
 @pytest.fixture
-def snap_scene(clock: ManualClock) -> ManualClock:
-    shutil.rmtree(SNAP_ROOT, ignore_errors=True)
+def snap_scene(clock: ManualClock, snap_dir: Path) -> ManualClock:
     git.init_repo(SNAP_ROOT)
     build_scene(SNAP_ROOT, clock)
     return clock

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import threading
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from tests.support.console import settle
 from tests.support.merge_queue import queue_file, write_talisman
+from tests.support.paths import SNAP
 
 
 def build_project(root: Path) -> ManualClock:
@@ -166,15 +166,12 @@ async def test_p_processes_the_head_after_confirmation_showing_steps(fleet) -> N
 
 # -- snapshots --------------------------------------------------------------------------------
 
-SNAP_ROOT = Path("/tmp/runeconsole-snap/merge-queue")
+SNAP_ROOT = SNAP / "merge-queue"
 
 
 @pytest.fixture
-def snap_project() -> tuple[Path, ManualClock]:
-    shutil.rmtree(SNAP_ROOT, ignore_errors=True)
-    clock = build_project(SNAP_ROOT)
-    yield SNAP_ROOT, clock
-    shutil.rmtree(SNAP_ROOT, ignore_errors=True)
+def snap_project(snap_dir: Path) -> tuple[Path, ManualClock]:
+    return SNAP_ROOT, build_project(SNAP_ROOT)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (140, 32)])

@@ -32,9 +32,10 @@ from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.questions_pane import QuestionsPane
 from tests.support.cli import cli_env
 from tests.support.console import burst, settle
+from tests.support.paths import SNAP
 from tests.support.polling import until
 
-SNAP_ROOT = Path("/tmp/runeconsole-snap")
+SNAP_ROOT = SNAP
 
 
 def ask(relay: Questions, task: str, question: str, *, worker: str, **kw: object) -> Question:
@@ -62,8 +63,8 @@ def scene(tmp_path: Path, clock: ManualClock) -> Questions:
 
 
 @pytest.fixture
-def snap_scene(clock: ManualClock) -> Questions:
-    """The scene at a fixed path, since the status bar shows the root."""
+def snap_scene(clock: ManualClock, snap_dir: Path) -> Questions:
+    """The scene at a relative path, since the status bar shows the root."""
     return make_scene(SNAP_ROOT / "questions", clock)
 
 

@@ -1,8 +1,7 @@
-"""Snapshot tests of the console (deterministic: fixed root, manual clock, no watcher)."""
+"""Snapshot tests of the console (deterministic: relative root, manual clock, no watcher)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,14 +10,13 @@ from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.scene import build_scene
 from runeconsole.tui.app import RuneConsole, create_app
+from tests.support.paths import SNAP
 
-SNAP_ROOT = Path("/tmp/runeconsole-snap/agents")
+SNAP_ROOT = SNAP / "agents"
 
 
 @pytest.fixture
-def scene_app() -> RuneConsole:
-    if SNAP_ROOT.exists():
-        shutil.rmtree(SNAP_ROOT)
+def scene_app(snap_dir: Path) -> RuneConsole:
     git.init_repo(SNAP_ROOT)
     clock = ManualClock()
     build_scene(SNAP_ROOT, clock)

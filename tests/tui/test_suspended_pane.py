@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,11 +17,12 @@ from runeconsole.tui.arc_detail import ArcDetail
 from runeconsole.tui.resume_confirm import ResumeConfirm
 from runeconsole.tui.suspended_detail import ContextDetail, InjectionScreen
 from runeconsole.tui.suspended_pane import SuspendedPane
+from tests.support.paths import SNAP
 from tests.support.polling import until
 from tests.support.suspended import build_scene, task_file, write_context
 
 CONTEXTS = "tmp/work/20260226-014400/context"
-SNAP_ROOT = Path("/tmp/runeconsole-snap/suspended")
+SNAP_ROOT = SNAP / "suspended"
 
 
 def app_clock() -> ManualClock:
@@ -250,40 +250,39 @@ async def test_filter_hides_rows_by_key(scene: Path) -> None:
         assert p.table.row_count == 6
 
 
-# -- snapshots (deterministic: fixed root, manual clock, no watching, no ticks) -----------------
+# -- snapshots (deterministic: relative root, manual clock, no watching, no ticks) -----------------
 
 
-def snap_app(monkeypatch: pytest.MonkeyPatch) -> RuneConsole:
-    shutil.rmtree(SNAP_ROOT.parent, ignore_errors=True)
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(SNAP_ROOT.parent / "claude-config"))
+@pytest.fixture
+def snap_app(snap_dir: Path) -> RuneConsole:
     build_scene(SNAP_ROOT, ManualClock())
     return console(SNAP_ROOT)
 
 
-def test_snapshot_pane_80x24(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert snap_compare(snap_app(monkeypatch), run_before=loaded, terminal_size=(80, 24))
+def test_snapshot_pane_80x24(snap_compare, snap_app: RuneConsole) -> None:
+    assert snap_compare(snap_app, run_before=loaded, terminal_size=(80, 24))
 
 
-def test_snapshot_pane_wide(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert snap_compare(snap_app(monkeypatch), run_before=loaded, terminal_size=(140, 36))
+def test_snapshot_pane_wide(snap_compare, snap_app: RuneConsole) -> None:
+    assert snap_compare(snap_app, run_before=loaded, terminal_size=(140, 36))
 
 
-def test_snapshot_detail_80x24(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_snapshot_detail_80x24(snap_compare, snap_app: RuneConsole) -> None:
     async def open_detail(pilot) -> None:  # type: ignore[no-untyped-def]
         await loaded(pilot)
         await pilot.press("down", "down", "enter")
 
-    assert snap_compare(snap_app(monkeypatch), run_before=open_detail, terminal_size=(80, 24))
+    assert snap_compare(snap_app, run_before=open_detail, terminal_size=(80, 24))
 
 
-def test_snapshot_arc_detail(snap_compare, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_snapshot_arc_detail(snap_compare, snap_app: RuneConsole) -> None:
     async def open_arc(pilot) -> None:  # type: ignore[no-untyped-def]
         await loaded(pilot)
         p = pane(pilot.app)
         p.arcs.focus()
         await pilot.press("enter")
 
-    assert snap_compare(snap_app(monkeypatch), run_before=open_arc, terminal_size=(100, 40))
+    assert snap_compare(snap_app, run_before=open_arc, terminal_size=(100, 40))
 
 
 async def test_file_events_update_the_row_while_watching(scene: Path) -> None:
