@@ -24,7 +24,6 @@ from textual.widgets import DataTable, Static
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
 from runeconsole.services.merge_queue import (
-    COMPLETED,
     FAILED,
     PENDING,
     PICKED_UP,
@@ -38,7 +37,14 @@ from runeconsole.services.merge_queue import (
 )
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.merge_queue_rows import COLUMNS, age_of, detail_text, matches, row_values
+from runeconsole.tui.merge_queue_rows import (
+    COLUMNS,
+    age_of,
+    detail_text,
+    header_text,
+    matches,
+    row_values,
+)
 from runeconsole.tui.pane import MERGE_QUEUE, LivePane
 from runeconsole.tui.workers import background, cancelled
 
@@ -220,24 +226,11 @@ class MergeQueuePane(LivePane):
     # -- display ------------------------------------------------------------------------------
 
     def refresh_header(self) -> None:
-        state = self.state
-        text = Text()
-        if state.error:
-            text.append(f"unreadable: {state.error}", "bold red")
-        elif state.paused:
-            text.append("PAUSED", "bold yellow")
-            text.append("  space resumes", "dim")
-        else:
-            text.append("queue running", "green")
+        doing = None
         if self.processing:
             elapsed = time.monotonic() - self.process_started
-            text.append(f"   processing {self.processing}: {self.step} {elapsed:.1f}s", "bold")
-        counts = state.counts()
-        text.append(
-            f"  ·  {counts[PENDING]} queued · {counts[FAILED]} failed · {counts[COMPLETED]} merged",
-            "dim",
-        )
-        self.query_one("#mq-header", Static).update(text)
+            doing = f"{self.processing}: {self.step} {elapsed:.1f}s"
+        self.query_one("#mq-header", Static).update(header_text(self.state, doing))
 
     def selected(self) -> QueueEntry | None:
         key = self.table.cursor_key()

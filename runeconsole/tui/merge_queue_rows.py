@@ -1,4 +1,5 @@
-"""What the Merge queue pane draws of an entry: its row, its detail, its search text."""
+"""What the Merge queue pane draws: its header line, and of an entry its row, its detail
+and its search text."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from runeconsole.services.merge_queue import (
     PENDING,
     Prediction,
     QueueEntry,
+    QueueState,
 )
 
 COLUMNS = (
@@ -93,3 +95,23 @@ def detail_text(entry: QueueEntry | None, prediction: Prediction | None) -> Text
 def matches(entry: QueueEntry, text: str) -> bool:
     haystack = f"{entry.entry_id} {entry.branch} {entry.identity or ''} {entry.status}"
     return not text or text.lower() in haystack.lower()
+
+
+def header_text(state: QueueState, processing: str | None) -> Text:
+    """Running or paused (or unreadable), what is being processed, and the counts."""
+    text = Text()
+    if state.error:
+        text.append(f"unreadable: {state.error}", "bold red")
+    elif state.paused:
+        text.append("PAUSED", "bold yellow")
+        text.append("  space resumes", "dim")
+    else:
+        text.append("queue running", "green")
+    if processing:
+        text.append(f"   processing {processing}", "bold")
+    counts = state.counts()
+    text.append(
+        f"  ·  {counts[PENDING]} queued · {counts[FAILED]} failed · {counts[COMPLETED]} merged",
+        "dim",
+    )
+    return text
