@@ -55,9 +55,13 @@ def private_claude_config(
 
 
 @pytest.fixture
-def chome(private_claude_config: Path) -> Path:
-    """Claude Code's config dir for this test (its task files live under it)."""
-    return private_claude_config
+def chome(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Claude Code's config dir for this test (its task files live under it), inside the
+    test's own ``tmp_path`` so that what lies beside it is the test's too."""
+    path = tmp_path / "claude-config"
+    path.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(path))
+    return path
 
 
 @pytest.fixture
