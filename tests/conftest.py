@@ -20,6 +20,7 @@ from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.cli import main
+from tests.sshd_helpers import Sshd, find_sshd, start_sshd
 from tests.support.claude import Bridge, bridge
 from tests.support.cli import CliResult, cli_env
 from tests.support.merge_queue import commit_in_checkout, ignore_state
@@ -154,6 +155,16 @@ def tmux_socket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         pytest.skip("tmux is not installed")
     monkeypatch.setenv("PYTHONPATH", cli_env()["PYTHONPATH"])
     yield from private_tmux_server()
+
+
+@pytest.fixture(scope="session")
+def sshd() -> Iterator[Sshd]:
+    """A private sshd on 127.0.0.1 (``tests/sshd_helpers.py``), one for the whole run;
+    without sshd the test is skipped and says why."""
+    binary = find_sshd()
+    if binary is None or shutil.which("ssh") is None:
+        pytest.skip("sshd or ssh is not installed (Debian: openssh-server): no SSH tests")
+    yield from start_sshd(binary)
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ COMMANDS = {
     "hook": "hooks",
     "merge-queue": "merge_queue",
     "claude": "claude",
+    "events": "events",
 }
 
 

@@ -1,0 +1,129 @@
+"""Actions on a remote source's rows: the same CLI commands an operator could type, run
+over the source's shared SSH connection, with ``--json`` so the outcome is read, not
+guessed. Arguments go as an argv list and are quoted for the remote shell once (by the
+transport). While the source is not connected an action is refused, with the reason,
+and nothing is sent: an answer is never lost silently in an outage.
+
+``LocalActions`` is the same interface for a root of this machine, in-process, so a
+caller routes by the row's source and never asks which kind it holds.
+
+``attach_argv`` is the ``g`` key for a remote agent: ``ssh -t HOST tmux -L SOCKET attach
+-t =SESSION``, which the console opens in a new window of the operator's tmux.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from runeconsole.adapters.ssh import failure_reason
+from runeconsole.core.errors import RuneError
+from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.project import Project
+from runeconsole.services.questions import Questions
+from runeconsole.services.sources.remote import UP, RemoteSource
+from runeconsole.services.supervisor import Supervisor
+
+ACTION_TIMEOUT = 120.0  # a queue's tests or a handoff's wait can take a while
+
+
+class Unreachable(RuneError):
+    """The source is not connected: the action was not sent."""
+
+
+class LocalActions:
+    """The same actions on a project of this machine, in-process (as the console does)."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+
+    def answer(
+        self, question_id: str, *, options: Sequence[str] = (), text: str | None = None
+    ) -> Any:
+        from runeconsole.services.claude.answers import answer as give
+
+        questions = Questions(self.project)
+        given = give(
+            questions, questions.get(question_id), options=list(options) or None, text=text
+        )
+        return given.to_json()
+
+    def process_queue(self, *, all_entries: bool = False) -> Any:
+        return MergeQueue(self.project).process(run_all=all_entries).to_json()
+
+    def respawn(self, key: str) -> Any:
+        return Supervisor(self.project).respawn(key).to_json()
+
+    def handoff(self, key: str) -> Any:
+        return Supervisor(self.project).handoff(key).to_json()
+
+    def kill(self, key: str) -> Any:
+        return Supervisor(self.project).kill(key).to_json()
+
+
+class RemoteActions:
+    def __init__(self, source: RemoteSource, timeout: float = ACTION_TIMEOUT) -> None:
+        self.source = source
+        self.timeout = timeout
+
+    def call(self, *args: str, accept: tuple[int, ...] = (0,)) -> Any:
+        """Run ``runeconsole ARGS --root R`` on the source's host; its JSON output.
+
+        ``accept``: exit statuses that still carry a JSON report (``merge-queue process``
+        exits 1 when an entry failed, and says which on stdout)."""
+        source = self.source
+        status = source.status
+        if status.state != UP:
+            why = status.reason or "still connecting"
+            raise Unreachable(
+                f"{source.name} is unreachable ({why}): nothing was sent; try again when it is back"
+            )
+        argv = [*source.spec.command, *args, "--root", source.spec.root]
+        done = source.transport.run(argv, timeout=self.timeout)
+        if done.returncode not in accept or (done.returncode and not done.stdout.strip()):
+            reason = failure_reason(done.returncode, done.stderr, source.spec.host or "")
+            raise RuneError(f"{source.name}: {reason}")
+        text = done.stdout.strip()
+        if not text:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise RuneError(f"{source.name}: not JSON from runeconsole: {text[:120]!r}") from None
+
+    def answer(
+        self, question_id: str, *, options: Sequence[str] = (), text: str | None = None
+    ) -> Any:
+        choice = ["--text", text] if text is not None else []
+        for option in options:
+            choice += ["--option", option]
+        if not choice:
+            raise RuneError("an answer needs an option or a text")
+        return self.call("question", "answer", question_id, *choice, "--json")
+
+    def process_queue(self, *, all_entries: bool = False) -> Any:
+        every = ["--all"] if all_entries else []
+        return self.call("merge-queue", "process", *every, "--json", accept=(0, 1))
+
+    def respawn(self, key: str) -> Any:
+        return self.call("respawn", key, "--json")
+
+    def handoff(self, key: str) -> Any:
+        return self.call("handoff", key, "--json")
+
+    def kill(self, key: str) -> Any:
+        return self.call("kill", key, "--json")
+
+    def attach_argv(self, session: str, socket: str | None = None) -> list[str]:
+        """The local argv that attaches a terminal to the agent's tmux session there."""
+        tmux = ["tmux", *(["-L", socket] if socket else []), "attach-session", "-t", f"={session}"]
+        return self.source.transport.argv(tmux, tty=True)
+
+    def attach_window_argv(
+        self, key: str, session: str, socket: str | None = None, tmux: Sequence[str] = ("tmux",)
+    ) -> list[str]:
+        """``tmux new-window`` on the operator's tmux (``tmux``: its command, ``-L`` and
+        all) running ``attach_argv``: the ``g`` key on a remote agent."""
+        window = [*tmux, "new-window", "-n", f"{self.source.name}/{key}", "--"]
+        return [*window, *self.attach_argv(session, socket)]

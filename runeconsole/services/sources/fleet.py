@@ -1,0 +1,203 @@
+"""Every source of a fleet file as one event stream (``runeconsole events --fleet FILE``).
+
+Local roots are followed in-process (``EventStream`` in a thread), remote ones over SSH
+(``RemoteSource``); their rows are merged with keys ``source/key`` when more than one
+source is open (one source keeps its keys, as ``--root`` does). Each source also has a
+row of kind ``source``: its state (``connecting``, ``up``, ``down``) and, when down, the
+reason. A source that goes down has its rows removed, so a reader never shows a host's
+old state as current; when it is back its fresh snapshot brings them again.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from runeconsole import __version__
+from runeconsole.adapters.ssh import SshTransport
+from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.services.events import PROTOCOL, Event, EventStream, follow
+from runeconsole.services.events.sections import RowKey
+from runeconsole.services.project import Project
+from runeconsole.services.sources.remote import CONNECTING, DOWN, UP, RemoteSource, apply
+
+SOURCE = "source"
+ROW_EVENTS = ("upsert", "remove")
+
+
+def latest(events: list[Event]) -> list[Event]:
+    """Only the last event of each row (a snapshot need not tell a row's history)."""
+    last: dict[tuple[str, str], Event] = {}
+    for event in events:
+        last.pop((event["kind"], event["key"]), None)
+        last[(event["kind"], event["key"])] = event
+    return [event for event in last.values() if event["event"] == "upsert"]
+
+
+class FleetFeed:
+    """Merges the sources' events into one stream of lines for ``emit``."""
+
+    def __init__(
+        self, specs: list[SourceSpec], *, heartbeat: float = 5.0, sockets: Path | None = None
+    ) -> None:
+        self.specs = specs
+        self.sockets = sockets  # ssh control sockets' directory (default: a private one)
+        self.prefixed = len(specs) > 1
+        self.heartbeat = heartbeat
+        self.rows: dict[str, dict[RowKey, dict[str, Any]]] = {s.name: {} for s in specs}
+        self.states: dict[str, dict[str, Any]] = {}
+        self._queue: queue.Queue[list[Event]] = queue.Queue()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._remotes: list[RemoteSource] = []
+        self._threads: list[threading.Thread] = []
+
+    def key(self, source: str, key: str) -> str:
+        return f"{source}/{key}" if self.prefixed else key
+
+    # -- running -----------------------------------------------------------------------
+
+    def run(self, emit: Callable[[list[Event]], None], *, follow_changes: bool = True) -> None:
+        """Write the merged snapshot (once every source has answered or failed), then, with
+        ``follow_changes``, every change until ``stop`` or ``emit`` raises."""
+        self.start()
+        try:
+            emit(
+                [
+                    {
+                        "event": "snapshot",
+                        "protocol": PROTOCOL,
+                        "version": __version__,
+                        "sources": [s.name for s in self.specs],
+                    }
+                ]
+            )
+            pending: list[Event] = []
+            while not self._stop.is_set() and not self._all_answered():
+                pending += self._take(0.5)
+            rows = sum(len(r) for r in self.rows.values()) + len(self.states)
+            emit([*latest(pending), {"event": "ready", "rows": rows}])
+            while follow_changes and not self._stop.is_set():
+                events = self._take(self.heartbeat)
+                emit(events or [{"event": "heartbeat"}])
+        finally:
+            self.stop()
+
+    def start(self) -> None:
+        for spec in self.specs:
+            self._status(spec.name, CONNECTING, None)
+            if spec.local:
+                thread = threading.Thread(target=self._follow_local, args=(spec,), daemon=True)
+                thread.start()
+                self._threads.append(thread)
+            else:
+                transport = SshTransport(spec.host or "", spec.ssh, sockets=self.sockets)
+                source = RemoteSource(spec, self._heard, transport=transport)
+                self._remotes.append(source)
+                source.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for source in self._remotes:
+            source.stop()
+
+    def _all_answered(self) -> bool:
+        return all(state["state"] != CONNECTING for state in self.states.values())
+
+    def _take(self, timeout: float) -> list[Event]:
+        try:
+            events = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return []
+        while not self._queue.empty():
+            events += self._queue.get_nowait()
+        return events
+
+    # -- sources -------------------------------------------------------------------------
+
+    def _follow_local(self, spec: SourceSpec) -> None:
+        root = spec.local_root()
+        if not root.is_dir():
+            self._status(spec.name, DOWN, f"root {root}: no such directory")
+            return
+        stream = EventStream(Project(Path(root).resolve(), strict=False))
+        try:
+            follow(
+                stream,
+                lambda events: self._local(spec.name, events),
+                stop=self._stop,
+                heartbeat=self.heartbeat,
+            )
+        except Exception as exc:  # the other sources go on; this one says why it stopped
+            self._status(spec.name, DOWN, f"{type(exc).__name__}: {exc}")
+
+    def _local(self, name: str, events: list[Event]) -> None:
+        reset = bool(events) and events[0].get("event") == "snapshot"
+        self._merge(name, [e for e in events if e.get("event") in ROW_EVENTS], reset)
+        if reset:
+            self._status(name, UP, None)
+
+    def _heard(self, source: RemoteSource, events: list[Event], reset: bool) -> None:
+        status = source.status
+        if status.state == DOWN:
+            self._merge(source.name, [], True)  # its rows are not current any more
+        elif events or reset:
+            self._merge(source.name, events, reset)
+        self._status(source.name, status.state, status.reason)
+
+    def _merge(self, name: str, events: list[Event], reset: bool) -> None:
+        out: list[Event] = []
+        with self._lock:
+            rows = self.rows[name]
+            if reset:
+                fresh: dict[RowKey, dict[str, Any]] = {}
+                for event in events:
+                    apply(fresh, event)
+                out += [self._remove(name, key) for key in rows.keys() - fresh.keys()]
+                out += [
+                    self._upsert(name, key, data)
+                    for key, data in fresh.items()
+                    if rows.get(key) != data
+                ]
+                self.rows[name] = fresh
+            else:
+                for event in events:
+                    apply(rows, event)
+                    kind, key = str(event.get("kind")), str(event.get("key"))
+                    if event.get("event") == "upsert":
+                        out.append(self._upsert(name, (kind, key), event.get("data") or {}))
+                    else:
+                        out.append(self._remove(name, (kind, key)))
+        if out:
+            self._queue.put(out)
+
+    def _upsert(self, source: str, key: RowKey, data: dict[str, Any]) -> Event:
+        return {
+            "event": "upsert",
+            "kind": key[0],
+            "key": self.key(source, key[1]),
+            "source": source,
+            "data": data,
+        }
+
+    def _remove(self, source: str, key: RowKey) -> Event:
+        return {
+            "event": "remove",
+            "kind": key[0],
+            "key": self.key(source, key[1]),
+            "source": source,
+        }
+
+    def _status(self, name: str, state: str, reason: str | None) -> None:
+        spec = next(s for s in self.specs if s.name == name)
+        data = {"state": state, "reason": reason, "host": spec.host, "root": spec.root}
+        with self._lock:
+            if self.states.get(name) == data:
+                return
+            self.states[name] = data
+        self._queue.put(
+            [{"event": "upsert", "kind": SOURCE, "key": name, "source": name, "data": data}]
+        )
