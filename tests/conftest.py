@@ -20,10 +20,10 @@ from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.cli import main
-from tests.sshd_helpers import Sshd, find_sshd, start_sshd
 from tests.support.claude import Bridge, bridge
 from tests.support.cli import CliResult, cli_env
 from tests.support.merge_queue import commit_in_checkout, ignore_state
+from tests.support.sshd import Sshd, find_sshd, start_sshd
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -159,7 +159,7 @@ def tmux_socket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def sshd() -> Iterator[Sshd]:
-    """A private sshd on 127.0.0.1 (``tests/sshd_helpers.py``), one for the whole run;
+    """A private sshd on 127.0.0.1 (``tests/support/sshd.py``), one for the whole run;
     without sshd the test is skipped and says why."""
     binary = find_sshd()
     if binary is None or shutil.which("ssh") is None:

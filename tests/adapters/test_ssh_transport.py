@@ -11,7 +11,7 @@ import pytest
 
 from runeconsole.adapters.ssh import SshTransport, failure_reason, private_dir, remote_command
 from runeconsole.core.errors import RuneError
-from tests.sshd_helpers import Sshd
+from tests.support.sshd import Sshd
 
 HOSTILE = [
     "two words",

@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.paths import REPO
+
 SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd")
 HOSTS = ("alpha", "beta")
 
@@ -35,7 +37,7 @@ class Sshd:
     def remote_command(self, *env: str) -> list[str]:
         """The remote runeconsole: this interpreter, with the test's environment named
         (sshd starts commands with a clean one)."""
-        pythonpath = str(Path(__file__).resolve().parents[1])
+        pythonpath = str(REPO)
         return ["env", f"PYTHONPATH={pythonpath}", *env, sys.executable, "-m", "runeconsole"]
 
 

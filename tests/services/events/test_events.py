@@ -19,21 +19,12 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.services.events import EventStream
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from tests.conftest import cli_env
-from tests.mq_helpers import git
-from tests.suspended_helpers import write_context
+from tests.support.cli import cli_env
+from tests.support.merge_queue import git
+from tests.support.questions import ask
+from tests.support.suspended import write_context
 
 EVENTS = [sys.executable, "-m", "runeconsole", "events", "--follow", "--json"]
-QUESTION_DIR = "tmp/.rune-signals/rune-work-20261123-120000"
-
-
-def ask(root: Path, task: str = "task-1", text: str = "Which parser?") -> Path:
-    directory = root / QUESTION_DIR
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = directory / f"{task}.q1.question"
-    body = {"task_id": task, "question": text, "urgency": "blocking", "options": ["A", "B"]}
-    path.write_text(json.dumps({**body, "context": "", "seq": 1}))
-    return path
 
 
 def by_kind(events: list[dict[str, Any]]) -> dict[str, set[str]]:

@@ -17,7 +17,7 @@ from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.remote import wait_for
-from tests.sshd_helpers import Sshd
+from tests.support.sshd import Sshd
 
 
 def roots(tmp_path: Path, *names: str) -> list[Path]:

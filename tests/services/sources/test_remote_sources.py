@@ -33,8 +33,8 @@ from runeconsole.services.sources import (
     Unreachable,
 )
 from runeconsole.services.sources.remote import wait_for
-from tests.sshd_helpers import Sshd
-from tests.test_events import ask
+from tests.support.questions import ask
+from tests.support.sshd import Sshd
 
 HOSTILE_ROOT = "proj $HOME 'q' \"dq\""
 
