@@ -30,7 +30,7 @@ from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.sources import UP, RemoteSource
 from runeconsole.services.sources.remote import wait_for
-from tests.sshd_helpers import Sshd, find_sshd, start_sshd
+from tests.support.sshd import Sshd, find_sshd, start_sshd
 
 
 def remote(sshd: Sshd, host: str, root: Path, listener=lambda *_: None) -> RemoteSource:

@@ -20,14 +20,13 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.claude_scene import ASK_TASK, PERMISSION_ID
 from runeconsole.demo.merge_queue import build_queue
 from runeconsole.demo.scene import build_scene
+from runeconsole.demo.suspended import build_scene as build_suspended
 from runeconsole.tui.app import create_app
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import LivePane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.suspended_pane import SuspendedPane
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for the tests' scenes
 
 os.environ.setdefault("RUNECONSOLE_TMUX_SOCKET", "runeconsole-screenshots")  # never the user's
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
@@ -75,10 +74,6 @@ async def _problems(pilot: Pilot) -> None:
 
 
 async def _suspended(pilot: Pilot) -> None:
-    # The suspended-task scene the pane's tests use: one context file per verdict, and
-    # checkpoints of several schema versions.
-    from tests.suspended_helpers import build_scene as build_suspended
-
     build_suspended(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
     await _show_scanned(pilot, "suspended", SuspendedPane)
 

@@ -1,9 +1,10 @@
-"""Shared fixtures: real temp projects (git repos), an injected clock, the CLI."""
+"""Fixtures every floor shares: real temp projects (git repos), an injected clock, the CLI
+in-process and as a process, private tmux servers. Helpers that are not fixtures live in
+``tests/support/``; each area's own fixtures in the ``conftest.py`` of its folder."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -11,21 +12,18 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from textual import events
-from textual.app import App
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.cli import main
-from tests.sshd_helpers import Sshd, find_sshd, start_sshd
-
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures"
+from tests.support.claude import Bridge, bridge
+from tests.support.cli import CliResult, cli_env
+from tests.support.merge_queue import commit_in_checkout, ignore_state
+from tests.support.sshd import Sshd, find_sshd, start_sshd
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -58,6 +56,23 @@ def private_claude_config(
 
 
 @pytest.fixture
+def chome(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Claude Code's config dir for this test (its task files live under it), inside the
+    test's own ``tmp_path`` so that what lies beside it is the test's too."""
+    path = tmp_path / "claude-config"
+    path.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(path))
+    return path
+
+
+@pytest.fixture
+def hooked(project: Path) -> Iterator[Bridge]:
+    """The project with our hooks installed, and a Claude Code session to send events."""
+    with bridge(project) as made:
+        yield made
+
+
+@pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A fresh git repository with one commit: the project root."""
     root = tmp_path / "project"
@@ -66,18 +81,17 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def repo(project: Path) -> Path:
+    """The project with some history: three files committed on main, its own state kept
+    out of ``git status`` (as a real project does)."""
+    ignore_state(project)
+    commit_in_checkout(project, {"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"}, "base files")
+    return project
+
+
+@pytest.fixture
 def clock() -> ManualClock:
     return ManualClock()
-
-
-@dataclass
-class CliResult:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> object:
-        return json.loads(self.out)
 
 
 @pytest.fixture
@@ -94,12 +108,6 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
         return CliResult(code, captured.out, captured.err)
 
     return run
-
-
-def cli_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
 
 
 @pytest.fixture
@@ -151,7 +159,7 @@ def tmux_socket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def sshd() -> Iterator[Sshd]:
-    """A private sshd on 127.0.0.1 (``tests/sshd_helpers.py``), one for the whole run;
+    """A private sshd on 127.0.0.1 (``tests/support/sshd.py``), one for the whole run;
     without sshd the test is skipped and says why."""
     binary = find_sshd()
     if binary is None or shutil.which("ssh") is None:
@@ -163,12 +171,3 @@ def sshd() -> Iterator[Sshd]:
 def other_tmux_socket(tmux_socket: str) -> Iterator[str]:
     """A second private server, for agents that must be found where they were spawned."""
     yield from private_tmux_server()
-
-
-def burst(app: App, text: str) -> None:
-    """Keys queued in one go, as a paste or keys sent over ssh arrive: no pause between
-    them, unlike ``Pilot.press``."""
-    for char in text:
-        event = events.Key({"/": "slash"}.get(char, char), char)
-        event.set_sender(app)
-        app._driver.send_message(event)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from importlinter.cli import EXIT_STATUS_SUCCESS, lint_imports
 
-from tests.conftest import REPO
+from tests.support.paths import REPO
 
 
 def test_imports_point_down_the_floors(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,15 +12,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-from runeconsole.adapters.claude_settings import SCOPES, SettingsFile, settings_path
+from runeconsole.adapters.claude_settings import SCOPES, settings_path
 from runeconsole.cli.common import print_json, resolve_root
-from runeconsole.core.errors import InvalidInput
-from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.claude import install as hooks_file
-from runeconsole.services.claude import presence
-from runeconsole.services.claude.hook import LOG_NAME
+from runeconsole.services.claude.status import BridgeStatus
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -72,17 +68,8 @@ def change_hooks(args: argparse.Namespace) -> int:
         print(change.text, end="")
         return 0
     change.apply()
-    events = sorted(hooks_file.installed(change.after))
     if args.json:
-        print_json(
-            {
-                "scope": args.scope,
-                "path": str(path),
-                "changed": change.changed,
-                "backup": str(change.backup) if change.backup else None,
-                "events": events,
-            }
-        )
+        print_json(change.to_json(args.scope))
         return 0
     done = "installed" if args.action == "install" else "uninstalled"
     if not change.changed:
@@ -93,79 +80,27 @@ def change_hooks(args: argparse.Namespace) -> int:
     if change.backup:
         print(f"the previous file is kept as {change.backup}")
     if args.action == "install":
-        print(f"events: {', '.join(events)}")
+        print(f"events: {', '.join(change.events)}")
     return 0
-
-
-def scope_status(scope: str, path: Path) -> dict[str, Any]:
-    row: dict[str, Any] = {"scope": scope, "path": str(path), "events": [], "current": False}
-    try:
-        data = SettingsFile.read(path).data
-    except InvalidInput as exc:
-        row["error"] = exc.message
-        return row
-    found = hooks_file.installed(data)
-    wanted = {event for event, _, _ in hooks_file.HOOK_EVENTS}
-    command = hooks_file.hook_command()
-    row["events"] = sorted(found)
-    row["complete"] = wanted <= set(found)
-    row["current"] = bool(found) and all(c == command for cs in found.values() for c in cs)
-    row["commands"] = sorted({c for cs in found.values() for c in cs})
-    return row
-
-
-def _describe(row: dict[str, Any]) -> str:
-    if "error" in row:
-        return f"unreadable: {row['error']}"
-    if not row["events"]:
-        return "not installed"
-    total = len(hooks_file.HOOK_EVENTS)
-    text = f"installed ({len(row['events'])} of {total} events)"
-    if not row["current"]:
-        text += f"; another command: {', '.join(row['commands'])} (run install again)"
-    return text
 
 
 def show_status(args: argparse.Namespace) -> int:
-    root = resolve_root(args)
-    paths = ProjectPaths(root)
-    rows = [scope_status(scope, settings_path(scope, root)) for scope in SCOPES]
-    pid = presence.console_pid(paths)
-    is_open = presence.console_open(paths)
-    log = paths.claude_bridge / LOG_NAME
-    lines = _log_lines(log)
+    status = BridgeStatus.read(resolve_root(args))
     if args.json:
-        print_json(
-            {
-                "root": str(root),
-                "command": hooks_file.hook_command(),
-                "scopes": rows,
-                "console_open": is_open,
-                "console_pid": pid,
-                "log": str(log),
-                "log_lines": len(lines),
-                "last_log_line": lines[-1] if lines else None,
-            }
-        )
+        print_json(status.to_json())
         return 0
-    width = max(len(row["path"]) for row in rows)
-    for row in rows:
-        print(f"{row['scope']:8} {row['path'].ljust(width)}  {_describe(row)}")
-    if is_open:
+    width = max(len(str(scope.path)) for scope in status.scopes)
+    for scope in status.scopes:
+        print(f"{scope.scope:8} {str(scope.path).ljust(width)}  {scope.describe()}")
+    pid = status.console_pid
+    if status.console_open:
         print(f"console: open{f' (pid {pid})' if pid else ''}: AskUserQuestion calls come to it")
     else:
         print("console: not open: AskUserQuestion calls are asked in Claude Code's own dialog")
-    if lines:
-        print(f"hook log: {log} ({len(lines)} lines; last: {lines[-1]})")
+    if status.log_lines:
+        lines = status.log_lines
+        print(f"hook log: {status.log} ({len(lines)} lines; last: {lines[-1]})")
     return 0
-
-
-def _log_lines(path: Path) -> list[str]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return [line.rstrip("\n") for line in handle]
-    except OSError:
-        return []
 
 
 def run_hook(args: argparse.Namespace) -> int:

@@ -100,7 +100,8 @@ def validate_name(name: str) -> str:
 def check_file(path: Path) -> str | None:
     """Why ``path`` is not a complete output, or ``None``.
 
-    Seed 003: the file is non-empty and ends with "the exact line
+    The output gate (README, "Suspended tasks, arc checkpoints and output gates"): the
+    file is non-empty and ends with "the exact line
     ``<!-- AGENT_COMPLETE -->`` as the last line". So the sentinel must stand alone on
     the final line, followed by nothing but that line's own ending (``\\n`` or
     ``\\r\\n``, or none): trailing blank lines or spaces mean it is not the last line.

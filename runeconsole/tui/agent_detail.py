@@ -8,9 +8,7 @@ from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
@@ -19,6 +17,7 @@ from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.permissions_pane import decisions_text
+from runeconsole.tui.detail_modal import DetailModal
 from runeconsole.tui.theme import LIVENESS_STYLE
 
 TAIL_LINES = 15
@@ -46,12 +45,8 @@ def chain_text(chain: list[AgentRecord]) -> Text:
     return text
 
 
-class AgentDetail(ModalScreen[None]):
-    BINDINGS = [
-        Binding("escape", "dismiss", "Close"),
-        Binding("q", "dismiss", "Close", show=False),
-        Binding("enter", "dismiss", "Close", show=False),
-    ]
+class AgentDetail(DetailModal):
+    """An agent's record, its hook file and the tail of its pane (read in a worker)."""
 
     def __init__(self, supervisor: Supervisor, key: str, record: AgentRecord | None) -> None:
         super().__init__()

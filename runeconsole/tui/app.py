@@ -41,28 +41,16 @@ from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.reveal import reveal
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
+from runeconsole.tui.workers import WorkFailed
 
 REPEAT_SECONDS = 30.0  # the same toast again within this long is not shown
 PRESENCE_RETRY_SECONDS = 2.0
 INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
 
 
-def styles_dir() -> Path:
-    """``.tcss`` files: inside the package when installed, the repo's ``styles/`` otherwise."""
-    packaged = Path(__file__).resolve().parent.parent / "styles"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / "styles"
-
-
 class RuneConsole(App[None]):
     TITLE = "runeconsole"
-    CSS_PATH = [
-        styles_dir() / "console.tcss",
-        styles_dir() / "questions.tcss",
-        styles_dir() / "suspended.tcss",
-        styles_dir() / "merge_queue.tcss",
-    ]
+    CSS_PATH = "console.tcss"  # beside this module; panes and modals own the rest
     COMMANDS = App.COMMANDS | {AgentCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -371,6 +359,10 @@ class RuneConsole(App[None]):
         if action == "filter":  # a `/` typed into a text box or over a window is just that
             return not isinstance(self.focused, Input) and len(self.screen_stack) == 1
         return True
+
+    def on_work_failed(self, message: WorkFailed) -> None:
+        """A background job failed (``tui/workers.py``): shown to the operator, not fatal."""
+        self.notify(message.reason, title=message.what, severity="error", timeout=15, markup=False)
 
     def action_filter(self) -> None:
         reveal(self.query_one("#filter", Input))

@@ -11,6 +11,25 @@ from textual.widgets import Button, Static
 
 
 class ConfirmScreen(ModalScreen[bool]):
+    DEFAULT_CSS = """
+    #confirm {
+        width: 64;
+        max-width: 95%;
+        height: auto;
+        border: round $warning;
+        padding: 1 2;
+        background: $surface;
+    }
+    #confirm-buttons {
+        height: auto;
+        margin-top: 1;
+        align-horizontal: right;
+    }
+    #confirm-buttons Button {
+        margin-left: 2;
+    }
+    """
+
     BINDINGS = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n", "answer(False)", "No"),

@@ -14,6 +14,21 @@ from textual.widgets import Static
 class DetailModal(ModalScreen[None]):
     """A read-only detail: a title line and a scrolling body; any close key dismisses."""
 
+    DEFAULT_CSS = """
+    #detail {
+        width: 90%;
+        max-width: 110;
+        height: auto;
+        max-height: 90%;
+        border: round $accent;
+        padding: 0 1;
+        background: $surface;
+    }
+    #detail-title {
+        padding-bottom: 1;
+    }
+    """
+
     BINDINGS = [
         Binding("escape", "dismiss", "Close"),
         Binding("q", "dismiss", "Close", show=False),

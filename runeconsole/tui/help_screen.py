@@ -6,8 +6,9 @@ from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from runeconsole.tui.detail_modal import DetailModal
 
 KEYS = (
     ("?", "this help"),
@@ -19,12 +20,10 @@ KEYS = (
 )
 
 
-class HelpScreen(ModalScreen[None]):
-    BINDINGS = [
-        Binding("escape", "dismiss", "Close"),
-        Binding("q", "dismiss", "Close", show=False),
-        Binding("question_mark", "dismiss", "Close", show=False),
-    ]
+class HelpScreen(DetailModal):
+    """The keys: global ones, then the focused pane's (its ``HELP_KEYS``)."""
+
+    BINDINGS = [Binding("question_mark", "dismiss", "Close", show=False)]
 
     def __init__(self, pane_title: str = "", pane_keys: tuple[tuple[str, str], ...] = ()) -> None:
         super().__init__()
@@ -32,8 +31,8 @@ class HelpScreen(ModalScreen[None]):
         self.pane_keys = pane_keys
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="help"):
-            yield Static("[b]Keys[/b]", id="help-title")
+        with VerticalScroll(id="detail"):
+            yield Static("[b]Keys[/b]", id="detail-title")
             yield Static(self._table(KEYS))
             if self.pane_keys:
                 yield Static(f"\n[b]{self.pane_title}[/b]")

@@ -1,32 +1,30 @@
 """The Merge queue pane: entries in order, predicted conflicts, and processing watched live.
 
-Reading the queue and predicting conflicts run git, so they happen in a worker thread;
-processing runs in its own worker and reports each step back to the UI thread.
+Nothing here blocks the UI thread: reading the queue and predicting conflicts (git), an
+operator's action (a write under the queue's lock) and processing each run in a worker
+(``tui/workers.py``) that posts its outcome back as a message: ``Scanned``, ``Acted``,
+``Stepped`` and ``Processed``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import DataTable, Static
-from textual.worker import get_current_worker
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
-from runeconsole.core.timeutil import format_age
 from runeconsole.services.merge_queue import (
-    COMPLETED,
     FAILED,
-    IN_PROGRESS,
     PENDING,
     PICKED_UP,
     RECOVERED,
@@ -39,90 +37,41 @@ from runeconsole.services.merge_queue import (
 )
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import MERGE_QUEUE, LivePane
-
-COLUMNS = (
-    ("pos", "#", 2),
-    ("status", "STATUS", 11),
-    ("branch", "BRANCH", 18),
-    ("identity", "IDENTITY", 20),
-    ("age", "AGE", 5),
-    ("conflicts", "CONFLICTS", 12),
-    ("id", "ID", None),
+from runeconsole.tui.merge_queue_rows import (
+    COLUMNS,
+    age_of,
+    detail_text,
+    header_text,
+    matches,
+    row_values,
 )
-STATUS_STYLE = {PENDING: "", IN_PROGRESS: "bold yellow", FAILED: "bold red", COMPLETED: "green"}
+from runeconsole.tui.pane import MERGE_QUEUE, LivePane
+from runeconsole.tui.workers import background, cancelled
+
 QUEUE_FILES = frozenset({"merge-queue.json", "merge-queue.processor.json"})
 OUTPUT_LINES = 3  # test output shown under the steps while processing
 
 
-def conflicts_cell(entry: QueueEntry, prediction: Prediction | None) -> Text:
-    if entry.status == FAILED:
-        files = entry.conflict_files
-        return Text(", ".join(files) if files else str(entry.reason or "failed"), "red")
-    if entry.status != PENDING or prediction is None:
-        return Text("")
-    if prediction.error:
-        return Text(prediction.error, "red")
-    if prediction.conflicts:
-        return Text(", ".join(prediction.files) or "yes", "yellow")
-    return Text("none", "dim")
-
-
-def row_values(
-    entry: QueueEntry, prediction: Prediction | None, now: datetime
-) -> tuple[object, ...]:
-    return (
-        str(entry.position or ""),
-        Text(entry.status, STATUS_STYLE.get(entry.status, "")),
-        entry.branch,
-        entry.identity or "",
-        age_of(entry, now),
-        conflicts_cell(entry, prediction),
-        entry.entry_id,
-    )
-
-
-def age_of(entry: QueueEntry, now: datetime) -> str:
-    queued = entry.queued_at()
-    return format_age((now - queued).total_seconds() if queued else None)
-
-
-def detail_text(entry: QueueEntry | None, prediction: Prediction | None) -> Text:
-    """What the operator needs about the selected entry: why it failed, what it would hit."""
-    if entry is None:
-        return Text("the merge queue is empty", "dim")
-    text = Text.assemble((entry.entry_id, "bold"), f"  {entry.branch}  ")
-    text.append(entry.status, STATUS_STYLE.get(entry.status, ""))
-    if entry.get("attempts"):
-        text.append(f"  attempt {entry.get('attempts')}", "dim")
-    if entry.status == FAILED:
-        text.append(f"\nreason: {entry.reason or 'failed'}", "bold red")
-        if entry.get("error"):
-            text.append(f"  {entry.get('error')}", "red")
-        if entry.conflict_files:
-            text.append("\nconflicting files: ", "bold")
-            text.append(", ".join(entry.conflict_files))
-        tail = entry.get("output_tail")
-        if isinstance(tail, list) and tail:
-            text.append("\n" + "\n".join(str(line) for line in tail[-3:]), "dim")
-    elif entry.status == PENDING and prediction is not None:
-        text.append("\npredicted: ", "bold")
-        text.append(prediction.summary(), "yellow" if prediction.conflicts else "green")
-    elif entry.status == IN_PROGRESS and entry.get("processor_pid") is None:
-        text.append("\nheld by another processor: processing waits for it", "yellow")
-    elif entry.status == COMPLETED and entry.get("merged_commit"):
-        text.append(f"\nmerged as {str(entry.get('merged_commit'))[:12]}", "green")
-    for note in entry.get("notes") or []:
-        text.append(f"\nnote: {note}", "dim")
-    return text
-
-
-def matches(entry: QueueEntry, text: str) -> bool:
-    haystack = f"{entry.entry_id} {entry.branch} {entry.identity or ''} {entry.status}"
-    return not text or text.lower() in haystack.lower()
-
-
 class MergeQueuePane(LivePane):
+    DEFAULT_CSS = """
+    #mq-header {
+        height: 1;
+        padding: 0 1;
+    }
+    #mq-detail {
+        height: auto;
+        max-height: 6;
+        padding: 0 1;
+        border-top: solid $panel;
+    }
+    #mq-log {
+        height: auto;
+        max-height: 7;
+        padding: 0 1;
+        border-top: solid $panel;
+        display: none;
+    }
+    """
     PANE_ID = MERGE_QUEUE
     TITLE = "Merge queue"
     HELP_KEYS = (
@@ -141,6 +90,39 @@ class MergeQueuePane(LivePane):
         Binding("space", "toggle_pause", "Pause/resume"),
     ]
 
+    class Scanned(Message):
+        """The queue as read, with predictions (``None``: not computed yet, keep the old)."""
+
+        def __init__(self, state: QueueState, predictions: dict[str, Prediction] | None) -> None:
+            super().__init__()
+            self.state = state
+            self.predictions = predictions
+
+    class Acted(Message):
+        """An operator's action was done (``error``: refused, with why) and the queue after."""
+
+        def __init__(self, action: str, state: QueueState, error: str | None) -> None:
+            super().__init__()
+            self.action = action
+            self.state = state
+            self.error = error
+
+    class Stepped(Message):
+        """A step of processing, with the queue as it stands after it (``None``: output)."""
+
+        def __init__(self, event: Progress, state: QueueState | None) -> None:
+            super().__init__()
+            self.event = event
+            self.state = state
+
+    class Processed(Message):
+        """Processing ended: its report, or the error that stopped it."""
+
+        def __init__(self, result: ProcessReport | None, error: str | None) -> None:
+            super().__init__()
+            self.result = result
+            self.error = error
+
     def __init__(self, queue: MergeQueue, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.queue = queue
@@ -154,6 +136,8 @@ class MergeQueuePane(LivePane):
         self.step_lines: dict[str, Text] = {}  # step -> its latest line, in order
         self.output_lines: deque[Text] = deque(maxlen=OUTPUT_LINES)
         self._refs: Path | None = None  # the repository's refs/heads, once git has said
+        self._turns = threading.Condition()  # actions' workers take turns, in key order
+        self._issued = self._served = 0
 
     def compose(self) -> ComposeResult:
         yield Static(id="mq-header")
@@ -166,8 +150,7 @@ class MergeQueuePane(LivePane):
         return self.query_one("#mq-table", KeyedTable)
 
     def on_mount(self) -> None:
-        self.sync(self.queue.read(), {})  # rows now; predictions (git) follow from a worker
-        self.rescan()
+        self.rescan()  # rows as soon as the queue is read; predictions (git) after them
 
     def watch_dirs(self) -> list[Path]:
         dirs = [self.queue.paths.state, self.queue.paths.signals]
@@ -191,16 +174,23 @@ class MergeQueuePane(LivePane):
         if any(p.name in relevant or p.name.endswith("-MERGE_READY.json") for p in paths):
             self.rescan()
 
-    @work(thread=True, exclusive=True, group="merge-queue-scan")
+    @background("merge-queue-scan", exclusive=True)
     def rescan(self) -> None:
         try:
             self.queue.pick_up_signals()
         except RuneError as exc:
             self.app.call_from_thread(self.app.notify, exc.message, severity="warning")
         state = self.queue.read()
+        if not cancelled():
+            self.post_message(self.Scanned(state, None))
         predictions = self._predict(state)
-        if not get_current_worker().is_cancelled:  # the console may be closing
-            self.app.call_from_thread(self.sync, state, predictions)
+        if not cancelled():  # the console may be closing
+            self.post_message(self.Scanned(state, predictions))
+
+    def on_merge_queue_pane_scanned(self, message: Scanned) -> None:
+        message.stop()
+        predictions = self.predictions if message.predictions is None else message.predictions
+        self.sync(message.state, predictions)
 
     def sync(self, state: QueueState, predictions: dict[str, Prediction]) -> None:
         """Make the table match the queue: upsert by key, drop vanished, keep queue order."""
@@ -236,24 +226,11 @@ class MergeQueuePane(LivePane):
     # -- display ------------------------------------------------------------------------------
 
     def refresh_header(self) -> None:
-        state = self.state
-        text = Text()
-        if state.error:
-            text.append(f"unreadable: {state.error}", "bold red")
-        elif state.paused:
-            text.append("PAUSED", "bold yellow")
-            text.append("  space resumes", "dim")
-        else:
-            text.append("queue running", "green")
+        doing = None
         if self.processing:
             elapsed = time.monotonic() - self.process_started
-            text.append(f"   processing {self.processing}: {self.step} {elapsed:.1f}s", "bold")
-        counts = state.counts()
-        text.append(
-            f"  ·  {counts[PENDING]} queued · {counts[FAILED]} failed · {counts[COMPLETED]} merged",
-            "dim",
-        )
-        self.query_one("#mq-header", Static).update(text)
+            doing = f"{self.processing}: {self.step} {elapsed:.1f}s"
+        self.query_one("#mq-header", Static).update(header_text(self.state, doing))
 
     def selected(self) -> QueueEntry | None:
         key = self.table.cursor_key()
@@ -293,13 +270,38 @@ class MergeQueuePane(LivePane):
     # -- actions ------------------------------------------------------------------------------
 
     def _act(self, action: str, call: Callable[[], object]) -> None:
-        """Do a queue action; rows follow at once, predictions (git) from the scan worker."""
+        """Do a queue action in a worker; actions apply in the order their keys came."""
+        self._issued += 1
+        self._run_action(self._issued, action, call)
+
+    @background("merge-queue-action")
+    def _run_action(self, turn: int, action: str, call: Callable[[], object]) -> None:
+        """One action (under the queue's lock), after the ones before it; ``Acted`` brings
+        the queue as it stands after it."""
+        with self._turns:
+            self._turns.wait_for(lambda: self._served == turn - 1)
         try:
-            call()
-        except RuneError as exc:
-            self.app.notify(exc.message, title=action, severity="error")
+            try:
+                call()
+            except RuneError as exc:
+                error: str | None = exc.message
+            else:
+                error = None
+            state = self.queue.read()
+        finally:
+            with self._turns:
+                self._served = turn
+                self._turns.notify_all()
+        if not cancelled():
+            self.post_message(self.Acted(action, state, error))
+
+    def on_merge_queue_pane_acted(self, message: Acted) -> None:
+        """Rows follow at once, predictions (git) from the scan worker."""
+        message.stop()
+        if message.error is not None:
+            self.app.notify(message.error, title=message.action, severity="error")
             return
-        self.sync(self.queue.read(), self.predictions)
+        self.sync(message.state, self.predictions)
         self.rescan()
 
     def action_process(self) -> None:
@@ -329,19 +331,23 @@ class MergeQueuePane(LivePane):
         self.refresh_header()
         self.run_process()
 
-    @work(thread=True, exclusive=True, group="merge-queue-process")
+    @background("merge-queue-process", exclusive=True)
     def run_process(self) -> None:
         def report(event: Progress) -> None:
-            self.app.call_from_thread(self.on_progress, event)
+            step = not event.output and event.step not in (RECOVERED, PICKED_UP)
+            self.post_message(self.Stepped(event, self.queue.read() if step else None))
 
         try:
             result = self.queue.process(progress=report)
-        except RuneError as exc:
-            self.app.call_from_thread(self.finished, None, exc.message)
+        except Exception as exc:  # shown, and the pane stops saying it is processing
+            reason = exc.message if isinstance(exc, RuneError) else f"{type(exc).__name__}: {exc}"
+            self.post_message(self.Processed(None, reason))
             return
-        self.app.call_from_thread(self.finished, result, None)
+        self.post_message(self.Processed(result, None))
 
-    def on_progress(self, event: Progress) -> None:
+    def on_merge_queue_pane_stepped(self, message: Stepped) -> None:
+        message.stop()
+        event = message.event
         if event.step in (RECOVERED, PICKED_UP):  # before processing: not a step of it
             self.app.notify(event.message, title="Merge queue")
             return
@@ -354,11 +360,14 @@ class MergeQueuePane(LivePane):
             style = "red" if event.step == "failed" else "green" if event.step == "merged" else ""
             self.step_lines[event.step] = Text(f"{event.elapsed:6.1f}s  {event.message}", style)
             self.step = event.step
-            self.sync(self.queue.read(), self.predictions)
+            if message.state is not None:
+                self.sync(message.state, self.predictions)
             return
         self.refresh_detail()
 
-    def finished(self, result: ProcessReport | None, error: str | None) -> None:
+    def on_merge_queue_pane_processed(self, message: Processed) -> None:
+        message.stop()
+        result, error = message.result, message.error
         self.processing = None
         if error is not None:
             self.app.notify(error, title="Merge queue", severity="error")

@@ -11,6 +11,9 @@ question, to the moment a relayed call expires (Claude Code then asks in its own
 If anyone else answers first, the window says who did and moves on or closes. Writing an
 answer is one exclusive create (under the call's lock for a relayed question), so a key
 pressed a moment too late is refused with the answer that stands instead of replacing it.
+That write (fsynced, perhaps waiting for the lock) runs in a worker: the window keeps
+counting down meanwhile, takes no second answer, and handles the outcome when the
+worker's ``AnswerWritten`` arrives.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.events import Key
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
@@ -34,6 +38,7 @@ from runeconsole.services.questions import (
     format_left,
 )
 from runeconsole.tui.reveal import reveal
+from runeconsole.tui.workers import background, cancelled
 
 CLOSE_DELAY_SECONDS = 2.0
 MOVE_KEYS = {"up": -1, "k": -1, "down": 1, "j": 1}
@@ -44,7 +49,47 @@ def _numbers(count: int) -> set[str]:
 
 
 class QuestionModal(ModalScreen[Answer | None]):
+    DEFAULT_CSS = """
+    #question-modal {
+        width: 90%;
+        max-width: 100;
+        height: auto;
+        max-height: 90%;
+        border: round $warning;
+        padding: 0 1;
+        background: $surface;
+    }
+    #question-modal.blocking {
+        border: round $error;
+    }
+    #question-title, #question-body, #question-options {
+        height: auto;
+        padding-bottom: 1;
+    }
+    #question-countdown {
+        height: auto;
+    }
+    #question-text {
+        display: none;
+    }
+    #question-note {
+        display: none;
+        height: auto;
+    }
+    """
     BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
+
+    class AnswerWritten(Message):
+        """The worker's outcome for one answer: the answer written, or why it was not
+        (``AlreadyAnswered``, ``answers.Expired``, another error)."""
+
+        def __init__(
+            self, question: Question, given: Answer | None, error: Exception | None = None
+        ) -> None:
+            super().__init__()
+            self.question = question
+            self.given = given
+            self.error = error
 
     def __init__(self, questions: Questions, call: list[Question] | Question) -> None:
         super().__init__()
@@ -55,6 +100,7 @@ class QuestionModal(ModalScreen[Answer | None]):
         self.chosen: set[int] = set()  # the toggled options of a multi-select question
         self.cursor = 0
         self.answered: list[Answer] = []
+        self.sending = False  # an answer is being written: no second one meanwhile
 
     @property
     def question(self) -> Question:
@@ -169,6 +215,8 @@ class QuestionModal(ModalScreen[Answer | None]):
 
     def answered_elsewhere(self, answer: Answer) -> None:
         """Someone (usually the timeout) answered first: say so, then move on or close."""
+        if self.sending:  # the worker's outcome says whose answer stands (maybe ours)
+            return
         who = "the timeout" if answer.decided_by == "auto-timeout" else answer.decided_by
         note = f"Answered by {who}: {answer.answer or answer.error}"
         if self.index + 1 < len(self.call):
@@ -202,14 +250,14 @@ class QuestionModal(ModalScreen[Answer | None]):
         if event.key in MOVE_KEYS or event.key in ("enter", "space"):
             event.stop()
             event.prevent_default()
-            if not self.closing:
+            if not (self.closing or self.sending):
                 self._move_or_choose(event.key)
             return
         if not event.is_printable or not event.character:
             return
         event.stop()
         event.prevent_default()
-        if self.closing:
+        if self.closing or self.sending:
             return
         # Capitals only: `a` opened this window, and a second `a` must not answer A.
         choice = event.character
@@ -255,21 +303,42 @@ class QuestionModal(ModalScreen[Answer | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if event.value.strip():
+        if event.value.strip() and not self.sending:
             self.answer(text=event.value)
 
     def answer(self, *, options: list[str] | None = None, text: str | None = None) -> None:
+        """Write the answer in a worker; ``on_question_modal_answer_written`` takes it on."""
+        self.sending = True
+        self._note("Sending…", "dim")
+        self.write_answer(self.question, options, text)
+
+    @background("answer")
+    def write_answer(self, question: Question, options: list[str] | None, text: str | None) -> None:
+        if cancelled():
+            return
         try:
-            given = answers.answer(self.questions, self.question, options=options, text=text)
-        except AlreadyAnswered as exc:
-            self.answered_elsewhere(exc.answer)
+            given = answers.answer(self.questions, question, options=options, text=text)
+        except Exception as exc:  # every refusal is the window's to show
+            if not cancelled():
+                self.post_message(self.AnswerWritten(question, None, exc))
             return
-        except answers.Expired as exc:
-            self.close_with(f"Too late: {exc.message}")
+        if not cancelled():
+            self.post_message(self.AnswerWritten(question, given))
+
+    def on_question_modal_answer_written(self, message: AnswerWritten) -> None:
+        self.sending = False
+        error, given = message.error, message.given
+        if isinstance(error, AlreadyAnswered):
+            self.answered_elsewhere(error.answer)
             return
-        except RuneError as exc:
-            self._note(str(exc), "bold red")
+        if isinstance(error, answers.Expired):
+            self.close_with(f"Too late: {error.message}")
             return
+        if error is not None:
+            reason = error.message if isinstance(error, RuneError) else f"{error}"
+            self._note(reason, "bold red")
+            return
+        assert given is not None
         self.answered.append(given)
         if self.index + 1 < len(self.call):
             self._next(f"Answered: {given.answer}")

@@ -120,6 +120,18 @@ def matches(question: Question, text: str) -> bool:
 
 
 class QuestionsPane(LivePane):
+    DEFAULT_CSS = """
+    QuestionsPane {
+        layers: table note;
+    }
+    #questions-empty {
+        layer: note;
+        height: auto;
+        margin-top: 2;
+        padding: 0 2;
+        color: $text-muted;
+    }
+    """
     BINDINGS = [
         Binding("a", "answer", "Answer"),
         Binding("enter", "answer", "Answer", show=False),

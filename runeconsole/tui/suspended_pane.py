@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from runeconsole.core.files import is_temp_name
@@ -36,6 +36,7 @@ from runeconsole.tui.pane import SUSPENDED, LivePane
 from runeconsole.tui.resume_confirm import ResumeConfirm
 from runeconsole.tui.suspended_detail import ContextDetail, InjectionScreen
 from runeconsole.tui.theme import ACTION_STYLE, DEMOTED_MARK, PHASE_MARK, VERDICT_STYLE
+from runeconsole.tui.workers import background, cancelled
 
 CONTEXT_COLUMNS = (
     ("verdict", "VERDICT", 10),
@@ -124,6 +125,14 @@ def matches(text: str, *values: str) -> bool:
 
 
 class SuspendedPane(LivePane):
+    DEFAULT_CSS = """
+    .pane-heading {
+        height: 1;
+        padding: 0 1;
+        background: $boost;
+        text-style: bold;
+    }
+    """
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
         Binding("s", "resume", "Resume"),
@@ -161,8 +170,31 @@ class SuspendedPane(LivePane):
     def arcs(self) -> KeyedTable:
         return self.query_one("#arcs-table", KeyedTable)
 
+    class Loaded(Message):
+        """A full listing, read (git, hashing) in the rescan worker."""
+
+        def __init__(
+            self, view: GitView, records: list[ContextRecord], plans: list[ResumePlan]
+        ) -> None:
+            super().__init__()
+            self.view, self.records, self.plans = view, records, plans
+
+    class ContextsRead(Message):
+        """Context files re-read after their events: the records, and the keys now gone."""
+
+        def __init__(self, records: list[ContextRecord], gone: list[str]) -> None:
+            super().__init__()
+            self.records, self.gone = records, gone
+
+    class Resumed(Message):
+        """A resume was written: its result and the context file as it reads now."""
+
+        def __init__(self, result: ResumeResult, record: ContextRecord) -> None:
+            super().__init__()
+            self.result, self.record = result, record
+
     def on_mount(self) -> None:
-        self.sync(*self.load())
+        self.rescan()
 
     def load(self) -> tuple[GitView, list[ContextRecord], list[ResumePlan]]:
         view = self.suspension.git_view()
@@ -225,27 +257,42 @@ class SuspendedPane(LivePane):
 
     def apply_changes(self, paths: set[Path]) -> None:
         """Context files are re-read in place; a checkpoint change re-plans in the background."""
-        rescan = False
-        for path in paths:
-            if is_temp_name(path.name):
-                continue
-            if path.suffix == ".md" and self.view is not None:
-                key = self.suspension.key_for(path)
-                if path.is_file():
-                    self.upsert(self.suspension.read(path, self.view))
-                elif key in self.records:
-                    self.records.pop(key)
-                    self.table.drop(key)
-            elif path.name == CHECKPOINT_FILE or path.is_dir():
-                rescan = True
-        self.finish_batch()
-        if rescan:
+        paths = {p for p in paths if not is_temp_name(p.name)}
+        contexts = {p for p in paths if p.suffix == ".md"}
+        if contexts and self.view is not None:
+            self.read_contexts(contexts, self.view)
+        if any(p.name == CHECKPOINT_FILE or p.is_dir() for p in paths - contexts):
             self.rescan()
 
-    @work(thread=True, exclusive=True, group="suspended-rescan")
+    @background("suspended-read")
+    def read_contexts(self, paths: set[Path], view: GitView) -> None:
+        records, gone = [], []
+        for path in sorted(paths):
+            if path.is_file():
+                records.append(self.suspension.read(path, view))
+            else:
+                gone.append(self.suspension.key_for(path))
+        if not cancelled():
+            self.post_message(self.ContextsRead(records, gone))
+
+    def on_suspended_pane_contexts_read(self, message: ContextsRead) -> None:
+        message.stop()
+        for key in message.gone:
+            if self.records.pop(key, None) is not None:
+                self.table.drop(key)
+        for record in message.records:
+            self.upsert(record)
+        self.finish_batch()
+
+    @background("suspended-rescan", exclusive=True)
     def rescan(self) -> None:
         loaded = self.load()
-        self.app.call_from_thread(self.sync, *loaded)
+        if not cancelled():
+            self.post_message(self.Loaded(*loaded))
+
+    def on_suspended_pane_loaded(self, message: Loaded) -> None:
+        message.stop()
+        self.sync(message.view, message.records, message.plans)
 
     def tick(self) -> None:
         now = self.suspension.clock.now()
@@ -304,7 +351,7 @@ class SuspendedPane(LivePane):
         max_resumes = self.suspension.settings.max_resume_count
         self.app.push_screen(ResumeConfirm(record, max_resumes), confirmed)
 
-    @work(thread=True, group="suspended-resume")
+    @background("suspended-resume")
     def resume(self, record: ContextRecord) -> None:
         try:
             result = self.suspension.resume(record.path, view=self.view)
@@ -313,10 +360,14 @@ class SuspendedPane(LivePane):
             told = f"\ntask metadata: {task.describe()}" if task is not None else ""
             self.app.call_from_thread(self.notify, f"{exc}{told}", severity="error", timeout=15)
             return
-        self.app.call_from_thread(self.resumed, result)
+        fresh = self.suspension.read(result.record.path, self.view)
+        if not cancelled():
+            self.post_message(self.Resumed(result, fresh))
 
-    def resumed(self, result: ResumeResult) -> None:
-        self.upsert(self.suspension.read(result.record.path, self.view))
+    def on_suspended_pane_resumed(self, message: Resumed) -> None:
+        message.stop()
+        result = message.result
+        self.upsert(message.record)
         self.finish_batch()
         self.app.copy_to_clipboard(result.injection)
         for warning in result.warnings:

@@ -8,18 +8,17 @@ from pathlib import Path
 import pytest
 
 from tests.interop.harness import BRANCHES, copy_harness_state
-from tests.mq_helpers import commit_in_checkout, commit_on, ignore_state, write_talisman
+from tests.support.merge_queue import commit_on, write_talisman
 
 
 @pytest.fixture
-def harness_repo(project: Path) -> Path:
-    ignore_state(project)
-    commit_in_checkout(project, {"README.md": "shop\n"}, "base")
+def harness_repo(repo: Path) -> Path:
+    """The shared ``repo`` with the harness's branches and its state files beside."""
     for node, branch in BRANCHES.items():
-        commit_on(project, branch, {f"{node}.py": f"# {node}\n"}, message=f"{node}: done")
-    copy_harness_state(project)
-    write_talisman(project, "true")
-    return project
+        commit_on(repo, branch, {f"{node}.py": f"# {node}\n"}, message=f"{node}: done")
+    copy_harness_state(repo)
+    write_talisman(repo, "true")
+    return repo
 
 
 def guardian_processor(root: Path) -> None:

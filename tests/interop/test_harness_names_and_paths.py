@@ -11,8 +11,8 @@ import pytest
 
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
-from tests.conftest import cli_env
-from tests.mq_helpers import git
+from tests.support.cli import cli_env
+from tests.support.merge_queue import git
 
 
 def test_a_relative_worktree_is_the_project_roots_wherever_the_command_runs(

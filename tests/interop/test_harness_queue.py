@@ -16,10 +16,11 @@ from runeconsole.core.timeutil import iso_z
 from runeconsole.services.merge_queue import COMPLETED, FAILED, INTERRUPTED, PENDING, MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
-from tests.conftest import cli_env
 from tests.interop.harness import BRANCHES
-from tests.mq_helpers import commit_on, queue_file, rev, wait_for, write_talisman
-from tests.suspended_helpers import dead_pid
+from tests.support.cli import cli_env
+from tests.support.merge_queue import commit_on, queue_file, rev, write_talisman
+from tests.support.polling import wait_until
+from tests.support.suspended import dead_pid
 
 AUTH, DB = "mq-impl_auth-1795458206", "mq-impl_db-1795458206"
 
@@ -107,7 +108,7 @@ def kill_during_tests(root: Path, marker: Path) -> None:
     """kill -9 the processor (and its tests) once the tests run."""
     marker.unlink(missing_ok=True)
     processor = start_processor(root)
-    wait_for(marker.exists, timeout=120, what="the tests to start")
+    wait_until(marker.exists, timeout=120, what="the tests to start")
     os.killpg(processor.pid, signal.SIGKILL)
     processor.communicate(timeout=30)
 

@@ -22,7 +22,7 @@ from tests.interop.harness import (
     harness_wait_for_signal,
     signals_dir,
 )
-from tests.mq_helpers import commit_on, git, queue_file, rev, write_talisman
+from tests.support.merge_queue import commit_on, git, queue_file, rev, write_talisman
 
 COMPACT = re.compile(r"^\d{8}T\d{6}Z$")  # the harness's timestamp
 HARNESS_SIGNALS = sorted(

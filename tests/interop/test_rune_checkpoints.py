@@ -18,10 +18,10 @@ from runeconsole.services.checkpoints import PHASE_ORDER, SCHEMA_VERSION, Checkp
 from runeconsole.services.checkpoints.session import is_claude_code
 from runeconsole.services.project import Project
 from runeconsole.tui.suspended_pane import phase_strip
-from tests.conftest import cli_env
 from tests.interop import rune_writers
 from tests.interop.rune_writers import arc_checkpoint
-from tests.suspended_helpers import dead_pid
+from tests.support.cli import cli_env
+from tests.support.suspended import dead_pid
 
 ARC = "arc-1771000000000"
 

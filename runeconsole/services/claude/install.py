@@ -174,6 +174,20 @@ class Change:
         if self.changed:
             self.backup = self._settings.write(self.after)
 
+    @property
+    def events(self) -> list[str]:
+        """The events our hook is installed for, after the change."""
+        return sorted(installed(self.after))
+
+    def to_json(self, scope: str) -> dict[str, Any]:
+        return {
+            "scope": scope,
+            "path": str(self.path),
+            "changed": self.changed,
+            "backup": str(self.backup) if self.backup else None,
+            "events": self.events,
+        }
+
 
 def plan_install(path: Path, command: str | None = None) -> Change:
     settings = SettingsFile.read(path)

@@ -1,8 +1,9 @@
-"""Claude Code's AskUserQuestion calls as worker-question files (the seed-001 format).
+"""Claude Code's AskUserQuestion calls as worker-question files (the format of the
+README's "Worker questions").
 
 One call becomes one question file a question, in ``tmp/.rune-signals/claude-code/``:
 ``ask-{tool_use_id}.q{n}.question`` (task id ``ask-{tool_use_id}``, sequence ``n``),
-written complete in one step and never replaced while open. Beside the seed's fields
+written complete in one step and never replaced while open. Beside a worker question's fields
 (``task_id``, ``question``, ``urgency``, ``options``, ``context``, ``seq``) each carries
 the call's own: ``header``, ``option_list`` (the labels), ``option_descriptions``,
 ``multi_select``, ``call_size``, ``expires_at``, the agent (``worker_name``), the

@@ -1,0 +1,40 @@
+"""The entry point: every command is reachable, and only its own module is loaded."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+from runeconsole.cli import COMMANDS, build_parser
+from tests.support.cli import cli_env
+
+
+def registered_commands(parser: argparse.ArgumentParser) -> set[str]:
+    (subparsers,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return set(subparsers.choices)
+
+
+def test_every_registered_command_is_in_the_dispatch_table() -> None:
+    assert registered_commands(build_parser([])) == set(COMMANDS)
+
+
+def test_a_command_loads_only_its_own_module() -> None:
+    chosen = build_parser(["--root", "x", "status-line"])
+    assert registered_commands(chosen) == {"question", "status-line"}
+
+
+def test_status_line_does_not_load_textual_or_tmux(tmp_path) -> None:
+    probe = (
+        "import sys; from runeconsole.cli import main; main(['--root', sys.argv[1], "
+        "'status-line']); print(sorted(m for m in ('textual', 'libtmux') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=cli_env(),
+        check=True,
+    ).stdout
+    assert out.strip().splitlines()[-1] == "[]"

@@ -1,0 +1,115 @@
+"""``runeconsole events --fleet FILE``: every source of a fleet file as one stream, keys
+``source/key``, a row per source with its state, a missing or unreachable source
+reported there while the others go on."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from runeconsole.adapters import git
+from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.services.events import Event
+from runeconsole.services.project import Project
+from runeconsole.services.registry import Registry
+from runeconsole.services.sources.fleet import FleetFeed
+from runeconsole.services.sources.remote import wait_for
+from tests.support.sshd import Sshd
+
+
+def roots(tmp_path: Path, *names: str) -> list[Path]:
+    made = []
+    for name in names:
+        git.init_repo(tmp_path / name)
+        Registry(Project(tmp_path / name)).register("worker", name)
+        made.append(tmp_path / name)
+    return made
+
+
+def rows(events: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(e["kind"], e["key"]): e["data"] for e in events if e["event"] == "upsert"}
+
+
+def test_local_roots_are_one_snapshot_keyed_by_source_and_a_missing_root_is_a_down_row(
+    tmp_path: Path, cli: Callable
+) -> None:
+    one, two = roots(tmp_path, "one", "two")
+    fleet = tmp_path / "fleet.yml"
+    fleet.write_text(
+        f"sources:\n  - {{name: one, root: '{one}'}}\n  - {{name: two, root: '{two}'}}\n"
+        f"  - {{name: gone, root: '{tmp_path / 'nowhere'}'}}\n"
+    )
+
+    result = cli("events", "--fleet", str(fleet), "--json")
+
+    assert result.code == 0, result.err
+    events = [json.loads(line) for line in result.out.splitlines()]
+    assert events[0]["sources"] == ["one", "two", "gone"] and events[-1]["event"] == "ready"
+    seen = rows(events)
+    assert {key for kind, key in seen if kind == "agent"} == {"one/worker-one", "two/worker-two"}
+    assert seen[("source", "one")]["state"] == seen[("source", "two")]["state"] == "up"
+    assert seen[("source", "gone")]["state"] == "down"
+    assert "no such directory" in seen[("source", "gone")]["reason"]
+
+
+def test_one_source_keeps_its_keys_as_with_root(tmp_path: Path, cli: Callable) -> None:
+    (one,) = roots(tmp_path, "one")
+    fleet = tmp_path / "fleet.yml"
+    fleet.write_text(f"- {{name: one, root: '{one}'}}\n")
+    events = [
+        json.loads(line) for line in cli("events", "--fleet", str(fleet), "--json").out.splitlines()
+    ]
+    assert ("agent", "worker-one") in rows(events)
+
+
+class Collector:
+    def __init__(self, feed: FleetFeed) -> None:
+        self.events: list[Event] = []
+        self.feed = feed
+        self.thread = threading.Thread(target=feed.run, args=(self.events.extend,), daemon=True)
+        self.thread.start()
+
+    def has(self, predicate: Callable[[dict[tuple[str, str], dict[str, Any]]], bool]) -> bool:
+        return wait_for(lambda: predicate(rows(list(self.events))), 30)
+
+    def stop(self) -> None:
+        self.feed.stop()
+        self.thread.join(10)
+
+
+def test_two_hosts_over_ssh_and_a_local_root_in_one_stream_and_a_down_host_spares_the_others(
+    sshd: Sshd, tmp_path: Path
+) -> None:
+    alpha, beta, here = roots(tmp_path, "alpha", "beta", "here")
+    command = tuple(sshd.remote_command())
+    ssh = tuple(sshd.ssh_prefix)
+    refused = (*ssh, "-p", "1")
+    feed = FleetFeed(
+        [
+            SourceSpec("alpha", str(alpha), "alpha", command, ssh),
+            SourceSpec("beta", str(beta), "beta", command, ssh),
+            SourceSpec("here", str(here)),
+            SourceSpec("down", str(alpha), "alpha", command, refused),
+        ],
+        heartbeat=0.5,
+        sockets=sshd.sockets,
+    )
+    collector = Collector(feed)
+    try:
+        assert collector.has(
+            lambda seen: (
+                {("agent", "alpha/worker-alpha"), ("agent", "beta/worker-beta")} <= seen.keys()
+                and ("agent", "here/worker-here") in seen
+            )
+        )
+        assert collector.has(lambda seen: seen[("source", "down")]["state"] == "down")
+        assert "refused" in rows(collector.events)[("source", "down")]["reason"]
+        Registry(Project(beta)).mark_crashed("worker-beta")
+        assert collector.has(
+            lambda seen: seen[("agent", "beta/worker-beta")]["status"] == "crashed"
+        )
+    finally:
+        collector.stop()

@@ -1,0 +1,29 @@
+"""Driving the console like an operator does."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.app import App
+from textual.pilot import Pilot
+from textual.worker import WorkerCancelled
+
+
+def burst(app: App, text: str) -> None:
+    """Keys queued in one go, as a paste or keys sent over ssh arrive: no pause between
+    them, unlike ``Pilot.press``."""
+    for char in text:
+        event = events.Key({"/": "slash"}.get(char, char), char)
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
+async def settle(pilot: Pilot) -> None:
+    """Until every worker is done (one cancelled by its successor included) and the
+    messages they posted are handled."""
+    while True:
+        try:
+            await pilot.app.workers.wait_for_complete()
+            break
+        except WorkerCancelled:
+            continue
+    await pilot.pause()

@@ -1,0 +1,104 @@
+"""Building real git histories for merge-queue tests without touching any checkout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from runeconsole.adapters.clock import Clock
+from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
+from runeconsole.services.project import Project
+
+
+def git(root: Path, *args: str, env: dict[str, str] | None = None, data: str | None = None) -> str:
+    result = subprocess.run(
+        ["git", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        input=data,
+        timeout=60,
+        check=True,
+        env={**os.environ, **(env or {})},
+    )
+    return result.stdout.strip()
+
+
+def commit_on(
+    root: Path, branch: str, files: dict[str, str], *, base: str = "main", message: str = ""
+) -> str:
+    """Commit ``files`` on top of ``base`` as ``branch`` using a private index (no checkout)."""
+    index = root / ".git" / f"tmp-index-{os.getpid()}-{time.monotonic_ns()}"
+    env = {"GIT_INDEX_FILE": str(index)}
+    try:
+        parent = git(root, "rev-parse", "--verify", f"{base}^{{commit}}")
+        git(root, "read-tree", parent, env=env)
+        for path, content in files.items():
+            blob = git(root, "hash-object", "-w", "--stdin", data=content)
+            git(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+        tree = git(root, "write-tree", env=env)
+        commit = git(root, "commit-tree", tree, "-p", parent, "-m", message or f"{branch}: edit")
+    finally:
+        index.unlink(missing_ok=True)
+    git(root, "update-ref", f"refs/heads/{branch}", commit)
+    return commit
+
+
+def commit_in_checkout(root: Path, files: dict[str, str], message: str = "operator edit") -> str:
+    """What an operator does in their checkout of main: edit, add, commit."""
+    for path, content in files.items():
+        (root / path).write_text(content)
+    git(root, "add", *files)
+    git(root, "commit", "--quiet", "-m", message)
+    return git(root, "rev-parse", "HEAD")
+
+
+def rev(root: Path, ref: str) -> str:
+    return git(root, "rev-parse", "--verify", f"{ref}^{{commit}}")
+
+
+def branch_exists(root: Path, branch: str) -> bool:
+    result = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
+        cwd=root,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    return result.returncode == 0
+
+
+def first_parent_subjects(root: Path, ref: str = "main") -> list[str]:
+    return git(root, "log", "--first-parent", "--format=%s", ref).splitlines()
+
+
+def worktree_paths(root: Path) -> list[str]:
+    out = git(root, "worktree", "list", "--porcelain")
+    return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
+
+
+def make_queue(
+    root: Path, clock: Clock | None = None, test_command: list[str] | None = None, **settings: Any
+) -> MergeQueue:
+    command = test_command if test_command is not None else ["true"]
+    return MergeQueue(Project(root, clock), MergeQueueSettings(test_command=command, **settings))
+
+
+def write_talisman(root: Path, test_command: str, **extra: Any) -> None:
+    lines = ["runeconsole:", "  merge_queue:", f"    test_command: {json.dumps(test_command)}"]
+    lines += [f"    {key}: {json.dumps(value)}" for key, value in extra.items()]
+    (root / ".claude").mkdir(exist_ok=True)
+    (root / ".claude" / "talisman.yml").write_text("\n".join(lines) + "\n")
+
+
+def ignore_state(root: Path) -> None:
+    """Keep the project's own state out of ``git status`` (as a real project would)."""
+    (root / ".git" / "info" / "exclude").write_text(".claude/\n")
+
+
+def queue_file(root: Path) -> dict[str, Any]:
+    return json.loads((root / ".claude" / "state" / "merge-queue.json").read_text())

@@ -1,0 +1,214 @@
+"""The console, driven by Pilot: keys, live updates by key, bad files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input
+
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.core.files import atomic_write_bytes
+from runeconsole.demo.scene import CAST, build_scene
+from runeconsole.services.project import Project
+from runeconsole.services.registry import Registry
+from runeconsole.tui.agent_detail import AgentDetail
+from runeconsole.tui.app import create_app
+from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.help_screen import HelpScreen
+from runeconsole.tui.status_bar import StatusBar
+from tests.support.console import burst
+from tests.support.polling import until
+
+
+def cell(app, key: str, column: str) -> str:
+    return str(app.agents_pane.table.get_cell(key, column))
+
+
+async def test_scene_shows_every_state(project: Path, clock: ManualClock) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(120, 30)):
+        table = app.agents_pane.table
+        assert table.row_count == len(CAST) + 1
+        # An active agent's status says what it is doing: from its hooks, else its pane.
+        assert cell(app, "orchestrator-billing", "status") == "idle"
+        assert cell(app, "orchestrator-auth", "status") == "busy"
+        assert cell(app, "claude-shop-7f3a91c2", "status") == "waiting"
+        assert cell(app, "claude-shop-7f3a91c2", "wait") == "!"
+        assert cell(app, "orchestrator-auth", "tokens") == "1.5M"
+        assert cell(app, "runner-auth", "status") == "active"
+        assert cell(app, "worker-docs", "status") == "terminated"
+        assert cell(app, "worker-ghost", "status") == "unreadable"
+        assert cell(app, "worker-ghost", "predecessor").startswith("unreadable: not valid JSON")
+        assert app.agents_pane.counts() == {"red": 3, "yellow": 1, "green": 9, "grey": 1}
+        status = app.query_one(StatusBar)
+        assert status.figures["agents"]["red"] == 3
+
+
+async def test_live_updates_are_applied_by_key(project: Path) -> None:
+    registry = Registry(Project(project))
+    registry.register("worker", "a")
+    registry.register("worker", "b")
+    app = create_app(project, rescan_seconds=60)
+    async with app.run_test() as pilot:
+        table = app.agents_pane.table
+        cleared = []
+        table.clear = lambda *a, **k: cleared.append(a)  # a refill would show up here
+        registry.register("worker", "c")
+        await until(pilot, lambda: table.has("worker-c"))
+        registry.mark_crashed("worker-a")
+        await until(pilot, lambda: cell(app, "worker-a", "status") == "crashed")
+        assert table.keys() == ["worker-a", "worker-b", "worker-c"]
+        registry.path_for("worker-b").unlink()
+        await until(pilot, lambda: not table.has("worker-b"))
+        atomic_write_bytes(registry.path_for("worker-c"), b"\x00\x01 not json")
+        await until(pilot, lambda: cell(app, "worker-c", "status") == "unreadable")
+        assert cleared == []
+
+
+async def test_rescan_covers_missed_events(project: Path) -> None:
+    registry = Registry(Project(project))
+    app = create_app(project, watch=False, tick_seconds=0)
+    async with app.run_test() as pilot:
+        registry.register("worker", "late")
+        app.rescan_fleet()
+        await until(pilot, lambda: app.agents_pane.table.has("worker-late"))
+
+
+async def test_ticks_turn_rows_yellow_then_red(project: Path, clock: ManualClock) -> None:
+    Registry(Project(project, clock)).register("worker", "a")
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test() as pilot:
+        pane = app.agents_pane
+        assert cell(app, "worker-a", "seen") == "0s"
+        clock.advance(125)
+        app.tick()
+        await pilot.pause()
+        assert pane.records["worker-a"].liveness == "yellow"
+        assert cell(app, "worker-a", "seen") == "2m05s"
+        clock.advance(300)
+        app.tick()
+        await pilot.pause()
+        assert pane.counts()["red"] == 1
+
+
+async def test_filter_and_escape(project: Path, clock: ManualClock) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test() as pilot:
+        await pilot.press("slash", *"runner")
+        assert sorted(app.agents_pane.table.keys()) == [
+            "runner-auth",
+            "runner-billing",
+            "runner-search",
+        ]
+        await pilot.press("enter")
+        box = app.query_one("#filter", Input)
+        assert box.display and box.value == "runner" and not box.has_focus  # still in sight
+        await pilot.press("escape")
+        assert app.agents_pane.table.row_count == len(CAST) + 1
+        assert not box.display
+        await pilot.press("slash", *"runner", "enter", "2")  # a filter belongs to its pane
+        assert not box.display and app.agents_pane.table.row_count == len(CAST) + 1
+
+
+async def test_enter_opens_detail_with_chain_and_help(project: Path, clock: ManualClock) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.agents_pane.select("orchestrator-billing")
+        await pilot.press("enter")
+        assert isinstance(app.screen, AgentDetail)
+        shown = app.export_screenshot()
+        assert "Predecessor" in shown and "crashed" in shown and "predecessor_id" in shown
+        await pilot.press("escape")
+        await pilot.press("j", "k", "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_bad_config_is_reported_not_fatal(project: Path) -> None:
+    atomic_write_bytes(
+        project / ".claude" / "talisman.yml",
+        b"runeconsole:\n  heartbeat_interval_seconds: -4\n",
+    )
+    app = create_app(project, watch=False, tick_seconds=0)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any("heartbeat_interval_seconds" in m and ">= 1" in m for m in messages)
+        assert app.registry.settings.heartbeat_interval == 60
+
+
+async def test_command_palette_jumps_to_an_agent(project: Path, clock: ManualClock) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+p", *"worker-tokens")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.agents_pane.selected_key() == "worker-tokens"
+
+
+async def test_problems_pane_keeps_urgency_then_context_order(project: Path) -> None:
+    from runeconsole.services.supervisor import Problem
+    from runeconsole.tui.problems_pane import ProblemsPane
+
+    def context(key: str, rank: int, left: int) -> Problem:
+        return Problem(key, "context", rank, f"{left}% context left", left)
+
+    app = create_app(project, watch=False, tick_seconds=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("2")
+        pane = app.query_one(ProblemsPane)
+        pane.show([context("worker-a", 4, 22), context("worker-b", 4, 18), context("c", 3, 14)])
+        await pilot.pause()
+        assert pane.table.visible_keys() == ["c/context", "worker-b/context", "worker-a/context"]
+        # No row added, only context spent: the order still follows it.
+        pane.show([context("worker-a", 4, 16), context("worker-b", 4, 18), context("c", 3, 14)])
+        await pilot.pause()
+        assert pane.table.visible_keys() == ["c/context", "worker-a/context", "worker-b/context"]
+
+
+async def test_a_busy_monitor_pass_is_one_toast_and_repeats_are_not_shown(
+    project: Path, clock: ManualClock
+) -> None:
+    from runeconsole.services.supervision.observations import ContextWarning, MonitorReport
+
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        report = MonitorReport(
+            "2026-02-26T12:00:00Z",
+            crashed=["worker-schema"],
+            warnings=[ContextWarning("orchestrator-auth", "medium", 12, False)],
+        )
+        app._apply_report(report)
+        app._apply_report(report)  # the same news again: not shown twice
+        app.notify("saved", title="Hook")
+        app.notify("saved", title="Hook")
+        await pilot.pause()
+        toasts = [(n.title, n.message, n.severity) for n in app._notifications]
+        assert toasts == [
+            (
+                "Agents",
+                "worker-schema crashed\norchestrator-auth: 12% context left (medium)",
+                "error",
+            ),
+            ("Hook", "saved", "information"),
+        ]
+
+
+async def test_a_burst_of_keys_after_slash_goes_into_the_filter(
+    project: Path, clock: ManualClock
+) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test() as pilot:
+        burst(app, "/worker")  # `r` and `k` are the Agents pane's keys: none may fire
+        await pilot.pause()
+        assert app.query_one("#filter", Input).value == "worker"
+        assert not isinstance(app.screen, ConfirmScreen)

@@ -1,0 +1,45 @@
+"""Snapshot tests of the console (deterministic: relative root, manual clock, no watcher)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runeconsole.adapters import git
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.demo.scene import build_scene
+from runeconsole.tui.app import RuneConsole, create_app
+from tests.support.paths import SNAP
+
+SNAP_ROOT = SNAP / "agents"
+
+
+@pytest.fixture
+def scene_app(snap_dir: Path) -> RuneConsole:
+    git.init_repo(SNAP_ROOT)
+    clock = ManualClock()
+    build_scene(SNAP_ROOT, clock)
+    return create_app(SNAP_ROOT, clock=clock, watch=False, tick_seconds=0)
+
+
+def test_agents_80x24(snap_compare, scene_app: RuneConsole) -> None:
+    assert snap_compare(scene_app, terminal_size=(80, 24))
+
+
+def test_agents_wide(snap_compare, scene_app: RuneConsole) -> None:
+    assert snap_compare(scene_app, terminal_size=(150, 32))
+
+
+def test_agent_detail(snap_compare, scene_app: RuneConsole) -> None:
+    async def open_detail(pilot) -> None:
+        pilot.app.agents_pane.select("orchestrator-billing")
+        await pilot.press("enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(scene_app, terminal_size=(100, 34), run_before=open_detail)
+
+
+def test_help(snap_compare, scene_app: RuneConsole) -> None:
+    assert snap_compare(scene_app, terminal_size=(80, 24), press=["question_mark"])
