@@ -19,10 +19,11 @@ from runeconsole.services.project import Project
 from runeconsole.tui.app import create_app
 from runeconsole.tui.permission_modal import PermissionModal
 from runeconsole.tui.permissions_pane import PermissionsPane
-from tests.claude_api import text_turn, tool_turn
-from tests.claude_binary import BASH_INPUT, ClaudeSession, binary, new_project
-from tests.claude_helpers import in_thread, install, until
-from tests.conftest import cli_env
+from tests.support.claude import in_thread, install
+from tests.support.claude_api import text_turn, tool_turn
+from tests.support.claude_binary import BASH_INPUT, ClaudeSession, binary, new_project
+from tests.support.cli import cli_env
+from tests.support.polling import until
 
 pytestmark = [
     pytest.mark.timeout(240),

@@ -28,8 +28,9 @@ from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.permission_modal import PermissionModal
 from runeconsole.tui.permissions_pane import PermissionsPane
-from tests.claude_helpers import KEY, Bridge, bridge, in_thread, until
-from tests.hook_runner import HookResult
+from tests.support.claude import KEY, Bridge, bridge, in_thread
+from tests.support.hook_runner import HookResult
+from tests.support.polling import until
 
 pytestmark = pytest.mark.timeout(120)
 SNAP_ROOT = Path("/tmp/runeconsole-snap/permissions")

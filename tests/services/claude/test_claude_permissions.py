@@ -19,10 +19,10 @@ from runeconsole.services.claude import permission_files as files
 from runeconsole.services.claude import waiting
 from runeconsole.services.claude.permissions import AlreadyDecided, Gone, Permissions
 from runeconsole.services.project import Project
-from tests.claude_helpers import KEY, Bridge, bridge
-from tests.conftest import CliResult
-from tests.hook_runner import HookResult
-from tests.tmux_helpers import wait_for
+from tests.support.claude import KEY, Bridge, bridge
+from tests.support.cli import CliResult
+from tests.support.hook_runner import HookResult
+from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -47,13 +47,13 @@ def chosen(result: HookResult) -> dict | None:
 
 
 def finished(done: dict[str, HookResult]) -> HookResult:
-    wait_for(lambda: "result" in done, timeout=60)
+    wait_until(lambda: "result" in done, timeout=60)
     return done["result"]
 
 
 def waiting_request(made: Bridge) -> str:
     service = Permissions(Project(made.project))
-    wait_for(lambda: len(service.pending()) == 1, timeout=30)
+    wait_until(lambda: len(service.pending()) == 1, timeout=30)
     return service.pending()[0].id
 
 
@@ -279,11 +279,11 @@ def test_a_decision_at_the_moment_the_wait_runs_out_agrees_with_what_the_hook_pr
     service = Permissions(Project(hooked.project))
     for delay in (0.9, 0.95, 1.0, 1.02, 1.05, 1.1):
         done = hooked.send_later("PermissionRequest-Bash")
-        wait_for(lambda: len(service.pending()) == 1, timeout=30)
+        wait_until(lambda: len(service.pending()) == 1, timeout=30)
         (request,) = service.pending()
         asked = request.asked
         assert asked is not None
-        wait_for(lambda: (datetime.now(UTC) - asked).total_seconds() >= delay, timeout=10)  # noqa: B023
+        wait_until(lambda: (datetime.now(UTC) - asked).total_seconds() >= delay, timeout=10)  # noqa: B023
         with contextlib.suppress(AlreadyDecided):
             service.decide(request.id, "deny", message="raced")
         recorded = service.get(request.id).decision
