@@ -16,8 +16,8 @@ from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.permissions_pane import decisions_text
 from runeconsole.tui.detail_modal import DetailModal
+from runeconsole.tui.permissions_pane import decisions_text
 from runeconsole.tui.theme import LIVENESS_STYLE
 
 TAIL_LINES = 15

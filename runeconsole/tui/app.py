@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-import time
 from pathlib import Path
 
 from textual import work
@@ -41,9 +40,9 @@ from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.reveal import reveal
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
+from runeconsole.tui.toasts import RepeatFilter, monitor_toast
 from runeconsole.tui.workers import WorkFailed
 
-REPEAT_SECONDS = 30.0  # the same toast again within this long is not shown
 PRESENCE_RETRY_SECONDS = 2.0
 INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
 
@@ -104,8 +103,7 @@ class RuneConsole(App[None]):
         # Which directories each pane follows, worked out once (some panes ask git or list
         # a directory to know) and refreshed with the rescan, not on every file event.
         self._routes: dict[LivePane, set[Path]] = {}
-        self._toasts_seen: dict[tuple[str, str], float] = {}
-        self._toasts_lock = threading.Lock()
+        self._toasts = RepeatFilter()
         # While it is open the console holds the project's console lock: Claude Code's
         # hooks then bring AskUserQuestion calls here (services/claude/presence.py).
         self.presence = ConsolePresence(self.registry.paths)
@@ -243,20 +241,9 @@ class RuneConsole(App[None]):
         if report.skipped:
             return
         self.fleet_changed(self.fleet.apply_observations(report.observations))
-        # One toast a pass, however much happened: a busy fleet must not bury the screen.
-        lines = [f"{key} crashed" for key in report.crashed]
-        for warning in report.warnings:
-            left = "compacting" if warning.compacting else f"{warning.context_left}% context left"
-            lines.append(f"{warning.key}: {left} ({warning.urgency})")
-        lines += [f"{spawned.key} re-spawned" for spawned in report.respawned]
-        lines += report.errors
-        if lines:
-            severity: SeverityLevel = "information"
-            if report.warnings or report.errors:
-                severity = "warning"
-            if report.crashed or any(w.urgency == "high" for w in report.warnings):
-                severity = "error"
-            self.notify("\n".join(lines), title="Agents", severity=severity, markup=False)
+        toast = monitor_toast(report)
+        if toast is not None:
+            self.notify(toast[0], title="Agents", severity=toast[1], markup=False)
 
     def notify(
         self,
@@ -267,15 +254,9 @@ class RuneConsole(App[None]):
         timeout: float | None = None,
         markup: bool = True,
     ) -> None:
-        """A toast, unless the same one was shown moments ago (a flapping agent, a retried
-        action): repeats would stack up and hide the screen."""
-        now = time.monotonic()
-        with self._toasts_lock:  # notify may be called from any thread
-            seen = self._toasts_seen
-            self._toasts_seen = {k: t for k, t in seen.items() if now - t < REPEAT_SECONDS}
-            if (title, message) in self._toasts_seen:
-                return
-            self._toasts_seen[(title, message)] = now
+        """A toast, unless the same one was shown moments ago (``tui/toasts.py``)."""
+        if not self._toasts.fresh(title, message):
+            return
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def follow_dir(self, pane: LivePane, directory: Path) -> None:

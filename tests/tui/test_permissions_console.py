@@ -180,7 +180,7 @@ async def test_a_opens_the_older_of_a_request_and_a_blocking_question(
     async with console(hooked) as (app, pilot):
         done = await requested(pilot, app, hooked, "PermissionRequest-Bash")
         asked = hooked.send_later("PreToolUse-AskUserQuestion")
-        from tests.test_claude_console import questions_pane
+        from tests.tui.test_claude_console import questions_pane
 
         await until(pilot, lambda: len(questions_pane(app).open) == 2)
         await pilot.press("a")
