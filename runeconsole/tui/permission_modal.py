@@ -14,10 +14,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.events import Key
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from runeconsole.core.errors import RuneError
@@ -28,6 +26,7 @@ from runeconsole.services.claude.permissions import (
     Permissions,
 )
 from runeconsole.services.questions import format_left
+from runeconsole.tui.decision_modal import DecisionModal
 from runeconsole.tui.reveal import reveal
 
 CLOSE_DELAY_SECONDS = 2.0
@@ -61,36 +60,12 @@ def request_text(request: PermissionRequest) -> Table | Text:
     return grid
 
 
-class PermissionModal(ModalScreen[PermissionRequest | None]):
+class PermissionModal(DecisionModal[PermissionRequest | None]):
     DEFAULT_CSS = """
-    PermissionModal {
-        align: center middle;
-    }
     #permission-modal {
-        width: 90%;
-        max-width: 100;
-        height: auto;
-        max-height: 90%;
         border: round $error;
-        padding: 0 1;
-        background: $surface;
-    }
-    #permission-title, #permission-body, #permission-keys {
-        height: auto;
-        padding-bottom: 1;
-    }
-    #permission-countdown {
-        height: auto;
-    }
-    #permission-reason {
-        display: none;
-    }
-    #permission-note {
-        display: none;
-        height: auto;
     }
     """
-    BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
 
     def __init__(self, permissions: Permissions, request: PermissionRequest) -> None:
         super().__init__()
@@ -100,15 +75,17 @@ class PermissionModal(ModalScreen[PermissionRequest | None]):
         self.closing = False
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="permission-modal"):
-            yield Static(self._title(), id="permission-title")
-            yield Static(request_text(self.request), id="permission-body")
-            yield Static(id="permission-keys")
-            yield Static(id="permission-countdown")
+        with VerticalScroll(id="permission-modal", classes="window"):
+            yield Static(self._title(), id="permission-title", classes="part")
+            yield Static(request_text(self.request), id="permission-body", classes="part")
+            yield Static(id="permission-keys", classes="part")
+            yield Static(id="permission-countdown", classes="countdown")
             yield Input(
-                placeholder="why it is denied; enter sends (esc closes)", id="permission-reason"
+                placeholder="why it is denied; enter sends (esc closes)",
+                id="permission-reason",
+                classes="typed",
             )
-            yield Static(id="permission-note")
+            yield Static(id="permission-note", classes="note")
 
     def on_mount(self) -> None:
         self._draw_keys()

@@ -21,11 +21,9 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.events import Key
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from runeconsole.core.errors import RuneError
@@ -37,6 +35,7 @@ from runeconsole.services.questions import (
     Questions,
     format_left,
 )
+from runeconsole.tui.decision_modal import DecisionModal
 from runeconsole.tui.reveal import reveal
 from runeconsole.tui.workers import background, cancelled
 
@@ -48,36 +47,12 @@ def _numbers(count: int) -> set[str]:
     return {str(number) for number in range(1, count + 1)}
 
 
-class QuestionModal(ModalScreen[Answer | None]):
+class QuestionModal(DecisionModal[Answer | None]):
     DEFAULT_CSS = """
-    #question-modal {
-        width: 90%;
-        max-width: 100;
-        height: auto;
-        max-height: 90%;
-        border: round $warning;
-        padding: 0 1;
-        background: $surface;
-    }
     #question-modal.blocking {
         border: round $error;
     }
-    #question-title, #question-body, #question-options {
-        height: auto;
-        padding-bottom: 1;
-    }
-    #question-countdown {
-        height: auto;
-    }
-    #question-text {
-        display: none;
-    }
-    #question-note {
-        display: none;
-        height: auto;
-    }
     """
-    BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
 
     class AnswerWritten(Message):
         """The worker's outcome for one answer: the answer written, or why it was not
@@ -111,13 +86,17 @@ class QuestionModal(ModalScreen[Answer | None]):
         return any(q.id == question_id for q in self.call[self.index :])
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="question-modal", classes=self.question.urgency):
-            yield Static(id="question-title")
-            yield Static(id="question-body")
-            yield Static(id="question-options")
-            yield Static(id="question-countdown")
-            yield Input(placeholder="your answer, enter sends (esc closes)", id="question-text")
-            yield Static(id="question-note")
+        with VerticalScroll(id="question-modal", classes=f"window {self.question.urgency}"):
+            yield Static(id="question-title", classes="part")
+            yield Static(id="question-body", classes="part")
+            yield Static(id="question-options", classes="part")
+            yield Static(id="question-countdown", classes="countdown")
+            yield Input(
+                placeholder="your answer, enter sends (esc closes)",
+                id="question-text",
+                classes="typed",
+            )
+            yield Static(id="question-note", classes="note")
 
     def on_mount(self) -> None:
         self.show()
