@@ -1,12 +1,10 @@
 """What the event stream follows, one section per protocol: each names the directories it
 watches and reads its rows, ``(kind, key) -> JSON object``.
 
-The agents section reads one file per event (an identity, a hook, the saved monitor
-pass) and rejudges liveness on the tick; the others are small and are read again
-whole when a file of theirs changes. ``AgentSection`` is the one adapter between the
-stream and whatever holds the agents: swapping it for the console's fleet model
-(``load`` / ``apply_paths`` / ``rescan`` / ``tick`` over the same rows) changes
-nothing else.
+The agents section is the console's fleet model (``services/fleet``) turned into rows:
+one file read per event, a rescan by ``stat``, and a tick that rejudges only the agents
+whose colour is due; the others are small and are read again whole when a file of
+theirs changes.
 """
 
 from __future__ import annotations
@@ -14,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from runeconsole.core.files import is_temp_name
-from runeconsole.services.hooks import Hook, Hooks
+from runeconsole.services.fleet import FleetModel
+from runeconsole.services.hooks import Hooks
 from runeconsole.services.liveness import AgentRecord
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
@@ -48,12 +46,6 @@ class Section(Protocol):
         ...
 
 
-def hook_phase(hook: Hook | None) -> str | None:
-    if hook is None or hook.error:
-        return None
-    return hook.work_phase or hook.phase
-
-
 def agent_row(record: AgentRecord, phase: str | None) -> dict[str, Any]:
     """An identity as ``agents --json`` shows it, with its work phase."""
     row = record.to_json()
@@ -62,71 +54,55 @@ def agent_row(record: AgentRecord, phase: str | None) -> dict[str, Any]:
 
 
 class AgentSection:
-    """Identities, their hooks' phases and the monitor's saved readings."""
+    """Identities, their hooks' phases and the monitor's saved readings, as the fleet
+    model (``services/fleet``) keeps them: it reads only what events name or what a
+    ``stat`` shows has moved, and the tick rejudges only the agents that are due."""
 
     def __init__(self, project: Project) -> None:
-        self.registry = Registry(project)
-        self.hooks = Hooks(project)
         self.paths = project.paths
         self.observation_file = ObservationFile.of(project.paths)
-        self.records: dict[str, AgentRecord] = {}
-        self.phases: dict[str, str | None] = {}
-        self.observed: set[str] = set()
+        self.model = FleetModel(
+            Registry(project),
+            Hooks(project),
+            saved_observations=self.observation_file.load,
+            observations_path=self.observation_file.path,
+        )
+        self._loaded = False
 
     def watch_dirs(self) -> list[Path]:
         return [self.paths.identities, self.paths.hooks, self.paths.supervisor]
 
     def read(self) -> Rows:
-        self.records = {record.key: record for record in self.registry.list()}
-        self.phases = {hook.key: hook_phase(hook) for hook in self.hooks.list()}
-        rows = {(AGENT, key): self._row(key) for key in self.records}
+        if self._loaded:  # a rescan: only files whose stamp moved are read
+            self.model.rescan()
+            self.model.apply_observations(self.observation_file.load())
+        else:
+            self.model.load()
+            self._loaded = True
+        rows = {(AGENT, record.key): self._row(record.key) for record in self.model.snapshot()}
         rows.update(self._observations())
         return rows
 
     def read_paths(self, paths: set[Path]) -> tuple[Rows, set[RowKey]]:
-        rows: Rows = {}
-        removed: set[RowKey] = set()
-        for path in paths:
-            name = path.name
-            if path == self.observation_file.path:
-                before = self.observed
-                rows.update(self._observations())
-                removed |= {(OBSERVATION, key) for key in before - self.observed}
-                continue
-            if not name.endswith(".json") or is_temp_name(name):
-                continue
-            key = name[: -len(".json")]
-            if path.parent == self.paths.identities:
-                if path.exists() or path.is_symlink():
-                    self.records[key] = self.registry.read_path(path)
-                    rows[(AGENT, key)] = self._row(key)
-                    removed.discard((AGENT, key))
-                elif self.records.pop(key, None) is not None:
-                    removed.add((AGENT, key))
-                    rows.pop((AGENT, key), None)
-            elif path.parent == self.paths.hooks:
-                self.phases[key] = hook_phase(self.hooks.read_path(path)) if path.exists() else None
-                if key in self.records:
-                    rows[(AGENT, key)] = self._row(key)
+        observed = set(self.model.observations)
+        change = self.model.apply_paths(paths)
+        rows: Rows = {(AGENT, key): self._row(key) for key in change.changed}
+        removed: set[RowKey] = {(AGENT, key) for key in change.removed}
+        if self.observation_file.path in paths:
+            rows.update(self._observations())
+            removed |= {(OBSERVATION, key) for key in observed - set(self.model.observations)}
         return rows, removed
 
     def tick(self) -> Rows:
-        now = self.registry.clock.now()
-        changed: Rows = {}
-        for key, record in self.records.items():
-            before = record.liveness
-            record.rejudge(now, self.registry.settings)
-            if record.liveness != before:
-                changed[(AGENT, key)] = self._row(key)
-        return changed
+        change = self.model.tick(self.model.registry.clock.now())
+        return {(AGENT, key): self._row(key) for key in change.changed}
 
     def _row(self, key: str) -> dict[str, Any]:
-        return agent_row(self.records[key], self.phases.get(key))
+        record = self.model.records[key]
+        return agent_row(record, self.model.phases.get(key))
 
     def _observations(self) -> Rows:
-        loaded = self.observation_file.load()
-        self.observed = set(loaded)
-        return {(OBSERVATION, key): obs.to_json() for key, obs in loaded.items()}
+        return {(OBSERVATION, key): obs.to_json() for key, obs in self.model.observations.items()}
 
 
 class WholeSection:
