@@ -264,6 +264,10 @@ class RuneConsole(App[None]):
         if self.feed is not None and self.feed.add(directory):
             self._routes.setdefault(pane, set()).add(directory)
 
+    def on_live_pane_follow_directory(self, message: LivePane.FollowDirectory) -> None:
+        self.follow_dir(message.pane, message.directory)
+        message.pane.read_directory(message.directory)
+
     # -- the fleet model -------------------------------------------------------------------
 
     @property
@@ -382,6 +386,9 @@ class RuneConsole(App[None]):
             questions.open_modal(question)
         else:
             self.notify("No open questions or permission requests.", title="Questions", timeout=3)
+
+    def on_live_pane_operator_wanted(self, message: LivePane.OperatorWanted) -> None:
+        self.reach_operator(message.key, message.title, message.body)
 
     @work(thread=True, group="notify")
     def reach_operator(self, key: str, title: str, body: str) -> None:

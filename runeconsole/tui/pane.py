@@ -31,6 +31,26 @@ class LivePane(Vertical):
             self.pane_id = pane_id
             self.figures = figures
 
+    class FollowDirectory(Message):
+        """A directory of this pane's appeared after start (a new signal or context
+        directory): the app watches it, then calls the pane's ``read_directory``, so
+        nothing written between the read and the watch is missed."""
+
+        def __init__(self, pane: LivePane, directory: Path) -> None:
+            super().__init__()
+            self.pane = pane
+            self.directory = directory
+
+    class OperatorWanted(Message):
+        """Something holds an agent up: reach the operator outside the console too
+        (``runeconsole.notify.command``)."""
+
+        def __init__(self, key: str, title: str, body: str) -> None:
+            super().__init__()
+            self.key = key
+            self.title = title
+            self.body = body
+
     def __init__(self, *, id: str | None = None, **kwargs: Any) -> None:
         super().__init__(id=id or f"{self.PANE_ID}-pane", **kwargs)
 
@@ -40,6 +60,13 @@ class LivePane(Vertical):
 
     def watch_dirs(self) -> list[Path]:
         raise NotImplementedError
+
+    def follow(self, directory: Path) -> None:
+        """Ask the app to watch ``directory``; ``read_directory`` follows once it does."""
+        self.post_message(self.FollowDirectory(self, directory))
+
+    def read_directory(self, directory: Path) -> None:
+        """A directory asked for with ``follow`` is watched now: read what it holds."""
 
     def apply_changes(self, paths: set[Path]) -> None:
         """Refresh what ``paths`` (already filtered to ``watch_dirs``) affect, by key."""

@@ -215,8 +215,10 @@ class PermissionsPane(LivePane):
             timeout=8,
             markup=False,
         )
-        self.app.reach_operator(  # type: ignore[attr-defined]
-            request.agent, f"{request.agent} needs your permission", f"{request.tool}: {what}"
+        self.post_message(
+            self.OperatorWanted(
+                request.agent, f"{request.agent} needs your permission", f"{request.tool}: {what}"
+            )
         )
 
     def finish_batch(self) -> None:
@@ -266,13 +268,15 @@ class PermissionsPane(LivePane):
         for rule in self.rules:
             table.upsert(rule.id, rule_values(rule))
 
+    def read_directory(self, directory: Path) -> None:
+        self.sync(self.permissions.requests())
+
     def apply_changes(self, paths: set[Path]) -> None:
         where = self.permissions.directory
         changed: set[str] = set()
         for path in paths:
-            if path == where:  # the directory appeared: follow it, read what it holds
-                self.app.follow_dir(self, path)  # type: ignore[attr-defined]
-                self.sync(self.permissions.requests())
+            if path == where:  # the directory appeared: follow it (then read_directory)
+                self.follow(path)
             elif path.name == permission_rules.FILE_NAME:
                 self.load_rules()
             elif path.parent == where and path.suffix in (files.REQUEST, files.DECISION):

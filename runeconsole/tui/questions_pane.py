@@ -200,8 +200,10 @@ class QuestionsPane(LivePane):
                 timeout=8,
                 markup=False,
             )
-            self.app.reach_operator(  # type: ignore[attr-defined]
-                question.worker or question.task_id, f"{who} asks", question.first_line
+            self.post_message(
+                self.OperatorWanted(
+                    question.worker or question.task_id, f"{who} asks", question.first_line
+                )
             )
 
     def _resurface_if_overdue(self, question: Question) -> None:
@@ -290,18 +292,23 @@ class QuestionsPane(LivePane):
         self.finish_batch()
 
     def _directory_changed(self, directory: Path, *, vanish: bool = True) -> set[Path]:
-        """A question directory appeared (watch it, read what it already holds) or a
-        signal directory vanished."""
+        """A question directory appeared (watch it; ``read_directory`` reads what it
+        already holds) or a signal directory vanished."""
         if not ID_PATTERN.fullmatch(directory.name):
             return set()
         if directory.is_dir():
-            self.app.follow_dir(self, directory)  # type: ignore[attr-defined]
-            return set(self.questions.question_files(directory))
+            self.follow(directory)
+            return set()
         if not vanish:
             return set()
         for key in [k for k, q in self.open.items() if q.signal_dir == directory.name]:
             self.remove(key)
         return set()
+
+    def read_directory(self, directory: Path) -> None:
+        for path in self.questions.question_files(directory):
+            self.refresh_path(path)
+        self.finish_batch()
 
     @work(thread=True, exclusive=True, group="questions-rescan")
     def rescan(self) -> None:

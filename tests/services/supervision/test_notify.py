@@ -119,6 +119,7 @@ async def test_a_new_blocking_question_notifies_from_the_console(
         relay = Questions(Project(project))
         asked, _ = relay.ask(AskRequest("task-1", "Port?", ["A: 80", "B: 8080"], worker="w-1"))
         questions.apply_changes({asked.path})  # type: ignore[attr-defined]
+        await pilot.pause()  # the pane's OperatorWanted reaches the app, which starts the call
         await app.workers.wait_for_complete()
         wait_until(lambda: calls(log))
     assert calls(log) == [["task-1 (w-1) asks", "Port?"]]
