@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from pathlib import Path
 
 from textual import work
@@ -30,14 +29,15 @@ from runeconsole.services.supervisor import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
 from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.commands import AgentCommands
+from runeconsole.tui.console_monitor import ConsoleMonitor
 from runeconsole.tui.feed import ChangeFeed, FleetChanged, StateChanged
+from runeconsole.tui.filter_box import FilterBox
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import AGENTS, LivePane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
-from runeconsole.tui.reveal import reveal
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 from runeconsole.tui.toasts import RepeatFilter, monitor_toast
@@ -81,9 +81,9 @@ class RuneConsole(App[None]):
         self.registry = Registry(project)
         self.supervisor = Supervisor(project, registry=self.registry)
         self.monitor = monitor
-        self._monitor_stop = threading.Event()
-        self._monitor_idle = threading.Event()  # no monitor pass under way in this console
-        self._monitor_idle.set()
+        self.monitor_loop = ConsoleMonitor(
+            self.supervisor, lambda report: self.call_from_thread(self._apply_report, report)
+        )
         self.questions = Questions(project)
         self.suspension = Suspension(project)
         self.checkpoints = Checkpoints(project, suspension=self.suspension)
@@ -127,7 +127,7 @@ class RuneConsole(App[None]):
             for number, pane in enumerate(panes, 1):
                 with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
                     yield pane
-        yield Input(placeholder="filter… (enter keeps it, esc clears)", id="filter")
+        yield FilterBox()
         yield Footer()
 
     # -- panes -----------------------------------------------------------------------------
@@ -206,34 +206,17 @@ class RuneConsole(App[None]):
 
     def on_unmount(self) -> None:
         self.presence.release()
-        self._monitor_stop.set()
+        self.monitor_loop.stop()
         if self.feed is not None:
             self.feed.stop()
 
     @work(thread=True, exclusive=True, group="monitor")
     def run_monitor(self) -> None:
-        """The supervisor's loop, in the console. One monitor at a time: while another
-        (``runeconsole monitor``) holds the lock, the console follows its saved passes
-        and takes over when it ends."""
-        self._monitor_idle.clear()
-        try:
-            self.supervisor.run_monitor(stop=self._monitor_stop, on_report=self._monitor_report)
-        finally:
-            self._monitor_idle.set()
+        self.monitor_loop.run()
 
     def stop_monitor(self, timeout: float) -> bool:
-        """Stop the monitor and wait up to ``timeout`` for its pass to end: until then it may
-        still write the project's state. True when it has ended."""
-        self._monitor_stop.set()
-        return self._monitor_idle.wait(timeout)
-
-    def _monitor_report(self, report: MonitorReport) -> None:
-        if self._monitor_stop.is_set():  # closing: the screen may no longer take calls
-            return
-        try:
-            self.call_from_thread(self._apply_report, report)
-        except (RuntimeError, NoMatches):  # the console is closing (its panes may be gone)
-            self._monitor_stop.set()
+        """Stop the monitor; True once its pass has ended (``ConsoleMonitor.stop``)."""
+        return self.monitor_loop.stop(timeout)
 
     def _apply_report(self, report: MonitorReport) -> None:
         # Another monitor (e.g. `runeconsole monitor`) holds the lock: follow its saved passes.
@@ -350,25 +333,18 @@ class RuneConsole(App[None]):
         self.notify(message.reason, title=message.what, severity="error", timeout=15, markup=False)
 
     def action_filter(self) -> None:
-        reveal(self.query_one("#filter", Input))
+        self.query_one(FilterBox).open()
 
     def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        if box.value or box.display:
-            box.value = ""
-            box.display = False
+        if self.query_one(FilterBox).clear_filter():
             self.current_pane().filter("")
             self.current_pane().query_one("DataTable").focus()
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "filter":
-            self.current_pane().filter(event.value)
+    def on_filter_box_filter(self, message: FilterBox.Filter) -> None:
+        self.current_pane().filter(message.text)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "filter":
-            # A filter in force stays in sight (the status bar is cut at 80 columns).
-            event.input.display = bool(event.value)
-            self.current_pane().query_one("DataTable").focus()
+    def on_filter_box_done(self, _: FilterBox.Done) -> None:
+        self.current_pane().query_one("DataTable").focus()
 
     def action_answer_oldest(self) -> None:
         """``a`` from any pane: the oldest permission request or blocking question (both
