@@ -197,6 +197,14 @@ class KeyedTable(DataTable):
         if current is not None:
             self.move_cursor(row=self.get_row_index(current), scroll=False)
 
+    def refresh_visible(self, cells_of: Callable[[str], dict[str, Any] | None]) -> None:
+        """Once a second, for the rows on screen only: ``cells_of(key)`` names the cells
+        that move with time (ages, countdowns), or None to leave the row as it is."""
+        for key in self.visible_keys():
+            cells = cells_of(key)
+            for column, value in (cells or {}).items():
+                self.set_cell(key, column, value)
+
     def visible_keys(self) -> list[str]:
         """Keys of the rows currently on screen (rows are one line high)."""
         first = int(self.scroll_offset.y)

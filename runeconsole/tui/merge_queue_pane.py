@@ -42,8 +42,8 @@ from runeconsole.tui.merge_queue_rows import (
     age_of,
     detail_text,
     header_text,
-    matches,
     row_values,
+    search_fields,
 )
 from runeconsole.tui.pane import MERGE_QUEUE, LivePane
 from runeconsole.tui.workers import background, cancelled
@@ -128,7 +128,6 @@ class MergeQueuePane(LivePane):
         self.queue = queue
         self.state = QueueState()
         self.predictions: dict[str, Prediction] = {}
-        self.filter_text = ""
         self.figures: dict[str, int] | None = None
         self.processing: str | None = None
         self.process_started = 0.0
@@ -197,7 +196,7 @@ class MergeQueuePane(LivePane):
         self.state, self.predictions = state, predictions
         table = self.table
         now = self.queue.clock.now()
-        shown = [e for e in state.ordered() if matches(e, self.filter_text)]
+        shown = [e for e in state.ordered() if self.shows(*search_fields(e))]
         keys = [e.entry_id for e in shown]
         wanted, present = set(keys), table.keys()
         for key in [k for k in present if k not in wanted]:
@@ -255,16 +254,16 @@ class MergeQueuePane(LivePane):
 
     def tick(self) -> None:
         now = self.queue.clock.now()
-        table = self.table
-        for key in table.visible_keys():
+
+        def age(key: str) -> dict[str, object] | None:
             entry = self.state.find(key)
-            if entry is not None:
-                table.set_cell(key, "age", age_of(entry, now))
+            return {"age": age_of(entry, now)} if entry is not None else None
+
+        self.table.refresh_visible(age)
         if self.processing:
             self.refresh_header()
 
-    def filter(self, text: str) -> None:
-        self.filter_text = text
+    def refilter(self) -> None:
         self.sync(self.state, self.predictions)
 
     # -- actions ------------------------------------------------------------------------------

@@ -92,9 +92,9 @@ def detail_text(entry: QueueEntry | None, prediction: Prediction | None) -> Text
     return text
 
 
-def matches(entry: QueueEntry, text: str) -> bool:
-    haystack = f"{entry.entry_id} {entry.branch} {entry.identity or ''} {entry.status}"
-    return not text or text.lower() in haystack.lower()
+def search_fields(entry: QueueEntry) -> tuple[str, ...]:
+    """What the filter looks in."""
+    return (entry.entry_id, entry.branch, entry.identity or "", entry.status)
 
 
 def header_text(state: QueueState, processing: str | None) -> Text:

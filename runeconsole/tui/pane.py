@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from textual.containers import Vertical
 from textual.message import Message
+from textual.reactive import reactive
 
 # Every pane's id: its tab (``goto_pane``), its figures in the status bar (``Summary``),
 # and, with ``-pane`` after it, its widget's DOM id.
@@ -15,8 +16,19 @@ SUSPENDED, MERGE_QUEUE = "suspended", "merge-queue"
 PERMISSIONS = "permissions"
 
 
+def matches(text: str, *fields: object) -> bool:
+    """The console's filter, in every pane: ``text``, in any case, inside one of the row's
+    fields (an empty filter shows every row)."""
+    return not text or text.lower() in " ".join(str(f) for f in fields if f).lower()
+
+
 class LivePane(Vertical):
-    """A pane kept current by file events, a periodic rescan and a one-second tick."""
+    """A pane kept current by file events, a periodic rescan and a one-second tick.
+
+    The filter typed under the pane is ``filter_text``; a pane draws only the rows that
+    ``shows``, and redraws them in ``refilter`` when the filter changes."""
+
+    filter_text: reactive[str] = reactive("", init=False)
 
     PANE_ID: ClassVar[str] = ""
     TITLE: ClassVar[str] = ""
@@ -81,3 +93,14 @@ class LivePane(Vertical):
 
     def filter(self, text: str) -> None:
         """Show only rows matching ``text`` (empty shows all)."""
+        self.filter_text = text
+
+    def watch_filter_text(self) -> None:
+        self.refilter()
+
+    def refilter(self) -> None:
+        """The filter changed: show exactly the rows that match it."""
+
+    def shows(self, *fields: object) -> bool:
+        """Whether a row with these fields passes the filter."""
+        return matches(self.filter_text, *fields)

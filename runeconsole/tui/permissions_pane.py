@@ -164,7 +164,6 @@ class PermissionsPane(LivePane):
         self.requests: dict[str, PermissionRequest] = {}
         self.rules: list[Rule] = []
         self.modal: PermissionModal | None = None
-        self.filter_text = ""
         self._loaded = False
 
     def compose(self) -> ComposeResult:
@@ -239,8 +238,7 @@ class PermissionsPane(LivePane):
         self.summarise({"permissions": len(opened)} if opened else {})
 
     def _matches(self, request: PermissionRequest) -> bool:
-        text = self.filter_text.lower()
-        return not text or text in f"{request.agent} {request.tool} {request.subject}".lower()
+        return self.shows(request.agent, request.tool, request.subject)
 
     def sync(self, requests: list[PermissionRequest]) -> None:
         fresh = {r.id for r in requests}
@@ -304,17 +302,18 @@ class PermissionsPane(LivePane):
 
     def tick(self) -> None:
         now = self.now()
-        for key in self.table.visible_keys():
+
+        def left(key: str) -> dict[str, object] | None:
             request = self.requests.get(key)
-            if request is not None and request.open:
-                self.table.set_cell(key, "left", waits(request, now))
+            return {"left": waits(request, now)} if request is not None and request.open else None
+
+        self.table.refresh_visible(left)
         if self.modal is not None:
             self.modal.tick()
 
     # -- interaction -------------------------------------------------------------------------
 
-    def filter(self, text: str) -> None:
-        self.filter_text = text
+    def refilter(self) -> None:
         self.finish_batch()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

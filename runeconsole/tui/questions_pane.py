@@ -16,7 +16,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -27,7 +26,6 @@ from runeconsole.core.timeutil import format_age
 from runeconsole.core.validate import ID_PATTERN
 from runeconsole.services.claude import answers
 from runeconsole.services.questions import (
-    ANOTHER_TOOL,
     AUTO_TIMEOUT,
     PENDING,
     Answer,
@@ -39,84 +37,14 @@ from runeconsole.services.questions.locations import BACKGROUND_DIR
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import QUESTIONS, LivePane
 from runeconsole.tui.question_modal import QuestionModal
-
-COLUMNS = (
-    ("urgency", " ", 1),
-    ("task", "TASK", 9),
-    ("worker", "WORKER", 14),
-    ("age", "AGE", 6),
-    ("left", "TIMEOUT", 7),
-    ("question", "QUESTION", None),
+from runeconsole.tui.question_rows import (
+    COLUMNS,
+    EMPTY,
+    TIMES,
+    countdown,
+    row_values,
+    search_fields,
 )
-TIMES = frozenset({"age", "left"})
-EMPTY = "No open questions. Workers' questions appear here the moment they are asked."
-
-
-class Mark(Text):
-    """The urgency mark; carries the row's place, since DataTable sorts by cell values."""
-
-    def __init__(self, question: Question) -> None:
-        if question.error:
-            super().__init__("?", style="bold red")
-        elif question.blocking:
-            super().__init__("●", style="bold red")
-        else:
-            super().__init__("○", style="yellow")
-        self.order = question.sort_key()
-
-
-def countdown(question: Question, now: datetime) -> Text:
-    """Time left before option A is chosen for the operator, or before a relayed Claude
-    Code call expires (then Claude Code asks in its own dialog): shown in italics;
-    ``other`` for a question another tool asked, which keeps its own timeout."""
-    expiry = answers.expires_in(question, now)
-    if expiry is not None:
-        style = "bold red italic" if expiry <= 30 else "italic"
-        return Text(format_left(max(expiry, 0)) if expiry > 0 else "expires", style=style)
-    left = question.seconds_left(now)
-    if not question.error and not question.asked_here:
-        return Text("other", style="dim")
-    if question.error or left is None:
-        return Text("never" if not question.error else "-", style="dim")
-    if left <= 0:
-        return Text("due", style="bold red")
-    style = "bold red" if left <= 30 else "yellow" if left <= 60 else ""
-    return Text(format_left(left), style=style)
-
-
-def row_values(question: Question, now: datetime) -> tuple[object, ...]:
-    """Cells; worker-written text goes in as ``Text`` so ``[…]`` is shown, not parsed as markup."""
-    summary = (
-        Text(f"unreadable: {question.error}", style="red")
-        if question.error
-        else Text(question.first_line)
-    )
-    if not question.error and not question.asked_here:
-        summary = Text.assemble((f"asked by {ANOTHER_TOOL} · ", "dim"), summary)
-    return (
-        Mark(question),
-        task_label(question),
-        Text(question.worker or ""),
-        format_age(question.age(now)),
-        countdown(question, now),
-        summary,
-    )
-
-
-def task_label(question: Question) -> str:
-    """The task, or for a relayed Claude Code call its header and place (``Index 1/2``)."""
-    if answers.is_relay(question):
-        header = str(question.fields.get("header") or "ask")[:5]
-        size = question.fields.get("call_size")
-        return f"{header} {question.seq}/{size}" if isinstance(size, int) else header
-    return question.task_id if question.seq == 1 else f"{question.task_id}.q{question.seq}"
-
-
-def matches(question: Question, text: str) -> bool:
-    if not text:
-        return True
-    fields = (question.id, question.worker or "", question.text, question.urgency)
-    return text.lower() in " ".join(fields).lower()
 
 
 class QuestionsPane(LivePane):
@@ -150,7 +78,6 @@ class QuestionsPane(LivePane):
         super().__init__(**kwargs)
         self.questions = questions
         self.open: dict[str, Question] = {}
-        self.filter_text = ""
         self.modal: QuestionModal | None = None
         self._loaded = False
         self._settling: set[str] = set()
@@ -185,7 +112,7 @@ class QuestionsPane(LivePane):
         if key in self._resurfaced:
             question.deadline = self._resurfaced[key]
         self.open[key] = question
-        if matches(question, self.filter_text) and key not in self.hidden:
+        if self.shows(*search_fields(question)) and key not in self.hidden:
             skip = TIMES if self.table.has(key) else frozenset()
             self.table.upsert(key, row_values(question, self.now()), skip=skip)
         else:
@@ -252,7 +179,7 @@ class QuestionsPane(LivePane):
         hidden = answers.hidden_twins(list(self.open.values()))
         for key in self.hidden - hidden:  # its call is settled: back, if still open
             question = self.open.get(key)
-            if question is not None and matches(question, self.filter_text):
+            if question is not None and self.shows(*search_fields(question)):
                 self.table.upsert(key, row_values(question, self.now()))
         for key in hidden:
             self.table.drop(key)
@@ -327,12 +254,14 @@ class QuestionsPane(LivePane):
 
     def tick(self) -> None:
         now = self.now()
-        table = self.table
-        for key in table.visible_keys():
+
+        def times(key: str) -> dict[str, object] | None:
             question = self.open.get(key)
-            if question is not None:
-                table.set_cell(key, "age", format_age(question.age(now)))
-                table.set_cell(key, "left", countdown(question, now))
+            if question is None:
+                return None
+            return {"age": format_age(question.age(now)), "left": countdown(question, now)}
+
+        self.table.refresh_visible(times)
         if self.modal is not None:
             self.modal.tick()
         due = [
@@ -367,8 +296,7 @@ class QuestionsPane(LivePane):
 
     # -- interaction -------------------------------------------------------------------------
 
-    def filter(self, text: str) -> None:
-        self.filter_text = text
+    def refilter(self) -> None:
         for question in list(self.open.values()):
             self.upsert(question)
         self.finish_batch()

@@ -120,10 +120,6 @@ def arc_row(plan: ResumePlan) -> tuple[object, ...]:
     )
 
 
-def matches(text: str, *values: str) -> bool:
-    return not text or text.lower() in " ".join(values).lower()
-
-
 class SuspendedPane(LivePane):
     DEFAULT_CSS = """
     .pane-heading {
@@ -153,7 +149,6 @@ class SuspendedPane(LivePane):
         self.records: dict[str, ContextRecord] = {}
         self.plans: dict[str, ResumePlan] = {}
         self.view: GitView | None = None
-        self.filter_text = ""
         self._dirs: list[Path] = []
 
     def compose(self) -> ComposeResult:
@@ -215,7 +210,7 @@ class SuspendedPane(LivePane):
 
     def upsert(self, record: ContextRecord) -> None:
         self.records[record.key] = record
-        if not matches(self.filter_text, record.key, record.verdict, record.text("worker")):
+        if not self.shows(record.key, record.verdict, record.text("worker")):
             self.table.drop(record.key)
             return
         now = self.suspension.clock.now()
@@ -226,7 +221,7 @@ class SuspendedPane(LivePane):
     def upsert_plan(self, plan: ResumePlan) -> None:
         key = str(plan.path)
         self.plans[key] = plan
-        if not matches(self.filter_text, key, plan.action):
+        if not self.shows(key, plan.action):
             self.arcs.drop(key)
             return
         self.arcs.upsert(key, arc_row(plan))
@@ -296,13 +291,14 @@ class SuspendedPane(LivePane):
 
     def tick(self) -> None:
         now = self.suspension.clock.now()
-        for key in self.table.visible_keys():
-            record = self.records.get(key)
-            if record is not None and record.meta:
-                self.table.set_cell(key, "age", format_age(record.age_at(now)))
 
-    def filter(self, text: str) -> None:
-        self.filter_text = text
+        def age(key: str) -> dict[str, object] | None:
+            record = self.records.get(key)
+            return {"age": format_age(record.age_at(now))} if record and record.meta else None
+
+        self.table.refresh_visible(age)
+
+    def refilter(self) -> None:
         for record in list(self.records.values()):
             self.upsert(record)
         for plan in list(self.plans.values()):

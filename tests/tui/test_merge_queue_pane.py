@@ -197,3 +197,18 @@ def test_snapshot_confirm_process(snap_compare, snap_project) -> None:
         await pilot.pause()
 
     assert snap_compare(console(root, clock), terminal_size=(80, 24), run_before=run_before)
+
+
+async def test_a_filter_typed_on_the_queue_narrows_it_and_escape_brings_every_entry_back(
+    fleet,
+) -> None:
+    root, clock = fleet
+    app = console(root, clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        pane = await open_queue(pilot)
+        await pilot.press("slash", *"billing")
+        await settle(pilot)
+        assert [pane.state.find(k).branch for k in pane.table.keys()] == ["feat/billing-api"]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(pane.table.keys()) == 5 and pane.filter_text == ""

@@ -1,0 +1,88 @@
+"""The Questions pane's rows: the urgency mark that orders them, the countdown to the
+auto-answer (or to a relayed call's expiry), and the cells."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.text import Text
+
+from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude import answers
+from runeconsole.services.questions import ANOTHER_TOOL, Question, format_left
+
+COLUMNS = (
+    ("urgency", " ", 1),
+    ("task", "TASK", 9),
+    ("worker", "WORKER", 14),
+    ("age", "AGE", 6),
+    ("left", "TIMEOUT", 7),
+    ("question", "QUESTION", None),
+)
+TIMES = frozenset({"age", "left"})
+EMPTY = "No open questions. Workers' questions appear here the moment they are asked."
+
+
+class Mark(Text):
+    """The urgency mark; carries the row's place, since DataTable sorts by cell values."""
+
+    def __init__(self, question: Question) -> None:
+        if question.error:
+            super().__init__("?", style="bold red")
+        elif question.blocking:
+            super().__init__("●", style="bold red")
+        else:
+            super().__init__("○", style="yellow")
+        self.order = question.sort_key()
+
+
+def countdown(question: Question, now: datetime) -> Text:
+    """Time left before option A is chosen for the operator, or before a relayed Claude
+    Code call expires (then Claude Code asks in its own dialog): shown in italics;
+    ``other`` for a question another tool asked, which keeps its own timeout."""
+    expiry = answers.expires_in(question, now)
+    if expiry is not None:
+        style = "bold red italic" if expiry <= 30 else "italic"
+        return Text(format_left(max(expiry, 0)) if expiry > 0 else "expires", style=style)
+    left = question.seconds_left(now)
+    if not question.error and not question.asked_here:
+        return Text("other", style="dim")
+    if question.error or left is None:
+        return Text("never" if not question.error else "-", style="dim")
+    if left <= 0:
+        return Text("due", style="bold red")
+    style = "bold red" if left <= 30 else "yellow" if left <= 60 else ""
+    return Text(format_left(left), style=style)
+
+
+def row_values(question: Question, now: datetime) -> tuple[object, ...]:
+    """Cells; worker-written text goes in as ``Text`` so ``[…]`` is shown, not parsed as markup."""
+    summary = (
+        Text(f"unreadable: {question.error}", style="red")
+        if question.error
+        else Text(question.first_line)
+    )
+    if not question.error and not question.asked_here:
+        summary = Text.assemble((f"asked by {ANOTHER_TOOL} · ", "dim"), summary)
+    return (
+        Mark(question),
+        task_label(question),
+        Text(question.worker or ""),
+        format_age(question.age(now)),
+        countdown(question, now),
+        summary,
+    )
+
+
+def task_label(question: Question) -> str:
+    """The task, or for a relayed Claude Code call its header and place (``Index 1/2``)."""
+    if answers.is_relay(question):
+        header = str(question.fields.get("header") or "ask")[:5]
+        size = question.fields.get("call_size")
+        return f"{header} {question.seq}/{size}" if isinstance(size, int) else header
+    return question.task_id if question.seq == 1 else f"{question.task_id}.q{question.seq}"
+
+
+def search_fields(question: Question) -> tuple[str, ...]:
+    """What the filter looks in."""
+    return (question.id, question.worker or "", question.text, question.urgency)
