@@ -19,11 +19,30 @@ def add_console_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only watch the files: do not run the tmux monitor inside the console",
     )
+    parser.add_argument(
+        "--fleet",
+        metavar="FILE",
+        help="one console over every source of a fleet file (local roots and hosts over ssh)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "fleet", None):
+        return run_fleet(args.fleet)
     root = resolve_root(args)
     from runeconsole.tui.app import create_app
 
     create_app(root, monitor=not getattr(args, "no_monitor", False)).run()
+    return 0
+
+
+def run_fleet(fleet: str) -> int:
+    from pathlib import Path
+
+    from runeconsole.core.fleet_file import load_fleet
+
+    specs = load_fleet(Path(fleet).expanduser())  # a bad file is refused before any screen
+    from runeconsole.tui.fleet_console.app import create_fleet_app
+
+    create_fleet_app(specs).run()
     return 0

@@ -169,3 +169,21 @@ class AgentRecord:
             return {"key": self.key, "liveness": RED, "error": self.error}
         age = None if self.age_seconds is None else round(self.age_seconds, 1)
         return {**self.fields, "key": self.key, "liveness": self.liveness, "age_seconds": age}
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any], key: str, location: str = "") -> AgentRecord:
+        """A record as ``to_json`` wrote it (an ``events`` row from another source), under
+        the ``key`` the reader knows it by; the colour is the writer's until rejudged."""
+        derived = ("key", "liveness", "age_seconds", "phase")
+        if row.get("error"):
+            return cls(key, location, error=str(row["error"]))
+        fields = {name: value for name, value in row.items() if name not in derived}
+        age = row.get("age_seconds")
+        liveness = row.get("liveness")
+        return cls(
+            key,
+            location,
+            fields,
+            liveness=liveness if liveness in (GREEN, YELLOW, RED) else RED,
+            age_seconds=float(age) if isinstance(age, int | float) else None,
+        )

@@ -11,7 +11,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
-from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock
 from runeconsole.core.errors import RuneError
@@ -29,10 +29,10 @@ from runeconsole.services.supervisor import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
 from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.commands import AgentCommands
+from runeconsole.tui.console_base import PanesApp
 from runeconsole.tui.console_monitor import ConsoleMonitor
 from runeconsole.tui.feed import ChangeFeed, FleetChanged, StateChanged
 from runeconsole.tui.filter_box import FilterBox
-from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import AGENTS, LivePane
 from runeconsole.tui.permissions_pane import PermissionsPane
@@ -47,18 +47,12 @@ PRESENCE_RETRY_SECONDS = 2.0
 INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
 
 
-class RuneConsole(App[None]):
+class RuneConsole(PanesApp):
     TITLE = "runeconsole"
     CSS_PATH = "console.tcss"  # beside this module; panes and modals own the rest
     COMMANDS = App.COMMANDS | {AgentCommands}
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help"),
-        # Priority: it acts as the key arrives, before the keys typed after it are handed to
-        # the table (whose own keys, like r for respawn, they would otherwise fire).
-        Binding("slash", "filter", "Filter", priority=True),
         Binding("a", "answer_oldest", "Answer"),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
         *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 10)),
     ]
 
@@ -139,10 +133,6 @@ class RuneConsole(App[None]):
     @property
     def agents_pane(self) -> AgentsPane:
         return self.query_one(AgentsPane)
-
-    def current_pane(self) -> LivePane:
-        active = self.query_one(TabbedContent).active_pane
-        return active.query_one(LivePane) if active else self.panes[0]
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -307,10 +297,6 @@ class RuneConsole(App[None]):
 
     # -- actions ---------------------------------------------------------------------------
 
-    def action_help(self) -> None:
-        pane = self.current_pane()
-        self.push_screen(HelpScreen(pane.TITLE, pane.HELP_KEYS))
-
     def action_show_pane(self, number: int) -> None:
         panes = list(self.query_one(TabbedContent).query(TabPane))
         if 0 < number <= len(panes):
@@ -323,28 +309,9 @@ class RuneConsole(App[None]):
         self.query_one(TabbedContent).active = pane_id
         self.current_pane().query_one("DataTable").focus()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "filter":  # a `/` typed into a text box or over a window is just that
-            return not isinstance(self.focused, Input) and len(self.screen_stack) == 1
-        return True
-
     def on_work_failed(self, message: WorkFailed) -> None:
         """A background job failed (``tui/workers.py``): shown to the operator, not fatal."""
         self.notify(message.reason, title=message.what, severity="error", timeout=15, markup=False)
-
-    def action_filter(self) -> None:
-        self.query_one(FilterBox).open()
-
-    def action_clear_filter(self) -> None:
-        if self.query_one(FilterBox).clear_filter():
-            self.current_pane().filter("")
-            self.current_pane().query_one("DataTable").focus()
-
-    def on_filter_box_filter(self, message: FilterBox.Filter) -> None:
-        self.current_pane().filter(message.text)
-
-    def on_filter_box_done(self, _: FilterBox.Done) -> None:
-        self.current_pane().query_one("DataTable").focus()
 
     def action_answer_oldest(self) -> None:
         """``a`` from any pane: the oldest permission request or blocking question (both

@@ -61,6 +61,10 @@ class LocalActions:
     def kill(self, key: str) -> Any:
         return Supervisor(self.project).kill(key).to_json()
 
+    def attach(self, key: str) -> None:
+        """``g``: the operator's tmux client switches to the agent's session."""
+        Supervisor(self.project).switch_to(key)
+
 
 class RemoteActions:
     def __init__(self, source: RemoteSource, timeout: float = ACTION_TIMEOUT) -> None:

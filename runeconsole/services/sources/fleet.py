@@ -22,6 +22,7 @@ from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.events import PROTOCOL, Event, EventStream, follow
 from runeconsole.services.events.sections import RowKey
 from runeconsole.services.project import Project
+from runeconsole.services.sources.actions import LocalActions, RemoteActions, Unreachable
 from runeconsole.services.sources.remote import CONNECTING, DOWN, UP, RemoteSource, apply
 
 SOURCE = "source"
@@ -57,6 +58,27 @@ class FleetFeed:
 
     def key(self, source: str, key: str) -> str:
         return f"{source}/{key}" if self.prefixed else key
+
+    def own_key(self, source: str, key: str) -> str:
+        """A merged key back to the key its source knows (``web/worker-a`` -> ``worker-a``)."""
+        prefix = f"{source}/"
+        return key[len(prefix) :] if self.prefixed and key.startswith(prefix) else key
+
+    def actions(self, source: str) -> LocalActions | RemoteActions:
+        """What acts on ``source``'s rows: in-process for a root of this machine, the same
+        CLI command over the source's SSH connection for a host. Refused (``Unreachable``)
+        while the source is not up: nothing is sent."""
+        spec = next((s for s in self.specs if s.name == source), None)
+        if spec is None:
+            raise Unreachable(f"{source}: no such source in the fleet file")
+        if spec.local:
+            state = self.states.get(source, {})
+            if state.get("state") != UP:
+                why = state.get("reason") or "still connecting"
+                raise Unreachable(f"{source} is unreachable ({why}): nothing was done")
+            return LocalActions(Project(spec.local_root().resolve(), strict=False))
+        remote = next(r for r in self._remotes if r.name == source)
+        return RemoteActions(remote)
 
     # -- running -----------------------------------------------------------------------
 

@@ -1,0 +1,1 @@
+"""One console over every source of a fleet file (``runeconsole --fleet FILE``)."""

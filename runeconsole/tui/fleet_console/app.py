@@ -1,0 +1,284 @@
+"""``runeconsole --fleet FILE``: one console over every source of a fleet file.
+
+The merged event stream (``services/sources/fleet.py`` ``FleetFeed``: local roots
+in-process, hosts over SSH) runs on a worker thread; its batches are gathered and the UI
+thread takes them in on one coalescing ``RowsArrived``, so a burst costs one redraw.
+Each pane draws one kind of row (``panes.py``); an action on a row goes to the source
+that owns it, in a worker, as the same command the operator could type there
+(``FleetFeed.actions``), and what came back, a refusal included, is shown.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from runeconsole.adapters.clock import Clock, SystemClock
+from runeconsole.core.errors import RuneError
+from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.core.timeutil import format_age
+from runeconsole.services.liveness import GREEN, RED, YELLOW
+from runeconsole.services.sources import DOWN, UP, RemoteActions
+from runeconsole.services.sources.fleet import SOURCE, FleetFeed
+from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.console_base import PanesApp
+from runeconsole.tui.filter_box import FilterBox
+from runeconsole.tui.fleet_console.answer_modal import Choice, FleetAnswerModal
+from runeconsole.tui.fleet_console.panes import (
+    FleetAgentsPane,
+    FleetQuestionsPane,
+    FleetQueuePane,
+    FleetSuspendedPane,
+    RowsPane,
+    SourcesPane,
+)
+from runeconsole.tui.fleet_console.rows import agent_record
+from runeconsole.tui.fleet_console.store import AGENT, OBSERVATION, QUESTION, FleetRows
+from runeconsole.tui.theme import LIVENESS_STYLE
+
+CONFIRM = {
+    "handoff": (
+        "Hand off {key}?",
+        "It is asked to save its work and exit; then a successor "
+        "starts with its hook, on {source}.",
+    ),
+    "respawn": (
+        "Re-spawn {key}?",
+        "A successor starts with the same command and worktree, on {source}.",
+    ),
+    "kill": ("Kill {key}?", "Its tmux session on {source} is killed; its worktree stays."),
+    "process": (
+        "Process {source}'s merge queue?",
+        "Its next entry is rebased, tested and merged on {source}.",
+    ),
+}
+
+
+class RowsArrived(Message):
+    """The stream sent rows; ``FleetConsole.pending`` holds them."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, RowsArrived)
+
+
+class SourcesBar(Static):
+    """The top line: every source's agents by colour and open questions, or why it is down."""
+
+    DEFAULT_CSS = "SourcesBar { height: 1; padding: 0 1; background: $panel; }"
+
+    def show(self, store: FleetRows) -> None:
+        text = Text("runeconsole fleet ", "bold")
+        for name in store.sources:
+            state = store.states.get(name, {})
+            text.append(" ")
+            if state.get("state") == DOWN:
+                text.append(f"{name} down", "bold red")
+                continue
+            if state.get("state") != UP:
+                text.append(f"{name} …", "yellow")
+                continue
+            counts = store.counts(name)
+            text.append(name, "bold")
+            for colour in (GREEN, YELLOW, RED):
+                text.append(" ●", LIVENESS_STYLE[colour])
+                text.append(str(counts[colour]))
+            if counts["questions"]:
+                text.append(f" ?{counts['questions']}", "bold yellow")
+        self.update(text)
+
+
+class FleetConsole(PanesApp):
+    TITLE = "runeconsole fleet"
+    CSS_PATH = "../console.tcss"
+    BINDINGS = [
+        *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 6)),
+    ]
+
+    def __init__(
+        self,
+        specs: list[SourceSpec],
+        *,
+        clock: Clock | None = None,
+        heartbeat: float = 5.0,
+        sockets: Path | None = None,
+        tick_seconds: float = 1.0,
+    ) -> None:
+        super().__init__()
+        self.clock = clock or SystemClock()
+        self.feed = FleetFeed(specs, heartbeat=heartbeat, sockets=sockets)
+        self.store = FleetRows([spec.name for spec in specs])
+        self.tick_seconds = tick_seconds
+        self.pending: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self.batches = 0  # batches taken in (tests and the benchmark wait on it)
+
+    def compose(self) -> ComposeResult:
+        yield SourcesBar(id="status")
+        self.panes: list[RowsPane] = [
+            FleetAgentsPane(self.store, self.clock.now),
+            SourcesPane(self.store),
+            FleetQuestionsPane(self.store),
+            FleetSuspendedPane(self.store),
+            FleetQueuePane(self.store),
+        ]
+        with TabbedContent(id="panes"):
+            for number, pane in enumerate(self.panes, 1):
+                with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
+                    yield pane
+        yield FilterBox()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(SourcesBar).show(self.store)
+        self.follow()
+        if self.tick_seconds:
+            self.set_interval(self.tick_seconds, self.tick)
+        self.panes[0].table.focus()
+
+    def on_unmount(self) -> None:
+        self.feed.stop()
+
+    # -- the stream ------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="fleet-feed")
+    def follow(self) -> None:
+        self.feed.run(self._heard)
+
+    def _heard(self, events: list[dict[str, Any]]) -> None:
+        rows = [e for e in events if e.get("event") in ("upsert", "remove")]
+        if not rows:
+            return
+        with self._lock:
+            first = not self.pending
+            self.pending += rows
+        if first:
+            self.post_message(RowsArrived())
+
+    def on_rows_arrived(self, _: RowsArrived) -> None:
+        with self._lock:
+            events, self.pending = self.pending, []
+        moved = self.store.apply(events)
+        self.batches += 1
+        agents = moved.get(AGENT)
+        observed = moved.get(OBSERVATION)
+        if observed is not None:  # a monitor reading redraws its agent's row
+            agents = agents or type(observed)()
+            agents.changed |= {k for k in observed.changed if self.store.get(AGENT, k)}
+        for pane in self.panes:
+            kind = SOURCE if isinstance(pane, SourcesPane) else pane.KIND
+            found = agents if kind == AGENT else moved.get(kind)
+            if found is not None:
+                pane.moved(found.changed, found.removed)
+        if SOURCE in moved:
+            self.query_one(SourcesBar).show(self.store)
+
+    def tick(self) -> None:
+        agents = self.panes[0]
+        now = self.clock.now()
+
+        def seen(key: str) -> dict[str, object] | None:
+            row = self.store.get(AGENT, key)
+            if row is None or row.get("error"):
+                return None
+            return {"seen": Text(format_age(agent_record(key, row).age_at(now)))}
+
+        agents.table.refresh_visible(seen)
+
+    # -- actions on a row ------------------------------------------------------------------
+
+    def on_rows_pane_act(self, message: RowsPane.Act) -> None:
+        source, key = message.source, message.key
+        own = self.feed.own_key(source, key)
+        if message.action == "answer":
+            row = self.store.get(QUESTION, key)
+            if row is not None:
+                self.push_screen(
+                    FleetAnswerModal(source, own, row),
+                    lambda choice: choice and self.send_action("answer", source, own, choice),
+                )
+            return
+        if message.action == "attach":
+            self.attach(source, own)
+            return
+        question, detail = CONFIRM[message.action]
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.send_action(message.action, source, own, None)
+
+        verb = message.action.capitalize()
+        screen = ConfirmScreen(
+            question.format(key=key, source=source), detail.format(source=source), verb
+        )
+        self.push_screen(screen, confirmed)
+
+    @work(thread=True, group="fleet-actions")
+    def send_action(self, action: str, source: str, key: str, choice: Choice | None) -> None:
+        """Off the UI thread: a remote action is an SSH round trip (a handoff, minutes)."""
+        try:
+            actions = self.feed.actions(source)
+            calls: dict[str, Callable[[], Any]] = {
+                "answer": lambda: actions.answer(
+                    key,
+                    options=[choice.option] if choice and choice.option else [],
+                    text=choice.text if choice else None,
+                ),
+                "handoff": lambda: actions.handoff(key),
+                "respawn": lambda: actions.respawn(key),
+                "kill": lambda: actions.kill(key),
+                "process": lambda: actions.process_queue(),
+            }
+            calls[action]()
+        except RuneError as exc:
+            self.call_from_thread(
+                self.notify,
+                exc.message,
+                title=f"{action}: {source}",
+                severity="error",
+                markup=False,
+            )
+            return
+        self.call_from_thread(self.notify, f"{action} {key}: sent to {source}", title=source)
+
+    def attach(self, source: str, key: str) -> None:
+        row = self.store.get(AGENT, f"{source}/{key}" if self.feed.prefixed else key) or {}
+        try:
+            actions = self.feed.actions(source)
+            if not isinstance(actions, RemoteActions):
+                actions.attach(key)
+                return
+            session = str(row.get("tmux_session") or "")
+            if not session:
+                raise RuneError(f"{key} has no tmux session")
+            argv = actions.attach_window_argv(key, session)
+        except RuneError as exc:
+            self.notify(exc.message, title=f"Cannot go to {key}", severity="warning", markup=False)
+            return
+        if not os.environ.get("TMUX"):
+            self.notify(" ".join(argv[argv.index("--") + 1 :]), title="Attach from a terminal:")
+            return
+        subprocess.run(argv, check=False, capture_output=True, timeout=10)
+
+    # -- panes and the filter --------------------------------------------------------------
+
+    def action_show_pane(self, number: int) -> None:
+        if 0 < number <= len(self.panes):
+            self.action_clear_filter()
+            self.query_one(TabbedContent).active = self.panes[number - 1].PANE_ID
+            self.panes[number - 1].table.focus()
+
+
+def create_fleet_app(specs: list[SourceSpec], **kwargs: Any) -> FleetConsole:
+    """The fleet console over ``specs`` (a fleet file's sources)."""
+    return FleetConsole(specs, **kwargs)

@@ -1,0 +1,182 @@
+"""How the fleet console draws the rows of ``runeconsole events --fleet``: one function
+per kind from the row's JSON (the stream's own ``to_json`` shapes) to its cells, with
+the source first. Agents are drawn by the local console's own cells
+(``tui/agent_cells.py``) from a record decoded from the row."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from rich.text import Text
+
+from runeconsole.core.timeutil import format_age
+from runeconsole.services.liveness import GREEN, RED, YELLOW, AgentRecord
+from runeconsole.services.questions import format_left
+from runeconsole.services.sources import CONNECTING, DOWN, UP
+from runeconsole.services.supervisor import AgentObservation, SupervisorSettings
+from runeconsole.tui import agent_cells
+from runeconsole.tui.merge_queue_rows import STATUS_STYLE
+from runeconsole.tui.theme import LIVENESS_STYLE, VERDICT_STYLE
+
+Row = dict[str, Any]
+
+SOURCE_COLUMN = ("source", "SOURCE", 10)
+SOURCE_COLUMNS = (
+    ("state", " ", 1),
+    ("source", "SOURCE", 10),
+    ("where", "HOST", 14),
+    ("agents", "AGENTS ● ● ●", 14),
+    ("questions", "ASKS", 4),
+    ("queue", "QUEUE", 5),
+    ("detail", "ROOT · STATE", None),
+)
+AGENT_COLUMNS = (SOURCE_COLUMN, *agent_cells.COLUMNS)
+QUESTION_COLUMNS = (
+    ("urgency", " ", 1),
+    SOURCE_COLUMN,
+    ("task", "TASK", 9),
+    ("worker", "WORKER", 14),
+    ("age", "AGE", 6),
+    ("left", "TIMEOUT", 7),
+    ("question", "QUESTION", None),
+)
+QUEUE_COLUMNS = (
+    SOURCE_COLUMN,
+    ("position", "#", 3),
+    ("status", "STATUS", 11),
+    ("branch", "BRANCH", 24),
+    ("node", "NODE", 14),
+    ("detail", "ERROR / REASON", None),
+)
+SUSPENDED_COLUMNS = (
+    SOURCE_COLUMN,
+    ("verdict", "VERDICT", 10),
+    ("task", "TASK", 5),
+    ("worker", "WORKER", 14),
+    ("age", "AGE", 6),
+    ("detail", "CONTEXT FILE · DETAIL", None),
+)
+STATE_STYLE = {UP: "green", CONNECTING: "yellow", DOWN: "bold red"}
+
+
+def text(value: Any, style: str = "") -> Text:
+    """A cell as written (``Text``: a value from another host is never parsed as markup)."""
+    return Text("" if value is None else str(value), style=style)
+
+
+# -- sources -------------------------------------------------------------------------------
+
+
+def source_row(name: str, state: Row, counts: dict[str, int]) -> tuple[Any, ...]:
+    shown = str(state.get("state") or CONNECTING)
+    style = STATE_STYLE.get(shown, "")
+    where = state.get("host") or "local"
+    if shown == DOWN:
+        detail = Text.assemble(("down: ", style), (str(state.get("reason") or "?"), "red"))
+    else:
+        detail = Text.assemble((str(state.get("root") or ""), ""), (f"  {shown}", style))
+    agents = Text.assemble(
+        (f"{counts.get(GREEN, 0):>4}", LIVENESS_STYLE[GREEN]),
+        (f"{counts.get(YELLOW, 0):>5}", LIVENESS_STYLE[YELLOW]),
+        (f"{counts.get(RED, 0):>5}", LIVENESS_STYLE[RED]),
+    )
+    return (
+        Text("●", style=style),
+        text(name, "bold"),
+        text(where),
+        agents if shown == UP else Text(""),
+        text(counts.get("questions", 0) if shown == UP else ""),
+        text(counts.get("queue", 0) if shown == UP else ""),
+        detail,
+    )
+
+
+# -- agents --------------------------------------------------------------------------------
+
+
+def agent_record(key: str, row: Row) -> AgentRecord:
+    return AgentRecord.from_json(row, key)
+
+
+def observation_of(row: Row | None) -> AgentObservation | None:
+    if not row:
+        return None
+    try:
+        return AgentObservation.from_json(row)
+    except (KeyError, TypeError, ValueError):  # another version's shape: drawn without it
+        return None
+
+
+def agent_row(
+    source: str,
+    record: AgentRecord,
+    phase: str | None,
+    observation: AgentObservation | None,
+    settings: SupervisorSettings,
+    now: datetime,
+) -> tuple[Any, ...]:
+    return (text(source), *agent_cells.row_values(record, phase, observation, settings, now))
+
+
+# -- questions -----------------------------------------------------------------------------
+
+
+def question_row(source: str, row: Row) -> tuple[Any, ...]:
+    if row.get("error"):
+        return (
+            Text("?", style="bold red"),
+            text(source),
+            text(row.get("task_id")),
+            Text(""),
+            Text(""),
+            Text("-", style="dim"),
+            Text(f"unreadable: {row['error']}", style="red"),
+        )
+    blocking = row.get("urgency") == "blocking"
+    mark = Text("●", style="bold red") if blocking else Text("○", style="yellow")
+    left = row.get("seconds_left")
+    seq = row.get("seq") or 1
+    task = row.get("task_id") if seq == 1 else f"{row.get('task_id')}.q{seq}"
+    first_line = str(row.get("question") or "").strip().splitlines()
+    return (
+        mark,
+        text(source),
+        text(task),
+        text(row.get("worker_name")),
+        text(format_age(row.get("age_seconds"))),
+        Text("never", style="dim") if left is None else text(format_left(left)),
+        text(first_line[0] if first_line else ""),
+    )
+
+
+def question_open(row: Row) -> bool:
+    return not row.get("error") and row.get("state") == "pending"
+
+
+# -- the merge queue and suspended tasks ---------------------------------------------------
+
+
+def queue_row(source: str, row: Row) -> tuple[Any, ...]:
+    status = str(row.get("status") or "?")
+    return (
+        text(source),
+        text(row.get("position")),
+        text(status, STATUS_STYLE.get(status, "")),
+        text(row.get("branch")),
+        text(row.get("node_id")),
+        text(row.get("error") or row.get("reason"), "red" if row.get("error") else "dim"),
+    )
+
+
+def suspended_row(source: str, row: Row) -> tuple[Any, ...]:
+    verdict = str(row.get("verdict") or "?")
+    detail = row.get("detail") or row.get("error") or ""
+    return (
+        text(source),
+        text(verdict, VERDICT_STYLE.get(verdict, "")),
+        text(row.get("task_id")),
+        text(row.get("worker")),
+        text(format_age(row.get("age_seconds"))),
+        Text.assemble((str(row.get("key") or ""), "dim"), (f"  {detail}" if detail else "", "")),
+    )
