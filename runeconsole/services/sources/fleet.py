@@ -77,8 +77,11 @@ class FleetFeed:
                 why = state.get("reason") or "still connecting"
                 raise Unreachable(f"{source} is unreachable ({why}): nothing was done")
             return LocalActions(Project(spec.local_root().resolve(), strict=False))
-        remote = next(r for r in self._remotes if r.name == source)
-        return RemoteActions(remote)
+        return RemoteActions(self.remote(source))
+
+    def remote(self, source: str) -> RemoteSource:
+        """The connection that follows a host's source (it is started by ``start``)."""
+        return next(r for r in self._remotes if r.name == source)
 
     # -- running -----------------------------------------------------------------------
 

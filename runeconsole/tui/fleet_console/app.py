@@ -203,10 +203,7 @@ class FleetConsole(PanesApp):
         if message.action == "answer":
             row = self.store.get(QUESTION, key)
             if row is not None:
-                self.push_screen(
-                    FleetAnswerModal(source, own, row),
-                    lambda choice: choice and self.send_action("answer", source, own, choice),
-                )
+                self.open_answer(source, own, row)
             return
         if message.action == "attach":
             self.attach(source, own)
@@ -222,6 +219,16 @@ class FleetConsole(PanesApp):
             question.format(key=key, source=source), detail.format(source=source), verb
         )
         self.push_screen(screen, confirmed)
+
+    def open_answer(self, source: str, key: str, row: dict[str, Any]) -> None:
+        """The answer window for a question of ``source`` (``key`` as the source knows it);
+        the choice is sent there."""
+
+        def chosen(choice: Choice | None) -> None:
+            if choice is not None:
+                self.send_action("answer", source, key, choice)
+
+        self.push_screen(FleetAnswerModal(source, key, row), chosen)
 
     @work(thread=True, group="fleet-actions")
     def send_action(self, action: str, source: str, key: str, choice: Choice | None) -> None:

@@ -1,0 +1,238 @@
+"""``runeconsole --fleet FILE``: one console over several roots. Local roots always; two
+"hosts" over a real private sshd when there is one (skipped, saying why, when not)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from runeconsole.adapters import git
+from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.services.project import Project
+from runeconsole.services.questions import Questions
+from runeconsole.services.registry import Registry
+from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.fleet_console.answer_modal import FleetAnswerModal
+from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
+from runeconsole.tui.fleet_console.store import AGENT
+from tests.support.polling import until
+from tests.support.questions import QUESTION_DIR, ask
+from tests.support.sshd import Sshd
+
+
+def project(tmp_path: Path, name: str, *agents: str) -> Path:
+    root = tmp_path / name
+    git.init_repo(root)
+    registry = Registry(Project(root))
+    for agent in agents:
+        registry.register("worker", agent)
+    return root
+
+
+@asynccontextmanager
+async def console(
+    specs: list[SourceSpec], **kwargs: object
+) -> AsyncIterator[tuple[FleetConsole, Pilot]]:
+    app = create_fleet_app(specs, heartbeat=0.5, tick_seconds=0, **kwargs)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await until(
+            pilot, lambda: all(s["state"] != "connecting" for s in app.store.states.values())
+        )
+        yield app, pilot
+
+
+def shown(app: FleetConsole, index: int) -> list[str]:
+    return app.panes[index].table.keys()
+
+
+def bar(app: FleetConsole) -> str:
+    return str(app.query_one(SourcesBar).render())
+
+
+async def test_every_root_has_its_rows_under_its_source_and_a_missing_root_is_one_red_row(
+    tmp_path: Path,
+) -> None:
+    one, two = project(tmp_path, "one", "a", "b"), project(tmp_path, "two", "c")
+    specs = [
+        SourceSpec("one", str(one)),
+        SourceSpec("two", str(two)),
+        SourceSpec("gone", str(tmp_path / "nowhere")),
+    ]
+    async with console(specs) as (app, pilot):
+        await until(pilot, lambda: len(shown(app, 0)) == 3)
+        assert sorted(shown(app, 0)) == ["one/worker-a", "one/worker-b", "two/worker-c"]
+        assert [str(app.panes[0].table.get_row(k)[0]) for k in sorted(shown(app, 0))] == [
+            "one",
+            "one",
+            "two",
+        ]
+        sources = app.panes[1].table
+        assert sources.keys() == ["one", "two", "gone"]
+        assert "no such directory" in str(sources.get_row("gone")[-1])
+        assert "gone down" in bar(app) and "one ●2 ●0 ●0" in bar(app)
+
+
+async def test_a_change_on_one_root_repaints_its_row_and_its_source_counts(
+    tmp_path: Path,
+) -> None:
+    one, two = project(tmp_path, "one", "a"), project(tmp_path, "two", "c")
+    async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
+        app,
+        pilot,
+    ):
+        await until(pilot, lambda: len(shown(app, 0)) == 2)
+        Registry(Project(two)).mark_crashed("worker-c")
+        await until(pilot, lambda: "crashed" in str(app.panes[0].table.get_row("two/worker-c")))
+        assert app.store.get(AGENT, "one/worker-a")["status"] == "active"
+        await until(pilot, lambda: "two ●0 ●0 ●1" in bar(app))
+
+
+async def test_a_source_name_in_the_filter_keeps_that_source_s_rows_only(tmp_path: Path) -> None:
+    one, two = project(tmp_path, "one", "a", "b"), project(tmp_path, "two", "c")
+    async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
+        app,
+        pilot,
+    ):
+        await until(pilot, lambda: len(shown(app, 0)) == 3)
+        await pilot.press("slash", *"source:two")
+        await until(pilot, lambda: shown(app, 0) == ["two/worker-c"])
+        await pilot.press("escape")
+        await until(pilot, lambda: len(shown(app, 0)) == 3)
+        await pilot.press("slash", *"one b")
+        await until(pilot, lambda: shown(app, 0) == ["one/worker-b"])
+
+
+async def test_a_question_is_answered_on_the_root_it_was_asked_on(tmp_path: Path) -> None:
+    one, two = project(tmp_path, "one", "a"), project(tmp_path, "two", "c")
+    asked = ask(two, "task-7", "Which database?")
+    async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
+        app,
+        pilot,
+    ):
+        await pilot.press("3")
+        key = f"two/{QUESTION_DIR.split('/')[-1]}/task-7.q1"
+        await until(pilot, lambda: shown(app, 2) == [key])
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
+        await pilot.press("B")
+        questions = Questions(Project(two))
+        await until(pilot, lambda: questions.read_question(asked).answer is not None)
+        assert questions.read_question(asked).answer.option == "B"
+        await until(pilot, lambda: shown(app, 2) == [])  # answered: no longer open
+
+
+async def test_the_merge_queue_of_the_entry_s_source_is_processed_after_confirming(
+    tmp_path: Path,
+) -> None:
+    from runeconsole.demo.merge_queue import commit_branch
+    from runeconsole.services.merge_queue import MergeQueue
+    from tests.support.merge_queue import write_talisman
+
+    one, two = project(tmp_path, "one"), project(tmp_path, "two")
+    write_talisman(two, "true")
+    commit_branch(two, "feat/x", {"x.py": "x = 1\n"}, "x")
+    queue = MergeQueue(Project(two))
+    queue.add("feat/x")
+    async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
+        app,
+        pilot,
+    ):
+        await pilot.press("5")
+        await until(pilot, lambda: len(shown(app, 4)) == 1)
+        await pilot.press("p")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: queue.read().ordered()[0].status == "completed", 60)
+        assert (two / "x.py").exists() or git.run(two, "show", "main:x.py").strip() == "x = 1"
+
+
+# -- hosts over SSH ------------------------------------------------------------------------
+
+
+def remote(sshd: Sshd, name: str, root: Path, **kw: object) -> SourceSpec:
+    env = [f"RUNECONSOLE_TMUX_SOCKET=rc-fleet-{os.getpid()}"]
+    return SourceSpec(
+        name, str(root), "alpha", tuple(sshd.remote_command(*env)), tuple(sshd.ssh_prefix)
+    )
+
+
+def events_pids(root: Path) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                words = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"events" in words and str(root).encode() in words and b"ssh" not in words[0]:
+                found.append(int(entry))
+    return found
+
+
+async def test_a_host_over_ssh_beside_a_local_root_is_answered_and_survives_a_dropped_stream(
+    sshd: Sshd, tmp_path: Path
+) -> None:
+    here, far = project(tmp_path, "here", "a"), project(tmp_path, "far", "r")
+    asked = ask(far, "task-9", "Ship it?")
+    specs = [SourceSpec("here", str(here)), remote(sshd, "far", far)]
+    async with console(specs, sockets=sshd.sockets) as (app, pilot):
+        await until(pilot, lambda: sorted(shown(app, 0)) == ["far/worker-r", "here/worker-a"])
+        assert app.store.states["far"]["state"] == "up"
+        # The remote events process dies: the console reconnects and shows the same rows.
+        for pid in events_pids(far):
+            os.kill(pid, signal.SIGKILL)
+        far_source = app.feed.remote("far")
+        await until(pilot, lambda: far_source.connections >= 2, 60)
+        await until(pilot, lambda: sorted(shown(app, 0)) == ["far/worker-r", "here/worker-a"])
+        # The SSH connection itself goes (ssh -O exit ends the master and its sessions).
+        far_source.transport.close()
+        await until(pilot, lambda: far_source.connections >= 3, 60)
+        await until(pilot, lambda: sorted(shown(app, 0)) == ["far/worker-r", "here/worker-a"])
+        # An answer over SSH reaches the far root.
+        await pilot.press("3")
+        await until(pilot, lambda: len(shown(app, 2)) == 1)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
+        await pilot.press("t", *"yes, ship", "enter")
+        questions = Questions(Project(far))
+        await until(pilot, lambda: questions.read_question(asked).answer is not None, 60)
+        assert questions.read_question(asked).answer.answer == "yes, ship"
+
+
+async def test_an_answer_while_its_host_is_down_is_refused_and_said_so(
+    sshd: Sshd, tmp_path: Path
+) -> None:
+    far = project(tmp_path, "far", "r")
+    question = ask(far, "task-4", "Retry?")
+    refused = SourceSpec(
+        "far", str(far), "alpha", tuple(sshd.remote_command()), (*sshd.ssh_prefix, "-p", "1")
+    )
+    async with console([refused, SourceSpec("here", str(project(tmp_path, "here")))]) as (
+        app,
+        pilot,
+    ):
+        assert app.store.states["far"]["state"] == "down"
+        assert "far down" in bar(app)
+        row = {"task_id": "task-4", "question": "Retry?", "options": ["A", "B"]}
+        notes: list[str] = []
+        app.notify = lambda message, **_: notes.append(message)  # type: ignore[method-assign]
+        key = f"{QUESTION_DIR.split('/')[-1]}/task-4.q1"
+        app.open_answer("far", key, row)  # the row as it was last seen, before the outage
+        await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
+        await pilot.press("A")
+        await until(pilot, lambda: notes)
+        assert "unreachable" in notes[0] and "nothing was sent" in notes[0]
+        assert not question.with_suffix(".answer").exists()
+
+
+def test_the_cli_refuses_a_bad_fleet_file_before_any_screen(tmp_path: Path, cli: Callable) -> None:
+    bad = tmp_path / "fleet.yml"
+    bad.write_text(json.dumps({"sources": [{"name": "x"}]}))
+    result = cli("--fleet", str(bad))
+    assert result.code != 0 and "root" in result.err
