@@ -208,7 +208,8 @@ async def test_a_filter_typed_on_the_queue_narrows_it_and_escape_brings_every_en
         pane = await open_queue(pilot)
         await pilot.press("slash", *"billing")
         await settle(pilot)
-        assert [pane.state.find(k).branch for k in pane.table.keys()] == ["feat/billing-api"]
+        shown = pane.table.keys()
+        assert [pane.state.find(k).branch for k in shown] == ["feat/billing-api"]
         await pilot.press("escape")
         await settle(pilot)
         assert len(pane.table.keys()) == 5 and pane.filter_text == ""
