@@ -178,10 +178,11 @@ class FleetConsole(PanesApp):
         for pane in self.panes:
             kind = SOURCE if isinstance(pane, SourcesPane) else pane.KIND
             found = agents if kind == AGENT else moved.get(kind)
-            if found is not None:
+            if found is not None and pane.is_attached:
                 pane.moved(found.changed, found.removed)
         if SOURCE in moved:
-            self.query_one(SourcesBar).show(self.store)
+            for status in self.query(SourcesBar):  # none while the console closes
+                status.show(self.store)
 
     def tick(self) -> None:
         agents = self.panes[0]

@@ -1,0 +1,123 @@
+"""The fleet console (``runeconsole --fleet FILE``) over loopback SSH (a private sshd, as
+the tests start one), headless at 160x45.
+
+1. 3 sources x AGENTS agents (two hosts over SSH, cold: their master connections are
+   opened too, and one local root) -> the first complete paint: every source up, every
+   agent's row in the Agents table and a frame drawn. Goal <= 1.5 s.
+2. A change on a remote source -> its row redrawn in the console: one identity rewritten
+   (an atomic write, by the registry) on a host's root, timed until the Agents table
+   holds the new cell. p95 goal <= 150 ms.
+
+Usage: python benchmarks/fleet_console.py [AGENTS] [ROUNDS]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _common import make_fleet, summary
+
+from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.services.project import Project
+from runeconsole.services.registry import Registry
+from runeconsole.tui.fleet_console.app import FleetConsole, create_fleet_app
+from tests.support.sshd import Sshd, find_sshd, start_sshd
+
+
+def specs(sshd: Sshd, roots: list[Path]) -> list[SourceSpec]:
+    command, ssh = tuple(sshd.remote_command()), tuple(sshd.ssh_prefix)
+    return [
+        SourceSpec("alpha", str(roots[0]), "alpha", command, ssh),
+        SourceSpec("beta", str(roots[1]), "beta", command, ssh),
+        SourceSpec("here", str(roots[2])),
+    ]
+
+
+async def poll(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met")
+        await asyncio.sleep(0.002)
+
+
+def complete(app: FleetConsole, total: int) -> bool:
+    states = app.store.states.values()
+    return all(s.get("state") == "up" for s in states) and app.panes[0].table.row_count >= total
+
+
+async def first_paint(sshd: Sshd, roots: list[Path], agents: int) -> float:
+    began = time.monotonic()
+    app = create_fleet_app(specs(sshd, roots), sockets=sshd.sockets, tick_seconds=0)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await poll(lambda: complete(app, 3 * agents), 60)
+        await pilot.pause()  # the frame with them is drawn
+        took = time.monotonic() - began
+        for remote in app.feed._remotes:
+            remote.transport.close()  # cold again for the next round
+    return took
+
+
+async def change_latency(sshd: Sshd, roots: list[Path], keys: list[str], rounds: int) -> list:
+    app = create_fleet_app(specs(sshd, roots), sockets=sshd.sockets, tick_seconds=0)
+    registry = Registry(Project(roots[0]))
+    millis = []
+    async with app.run_test(size=(160, 45)) as pilot:
+        table = app.panes[0].table
+        node = table.column_keys.index("node")
+        await poll(lambda: complete(app, 3 * len(keys)), 60)
+        await pilot.pause()
+        for n in range(rounds):
+            key, value = random.choice(keys), f"bench-{n}"
+            began = time.monotonic()
+            registry.update(key, {"node_id": value})
+            await poll(lambda k=key, v=value: str(table.get_row(f"alpha/{k}")[node]) == v, 10)
+            millis.append((time.monotonic() - began) * 1000)
+            await asyncio.sleep(0.05)
+        for remote in app.feed._remotes:
+            remote.transport.close()
+    return millis
+
+
+def main() -> None:
+    agents = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    binary = find_sshd()
+    if binary is None:
+        sys.exit("sshd is not installed (Debian: openssh-server)")
+    base = Path(tempfile.mkdtemp(prefix="rc-bench-fleet-"))
+    roots = [base / name for name in ("alpha", "beta", "here")]
+    keys = [make_fleet(root, agents) for root in roots]
+    sshd_run = start_sshd(binary)
+    sshd = next(sshd_run)
+    try:
+        paints = [asyncio.run(first_paint(sshd, roots, agents)) * 1000 for _ in range(5)]
+        print(
+            summary(
+                f"fleet console, 3 sources x {agents} agents, first complete paint",
+                paints,
+                "<= 1500 ms",
+            )
+        )
+        millis = asyncio.run(change_latency(sshd, roots, keys[0], rounds))
+        print(
+            summary(
+                "remote identity write -> its row redrawn in the fleet console",
+                millis,
+                "p95 <= 150 ms",
+            )
+        )
+    finally:
+        sshd_run.close()
+
+
+if __name__ == "__main__":
+    main()
