@@ -152,11 +152,48 @@ async def take(name: str, size: tuple[int, int], before: Callable | None) -> Pat
         return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
 
 
+async def take_fleet(name: str, size: tuple[int, int], pane: str) -> Path:
+    """The fleet console over the scene's root, a second root with a merge queue and
+    suspended tasks, and a source whose root is missing."""
+    from runeconsole.adapters import git
+    from runeconsole.core.fleet_file import SourceSpec
+    from runeconsole.tui.fleet_console.app import create_fleet_app
+
+    clock = fresh_scene()
+    work = SCENE_ROOT.parent / "work"
+    if work.exists():
+        shutil.rmtree(work)
+    git.init_repo(work)
+    other = ManualClock()  # its own: building this root moves its clock on, not the console's
+    build_queue(work, other)
+    build_suspended(work, other)
+    specs = [
+        SourceSpec("shop", str(SCENE_ROOT)),
+        SourceSpec("work", str(work)),
+        SourceSpec("ml", str(SCENE_ROOT.parent / "ml-not-cloned")),
+    ]
+    app = create_fleet_app(specs, clock=clock, tick_seconds=0)
+    app.animation_level = "none"
+    async with app.run_test(size=size) as pilot:
+        while not all(s.get("state") in ("up", "down") for s in app.store.states.values()):
+            await pilot.pause(0.05)
+        await pilot.pause(0.3)
+        await pilot.press(pane)
+        await pilot.pause()
+        return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
+
+
+FLEET_SHOTS = [("fleet-agents", (120, 30), "1"), ("fleet-sources", (100, 24), "2")]
+
+
 def main(names: list[str]) -> int:
     OUT.mkdir(exist_ok=True)
     for name, size, before in SHOTS:
         if not names or name in names:
             print(asyncio.run(take(name, size, before)))
+    for name, size, pane in FLEET_SHOTS:
+        if not names or name in names:
+            print(asyncio.run(take_fleet(name, size, pane)))
     return 0
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole import __version__
+from runeconsole.adapters.clock import Clock
 from runeconsole.adapters.ssh import SshTransport
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.events import PROTOCOL, Event, EventStream, follow
@@ -42,9 +43,15 @@ class FleetFeed:
     """Merges the sources' events into one stream of lines for ``emit``."""
 
     def __init__(
-        self, specs: list[SourceSpec], *, heartbeat: float = 5.0, sockets: Path | None = None
+        self,
+        specs: list[SourceSpec],
+        *,
+        heartbeat: float = 5.0,
+        sockets: Path | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.specs = specs
+        self.clock = clock  # local roots' (tests and screenshots pass a manual one)
         self.sockets = sockets  # ssh control sockets' directory (default: a private one)
         self.prefixed = len(specs) > 1
         self.heartbeat = heartbeat
@@ -76,7 +83,7 @@ class FleetFeed:
             if state.get("state") != UP:
                 why = state.get("reason") or "still connecting"
                 raise Unreachable(f"{source} is unreachable ({why}): nothing was done")
-            return LocalActions(Project(spec.local_root().resolve(), strict=False))
+            return LocalActions(Project(spec.local_root().resolve(), self.clock, strict=False))
         return RemoteActions(self.remote(source))
 
     def remote(self, source: str) -> RemoteSource:
@@ -148,7 +155,7 @@ class FleetFeed:
         if not root.is_dir():
             self._status(spec.name, DOWN, f"root {root}: no such directory")
             return
-        stream = EventStream(Project(Path(root).resolve(), strict=False))
+        stream = EventStream(Project(Path(root).resolve(), self.clock, strict=False))
         try:
             follow(
                 stream,

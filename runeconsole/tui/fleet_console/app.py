@@ -116,7 +116,7 @@ class FleetConsole(PanesApp):
     ) -> None:
         super().__init__()
         self.clock = clock or SystemClock()
-        self.feed = FleetFeed(specs, heartbeat=heartbeat, sockets=sockets)
+        self.feed = FleetFeed(specs, heartbeat=heartbeat, sockets=sockets, clock=clock)
         self.store = FleetRows([spec.name for spec in specs])
         self.tick_seconds = tick_seconds
         self.pending: list[dict[str, Any]] = []
