@@ -90,7 +90,10 @@ async def test_a_change_on_one_root_repaints_its_row_and_its_source_counts(
         Registry(Project(two)).mark_crashed("worker-c")
         await until(pilot, lambda: "crashed" in str(app.panes[0].table.get_row("two/worker-c")))
         assert app.store.get(AGENT, "one/worker-a")["status"] == "active"
-        await until(pilot, lambda: "two ●0 ●0 ●1" in bar(app))
+        await until(pilot, lambda: "two ●0 ●0 ●1 !1" in bar(app))
+        problems = app.panes[2].table
+        await until(pilot, lambda: problems.keys() == ["two/worker-c/crashed"])
+        assert str(problems.get_row("two/worker-c/crashed")[0]) == "two"
 
 
 async def test_a_source_name_in_the_filter_keeps_that_source_s_rows_only(tmp_path: Path) -> None:
@@ -115,16 +118,16 @@ async def test_a_question_is_answered_on_the_root_it_was_asked_on(tmp_path: Path
         app,
         pilot,
     ):
-        await pilot.press("3")
+        await pilot.press("4")
         key = f"two/{QUESTION_DIR.split('/')[-1]}/task-7.q1"
-        await until(pilot, lambda: shown(app, 2) == [key])
+        await until(pilot, lambda: shown(app, 3) == [key])
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
         await pilot.press("B")
         questions = Questions(Project(two))
         await until(pilot, lambda: questions.read_question(asked).answer is not None)
         assert questions.read_question(asked).answer.option == "B"
-        await until(pilot, lambda: shown(app, 2) == [])  # answered: no longer open
+        await until(pilot, lambda: shown(app, 3) == [])  # answered: no longer open
 
 
 async def test_the_merge_queue_of_the_entry_s_source_is_processed_after_confirming(
@@ -143,8 +146,8 @@ async def test_the_merge_queue_of_the_entry_s_source_is_processed_after_confirmi
         app,
         pilot,
     ):
-        await pilot.press("5")
-        await until(pilot, lambda: len(shown(app, 4)) == 1)
+        await pilot.press("6")
+        await until(pilot, lambda: len(shown(app, 5)) == 1)
         await pilot.press("p")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
@@ -195,8 +198,8 @@ async def test_a_host_over_ssh_beside_a_local_root_is_answered_and_survives_a_dr
         await until(pilot, lambda: far_source.connections >= 3, 60)
         await until(pilot, lambda: sorted(shown(app, 0)) == ["far/worker-r", "here/worker-a"])
         # An answer over SSH reaches the far root.
-        await pilot.press("3")
-        await until(pilot, lambda: len(shown(app, 2)) == 1)
+        await pilot.press("4")
+        await until(pilot, lambda: len(shown(app, 3)) == 1)
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
         await pilot.press("t", *"yes, ship", "enter")

@@ -37,6 +37,7 @@ from runeconsole.tui.filter_box import FilterBox
 from runeconsole.tui.fleet_console.answer_modal import Choice, FleetAnswerModal
 from runeconsole.tui.fleet_console.panes import (
     FleetAgentsPane,
+    FleetProblemsPane,
     FleetQuestionsPane,
     FleetQueuePane,
     FleetSuspendedPane,
@@ -44,7 +45,13 @@ from runeconsole.tui.fleet_console.panes import (
     SourcesPane,
 )
 from runeconsole.tui.fleet_console.rows import agent_record
-from runeconsole.tui.fleet_console.store import AGENT, OBSERVATION, QUESTION, FleetRows
+from runeconsole.tui.fleet_console.store import (
+    AGENT,
+    OBSERVATION,
+    PROBLEM,
+    QUESTION,
+    FleetRows,
+)
 from runeconsole.tui.theme import LIVENESS_STYLE
 
 CONFIRM = {
@@ -93,6 +100,8 @@ class SourcesBar(Static):
             for colour in (GREEN, YELLOW, RED):
                 text.append(" ●", LIVENESS_STYLE[colour])
                 text.append(str(counts[colour]))
+            if counts["problems"]:
+                text.append(f" !{counts['problems']}", "bold red")
             if counts["questions"]:
                 text.append(f" ?{counts['questions']}", "bold yellow")
         self.update(text)
@@ -102,7 +111,7 @@ class FleetConsole(PanesApp):
     TITLE = "runeconsole fleet"
     CSS_PATH = "../console.tcss"
     BINDINGS = [
-        *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 6)),
+        *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 7)),
     ]
 
     def __init__(
@@ -128,6 +137,7 @@ class FleetConsole(PanesApp):
         self.panes: list[RowsPane] = [
             FleetAgentsPane(self.store, self.clock.now),
             SourcesPane(self.store),
+            FleetProblemsPane(self.store),
             FleetQuestionsPane(self.store),
             FleetSuspendedPane(self.store),
             FleetQueuePane(self.store),
@@ -180,7 +190,9 @@ class FleetConsole(PanesApp):
             found = agents if kind == AGENT else moved.get(kind)
             if found is not None and pane.is_attached:
                 pane.moved(found.changed, found.removed)
-        if SOURCE in moved:
+        if PROBLEM in moved:  # a reading alone can change a source's problem count
+            self.panes[1].moved(set(self.store.sources), set())
+        if SOURCE in moved or PROBLEM in moved:
             for status in self.query(SourcesBar):  # none while the console closes
                 status.show(self.store)
 

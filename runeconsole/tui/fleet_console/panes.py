@@ -21,13 +21,14 @@ from runeconsole.tui.fleet_console import rows
 from runeconsole.tui.fleet_console.store import (
     AGENT,
     OBSERVATION,
+    PROBLEM,
     QUESTION,
     QUEUE,
     SUSPENDED,
     FleetRows,
 )
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import AGENTS, MERGE_QUEUE, QUESTIONS, LivePane, matches
+from runeconsole.tui.pane import AGENTS, MERGE_QUEUE, PROBLEMS, QUESTIONS, LivePane, matches
 from runeconsole.tui.pane import SUSPENDED as SUSPENDED_PANE
 
 SOURCES = "sources"
@@ -213,6 +214,24 @@ class FleetAgentsPane(RowsPane):
 
     def action_act(self, action: str) -> None:
         self.ask(action)
+
+
+class FleetProblemsPane(RowsPane):
+    PANE_ID, TITLE, KIND = PROBLEMS, "Problems", PROBLEM
+    COLUMNS = rows.PROBLEM_COLUMNS
+    HELP_KEYS = (("PROBLEM", "crashed, stale, waiting, low context: the project console's rules"),)
+
+    def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
+        return rows.problem_row(self.source_of(key), row)
+
+    def search_fields(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
+        return (row.get("agent"), row.get("kind"), row.get("detail"))
+
+    def order(self, key: str) -> Any:
+        return (self.store.get(PROBLEM, key) or {}).get("order") or (9, 0, key)
+
+    def figures(self) -> dict[str, int]:
+        return {"problems": len(self.store.rows[PROBLEM])}
 
 
 class FleetQuestionsPane(RowsPane):

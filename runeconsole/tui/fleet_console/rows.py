@@ -15,7 +15,7 @@ from runeconsole.services.liveness import GREEN, RED, YELLOW, AgentRecord
 from runeconsole.services.questions import format_left
 from runeconsole.services.sources import CONNECTING, DOWN, UP
 from runeconsole.services.supervisor import AgentObservation, SupervisorSettings
-from runeconsole.tui import agent_cells
+from runeconsole.tui import agent_cells, problems_pane
 from runeconsole.tui.merge_queue_rows import STATUS_STYLE
 from runeconsole.tui.theme import LIVENESS_STYLE, VERDICT_STYLE
 
@@ -27,6 +27,7 @@ SOURCE_COLUMNS = (
     ("source", "SOURCE", 10),
     ("where", "HOST", 14),
     ("agents", "AGENTS ● ● ●", 14),
+    ("problems", "PROBS", 5),
     ("questions", "ASKS", 4),
     ("queue", "QUEUE", 5),
     ("detail", "ROOT · STATE", None),
@@ -49,6 +50,7 @@ QUEUE_COLUMNS = (
     ("node", "NODE", 14),
     ("detail", "ERROR / REASON", None),
 )
+PROBLEM_COLUMNS = (SOURCE_COLUMN, *problems_pane.COLUMNS)
 SUSPENDED_COLUMNS = (
     SOURCE_COLUMN,
     ("verdict", "VERDICT", 10),
@@ -86,6 +88,10 @@ def source_row(name: str, state: Row, counts: dict[str, int]) -> tuple[Any, ...]
         text(name, "bold"),
         text(where),
         agents if shown == UP else Text(""),
+        text(
+            counts.get("problems", 0) if shown == UP else "",
+            "bold" if counts.get("problems") else "",
+        ),
         text(counts.get("questions", 0) if shown == UP else ""),
         text(counts.get("queue", 0) if shown == UP else ""),
         detail,
@@ -117,6 +123,16 @@ def agent_row(
     now: datetime,
 ) -> tuple[Any, ...]:
     return (text(source), *agent_cells.row_values(record, phase, observation, settings, now))
+
+
+def problem_row(source: str, row: Row) -> tuple[Any, ...]:
+    kind = str(row.get("kind"))
+    return (
+        text(source),
+        text(kind, problems_pane.KIND_STYLE.get(kind, "")),
+        text(row.get("agent")),
+        text(row.get("detail")),
+    )
 
 
 # -- questions -----------------------------------------------------------------------------

@@ -8,11 +8,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from runeconsole.services.liveness import GREEN, RED, YELLOW
+from runeconsole.services.liveness import GREEN, RED, YELLOW, AgentRecord
 from runeconsole.services.sources.fleet import SOURCE
+from runeconsole.services.supervision.observations import AgentObservation
+from runeconsole.services.supervision.problems import Problem, find_problems
+from runeconsole.services.supervision.settings import SupervisorSettings
 
 AGENT, OBSERVATION, QUESTION = "agent", "observation", "question"
 QUEUE, SUSPENDED = "queue", "suspended"
+PROBLEM = "problem"  # worked out here from an agent's row and its reading, not streamed
 
 
 @dataclass
@@ -29,6 +33,8 @@ class FleetRows:
         self.rows: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
         self.source_of: dict[tuple[str, str], str] = {}
         self.states: dict[str, dict[str, Any]] = {name: {"state": "connecting"} for name in sources}
+        self.settings = SupervisorSettings()
+        self._problems_of: dict[str, set[str]] = defaultdict(set)  # agent -> its problem keys
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         return self.rows[kind].get(key)
@@ -63,11 +69,59 @@ class FleetRows:
                 continue
             if kind in (AGENT, QUESTION, QUEUE) and event.get("source"):
                 moved[SOURCE].changed.add(str(event["source"]))
+        agents = moved[AGENT].changed | moved[AGENT].removed | moved[OBSERVATION].changed
+        if agents | moved[OBSERVATION].removed:
+            moved[PROBLEM] = self._rejudge(agents | moved[OBSERVATION].removed)
+        return moved
+
+    def record(self, key: str) -> AgentRecord | None:
+        row = self.rows[AGENT].get(key)
+        return None if row is None else AgentRecord.from_json(row, key)
+
+    def observation(self, key: str) -> AgentObservation | None:
+        row = self.rows[OBSERVATION].get(key)
+        if not row:
+            return None
+        try:
+            return AgentObservation.from_json(row)
+        except (KeyError, TypeError, ValueError):  # another version's shape: left out
+            return None
+
+    def _rejudge(self, agents: set[str]) -> Moved:
+        """The problems of these agents again (crashed, stale, waiting, low context: the
+        project console's own rules, ``find_problems``)."""
+        moved = Moved()
+        for agent in agents:
+            before = self._problems_of.pop(agent, set())
+            record = self.record(agent)
+            found: list[Problem] = []
+            if record is not None:
+                observation = self.observation(agent)
+                readings = {agent: observation} if observation is not None else {}
+                found = find_problems([record], readings, self.settings)
+            now = set()
+            for problem in found:
+                key = f"{agent}/{problem.kind}"
+                self.rows[PROBLEM][key] = {
+                    "agent": agent,
+                    "kind": problem.kind,
+                    "detail": problem.detail,
+                    "order": problem.sort_key,
+                }
+                self.source_of[(PROBLEM, key)] = self.source_of.get((AGENT, agent), "")
+                now.add(key)
+                moved.changed.add(key)
+            for key in before - now:
+                self.rows[PROBLEM].pop(key, None)
+                self.source_of.pop((PROBLEM, key), None)
+                moved.removed.add(key)
+            if now:
+                self._problems_of[agent] = now
         return moved
 
     def counts(self, source: str) -> dict[str, int]:
         """One source's figures: agents by colour, open questions, queue entries waiting."""
-        counts = {GREEN: 0, YELLOW: 0, RED: 0, "questions": 0, "queue": 0}
+        counts = {GREEN: 0, YELLOW: 0, RED: 0, "questions": 0, "queue": 0, "problems": 0}
         for key, row in self.rows[AGENT].items():
             if self.source_of.get((AGENT, key)) == source:
                 colour = row.get("liveness")
@@ -76,6 +130,9 @@ class FleetRows:
         for key, row in self.rows[QUESTION].items():
             if self.source_of.get((QUESTION, key)) == source and row.get("state") == "pending":
                 counts["questions"] += 1
+        for key in self.rows[PROBLEM]:
+            if self.source_of.get((PROBLEM, key)) == source:
+                counts["problems"] += 1
         for key, row in self.rows[QUEUE].items():
             if self.source_of.get((QUEUE, key)) == source and row.get("status") == "pending":
                 counts["queue"] += 1
