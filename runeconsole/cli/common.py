@@ -9,11 +9,14 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runeconsole.adapters import git
 from runeconsole.core.errors import InvalidInput
 from runeconsole.services.project import Project
+
+if TYPE_CHECKING:
+    from runeconsole.core.fleet_file import SourceSpec
 
 COLOURS = {"green": "32", "yellow": "33", "red": "31", "grey": "2"}
 
@@ -25,6 +28,27 @@ def add_root_option(parser: argparse.ArgumentParser, default: Any) -> None:
         default=default,
         help="project root (default: the git root of the working directory)",
     )
+
+
+DEFAULT_FLEET = "default"  # ``--fleet`` with no file: ~/.config/runeconsole/fleet.yml
+
+
+def add_fleet_option(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument(
+        "--fleet",
+        nargs="?",
+        const=DEFAULT_FLEET,
+        metavar="FILE",
+        help=f"{help} (no FILE: $XDG_CONFIG_HOME/runeconsole/fleet.yml, else ~/.config/…)",
+    )
+
+
+def fleet_sources(value: str) -> list[SourceSpec]:
+    """The sources of the fleet file ``--fleet`` names; ``InvalidInput`` if it is wrong."""
+    from runeconsole.core.fleet_file import default_fleet_path, load_fleet
+
+    path = default_fleet_path() if value == DEFAULT_FLEET else Path(value).expanduser()
+    return load_fleet(path)
 
 
 def resolve_root(args: argparse.Namespace) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from runeconsole.cli.common import resolve_root
+from runeconsole.cli.common import add_fleet_option, fleet_sources, resolve_root
 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -19,10 +19,8 @@ def add_console_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only watch the files: do not run the tmux monitor inside the console",
     )
-    parser.add_argument(
-        "--fleet",
-        metavar="FILE",
-        help="one console over every source of a fleet file (local roots and hosts over ssh)",
+    add_fleet_option(
+        parser, "one console over every source of a fleet file (local roots, hosts over ssh)"
     )
 
 
@@ -37,11 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_fleet(fleet: str) -> int:
-    from pathlib import Path
-
-    from runeconsole.core.fleet_file import load_fleet
-
-    specs = load_fleet(Path(fleet).expanduser())  # a bad file is refused before any screen
+    specs = fleet_sources(fleet)  # a bad file is refused before any screen
     from runeconsole.tui.fleet_console.app import create_fleet_app
 
     create_fleet_app(specs).run()

@@ -8,10 +8,15 @@ import os
 import signal
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
-from runeconsole.cli.common import open_project, printable, warn_problems
+from runeconsole.cli.common import (
+    add_fleet_option,
+    fleet_sources,
+    open_project,
+    printable,
+    warn_problems,
+)
 from runeconsole.services.events import Event, EventStream, follow
 
 
@@ -38,10 +43,9 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         metavar="SECONDS",
         help="read everything again this often, for changes watching missed (default 5)",
     )
-    events.add_argument(
-        "--fleet",
-        metavar="FILE",
-        help="every source of a fleet file (local roots and hosts over ssh), merged; "
+    add_fleet_option(
+        events,
+        "every source of a fleet file (local roots and hosts over ssh), merged; "
         "keys become SOURCE/KEY when there is more than one",
     )
     events.set_defaults(func=run_events)
@@ -73,10 +77,9 @@ def run_events(args: argparse.Namespace) -> int:
 
 
 def run_fleet(args: argparse.Namespace) -> int:
-    from runeconsole.core.fleet_file import load_fleet
     from runeconsole.services.sources.fleet import FleetFeed
 
-    feed = FleetFeed(load_fleet(Path(args.fleet).expanduser()), heartbeat=max(0.1, args.heartbeat))
+    feed = FleetFeed(fleet_sources(args.fleet), heartbeat=max(0.1, args.heartbeat))
     write = _json_lines if args.json else _text_lines
     signal.signal(signal.SIGTERM, lambda *_: feed.stop())
     try:

@@ -239,3 +239,16 @@ def test_the_cli_refuses_a_bad_fleet_file_before_any_screen(tmp_path: Path, cli:
     bad.write_text(json.dumps({"sources": [{"name": "x"}]}))
     result = cli("--fleet", str(bad))
     assert result.code != 0 and "root" in result.err
+
+
+def test_fleet_with_no_file_reads_the_default_fleet_file(
+    tmp_path: Path, cli: Callable, monkeypatch
+) -> None:
+    one = project(tmp_path, "one", "a")
+    config = tmp_path / "config"
+    (config / "runeconsole").mkdir(parents=True)
+    (config / "runeconsole" / "fleet.yml").write_text(f"- {{name: one, root: '{one}'}}\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    result = cli("events", "--json", "--fleet")
+    assert result.code == 0, result.err
+    assert '"key":"worker-a"' in result.out
