@@ -179,9 +179,10 @@ def events_pids(root: Path) -> list[int]:
 
 
 async def test_a_host_over_ssh_beside_a_local_root_is_answered_and_survives_a_dropped_stream(
-    sshd: Sshd, tmp_path: Path
+    sshd: Sshd, tmp_path: Path, monkeypatch
 ) -> None:
     here, far = project(tmp_path, "here", "a"), project(tmp_path, "far", "r")
+    Registry(Project(far)).update("worker-r", {"tmux_session": "rune-worker r"})
     asked = ask(far, "task-9", "Ship it?")
     specs = [SourceSpec("here", str(here)), remote(sshd, "far", far)]
     async with console(specs, sockets=sshd.sockets) as (app, pilot):
@@ -197,6 +198,15 @@ async def test_a_host_over_ssh_beside_a_local_root_is_answered_and_survives_a_dr
         far_source.transport.close()
         await until(pilot, lambda: far_source.connections >= 3, 60)
         await until(pilot, lambda: sorted(shown(app, 0)) == ["far/worker-r", "here/worker-a"])
+        # g on a remote agent, outside tmux: the command that attaches, on the host's socket.
+        monkeypatch.delenv("TMUX", raising=False)
+        notes: list[str] = []
+        app.notify = lambda message, **_: notes.append(message)  # type: ignore[method-assign]
+        app.panes[0].table.move_to("far/worker-r")
+        await pilot.press("g")
+        await until(pilot, lambda: notes)
+        assert "-t" in notes[0] and "alpha" in notes[0] and f"rc-fleet-{os.getpid()}" in notes[0]
+        assert "=rune-worker r" in notes[0]
         # An answer over SSH reaches the far root.
         await pilot.press("4")
         await until(pilot, lambda: len(shown(app, 3)) == 1)

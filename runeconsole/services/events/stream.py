@@ -2,7 +2,7 @@
 
 A stream begins with the whole state, so a reader never needs a second command::
 
-    {"event": "snapshot", "protocol": 1, "version": "…", "root": "/…", "at": "…Z"}
+    {"event": "snapshot", "protocol": 1, "version": "…", "root": "/…", "tmux_socket": …}
     {"event": "upsert", "kind": "agent", "key": "worker-a", "data": {…}}
     …
     {"event": "ready", "at": "…Z", "rows": 42}
@@ -36,6 +36,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.events.sections import RowKey, Rows, Section, sections_of
 from runeconsole.services.project import Project
+from runeconsole.services.supervision.settings import SupervisorSettings
 
 PROTOCOL = 1
 PROBLEM = "problem"  # a section that cannot be read now: {"section", "message"}
@@ -80,6 +81,7 @@ class EventStream:
                 "protocol": PROTOCOL,
                 "version": __version__,
                 "root": str(self.project.root),
+                "tmux_socket": self.project.settings(SupervisorSettings).socket_name,
                 "at": self.now(),
             }
         ]

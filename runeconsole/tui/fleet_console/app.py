@@ -11,6 +11,7 @@ that owns it, in a worker, as the same command the operator could type there
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import threading
 from collections.abc import Callable
@@ -281,12 +282,14 @@ class FleetConsole(PanesApp):
             session = str(row.get("tmux_session") or "")
             if not session:
                 raise RuneError(f"{key} has no tmux session")
-            argv = actions.attach_window_argv(key, session)
+            socket = actions.source.meta.get("tmux_socket")  # the host's, from its snapshot
+            argv = actions.attach_window_argv(key, session, socket)
         except RuneError as exc:
             self.notify(exc.message, title=f"Cannot go to {key}", severity="warning", markup=False)
             return
         if not os.environ.get("TMUX"):
-            self.notify(" ".join(argv[argv.index("--") + 1 :]), title="Attach from a terminal:")
+            command = shlex.join(argv[argv.index("--") + 1 :])  # pasted into a shell as is
+            self.notify(command, title="Attach from a terminal:", markup=False)
             return
         subprocess.run(argv, check=False, capture_output=True, timeout=10)
 
