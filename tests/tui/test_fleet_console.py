@@ -158,10 +158,10 @@ async def test_the_merge_queue_of_the_entry_s_source_is_processed_after_confirmi
 # -- hosts over SSH ------------------------------------------------------------------------
 
 
-def remote(sshd: Sshd, name: str, root: Path, **kw: object) -> SourceSpec:
+def remote(sshd: Sshd, name: str, root: Path, host: str = "alpha") -> SourceSpec:
     env = [f"RUNECONSOLE_TMUX_SOCKET=rc-fleet-{os.getpid()}"]
     return SourceSpec(
-        name, str(root), "alpha", tuple(sshd.remote_command(*env)), tuple(sshd.ssh_prefix)
+        name, str(root), host, tuple(sshd.remote_command(*env)), tuple(sshd.ssh_prefix)
     )
 
 
@@ -178,26 +178,32 @@ def events_pids(root: Path) -> list[int]:
     return found
 
 
-async def test_a_host_over_ssh_beside_a_local_root_is_answered_and_survives_a_dropped_stream(
+async def test_two_hosts_over_ssh_beside_a_local_root_answered_and_back_after_a_dropped_stream(
     sshd: Sshd, tmp_path: Path, monkeypatch
 ) -> None:
     here, far = project(tmp_path, "here", "a"), project(tmp_path, "far", "r")
+    other = project(tmp_path, "other", "o")
     Registry(Project(far)).update("worker-r", {"tmux_session": "rune-worker r"})
     asked = ask(far, "task-9", "Ship it?")
-    specs = [SourceSpec("here", str(here)), remote(sshd, "far", far)]
+    specs = [
+        SourceSpec("here", str(here)),
+        remote(sshd, "far", far),
+        remote(sshd, "other", other, "beta"),
+    ]
+    everyone = ["far/worker-r", "here/worker-a", "other/worker-o"]
     async with console(specs, sockets=sshd.sockets) as (app, pilot):
-        await until(pilot, lambda: sorted(shown(app, 0)) == ["far/worker-r", "here/worker-a"])
+        await until(pilot, lambda: sorted(shown(app, 0)) == everyone)
         assert app.store.states["far"]["state"] == "up"
         # The remote events process dies: the console reconnects and shows the same rows.
         for pid in events_pids(far):
             os.kill(pid, signal.SIGKILL)
         far_source = app.feed.remote("far")
         await until(pilot, lambda: far_source.connections >= 2, 60)
-        await until(pilot, lambda: sorted(shown(app, 0)) == ["far/worker-r", "here/worker-a"])
+        await until(pilot, lambda: sorted(shown(app, 0)) == everyone)
         # The SSH connection itself goes (ssh -O exit ends the master and its sessions).
         far_source.transport.close()
         await until(pilot, lambda: far_source.connections >= 3, 60)
-        await until(pilot, lambda: sorted(shown(app, 0)) == ["far/worker-r", "here/worker-a"])
+        await until(pilot, lambda: sorted(shown(app, 0)) == everyone)
         # g on a remote agent, outside tmux: the command that attaches, on the host's socket.
         monkeypatch.delenv("TMUX", raising=False)
         notes: list[str] = []
