@@ -18,10 +18,12 @@ from textual.worker import WorkerCancelled
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.claude_scene import ASK_TASK, PERMISSION_ID
+from runeconsole.demo.fleet_scene import build_fleet_scene
 from runeconsole.demo.merge_queue import build_queue
 from runeconsole.demo.scene import build_scene
 from runeconsole.demo.suspended import build_scene as build_suspended
 from runeconsole.tui.app import create_app
+from runeconsole.tui.fleet_console.app import create_fleet_app
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import LivePane
 from runeconsole.tui.permissions_pane import PermissionsPane
@@ -153,25 +155,8 @@ async def take(name: str, size: tuple[int, int], before: Callable | None) -> Pat
 
 
 async def take_fleet(name: str, size: tuple[int, int], pane: str) -> Path:
-    """The fleet console over the scene's root, a second root with a merge queue and
-    suspended tasks, and a source whose root is missing."""
-    from runeconsole.adapters import git
-    from runeconsole.core.fleet_file import SourceSpec
-    from runeconsole.tui.fleet_console.app import create_fleet_app
-
-    clock = fresh_scene()
-    work = SCENE_ROOT.parent / "work"
-    if work.exists():
-        shutil.rmtree(work)
-    git.init_repo(work)
-    other = ManualClock()  # its own: building this root moves its clock on, not the console's
-    build_queue(work, other)
-    build_suspended(work, other)
-    specs = [
-        SourceSpec("shop", str(SCENE_ROOT)),
-        SourceSpec("work", str(work)),
-        SourceSpec("ml", str(SCENE_ROOT.parent / "ml-not-cloned")),
-    ]
+    """The fleet console over ``demo/fleet_scene.py``'s three sources."""
+    specs, clock = build_fleet_scene(SCENE_ROOT.parent)
     app = create_fleet_app(specs, clock=clock, tick_seconds=0)
     app.animation_level = "none"
     async with app.run_test(size=size) as pilot:
@@ -179,6 +164,7 @@ async def take_fleet(name: str, size: tuple[int, int], pane: str) -> Path:
             await pilot.pause(0.05)
         await pilot.pause(0.3)
         await pilot.press(pane)
+        app.panes[int(pane) - 1].table.move_cursor(row=0)  # rows arrive by source, any order
         await pilot.pause()
         return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
 
