@@ -268,3 +268,28 @@ def test_fleet_with_no_file_reads_the_default_fleet_file(
     result = cli("events", "--json", "--fleet")
     assert result.code == 0, result.err
     assert '"key":"worker-a"' in result.out
+
+
+async def fleet_scene_ready(pilot: Pilot, pane: str) -> None:
+    app = pilot.app
+    await until(pilot, lambda: all(s["state"] != "connecting" for s in app.store.states.values()))
+    await until(pilot, lambda: len(app.panes[0].table.keys()) == 14)
+    await pilot.press(pane)
+    app.panes[int(pane) - 1].table.move_cursor(row=0)
+    await pilot.pause()
+
+
+def test_snapshot_fleet_agents_80x24(snap_compare: Callable, snap_dir: Path) -> None:
+    from runeconsole.demo.fleet_scene import build_fleet_scene
+
+    specs, clock = build_fleet_scene(snap_dir)
+    app = create_fleet_app(specs, clock=clock, tick_seconds=0)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=lambda p: fleet_scene_ready(p, "1"))
+
+
+def test_snapshot_fleet_sources_80x24(snap_compare: Callable, snap_dir: Path) -> None:
+    from runeconsole.demo.fleet_scene import build_fleet_scene
+
+    specs, clock = build_fleet_scene(snap_dir)
+    app = create_fleet_app(specs, clock=clock, tick_seconds=0)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=lambda p: fleet_scene_ready(p, "2"))

@@ -172,7 +172,7 @@ class SourcesPane(RowsPane):
 
     def search_fields(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
         state = self.store.states.get(key, {})
-        return (key, state.get("host"), state.get("state"), state.get("reason"))
+        return (key, state.get("host"), state.get("root"), state.get("state"), state.get("reason"))
 
 
 class FleetAgentsPane(RowsPane):

@@ -25,12 +25,11 @@ SOURCE_COLUMN = ("source", "SOURCE", 10)
 SOURCE_COLUMNS = (
     ("state", " ", 1),
     ("source", "SOURCE", 10),
-    ("where", "HOST", 14),
-    ("agents", "AGENTS ● ● ●", 14),
-    ("problems", "PROBS", 5),
+    ("agents", "  ●   ●   ●", 12),
+    ("problems", "PROB", 4),
     ("questions", "ASKS", 4),
     ("queue", "QUEUE", 5),
-    ("detail", "ROOT · STATE", None),
+    ("detail", "WHERE · STATE (down: why)", None),
 )
 AGENT_COLUMNS = (SOURCE_COLUMN, *agent_cells.COLUMNS)
 QUESTION_COLUMNS = (
@@ -73,27 +72,27 @@ def text(value: Any, style: str = "") -> Text:
 def source_row(name: str, state: Row, counts: dict[str, int]) -> tuple[Any, ...]:
     shown = str(state.get("state") or CONNECTING)
     style = STATE_STYLE.get(shown, "")
-    where = state.get("host") or "local"
-    if shown == DOWN:
+    host, root = state.get("host"), str(state.get("root") or "")
+    if shown == DOWN:  # why first: it is what the operator needs, in any width
         detail = Text.assemble(("down: ", style), (str(state.get("reason") or "?"), "red"))
     else:
-        detail = Text.assemble((str(state.get("root") or ""), ""), (f"  {shown}", style))
+        where = f"{host}:{root}" if host else root
+        detail = Text.assemble((where, ""), (f"  {shown}", style))
+    up = shown == UP
     agents = Text.assemble(
-        (f"{counts.get(GREEN, 0):>4}", LIVENESS_STYLE[GREEN]),
-        (f"{counts.get(YELLOW, 0):>5}", LIVENESS_STYLE[YELLOW]),
-        (f"{counts.get(RED, 0):>5}", LIVENESS_STYLE[RED]),
+        *(
+            (f"{counts.get(colour, 0):>4}", LIVENESS_STYLE[colour])
+            for colour in (GREEN, YELLOW, RED)
+        )
     )
+    problems = counts.get("problems", 0)
     return (
         Text("●", style=style),
         text(name, "bold"),
-        text(where),
-        agents if shown == UP else Text(""),
-        text(
-            counts.get("problems", 0) if shown == UP else "",
-            "bold" if counts.get("problems") else "",
-        ),
-        text(counts.get("questions", 0) if shown == UP else ""),
-        text(counts.get("queue", 0) if shown == UP else ""),
+        agents if up else Text(""),
+        text(problems if up else "", "bold red" if problems else ""),
+        text(counts.get("questions", 0) if up else ""),
+        text(counts.get("queue", 0) if up else ""),
         detail,
     )
 
