@@ -210,3 +210,25 @@ class CpuMeter:
     def percent(self) -> float:
         cpu, wall = self.read()
         return 100 * cpu / wall if wall > 0 else 0.0
+
+
+@contextlib.contextmanager
+def three_sources_over_ssh(agents: int, prefix: str) -> Iterator[tuple[object, list[Path], list]]:
+    """A private sshd (as the tests start one) and three roots of ``agents`` identity files
+    each (two to reach over SSH, one local): ``(sshd, roots, keys per root)``. Exits with
+    the reason when sshd is not installed."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.support.sshd import find_sshd, start_sshd
+
+    binary = find_sshd()
+    if binary is None:
+        sys.exit("sshd is not installed (Debian: openssh-server)")
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    roots = [base / name for name in ("alpha", "beta", "here")]
+    keys = [make_fleet(root, agents) for root in roots]
+    running = start_sshd(binary)
+    try:
+        yield next(running), roots, keys
+    finally:
+        running.close()
+        shutil.rmtree(base, ignore_errors=True)

@@ -16,20 +16,19 @@ from __future__ import annotations
 import asyncio
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import make_fleet, summary
+from _common import summary, three_sources_over_ssh
 
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.tui.fleet_console.app import FleetConsole, create_fleet_app
-from tests.support.sshd import Sshd, find_sshd, start_sshd
+from tests.support.sshd import Sshd
 
 
 def specs(sshd: Sshd, roots: list[Path]) -> list[SourceSpec]:
@@ -90,33 +89,13 @@ async def change_latency(sshd: Sshd, roots: list[Path], keys: list[str], rounds:
 def main() -> None:
     agents = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 100
-    binary = find_sshd()
-    if binary is None:
-        sys.exit("sshd is not installed (Debian: openssh-server)")
-    base = Path(tempfile.mkdtemp(prefix="rc-bench-fleet-"))
-    roots = [base / name for name in ("alpha", "beta", "here")]
-    keys = [make_fleet(root, agents) for root in roots]
-    sshd_run = start_sshd(binary)
-    sshd = next(sshd_run)
-    try:
+    with three_sources_over_ssh(agents, "rc-bench-fleet-") as (sshd, roots, keys):
         paints = [asyncio.run(first_paint(sshd, roots, agents)) * 1000 for _ in range(5)]
-        print(
-            summary(
-                f"fleet console, 3 sources x {agents} agents, first complete paint",
-                paints,
-                "<= 1500 ms",
-            )
-        )
+        label = f"fleet console, 3 sources x {agents} agents, first complete paint"
+        print(summary(label, paints, "<= 1500 ms"))
         millis = asyncio.run(change_latency(sshd, roots, keys[0], rounds))
-        print(
-            summary(
-                "remote identity write -> its row redrawn in the fleet console",
-                millis,
-                "p95 <= 150 ms",
-            )
-        )
-    finally:
-        sshd_run.close()
+        label = "remote identity write -> its row redrawn in the fleet console"
+        print(summary(label, millis, "p95 <= 150 ms"))
 
 
 if __name__ == "__main__":

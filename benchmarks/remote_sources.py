@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import random
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import make_fleet, summary
+from _common import summary, three_sources_over_ssh
 
 from runeconsole.adapters.ssh import SshTransport
 from runeconsole.core.fleet_file import SourceSpec
@@ -30,7 +29,7 @@ from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.sources import UP, RemoteSource
 from runeconsole.services.sources.remote import wait_for
-from tests.support.sshd import Sshd, find_sshd, start_sshd
+from tests.support.sshd import Sshd
 
 
 def remote(sshd: Sshd, host: str, root: Path, listener=lambda *_: None) -> RemoteSource:
@@ -93,21 +92,11 @@ def change_latency(sshd: Sshd, root: Path, keys: list[str], rounds: int) -> list
 def main() -> None:
     agents = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 100
-    binary = find_sshd()
-    if binary is None:
-        sys.exit("sshd is not installed (Debian: openssh-server)")
-    base = Path(tempfile.mkdtemp(prefix="rc-bench-remote-"))
-    roots = [base / name for name in ("alpha", "beta", "local")]
-    keys = [make_fleet(root, agents) for root in roots]
-    sshd_run = start_sshd(binary)
-    sshd = next(sshd_run)
-    try:
+    with three_sources_over_ssh(agents, "rc-bench-remote-") as (sshd, roots, keys):
         paints = [first_paint(sshd, roots, agents) * 1000 for _ in range(5)]
         print(summary(f"3 sources x {agents} agents, all snapshots held", paints, "<= 1500 ms"))
         millis = change_latency(sshd, roots[0], keys[0], rounds)
         print(summary("remote identity write -> row held by the reader", millis, "p95 <= 150 ms"))
-    finally:
-        sshd_run.close()
 
 
 if __name__ == "__main__":

@@ -143,3 +143,18 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], home: Path) -> N
             return
         time.sleep(0.05)
     raise RuntimeError("sshd did not start listening within 20 s")
+
+
+def remote_events_pids(root: Path) -> list[int]:
+    """The ``events`` processes following ``root`` (found by their command line)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            words = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"events" in words and str(root).encode() in words and b"ssh" not in words[0]:
+            found.append(int(entry))
+    return found

@@ -23,7 +23,7 @@ from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_f
 from runeconsole.tui.fleet_console.store import AGENT
 from tests.support.polling import until
 from tests.support.questions import QUESTION_DIR, ask
-from tests.support.sshd import Sshd
+from tests.support.sshd import Sshd, remote_events_pids
 
 
 def project(tmp_path: Path, name: str, *agents: str) -> Path:
@@ -165,19 +165,6 @@ def remote(sshd: Sshd, name: str, root: Path, host: str = "alpha") -> SourceSpec
     )
 
 
-def events_pids(root: Path) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                words = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"events" in words and str(root).encode() in words and b"ssh" not in words[0]:
-                found.append(int(entry))
-    return found
-
-
 async def test_two_hosts_over_ssh_beside_a_local_root_answered_and_back_after_a_dropped_stream(
     sshd: Sshd, tmp_path: Path, monkeypatch
 ) -> None:
@@ -195,7 +182,7 @@ async def test_two_hosts_over_ssh_beside_a_local_root_answered_and_back_after_a_
         await until(pilot, lambda: sorted(shown(app, 0)) == everyone)
         assert app.store.states["far"]["state"] == "up"
         # The remote events process dies: the console reconnects and shows the same rows.
-        for pid in events_pids(far):
+        for pid in remote_events_pids(far):
             os.kill(pid, signal.SIGKILL)
         far_source = app.feed.remote("far")
         await until(pilot, lambda: far_source.connections >= 2, 60)

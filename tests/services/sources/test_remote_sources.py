@@ -34,7 +34,7 @@ from runeconsole.services.sources import (
 )
 from runeconsole.services.sources.remote import wait_for
 from tests.support.questions import ask
-from tests.support.sshd import Sshd
+from tests.support.sshd import Sshd, remote_events_pids
 
 HOSTILE_ROOT = "proj $HOME 'q' \"dq\""
 
@@ -104,21 +104,6 @@ def test_two_hosts_are_followed_from_their_snapshots_and_each_change_arrives(
     Registry(Project(remote_root)).mark_crashed("worker-a")
     assert wait_for(lambda: agents(alpha) == {"worker-a": "crashed"}, 15)
     assert agents(beta) == {"worker-b": "active"}
-
-
-def remote_events_pids(root: Path) -> list[int]:
-    """The ``events`` processes following ``root`` (found by their command line)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            words = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"events" in words and str(root).encode() in words and b"ssh" not in words[0]:
-            found.append(int(entry))
-    return found
 
 
 def test_a_killed_remote_stream_is_followed_again_from_a_fresh_snapshot(
