@@ -35,7 +35,7 @@ from datetime import datetime
 from pathlib import Path
 
 from runeconsole.core.files import is_temp_name
-from runeconsole.services.fleet.index import Listing, Stamp, StatIndex, stat_path
+from runeconsole.services.fleet.index import FULL_SECONDS, Listing, Stamp, StatIndex, stat_path
 from runeconsole.services.hooks import Hook, Hooks
 from runeconsole.services.liveness import LIVENESS_ORDER, AgentRecord
 from runeconsole.services.registry import Registry
@@ -102,6 +102,7 @@ class FleetModel:
         saved_observations: Callable[[], Observations] | None = None,
         observations_path: Path | None = None,
         supervised: Callable[[AgentRecord], bool] | None = None,
+        full_rescan_seconds: float = FULL_SECONDS,
     ) -> None:
         self.registry, self.hooks = registry, hooks
         self.settings = registry.settings
@@ -109,8 +110,8 @@ class FleetModel:
         self.observations_path = observations_path
         self._is_supervised = supervised or (lambda record: False)
         self._lock = threading.RLock()
-        self._identities = StatIndex(registry.paths.identities)
-        self._hook_files = StatIndex(registry.paths.hooks)
+        self._identities = StatIndex(registry.paths.identities, full_rescan_seconds)
+        self._hook_files = StatIndex(registry.paths.hooks, full_rescan_seconds)
         self.records: dict[str, AgentRecord] = {}
         self.phases: dict[str, str | None] = {}
         self.observations: Observations = {}
@@ -201,19 +202,21 @@ class FleetModel:
                     changed |= self._observe(self._saved_observations())
         return FleetChange(frozenset(changed & self.records.keys()), frozenset(removed), counts)
 
-    def scan(self) -> Scan:
-        """The rescan's reads (run it in a worker): files whose stamp moved, by ``stat``."""
+    def scan(self, *, paced: bool = False) -> Scan:
+        """The rescan's reads (run it in a worker): files whose stamp moved, by ``stat``;
+        ``paced``: a stat of every file only when its directory moved or a full pass is
+        due (``StatIndex``), the console's periodic rescan."""
         with self._lock:
             known = dict(self._identities.stamps)
             known_hooks = dict(self._hook_files.stamps)
             reads, hook_reads = dict(self._reads), dict(self._hook_reads)
         scan = Scan(read_at_ns=time.time_ns())
-        listing: Listing = self._identities.scan(known)
+        listing: Listing = self._identities.scan(known, paced=paced)
         now = self.registry.clock.now()
         for key, (path, stamp) in listing.changed.items():
             scan.records[key] = (self.registry.read_path(path, now), stamp, reads.get(key, 0))
         scan.gone = {key: reads.get(key, 0) for key in listing.gone}
-        hooks = self._hook_files.scan(known_hooks)
+        hooks = self._hook_files.scan(known_hooks, paced=paced)
         for key, (path, stamp) in hooks.changed.items():
             phase = hook_phase(self.hooks.read_path(Path(path)))
             scan.phases[key] = (phase, stamp, hook_reads.get(key, 0))
@@ -263,9 +266,9 @@ class FleetModel:
             changed &= self.records.keys()
         return FleetChange(frozenset(changed), frozenset(removed), counts)
 
-    def rescan(self) -> FleetChange:
+    def rescan(self, *, paced: bool = False) -> FleetChange:
         """``scan`` and ``apply_scan`` in one (off the UI thread, or in tests)."""
-        return self.apply_scan(self.scan())
+        return self.apply_scan(self.scan(paced=paced))
 
     def apply_observations(self, observations: Observations) -> FleetChange:
         """A monitor pass: the keys whose pane reading, as a row shows it, moved."""
