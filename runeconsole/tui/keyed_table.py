@@ -10,6 +10,14 @@ its region repainted, just before the next frame. This leans on how Textual 8's
 DataTable keys its caches (the first item of the cell and row caches is the row key, of
 the line cache the line); ``tests/test_keyed_table.py`` checks that what is drawn
 follows every change, so an upgrade that moves those keys fails there, not on screen.
+
+Drawing a line follows it too. DataTable builds a line from its cells' renders (about
+1 ms a line through Rich), and a row whose age cell moved each second is built again
+whole. Here each row's last drawn line is kept with what it was drawn under (width,
+horizontal scroll, styles, whether the cursor or the mouse is on it, its index); a row
+drawn under the same is reused as it is, and a row whose cells changed since gets only
+those cells rendered (by DataTable's own cell render) and spliced into its old line. A
+line drawn under anything else is DataTable's own.
 """
 
 from __future__ import annotations
@@ -45,6 +53,9 @@ class KeyedTable(DataTable):
         self._values: dict[str, tuple[Any, ...]] = {}
         self._order_dirty = False
         self._stale: set[tuple[RowKey, ColumnKey]] = set()  # cells changed since last drawn
+        # Each row's last drawn line, what it was drawn under, and its cells changed since.
+        self._lines: dict[RowKey, tuple[tuple[Any, ...], Strip]] = {}
+        self._respliced: dict[RowKey, set[ColumnKey]] = {}
 
     def on_mount(self) -> None:
         for key, label, width in self._spec:
@@ -81,6 +92,7 @@ class KeyedTable(DataTable):
         current = self.cursor_key()
         self.clear()
         self._values, self._stale, self._order_dirty = {}, set(), False
+        self._lines, self._respliced = {}, {}
         for key, values in rows:
             values = tuple(values)
             self.add_row(*values, key=key)
@@ -142,11 +154,63 @@ class KeyedTable(DataTable):
     def render_line(self, y: int) -> Strip:
         if self._stale:
             self._forget_stale()
-        return super().render_line(y)
+        header = self.header_height if self.show_header else 0
+        if y < header or self.fixed_rows or self.fixed_columns or self.cursor_type != "row":
+            return super().render_line(y)
+        row_index = y - header + int(self.scroll_offset.y)
+        row_key = self._row_locations.get_key(row_index)
+        if row_key is None or self.rows[row_key].height != 1:
+            return super().render_line(y)
+        drawn_under = (
+            row_index,
+            self.size.width,
+            int(self.scroll_offset.x),
+            self.rich_style,
+            self._pseudo_class_state,
+            self._update_count,
+            self.show_cursor,
+            self._show_hover_cursor,
+            self.cursor_coordinate.row == row_index,
+            self.hover_coordinate.row == row_index,
+        )
+        kept = self._lines.get(row_key)
+        columns = self._respliced.pop(row_key, None)
+        strip = None
+        if kept is not None and kept[0] == drawn_under:
+            strip = kept[1] if not columns else self._splice(kept[1], row_index, columns)
+        if strip is None:
+            strip = super().render_line(y)
+        self._lines[row_key] = (drawn_under, strip)
+        return strip
+
+    def _splice(self, line: Strip, row_index: int, columns: set[ColumnKey]) -> Strip | None:
+        """``line`` with the cells of ``columns`` rendered again, or None when one of them
+        is not wholly on screen (then the line is drawn whole)."""
+        scroll_x, width = int(self.scroll_offset.x), self.size.width
+        cursor = self.cursor_coordinate.row == row_index
+        hover = self.hover_coordinate.row == row_index and self._show_hover_cursor
+        row_style = self._get_row_style(row_index, self.rich_style)
+        x = -scroll_x
+        for column_index, column in enumerate(self.ordered_columns):
+            cell_width = column.get_render_width(self)
+            if column.key in columns:
+                if x < 0 or x + cell_width > width:
+                    return None
+                cell = self._render_cell(
+                    row_index, column_index, row_style, cell_width, cursor=cursor, hover=hover
+                )[0]
+                line = Strip.join(
+                    [line.crop(0, x), Strip(cell, cell_width), line.crop(x + cell_width)]
+                )
+            x += cell_width
+        return line.simplify()
 
     def _forget_stale(self) -> None:
         cells, self._stale = self._stale, set()
         rows = {row for row, _ in cells}
+        for row, column in cells:
+            if row in self._lines:
+                self._respliced.setdefault(row, set()).add(column)
         indices = {self._row_locations.get(row) for row in rows}
 
         def row_at(y: int) -> RowKey | None:
@@ -168,6 +232,8 @@ class KeyedTable(DataTable):
     def drop(self, key: str) -> None:
         if self._values.pop(key, None) is not None:
             self.remove_row(key)
+            self._lines.pop(RowKey(key), None)
+            self._respliced.pop(RowKey(key), None)
 
     def keys(self) -> list[str]:
         return list(self._values)
