@@ -171,10 +171,14 @@ class AgentsPane(LivePane):
     def _add_rows(self, keys: list[str], fill: int) -> None:
         if fill != self._fill or not self.is_mounted:
             return  # a newer filter or fill took over
-        table = self.table
-        for key in keys[:CHUNK_ROWS]:
-            if not table.has(key) and self.fleet.get(key) is not None:
-                table.append(key, self._row_of(key))
+        table, fleet = self.table, self.fleet
+        table.extend(
+            [
+                (key, self._row_of(key))
+                for key in keys[:CHUNK_ROWS]
+                if not table.has(key) and fleet.get(key) is not None
+            ]
+        )
         if len(keys) > CHUNK_ROWS:
             self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[CHUNK_ROWS:], fill))
         else:
