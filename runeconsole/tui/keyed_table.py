@@ -26,8 +26,11 @@ from collections.abc import Callable, Sequence
 from itertools import zip_longest
 from typing import Any
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.coordinate import Coordinate
 from textual.geometry import Region, Size
 from textual.strip import Strip
@@ -57,6 +60,8 @@ class KeyedTable(DataTable):
         # Each row's last drawn line, what it was drawn under, and its cells changed since.
         self._lines: dict[RowKey, tuple[tuple[Any, ...], Strip]] = {}
         self._respliced: dict[RowKey, set[ColumnKey]] = {}
+        # Cell renders by what they draw, whatever the row (most cells of a fleet repeat).
+        self._drawn_cells: LRUCache[tuple[Any, ...], list[list[Segment]]] = LRUCache(4096)
 
     def on_mount(self) -> None:
         for key, label, width in self._spec:
@@ -209,6 +214,53 @@ class KeyedTable(DataTable):
             strip = super().render_line(y)
         self._lines[row_key] = (drawn_under, strip)
         return strip
+
+    def _render_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool = False,
+        hover: bool = False,
+    ) -> list[list[Segment]]:
+        """DataTable's render of a cell, or another row's render of the same value under
+        the same styles with this cell's place (the ``row``/``column`` meta a mouse click
+        reads) put on its segments: Rich lays out each distinct cell once."""
+        if row_index < 0 or column_index < 0 or self.fixed_rows or self.fixed_columns:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        row_key = self._row_locations.get_key(row_index)
+        column_key = self._column_locations.get_key(column_index)
+        if row_key is None or column_key is None or self.rows[row_key].height != 1:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        value = self._data[row_key].get(column_key)
+        shared = (
+            column_key,
+            fingerprint(value),
+            base_style,
+            width,
+            cursor,
+            hover,
+            self._show_hover_cursor,
+            self._pseudo_class_state,
+            self.app.theme,
+        )
+        try:
+            lines = self._drawn_cells.get(shared)
+        except TypeError:  # a value that cannot be a key: rendered as DataTable does
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        if lines is None:
+            lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+            self._drawn_cells[shared] = lines
+            return lines
+        place = Style.from_meta({"row": row_index, "column": column_index})
+        return [
+            [
+                Segment(text, style + place if style else style, control)
+                for text, style, control in line
+            ]
+            for line in lines
+        ]
 
     def _splice(self, line: Strip, row_index: int, columns: set[ColumnKey]) -> Strip | None:
         """``line`` with the cells of ``columns`` rendered again, or None when one of them
