@@ -42,6 +42,7 @@ from runeconsole.services.registry import Registry
 from runeconsole.services.supervision.observations import AgentObservation
 
 Observations = dict[str, AgentObservation]
+RESCAN_COST_FACTOR = 100  # a paced rescan waits this many times its last CPU time
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,7 @@ class FleetModel:
         self._reads: dict[str, int] = {}  # identity reads applied per key (stale-read guard)
         self._hook_reads: dict[str, int] = {}
         self.monitoring = False  # a monitor in this process reports: ignore saved passes
+        self._next_rescan = 0.0  # monotonic moment a paced rescan may run again
 
     # -- reading the model -------------------------------------------------------------
 
@@ -267,8 +269,18 @@ class FleetModel:
         return FleetChange(frozenset(changed), frozenset(removed), counts)
 
     def rescan(self, *, paced: bool = False) -> FleetChange:
-        """``scan`` and ``apply_scan`` in one (off the UI thread, or in tests)."""
-        return self.apply_scan(self.scan(paced=paced))
+        """``scan`` and ``apply_scan`` in one (off the UI thread, or in tests). ``paced``
+        (the console's timer): skipped until ``RESCAN_COST_FACTOR`` times the last paced
+        rescan's CPU time has passed, so recovering from dropped events stays near 1 % of
+        a core however large the fleet or busy its directory."""
+        if paced and time.monotonic() < self._next_rescan:
+            return FleetChange()
+        started = time.thread_time()
+        change = self.apply_scan(self.scan(paced=paced))
+        if paced:
+            cost = time.thread_time() - started
+            self._next_rescan = time.monotonic() + RESCAN_COST_FACTOR * cost
+        return change
 
     def apply_observations(self, observations: Observations) -> FleetChange:
         """A monitor pass: the keys whose pane reading, as a row shows it, moved."""

@@ -14,6 +14,7 @@ from runeconsole.core.files import atomic_write_json
 from runeconsole.services import registry as registry_module
 from runeconsole.services.fleet import FleetModel
 from runeconsole.services.fleet import index as index_module
+from runeconsole.services.fleet import model as model_module
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.project import Project
 from runeconsole.services.registry import LivenessSettings, Registry
@@ -163,6 +164,12 @@ def test_records_of_another_source_replace_the_whole_set(project: Path, clock: M
     assert change.removed == {"worker-a"} and [r.key for r in model.snapshot()] == ["worker-b"]
 
 
+@pytest.fixture
+def no_cost_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paced rescans run whenever asked (their wait on their own cost is tested apart)."""
+    monkeypatch.setattr(model_module, "RESCAN_COST_FACTOR", 0)
+
+
 def paced_model(
     project: Path, clock: ManualClock, full_seconds: float
 ) -> tuple[FleetModel, Registry]:
@@ -186,7 +193,7 @@ def age_directory(directory: Path) -> None:
 
 
 def test_a_paced_rescan_stats_no_file_while_the_directory_has_not_moved(
-    project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+    no_cost_wait: None, project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model, registry = paced_model(project, clock, full_seconds=3600)
     for name in ("a", "b"):
@@ -202,7 +209,7 @@ def test_a_paced_rescan_stats_no_file_while_the_directory_has_not_moved(
 
 
 def test_a_paced_rescan_sees_a_replaced_file_at_once_because_its_directory_moved(
-    project: Path, clock: ManualClock
+    no_cost_wait: None, project: Path, clock: ManualClock
 ) -> None:
     model, registry = paced_model(project, clock, full_seconds=3600)
     for name in ("a", "b"):
@@ -217,7 +224,7 @@ def test_a_paced_rescan_sees_a_replaced_file_at_once_because_its_directory_moved
 
 
 def test_a_write_in_place_is_recovered_by_the_next_full_pass_of_a_paced_rescan(
-    project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+    no_cost_wait: None, project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(index_module, "COST_FACTOR", 0)  # a full pass due on every scan
     model, registry = paced_model(project, clock, full_seconds=0)
@@ -232,7 +239,7 @@ def test_a_write_in_place_is_recovered_by_the_next_full_pass_of_a_paced_rescan(
 
 
 def test_a_paced_rescan_waits_for_its_full_pass_to_see_a_write_in_place(
-    project: Path, clock: ManualClock
+    no_cost_wait: None, project: Path, clock: ManualClock
 ) -> None:
     model, registry = paced_model(project, clock, full_seconds=3600)
     registry.register("worker", "a")
@@ -247,7 +254,7 @@ def test_a_paced_rescan_waits_for_its_full_pass_to_see_a_write_in_place(
 
 
 def test_a_file_read_too_close_to_its_write_is_looked_at_again_by_a_paced_rescan(
-    project: Path, clock: ManualClock
+    no_cost_wait: None, project: Path, clock: ManualClock
 ) -> None:
     model, registry = paced_model(project, clock, full_seconds=3600)
     registry.register("worker", "a")
@@ -258,3 +265,18 @@ def test_a_file_read_too_close_to_its_write_is_looked_at_again_by_a_paced_rescan
     os.utime(registry.paths.identities, ns=(OLD, OLD))
     assert model.rescan(paced=True).changed == {"worker-a"}
     assert model.get("worker-a").get("node_id") == "n10-longer"
+
+
+def test_a_paced_rescan_waits_a_multiple_of_its_own_cost_before_it_runs_again(
+    project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(model_module, "RESCAN_COST_FACTOR", 10**9)  # any cost: a long wait
+    model, registry = paced_model(project, clock, full_seconds=0)
+    registry.register("worker", "a")
+    age_directory(registry.paths.identities)
+    model.load()
+    model.rescan(paced=True)
+    path = registry.path_for("worker-a")
+    atomic_write_json(path, {**json.loads(path.read_text()), "node_id": "n11"})
+    assert not model.rescan(paced=True)  # too soon after the last one
+    assert model.rescan().changed == {"worker-a"}  # an unpaced rescan always runs
