@@ -45,6 +45,9 @@ def fingerprint(value: Any) -> Any:
     return value
 
 
+LINES_KEPT = 2000  # rows whose last drawn line is kept (a few screens' worth)
+
+
 class KeyedTable(DataTable):
     BINDINGS = [
         Binding("j", "cursor_down", "Down", show=False),
@@ -58,7 +61,7 @@ class KeyedTable(DataTable):
         self._order_dirty = False
         self._stale: set[tuple[RowKey, ColumnKey]] = set()  # cells changed since last drawn
         # Each row's last drawn line, what it was drawn under, and its cells changed since.
-        self._lines: dict[RowKey, tuple[tuple[Any, ...], Strip]] = {}
+        self._lines: LRUCache[RowKey, tuple[tuple[Any, ...], Strip]] = LRUCache(LINES_KEPT)
         self._respliced: dict[RowKey, set[ColumnKey]] = {}
         # Cell renders by what they draw, whatever the row (most cells of a fleet repeat).
         self._drawn_cells: LRUCache[tuple[Any, ...], list[list[Segment]]] = LRUCache(4096)
@@ -98,7 +101,8 @@ class KeyedTable(DataTable):
         current = self.cursor_key()
         self.clear()
         self._values, self._stale, self._order_dirty = {}, set(), False
-        self._lines, self._respliced = {}, {}
+        self._lines.clear()
+        self._respliced = {}
         self.extend(rows)
         if current is not None and current in self._values:
             self.move_cursor(row=self.get_row_index(current), scroll=False)
@@ -212,7 +216,9 @@ class KeyedTable(DataTable):
             strip = kept[1] if not columns else self._splice(kept[1], row_index, columns)
         if strip is None:
             strip = super().render_line(y)
-        self._lines[row_key] = (drawn_under, strip)
+        if kept is None or kept[1] is not strip:
+            self._lines.discard(row_key)  # LRUCache.set keeps a key's first value
+            self._lines[row_key] = (drawn_under, strip)
         return strip
 
     def _render_cell(
@@ -311,7 +317,7 @@ class KeyedTable(DataTable):
     def drop(self, key: str) -> None:
         if self._values.pop(key, None) is not None:
             self.remove_row(key)
-            self._lines.pop(RowKey(key), None)
+            self._lines.discard(RowKey(key))
             self._respliced.pop(RowKey(key), None)
 
     def keys(self) -> list[str]:
