@@ -6,9 +6,12 @@ per file, the ``(inode, mtime_ns, size)`` seen *before* its last read, lists the
 directory with ``os.scandir`` (one ``lstat`` per entry, no open) and names only the
 files whose stamp moved, the new ones and the vanished ones. An atomic replace changes
 the inode; a write in place changes the mtime or the size. A file whose mtime is within
-``RACY_NS`` of the moment it was read may change again within the same timestamp tick
-(coarse file-system clocks): its stamp is not trusted, so the next scan reads it again
-(git's "racy clean" rule).
+one timestamp tick of the moment it was read may change again within the same tick: its
+stamp is not trusted, so the next scan reads it again (git's "racy clean" rule). The
+tick is taken to be ``RACY_NS`` (2 s) for whole-second mtimes (FAT, HFS+, ext3, some
+network file systems) and ``FINE_RACY_NS`` (100 ms) for finer ones, whose tick is the
+kernel's clock tick (10 ms at most); a file written a second before the console read it
+is then not read a second time.
 
 A *paced* scan (the console's periodic one) saves even the ``lstat``s while nothing can
 have moved: an entry created, renamed over (the harness's atomic replace) or removed
@@ -31,6 +34,7 @@ from runeconsole.core.files import is_temp_name, remove_orphan_temp
 
 Stamp = tuple[int, int, int]  # st_ino, st_mtime_ns, st_size
 RACY_NS = 2_000_000_000
+FINE_RACY_NS = 100_000_000
 FULL_SECONDS = 30.0  # a paced scan's longest stretch without a stat of every file
 COST_FACTOR = 100  # ... stretched to this many times the last full pass's CPU time
 
@@ -42,9 +46,11 @@ def stamp_of(info: os.stat_result) -> Stamp:
 def trusted(stamp: Stamp | None, read_at_ns: int) -> Stamp | None:
     """``stamp``, or None when the file was written too close to its read to tell a later
     write in the same timestamp tick apart (it is then read again on the next scan)."""
-    if stamp is None or read_at_ns - stamp[1] < RACY_NS:
+    if stamp is None:
         return None
-    return stamp
+    mtime_ns = stamp[1]
+    tick = RACY_NS if mtime_ns % 1_000_000_000 == 0 else FINE_RACY_NS
+    return None if read_at_ns - mtime_ns < tick else stamp
 
 
 def stat_path(path: str) -> Stamp | None:

@@ -15,6 +15,7 @@ from runeconsole.services import registry as registry_module
 from runeconsole.services.fleet import FleetModel
 from runeconsole.services.fleet import index as index_module
 from runeconsole.services.fleet import model as model_module
+from runeconsole.services.fleet.index import trusted
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.project import Project
 from runeconsole.services.registry import LivenessSettings, Registry
@@ -254,8 +255,9 @@ def test_a_paced_rescan_waits_for_its_full_pass_to_see_a_write_in_place(
 
 
 def test_a_file_read_too_close_to_its_write_is_looked_at_again_by_a_paced_rescan(
-    no_cost_wait: None, project: Path, clock: ManualClock
+    no_cost_wait: None, project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(index_module, "FINE_RACY_NS", 10**12)  # however slow the machine
     model, registry = paced_model(project, clock, full_seconds=3600)
     registry.register("worker", "a")
     os.utime(registry.paths.identities, ns=(OLD, OLD))
@@ -280,3 +282,11 @@ def test_a_paced_rescan_waits_a_multiple_of_its_own_cost_before_it_runs_again(
     atomic_write_json(path, {**json.loads(path.read_text()), "node_id": "n11"})
     assert not model.rescan(paced=True)  # too soon after the last one
     assert model.rescan().changed == {"worker-a"}  # an unpaced rescan always runs
+
+
+def test_a_stamp_is_trusted_after_one_tick_of_its_file_systems_clock() -> None:
+    fine, whole = 5 * 10**9 + 123_456_789, 5 * 10**9  # ns mtimes; whole seconds (FAT, ext3)
+    assert trusted((1, fine, 10), fine + 50_000_000) is None  # within the same tick
+    assert trusted((1, fine, 10), fine + 200_000_000) == (1, fine, 10)
+    assert trusted((1, whole, 10), whole + 1_500_000_000) is None
+    assert trusted((1, whole, 10), whole + 2_000_000_000) == (1, whole, 10)
