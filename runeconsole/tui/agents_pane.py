@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from functools import partial
 from pathlib import Path
 
@@ -42,6 +43,14 @@ def row_order(record: AgentRecord) -> tuple[str, str, str]:
     if record.error:
         return (record.key, "", record.key)
     return (str(record.get("role") or ""), str(record.get("name") or ""), record.key)
+
+
+def settle_memory() -> None:
+    """After a fill of the whole fleet: what is alive now (its records, rows and cells) is
+    left out of the garbage collector's full passes (``gc.freeze``). Each full pass walks
+    every live object, 100-350 ms at 50,000 agents, and one landing on a key is that
+    key's delay; the fleet's objects are freed by reference counting, not by those passes."""
+    gc.freeze()
 
 
 FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
@@ -154,6 +163,8 @@ class AgentsPane(LivePane):
         self.refresh_ages()
         if len(keys) > FIRST_ROWS:
             self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[FIRST_ROWS:], self._fill))
+        elif not text:
+            settle_memory()
 
     def _search_of(self, record: AgentRecord) -> str:
         text = self._search.get(record.key)
@@ -183,6 +194,8 @@ class AgentsPane(LivePane):
             self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[CHUNK_ROWS:], fill))
         else:
             table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
+            if not self.filter_text:
+                settle_memory()
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""
