@@ -35,6 +35,7 @@ from datetime import datetime
 from pathlib import Path
 
 from runeconsole.core.files import is_temp_name
+from runeconsole.core.gcpause import collector_paused
 from runeconsole.services.fleet.index import FULL_SECONDS, Listing, Stamp, StatIndex, stat_path
 from runeconsole.services.hooks import Hook, Hooks
 from runeconsole.services.liveness import LIVENESS_ORDER, AgentRecord
@@ -157,9 +158,10 @@ class FleetModel:
 
     def load(self) -> FleetChange:
         """Read everything (the first fill): a scan against an empty model."""
-        scan = self.scan()
-        scan.observations = self._saved_observations()
-        return self.apply_scan(scan)
+        with collector_paused():
+            scan = self.scan()
+            scan.observations = self._saved_observations()
+            return self.apply_scan(scan)
 
     def apply_paths(self, paths: Iterable[Path]) -> FleetChange:
         """File events: read again the identity and hook files named, and the saved
