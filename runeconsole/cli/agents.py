@@ -59,9 +59,13 @@ def open_registry(args: argparse.Namespace) -> Registry:
 
 
 def list_agents(args: argparse.Namespace) -> int:
+    with collector_paused():  # every record, view and row stays alive until printed
+        return _list_agents(args)
+
+
+def _list_agents(args: argparse.Namespace) -> int:
     registry = open_registry(args)
-    with collector_paused():
-        records = registry.stale() if args.stale_only else registry.list()
+    records = registry.stale() if args.stale_only else registry.list()
     observations = ObservationFile.of(registry.paths).load()
     views = [agent_view(r.fields, observations.get(r.key)) for r in records]
     if args.json:
