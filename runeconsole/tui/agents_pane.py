@@ -161,10 +161,10 @@ class AgentsPane(LivePane):
         self.table.replace([(key, self._row_of(key)) for key in keys[:FIRST_ROWS]])
         self.summarise(self.counts())
         self.refresh_ages()
+        if not text:
+            settle_memory()  # the records; the rows of the fill after it
         if len(keys) > FIRST_ROWS:
             self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[FIRST_ROWS:], self._fill))
-        elif not text:
-            settle_memory()
 
     def _search_of(self, record: AgentRecord) -> str:
         text = self._search.get(record.key)
