@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from runeconsole.cli.common import open_project, print_json, print_table, warn_problems
+from runeconsole.core.gcpause import collector_paused
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.view import AgentView, agent_view
 from runeconsole.services.registry import AgentRecord, Registry
@@ -58,6 +59,11 @@ def open_registry(args: argparse.Namespace) -> Registry:
 
 
 def list_agents(args: argparse.Namespace) -> int:
+    with collector_paused():  # every record, view and row stays alive until printed
+        return _list_agents(args)
+
+
+def _list_agents(args: argparse.Namespace) -> int:
     registry = open_registry(args)
     records = registry.stale() if args.stale_only else registry.list()
     observations = ObservationFile.of(registry.paths).load()

@@ -86,7 +86,8 @@ def warn_problems(project: Project) -> None:
 def print_json(obj: Any) -> None:
     """Pretty JSON; a list is written one compact object per line (fast at 10,000 rows)."""
     if isinstance(obj, list):
-        lines = ",\n".join(json.dumps(item, ensure_ascii=False) for item in obj)
+        # One encoder for every item: ``json.dumps(ensure_ascii=False)`` builds one per call.
+        lines = ",\n".join(map(json.JSONEncoder(ensure_ascii=False).encode, obj))
         sys.stdout.write(f"[\n{lines}\n]\n" if obj else "[]\n")
         return
     sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from functools import lru_cache
 
 from rich.text import Text
 
@@ -43,10 +44,18 @@ ACTIVITY_STYLE = {
 }
 
 
+@lru_cache(maxsize=4096)
+def cell(text: str, style: str = "") -> Text:
+    """A cell's ``Text``, one instance per text and style: most cells of a large fleet are
+    the same few words, and building a ``Text`` (which strips control codes) is a third
+    of building a row. Cells are never changed in place, so rows can share them."""
+    return Text(text, style=style)
+
+
 def context_meter(left: int | None, settings: SupervisorSettings) -> Text:
     """``▰▰▱▱ 42%``: context left until auto-compact, coloured by the cycling thresholds."""
     if left is None:
-        return Text("")
+        return cell("")
     left = max(0, min(100, int(left)))
     filled = math.ceil(left / 25)  # any context left shows one block: 0 blocks means none
     style = "green"
@@ -70,14 +79,14 @@ def wait_mark(view: AgentView) -> Text:
         return Text("⟳", "bold magenta")
     if view.waiting:
         return Text("!" if view.wants_permission else "?", "bold yellow reverse")
-    return Text("")
+    return cell("")
 
 
 def token_count(view: AgentView) -> Text:
     """Tokens the session used, in all (``182k``, ``1.2M``), when the hooks told."""
     total = view.total_tokens
     if total is None:
-        return Text("")
+        return cell("")
     if total < 1000:
         return Text(str(total), "dim")
     if total < 1_000_000:
@@ -93,20 +102,20 @@ def row_values(
     now: datetime | None = None,
 ) -> tuple[object, ...]:
     """The row's cells; the age at ``now`` (default: when the record was judged)."""
-    dot = Text("●", style=LIVENESS_STYLE[record.liveness])
+    dot = cell("●", style=LIVENESS_STYLE[record.liveness])
     if record.error:
         return (
             dot,
-            Text(""),
+            cell(""),
             Text(record.key),
-            Text(""),
-            Text("unreadable", style="bold red"),
-            Text("-"),
-            Text(""),
-            Text(""),
-            Text(""),
-            Text(""),
-            Text(""),
+            cell(""),
+            cell("unreadable", style="bold red"),
+            cell("-"),
+            cell(""),
+            cell(""),
+            cell(""),
+            cell(""),
+            cell(""),
             Text(f"unreadable: {record.error}", style="red"),
         )
     status = record.status
@@ -114,22 +123,22 @@ def row_values(
     active = status == "active"
     if active:
         doing = view.activity or status
-        shown = Text(doing, ACTIVITY_STYLE.get(doing, "default"))
+        shown = cell(doing, ACTIVITY_STYLE.get(doing, "default"))
     else:
-        shown = Text(status, style=LIVENESS_STYLE[record.liveness])
+        shown = cell(status, style=LIVENESS_STYLE[record.liveness])
     return (
         dot,
-        wait_mark(view) if active else Text(""),
-        Text(str(record.get("role") or "")),
-        Text(str(record.get("name") or "")),
+        wait_mark(view) if active else cell(""),
+        cell(str(record.get("role") or "")),
+        Text(str(record.get("name") or "")),  # unique to the row
         shown,
-        Text(format_age(record.age_seconds if now is None else record.age_at(now))),
-        Text(PHASE_LABELS.get(phase or "", phase or ""), "cyan"),
-        context_meter(view.context_left_percent, settings) if active else Text(""),
+        cell(format_age(record.age_seconds if now is None else record.age_at(now))),
+        cell(PHASE_LABELS.get(phase or "", phase or ""), "cyan"),
+        context_meter(view.context_left_percent, settings) if active else cell(""),
         token_count(view),
         # Text, never str: a str cell is parsed as markup, so a node name written by another
         # tool as "node[red]x" would be drawn red and cut short.
-        Text(str(record.get("node_id") or "")),
-        Text(str(record.get("tmux_session") or "")),
-        Text(str(record.get("predecessor_id") or "")),
+        cell(str(record.get("node_id") or "")),
+        cell(str(record.get("tmux_session") or "")),
+        cell(str(record.get("predecessor_id") or "")),
     )

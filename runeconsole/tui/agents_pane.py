@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from functools import partial
 from pathlib import Path
 
@@ -42,6 +43,14 @@ def row_order(record: AgentRecord) -> tuple[str, str, str]:
     if record.error:
         return (record.key, "", record.key)
     return (str(record.get("role") or ""), str(record.get("name") or ""), record.key)
+
+
+def settle_memory() -> None:
+    """After a fill of the whole fleet: what is alive now (its records, rows and cells) is
+    left out of the garbage collector's full passes (``gc.freeze``). Each full pass walks
+    every live object, 100-350 ms at 50,000 agents, and one landing on a key is that
+    key's delay; the fleet's objects are freed by reference counting, not by those passes."""
+    gc.freeze()
 
 
 FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
@@ -152,6 +161,8 @@ class AgentsPane(LivePane):
         self.table.replace([(key, self._row_of(key)) for key in keys[:FIRST_ROWS]])
         self.summarise(self.counts())
         self.refresh_ages()
+        if not text:
+            settle_memory()  # the records; the rows of the fill after it
         if len(keys) > FIRST_ROWS:
             self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[FIRST_ROWS:], self._fill))
 
@@ -171,14 +182,20 @@ class AgentsPane(LivePane):
     def _add_rows(self, keys: list[str], fill: int) -> None:
         if fill != self._fill or not self.is_mounted:
             return  # a newer filter or fill took over
-        table = self.table
-        for key in keys[:CHUNK_ROWS]:
-            if not table.has(key) and self.fleet.get(key) is not None:
-                table.append(key, self._row_of(key))
+        table, fleet = self.table, self.fleet
+        table.extend(
+            [
+                (key, self._row_of(key))
+                for key in keys[:CHUNK_ROWS]
+                if not table.has(key) and fleet.get(key) is not None
+            ]
+        )
         if len(keys) > CHUNK_ROWS:
             self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[CHUNK_ROWS:], fill))
         else:
             table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
+            if not self.filter_text:
+                settle_memory()
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""

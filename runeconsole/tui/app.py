@@ -257,7 +257,7 @@ class RuneConsole(PanesApp):
     @work(thread=True, exclusive=True, group="fleet-rescan")
     def rescan_fleet(self) -> None:
         """Recover from dropped events: by stat, reading only files that changed."""
-        self.fleet_changed(self.fleet.rescan())
+        self.fleet_changed(self.fleet.rescan(paced=True))
 
     def on_state_changed(self, _: StateChanged) -> None:
         if self.feed is None:

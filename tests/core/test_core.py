@@ -189,3 +189,23 @@ def test_a_pid_is_alive_only_while_its_process_runs() -> None:
     assert not pid_alive(child.pid) and process_start(child.pid) is None
     assert child.wait(timeout=10) == 3
     assert not pid_alive(child.pid)
+
+
+def test_the_collector_is_paused_while_a_fleet_is_read_and_back_after_even_on_an_error() -> None:
+    import gc
+
+    from runeconsole.core.gcpause import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():  # another reader overlapping
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    try:
+        with collector_paused():
+            raise ValueError("bad read")
+    except ValueError:
+        pass
+    assert gc.isenabled()

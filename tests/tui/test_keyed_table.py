@@ -135,3 +135,30 @@ async def test_fixed_width_columns_are_not_measured_yet_the_table_scrolls_to_its
         table.move_cursor(row=199)
         await pilot.pause()
         assert "agent199" in app.export_screenshot()
+
+
+async def test_rows_showing_the_same_cells_each_carry_their_own_place_for_the_mouse() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(KeyedTable)
+        for n in range(3):
+            table.upsert(f"k{n}", ("same", "active", "note"))
+        await pilot.pause()
+        for row in range(3):
+            line = table.render_line(1 + row)
+            rows = {segment.style.meta.get("row") for segment in line if segment.style}
+            assert rows == {row}
+
+
+async def test_a_row_drawn_again_after_a_change_is_what_a_fresh_table_draws() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(KeyedTable)
+        for n in range(3):
+            table.upsert(f"k{n}", (f"agent{n}", "active", Text("note", "bold")))
+        await pilot.pause()
+        table.set_cell("k1", "state", Text("crashed", "red"))
+        await pilot.pause()
+        spliced = table.render_line(2)
+        table._lines.clear()  # drawn whole, by DataTable
+        assert list(table.render_line(2)) == list(spliced)

@@ -35,13 +35,15 @@ from datetime import datetime
 from pathlib import Path
 
 from runeconsole.core.files import is_temp_name
-from runeconsole.services.fleet.index import Listing, Stamp, StatIndex, stat_path
+from runeconsole.core.gcpause import collector_paused
+from runeconsole.services.fleet.index import FULL_SECONDS, Listing, Stamp, StatIndex, stat_path
 from runeconsole.services.hooks import Hook, Hooks
 from runeconsole.services.liveness import LIVENESS_ORDER, AgentRecord
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervision.observations import AgentObservation
 
 Observations = dict[str, AgentObservation]
+RESCAN_COST_FACTOR = 100  # a paced rescan waits this many times its last CPU time
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ class FleetModel:
         saved_observations: Callable[[], Observations] | None = None,
         observations_path: Path | None = None,
         supervised: Callable[[AgentRecord], bool] | None = None,
+        full_rescan_seconds: float = FULL_SECONDS,
     ) -> None:
         self.registry, self.hooks = registry, hooks
         self.settings = registry.settings
@@ -109,8 +112,8 @@ class FleetModel:
         self.observations_path = observations_path
         self._is_supervised = supervised or (lambda record: False)
         self._lock = threading.RLock()
-        self._identities = StatIndex(registry.paths.identities)
-        self._hook_files = StatIndex(registry.paths.hooks)
+        self._identities = StatIndex(registry.paths.identities, full_rescan_seconds)
+        self._hook_files = StatIndex(registry.paths.hooks, full_rescan_seconds)
         self.records: dict[str, AgentRecord] = {}
         self.phases: dict[str, str | None] = {}
         self.observations: Observations = {}
@@ -121,6 +124,7 @@ class FleetModel:
         self._reads: dict[str, int] = {}  # identity reads applied per key (stale-read guard)
         self._hook_reads: dict[str, int] = {}
         self.monitoring = False  # a monitor in this process reports: ignore saved passes
+        self._next_rescan = 0.0  # monotonic moment a paced rescan may run again
 
     # -- reading the model -------------------------------------------------------------
 
@@ -154,9 +158,10 @@ class FleetModel:
 
     def load(self) -> FleetChange:
         """Read everything (the first fill): a scan against an empty model."""
-        scan = self.scan()
-        scan.observations = self._saved_observations()
-        return self.apply_scan(scan)
+        with collector_paused():
+            scan = self.scan()
+            scan.observations = self._saved_observations()
+            return self.apply_scan(scan)
 
     def apply_paths(self, paths: Iterable[Path]) -> FleetChange:
         """File events: read again the identity and hook files named, and the saved
@@ -201,19 +206,21 @@ class FleetModel:
                     changed |= self._observe(self._saved_observations())
         return FleetChange(frozenset(changed & self.records.keys()), frozenset(removed), counts)
 
-    def scan(self) -> Scan:
-        """The rescan's reads (run it in a worker): files whose stamp moved, by ``stat``."""
+    def scan(self, *, paced: bool = False) -> Scan:
+        """The rescan's reads (run it in a worker): files whose stamp moved, by ``stat``;
+        ``paced``: a stat of every file only when its directory moved or a full pass is
+        due (``StatIndex``), the console's periodic rescan."""
         with self._lock:
             known = dict(self._identities.stamps)
             known_hooks = dict(self._hook_files.stamps)
             reads, hook_reads = dict(self._reads), dict(self._hook_reads)
         scan = Scan(read_at_ns=time.time_ns())
-        listing: Listing = self._identities.scan(known)
+        listing: Listing = self._identities.scan(known, paced=paced)
         now = self.registry.clock.now()
         for key, (path, stamp) in listing.changed.items():
             scan.records[key] = (self.registry.read_path(path, now), stamp, reads.get(key, 0))
         scan.gone = {key: reads.get(key, 0) for key in listing.gone}
-        hooks = self._hook_files.scan(known_hooks)
+        hooks = self._hook_files.scan(known_hooks, paced=paced)
         for key, (path, stamp) in hooks.changed.items():
             phase = hook_phase(self.hooks.read_path(Path(path)))
             scan.phases[key] = (phase, stamp, hook_reads.get(key, 0))
@@ -263,9 +270,19 @@ class FleetModel:
             changed &= self.records.keys()
         return FleetChange(frozenset(changed), frozenset(removed), counts)
 
-    def rescan(self) -> FleetChange:
-        """``scan`` and ``apply_scan`` in one (off the UI thread, or in tests)."""
-        return self.apply_scan(self.scan())
+    def rescan(self, *, paced: bool = False) -> FleetChange:
+        """``scan`` and ``apply_scan`` in one (off the UI thread, or in tests). ``paced``
+        (the console's timer): skipped until ``RESCAN_COST_FACTOR`` times the last paced
+        rescan's CPU time has passed, so recovering from dropped events stays near 1 % of
+        a core however large the fleet or busy its directory."""
+        if paced and time.monotonic() < self._next_rescan:
+            return FleetChange()
+        started = time.thread_time()
+        change = self.apply_scan(self.scan(paced=paced))
+        if paced:
+            cost = time.thread_time() - started
+            self._next_rescan = time.monotonic() + RESCAN_COST_FACTOR * cost
+        return change
 
     def apply_observations(self, observations: Observations) -> FleetChange:
         """A monitor pass: the keys whose pane reading, as a row shows it, moved."""

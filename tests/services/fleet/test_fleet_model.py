@@ -13,6 +13,9 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.files import atomic_write_json
 from runeconsole.services import registry as registry_module
 from runeconsole.services.fleet import FleetModel
+from runeconsole.services.fleet import index as index_module
+from runeconsole.services.fleet import model as model_module
+from runeconsole.services.fleet.index import trusted
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.project import Project
 from runeconsole.services.registry import LivenessSettings, Registry
@@ -160,3 +163,130 @@ def test_records_of_another_source_replace_the_whole_set(project: Path, clock: M
     model.apply_records([first, second], whole=True)
     change = model.apply_records([second], whole=True)
     assert change.removed == {"worker-a"} and [r.key for r in model.snapshot()] == ["worker-b"]
+
+
+@pytest.fixture
+def no_cost_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paced rescans run whenever asked (their wait on their own cost is tested apart)."""
+    monkeypatch.setattr(model_module, "RESCAN_COST_FACTOR", 0)
+
+
+def paced_model(
+    project: Path, clock: ManualClock, full_seconds: float
+) -> tuple[FleetModel, Registry]:
+    registry = Registry(Project(project, clock), LivenessSettings(60, 300))
+    model = FleetModel(registry, Hooks(Project(project, clock)), full_rescan_seconds=full_seconds)
+    return model, registry
+
+
+def write_in_place(path: Path, changes: dict[str, object]) -> None:
+    """A write that keeps the inode and moves no directory mtime (no rename, no create)."""
+    data = json.loads(path.read_text())
+    data.update(changes)
+    with open(path, "r+") as handle:
+        handle.write(json.dumps(data))
+        handle.truncate()
+
+
+def age_directory(directory: Path) -> None:
+    age_files(directory)
+    os.utime(directory, ns=(OLD, OLD))
+
+
+def test_a_paced_rescan_stats_no_file_while_the_directory_has_not_moved(
+    no_cost_wait: None, project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, registry = paced_model(project, clock, full_seconds=3600)
+    for name in ("a", "b"):
+        registry.register("worker", name)
+    age_directory(registry.paths.identities)
+    model.load()
+    model.rescan(paced=True)  # the first paced pass is a full one: it notes the directory
+    lstats: list[str] = []
+    real = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: lstats.append(path) or real(path))
+    assert not model.rescan(paced=True)
+    assert lstats == []
+
+
+def test_a_paced_rescan_sees_a_replaced_file_at_once_because_its_directory_moved(
+    no_cost_wait: None, project: Path, clock: ManualClock
+) -> None:
+    model, registry = paced_model(project, clock, full_seconds=3600)
+    for name in ("a", "b"):
+        registry.register("worker", name)
+    age_directory(registry.paths.identities)
+    model.load()
+    model.rescan(paced=True)
+    path = registry.path_for("worker-b")
+    atomic_write_json(path, {**json.loads(path.read_text()), "node_id": "n7"})
+    assert model.rescan(paced=True).changed == {"worker-b"}
+    assert model.get("worker-b").get("node_id") == "n7"
+
+
+def test_a_write_in_place_is_recovered_by_the_next_full_pass_of_a_paced_rescan(
+    no_cost_wait: None, project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "COST_FACTOR", 0)  # a full pass due on every scan
+    model, registry = paced_model(project, clock, full_seconds=0)
+    registry.register("worker", "a")
+    age_directory(registry.paths.identities)
+    model.load()
+    model.rescan(paced=True)
+    write_in_place(registry.path_for("worker-a"), {"node_id": "n8"})
+    os.utime(registry.paths.identities, ns=(OLD, OLD))  # as if the directory never moved
+    assert model.rescan(paced=True).changed == {"worker-a"}
+    assert model.get("worker-a").get("node_id") == "n8"
+
+
+def test_a_paced_rescan_waits_for_its_full_pass_to_see_a_write_in_place(
+    no_cost_wait: None, project: Path, clock: ManualClock
+) -> None:
+    model, registry = paced_model(project, clock, full_seconds=3600)
+    registry.register("worker", "a")
+    age_directory(registry.paths.identities)
+    model.load()
+    model.rescan(paced=True)
+    write_in_place(registry.path_for("worker-a"), {"node_id": "n9"})
+    os.utime(registry.path_for("worker-a"), ns=(OLD + 1, OLD + 1))
+    os.utime(registry.paths.identities, ns=(OLD, OLD))
+    assert not model.rescan(paced=True)  # the full pass is not due yet
+    assert model.rescan().changed == {"worker-a"}  # an unpaced rescan stats every file
+
+
+def test_a_file_read_too_close_to_its_write_is_looked_at_again_by_a_paced_rescan(
+    no_cost_wait: None, project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "FINE_RACY_NS", 10**12)  # however slow the machine
+    model, registry = paced_model(project, clock, full_seconds=3600)
+    registry.register("worker", "a")
+    os.utime(registry.paths.identities, ns=(OLD, OLD))
+    model.load()  # the file was just written: its stamp is not trusted
+    model.rescan(paced=True)
+    write_in_place(registry.path_for("worker-a"), {"node_id": "n10-longer"})
+    os.utime(registry.paths.identities, ns=(OLD, OLD))
+    assert model.rescan(paced=True).changed == {"worker-a"}
+    assert model.get("worker-a").get("node_id") == "n10-longer"
+
+
+def test_a_paced_rescan_waits_a_multiple_of_its_own_cost_before_it_runs_again(
+    project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(model_module, "RESCAN_COST_FACTOR", 10**9)  # any cost: a long wait
+    model, registry = paced_model(project, clock, full_seconds=0)
+    registry.register("worker", "a")
+    age_directory(registry.paths.identities)
+    model.load()
+    model.rescan(paced=True)
+    path = registry.path_for("worker-a")
+    atomic_write_json(path, {**json.loads(path.read_text()), "node_id": "n11"})
+    assert not model.rescan(paced=True)  # too soon after the last one
+    assert model.rescan().changed == {"worker-a"}  # an unpaced rescan always runs
+
+
+def test_a_stamp_is_trusted_after_one_tick_of_its_file_systems_clock() -> None:
+    fine, whole = 5 * 10**9 + 123_456_789, 5 * 10**9  # ns mtimes; whole seconds (FAT, ext3)
+    assert trusted((1, fine, 10), fine + 50_000_000) is None  # within the same tick
+    assert trusted((1, fine, 10), fine + 200_000_000) == (1, fine, 10)
+    assert trusted((1, whole, 10), whole + 1_500_000_000) is None
+    assert trusted((1, whole, 10), whole + 2_000_000_000) == (1, whole, 10)
