@@ -52,6 +52,7 @@ from runeconsole.tui.fleet_console.store import (
     PROBLEM,
     QUESTION,
     FleetRows,
+    Moved,
 )
 from runeconsole.tui.theme import LIVENESS_STYLE
 
@@ -184,7 +185,7 @@ class FleetConsole(PanesApp):
         agents = moved.get(AGENT)
         observed = moved.get(OBSERVATION)
         if observed is not None:  # a monitor reading redraws its agent's row
-            agents = agents or type(observed)()
+            agents = agents or Moved()
             agents.changed |= {k for k in observed.changed if self.store.get(AGENT, k)}
         for pane in self.panes:
             kind = SOURCE if isinstance(pane, SourcesPane) else pane.KIND

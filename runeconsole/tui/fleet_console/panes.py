@@ -119,7 +119,6 @@ class RowsPane(LivePane):
             table.upsert(key, self.cells(key, row))
         if added:
             self.refilter()
-        self.summarise(self.figures())
 
     def refilter(self) -> None:
         keys = [
@@ -130,9 +129,6 @@ class RowsPane(LivePane):
         self.table.replace(
             [(key, self.cells(key, self.store.rows[self.KIND][key])) for key in keys]
         )
-
-    def figures(self) -> dict[str, int]:
-        return {}
 
     def selected(self) -> tuple[str, str] | None:
         key = self.table.cursor_key()
@@ -205,13 +201,6 @@ class FleetAgentsPane(RowsPane):
     def search_fields(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
         return (key, row.get("status"), row.get("activity"), row.get("node_id"), row.get("phase"))
 
-    def figures(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for row in self.store.rows[AGENT].values():
-            colour = str(row.get("liveness") or "red")
-            counts[colour] = counts.get(colour, 0) + 1
-        return counts
-
     def action_act(self, action: str) -> None:
         self.ask(action)
 
@@ -229,9 +218,6 @@ class FleetProblemsPane(RowsPane):
 
     def order(self, key: str) -> Any:
         return (self.store.get(PROBLEM, key) or {}).get("order") or (9, 0, key)
-
-    def figures(self) -> dict[str, int]:
-        return {"problems": len(self.store.rows[PROBLEM])}
 
 
 class FleetQuestionsPane(RowsPane):
@@ -252,9 +238,6 @@ class FleetQuestionsPane(RowsPane):
     def order(self, key: str) -> Any:
         row = self.store.get(QUESTION, key) or {}
         return (row.get("urgency") != "blocking", row.get("asked_at") or "", key)
-
-    def figures(self) -> dict[str, int]:
-        return {"questions": sum(rows.question_open(r) for r in self.store.rows[QUESTION].values())}
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
