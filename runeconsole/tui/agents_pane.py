@@ -89,6 +89,10 @@ class AgentsPane(LivePane):
         # cleared picks rows from here instead of building 10,000 rows again.
         self._rows: dict[str, tuple[object, ...]] = {}
         self._search: dict[str, str] = {}
+        # The fleet's keys in row order, kept until a row is added, removed or moves: a
+        # filter typed or cleared walks this list instead of sorting the fleet again.
+        self._order: list[str] | None = None
+        self._place: dict[str, tuple[str, str, str]] = {}
         self._fill = 0  # the show_all whose remaining rows are being added
 
     @property
@@ -126,7 +130,9 @@ class AgentsPane(LivePane):
             self.supervisor.clock.now(),
         )
         self._rows[key] = values
-        self._search.pop(key, None)  # worked out again when a filter needs it
+        self._search[key] = search_text(record)  # a filter's first key finds it ready
+        if self._place.get(key) != row_order(record):
+            self._order = None
         return values
 
     def upsert(self, record: AgentRecord, *, age: bool = True) -> None:
@@ -140,6 +146,7 @@ class AgentsPane(LivePane):
         self.table.upsert(key, values, skip=skip)
 
     def remove(self, key: str) -> None:
+        self._order = None
         self._rows.pop(key, None)
         self._search.pop(key, None)
         self.table.drop(key)
@@ -150,14 +157,17 @@ class AgentsPane(LivePane):
         the paint. Rows are built only for records not built yet."""
         self._fill += 1
         text = self.filter_text.lower()
-        search = self._search
-        keys = []
-        for record in sorted(self.fleet.snapshot(), key=row_order):
-            key = record.key
-            if text and key not in search:
-                search[key] = search_text(record)
-            if not text or text in search[key]:
-                keys.append(key)
+        if not text:
+            keys = self._ordered()
+        else:
+            search, records = self._search, self.fleet.records
+            keys = []
+            for key in self._ordered():
+                found = search.get(key)
+                if found is None and (record := records.get(key)) is not None:
+                    found = search[key] = search_text(record)
+                if found is not None and text in found:
+                    keys.append(key)
         self.table.replace([(key, self._row_of(key)) for key in keys[:FIRST_ROWS]])
         self.summarise(self.counts())
         self.refresh_ages()
@@ -165,6 +175,14 @@ class AgentsPane(LivePane):
             settle_memory()  # the records; the rows of the fill after it
         if len(keys) > FIRST_ROWS:
             self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[FIRST_ROWS:], self._fill))
+
+    def _ordered(self) -> list[str]:
+        """Every key of the fleet, in row order (sorted again only after a change of it)."""
+        if self._order is None or len(self._order) != len(self.fleet):
+            places = {record.key: row_order(record) for record in self.fleet.snapshot()}
+            self._order = sorted(places, key=places.__getitem__)
+            self._place = places
+        return self._order
 
     def _search_of(self, record: AgentRecord) -> str:
         text = self._search.get(record.key)
@@ -203,6 +221,7 @@ class AgentsPane(LivePane):
         # Most of the table (the first load): one refill. A burst of a mass crash (hundreds
         # of keys of a large fleet) goes row by row: a refill would cost every row each time.
         if len(change.changed) + len(change.removed) > max(WHOLE, len(self.fleet) // 2):
+            self._order = None
             for key in change.removed:
                 self._rows.pop(key, None)
                 self._search.pop(key, None)

@@ -10,6 +10,8 @@ from textual.widgets import Input
 
 from runeconsole.tui.reveal import reveal
 
+FILTER_FRAME = 0.005  # seconds the screen waits for the pane's rows after a key
+
 
 class FilterBox(Input):
     DEFAULT_CSS = """
@@ -49,6 +51,9 @@ class FilterBox(Input):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
+        # The typed character and the pane it filters are drawn in one frame: without
+        # this the character's frame goes first and the pane's waits a frame period.
+        self.app.delay_update(FILTER_FRAME)
         self.post_message(self.Filter(event.value))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -65,6 +65,7 @@ class KeyedTable(DataTable):
         self._respliced: dict[RowKey, set[ColumnKey]] = {}
         # Cell renders by what they draw, whatever the row (most cells of a fleet repeat).
         self._drawn_cells: LRUCache[tuple[Any, ...], list[list[Segment]]] = LRUCache(4096)
+        self._frame_style: Style | None = None  # while a frame is drawn (``render_lines``)
 
     def on_mount(self) -> None:
         for key, label, width in self._spec:
@@ -99,11 +100,13 @@ class KeyedTable(DataTable):
         ``clear`` and an ``add_row`` each, where dropping rows one by one would cost a walk
         of every row per removal. The cursor stays on its row when it is still shown."""
         current = self.cursor_key()
+        self.rows.clear()  # DataTable.clear lists every old row's offsets only to empty them
         self.clear()
         self._values, self._stale, self._order_dirty = {}, set(), False
         self._lines.clear()
         self._respliced = {}
         self.extend(rows)
+        self._settle()
         if current is not None and current in self._values:
             self.move_cursor(row=self.get_row_index(current), scroll=False)
 
@@ -140,7 +143,20 @@ class KeyedTable(DataTable):
         self._require_update_dimensions = True
         self._update_count += 1
         self.cursor_coordinate = self.cursor_coordinate
-        self.check_idle()
+        self._settle()
+
+    def _settle(self) -> None:
+        """Set the table's size for the rows just added, now, so the next frame draws them.
+        DataTable measures new rows on an idle pass, which timers and messages of a busy
+        console put off by a frame or more (the filter's first rows waited ~50 ms for it at
+        10,000 agents); with every column of a fixed width there is nothing to measure."""
+        if not self._require_update_dimensions or not self._fixed_widths():
+            self.check_idle()
+            return
+        self._require_update_dimensions = False
+        self._new_rows.clear()
+        self._update_dimensions(set())
+        self.refresh()
 
     def set_cell(self, key: str, column: str, value: Any) -> None:
         index = self.column_keys.index(column)
@@ -174,7 +190,7 @@ class KeyedTable(DataTable):
         """DataTable measures every cell of every new row (seconds for 10,000 rows) to size
         auto-width columns; when every column has a fixed width there is nothing to
         measure, only the scrollable size to set."""
-        if self._label_column.content_width or any(c.auto_width for c in self.columns.values()):
+        if not self._fixed_widths():
             super()._update_dimensions(new_rows)
             return
         width = sum(column.get_render_width(self) for column in self.columns.values())
@@ -183,9 +199,27 @@ class KeyedTable(DataTable):
             width + self._row_label_column_width, self._total_row_height + header
         )
 
+    def _fixed_widths(self) -> bool:
+        return not self._label_column.content_width and not any(
+            column.auto_width for column in self.columns.values()
+        )
+
     def on_show(self) -> None:
         """Shown again (its tab chosen): cell repaints made while hidden were not drawn."""
         self.refresh()
+
+    @property
+    def rich_style(self) -> Style:
+        """The table's own style, worked out once per frame: DOMNode's walks every ancestor
+        on each call, and drawing a line asks for it several times."""
+        return self._frame_style or super().rich_style
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._frame_style = super().rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_style = None
 
     def render_line(self, y: int) -> Strip:
         if self._stale:

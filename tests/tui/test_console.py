@@ -212,3 +212,25 @@ async def test_a_burst_of_keys_after_slash_goes_into_the_filter(
         await pilot.pause()
         assert app.query_one("#filter", Input).value == "worker"
         assert not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_rows_added_renamed_or_removed_under_a_filter_are_in_place_when_it_changes(
+    project: Path, clock: ManualClock
+) -> None:
+    registry = Registry(Project(project, clock))
+    for name in ("b", "d", "f"):
+        registry.register("worker", name)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test() as pilot:
+        table = app.agents_pane.table
+        await pilot.press("slash", *"worker-d", "enter")
+        assert table.keys() == ["worker-d"]
+        registry.register("worker", "a")  # added while filtered out
+        registry.update("worker-f", {"name": "c"})  # moves up: shown as c, before d
+        registry.path_for("worker-b").unlink()
+        app.rescan_fleet()
+        await until(pilot, lambda: "worker-a" in app.fleet.records and len(app.fleet) == 3)
+        await pilot.press("escape")
+        assert table.keys() == ["worker-a", "worker-f", "worker-d"]
+        await pilot.press("slash", "w")
+        assert table.keys() == ["worker-a", "worker-f", "worker-d"]
