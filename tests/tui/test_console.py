@@ -225,8 +225,13 @@ async def test_rows_added_renamed_or_removed_under_a_filter_are_in_place_when_it
         table = app.agents_pane.table
         await pilot.press("slash", *"worker-d", "enter")
         assert table.keys() == ["worker-d"]
-        registry.register("worker", "a")  # added while filtered out
         registry.update("worker-f", {"name": "c"})  # moves up: shown as c, before d
+        app.rescan_fleet()
+        await until(pilot, lambda: app.fleet.records["worker-f"].get("name") == "c")
+        await pilot.press("escape")
+        assert table.keys() == ["worker-b", "worker-f", "worker-d"]
+        await pilot.press("slash", *"worker-d", "enter")
+        registry.register("worker", "a")  # added while filtered out
         registry.path_for("worker-b").unlink()
         app.rescan_fleet()
         await until(pilot, lambda: "worker-a" in app.fleet.records and len(app.fleet) == 3)
