@@ -8,7 +8,7 @@ render, so the next frame draws every visible line again (about 1 ms a line: 50 
 tall pane, on every change). Here a changed row's cached renders are forgotten, and only
 its region repainted, just before the next frame. This leans on how Textual 8's
 DataTable keys its caches (the first item of the cell and row caches is the row key, of
-the line cache the line); ``tests/test_keyed_table.py`` checks that what is drawn
+the line cache the line); ``tests/tui/test_keyed_table.py`` checks that what is drawn
 follows every change, so an upgrade that moves those keys fails there, not on screen.
 
 Drawing a line follows it too. DataTable builds a line from its cells' renders (about
@@ -34,8 +34,9 @@ from textual.cache import LRUCache
 from textual.coordinate import Coordinate
 from textual.geometry import Region, Size
 from textual.strip import Strip
-from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, Row, RowKey
+
+from runeconsole.tui.one_line_rows import OneLineRows
 
 
 def fingerprint(value: Any) -> Any:
@@ -48,7 +49,7 @@ def fingerprint(value: Any) -> Any:
 LINES_KEPT = 2000  # rows whose last drawn line is kept (a few screens' worth)
 
 
-class KeyedTable(DataTable):
+class KeyedTable(OneLineRows):
     BINDINGS = [
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
@@ -97,8 +98,8 @@ class KeyedTable(DataTable):
 
     def replace(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
         """Exactly ``rows``, in this order (a filter typed or cleared, a first fill): one
-        ``clear`` and an ``add_row`` each, where dropping rows one by one would cost a walk
-        of every row per removal. The cursor stays on its row when it is still shown."""
+        ``clear`` and a bulk ``extend`` (dropping rows one by one walks every row per
+        removal). The cursor stays on its row when it is still shown."""
         current = self.cursor_key()
         self.rows.clear()  # DataTable.clear lists every old row's offsets only to empty them
         self.clear()
@@ -109,10 +110,6 @@ class KeyedTable(DataTable):
         self._settle()
         if current is not None and current in self._values:
             self.move_cursor(row=self.get_row_index(current), scroll=False)
-
-    def append(self, key: str, values: Sequence[Any]) -> None:
-        """Add a row the caller knows belongs after every row shown (a fill in order)."""
-        self.extend([(key, values)])
 
     def extend(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
         """Add rows after every row shown, in order, none of them shown yet. DataTable's
@@ -173,18 +170,12 @@ class KeyedTable(DataTable):
         self._refresh_cell(row_key, column)
 
     def _refresh_cell(self, row_key: RowKey, column: str) -> None:
-        """Repaint the cell's region only, when it is in the window (DataTable's own
-        ``refresh_cell`` sums the heights of every row above it). A table on a hidden tab
-        is painted whole when shown, and its stale renders are forgotten before that."""
+        """Repaint the cell's region only (``OneLineRows`` finds it at once). A table on a
+        hidden tab is painted whole when shown, and its stale renders are forgotten then."""
         index = self._row_locations.get(row_key)
-        if index is None:
-            return
-        y = index + (self.header_height if self.show_header else 0)
-        columns = self.ordered_columns
-        position = self.column_keys.index(column)
-        x = sum(c.get_render_width(self) for c in columns[:position])
-        width = columns[position].get_render_width(self)
-        self._refresh_region(Region(x, y, width, 1))
+        if index is not None:
+            place = Coordinate(index, self.column_keys.index(column))
+            self._refresh_region(self._get_cell_region(place))
 
     def _update_dimensions(self, new_rows: Any) -> None:
         """DataTable measures every cell of every new row (seconds for 10,000 rows) to size

@@ -3,9 +3,13 @@ cached renders (it leans on how Textual's DataTable keys its caches)."""
 
 from __future__ import annotations
 
+from functools import partial
+
+import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.coordinate import Coordinate
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from runeconsole.tui.keyed_table import KeyedTable
 
@@ -162,3 +166,35 @@ async def test_a_row_drawn_again_after_a_change_is_what_a_fresh_table_draws() ->
         spliced = table.render_line(2)
         table._lines.clear()  # drawn whole, by DataTable
         assert list(table.render_line(2)) == list(spliced)
+
+
+async def test_one_line_rows_place_every_row_and_cell_where_datatable_would() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.extend([(f"k{n:02d}", (f"agent{n}", "active", "")) for n in range(40)])
+        table.reorder("name", force=True)
+        await pilot.pause()
+        assert table._total_row_height == DataTable._total_row_height.fget(table) == 40
+        for y in range(41):  # the header, then a line a row
+            assert table._get_offsets(y) == DataTable._get_offsets(table, y)
+        for ask in (table._get_offsets, partial(DataTable._get_offsets, table)):
+            with pytest.raises(LookupError):
+                ask(41)
+        for row in (0, 7, 39):
+            assert table._get_row_region(row) == DataTable._get_row_region(table, row)
+            for column in range(3):
+                place = Coordinate(row, column)
+                assert table._get_cell_region(place) == DataTable._get_cell_region(table, place)
+
+
+async def test_a_taller_row_sends_every_question_back_to_datatable() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.add_row("tall", "two", "lines", key="tall", height=2)
+        table.add_row("short", "one", "line", key="short")
+        await pilot.pause()
+        assert table._total_row_height == 3
+        assert table._get_offsets(3)[0].value == "short"
+        assert table._get_row_region(1).y == 3
