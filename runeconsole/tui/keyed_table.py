@@ -203,7 +203,8 @@ class KeyedTable(OneLineRows):
     def rich_style(self) -> Style:
         """The table's own style, worked out once per frame: DOMNode's walks every ancestor
         on each call, and drawing a line asks for it several times."""
-        return self._frame_style or super().rich_style
+        style = self._frame_style
+        return style if style is not None else super().rich_style
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._frame_style = super().rich_style

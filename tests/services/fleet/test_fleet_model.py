@@ -193,15 +193,22 @@ def age_directory(directory: Path) -> None:
     os.utime(directory, ns=(OLD, OLD))
 
 
-def test_a_paced_rescan_stats_no_file_while_the_directory_has_not_moved(
-    no_cost_wait: None, project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def settled_pair(project: Path, clock: ManualClock) -> tuple[FleetModel, Registry]:
+    """Two agents whose files and directory are old, loaded, after the first paced pass
+    (a full one: it notes the directory)."""
     model, registry = paced_model(project, clock, full_seconds=3600)
     for name in ("a", "b"):
         registry.register("worker", name)
     age_directory(registry.paths.identities)
     model.load()
-    model.rescan(paced=True)  # the first paced pass is a full one: it notes the directory
+    model.rescan(paced=True)
+    return model, registry
+
+
+def test_a_paced_rescan_stats_no_file_while_the_directory_has_not_moved(
+    no_cost_wait: None, project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, _ = settled_pair(project, clock)
     lstats: list[str] = []
     real = os.lstat
     monkeypatch.setattr(os, "lstat", lambda path, *a, **k: lstats.append(path) or real(path))
@@ -212,12 +219,7 @@ def test_a_paced_rescan_stats_no_file_while_the_directory_has_not_moved(
 def test_a_paced_rescan_sees_a_replaced_file_at_once_because_its_directory_moved(
     no_cost_wait: None, project: Path, clock: ManualClock
 ) -> None:
-    model, registry = paced_model(project, clock, full_seconds=3600)
-    for name in ("a", "b"):
-        registry.register("worker", name)
-    age_directory(registry.paths.identities)
-    model.load()
-    model.rescan(paced=True)
+    model, registry = settled_pair(project, clock)
     path = registry.path_for("worker-b")
     atomic_write_json(path, {**json.loads(path.read_text()), "node_id": "n7"})
     assert model.rescan(paced=True).changed == {"worker-b"}
