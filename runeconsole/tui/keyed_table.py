@@ -340,6 +340,15 @@ class KeyedTable(OneLineRows):
             for key in [key for key in cache.keys() if stale(key)]:  # noqa: SIM118
                 cache.discard(key)
 
+    def sync(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Show exactly ``rows``: the others dropped, these upserted (only changed cells
+        redrawn). Their order is the caller's to set (``reorder``)."""
+        wanted = {key for key, _ in rows}
+        for key in [key for key in self._values if key not in wanted]:
+            self.drop(key)
+        for key, values in rows:
+            self.upsert(key, values)
+
     def drop(self, key: str) -> None:
         if self._values.pop(key, None) is not None:
             self.remove_row(key)

@@ -194,16 +194,13 @@ class MergeQueuePane(LivePane):
     def sync(self, state: QueueState, predictions: dict[str, Prediction]) -> None:
         """Make the table match the queue: upsert by key, drop vanished, keep queue order."""
         self.state, self.predictions = state, predictions
-        table = self.table
         now = self.queue.clock.now()
         shown = [e for e in state.ordered() if self.shows(*search_fields(e))]
         keys = [e.entry_id for e in shown]
-        wanted, present = set(keys), table.keys()
-        for key in [k for k in present if k not in wanted]:
-            table.drop(key)
-        for entry in shown:
-            table.upsert(entry.entry_id, row_values(entry, predictions.get(entry.entry_id), now))
-        if [row.key.value for row in table.ordered_rows] != keys:
+        self.table.sync(
+            [(e.entry_id, row_values(e, predictions.get(e.entry_id), now)) for e in shown]
+        )
+        if [row.key.value for row in self.table.ordered_rows] != keys:
             self._order(keys)
         self.refresh_header()
         self.refresh_detail()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import reactive
+
+from runeconsole.tui.keyed_table import KeyedTable
 
 # Every pane's id: its tab (``goto_pane``), its figures in the status bar (``Summary``),
 # and, with ``-pane`` after it, its widget's DOM id.
@@ -104,3 +107,22 @@ class LivePane(Vertical):
     def shows(self, *fields: object) -> bool:
         """Whether a row with these fields passes the filter."""
         return matches(self.filter_text, *fields)
+
+    def place(
+        self,
+        table: KeyedTable,
+        key: str,
+        fields: Sequence[object],
+        row: Callable[[], Sequence[object]],
+        *,
+        moving: frozenset[str] = frozenset(),
+        hidden: bool = False,
+    ) -> bool:
+        """One record's row, by the filter: upserted when its ``fields`` match (and it is
+        not ``hidden``), else dropped; ``row`` is built only when shown. Once shown, its
+        ``moving`` cells (ages, countdowns) are left to the tick. True when shown."""
+        if hidden or not self.shows(*fields):
+            table.drop(key)
+            return False
+        table.upsert(key, row(), skip=moving if table.has(key) else frozenset())
+        return True

@@ -225,14 +225,9 @@ class PermissionsPane(LivePane):
         ordered = sorted(self.requests.values(), key=lambda r: Mark(r).order)
         opened = [r for r in ordered if r.open]
         shown = opened + [r for r in ordered if not r.open][:RECENT]
-        keys = {r.id for r in shown if self._matches(r)}
-        table, now = self.table, self.now()
-        for key in set(table.keys()) - keys:
-            table.drop(key)
-        for request in shown:
-            if request.id in keys:
-                table.upsert(request.id, row_values(request, now))
-        table.reorder("mark", key=lambda mark: mark.order)
+        now = self.now()
+        self.table.sync([(r.id, row_values(r, now)) for r in shown if self._matches(r)])
+        self.table.reorder("mark", key=lambda mark: mark.order)
         self.query_one("#permissions-empty").display = not self.requests
         # Only while someone waits: the status bar keeps its room in an 80-column pane.
         self.summarise({"permissions": len(opened)} if opened else {})
@@ -260,11 +255,7 @@ class PermissionsPane(LivePane):
                 f" ({len(self.rules)})" if self.rules else ": none (Y / N in a request adds one)"
             )
             title.update(Text.assemble(("Rules", "bold"), (count, "dim")))
-        table = self.rules_table
-        for key in set(table.keys()) - {rule.id for rule in self.rules}:
-            table.drop(key)
-        for rule in self.rules:
-            table.upsert(rule.id, rule_values(rule))
+        self.rules_table.sync([(rule.id, rule_values(rule)) for rule in self.rules])
 
     def read_directory(self, directory: Path) -> None:
         self.sync(self.permissions.requests())

@@ -14,6 +14,7 @@ so it is re-surfaced with a fresh timeout instead of being decided at once.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 from textual import work
@@ -112,11 +113,14 @@ class QuestionsPane(LivePane):
         if key in self._resurfaced:
             question.deadline = self._resurfaced[key]
         self.open[key] = question
-        if self.shows(*search_fields(question)) and key not in self.hidden:
-            skip = TIMES if self.table.has(key) else frozenset()
-            self.table.upsert(key, row_values(question, self.now()), skip=skip)
-        else:
-            self.table.drop(key)
+        self.place(
+            self.table,
+            key,
+            search_fields(question),
+            lambda: row_values(question, self.now()),
+            moving=TIMES,
+            hidden=key in self.hidden,
+        )
         if is_new and self._loaded and question.blocking and question.state == PENDING:
             self.app.bell()
             who = f"{question.task_id} ({question.worker or 'worker'})"
@@ -177,10 +181,13 @@ class QuestionsPane(LivePane):
         """A question a relayed Claude Code call stands for (its twin) is shown once, as the
         call's: its own row is hidden while the call is open."""
         hidden = answers.hidden_twins(list(self.open.values()))
+        now = self.now()
         for key in self.hidden - hidden:  # its call is settled: back, if still open
             question = self.open.get(key)
-            if question is not None and self.shows(*search_fields(question)):
-                self.table.upsert(key, row_values(question, self.now()))
+            if question is not None:
+                self.place(
+                    self.table, key, search_fields(question), partial(row_values, question, now)
+                )
         for key in hidden:
             self.table.drop(key)
         self.hidden = hidden

@@ -9,6 +9,7 @@ coloured mark, demoted phases marked ``!``.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from rich.text import Text
@@ -210,21 +211,20 @@ class SuspendedPane(LivePane):
 
     def upsert(self, record: ContextRecord) -> None:
         self.records[record.key] = record
-        if not self.shows(record.key, record.verdict, record.text("worker")):
-            self.table.drop(record.key)
-            return
-        now = self.suspension.clock.now()
-        max_resumes = self.suspension.settings.max_resume_count
-        skip = AGE if self.table.has(record.key) else frozenset()
-        self.table.upsert(record.key, context_row(record, now, max_resumes), skip=skip)
+        self.place(
+            self.table,
+            record.key,
+            (record.key, record.verdict, record.text("worker")),
+            lambda: context_row(
+                record, self.suspension.clock.now(), self.suspension.settings.max_resume_count
+            ),
+            moving=AGE,
+        )
 
     def upsert_plan(self, plan: ResumePlan) -> None:
         key = str(plan.path)
         self.plans[key] = plan
-        if not self.shows(key, plan.action):
-            self.arcs.drop(key)
-            return
-        self.arcs.upsert(key, arc_row(plan))
+        self.place(self.arcs, key, (key, plan.action), partial(arc_row, plan))
 
     def sync(self, view: GitView, records: list[ContextRecord], plans: list[ResumePlan]) -> None:
         """Make both tables match a full listing, by key."""
