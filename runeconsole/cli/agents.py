@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from runeconsole.cli.common import open_project, print_json, print_table, warn_problems
+from runeconsole.cli.common import (
+    add_fleet_option,
+    fleet_sources,
+    open_project,
+    print_json,
+    print_table,
+    warn_problems,
+)
 from runeconsole.core.gcpause import collector_paused
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.view import AgentView, agent_view
@@ -19,6 +26,12 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     listing.add_argument("--json", action="store_true", help="one JSON object per identity")
     listing.add_argument(
         "--stale-only", action="store_true", help="only active agents past the stale threshold"
+    )
+    add_fleet_option(
+        listing,
+        "every source of a fleet file (local roots and hosts over ssh); keys become "
+        "SOURCE/KEY when there is more than one, and a source that cannot be read is "
+        "said on stderr",
     )
     listing.set_defaults(func=list_agents)
 
@@ -64,6 +77,10 @@ def list_agents(args: argparse.Namespace) -> int:
 
 
 def _list_agents(args: argparse.Namespace) -> int:
+    if args.fleet:
+        from runeconsole.cli.fleet_agents import list_fleet_agents
+
+        return list_fleet_agents(fleet_sources(args.fleet), args.json, args.stale_only)
     registry = open_registry(args)
     records = registry.stale() if args.stale_only else registry.list()
     observations = ObservationFile.of(registry.paths).load()
@@ -78,8 +95,8 @@ def _list_agents(args: argparse.Namespace) -> int:
             print(f"no agents registered under {registry.paths.identities}")
         return 0
     print_table(
-        ("LIVENESS", "KEY", "STATUS", "ACTIVITY", "SEEN", "NODE", "TMUX", "PREDECESSOR"),
-        [_row(record, view) for record, view in zip(records, views, strict=True)],
+        COLUMNS,
+        [table_row(record, view) for record, view in zip(records, views, strict=True)],
         [record.liveness for record in records],
     )
     return 0
@@ -93,7 +110,12 @@ def _json_row(record: AgentRecord, view: AgentView) -> dict[str, object]:
     return row
 
 
-def _row(record: AgentRecord, view: AgentView) -> tuple[str, ...]:
+COLUMNS = ("LIVENESS", "KEY", "STATUS", "ACTIVITY", "SEEN", "NODE", "TMUX", "PREDECESSOR")
+
+
+def table_row(record: AgentRecord, view: AgentView | None = None) -> tuple[str, ...]:
+    """The listing's row; without ``view`` (a row from another source's stream) what the
+    agent is doing is the record's own ``activity``."""
     # The colour's name too: a pipe or a colour-blind reader does not see the dot's colour.
     if record.error:
         unreadable = f"unreadable: {record.error}"
@@ -102,7 +124,7 @@ def _row(record: AgentRecord, view: AgentView) -> tuple[str, ...]:
         f"● {record.liveness}",
         record.key,
         record.status,
-        view.activity or "",
+        (view.activity if view else record.get("activity")) or "",
         format_age(record.age_seconds),
         str(record.get("node_id") or ""),
         str(record.get("tmux_session") or ""),

@@ -1,0 +1,63 @@
+"""``runeconsole agents --fleet [FILE]``: every agent of every source, from one snapshot of
+the merged ``events`` stream (the same rows the fleet console draws)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from runeconsole.cli.agents import COLUMNS, table_row
+from runeconsole.cli.common import print_json, print_table, printable
+from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.services.events.sections import AGENT
+from runeconsole.services.liveness import GREEN, AgentRecord
+from runeconsole.services.sources import UP
+from runeconsole.services.sources.fleet import SOURCE, FleetFeed
+
+
+def fleet_snapshot(
+    specs: list[SourceSpec],
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Agent rows by merged key (each with its ``source``), and each source's state."""
+    agents: dict[str, dict[str, Any]] = {}
+    states: dict[str, dict[str, Any]] = {}
+
+    def take(events: list[dict[str, Any]]) -> None:
+        for event in events:
+            kind, key = event.get("kind"), event.get("key")
+            if event.get("event") == "upsert" and kind == SOURCE:
+                states[key] = event["data"]
+            elif event.get("event") == "upsert" and kind == AGENT:
+                agents[key] = {**event["data"], "key": key, "source": event["source"]}
+            elif event.get("event") == "remove" and kind == AGENT:
+                agents.pop(key, None)
+
+    FleetFeed(specs).run(take, follow_changes=False)
+    return agents, states
+
+
+def list_fleet_agents(
+    specs: list[SourceSpec],
+    as_json: bool,
+    stale_only: bool,
+) -> int:
+    agents, states = fleet_snapshot(specs)
+    for name, state in sorted(states.items()):
+        if state.get("state") != UP:
+            reason = state.get("reason") or "no answer"
+            print(
+                printable(f"warning: source {name} is {state.get('state')}: {reason}"),
+                file=sys.stderr,
+            )
+    rows = [agents[key] for key in sorted(agents)]
+    if stale_only:
+        rows = [r for r in rows if r.get("status") == "active" and r.get("liveness") != GREEN]
+    if as_json:
+        print_json(rows)
+        return 0
+    records = [AgentRecord.from_json(row, row["key"]) for row in rows]
+    if not records:
+        print("no agents in any source of the fleet")
+        return 0
+    print_table(COLUMNS, [table_row(r) for r in records], [r.liveness for r in records])
+    return 0

@@ -1,0 +1,67 @@
+"""``runeconsole agents --fleet FILE``: every agent of every source in one listing, keys
+``source/key``; a source that cannot be read is said on stderr while the others list."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from runeconsole.adapters import git
+from runeconsole.services.project import Project
+from runeconsole.services.registry import Registry
+from tests.support.sshd import Sshd
+
+
+def root_with(tmp_path: Path, name: str, *agents: str) -> Path:
+    root = tmp_path / name
+    git.init_repo(root)
+    registry = Registry(Project(root))
+    for agent in agents:
+        registry.register("worker", agent)
+    return root
+
+
+def test_agents_of_two_roots_are_listed_by_source_and_a_missing_root_is_a_warning(
+    tmp_path: Path, cli: Callable
+) -> None:
+    shop, ml = root_with(tmp_path, "shop", "a", "b"), root_with(tmp_path, "ml", "a")
+    Registry(Project(ml)).mark_crashed("worker-a")
+    fleet = tmp_path / "fleet.yml"
+    fleet.write_text(
+        f"- {{name: shop, root: '{shop}'}}\n- {{name: ml, root: '{ml}'}}\n"
+        f"- {{name: gone, root: '{tmp_path / 'nowhere'}'}}\n"
+    )
+
+    listed = cli("agents", "--fleet", str(fleet), "--json")
+
+    assert listed.code == 0, listed.err
+    rows = json.loads(listed.out)
+    assert [(r["key"], r["source"], r["status"]) for r in rows] == [
+        ("ml/worker-a", "ml", "crashed"),
+        ("shop/worker-a", "shop", "active"),
+        ("shop/worker-b", "shop", "active"),
+    ]
+    assert "source gone is down" in listed.err and "no such directory" in listed.err
+    table = cli("agents", "--fleet", str(fleet))
+    assert "shop/worker-b" in table.out and "ml/worker-a" in table.out and "crashed" in table.out
+
+
+def test_an_agent_on_a_host_over_ssh_is_listed_under_its_source(
+    sshd: Sshd, tmp_path: Path, cli: Callable
+) -> None:
+    far, near = root_with(tmp_path, "far", "x"), root_with(tmp_path, "near", "y")
+    command, ssh = json.dumps(sshd.remote_command()), json.dumps(sshd.ssh_prefix)
+    fleet = tmp_path / "fleet.yml"
+    fleet.write_text(
+        f"- {{name: far, host: alpha, root: '{far}', command: {command}, ssh: {ssh}}}\n"
+        f"- {{name: near, root: '{near}'}}\n"
+    )
+
+    listed = cli("agents", "--fleet", str(fleet), "--json")
+
+    assert listed.code == 0, listed.err
+    assert {(r["key"], r["source"]) for r in json.loads(listed.out)} == {
+        ("far/worker-x", "far"),
+        ("near/worker-y", "near"),
+    }
