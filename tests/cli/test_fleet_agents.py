@@ -7,25 +7,16 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from runeconsole.adapters import git
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
+from tests.support.fleet import project_root
 from tests.support.sshd import Sshd
-
-
-def root_with(tmp_path: Path, name: str, *agents: str) -> Path:
-    root = tmp_path / name
-    git.init_repo(root)
-    registry = Registry(Project(root))
-    for agent in agents:
-        registry.register("worker", agent)
-    return root
 
 
 def test_agents_of_two_roots_are_listed_by_source_and_a_missing_root_is_a_warning(
     tmp_path: Path, cli: Callable
 ) -> None:
-    shop, ml = root_with(tmp_path, "shop", "a", "b"), root_with(tmp_path, "ml", "a")
+    shop, ml = project_root(tmp_path, "shop", "a", "b"), project_root(tmp_path, "ml", "a")
     Registry(Project(ml)).mark_crashed("worker-a")
     fleet = tmp_path / "fleet.yml"
     fleet.write_text(
@@ -50,7 +41,7 @@ def test_agents_of_two_roots_are_listed_by_source_and_a_missing_root_is_a_warnin
 def test_an_agent_on_a_host_over_ssh_is_listed_under_its_source(
     sshd: Sshd, tmp_path: Path, cli: Callable
 ) -> None:
-    far, near = root_with(tmp_path, "far", "x"), root_with(tmp_path, "near", "y")
+    far, near = project_root(tmp_path, "far", "x"), project_root(tmp_path, "near", "y")
     command, ssh = json.dumps(sshd.remote_command()), json.dumps(sshd.ssh_prefix)
     fleet = tmp_path / "fleet.yml"
     fleet.write_text(

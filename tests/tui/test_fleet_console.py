@@ -21,18 +21,10 @@ from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.fleet_console.answer_modal import FleetAnswerModal
 from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
 from runeconsole.tui.fleet_console.store import AGENT
+from tests.support.fleet import project_root
 from tests.support.polling import until
 from tests.support.questions import QUESTION_DIR, ask
 from tests.support.sshd import Sshd, remote_events_pids
-
-
-def project(tmp_path: Path, name: str, *agents: str) -> Path:
-    root = tmp_path / name
-    git.init_repo(root)
-    registry = Registry(Project(root))
-    for agent in agents:
-        registry.register("worker", agent)
-    return root
 
 
 @asynccontextmanager
@@ -58,7 +50,7 @@ def bar(app: FleetConsole) -> str:
 async def test_every_root_has_its_rows_under_its_source_and_a_missing_root_is_one_red_row(
     tmp_path: Path,
 ) -> None:
-    one, two = project(tmp_path, "one", "a", "b"), project(tmp_path, "two", "c")
+    one, two = project_root(tmp_path, "one", "a", "b"), project_root(tmp_path, "two", "c")
     specs = [
         SourceSpec("one", str(one)),
         SourceSpec("two", str(two)),
@@ -81,7 +73,7 @@ async def test_every_root_has_its_rows_under_its_source_and_a_missing_root_is_on
 async def test_a_change_on_one_root_repaints_its_row_and_its_source_counts(
     tmp_path: Path,
 ) -> None:
-    one, two = project(tmp_path, "one", "a"), project(tmp_path, "two", "c")
+    one, two = project_root(tmp_path, "one", "a"), project_root(tmp_path, "two", "c")
     async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
         app,
         pilot,
@@ -97,7 +89,7 @@ async def test_a_change_on_one_root_repaints_its_row_and_its_source_counts(
 
 
 async def test_a_source_name_in_the_filter_keeps_that_source_s_rows_only(tmp_path: Path) -> None:
-    one, two = project(tmp_path, "one", "a", "b"), project(tmp_path, "two", "c")
+    one, two = project_root(tmp_path, "one", "a", "b"), project_root(tmp_path, "two", "c")
     async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
         app,
         pilot,
@@ -112,7 +104,7 @@ async def test_a_source_name_in_the_filter_keeps_that_source_s_rows_only(tmp_pat
 
 
 async def test_a_question_is_answered_on_the_root_it_was_asked_on(tmp_path: Path) -> None:
-    one, two = project(tmp_path, "one", "a"), project(tmp_path, "two", "c")
+    one, two = project_root(tmp_path, "one", "a"), project_root(tmp_path, "two", "c")
     asked = ask(two, "task-7", "Which database?")
     async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
         app,
@@ -137,7 +129,7 @@ async def test_the_merge_queue_of_the_entry_s_source_is_processed_after_confirmi
     from runeconsole.services.merge_queue import MergeQueue
     from tests.support.merge_queue import write_talisman
 
-    one, two = project(tmp_path, "one"), project(tmp_path, "two")
+    one, two = project_root(tmp_path, "one"), project_root(tmp_path, "two")
     write_talisman(two, "true")
     commit_branch(two, "feat/x", {"x.py": "x = 1\n"}, "x")
     queue = MergeQueue(Project(two))
@@ -168,8 +160,8 @@ def remote(sshd: Sshd, name: str, root: Path, host: str = "alpha") -> SourceSpec
 async def test_two_hosts_over_ssh_beside_a_local_root_answered_and_back_after_a_dropped_stream(
     sshd: Sshd, tmp_path: Path, monkeypatch
 ) -> None:
-    here, far = project(tmp_path, "here", "a"), project(tmp_path, "far", "r")
-    other = project(tmp_path, "other", "o")
+    here, far = project_root(tmp_path, "here", "a"), project_root(tmp_path, "far", "r")
+    other = project_root(tmp_path, "other", "o")
     Registry(Project(far)).update("worker-r", {"tmux_session": "rune-worker r"})
     asked = ask(far, "task-9", "Ship it?")
     specs = [
@@ -214,12 +206,12 @@ async def test_two_hosts_over_ssh_beside_a_local_root_answered_and_back_after_a_
 async def test_an_answer_while_its_host_is_down_is_refused_and_said_so(
     sshd: Sshd, tmp_path: Path
 ) -> None:
-    far = project(tmp_path, "far", "r")
+    far = project_root(tmp_path, "far", "r")
     question = ask(far, "task-4", "Retry?")
     refused = SourceSpec(
         "far", str(far), "alpha", tuple(sshd.remote_command()), (*sshd.ssh_prefix, "-p", "1")
     )
-    async with console([refused, SourceSpec("here", str(project(tmp_path, "here")))]) as (
+    async with console([refused, SourceSpec("here", str(project_root(tmp_path, "here")))]) as (
         app,
         pilot,
     ):
@@ -247,7 +239,7 @@ def test_the_cli_refuses_a_bad_fleet_file_before_any_screen(tmp_path: Path, cli:
 def test_fleet_with_no_file_reads_the_default_fleet_file(
     tmp_path: Path, cli: Callable, monkeypatch
 ) -> None:
-    one = project(tmp_path, "one", "a")
+    one = project_root(tmp_path, "one", "a")
     config = tmp_path / "config"
     (config / "runeconsole").mkdir(parents=True)
     (config / "runeconsole" / "fleet.yml").write_text(f"- {{name: one, root: '{one}'}}\n")

@@ -10,23 +10,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runeconsole.adapters import git
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.events import Event
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.remote import wait_for
+from tests.support.fleet import project_root
 from tests.support.sshd import Sshd
 
 
 def roots(tmp_path: Path, *names: str) -> list[Path]:
-    made = []
-    for name in names:
-        git.init_repo(tmp_path / name)
-        Registry(Project(tmp_path / name)).register("worker", name)
-        made.append(tmp_path / name)
-    return made
+    """A root per name, with ``worker-NAME`` registered."""
+    return [project_root(tmp_path, name, name) for name in names]
 
 
 def rows(events: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:

@@ -193,11 +193,13 @@ def age_directory(directory: Path) -> None:
     os.utime(directory, ns=(OLD, OLD))
 
 
-def settled_pair(project: Path, clock: ManualClock) -> tuple[FleetModel, Registry]:
-    """Two agents whose files and directory are old, loaded, after the first paced pass
-    (a full one: it notes the directory)."""
-    model, registry = paced_model(project, clock, full_seconds=3600)
-    for name in ("a", "b"):
+def settled(
+    project: Path, clock: ManualClock, *names: str, full_seconds: float = 3600
+) -> tuple[FleetModel, Registry]:
+    """Agents whose files and directory are old, loaded, after the first paced pass (a
+    full one: it notes the directory)."""
+    model, registry = paced_model(project, clock, full_seconds=full_seconds)
+    for name in names:
         registry.register("worker", name)
     age_directory(registry.paths.identities)
     model.load()
@@ -208,7 +210,7 @@ def settled_pair(project: Path, clock: ManualClock) -> tuple[FleetModel, Registr
 def test_a_paced_rescan_stats_no_file_while_the_directory_has_not_moved(
     no_cost_wait: None, project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    model, _ = settled_pair(project, clock)
+    model, _ = settled(project, clock, "a", "b")
     lstats: list[str] = []
     real = os.lstat
     monkeypatch.setattr(os, "lstat", lambda path, *a, **k: lstats.append(path) or real(path))
@@ -219,7 +221,7 @@ def test_a_paced_rescan_stats_no_file_while_the_directory_has_not_moved(
 def test_a_paced_rescan_sees_a_replaced_file_at_once_because_its_directory_moved(
     no_cost_wait: None, project: Path, clock: ManualClock
 ) -> None:
-    model, registry = settled_pair(project, clock)
+    model, registry = settled(project, clock, "a", "b")
     path = registry.path_for("worker-b")
     atomic_write_json(path, {**json.loads(path.read_text()), "node_id": "n7"})
     assert model.rescan(paced=True).changed == {"worker-b"}
@@ -230,11 +232,7 @@ def test_a_write_in_place_is_recovered_by_the_next_full_pass_of_a_paced_rescan(
     no_cost_wait: None, project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(index_module, "COST_FACTOR", 0)  # a full pass due on every scan
-    model, registry = paced_model(project, clock, full_seconds=0)
-    registry.register("worker", "a")
-    age_directory(registry.paths.identities)
-    model.load()
-    model.rescan(paced=True)
+    model, registry = settled(project, clock, "a", full_seconds=0)
     write_in_place(registry.path_for("worker-a"), {"node_id": "n8"})
     os.utime(registry.paths.identities, ns=(OLD, OLD))  # as if the directory never moved
     assert model.rescan(paced=True).changed == {"worker-a"}
@@ -244,11 +242,7 @@ def test_a_write_in_place_is_recovered_by_the_next_full_pass_of_a_paced_rescan(
 def test_a_paced_rescan_waits_for_its_full_pass_to_see_a_write_in_place(
     no_cost_wait: None, project: Path, clock: ManualClock
 ) -> None:
-    model, registry = paced_model(project, clock, full_seconds=3600)
-    registry.register("worker", "a")
-    age_directory(registry.paths.identities)
-    model.load()
-    model.rescan(paced=True)
+    model, registry = settled(project, clock, "a")
     write_in_place(registry.path_for("worker-a"), {"node_id": "n9"})
     os.utime(registry.path_for("worker-a"), ns=(OLD + 1, OLD + 1))
     os.utime(registry.paths.identities, ns=(OLD, OLD))
