@@ -17,6 +17,7 @@ from runeconsole.cli.common import (
     printable,
     warn_problems,
 )
+from runeconsole.services.claude.presence import ConsolePresence
 from runeconsole.services.events import Event, EventStream, follow
 
 
@@ -29,6 +30,13 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     )
     events.add_argument("--follow", "-f", action="store_true", help="keep writing changes")
     events.add_argument("--json", action="store_true", help="one JSON object per line")
+    events.add_argument(
+        "--present",
+        action="store_true",
+        help="with --follow: stand for an open console while following, so Claude Code's "
+        "hooks bring AskUserQuestion calls and permission requests here to be answered "
+        "(`question answer`, `permissions decide`); the fleet console follows its sources so",
+    )
     events.add_argument(
         "--heartbeat",
         type=float,
@@ -70,6 +78,7 @@ def run_events(args: argparse.Namespace) -> int:
             stop=stop,
             heartbeat=max(0.1, args.heartbeat),
             rescan=max(0.2, args.rescan),
+            presence=ConsolePresence(project.paths) if args.present else None,
         )
     except BrokenPipeError:
         _quiet_stdout()
@@ -79,7 +88,11 @@ def run_events(args: argparse.Namespace) -> int:
 def run_fleet(args: argparse.Namespace) -> int:
     from runeconsole.services.sources.fleet import FleetFeed
 
-    feed = FleetFeed(fleet_sources(args.fleet), heartbeat=max(0.1, args.heartbeat))
+    feed = FleetFeed(
+        fleet_sources(args.fleet),
+        heartbeat=max(0.1, args.heartbeat),
+        present=args.present and args.follow,
+    )
     write = _json_lines if args.json else _text_lines
     signal.signal(signal.SIGTERM, lambda *_: feed.stop())
     try:

@@ -34,6 +34,7 @@ from runeconsole import __version__
 from runeconsole.adapters.fswatch import DirWatcher
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import iso_z
+from runeconsole.services.claude.presence import ConsolePresence
 from runeconsole.services.events.sections import RowKey, Rows, Section, sections_of
 from runeconsole.services.project import Project
 from runeconsole.services.supervision.settings import SupervisorSettings
@@ -176,9 +177,15 @@ def follow(
     rescan: float = 5.0,
     tick: float = 1.0,
     watch: bool = True,
+    presence: ConsolePresence | None = None,
 ) -> None:
     """Emit the snapshot, then every change until ``stop`` is set or ``emit`` raises
-    (``BrokenPipeError`` when the reader has gone)."""
+    (``BrokenPipeError`` when the reader has gone). With ``presence`` the stream stands
+    for an open console while it runs (taken as soon as no console holds it, tried again
+    at each rescan): Claude Code's hooks then bring their AskUserQuestion calls and
+    permission requests to whoever reads it, to be answered with the CLI."""
+    if presence is not None:
+        presence.try_hold(started_at=stream.now(), via="events --present")
     pending: set[Path] = set()
     wake = threading.Condition()
 
@@ -209,6 +216,8 @@ def follow(
                 events += stream.tick()
                 next_tick = now + tick
             if now >= next_rescan:
+                if presence is not None:
+                    presence.try_hold(started_at=stream.now(), via="events --present")
                 events += stream.rescan()
                 if watcher is not None:
                     for directory in stream.watch_dirs() - set(watcher.directories):
@@ -222,3 +231,5 @@ def follow(
     finally:
         if watcher is not None:
             watcher.stop()
+        if presence is not None:
+            presence.release()

@@ -20,6 +20,7 @@ from runeconsole import __version__
 from runeconsole.adapters.clock import Clock
 from runeconsole.adapters.ssh import SshTransport
 from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.services.claude.presence import ConsolePresence
 from runeconsole.services.events import PROTOCOL, Event, EventStream, follow
 from runeconsole.services.events.sections import RowKey
 from runeconsole.services.project import Project
@@ -49,8 +50,12 @@ class FleetFeed:
         heartbeat: float = 5.0,
         sockets: Path | None = None,
         clock: Clock | None = None,
+        present: bool = False,
     ) -> None:
         self.specs = specs
+        # Each source's stream stands for an open console there (``events --present``):
+        # Claude Code's questions and permission requests come to this feed's reader.
+        self.present = present
         self.clock = clock  # local roots' (tests and screenshots pass a manual one)
         self.sockets = sockets  # ssh control sockets' directory (default: a private one)
         self.prefixed = len(specs) > 1
@@ -127,7 +132,7 @@ class FleetFeed:
                 self._threads.append(thread)
             else:
                 transport = SshTransport(spec.host or "", spec.ssh, sockets=self.sockets)
-                source = RemoteSource(spec, self._heard, transport=transport)
+                source = RemoteSource(spec, self._heard, transport=transport, present=self.present)
                 self._remotes.append(source)
                 source.start()
 
@@ -135,6 +140,9 @@ class FleetFeed:
         self._stop.set()
         for source in self._remotes:
             source.stop()
+        for thread in self._threads:  # a local stream lets go of its console presence
+            if thread is not threading.current_thread():
+                thread.join(2.0)
 
     def _all_answered(self) -> bool:
         return all(state["state"] != CONNECTING for state in self.states.values())
@@ -162,6 +170,7 @@ class FleetFeed:
                 lambda events: self._local(spec.name, events),
                 stop=self._stop,
                 heartbeat=self.heartbeat,
+                presence=ConsolePresence(stream.project.paths) if self.present else None,
             )
         except Exception as exc:  # the other sources go on; this one says why it stopped
             self._status(spec.name, DOWN, f"{type(exc).__name__}: {exc}")

@@ -57,11 +57,13 @@ class RemoteSource:
         transport: SshTransport | None = None,
         heartbeat: float = HEARTBEAT,
         backoff: tuple[float, float] = (BACKOFF_FIRST, BACKOFF_MAX),
+        present: bool = False,
     ) -> None:
         if spec.host is None:
             raise ValueError(f"{spec.name} is a local source")
         self.spec = spec
         self.name = spec.name
+        self.present = present  # the stream stands for an open console (``--present``)
         self.transport = transport or SshTransport(spec.host, spec.ssh)
         self.listener = listener
         self.heartbeat = heartbeat
@@ -100,6 +102,7 @@ class RemoteSource:
             "--json",
             "--heartbeat",
             f"{self.heartbeat:g}",
+            *(["--present"] if self.present else []),
             "--root",
             self.spec.root,
         ]

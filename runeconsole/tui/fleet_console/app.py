@@ -127,7 +127,10 @@ class FleetConsole(PanesApp):
     ) -> None:
         super().__init__()
         self.clock = clock or SystemClock()
-        self.feed = FleetFeed(specs, heartbeat=heartbeat, sockets=sockets, clock=clock)
+        # present: the sources' Claude Code hooks bring their questions here to be answered.
+        self.feed = FleetFeed(
+            specs, heartbeat=heartbeat, sockets=sockets, clock=clock, present=True
+        )
         self.store = FleetRows([spec.name for spec in specs])
         self.tick_seconds = tick_seconds
         self.pending: list[dict[str, Any]] = []

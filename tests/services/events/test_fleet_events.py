@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.core.paths import ProjectPaths
+from runeconsole.services.claude.presence import console_open
 from runeconsole.services.events import Event
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
@@ -109,3 +111,23 @@ def test_two_hosts_over_ssh_and_a_local_root_in_one_stream_and_a_down_host_spare
         )
     finally:
         collector.stop()
+
+
+def test_a_present_feed_stands_for_an_open_console_on_every_source_until_it_stops(
+    sshd: Sshd, tmp_path: Path
+) -> None:
+    far, near = roots(tmp_path, "far", "near")
+    command, ssh = tuple(sshd.remote_command()), tuple(sshd.ssh_prefix)
+    feed = FleetFeed(
+        [SourceSpec("far", str(far), "alpha", command, ssh), SourceSpec("near", str(near))],
+        heartbeat=0.5,
+        sockets=sshd.sockets,
+        present=True,
+    )
+    held = [ProjectPaths(far), ProjectPaths(near)]
+    collector = Collector(feed)
+    try:
+        assert wait_for(lambda: all(console_open(paths) for paths in held), 30)
+    finally:
+        collector.stop()
+    assert wait_for(lambda: not any(console_open(paths) for paths in held), 15)

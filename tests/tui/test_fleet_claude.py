@@ -1,0 +1,78 @@
+"""Claude Code's own questions through the fleet console: while it is open, each source's
+stream stands for an open console there (``events --present``), so a session's
+AskUserQuestion call waits for an answer given in the fleet console."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.services.claude.presence import console_open
+from runeconsole.tui.fleet_console.answer_modal import FleetAnswerModal
+from runeconsole.tui.fleet_console.app import FleetConsole, create_fleet_app
+from runeconsole.tui.fleet_console.rows import question_open
+from runeconsole.tui.fleet_console.store import QUESTION
+from tests.support.claude import Bridge, in_thread
+from tests.support.fleet import project_root
+from tests.support.hook_runner import decision
+from tests.support.polling import until
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@asynccontextmanager
+async def console(specs: list[SourceSpec]) -> AsyncIterator[tuple[FleetConsole, Pilot]]:
+    app = create_fleet_app(specs, heartbeat=0.5, tick_seconds=0)
+    async with app.run_test(size=(140, 30)) as pilot:
+        yield app, pilot
+
+
+def open_questions(app: FleetConsole) -> list[str]:
+    return [k for k in app.store.keys(QUESTION) if question_open(app.store.get(QUESTION, k) or {})]
+
+
+async def test_a_claude_code_question_on_a_source_waits_for_and_gets_the_fleet_console_s_answer(
+    hooked: Bridge, tmp_path: Path
+) -> None:
+    specs = [
+        SourceSpec("claude", str(hooked.project)),
+        SourceSpec("other", str(project_root(tmp_path, "other", "a"))),
+    ]
+    assert not console_open(hooked.paths)
+    async with console(specs) as (app, pilot):
+        await until(pilot, lambda: console_open(hooked.paths))  # the feed stands for a console
+        await in_thread(lambda: hooked.send("SessionStart"))
+        done = hooked.send_later("PreToolUse-AskUserQuestion")
+        await until(pilot, lambda: len(open_questions(app)) == 2)
+        assert all(key.startswith("claude/claude-code/") for key in open_questions(app))
+        await pilot.press("4")  # the Questions pane
+        letters = {"Which hash should the auth module use?": "B", "Which checks should run?": "A"}
+        table = app.panes[3].table
+        for sent in (1, 2):  # argon2; one of the checks (multiSelect: lint)
+            unanswered = next(
+                key
+                for key in app.store.keys(QUESTION)
+                if (app.store.get(QUESTION, key) or {}).get("question") in letters
+            )
+            table.move_to(unanswered)
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
+            modal = app.screen
+            assert isinstance(modal, FleetAnswerModal)
+            await pilot.press(letters.pop(str(modal.row["question"])))
+            await until(pilot, lambda sent=sent: len(app._notifications) == sent)
+        assert not letters
+        assert all("sent to claude" in n.message for n in app._notifications)
+        await until(pilot, lambda: "result" in done)
+        result = done["result"]
+        assert result.errors == [] and result.exit_code == 0
+        assert decision([result]).updated_input["answers"] == {  # type: ignore[index]
+            "Which hash should the auth module use?": "argon2",
+            "Which checks should run?": "lint",
+        }
+    assert not console_open(hooked.paths)  # closed with the console
