@@ -29,6 +29,7 @@ from runeconsole.services.claude.permissions import (
     ASKED,
     DENIED,
     PENDING,
+    RECENT,
     PermissionRequest,
     Permissions,
 )
@@ -52,7 +53,6 @@ RULE_COLUMNS = (
     ("agent", "AGENT", 20),
     ("subject", "COMMAND / PATH", None),
 )
-RECENT = 20  # decisions shown below the open requests
 MARKS = {
     PENDING: ("●", "bold red"),
     ALLOWED: ("✓", "green"),
@@ -72,29 +72,33 @@ class Mark(Text):
         self.order = (0, asked, request.id) if request.open else (1, -asked, request.id)
 
 
-def waits(request: PermissionRequest, now: datetime) -> Text:
-    expires = request.expires
-    if not request.open or expires is None:
+def waits(expires: datetime | None, now: datetime) -> Text:
+    """The time an open request has left (``expires`` None: not waiting)."""
+    if expires is None:
         return Text("-", "dim")
     left = (expires - now).total_seconds()
     return Text(format_left(max(left, 0)), "bold red" if left <= 30 else "")
 
 
+def what_text(subject: str, outcome: str | None, error: str | None) -> Text:
+    """The command or path asked for, and once decided its outcome."""
+    if error is not None:
+        return Text(f"unreadable: {error}", "red")
+    what = Text(" ".join(subject.split())[:400])
+    if outcome is not None:
+        what.append(f" · {outcome}", "dim")
+    return what
+
+
 def row_values(request: PermissionRequest, now: datetime) -> tuple[object, ...]:
-    if request.error is not None:
-        what = Text(f"unreadable: {request.error}", "red")
-    else:
-        what = Text(" ".join(request.subject.split())[:400])
-        if not request.open:
-            what.append(f" · {request.outcome}", "dim")
     asked = request.asked
     return (
         Mark(request),
         Text(request.agent),
         Text(request.tool),
         format_age((now - asked).total_seconds()) if asked else "-",
-        waits(request, now),
-        what,
+        waits(request.expires if request.open else None, now),
+        what_text(request.subject, None if request.open else request.outcome, request.error),
     )
 
 
@@ -296,7 +300,11 @@ class PermissionsPane(LivePane):
 
         def left(key: str) -> dict[str, object] | None:
             request = self.requests.get(key)
-            return {"left": waits(request, now)} if request is not None and request.open else None
+            return (
+                {"left": waits(request.expires, now)}
+                if request is not None and request.open
+                else None
+            )
 
         self.table.refresh_visible(left)
         if self.modal is not None:

@@ -34,7 +34,7 @@ def payload(name: str, project: Path, transcript: Path, session: str = SESSION) 
         ("$CWD", str(project)),
         ("$PROMPT", "5f0c2a8e-prompt"),
     ):
-        text = text.replace(mark, value)
+        text = text.replace(mark, json.dumps(value)[1:-1])  # inside a JSON string
     return json.loads(text)
 
 

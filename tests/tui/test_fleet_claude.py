@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
@@ -14,12 +15,13 @@ from textual.pilot import Pilot
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.claude.presence import console_open
 from runeconsole.tui.fleet_console.answer_modal import FleetAnswerModal
-from runeconsole.tui.fleet_console.app import FleetConsole, create_fleet_app
-from runeconsole.tui.fleet_console.rows import question_open
-from runeconsole.tui.fleet_console.store import QUESTION
+from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
+from runeconsole.tui.fleet_console.permission_modal import FleetPermissionModal
+from runeconsole.tui.fleet_console.rows import permission_open, question_open
+from runeconsole.tui.fleet_console.store import PERMISSION, QUESTION
 from tests.support.claude import Bridge, in_thread
 from tests.support.fleet import project_root
-from tests.support.hook_runner import decision
+from tests.support.hook_runner import HookResult, decision
 from tests.support.polling import until
 
 pytestmark = pytest.mark.timeout(120)
@@ -76,3 +78,47 @@ async def test_a_claude_code_question_on_a_source_waits_for_and_gets_the_fleet_c
             "Which checks should run?": "lint",
         }
     assert not console_open(hooked.paths)  # closed with the console
+
+
+def hook_decision(done: dict[str, HookResult]) -> dict[str, Any] | None:
+    result = done["result"]
+    assert result.exit_code == 0 and result.errors == [], result
+    return result.output["hookSpecificOutput"]["decision"] if result.stdout.strip() else None  # type: ignore[index]
+
+
+async def test_permission_requests_of_a_source_are_allowed_and_denied_in_the_fleet_console(
+    hooked: Bridge, tmp_path: Path
+) -> None:
+    specs = [
+        SourceSpec("claude", str(hooked.project)),
+        SourceSpec("other", str(project_root(tmp_path, "other", "a"))),
+    ]
+    async with console(specs) as (app, pilot):
+        await until(pilot, lambda: console_open(hooked.paths))
+        await in_thread(lambda: hooked.send("SessionStart"))
+        pane = app.panes[6]
+        await pilot.press("7")  # the Permissions pane
+        for keys, verdict in (
+            (["y"], {"behavior": "allow"}),
+            (["t", *"use make", "enter"], {"behavior": "deny", "message": "use make"}),
+        ):
+            done = hooked.send_later("PermissionRequest-Bash")
+            await until(pilot, lambda: open_requests(app))
+            assert "claude ●" in str(app.query_one(SourcesBar).render())
+            assert "⚑1" in str(app.query_one(SourcesBar).render())
+            pane.table.move_to(open_requests(app)[0])
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, FleetPermissionModal))
+            await pilot.press(*keys)
+            await until(pilot, lambda done=done: "result" in done)
+            assert hook_decision(done) == verdict
+            await until(pilot, lambda: not open_requests(app))
+        shown = [str(pane.table.get_row(k)[-1]) for k in app.store.keys(PERMISSION)]
+        assert any("allowed by" in line for line in shown) and any(
+            "use make" in line for line in shown
+        )
+
+
+def open_requests(app: FleetConsole) -> list[str]:
+    keys = app.store.keys(PERMISSION)
+    return [key for key in keys if permission_open(app.store.get(PERMISSION, key) or {})]

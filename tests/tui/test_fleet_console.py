@@ -221,7 +221,7 @@ async def test_an_answer_while_its_host_is_down_is_refused_and_said_so(
         notes: list[str] = []
         app.notify = lambda message, **_: notes.append(message)  # type: ignore[method-assign]
         key = f"{QUESTION_DIR.split('/')[-1]}/task-4.q1"
-        app.open_answer("far", key, row)  # the row as it was last seen, before the outage
+        app.open_window(FleetAnswerModal, "answer", "far", key, row)  # as seen before the outage
         await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
         await pilot.press("A")
         await until(pilot, lambda: notes)

@@ -166,6 +166,9 @@ class PermissionRequest:
         }
 
 
+RECENT = 20  # decisions shown below the open requests (the console's pane, the stream)
+
+
 class Permissions:
     def __init__(self, project: Project) -> None:
         self.project = project
@@ -193,6 +196,12 @@ class Permissions:
             (PermissionRequest.read(p) for p in self.request_files()),
             key=PermissionRequest.sort_key,
         )
+
+    def shown(self) -> list[PermissionRequest]:
+        """The open requests and the ``RECENT`` latest decided ones, oldest first."""
+        requests = self.requests()
+        decided = [r for r in requests if not r.open][-RECENT:]
+        return [r for r in requests if r.open or r in decided]
 
     def pending(self) -> list[PermissionRequest]:
         return [r for r in self.requests() if r.open]

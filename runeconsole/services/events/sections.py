@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
+from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.fleet import FleetModel
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.liveness import AgentRecord
@@ -24,7 +25,8 @@ from runeconsole.services.suspension import Suspension
 
 AGENT, OBSERVATION, QUESTION = "agent", "observation", "question"
 SUSPENDED, QUEUE, QUEUE_STATE = "suspended", "queue", "queue-state"
-KINDS = (AGENT, OBSERVATION, QUESTION, SUSPENDED, QUEUE, QUEUE_STATE)
+PERMISSION = "permission"
+KINDS = (AGENT, OBSERVATION, QUESTION, PERMISSION, SUSPENDED, QUEUE, QUEUE_STATE)
 
 RowKey = tuple[str, str]
 Rows = dict[RowKey, dict[str, Any]]
@@ -130,6 +132,19 @@ class QuestionSection(WholeSection):
         return {(QUESTION, q.id): q.to_json(now) for q in self.questions.list()}
 
 
+class PermissionSection(WholeSection):
+    """Claude Code's permission requests: the open ones and the latest decisions."""
+
+    def __init__(self, project: Project) -> None:
+        self.permissions = Permissions(project)
+
+    def watch_dirs(self) -> list[Path]:
+        return [self.permissions.directory]
+
+    def read(self) -> Rows:
+        return {(PERMISSION, r.id): r.to_json() for r in self.permissions.shown()}
+
+
 class SuspendedSection(WholeSection):
     """Suspended tasks' context files with their integrity verdicts."""
 
@@ -165,6 +180,7 @@ def sections_of(project: Project) -> list[Section]:
     return [
         AgentSection(project),
         QuestionSection(project),
+        PermissionSection(project),
         SuspendedSection(project),
         QueueSection(project),
     ]

@@ -49,6 +49,12 @@ class LocalActions:
         )
         return given.to_json()
 
+    def decide(self, request_id: str, behavior: str, message: str | None = None) -> Any:
+        from runeconsole.services.claude.permissions import Permissions
+
+        permissions = Permissions(self.project)
+        return permissions.decide(request_id, behavior, message=message, via="fleet").to_json()
+
     def process_queue(self, *, all_entries: bool = False) -> Any:
         return MergeQueue(self.project).process(run_all=all_entries).to_json()
 
@@ -105,6 +111,10 @@ class RemoteActions:
         if not choice:
             raise RuneError("an answer needs an option or a text")
         return self.call("question", "answer", question_id, *choice, "--json")
+
+    def decide(self, request_id: str, behavior: str, message: str | None = None) -> Any:
+        said = ["--message", message] if message else []
+        return self.call("permissions", "decide", request_id, f"--{behavior}", *said, "--json")
 
     def process_queue(self, *, all_entries: bool = False) -> Any:
         every = ["--all"] if all_entries else []

@@ -38,6 +38,7 @@ from runeconsole.tui.filter_box import FilterBox
 from runeconsole.tui.fleet_console.answer_modal import Choice, FleetAnswerModal
 from runeconsole.tui.fleet_console.panes import (
     FleetAgentsPane,
+    FleetPermissionsPane,
     FleetProblemsPane,
     FleetQuestionsPane,
     FleetQueuePane,
@@ -45,10 +46,12 @@ from runeconsole.tui.fleet_console.panes import (
     RowsPane,
     SourcesPane,
 )
+from runeconsole.tui.fleet_console.permission_modal import FleetPermissionModal, Verdict
 from runeconsole.tui.fleet_console.rows import agent_record
 from runeconsole.tui.fleet_console.store import (
     AGENT,
     OBSERVATION,
+    PERMISSION,
     PROBLEM,
     QUESTION,
     FleetRows,
@@ -74,6 +77,13 @@ CONFIRM = {
 }
 
 
+# The actions that open a window first: the row's kind, and the window.
+WINDOWS: dict[str, tuple[str, type[FleetAnswerModal | FleetPermissionModal]]] = {
+    "answer": (QUESTION, FleetAnswerModal),
+    "decide": (PERMISSION, FleetPermissionModal),
+}
+
+
 class RowsArrived(Message):
     """The stream sent rows; ``FleetConsole.pending`` holds them."""
 
@@ -82,7 +92,8 @@ class RowsArrived(Message):
 
 
 class SourcesBar(Static):
-    """The top line: every source's agents by colour and open questions, or why it is down."""
+    """The top line: every source's agents by colour, problems (``!``), open questions
+    (``?``) and permission requests (``⚑``), or why it is down."""
 
     DEFAULT_CSS = "SourcesBar { height: 1; padding: 0 1; background: $panel; }"
 
@@ -106,6 +117,8 @@ class SourcesBar(Static):
                 text.append(f" !{counts['problems']}", "bold red")
             if counts["questions"]:
                 text.append(f" ?{counts['questions']}", "bold yellow")
+            if counts["permissions"]:
+                text.append(f" ⚑{counts['permissions']}", "bold magenta")
         self.update(text)
 
 
@@ -113,7 +126,7 @@ class FleetConsole(PanesApp):
     TITLE = "runeconsole fleet"
     CSS_PATH = "../console.tcss"
     BINDINGS = [
-        *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 7)),
+        *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 8)),
     ]
 
     def __init__(
@@ -146,6 +159,7 @@ class FleetConsole(PanesApp):
             FleetQuestionsPane(self.store),
             FleetSuspendedPane(self.store),
             FleetQueuePane(self.store),
+            FleetPermissionsPane(self.store, self.clock.now),
         ]
         with TabbedContent(id="panes"):
             for number, pane in enumerate(self.panes, 1):
@@ -218,10 +232,11 @@ class FleetConsole(PanesApp):
     def on_rows_pane_act(self, message: RowsPane.Act) -> None:
         source, key = message.source, message.key
         own = self.feed.own_key(source, key)
-        if message.action == "answer":
-            row = self.store.get(QUESTION, key)
+        if message.action in WINDOWS:
+            kind, modal = WINDOWS[message.action]
+            row = self.store.get(kind, key)
             if row is not None:
-                self.open_answer(source, own, row)
+                self.open_window(modal, message.action, source, own, row)
             return
         if message.action == "attach":
             self.attach(source, own)
@@ -238,26 +253,39 @@ class FleetConsole(PanesApp):
         )
         self.push_screen(screen, confirmed)
 
-    def open_answer(self, source: str, key: str, row: dict[str, Any]) -> None:
-        """The answer window for a question of ``source`` (``key`` as the source knows it);
-        the choice is sent there."""
+    def open_window(
+        self,
+        modal: type[FleetAnswerModal | FleetPermissionModal],
+        action: str,
+        source: str,
+        key: str,
+        row: dict[str, Any],
+    ) -> None:
+        """The answer (or permission) window for a row of ``source`` (``key`` as the source
+        knows it); what is chosen is sent there."""
 
-        def chosen(choice: Choice | None) -> None:
+        def chosen(choice: Choice | Verdict | None) -> None:
             if choice is not None:
-                self.send_action("answer", source, key, choice)
+                self.send_action(action, source, key, choice)
 
-        self.push_screen(FleetAnswerModal(source, key, row), chosen)
+        self.push_screen(modal(source, key, row), chosen)
 
     @work(thread=True, group="fleet-actions")
-    def send_action(self, action: str, source: str, key: str, choice: Choice | None) -> None:
+    def send_action(
+        self, action: str, source: str, key: str, choice: Choice | Verdict | None
+    ) -> None:
         """Off the UI thread: a remote action is an SSH round trip (a handoff, minutes)."""
         try:
             actions = self.feed.actions(source)
             calls: dict[str, Callable[[], Any]] = {
                 "answer": lambda: actions.answer(
                     key,
-                    options=[choice.option] if choice and choice.option else [],
-                    text=choice.text if choice else None,
+                    options=[choice.option] if isinstance(choice, Choice) and choice.option else [],
+                    text=choice.text if isinstance(choice, Choice) else None,
+                ),
+                "decide": lambda: (
+                    isinstance(choice, Verdict)
+                    and actions.decide(key, choice.behavior, choice.message)
                 ),
                 "handoff": lambda: actions.handoff(key),
                 "respawn": lambda: actions.respawn(key),

@@ -16,11 +16,13 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
+from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.supervisor import SupervisorSettings
 from runeconsole.tui.fleet_console import rows
 from runeconsole.tui.fleet_console.store import (
     AGENT,
     OBSERVATION,
+    PERMISSION,
     PROBLEM,
     QUESTION,
     QUEUE,
@@ -28,7 +30,15 @@ from runeconsole.tui.fleet_console.store import (
     FleetRows,
 )
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import AGENTS, MERGE_QUEUE, PROBLEMS, QUESTIONS, LivePane, matches
+from runeconsole.tui.pane import (
+    AGENTS,
+    MERGE_QUEUE,
+    PERMISSIONS,
+    PROBLEMS,
+    QUESTIONS,
+    LivePane,
+    matches,
+)
 from runeconsole.tui.pane import SUSPENDED as SUSPENDED_PANE
 
 SOURCES = "sources"
@@ -245,6 +255,40 @@ class FleetQuestionsPane(RowsPane):
 
     def action_answer(self) -> None:
         self.ask("answer")
+
+
+class FleetPermissionsPane(RowsPane):
+    PANE_ID, TITLE, KIND = PERMISSIONS, "Permissions", PERMISSION
+    COLUMNS = rows.PERMISSION_COLUMNS
+    BINDINGS = [Binding("a", "decide", "Decide"), Binding("enter", "decide", show=False)]
+    HELP_KEYS = (
+        ("enter / a", "decide the selected request; the decision is sent to its source"),
+        ("y / n / t", "in the window: allow once, deny, deny with a reason"),
+    )
+
+    def __init__(self, store: FleetRows, now: Callable[[], Any], **kwargs: Any) -> None:
+        super().__init__(store, **kwargs)
+        self.now = now
+
+    def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
+        return rows.permission_row(self.source_of(key), row, self.now())
+
+    def search_fields(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
+        return (key, row.get("agent"), row.get("tool"), row.get("subject"), row.get("state"))
+
+    def order(self, key: str) -> Any:
+        """Open requests first, oldest first; then decisions, newest first."""
+        row = self.store.get(PERMISSION, key) or {}
+        asked = parse_iso(row.get("asked_at"))
+        stamp = asked.timestamp() if asked else 0.0
+        return (0, stamp, key) if rows.permission_open(row) else (1, -stamp, key)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_decide()
+
+    def action_decide(self) -> None:
+        self.ask("decide")
 
 
 class FleetQueuePane(RowsPane):

@@ -10,12 +10,13 @@ from typing import Any
 
 from rich.text import Text
 
-from runeconsole.core.timeutil import format_age
+from runeconsole.core.timeutil import format_age, parse_iso
+from runeconsole.services.claude.permissions import PENDING
 from runeconsole.services.liveness import GREEN, RED, YELLOW, AgentRecord
 from runeconsole.services.questions import format_left
 from runeconsole.services.sources import CONNECTING, DOWN, UP
 from runeconsole.services.supervisor import AgentObservation, SupervisorSettings
-from runeconsole.tui import agent_cells, problems_pane
+from runeconsole.tui import agent_cells, permissions_pane, problems_pane
 from runeconsole.tui.merge_queue_rows import STATUS_STYLE
 from runeconsole.tui.theme import LIVENESS_STYLE, VERDICT_STYLE
 
@@ -50,6 +51,7 @@ QUEUE_COLUMNS = (
     ("detail", "ERROR / REASON", None),
 )
 PROBLEM_COLUMNS = (SOURCE_COLUMN, *problems_pane.COLUMNS)
+PERMISSION_COLUMNS = (permissions_pane.COLUMNS[0], SOURCE_COLUMN, *permissions_pane.COLUMNS[1:])
 SUSPENDED_COLUMNS = (
     SOURCE_COLUMN,
     ("verdict", "VERDICT", 10),
@@ -167,6 +169,31 @@ def question_row(source: str, row: Row) -> tuple[Any, ...]:
 
 def question_open(row: Row) -> bool:
     return not row.get("error") and row.get("state") == "pending"
+
+
+def permission_open(row: Row) -> bool:
+    return row.get("state") == PENDING
+
+
+def permission_row(source: str, row: Row, now: datetime) -> tuple[Any, ...]:
+    """As the project console's Permissions pane draws a request, from its JSON."""
+    symbol, style = permissions_pane.MARKS.get(str(row.get("state")), ("?", "bold red"))
+    waiting = permission_open(row)
+    asked = parse_iso(row.get("asked_at"))
+    error = row.get("error")
+    return (
+        Text(symbol, style),
+        text(source),
+        text(row.get("agent")),
+        text(row.get("tool")),
+        text(format_age((now - asked).total_seconds()) if asked else "-"),
+        permissions_pane.waits(parse_iso(row.get("expires_at")) if waiting else None, now),
+        permissions_pane.what_text(
+            str(row.get("subject") or ""),
+            None if waiting else str(row.get("outcome") or row.get("state")),
+            None if error is None else str(error),
+        ),
+    )
 
 
 # -- the merge queue and suspended tasks ---------------------------------------------------

@@ -15,7 +15,7 @@ from runeconsole.services.supervision.problems import Problem, find_problems
 from runeconsole.services.supervision.settings import SupervisorSettings
 
 AGENT, OBSERVATION, QUESTION = "agent", "observation", "question"
-QUEUE, SUSPENDED = "queue", "suspended"
+QUEUE, SUSPENDED, PERMISSION = "queue", "suspended", "permission"
 PROBLEM = "problem"  # worked out here from an agent's row and its reading, not streamed
 
 
@@ -67,7 +67,7 @@ class FleetRows:
                     moved[SOURCE].changed.add(source)
             else:
                 continue
-            if kind in (AGENT, QUESTION, QUEUE) and event.get("source"):
+            if kind in (AGENT, QUESTION, PERMISSION, QUEUE) and event.get("source"):
                 moved[SOURCE].changed.add(str(event["source"]))
         agents = moved[AGENT].changed | moved[AGENT].removed | moved[OBSERVATION].changed
         if agents | moved[OBSERVATION].removed:
@@ -120,8 +120,10 @@ class FleetRows:
         return moved
 
     def counts(self, source: str) -> dict[str, int]:
-        """One source's figures: agents by colour, open questions, queue entries waiting."""
-        counts = {GREEN: 0, YELLOW: 0, RED: 0, "questions": 0, "queue": 0, "problems": 0}
+        """One source's figures: agents by colour, open questions and permission requests,
+        queue entries waiting."""
+        counts = dict.fromkeys((GREEN, YELLOW, RED, "questions", "permissions", "queue"), 0)
+        counts["problems"] = 0
         for key, row in self.rows[AGENT].items():
             if self.source_of.get((AGENT, key)) == source:
                 colour = row.get("liveness")
@@ -130,6 +132,9 @@ class FleetRows:
         for key, row in self.rows[QUESTION].items():
             if self.source_of.get((QUESTION, key)) == source and row.get("state") == "pending":
                 counts["questions"] += 1
+        for key, row in self.rows[PERMISSION].items():
+            if self.source_of.get((PERMISSION, key)) == source and row.get("state") == "pending":
+                counts["permissions"] += 1
         for key in self.rows[PROBLEM]:
             if self.source_of.get((PROBLEM, key)) == source:
                 counts["problems"] += 1

@@ -20,6 +20,8 @@ from runeconsole.adapters.ssh import SshTransport
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.core.paths import ProjectPaths
+from runeconsole.services.claude.presence import console_open
 from runeconsole.services.events import Event
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
@@ -33,6 +35,7 @@ from runeconsole.services.sources import (
     Unreachable,
 )
 from runeconsole.services.sources.remote import wait_for
+from tests.support.claude import bridge
 from tests.support.questions import ask
 from tests.support.sshd import Sshd, remote_events_pids
 
@@ -297,3 +300,29 @@ def test_g_really_attaches_a_window_of_the_operators_tmux_to_the_remote_session(
         assert wait_for(lambda: "far away 42" in ours.capture("ops:alpha/worker-a"), 20)
     finally:
         far.kill_server()
+
+
+def test_a_permission_request_on_a_host_is_decided_there_with_its_reason_intact(
+    follow: Callable[..., RemoteSource], remote_root: Path
+) -> None:
+    with bridge(remote_root) as made:
+        source = up(follow(remote_root, present=True))  # a console stands there: hooks wait
+        assert wait_for(lambda: console_open(ProjectPaths(remote_root)), 15)
+        made.send("SessionStart")
+        done = made.send_later("PermissionRequest-Bash")
+        assert wait_for(lambda: permissions(source), 30)
+        (request_id,) = permissions(source)
+        reason = 'not "$HOME"; `id` it\'s $(x)'
+        decided = RemoteActions(source).decide(request_id, "deny", reason)
+        assert decided["state"] == "denied"
+        assert wait_for(lambda: "result" in done, 30)
+        output = done["result"].output or {}
+        assert output["hookSpecificOutput"]["decision"] == {"behavior": "deny", "message": reason}
+
+
+def permissions(source: RemoteSource) -> list[str]:
+    """The open permission requests the source's stream holds."""
+    rows = source.rows.items()
+    return [
+        key for (kind, key), data in rows if kind == "permission" and data["state"] == "pending"
+    ]
