@@ -169,7 +169,11 @@ async def take_fleet(name: str, size: tuple[int, int], pane: str) -> Path:
         return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
 
 
-FLEET_SHOTS = [("fleet-agents", (120, 30), "1"), ("fleet-sources", (100, 24), "2")]
+FLEET_SHOTS = [
+    ("fleet-agents", (120, 30), "1"),
+    ("fleet-sources", (100, 24), "2"),
+    ("fleet-permissions", (120, 24), "7"),
+]
 
 
 def main(names: list[str]) -> int:
