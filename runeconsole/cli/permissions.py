@@ -35,6 +35,14 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     choice.add_argument("--allow", action="store_const", const=ALLOW, dest="behavior")
     choice.add_argument("--deny", action="store_const", const=DENY, dest="behavior")
     decide.add_argument("--message", help="with --deny: the reason the model is told")
+    decide.add_argument(
+        "--always",
+        action="store_true",
+        help="also a standing rule for this exact tool and command or path (this agent's)",
+    )
+    decide.add_argument(
+        "--every-agent", action="store_true", help="with --always: the rule is for all agents"
+    )
     decide.add_argument("--json", action="store_true")
     decide.set_defaults(func=decide_one)
     listing = actions.add_parser("list", parents=[common], help="the standing rules")
@@ -87,9 +95,21 @@ def show_history(args: argparse.Namespace) -> int:
 def decide_one(args: argparse.Namespace) -> int:
     if args.message is not None and args.behavior == ALLOW:
         raise InvalidInput("--message goes with --deny (the model reads it)")
-    request = _service(args).decide(args.id, args.behavior, message=args.message, via="cli")
+    if args.every_agent and not args.always:
+        raise InvalidInput("--every-agent goes with --always (it is the rule's scope)")
+    service = _service(args)
+    if args.always:
+        if args.message is not None:
+            raise InvalidInput("--message goes with a single deny, not with a rule")
+        rule, request = service.decide_always(
+            service.get(args.id), args.behavior, every_agent=args.every_agent, via="cli"
+        )
+        report = {**request.to_json(), "rule": rule.to_json()}
+    else:
+        request = service.decide(args.id, args.behavior, message=args.message, via="cli")
+        report = request.to_json()
     if args.json:
-        print_json(request.to_json())
+        print_json(report)
     else:
         print(f"{request.id}: {printable(request.outcome)}")
     return 0

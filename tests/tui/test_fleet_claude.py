@@ -13,7 +13,9 @@ import pytest
 from textual.pilot import Pilot
 
 from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.claude.presence import console_open
+from runeconsole.services.project import Project
 from runeconsole.tui.fleet_console.answer_modal import FleetAnswerModal
 from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
 from runeconsole.tui.fleet_console.permission_modal import FleetPermissionModal
@@ -101,6 +103,7 @@ async def test_permission_requests_of_a_source_are_allowed_and_denied_in_the_fle
         for keys, verdict in (
             (["y"], {"behavior": "allow"}),
             (["t", *"use make", "enter"], {"behavior": "deny", "message": "use make"}),
+            (["s", "Y"], {"behavior": "allow"}),  # and always, for every agent
         ):
             done = hooked.send_later("PermissionRequest-Bash")
             await until(pilot, lambda: open_requests(app))
@@ -113,6 +116,8 @@ async def test_permission_requests_of_a_source_are_allowed_and_denied_in_the_fle
             await until(pilot, lambda done=done: "result" in done)
             assert hook_decision(done) == verdict
             await until(pilot, lambda: not open_requests(app))
+        (rule,) = Permissions(Project(hooked.project)).rules()
+        assert (rule.behavior, rule.tool, rule.scope) == ("allow", "Bash", "all agents")
         shown = [str(pane.table.get_row(k)[-1]) for k in app.store.keys(PERMISSION)]
         assert any("allowed by" in line for line in shown) and any(
             "use make" in line for line in shown

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from runeconsole.adapters.ssh import failure_reason
@@ -26,6 +27,16 @@ from runeconsole.services.sources.remote import UP, RemoteSource
 from runeconsole.services.supervisor import Supervisor
 
 ACTION_TIMEOUT = 120.0  # a queue's tests or a handoff's wait can take a while
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a permission request is decided."""
+
+    behavior: str  # allow or deny
+    message: str | None = None  # with a single deny: the reason the model is told
+    always: bool = False  # also a standing rule for this exact tool and command or path
+    every_agent: bool = False  # the rule's scope: all agents, not only the request's
 
 
 class Unreachable(RuneError):
@@ -49,11 +60,19 @@ class LocalActions:
         )
         return given.to_json()
 
-    def decide(self, request_id: str, behavior: str, message: str | None = None) -> Any:
+    def decide(self, request_id: str, verdict: Verdict) -> Any:
         from runeconsole.services.claude.permissions import Permissions
 
         permissions = Permissions(self.project)
-        return permissions.decide(request_id, behavior, message=message, via="fleet").to_json()
+        if verdict.always:
+            request = permissions.get(request_id)
+            rule, decided = permissions.decide_always(
+                request, verdict.behavior, every_agent=verdict.every_agent, via="fleet"
+            )
+            return {**decided.to_json(), "rule": rule.to_json()}
+        return permissions.decide(
+            request_id, verdict.behavior, message=verdict.message, via="fleet"
+        ).to_json()
 
     def process_queue(self, *, all_entries: bool = False) -> Any:
         return MergeQueue(self.project).process(run_all=all_entries).to_json()
@@ -112,9 +131,12 @@ class RemoteActions:
             raise RuneError("an answer needs an option or a text")
         return self.call("question", "answer", question_id, *choice, "--json")
 
-    def decide(self, request_id: str, behavior: str, message: str | None = None) -> Any:
-        said = ["--message", message] if message else []
-        return self.call("permissions", "decide", request_id, f"--{behavior}", *said, "--json")
+    def decide(self, request_id: str, verdict: Verdict) -> Any:
+        said = ["--message", verdict.message] if verdict.message else []
+        if verdict.always:
+            said = ["--always", *(["--every-agent"] if verdict.every_agent else [])]
+        behavior = f"--{verdict.behavior}"
+        return self.call("permissions", "decide", request_id, behavior, *said, "--json")
 
     def process_queue(self, *, all_entries: bool = False) -> Any:
         every = ["--all"] if all_entries else []

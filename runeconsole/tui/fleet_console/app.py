@@ -30,7 +30,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.liveness import GREEN, RED, YELLOW
-from runeconsole.services.sources import DOWN, UP, RemoteActions
+from runeconsole.services.sources import DOWN, UP, RemoteActions, Verdict
 from runeconsole.services.sources.fleet import SOURCE, FleetFeed
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.console_base import PanesApp
@@ -46,7 +46,7 @@ from runeconsole.tui.fleet_console.panes import (
     RowsPane,
     SourcesPane,
 )
-from runeconsole.tui.fleet_console.permission_modal import FleetPermissionModal, Verdict
+from runeconsole.tui.fleet_console.permission_modal import FleetPermissionModal
 from runeconsole.tui.fleet_console.rows import agent_record
 from runeconsole.tui.fleet_console.store import (
     AGENT,
@@ -283,10 +283,7 @@ class FleetConsole(PanesApp):
                     options=[choice.option] if isinstance(choice, Choice) and choice.option else [],
                     text=choice.text if isinstance(choice, Choice) else None,
                 ),
-                "decide": lambda: (
-                    isinstance(choice, Verdict)
-                    and actions.decide(key, choice.behavior, choice.message)
-                ),
+                "decide": lambda: isinstance(choice, Verdict) and actions.decide(key, choice),
                 "handoff": lambda: actions.handoff(key),
                 "respawn": lambda: actions.respawn(key),
                 "kill": lambda: actions.kill(key),

@@ -1,12 +1,13 @@
 """The permission window of the fleet console: a Claude Code permission request of any
 source, with what is asked (tool, command or path, the model's description). ``y`` allows
-it once, ``n`` denies it, ``t`` denies it with a reason the model is told. It returns the
-verdict; the app sends it to the request's source (``permissions decide`` there) and says
-what came back, so a refusal (too late, the source is down) is shown, never lost."""
+it once, ``n`` denies it, ``t`` denies it with a reason the model is told; ``Y`` / ``N``
+always allow / deny this exact tool and command or path, for this agent or (``s``) for
+all. It returns the verdict; the app sends it to the request's source (``permissions
+decide`` there) and says what came back, so a refusal (too late, the source is down) is
+shown, never lost."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -16,14 +17,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input, Static
 
 from runeconsole.services.claude.permission_files import ALLOW, DENY
+from runeconsole.services.sources import Verdict
 from runeconsole.tui.decision_modal import DecisionModal
 from runeconsole.tui.reveal import reveal
-
-
-@dataclass(frozen=True)
-class Verdict:
-    behavior: str  # allow or deny
-    message: str | None = None  # with a deny: the reason the model is told
 
 
 class FleetPermissionModal(DecisionModal[Verdict]):
@@ -32,6 +28,7 @@ class FleetPermissionModal(DecisionModal[Verdict]):
         self.source = source
         self.key = key
         self.row = row
+        self.every_agent = False  # the scope of a rule made with Y / N (s switches it)
 
     def compose(self) -> ComposeResult:
         row = self.row
@@ -42,21 +39,36 @@ class FleetPermissionModal(DecisionModal[Verdict]):
             yield Static(Text(str(row.get("subject") or "")), classes="part")
             if row.get("description"):
                 yield Static(Text(str(row["description"]), style="dim"), classes="part")
-            keys = Text()
-            for key, meaning in (("y", "allow once"), ("n", "deny"), ("t", "deny, saying why")):
-                keys.append(f"{key}  ", "bold")
-                keys.append(f"{meaning}\n", "dim")
-            yield Static(keys, classes="part")
+            yield Static(self.keys_text(), classes="part keys")
             yield Input(placeholder="why it is denied, enter sends (esc closes)", classes="typed")
+
+    def keys_text(self) -> Text:
+        scope = "all agents" if self.every_agent else "this agent"
+        keys = Text()
+        for key, meaning in (
+            ("y / n", "allow once / deny"),
+            ("t", "deny, saying why"),
+            ("Y / N", f"always allow / deny this exact command, for {scope}"),
+            ("s", "rules for all agents / this agent"),
+        ):
+            keys.append(f"{key:<6}", "bold")
+            keys.append(f"{meaning}\n", "dim")
+        return keys
 
     def on_key(self, event: events.Key) -> None:
         box = self.query_one(Input)
         if box.display:
             return
-        if event.character in ("y", "n"):
+        key = event.character or ""
+        if key in ("y", "n", "Y", "N"):
             event.stop()
-            self.dismiss(Verdict(ALLOW if event.character == "y" else DENY))
-        elif event.character == "t":
+            behavior = ALLOW if key.lower() == "y" else DENY
+            self.dismiss(Verdict(behavior, always=key.isupper(), every_agent=self.every_agent))
+        elif key == "s":
+            event.stop()
+            self.every_agent = not self.every_agent
+            self.query_one(".keys", Static).update(self.keys_text())
+        elif key == "t":
             event.stop()
             reveal(box)
 

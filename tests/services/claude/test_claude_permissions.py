@@ -114,6 +114,29 @@ def test_an_allowed_request_prints_allow_and_a_plain_deny_tells_the_model_who(
     assert edit.fields["suggestions"] == ["always allow Edit(src/**) (localSettings)"]
 
 
+def test_a_request_decided_always_from_the_cli_leaves_a_rule_that_decides_the_next(
+    hooked: Bridge, cli: Callable[..., CliResult]
+) -> None:
+    hooked.open_console()
+    root = str(hooked.project)
+    done = hooked.send_later("PermissionRequest-Bash")
+    request_id = waiting_request(hooked)
+    wrong = cli("permissions", "decide", request_id, "--allow", "--every-agent", "--root", root)
+    assert wrong.code != 0 and "--every-agent goes with --always" in wrong.err
+    said = cli(
+        "permissions", "decide", request_id, "--allow", "--always", "--every-agent", "--json",
+        "--root", root,
+    )  # fmt: skip
+    report = said.json()
+    assert said.code == 0 and report["state"] == "allowed"  # type: ignore[index]
+    assert report["rule"]["behavior"] == "allow"  # type: ignore[index]
+    assert chosen(finished(done)) == {"behavior": "allow"}
+    (rule,) = Permissions(Project(hooked.project)).rules()
+    assert (rule.tool, rule.subject, rule.scope) == ("Bash", COMMAND, "all agents")
+    again = hooked.send_later("PermissionRequest-Bash")
+    assert chosen(finished(again)) == {"behavior": "allow"}  # by the rule, nobody asked
+
+
 def test_rules_decide_at_once_and_a_deny_wins_over_an_allow(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:

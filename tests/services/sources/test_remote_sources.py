@@ -21,6 +21,7 @@ from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.paths import ProjectPaths
+from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.claude.presence import console_open
 from runeconsole.services.events import Event
 from runeconsole.services.project import Project
@@ -33,6 +34,7 @@ from runeconsole.services.sources import (
     RemoteActions,
     RemoteSource,
     Unreachable,
+    Verdict,
 )
 from runeconsole.services.sources.remote import wait_for
 from tests.support.claude import bridge
@@ -313,11 +315,19 @@ def test_a_permission_request_on_a_host_is_decided_there_with_its_reason_intact(
         assert wait_for(lambda: permissions(source), 30)
         (request_id,) = permissions(source)
         reason = 'not "$HOME"; `id` it\'s $(x)'
-        decided = RemoteActions(source).decide(request_id, "deny", reason)
+        decided = RemoteActions(source).decide(request_id, Verdict("deny", reason))
         assert decided["state"] == "denied"
         assert wait_for(lambda: "result" in done, 30)
         output = done["result"].output or {}
         assert output["hookSpecificOutput"]["decision"] == {"behavior": "deny", "message": reason}
+        again = made.send_later("PermissionRequest-Bash")
+        assert wait_for(lambda: permissions(source), 30)
+        (request_id,) = permissions(source)
+        decided = RemoteActions(source).decide(request_id, Verdict("allow", always=True))
+        assert decided["state"] == "allowed" and decided["rule"]["behavior"] == "allow"
+        assert wait_for(lambda: "result" in again, 30)
+        (rule,) = Permissions(Project(remote_root)).rules()
+        assert rule.scope != "all agents"  # the request's agent only, by default
 
 
 def permissions(source: RemoteSource) -> list[str]:
