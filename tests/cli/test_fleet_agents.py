@@ -9,7 +9,7 @@ from pathlib import Path
 
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from tests.support.fleet import project_root
+from tests.support.fleet import fleet_file, project_root
 from tests.support.sshd import Sshd
 
 
@@ -18,10 +18,11 @@ def test_agents_of_two_roots_are_listed_by_source_and_a_missing_root_is_a_warnin
 ) -> None:
     shop, ml = project_root(tmp_path, "shop", "a", "b"), project_root(tmp_path, "ml", "a")
     Registry(Project(ml)).mark_crashed("worker-a")
-    fleet = tmp_path / "fleet.yml"
-    fleet.write_text(
-        f"- {{name: shop, root: '{shop}'}}\n- {{name: ml, root: '{ml}'}}\n"
-        f"- {{name: gone, root: '{tmp_path / 'nowhere'}'}}\n"
+    fleet = fleet_file(
+        tmp_path,
+        {"name": "shop", "root": shop},
+        {"name": "ml", "root": ml},
+        {"name": "gone", "root": tmp_path / "nowhere"},
     )
 
     listed = cli("agents", "--fleet", str(fleet), "--json")
@@ -42,11 +43,9 @@ def test_an_agent_on_a_host_over_ssh_is_listed_under_its_source(
     sshd: Sshd, tmp_path: Path, cli: Callable
 ) -> None:
     far, near = project_root(tmp_path, "far", "x"), project_root(tmp_path, "near", "y")
-    command, ssh = json.dumps(sshd.remote_command()), json.dumps(sshd.ssh_prefix)
-    fleet = tmp_path / "fleet.yml"
-    fleet.write_text(
-        f"- {{name: far, host: alpha, root: '{far}', command: {command}, ssh: {ssh}}}\n"
-        f"- {{name: near, root: '{near}'}}\n"
+    far_source = {"name": "far", "host": "alpha", "root": far, "command": sshd.remote_command()}
+    fleet = fleet_file(
+        tmp_path, {**far_source, "ssh": sshd.ssh_prefix}, {"name": "near", "root": near}
     )
 
     listed = cli("agents", "--fleet", str(fleet), "--json")

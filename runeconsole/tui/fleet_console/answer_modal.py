@@ -9,13 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Input, Static
 
-from runeconsole.tui.decision_modal import DecisionModal
-from runeconsole.tui.reveal import reveal
+from runeconsole.tui.decision_modal import KeyedDecisionModal
 
 
 @dataclass(frozen=True)
@@ -28,7 +26,7 @@ def option_letter(index: int) -> str:
     return chr(ord("A") + index)
 
 
-class FleetAnswerModal(DecisionModal[Choice]):
+class FleetAnswerModal(KeyedDecisionModal[Choice]):
     def __init__(self, source: str, key: str, row: dict[str, Any]) -> None:
         super().__init__()
         self.source = source
@@ -57,24 +55,15 @@ class FleetAnswerModal(DecisionModal[Choice]):
             yield Static(lines, classes="part")
             yield Input(placeholder="your answer, enter sends (esc closes)", classes="typed")
 
-    def on_key(self, event: events.Key) -> None:
-        box = self.query_one(Input)
-        if box.display:
-            return
-        key = event.character or ""
+    def by_key(self, key: str) -> Choice | None:
         index = None
         if len(key) == 1 and key.isalpha() and key.isupper():
             index = ord(key) - ord("A")
         elif len(key) == 1 and key.isdigit() and key != "0":
             index = int(key) - 1
         if index is not None and 0 <= index < len(self.options):
-            event.stop()
-            self.dismiss(Choice(option=option_letter(index)))
-        elif key == "t":
-            event.stop()
-            reveal(box)
+            return Choice(option=option_letter(index))
+        return None
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        if event.value.strip():
-            self.dismiss(Choice(text=event.value))
+    def by_text(self, text: str) -> Choice:
+        return Choice(text=text)

@@ -11,18 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Input, Static
 
 from runeconsole.services.claude.permission_files import ALLOW, DENY
 from runeconsole.services.sources import Verdict
-from runeconsole.tui.decision_modal import DecisionModal
-from runeconsole.tui.reveal import reveal
+from runeconsole.tui.decision_modal import KeyedDecisionModal
 
 
-class FleetPermissionModal(DecisionModal[Verdict]):
+class FleetPermissionModal(KeyedDecisionModal[Verdict]):
     def __init__(self, source: str, key: str, row: dict[str, Any]) -> None:
         super().__init__()
         self.source = source
@@ -55,24 +53,18 @@ class FleetPermissionModal(DecisionModal[Verdict]):
             keys.append(f"{meaning}\n", "dim")
         return keys
 
-    def on_key(self, event: events.Key) -> None:
-        box = self.query_one(Input)
-        if box.display:
-            return
-        key = event.character or ""
+    def by_key(self, key: str) -> Verdict | None:
         if key in ("y", "n", "Y", "N"):
-            event.stop()
             behavior = ALLOW if key.lower() == "y" else DENY
-            self.dismiss(Verdict(behavior, always=key.isupper(), every_agent=self.every_agent))
-        elif key == "s":
-            event.stop()
-            self.every_agent = not self.every_agent
-            self.query_one(".keys", Static).update(self.keys_text())
-        elif key == "t":
-            event.stop()
-            reveal(box)
+            return Verdict(behavior, always=key.isupper(), every_agent=self.every_agent)
+        return None
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        if event.value.strip():
-            self.dismiss(Verdict(DENY, event.value.strip()))
+    def other_key(self, key: str) -> bool:
+        if key != "s":
+            return False
+        self.every_agent = not self.every_agent
+        self.query_one(".keys", Static).update(self.keys_text())
+        return True
+
+    def by_text(self, text: str) -> Verdict:
+        return Verdict(DENY, text.strip())

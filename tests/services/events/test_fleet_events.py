@@ -18,7 +18,7 @@ from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.remote import wait_for
-from tests.support.fleet import project_root
+from tests.support.fleet import fleet_file, project_root
 from tests.support.sshd import Sshd
 
 
@@ -55,8 +55,7 @@ def test_local_roots_are_one_snapshot_keyed_by_source_and_a_missing_root_is_a_do
 
 def test_one_source_keeps_its_keys_as_with_root(tmp_path: Path, cli: Callable) -> None:
     (one,) = roots(tmp_path, "one")
-    fleet = tmp_path / "fleet.yml"
-    fleet.write_text(f"- {{name: one, root: '{one}'}}\n")
+    fleet = fleet_file(tmp_path, {"name": "one", "root": one})
     events = [
         json.loads(line) for line in cli("events", "--fleet", str(fleet), "--json").out.splitlines()
     ]
