@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from runeconsole.cli.agent_rows import COLUMNS, table_row
 from runeconsole.cli.common import (
     add_fleet_option,
     fleet_sources,
@@ -13,7 +14,6 @@ from runeconsole.cli.common import (
     warn_problems,
 )
 from runeconsole.core.gcpause import collector_paused
-from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.view import AgentView, agent_view
 from runeconsole.services.registry import AgentRecord, Registry
 from runeconsole.services.supervision.observations import ObservationFile
@@ -108,28 +108,6 @@ def _json_row(record: AgentRecord, view: AgentView) -> dict[str, object]:
     if not record.error:
         row.update(view.to_json())
     return row
-
-
-COLUMNS = ("LIVENESS", "KEY", "STATUS", "ACTIVITY", "SEEN", "NODE", "TMUX", "PREDECESSOR")
-
-
-def table_row(record: AgentRecord, view: AgentView | None = None) -> tuple[str, ...]:
-    """The listing's row; without ``view`` (a row from another source's stream) what the
-    agent is doing is the record's own ``activity``."""
-    # The colour's name too: a pipe or a colour-blind reader does not see the dot's colour.
-    if record.error:
-        unreadable = f"unreadable: {record.error}"
-        return (f"● {record.liveness}", record.key, unreadable, "", "-", "", "", "")
-    return (
-        f"● {record.liveness}",
-        record.key,
-        record.status,
-        (view.activity if view else record.get("activity")) or "",
-        format_age(record.age_seconds),
-        str(record.get("node_id") or ""),
-        str(record.get("tmux_session") or ""),
-        str(record.get("predecessor_id") or ""),
-    )
 
 
 def register_agent(args: argparse.Namespace) -> int:

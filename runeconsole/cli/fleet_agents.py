@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from runeconsole.cli.agents import COLUMNS, table_row
+from runeconsole.cli.agent_rows import COLUMNS, table_row
 from runeconsole.cli.common import print_json, print_table, printable
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.events.sections import AGENT

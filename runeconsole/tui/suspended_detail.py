@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 from rich.text import Text
+from textual.app import App
 
 from runeconsole.services.suspension import (
     OK,
     STALE,
     ContextRecord,
     GitView,
-    ResumeResult,
     Suspension,
 )
 from runeconsole.tui.detail_modal import DetailModal
@@ -85,19 +85,37 @@ class ContextDetail(DetailModal):
 
 
 class InjectionScreen(DetailModal):
-    """What resume printed (also copied to the clipboard)."""
+    """What resume printed (also copied to the clipboard); ``where``: the source it was
+    resumed on, in the fleet console."""
 
-    def __init__(self, result: ResumeResult) -> None:
+    def __init__(self, task_id: str, resume_count: int, injection: str, where: str = "") -> None:
         super().__init__()
-        self.result = result
+        self.task_id, self.resume_count, self.injection = task_id, resume_count, injection
+        self.where = where
 
     def title_text(self) -> Text:
-        result = self.result
         return Text.assemble(
             ("resumed ", "bold green"),
-            (f"task #{result.record.task_id}", "bold"),
-            (f"  resume_count {result.resume_count}  (copied to the clipboard)", "dim"),
+            (f"task #{self.task_id}", "bold"),
+            (f" on {self.where}" if self.where else "", "bold cyan"),
+            (f"  resume_count {self.resume_count}  (copied to the clipboard)", "dim"),
         )
 
     def body(self) -> RenderableType:
-        return Text(self.result.injection)
+        return Text(self.injection)
+
+
+def show_resumed(
+    app: App[object],
+    task_id: str,
+    resume_count: int,
+    injection: str,
+    warnings: list[str],
+    where: str = "",
+) -> None:
+    """A resume's outcome: the injection copied, each warning a notification, the
+    injection in its window."""
+    app.copy_to_clipboard(injection)
+    for warning in warnings:
+        app.notify(warning, severity="warning", timeout=10, markup=False)
+    app.push_screen(InjectionScreen(task_id, resume_count, injection, where))

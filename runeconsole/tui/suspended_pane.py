@@ -35,7 +35,7 @@ from runeconsole.tui.arc_detail import ArcDetail
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import SUSPENDED, LivePane
 from runeconsole.tui.resume_confirm import ResumeConfirm
-from runeconsole.tui.suspended_detail import ContextDetail, InjectionScreen
+from runeconsole.tui.suspended_detail import ContextDetail, show_resumed
 from runeconsole.tui.theme import ACTION_STYLE, DEMOTED_MARK, PHASE_MARK, VERDICT_STYLE
 from runeconsole.tui.workers import background, cancelled
 
@@ -365,10 +365,10 @@ class SuspendedPane(LivePane):
         result = message.result
         self.upsert(message.record)
         self.finish_batch()
-        self.app.copy_to_clipboard(result.injection)
-        for warning in result.warnings:
-            self.notify(warning, severity="warning", timeout=10)
         if result.task is not None:
             severity = "information" if result.task.written else "warning"
             self.notify(f"task metadata: {result.task.describe()}", severity=severity, timeout=10)
-        self.app.push_screen(InjectionScreen(result))
+        record = result.record
+        show_resumed(
+            self.app, record.task_id, result.resume_count, result.injection, result.warnings
+        )

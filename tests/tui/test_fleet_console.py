@@ -14,13 +14,16 @@ from textual.pilot import Pilot
 
 from runeconsole.adapters import git
 from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.demo.suspended import write_context
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
+from runeconsole.services.suspension import Suspension
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.fleet_console.answer_modal import FleetAnswerModal
 from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
 from runeconsole.tui.fleet_console.store import AGENT
+from runeconsole.tui.suspended_detail import InjectionScreen
 from tests.support.fleet import project_root
 from tests.support.polling import until
 from tests.support.questions import QUESTION_DIR, ask
@@ -145,6 +148,34 @@ async def test_the_merge_queue_of_the_entry_s_source_is_processed_after_confirmi
         await pilot.press("y")
         await until(pilot, lambda: queue.read().ordered()[0].status == "completed", 60)
         assert (two / "x.py").exists() or git.run(two, "show", "main:x.py").strip() == "x = 1"
+
+
+async def test_a_suspended_task_is_resumed_on_its_source_and_a_corrupt_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    one, two = project_root(tmp_path, "one"), project_root(tmp_path, "two")
+    good = write_context(two, "7")
+    corrupt = write_context(one, "13")
+    corrupt.write_text(corrupt.read_text().replace("next", "NEXT"))
+    notes: list[str] = []
+    async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
+        app,
+        pilot,
+    ):
+        app.notify = lambda message, **_: notes.append(message)  # type: ignore[method-assign]
+        await pilot.press("5")
+        await until(pilot, lambda: len(shown(app, 4)) == 2)
+        app.panes[4].table.move_to(f"one/{Suspension(Project(one)).key_for(corrupt)}")
+        await pilot.press("s")
+        await until(pilot, lambda: notes)
+        assert "task #13 cannot resume" in notes[0] and not isinstance(app.screen, ConfirmScreen)
+        app.panes[4].table.move_to(f"two/{Suspension(Project(two)).key_for(good)}")
+        await pilot.press("s")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, InjectionScreen), 30)
+        assert "resume_count: 1" in good.read_text()
+        assert "Parser refactor done" in app.clipboard and "two" in str(app.screen.title_text())
 
 
 # -- hosts over SSH ------------------------------------------------------------------------

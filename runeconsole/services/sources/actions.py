@@ -25,6 +25,7 @@ from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.sources.remote import UP, RemoteSource
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.suspension import Suspension
 
 ACTION_TIMEOUT = 120.0  # a queue's tests or a handoff's wait can take a while
 
@@ -76,6 +77,10 @@ class LocalActions:
 
     def process_queue(self, *, all_entries: bool = False) -> Any:
         return MergeQueue(self.project).process(run_all=all_entries).to_json()
+
+    def resume(self, key: str) -> Any:
+        suspension = Suspension(self.project)
+        return suspension.resume(suspension.find(key)).to_json()
 
     def respawn(self, key: str) -> Any:
         return Supervisor(self.project).respawn(key).to_json()
@@ -141,6 +146,11 @@ class RemoteActions:
     def process_queue(self, *, all_entries: bool = False) -> Any:
         every = ["--all"] if all_entries else []
         return self.call("merge-queue", "process", *every, "--json", accept=(0, 1))
+
+    def resume(self, key: str) -> Any:
+        """A suspended task (``key``: its context file, relative to the root) resumed
+        there: verified, counted, and its injection returned."""
+        return self.call("suspended", "resume", key, "--json")
 
     def respawn(self, key: str) -> Any:
         return self.call("respawn", key, "--json")

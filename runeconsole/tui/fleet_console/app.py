@@ -57,6 +57,7 @@ from runeconsole.tui.fleet_console.store import (
     FleetRows,
     Moved,
 )
+from runeconsole.tui.suspended_detail import show_resumed
 from runeconsole.tui.theme import LIVENESS_STYLE
 
 CONFIRM = {
@@ -73,6 +74,11 @@ CONFIRM = {
     "process": (
         "Process {source}'s merge queue?",
         "Its next entry is rebased, tested and merged on {source}.",
+    ),
+    "resume": (
+        "Resume {key}?",
+        "Its context file is verified and its resume counted on {source}; the injection "
+        "is shown here and copied to the clipboard.",
     ),
 }
 
@@ -288,8 +294,9 @@ class FleetConsole(PanesApp):
                 "respawn": lambda: actions.respawn(key),
                 "kill": lambda: actions.kill(key),
                 "process": lambda: actions.process_queue(),
+                "resume": lambda: actions.resume(key),
             }
-            calls[action]()
+            report = calls[action]()
         except RuneError as exc:
             self.call_from_thread(
                 self.notify,
@@ -299,7 +306,22 @@ class FleetConsole(PanesApp):
                 markup=False,
             )
             return
+        if action == "resume" and isinstance(report, dict):
+            self.call_from_thread(self.resumed, source, report)
+            return
         self.call_from_thread(self.notify, f"{action} {key}: sent to {source}", title=source)
+
+    def resumed(self, source: str, report: dict[str, Any]) -> None:
+        """A resume's report from its source (JSON: each field checked before it is shown)."""
+        count, warnings = report.get("resume_count"), report.get("warnings")
+        show_resumed(
+            self,
+            str(report.get("task_id") or "?"),
+            count if isinstance(count, int) else 0,
+            str(report.get("injection") or ""),
+            [str(w) for w in warnings] if isinstance(warnings, list) else [],
+            source,
+        )
 
     def attach(self, source: str, key: str) -> None:
         row = self.store.get(AGENT, f"{source}/{key}" if self.feed.prefixed else key) or {}

@@ -18,6 +18,7 @@ from textual.widgets import DataTable
 
 from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.supervisor import SupervisorSettings
+from runeconsole.services.suspension import OK, STALE
 from runeconsole.tui.fleet_console import rows
 from runeconsole.tui.fleet_console.store import (
     AGENT,
@@ -55,6 +56,9 @@ def split_filter(text: str, sources: list[str]) -> tuple[str | None, str]:
         else:
             rest.append(word)
     return source, " ".join(rest)
+
+
+RESUMABLE = (OK, STALE)  # a context file of another verdict is refused by resume
 
 
 class RowsPane(LivePane):
@@ -264,6 +268,7 @@ class FleetPermissionsPane(RowsPane):
     HELP_KEYS = (
         ("enter / a", "decide the selected request; the decision is sent to its source"),
         ("y / n / t", "in the window: allow once, deny, deny with a reason"),
+        ("Y / N / s", "in the window: always allow / deny (s: for all agents)"),
     )
 
     def __init__(self, store: FleetRows, now: Callable[[], Any], **kwargs: Any) -> None:
@@ -315,7 +320,29 @@ class FleetQueuePane(RowsPane):
 class FleetSuspendedPane(RowsPane):
     PANE_ID, TITLE, KIND = SUSPENDED_PANE, "Suspended", SUSPENDED
     COLUMNS = rows.SUSPENDED_COLUMNS
-    HELP_KEYS = (("VERDICT", "each context file's integrity, as its source judged it"),)
+    BINDINGS = [Binding("s", "resume", "Resume")]
+    HELP_KEYS = (
+        ("VERDICT", "each context file's integrity, as its source judged it"),
+        (
+            "s",
+            "resume the selected task on its source (asks first; shows and copies the injection)",
+        ),
+    )
+
+    def action_resume(self) -> None:
+        chosen = self.selected()
+        row = self.store.get(SUSPENDED, chosen[1]) if chosen else None
+        if row is None:
+            self.notify("select a suspended task to resume", severity="warning")
+        elif row.get("verdict") not in RESUMABLE:
+            detail = row.get("detail") or row.get("verdict")
+            self.notify(
+                f"task #{row.get('task_id')} cannot resume: {detail}",
+                severity="error",
+                markup=False,
+            )
+        else:
+            self.ask("resume")
 
     def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
         return rows.suspended_row(self.source_of(key), row)

@@ -21,6 +21,7 @@ from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.paths import ProjectPaths
+from runeconsole.demo.suspended import write_context
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.claude.presence import console_open
 from runeconsole.services.events import Event
@@ -37,6 +38,7 @@ from runeconsole.services.sources import (
     Verdict,
 )
 from runeconsole.services.sources.remote import wait_for
+from runeconsole.services.suspension import Suspension
 from tests.support.claude import bridge
 from tests.support.questions import ask
 from tests.support.sshd import Sshd, remote_events_pids
@@ -284,6 +286,13 @@ def test_a_local_source_takes_the_same_actions_in_process_with_the_same_results(
     assert there.keys() == here.keys() and there["answer"] == here["answer"] == text
     assert remote.kill("worker-a")["status"] == local.kill("worker-a")["status"] == "terminated"
     assert remote.process_queue() == local.process_queue()
+    write_context(remote_root, "7")
+    key = Suspension(Project(project)).key_for(write_context(project, "7"))
+    there, here = remote.resume(key), local.resume(key)
+    assert there.keys() == here.keys() and there["resume_count"] == here["resume_count"] == 1
+    assert there["task_id"] == "7" and "Parser refactor done" in there["injection"]
+    with pytest.raises(RuneError, match=r"^alpha: .*no context file"):
+        remote.resume("tmp/work/nothing/7.md")
 
 
 def test_g_really_attaches_a_window_of_the_operators_tmux_to_the_remote_session(
