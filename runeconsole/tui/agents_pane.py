@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 
@@ -17,13 +18,14 @@ from runeconsole.core.timeutil import format_age
 from runeconsole.services.fleet import FleetModel
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.agent_cells import COLUMNS, row_values
+from runeconsole.tui.agent_cells import COLUMNS, cell, row_values
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import AGENTS, LivePane
 
 SEEN = frozenset({"seen"})
+SEEN_AT = [column[0] for column in COLUMNS].index("seen")
 
 
 def search_text(record: AgentRecord) -> str:
@@ -36,6 +38,10 @@ def search_text(record: AgentRecord) -> str:
         record.get("tmux_session"),
     )
     return " ".join(str(v) for v in values if v).lower()
+
+
+def age_cell(record: AgentRecord, now: datetime) -> Text:
+    return cell(format_age(record.age_at(now)))
 
 
 def row_order(record: AgentRecord) -> tuple[str, str, str]:
@@ -154,27 +160,41 @@ class AgentsPane(LivePane):
     def show_all(self) -> None:
         """The rows matching the filter, in order (on mount, when the model is loaded and
         when the filter changes): the first screenful at once, the rest in chunks after
-        the paint. Rows are built only for records not built yet."""
+        the paint. Rows are built only for records not built yet, and the fleet is
+        searched only as far as each chunk needs (a key in the filter waits for the first
+        screenful's matches, not the whole fleet's)."""
         self._fill += 1
         text = self.filter_text.lower()
-        if not text:
-            keys = self._ordered()
-        else:
-            search, records = self._search, self.fleet.records
-            keys = []
-            for key in self._ordered():
-                found = search.get(key)
-                if found is None and (record := records.get(key)) is not None:
-                    found = search[key] = search_text(record)
-                if found is not None and text in found:
-                    keys.append(key)
-        self.table.replace([(key, self._row_of(key)) for key in keys[:FIRST_ROWS]])
+        keys = self._ordered()
+        first, walked = self._matching(keys, 0, text, FIRST_ROWS)
+        now = self.supervisor.clock.now()
+        self.table.replace([(key, self._current_row(key, now)) for key in first])
         self.summarise(self.counts())
-        self.refresh_ages()
         if not text:
             settle_memory()  # the records; the rows of the fill after it
-        if len(keys) > FIRST_ROWS:
-            self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[FIRST_ROWS:], self._fill))
+        if walked < len(keys):
+            self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, self._fill))
+
+    def _matching(
+        self, keys: list[str], start: int, text: str, wanted: int
+    ) -> tuple[list[str], int]:
+        """Up to ``wanted`` keys of ``keys[start:]`` that match ``text``, and the index the
+        search stopped at."""
+        if not text:
+            end = min(start + wanted, len(keys))
+            return keys[start:end], end
+        search, records = self._search, self.fleet.records
+        found: list[str] = []
+        index = start
+        while index < len(keys) and len(found) < wanted:
+            key = keys[index]
+            index += 1
+            seen = search.get(key)
+            if seen is None and (record := records.get(key)) is not None:
+                seen = search[key] = search_text(record)
+            if seen is not None and text in seen:
+                found.append(key)
+        return found, index
 
     def _ordered(self) -> list[str]:
         """Every key of the fleet, in row order (sorted again only after a change of it)."""
@@ -197,19 +217,29 @@ class AgentsPane(LivePane):
             row = self._build(record)
         return row or ()
 
-    def _add_rows(self, keys: list[str], fill: int) -> None:
+    def _current_row(self, key: str, now: datetime) -> tuple[object, ...]:
+        """The row with its age as of ``now`` (a kept row has the age it was built with):
+        drawn right at once, with no cell written again after."""
+        row = self._row_of(key)
+        record = self.fleet.get(key)
+        if not row or record is None or record.error:
+            return row
+        return (*row[:SEEN_AT], age_cell(record, now), *row[SEEN_AT + 1 :])
+
+    def _add_rows(self, keys: list[str], start: int, text: str, fill: int) -> None:
         if fill != self._fill or not self.is_mounted:
             return  # a newer filter or fill took over
         table, fleet = self.table, self.fleet
+        chunk, walked = self._matching(keys, start, text, CHUNK_ROWS)
         table.extend(
             [
                 (key, self._row_of(key))
-                for key in keys[:CHUNK_ROWS]
+                for key in chunk
                 if not table.has(key) and fleet.get(key) is not None
             ]
         )
-        if len(keys) > CHUNK_ROWS:
-            self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys[CHUNK_ROWS:], fill))
+        if walked < len(keys):
+            self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, fill))
         else:
             table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
             if not self.filter_text:
@@ -252,7 +282,7 @@ class AgentsPane(LivePane):
         for key in table.visible_keys():
             record = self.fleet.get(key)
             if record is not None and not record.error:
-                table.set_cell(key, "seen", Text(format_age(record.age_at(now))))
+                table.set_cell(key, "seen", age_cell(record, now))
 
     def counts(self) -> dict[str, int]:
         return self.fleet.counts()

@@ -10,7 +10,7 @@ from textual.widgets import Input
 
 from runeconsole.tui.reveal import reveal
 
-FILTER_FRAME = 0.005  # seconds the screen waits for the pane's rows after a key
+FILTER_FRAME = 0.002  # seconds the screen waits for the pane's rows after a key
 
 
 class FilterBox(Input):

@@ -46,6 +46,7 @@ def fingerprint(value: Any) -> Any:
     return value
 
 
+FREE_AFTER = 0.1  # seconds: a replaced table's old rows are freed after its first frame
 LINES_KEPT = 2000  # rows whose last drawn line is kept (a few screens' worth)
 
 
@@ -66,7 +67,11 @@ class KeyedTable(OneLineRows):
         self._respliced: dict[RowKey, set[ColumnKey]] = {}
         # Cell renders by what they draw, whatever the row (most cells of a fleet repeat).
         self._drawn_cells: LRUCache[tuple[Any, ...], list[list[Segment]]] = LRUCache(4096)
+        # The same, put in place (row and column): a cell showing the same value at the same
+        # place as before (a filter's rows share most cells with the last filter's).
+        self._placed_cells: LRUCache[tuple[Any, ...], list[list[Segment]]] = LRUCache(4096)
         self._frame_style: Style | None = None  # while a frame is drawn (``render_lines``)
+        self._frame_cells: tuple[Any, ...] | None = None  # what every cell is drawn under
 
     def on_mount(self) -> None:
         for key, label, width in self._spec:
@@ -101,8 +106,14 @@ class KeyedTable(OneLineRows):
         ``clear`` and a bulk ``extend`` (dropping rows one by one walks every row per
         removal). The cursor stays on its row when it is still shown."""
         current = self.cursor_key()
-        self.rows.clear()  # DataTable.clear lists every old row's offsets only to empty them
+        # The old rows are freed once the next frame is out, not before it: taking apart
+        # 10,000 rows' dicts and cells is milliseconds of a filter's first frame (and a
+        # callback "after refresh" runs on the next idle, which comes first). DataTable.clear
+        # empties these in place (and lists every old row's offsets only to empty them).
+        old = [self.rows, self._data, self._row_locations, self._values]
+        self.rows, self._data = {}, {}
         self.clear()
+        self.set_timer(FREE_AFTER, old.clear)
         self._values, self._stale, self._order_dirty = {}, set(), False
         self._lines.clear()
         self._respliced = {}
@@ -208,10 +219,17 @@ class KeyedTable(OneLineRows):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._frame_style = super().rich_style
+        self._frame_cells = self._cells_drawn_under()
         try:
             return super().render_lines(crop)
         finally:
-            self._frame_style = None
+            self._frame_style = self._frame_cells = None
+
+    def _cells_drawn_under(self) -> tuple[Any, ...]:
+        """What a cell's render depends on beyond its value, styles and place; first,
+        whether cells can be shared at all (no fixed rows or columns)."""
+        shared = not (self.fixed_rows or self.fixed_columns)
+        return (shared, self._show_hover_cursor, self._pseudo_class_state, self.app.theme)
 
     def render_line(self, y: int) -> Strip:
         if self._stale:
@@ -259,40 +277,39 @@ class KeyedTable(OneLineRows):
         """DataTable's render of a cell, or another row's render of the same value under
         the same styles with this cell's place (the ``row``/``column`` meta a mouse click
         reads) put on its segments: Rich lays out each distinct cell once."""
-        if row_index < 0 or column_index < 0 or self.fixed_rows or self.fixed_columns:
+        under = self._frame_cells or self._cells_drawn_under()
+        if row_index < 0 or column_index < 0 or not under[0]:
             return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
         row_key = self._row_locations.get_key(row_index)
         column_key = self._column_locations.get_key(column_index)
         if row_key is None or column_key is None or self.rows[row_key].height != 1:
             return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
         value = self._data[row_key].get(column_key)
-        shared = (
-            column_key,
-            fingerprint(value),
-            base_style,
-            width,
-            cursor,
-            hover,
-            self._show_hover_cursor,
-            self._pseudo_class_state,
-            self.app.theme,
-        )
+        shared = (column_key, fingerprint(value), base_style, width, cursor, hover, under)
+        placed_key = (shared, row_index, column_index)
         try:
-            lines = self._drawn_cells.get(shared)
+            placed = self._placed_cells.get(placed_key)
         except TypeError:  # a value that cannot be a key: rendered as DataTable does
             return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        if placed is not None:
+            return placed
+        lines = self._drawn_cells.get(shared)
         if lines is None:
-            lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+            placed = lines = super()._render_cell(
+                row_index, column_index, base_style, width, cursor, hover
+            )
             self._drawn_cells[shared] = lines
-            return lines
-        place = Style.from_meta({"row": row_index, "column": column_index})
-        return [
-            [
-                Segment(text, style + place if style else style, control)
-                for text, style, control in line
+        else:
+            place = Style.from_meta({"row": row_index, "column": column_index})
+            placed = [
+                [
+                    Segment(text, style + place if style else style, control)
+                    for text, style, control in line
+                ]
+                for line in lines
             ]
-            for line in lines
-        ]
+        self._placed_cells[placed_key] = placed
+        return placed
 
     def _splice(self, line: Strip, row_index: int, columns: set[ColumnKey]) -> Strip | None:
         """``line`` with the cells of ``columns`` rendered again, or None when one of them

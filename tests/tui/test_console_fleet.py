@@ -9,6 +9,7 @@ from pathlib import Path
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.timeutil import iso_z
+from runeconsole.tui.agents_pane import FIRST_ROWS, SEEN_AT
 from runeconsole.tui.app import INLINE_LOAD, create_app
 from runeconsole.tui.status_bar import StatusBar
 
@@ -70,6 +71,23 @@ async def test_a_filter_typed_during_the_fill_wins_over_it(
         assert all(key.startswith("worker-w0120") for key in shown)
         await pilot.press("escape")
         await until(pilot, lambda: table.row_count == AGENTS)
+
+
+async def test_a_filter_matching_more_than_a_screenful_brings_every_match_in_order_aged_now(
+    project: Path, clock: ManualClock
+) -> None:
+    write_fleet(project, clock, AGENTS)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.agents_pane.table
+        await until(pilot, lambda: table.row_count == AGENTS)
+        clock.advance(65)
+        await pilot.press("slash", "w", "0", "0")
+        matching = [f"worker-w{n:05d}" for n in range(AGENTS) if "w00" in f"w{n:05d}"]
+        assert len(matching) > FIRST_ROWS  # the rest arrive in chunks after the first frame
+        await until(pilot, lambda: table.row_count == len(matching))
+        assert table.keys() == matching
+        assert str(table.get_row(matching[0])[SEEN_AT]) == "1m05s"  # as of now, not the fill
 
 
 async def test_a_name_that_looks_like_markup_is_drawn_as_written(

@@ -154,6 +154,29 @@ async def test_rows_showing_the_same_cells_each_carry_their_own_place_for_the_mo
             assert rows == {row}
 
 
+async def test_rows_replaced_in_another_order_are_drawn_at_their_new_place_as_datatable_would() -> (
+    None
+):
+    app = TableApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(KeyedTable)
+        rows = [(f"k{n}", (f"agent{n % 2}", "active", Text("note", "bold"))) for n in range(4)]
+        table.replace(rows)
+        await pilot.pause()
+        before = [list(table.render_line(1 + row)) for row in range(4)]
+        table.replace(rows[::-1])  # the same cells, each row at another place
+        await pilot.pause()
+        lines = [list(table.render_line(1 + row)) for row in range(4)]
+        for row, line in enumerate(lines):
+            assert {s.style.meta.get("row") for s in line if s.style} == {row}
+        assert lines[0] != before[0] and lines[3] != before[3]  # same text, other places
+        table._lines.clear()
+        table._drawn_cells.clear()
+        table._placed_cells.clear()
+        table._clear_caches()
+        assert [list(table.render_line(1 + row)) for row in range(4)] == lines
+
+
 async def test_a_row_drawn_again_after_a_change_is_what_a_fresh_table_draws() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
