@@ -16,8 +16,9 @@ Drawing a line follows it too. DataTable builds a line from its cells' renders (
 whole. Here each row's last drawn line is kept with what it was drawn under (width,
 horizontal scroll, styles, whether the cursor or the mouse is on it, its index); a row
 drawn under the same is reused as it is, and a row whose cells changed since gets only
-those cells rendered (by DataTable's own cell render) and spliced into its old line. A
-line drawn under anything else is DataTable's own.
+those cells rendered and spliced into its old line. A line drawn under anything else is
+DataTable's own. Cells are drawn once and shared between rows (``shared_cells.py``), on
+rows found at once (``one_line_rows.py``).
 """
 
 from __future__ import annotations
@@ -26,31 +27,20 @@ from collections.abc import Callable, Sequence
 from itertools import zip_longest
 from typing import Any
 
-from rich.segment import Segment
-from rich.style import Style
-from rich.text import Text
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.coordinate import Coordinate
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.strip import Strip
 from textual.widgets.data_table import ColumnKey, Row, RowKey
 
-from runeconsole.tui.one_line_rows import OneLineRows
-
-
-def fingerprint(value: Any) -> Any:
-    """Rich ``Text`` compares equal across styles; compare what is drawn instead."""
-    if isinstance(value, Text):
-        return (value.plain, str(value.style), tuple(value.spans))
-    return value
-
+from runeconsole.tui.shared_cells import SharedCells, fingerprint
 
 FREE_AFTER = 0.1  # seconds: a replaced table's old rows are freed after its first frame
 LINES_KEPT = 2000  # rows whose last drawn line is kept (a few screens' worth)
 
 
-class KeyedTable(OneLineRows):
+class KeyedTable(SharedCells):
     BINDINGS = [
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
@@ -65,13 +55,6 @@ class KeyedTable(OneLineRows):
         # Each row's last drawn line, what it was drawn under, and its cells changed since.
         self._lines: LRUCache[RowKey, tuple[tuple[Any, ...], Strip]] = LRUCache(LINES_KEPT)
         self._respliced: dict[RowKey, set[ColumnKey]] = {}
-        # Cell renders by what they draw, whatever the row (most cells of a fleet repeat).
-        self._drawn_cells: LRUCache[tuple[Any, ...], list[list[Segment]]] = LRUCache(4096)
-        # The same, put in place (row and column): a cell showing the same value at the same
-        # place as before (a filter's rows share most cells with the last filter's).
-        self._placed_cells: LRUCache[tuple[Any, ...], list[list[Segment]]] = LRUCache(4096)
-        self._frame_style: Style | None = None  # while a frame is drawn (``render_lines``)
-        self._frame_cells: tuple[Any, ...] | None = None  # what every cell is drawn under
 
     def on_mount(self) -> None:
         for key, label, width in self._spec:
@@ -210,27 +193,6 @@ class KeyedTable(OneLineRows):
         """Shown again (its tab chosen): cell repaints made while hidden were not drawn."""
         self.refresh()
 
-    @property
-    def rich_style(self) -> Style:
-        """The table's own style, worked out once per frame: DOMNode's walks every ancestor
-        on each call, and drawing a line asks for it several times."""
-        style = self._frame_style
-        return style if style is not None else super().rich_style
-
-    def render_lines(self, crop: Region) -> list[Strip]:
-        self._frame_style = super().rich_style
-        self._frame_cells = self._cells_drawn_under()
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._frame_style = self._frame_cells = None
-
-    def _cells_drawn_under(self) -> tuple[Any, ...]:
-        """What a cell's render depends on beyond its value, styles and place; first,
-        whether cells can be shared at all (no fixed rows or columns)."""
-        shared = not (self.fixed_rows or self.fixed_columns)
-        return (shared, self._show_hover_cursor, self._pseudo_class_state, self.app.theme)
-
     def render_line(self, y: int) -> Strip:
         if self._stale:
             self._forget_stale()
@@ -264,52 +226,6 @@ class KeyedTable(OneLineRows):
             self._lines.discard(row_key)  # LRUCache.set keeps a key's first value
             self._lines[row_key] = (drawn_under, strip)
         return strip
-
-    def _render_cell(
-        self,
-        row_index: int,
-        column_index: int,
-        base_style: Style,
-        width: int,
-        cursor: bool = False,
-        hover: bool = False,
-    ) -> list[list[Segment]]:
-        """DataTable's render of a cell, or another row's render of the same value under
-        the same styles with this cell's place (the ``row``/``column`` meta a mouse click
-        reads) put on its segments: Rich lays out each distinct cell once."""
-        under = self._frame_cells or self._cells_drawn_under()
-        if row_index < 0 or column_index < 0 or not under[0]:
-            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
-        row_key = self._row_locations.get_key(row_index)
-        column_key = self._column_locations.get_key(column_index)
-        if row_key is None or column_key is None or self.rows[row_key].height != 1:
-            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
-        value = self._data[row_key].get(column_key)
-        shared = (column_key, fingerprint(value), base_style, width, cursor, hover, under)
-        placed_key = (shared, row_index, column_index)
-        try:
-            placed = self._placed_cells.get(placed_key)
-        except TypeError:  # a value that cannot be a key: rendered as DataTable does
-            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
-        if placed is not None:
-            return placed
-        lines = self._drawn_cells.get(shared)
-        if lines is None:
-            placed = lines = super()._render_cell(
-                row_index, column_index, base_style, width, cursor, hover
-            )
-            self._drawn_cells[shared] = lines
-        else:
-            place = Style.from_meta({"row": row_index, "column": column_index})
-            placed = [
-                [
-                    Segment(text, style + place if style else style, control)
-                    for text, style, control in line
-                ]
-                for line in lines
-            ]
-        self._placed_cells[placed_key] = placed
-        return placed
 
     def _splice(self, line: Strip, row_index: int, columns: set[ColumnKey]) -> Strip | None:
         """``line`` with the cells of ``columns`` rendered again, or None when one of them
