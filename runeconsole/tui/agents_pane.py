@@ -22,6 +22,7 @@ from runeconsole.tui.agent_cells import COLUMNS, cell, row_values
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable
+from runeconsole.tui.pacing import after_frame
 from runeconsole.tui.pane import AGENTS, LivePane
 
 SEEN = frozenset({"seen"})
@@ -173,7 +174,7 @@ class AgentsPane(LivePane):
         if not text:
             settle_memory()  # the records; the rows of the fill after it
         if walked < len(keys):
-            self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, self._fill))
+            after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, self._fill))
 
     def _matching(
         self, keys: list[str], start: int, text: str, wanted: int
@@ -239,7 +240,7 @@ class AgentsPane(LivePane):
             ]
         )
         if walked < len(keys):
-            self.set_timer(CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, fill))
+            after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, fill))
         else:
             table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
             if not self.filter_text:

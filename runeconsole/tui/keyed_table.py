@@ -34,6 +34,7 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widgets.data_table import ColumnKey, Row, RowKey
 
+from runeconsole.tui.pacing import after_frame
 from runeconsole.tui.shared_cells import SharedCells, fingerprint
 
 FREE_AFTER = 0.1  # seconds: a replaced table's old rows are freed after its first frame
@@ -90,13 +91,12 @@ class KeyedTable(SharedCells):
         removal). The cursor stays on its row when it is still shown."""
         current = self.cursor_key()
         # The old rows are freed once the next frame is out, not before it: taking apart
-        # 10,000 rows' dicts and cells is milliseconds of a filter's first frame (and a
-        # callback "after refresh" runs on the next idle, which comes first). DataTable.clear
-        # empties these in place (and lists every old row's offsets only to empty them).
+        # 10,000 rows' dicts and cells is milliseconds of a filter's first frame. DataTable's
+        # clear empties these in place (and lists every old row's offsets only to empty them).
         old = [self.rows, self._data, self._row_locations, self._values]
         self.rows, self._data = {}, {}
         self.clear()
-        self.set_timer(FREE_AFTER, old.clear)
+        after_frame(self, FREE_AFTER, old.clear)
         self._values, self._stale, self._order_dirty = {}, set(), False
         self._lines.clear()
         self._respliced = {}

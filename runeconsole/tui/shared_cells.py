@@ -19,8 +19,10 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.cache import LRUCache
+from textual.coordinate import Coordinate
 from textual.geometry import Region
 from textual.strip import Strip
+from textual.widgets.data_table import RowKey
 
 from runeconsole.tui.one_line_rows import OneLineRows
 
@@ -43,6 +45,7 @@ class SharedCells(OneLineRows):
         self._placed_cells: LRUCache[tuple[Any, ...], list[list[Segment]]] = LRUCache(CELLS_KEPT)
         self._frame_style: Style | None = None  # while a frame is drawn (``render_lines``)
         self._frame_cells: tuple[Any, ...] | None = None  # what every cell is drawn under
+        self._frame_rows: dict[Any, Any] | None = None  # what every row is drawn with
 
     @property
     def rich_style(self) -> Style:
@@ -54,10 +57,11 @@ class SharedCells(OneLineRows):
     def render_lines(self, crop: Region) -> list[Strip]:
         self._frame_style = super().rich_style
         self._frame_cells = self._cells_drawn_under()
+        self._frame_rows = {}
         try:
             return super().render_lines(crop)
         finally:
-            self._frame_style = self._frame_cells = None
+            self._frame_style = self._frame_cells = self._frame_rows = None
 
     def _cells_drawn_under(self) -> tuple[Any, ...]:
         """What a cell's render depends on beyond its value, styles and place; first,
@@ -110,3 +114,52 @@ class SharedCells(OneLineRows):
             ]
         self._placed_cells[placed_key] = placed
         return placed
+
+    def _render_line_in_row(
+        self,
+        row_key: RowKey,
+        line_no: int,
+        base_style: Style,
+        cursor_location: Coordinate,
+        hover_location: Coordinate,
+    ) -> tuple[list[list[Segment]], list[list[Segment]]]:
+        """DataTable's row for a plain table (a row cursor, one-line rows, no labels, fixed
+        rows or columns, nor zebra stripes), with what every row shares (the columns'
+        widths, the padding's styles) worked out once per frame: DataTable works them out
+        again for each row, which was most of the cost of drawing a line."""
+        frame = self._frame_rows
+        row_index = self._row_locations.get(row_key)
+        if (
+            frame is None
+            or row_index is None
+            or line_no
+            or self.cursor_type != "row"
+            or self.zebra_stripes
+            or self.fixed_columns
+            or row_index < self.fixed_rows
+            or (self._labelled_row_exists and self.show_row_labels)
+        ):
+            return super()._render_line_in_row(
+                row_key, line_no, base_style, cursor_location, hover_location
+            )
+        widths = frame.get("widths")
+        if widths is None:
+            widths = frame["widths"] = [c.get_render_width(self) for c in self.ordered_columns]
+            table_width = sum(widths) + self._row_label_column_width
+            frame["padding"] = " " * max(0, self.size.width - table_width)
+        cursor, hover = row_index == cursor_location.row, row_index == hover_location.row
+        extend = frame.get((base_style, cursor, hover))
+        if extend is None:
+            component, _ = self._get_styles_to_render_cell(
+                False, False, False, hover, cursor, self.show_cursor,
+                self._show_hover_cursor, False, False,
+            )  # fmt: skip
+            extend = frame[(base_style, cursor, hover)] = base_style + component
+        render = self._render_cell
+        cells = [
+            render(row_index, column, base_style, width, cursor=cursor, hover=hover)[0]
+            for column, width in enumerate(widths)
+        ]
+        place = Style.from_meta({"row": row_index, "column": 0, "out_of_bounds": True})
+        cells.append([Segment(frame["padding"], extend + place)])
+        return [], cells

@@ -177,6 +177,45 @@ async def test_rows_replaced_in_another_order_are_drawn_at_their_new_place_as_da
         assert [list(table.render_line(1 + row)) for row in range(4)] == lines
 
 
+def drawn_segments(table: KeyedTable, *, per_frame: bool) -> list[list[object]]:
+    """Every line drawn afresh, rows assembled per frame (``SharedCells``) or by
+    DataTable's own ``_render_line_in_row``."""
+    table._lines.clear()
+    table._drawn_cells.clear()
+    table._placed_cells.clear()
+    table._clear_caches()
+    table._frame_rows = {} if per_frame else None
+    try:
+        return [list(table.render_line(y)) for y in range(table.size.height)]
+    finally:
+        table._frame_rows = None
+
+
+@pytest.mark.parametrize("size", [(60, 8), (24, 8)])  # (24, 8): scrolled sideways too
+async def test_rows_assembled_once_per_frame_are_what_datatable_assembles(
+    size: tuple[int, int],
+) -> None:
+    app = TableApp()
+    async with app.run_test(size=size) as pilot:
+        table = app.query_one(KeyedTable)
+        for n in range(5):
+            note = Text(f"note {n}", "bold red" if n % 2 else "")
+            table.upsert(f"k{n}", (f"agent{n % 3}", Text("active", "green"), note))
+        await pilot.pause()
+        states = [
+            lambda: None,
+            lambda: table.move_cursor(row=2),
+            lambda: setattr(table, "hover_coordinate", Coordinate(3, 1)),
+            lambda: setattr(table, "_show_hover_cursor", True),
+            lambda: table.scroll_to(x=7, animate=False),
+            lambda: table.blur(),
+        ]
+        for change in states:
+            change()
+            await pilot.pause()
+            assert drawn_segments(table, per_frame=True) == drawn_segments(table, per_frame=False)
+
+
 async def test_a_row_drawn_again_after_a_change_is_what_a_fresh_table_draws() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
