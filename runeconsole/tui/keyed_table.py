@@ -120,6 +120,9 @@ class KeyedTable(SharedCells):
         column_keys = [column.key for column in self.ordered_columns]
         locations, data, metadata, new = self._row_locations, self._data, self.rows, self._new_rows
         index = self.row_count
+        # Rows added below the screen change none of the lines drawn: the drawn lines stay
+        # valid (a fill's chunks then cost a frame of layout, not a table drawn again).
+        seen = index < int(self.scroll_offset.y) + self.size.height or not self.size.height
         for key, values in rows:
             values = tuple(values)
             row_key = RowKey(key)
@@ -132,7 +135,8 @@ class KeyedTable(SharedCells):
             self._values[key] = values
             index += 1
         self._require_update_dimensions = True
-        self._update_count += 1
+        if seen:
+            self._update_count += 1
         self.cursor_coordinate = self.cursor_coordinate
         self._settle()
 

@@ -216,6 +216,31 @@ async def test_rows_assembled_once_per_frame_are_what_datatable_assembles(
             assert drawn_segments(table, per_frame=True) == drawn_segments(table, per_frame=False)
 
 
+async def test_rows_added_on_screen_are_drawn_and_rows_added_below_leave_the_lines_as_drawn() -> (
+    None
+):
+    app = TableApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(KeyedTable)
+        row = lambda n: (f"k{n}", (f"agent{n}", "active", ""))  # noqa: E731
+        table.extend([row(n) for n in range(3)])
+        await pilot.pause()
+        table.extend([row(n) for n in range(3, 10)])  # two of them on screen
+        await pilot.pause()
+        assert [line.split()[0] for line in drawn(table)[1:]] == [f"agent{n}" for n in range(7)]
+        before = drawn(table)
+        table.extend([row(n) for n in range(10, 30)])  # all below the screen
+        await pilot.pause()
+        assert drawn(table) == before
+        table.scroll_end(animate=False)
+        await pilot.pause()
+        shown = drawn(table)
+        assert shown[-1].split()[0] == "agent29"
+        table._lines.clear()
+        table._clear_caches()
+        assert drawn(table) == shown  # what DataTable draws afresh
+
+
 async def test_a_row_drawn_again_after_a_change_is_what_a_fresh_table_draws() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:

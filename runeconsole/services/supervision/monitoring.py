@@ -163,11 +163,12 @@ class Monitor:
     def _pass(self, report: MonitorReport) -> None:
         report.errors.extend(self.handoffs.take_errors())
         tmux = self.sessions.tmux
-        panes = tmux.panes()
+        supervised = [r for r in self._agents() if self.sessions.supervised(r)]
+        # Nothing to look at: no tmux client is started (a fleet that heartbeats its own
+        # files costs the monitor nothing each second).
+        panes = tmux.panes() if supervised else {}
         alive: list[tuple[AgentRecord, PaneInfo]] = []
-        for record in sorted(self._agents(), key=lambda r: r.key):
-            if not self.sessions.supervised(record):
-                continue
+        for record in sorted(supervised, key=lambda r: r.key):
             session = str(record.get("tmux_session"))
             pane = panes.get(session)
             observation = AgentObservation(

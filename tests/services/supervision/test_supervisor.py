@@ -331,6 +331,33 @@ def test_agents_on_another_server_are_left_alone(supervisor: Supervisor, project
     assert report.crashed == [] and "worker-elsewhere" not in report.observations
 
 
+class CountingTmux(Tmux):
+    """The real tmux adapter, counting the commands it runs."""
+
+    def __init__(self, socket: str) -> None:
+        super().__init__(socket, config_file="/dev/null")
+        self.commands: list[str] = []
+
+    def _run(self, *args: object, target: str | None = None):  # type: ignore[no-untyped-def]
+        self.commands.append(str(args[0]))
+        return super()._run(*args, target=target)
+
+
+def test_a_pass_over_agents_none_of_them_supervised_starts_no_tmux_client(
+    project: Path, tmux_socket: str
+) -> None:
+    tmux = CountingTmux(tmux_socket)
+    chosen = SupervisorSettings(socket_name=tmux_socket)
+    supervisor = Supervisor(Project(project), settings=chosen, tmux=tmux)
+    for name in ("a", "b", "c"):  # heartbeating their own files: no tmux session
+        Registry(Project(project)).register("worker", name)
+    report = supervisor.monitor_step()
+    assert report.observations == {} and tmux.commands == []
+    supervisor.spawn("worker", "d", sleeper())
+    report = supervisor.monitor_step()
+    assert "list-panes" in tmux.commands and list(report.observations) == ["worker-d"]
+
+
 def test_settings_precedence_and_validation(project: Path) -> None:
     atomic_write_bytes(
         project / ".claude/talisman.yml",
