@@ -3,15 +3,19 @@ fills after, and follows changes by key."""
 
 from __future__ import annotations
 
-import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+
+from textual.pilot import Pilot
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.timeutil import iso_z
 from runeconsole.tui.agents_pane import FIRST_ROWS, SEEN_AT
-from runeconsole.tui.app import INLINE_LOAD, create_app
+from runeconsole.tui.app import INLINE_LOAD, RuneConsole, create_app
 from runeconsole.tui.status_bar import StatusBar
+from tests.support.polling import until
 
 AGENTS = INLINE_LOAD + 300
 
@@ -27,23 +31,21 @@ def write_fleet(project: Path, clock: ManualClock, count: int) -> None:
         (directory / f"worker-w{n:05d}.json").write_text(json.dumps(body))
 
 
-async def until(pilot, condition, timeout: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "condition not met in time"
-        await pilot.pause(0.05)
+@asynccontextmanager
+async def filled(project: Path, clock: ManualClock) -> AsyncIterator[tuple[RuneConsole, Pilot]]:
+    """The console over a fleet of ``AGENTS``, once every row is in its table."""
+    write_fleet(project, clock, AGENTS)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app.agents_pane.table.row_count == AGENTS)
+        yield app, pilot
 
 
 async def test_a_large_fleet_is_read_after_the_first_frame_and_every_row_follows(
     project: Path, clock: ManualClock
 ) -> None:
-    write_fleet(project, clock, AGENTS)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
-    async with app.run_test(size=(120, 30)) as pilot:
-        table = app.agents_pane.table
-        await until(pilot, lambda: table.row_count == AGENTS)
-        keys = table.keys()
+    async with filled(project, clock) as (app, pilot):
+        keys = app.agents_pane.table.keys()
         assert keys == sorted(keys)  # filled in order, chunk after chunk
         assert app.fleet.counts()["red"] == AGENTS // 100 + (AGENTS % 100 > 7)
         await until(
@@ -76,11 +78,8 @@ async def test_a_filter_typed_during_the_fill_wins_over_it(
 async def test_a_filter_matching_more_than_a_screenful_brings_every_match_in_order_aged_now(
     project: Path, clock: ManualClock
 ) -> None:
-    write_fleet(project, clock, AGENTS)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
-    async with app.run_test(size=(120, 30)) as pilot:
+    async with filled(project, clock) as (app, pilot):
         table = app.agents_pane.table
-        await until(pilot, lambda: table.row_count == AGENTS)
         clock.advance(65)
         await pilot.press("slash", "w", "0", "0")
         matching = [f"worker-w{n:05d}" for n in range(AGENTS) if "w00" in f"w{n:05d}"]
