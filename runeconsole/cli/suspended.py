@@ -12,7 +12,14 @@ from runeconsole.core.errors import InvalidInput, UnreadableFile
 from runeconsole.core.files import read_bytes
 from runeconsole.core.timeutil import format_age
 from runeconsole.core.validate import validate_id
-from runeconsole.services.suspension import REASONS, ContextRecord, ResumeRefused, Suspension
+from runeconsole.services.suspension import (
+    REASONS,
+    ContextRecord,
+    ResumeRefused,
+    ResumeResult,
+    SuspendResult,
+    Suspension,
+)
 
 BODY_LIMIT = 4 * 1024 * 1024
 TEAM_HELP = (
@@ -79,6 +86,19 @@ def _team(args: argparse.Namespace) -> str | None:
     return None if args.team is None else validate_id(args.team, "team")
 
 
+def _report(args: argparse.Namespace, result: SuspendResult | ResumeResult, plain: str) -> int:
+    """A suspend's or resume's warnings and task update on stderr, then its JSON or
+    ``plain`` (the path, the injection) on stdout."""
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print_task(result.task)
+    if args.json:
+        print_json(result.to_json())
+    else:
+        sys.stdout.write(plain)
+    return 0
+
+
 def print_task(task: TaskWrite | None) -> None:
     """What the task file update did, on stderr (stdout stays the path or injection)."""
     if task is not None:
@@ -99,14 +119,7 @@ def run_suspend(args: argparse.Namespace) -> int:
         stash=False if args.no_stash else None,
         team=team,
     )
-    for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    print_task(result.task)
-    if args.json:
-        print_json(result.to_json())
-    else:
-        print(result.path)
-    return 0
+    return _report(args, result, str(result.path) + "\n")
 
 
 def _row(record: ContextRecord) -> tuple[str, ...]:
@@ -149,11 +162,4 @@ def run_resume(args: argparse.Namespace) -> int:
     except ResumeRefused as exc:
         print_task(exc.task)
         raise
-    for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    print_task(result.task)
-    if args.json:
-        print_json(result.to_json())
-    else:
-        sys.stdout.write(result.injection)
-    return 0
+    return _report(args, result, result.injection)
