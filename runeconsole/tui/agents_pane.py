@@ -52,6 +52,10 @@ def row_order(record: AgentRecord) -> tuple[str, str, str]:
     return (str(record.get("role") or ""), str(record.get("name") or ""), record.key)
 
 
+def by_role_and_name(cells: tuple[object, ...]) -> tuple[str, str]:
+    return (str(cells[0]), str(cells[1]))
+
+
 def settle_memory() -> None:
     """After a fill of the whole fleet: what is alive now (its records, rows and cells) is
     left out of the garbage collector's full passes (``gc.freeze``). Each full pass walks
@@ -99,6 +103,8 @@ class AgentsPane(LivePane):
         # The fleet's keys in row order, kept until a row is added, removed or moves: a
         # filter typed or cleared walks this list instead of sorting the fleet again.
         self._order: list[str] | None = None
+        self._filling = False  # chunks of a fill are still to come
+        self._spliced = False  # a row was added ahead of them (a change during the fill)
         self._place: dict[str, tuple[str, str, str]] = {}
         self._fill = 0  # the show_all whose remaining rows are being added
 
@@ -149,7 +155,10 @@ class AgentsPane(LivePane):
         if self.filter_text and self.filter_text.lower() not in self._search_of(record):
             self.table.drop(key)
             return
-        skip = SEEN if not age and self.table.has(key) else frozenset()
+        shown = self.table.has(key)
+        if not shown and self._filling:
+            self._spliced = True  # ahead of the fill's chunks: sorted again at its end
+        skip = SEEN if not age and shown else frozenset()
         self.table.upsert(key, values, skip=skip)
 
     def remove(self, key: str) -> None:
@@ -173,7 +182,8 @@ class AgentsPane(LivePane):
         self.summarise(self.counts())
         if not text:
             settle_memory()  # the records; the rows of the fill after it
-        if walked < len(keys):
+        self._filling, self._spliced = walked < len(keys), False
+        if self._filling:
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, self._fill))
 
     def _matching(
@@ -242,7 +252,8 @@ class AgentsPane(LivePane):
         if walked < len(keys):
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, fill))
         else:
-            table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
+            self._filling = False
+            table.reorder("role", "name", key=by_role_and_name, force=self._spliced)
             if not self.filter_text:
                 settle_memory()
 
@@ -267,7 +278,7 @@ class AgentsPane(LivePane):
             record = self.fleet.get(key)
             if record is not None:
                 self.upsert(record)
-        self.table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
+        self.table.reorder("role", "name", key=by_role_and_name)
         if change.counts:
             self.summarise(self.counts())
 

@@ -120,9 +120,15 @@ class KeyedTable(SharedCells):
         column_keys = [column.key for column in self.ordered_columns]
         locations, data, metadata, new = self._row_locations, self._data, self.rows, self._new_rows
         index = self.row_count
-        # Rows added below the screen change none of the lines drawn: the drawn lines stay
-        # valid (a fill's chunks then cost a frame of layout, not a table drawn again).
-        seen = index < int(self.scroll_offset.y) + self.size.height or not self.size.height
+        # Rows added below the screen change none of the lines drawn when every column has a
+        # fixed width and every row one line: the drawn lines stay valid (a fill's chunks then
+        # cost a frame of layout, not a table drawn again).
+        seen = (
+            index < int(self.scroll_offset.y) + self.size.height
+            or not self.size.height
+            or not self._fixed_widths()
+            or not self._one_line
+        )
         for key, values in rows:
             values = tuple(values)
             row_key = RowKey(key)

@@ -56,6 +56,8 @@ class SharedCells(OneLineRows):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._frame_style = super().rich_style
+        # DataTable sets this in its own render_lines, after the key below would be made.
+        self._pseudo_class_state = self.get_pseudo_class_state()
         self._frame_cells = self._cells_drawn_under()
         self._frame_rows = {}
         try:
@@ -67,7 +69,15 @@ class SharedCells(OneLineRows):
         """What a cell's render depends on beyond its value, styles and place; first,
         whether cells can be shared at all (no fixed rows or columns)."""
         shared = not (self.fixed_rows or self.fixed_columns)
-        return (shared, self._show_hover_cursor, self._pseudo_class_state, self.app.theme)
+        state = self._pseudo_class_state
+        return (shared, self.show_cursor, self._show_hover_cursor, state, self.app.theme)
+
+    def notify_style_update(self) -> None:
+        """The CSS changed (component styles: the cursor's, the hover's): every kept render
+        may be drawn otherwise now."""
+        self._drawn_cells.clear()
+        self._placed_cells.clear()
+        super().notify_style_update()
 
     def _render_cell(
         self,

@@ -8,12 +8,15 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from textual.coordinate import Coordinate
 from textual.pilot import Pilot
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.timeutil import iso_z
+from runeconsole.services.fleet.model import FleetChange
 from runeconsole.tui.agents_pane import FIRST_ROWS, SEEN_AT
 from runeconsole.tui.app import INLINE_LOAD, RuneConsole, create_app
+from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.status_bar import StatusBar
 from tests.support.polling import until
 
@@ -45,8 +48,8 @@ async def test_a_large_fleet_is_read_after_the_first_frame_and_every_row_follows
     project: Path, clock: ManualClock
 ) -> None:
     async with filled(project, clock) as (app, pilot):
-        keys = app.agents_pane.table.keys()
-        assert keys == sorted(keys)  # filled in order, chunk after chunk
+        keys = on_screen(app)
+        assert keys == sorted(keys) and len(keys) == AGENTS  # in order, chunk after chunk
         assert app.fleet.counts()["red"] == AGENTS // 100 + (AGENTS % 100 > 7)
         await until(
             pilot,
@@ -87,6 +90,27 @@ async def test_a_filter_matching_more_than_a_screenful_brings_every_match_in_ord
         await until(pilot, lambda: table.row_count == len(matching))
         assert table.keys() == matching
         assert str(table.get_row(matching[0])[SEEN_AT]) == "1m05s"  # as of now, not the fill
+
+
+def on_screen(app: RuneConsole) -> list[str]:
+    """The Agents table's keys in the order they are drawn."""
+    table = app.agents_pane.table
+    cells = (table.coordinate_to_cell_key(Coordinate(i, 0)) for i in range(table.row_count))
+    return [str(cell.row_key.value) for cell in cells]
+
+
+async def test_an_agent_changed_before_the_fill_reaches_it_still_ends_in_its_place(
+    project: Path, clock: ManualClock
+) -> None:
+    async with filled(project, clock) as (app, pilot):
+        pane = app.agents_pane
+        pane.show_all()  # as a cleared filter does: a screenful now, the rest in chunks
+        late = "worker-w01000"  # not added again yet, and its file changes meanwhile
+        pane.on_fleet_changed(FleetChanged(FleetChange(changed=frozenset({late}))))
+        await until(pilot, lambda: pane.table.row_count == AGENTS)
+        await pilot.pause(0.2)
+        keys = on_screen(app)
+        assert keys == sorted(keys) and keys.index(late) == 1000
 
 
 async def test_a_name_that_looks_like_markup_is_drawn_as_written(

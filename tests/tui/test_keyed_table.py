@@ -9,7 +9,9 @@ import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
-from textual.widgets import DataTable, Static, TabbedContent, TabPane
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widgets import Button, DataTable, Static, TabbedContent, TabPane
 
 from runeconsole.tui.keyed_table import KeyedTable
 
@@ -239,6 +241,43 @@ async def test_rows_added_on_screen_are_drawn_and_rows_added_below_leave_the_lin
         table._lines.clear()
         table._clear_caches()
         assert drawn(table) == shown  # what DataTable draws afresh
+
+
+class TableBesideButton(App[None]):
+    def compose(self) -> ComposeResult:
+        yield KeyedTable(COLUMNS)
+        yield Button("other")
+
+
+@pytest.mark.parametrize("theme", ["ansi-dark", "textual-dark"])
+async def test_the_cursor_row_follows_focus_and_a_hidden_cursor_as_datatable_draws_it(
+    theme: str,
+) -> None:
+    app = TableBesideButton()
+    async with app.run_test(size=(60, 8)) as pilot:
+        app.theme = theme  # an ANSI theme: focus leaves the table's own style as it was
+        table = app.query_one(KeyedTable)
+        for n in range(4):
+            table.upsert(f"k{n}", (f"agent{n}", "active", ""))
+        await pilot.pause()
+        for change in (
+            lambda: app.query_one(Button).focus(),
+            lambda: table.focus(),
+            lambda: setattr(table, "show_cursor", False),
+        ):
+            change()
+            await pilot.pause()
+            painted = table.render_lines(Region(0, 0, table.size.width, 3))
+            assert painted == table_drawn_afresh(table, 3)
+
+
+def table_drawn_afresh(table: KeyedTable, lines: int) -> list[Strip]:
+    table._lines.clear()
+    table._drawn_cells.clear()
+    table._placed_cells.clear()
+    table._clear_caches()
+    table._styles_cache.clear()
+    return table.render_lines(Region(0, 0, table.size.width, lines))
 
 
 async def test_a_row_drawn_again_after_a_change_is_what_a_fresh_table_draws() -> None:

@@ -258,16 +258,18 @@ class Permissions:
     def decide_always(
         self, request: PermissionRequest, behavior: str, *, every_agent: bool, via: str = "console"
     ) -> tuple[Rule, PermissionRequest]:
-        """A standing rule for this exact tool and subject, then this request decided by it."""
+        """This request decided, then a standing rule for this exact tool and subject (the
+        decision names it). A request too late to decide (decided already, its agent gone)
+        makes no rule."""
         if request.fields.get("subject_truncated") is not False:
             raise InvalidInput(
                 f"{request.id}: its command or path is not recorded whole (too long, or an "
                 "older file): decide it once, no rule can be made from it"
             )
-        rule = self.add_rule(
-            behavior, request.tool, request.subject, None if every_agent else request.agent
-        )
-        return rule, self.decide(request.id, behavior, via=via, rule=rule.id)
+        agent = None if every_agent else request.agent
+        made = permission_rules.rule_id(behavior, request.tool, request.subject, agent)
+        decided = self.decide(request.id, behavior, via=via, rule=made)
+        return self.add_rule(behavior, request.tool, request.subject, agent), decided
 
     @staticmethod
     def _hook_alive(request: PermissionRequest) -> bool:

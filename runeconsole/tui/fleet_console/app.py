@@ -297,13 +297,10 @@ class FleetConsole(PanesApp):
                 "resume": lambda: actions.resume(key),
             }
             report = calls[action]()
-        except RuneError as exc:
+        except Exception as exc:  # a refusal, or a local write that failed: said, never fatal
+            said = exc.message if isinstance(exc, RuneError) else f"{type(exc).__name__}: {exc}"
             self.call_from_thread(
-                self.notify,
-                exc.message,
-                title=f"{action}: {source}",
-                severity="error",
-                markup=False,
+                self.notify, said, title=f"{action}: {source}", severity="error", markup=False
             )
             return
         if action == "resume" and isinstance(report, dict):
@@ -312,13 +309,26 @@ class FleetConsole(PanesApp):
         self.call_from_thread(self.notify, f"{action} {key}: sent to {source}", title=source)
 
     def resumed(self, source: str, report: dict[str, Any]) -> None:
-        """A resume's report from its source (JSON: each field checked before it is shown)."""
-        count, warnings = report.get("resume_count"), report.get("warnings")
+        """A resume's report from its source (JSON: each field checked before it is used)."""
+        count, warnings, task = (
+            report.get("resume_count"),
+            report.get("warnings"),
+            report.get("task"),
+        )
+        injection = report.get("injection")
+        if isinstance(task, dict) and not task.get("written"):
+            why = task.get("reason") or "not found"
+            self.notify(
+                f"task metadata not written: {why}", title=source, severity="warning", markup=False
+            )
+        if not isinstance(injection, str) or not injection:
+            self.notify(f"{source} sent no injection back", severity="error", markup=False)
+            return
         show_resumed(
             self,
             str(report.get("task_id") or "?"),
             count if isinstance(count, int) else 0,
-            str(report.get("injection") or ""),
+            injection,
             [str(w) for w in warnings] if isinstance(warnings, list) else [],
             source,
         )

@@ -331,3 +331,17 @@ def test_no_rule_is_made_from_a_command_too_long_to_keep_whole(project: Path) ->
     with pytest.raises(InvalidInput, match="not recorded whole"):
         service.decide_always(request, "allow", every_agent=True)
     assert service.rules() == [] and request.open
+
+
+def test_a_request_decided_already_makes_no_rule_when_decided_always_again(
+    hooked: Bridge, cli: Callable[..., CliResult]
+) -> None:
+    hooked.open_console()
+    root = str(hooked.project)
+    done = hooked.send_later("PermissionRequest-Bash")
+    request_id = waiting_request(hooked)
+    assert cli("permissions", "decide", request_id, "--deny", "--root", root).code == 0
+    finished(done)
+    late = cli("permissions", "decide", request_id, "--allow", "--always", "--root", root)
+    assert late.code == 1 and "already decided" in late.err
+    assert Permissions(Project(hooked.project)).rules() == []
