@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runeconsole.adapters import git
+from runeconsole.core.control import printable
 from runeconsole.core.errors import InvalidInput
 from runeconsole.services.project import Project
 
@@ -98,14 +98,6 @@ def colour(text: str, name: str) -> str:
     if not sys.stdout.isatty() or os.environ.get("NO_COLOR"):
         return text
     return f"\033[{COLOURS.get(name, '0')}m{text}\033[0m"
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """Text other processes wrote, made safe for a terminal: no escape sequences."""
-    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text)
 
 
 def print_table(

@@ -7,7 +7,8 @@ import sys
 from typing import Any
 
 from runeconsole.cli.agent_rows import COLUMNS, table_row
-from runeconsole.cli.common import print_json, print_table, printable
+from runeconsole.cli.common import print_json, print_table
+from runeconsole.core.control import printable
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.events.sections import AGENT
 from runeconsole.services.liveness import GREEN, AgentRecord

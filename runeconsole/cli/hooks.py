@@ -6,7 +6,8 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from runeconsole.cli.common import open_project, print_json, printable
+from runeconsole.cli.common import open_project, print_json
+from runeconsole.core.control import printable
 from runeconsole.core.errors import RuneError
 from runeconsole.services.hooks import HARNESS_PHASES, Hook, Hooks
 from runeconsole.services.pane_patterns import WORK_PHASES

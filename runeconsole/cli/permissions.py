@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from runeconsole.cli.common import open_project, print_json, print_table, printable
+from runeconsole.cli.common import open_project, print_json, print_table
+from runeconsole.core.control import printable
 from runeconsole.core.errors import InvalidInput
 from runeconsole.services.claude.permission_files import ALLOW, DENY
 from runeconsole.services.claude.permissions import PermissionRequest, Permissions

@@ -1,15 +1,20 @@
 """What every console window shares (the project's console and the fleet console): tabs
-of ``LivePane``s, the filter line under them, ``?`` for the pane's keys, ``q`` to quit."""
+of ``LivePane``s, the filter line under them, ``?`` for the pane's keys, ``q`` to quit, and
+no control character drawn (``terminal_safe.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.app import App
 from textual.binding import Binding
+from textual.filter import LineFilter
 from textual.widgets import Input, TabbedContent
 
 from runeconsole.tui.filter_box import FilterBox
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.pane import LivePane
+from runeconsole.tui.terminal_safe import NoControlCharacters
 
 
 class PanesApp(App[None]):
@@ -21,6 +26,12 @@ class PanesApp(App[None]):
         Binding("slash", "filter", "Filter", priority=True),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
+
+    NO_CONTROLS = NoControlCharacters()
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, then the one that keeps control characters off the terminal."""
+        return [*super().get_line_filters(), self.NO_CONTROLS]
 
     def current_pane(self) -> LivePane:
         active = self.query_one(TabbedContent).active_pane

@@ -9,9 +9,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from textual.coordinate import Coordinate
+from textual.geometry import Region
 from textual.pilot import Pilot
 
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.core.control import CONTROL
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.fleet.model import FleetChange
 from runeconsole.tui.agents_pane import FIRST_ROWS, SEEN_AT
@@ -124,3 +126,22 @@ async def test_a_name_that_looks_like_markup_is_drawn_as_written(
     async with app.run_test(size=(160, 30)):
         shown = app.export_screenshot()
         assert "node[red]x" in shown.replace("&#160;", " ") and ":smile:" in shown
+
+
+async def test_escape_sequences_in_an_agent_s_fields_never_reach_the_terminal(
+    project: Path, clock: ManualClock
+) -> None:
+    write_fleet(project, clock, 1)
+    path = project / ".claude" / "state" / "identities" / "worker-w00000.json"
+    body = json.loads(path.read_text())
+    hostile = "\x1b]0;owned\x07\x1b[2Jn\x9b1"
+    path.write_text(json.dumps({**body, "node_id": hostile, "tmux_session": "s\x1b[31m"}))
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause()
+        table = app.agents_pane.table
+        lines = table.render_lines(Region(0, 0, table.size.width, 3))  # as the screen draws
+        text = "".join(segment.text for line in lines for segment in line)
+        assert "]0;owned" in text and "[2Jn" in text  # shown, as harmless text
+        assert not CONTROL.search(text)
+        assert all(line.cell_length == table.size.width for line in lines)
