@@ -115,13 +115,17 @@ async def test_an_agent_changed_before_the_fill_reaches_it_still_ends_in_its_pla
         assert keys == sorted(keys) and keys.index(late) == 1000
 
 
+def one_agent_with(project: Path, clock: ManualClock, **fields: str) -> None:
+    """A fleet of one agent whose identity carries ``fields`` as another process wrote them."""
+    write_fleet(project, clock, 1)
+    path = project / ".claude" / "state" / "identities" / "worker-w00000.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **fields}))
+
+
 async def test_a_name_that_looks_like_markup_is_drawn_as_written(
     project: Path, clock: ManualClock
 ) -> None:
-    write_fleet(project, clock, 1)
-    path = project / ".claude" / "state" / "identities" / "worker-w00000.json"
-    body = json.loads(path.read_text())
-    path.write_text(json.dumps({**body, "node_id": "node[red]x", "tmux_session": ":smile:"}))
+    one_agent_with(project, clock, node_id="node[red]x", tmux_session=":smile:")
     app = create_app(project, clock=clock, watch=False, tick_seconds=0)
     async with app.run_test(size=(160, 30)):
         shown = app.export_screenshot()
@@ -131,11 +135,9 @@ async def test_a_name_that_looks_like_markup_is_drawn_as_written(
 async def test_escape_sequences_in_an_agent_s_fields_never_reach_the_terminal(
     project: Path, clock: ManualClock
 ) -> None:
-    write_fleet(project, clock, 1)
-    path = project / ".claude" / "state" / "identities" / "worker-w00000.json"
-    body = json.loads(path.read_text())
-    hostile = "\x1b]0;owned\x07\x1b[2Jn\x9b1"
-    path.write_text(json.dumps({**body, "node_id": hostile, "tmux_session": "s\x1b[31m"}))
+    one_agent_with(
+        project, clock, node_id="\x1b]0;owned\x07\x1b[2Jn\x9b1", tmux_session="s\x1b[31m"
+    )
     app = create_app(project, clock=clock, watch=False, tick_seconds=0)
     async with app.run_test(size=(160, 30)) as pilot:
         await pilot.pause()
