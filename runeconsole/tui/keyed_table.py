@@ -218,10 +218,8 @@ class KeyedTable(SharedCells):
             self.size.width,
             int(self.scroll_offset.x),
             self.rich_style,
-            self._pseudo_class_state,
             self._update_count,
-            self.show_cursor,
-            self._show_hover_cursor,
+            self._frame_cells or self._cells_drawn_under(),  # focus, cursor and hover styles
             self.cursor_coordinate.row == row_index,
             self.hover_coordinate.row == row_index,
         )

@@ -66,18 +66,16 @@ class SharedCells(OneLineRows):
             self._frame_style = self._frame_cells = self._frame_rows = None
 
     def _cells_drawn_under(self) -> tuple[Any, ...]:
-        """What a cell's render depends on beyond its value, styles and place; first,
+        """What a cell's render depends on beyond its value, base style and place; first,
         whether cells can be shared at all (no fixed rows or columns)."""
         shared = not (self.fixed_rows or self.fixed_columns)
         state = self._pseudo_class_state
-        return (shared, self.show_cursor, self._show_hover_cursor, state, self.app.theme)
-
-    def notify_style_update(self) -> None:
-        """The CSS changed (component styles: the cursor's, the hover's): every kept render
-        may be drawn otherwise now."""
-        self._drawn_cells.clear()
-        self._placed_cells.clear()
-        super().notify_style_update()
+        # The component styles a shared cell is drawn with (a CSS change may alter them
+        # without changing the theme); the header's and fixed cells' are never shared.
+        component = self.get_component_rich_style
+        cursor, hover = component("datatable--cursor"), component("datatable--hover")
+        theme = self.app.theme
+        return (shared, self.show_cursor, self._show_hover_cursor, state, cursor, hover, theme)
 
     def _render_cell(
         self,

@@ -263,12 +263,19 @@ async def test_the_cursor_row_follows_focus_and_a_hidden_cursor_as_datatable_dra
         for change in (
             lambda: app.query_one(Button).focus(),
             lambda: table.focus(),
+            lambda: restyle(app, "KeyedTable > .datatable--cursor { background: red; }"),
             lambda: setattr(table, "show_cursor", False),
         ):
             change()
             await pilot.pause()
             painted = table.render_lines(Region(0, 0, table.size.width, 3))
             assert painted == table_drawn_afresh(table, 3)
+
+
+def restyle(app: App[None], css: str) -> None:
+    """CSS added while the app runs (the cursor's colours change, the theme does not)."""
+    app.stylesheet.add_source(css, read_from=("test", "restyle"))
+    app.refresh_css()
 
 
 def table_drawn_afresh(table: KeyedTable, lines: int) -> list[Strip]:
