@@ -98,6 +98,16 @@ def scratch(prefix: str) -> Iterator[Path]:
             time.sleep(0.25)
 
 
+def numbers(doc: str | None, **defaults: int | list[int]) -> argparse.Namespace:
+    """Positional whole numbers, each optional with its default (a list default: any
+    count of them), and ``--help`` from the script's docstring."""
+    parser = argparse.ArgumentParser(description=(doc or "").strip().splitlines()[0])
+    for name, default in defaults.items():
+        count = "*" if isinstance(default, list) else "?"
+        parser.add_argument(name, type=int, nargs=count, default=default, help=f"({default})")
+    return parser.parse_args()
+
+
 def fleet_parser(description: str) -> argparse.ArgumentParser:
     """Fleet sizes, ``--monitor both|on|off`` and ``--py-spy DIR``: what every benchmark of
     the console in a pane takes."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import make_fleet, summary
+from _common import make_fleet, numbers, summary
 
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
@@ -67,8 +67,8 @@ async def measure(root: Path, keys: list[str], rounds: int) -> tuple[list[float]
 
 
 def main() -> int:
-    agents = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 300
+    args = numbers(__doc__, agents=1000, rounds=300)
+    agents, rounds = args.agents, args.rounds
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "fleet"
         keys = make_fleet(root, agents)

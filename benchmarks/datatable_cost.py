@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import end_cleanly_on_sigterm, process_memory
+from _common import end_cleanly_on_sigterm, numbers, process_memory
 from textual.app import App, ComposeResult
 
 from runeconsole.core.timeutil import iso_z
@@ -132,7 +132,7 @@ async def measure(count: int) -> list[str]:
 
 def main() -> int:
     end_cleanly_on_sigterm()
-    sizes = [int(arg) for arg in sys.argv[1:]] or [10_000]
+    sizes = numbers(__doc__, agents=[10_000]).agents
     for count in sizes:
         print("\n".join(asyncio.run(measure(count))), flush=True)
     return 0

@@ -16,6 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import numbers
+
 from runeconsole.adapters import git
 from runeconsole.core.errors import UnreadableFile
 from runeconsole.core.files import read_json_object
@@ -33,7 +37,7 @@ def writer(root: Path) -> None:
 
 
 def main() -> int:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    rounds = numbers(__doc__, rounds=1000).rounds
     rng = random.Random(3)
     corrupt = 0
     with tempfile.TemporaryDirectory() as scratch:

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import summary, three_sources_over_ssh
+from _common import numbers, summary, three_sources_over_ssh
 
 from runeconsole.adapters.ssh import SshTransport
 from runeconsole.core.fleet_file import SourceSpec
@@ -90,8 +90,8 @@ def change_latency(sshd: Sshd, root: Path, keys: list[str], rounds: int) -> list
 
 
 def main() -> None:
-    agents = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    args = numbers(__doc__, agents=1000, rounds=100)
+    agents, rounds = args.agents, args.rounds
     with three_sources_over_ssh(agents, "rc-bench-remote-") as (sshd, roots, keys):
         paints = [first_paint(sshd, roots, agents) * 1000 for _ in range(5)]
         print(summary(f"3 sources x {agents} agents, all snapshots held", paints, "<= 1500 ms"))

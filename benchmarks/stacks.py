@@ -98,7 +98,7 @@ def load_samples(path: Path) -> list[tuple[list[str], int]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("profile", type=Path)
-    parser.add_argument("--cpu", type=float, default=None, help="measured CPU, % of a core")
+    parser.add_argument("--cpu", type=float, default=None, help="measured CPU, %% of a core")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--focus", default=None, help="show call paths into this function")
     parser.add_argument("--paths", type=int, default=10)
