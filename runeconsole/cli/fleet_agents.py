@@ -11,7 +11,7 @@ from runeconsole.cli.common import print_json, print_table
 from runeconsole.core.control import printable
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.events.sections import AGENT
-from runeconsole.services.liveness import GREEN, AgentRecord
+from runeconsole.services.liveness import RED, AgentRecord
 from runeconsole.services.sources import UP
 from runeconsole.services.sources.fleet import SOURCE, FleetFeed
 
@@ -52,7 +52,13 @@ def list_fleet_agents(
             )
     rows = [agents[key] for key in sorted(agents)]
     if stale_only:
-        rows = [r for r in rows if r.get("status") == "active" and r.get("liveness") != GREEN]
+        # As ``agents --stale-only`` on one root: still marked active, heartbeat past the
+        # stale threshold (red); a yellow agent is late, not stale.
+        rows = [
+            r
+            for r in rows
+            if not r.get("error") and r.get("status") == "active" and r.get("liveness") == RED
+        ]
     if as_json:
         print_json(rows)
         return 0

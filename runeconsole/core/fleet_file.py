@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,14 @@ def load_fleet(path: Path) -> list[SourceSpec]:
         raise InvalidInput(f"{path}: no such fleet file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{path}: cannot read the fleet file ({exc})") from None
-    return parse_fleet(text, str(path))
+    # A relative root of this machine is the fleet file's, wherever the command runs.
+    here = path.expanduser().absolute().parent
+    return [
+        replace(spec, root=str(here / spec.local_root()))
+        if spec.local and not spec.local_root().is_absolute()
+        else spec
+        for spec in parse_fleet(text, str(path))
+    ]
 
 
 def parse_fleet(text: str, where: str = "fleet file") -> list[SourceSpec]:

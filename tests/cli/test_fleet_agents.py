@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from runeconsole.core.timeutil import iso_z
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from tests.support.fleet import fleet_file, project_root
@@ -55,3 +58,21 @@ def test_an_agent_on_a_host_over_ssh_is_listed_under_its_source(
         ("far/worker-x", "far"),
         ("near/worker-y", "near"),
     }
+
+
+def test_stale_only_keeps_the_agents_one_root_would_call_stale(
+    tmp_path: Path, cli: Callable
+) -> None:
+    shop = project_root(tmp_path, "shop", "late", "stale", "fresh")
+    registry = Registry(Project(shop))
+    for name, seconds in (("late", 200), ("stale", 1000)):  # yellow, red
+        seen = datetime.now(UTC) - timedelta(seconds=seconds)
+        registry.update(f"worker-{name}", {"last_heartbeat": iso_z(seen), "last_seen": iso_z(seen)})
+        os.utime(registry.path_for(f"worker-{name}"), (seen.timestamp(), seen.timestamp()))
+    fleet = fleet_file(tmp_path, {"name": "shop", "root": shop}, {"name": "ml", "root": shop})
+
+    listed = cli("agents", "--fleet", str(fleet), "--stale-only", "--json")
+    one = cli("agents", "--root", str(shop), "--stale-only", "--json")
+
+    assert [r["key"] for r in json.loads(listed.out)] == ["ml/worker-stale", "shop/worker-stale"]
+    assert [r["key"] for r in json.loads(one.out)] == ["worker-stale"]

@@ -81,6 +81,21 @@ def test_a_missing_fleet_file_is_named(tmp_path: Path) -> None:
     assert [s.name for s in load_fleet(path)] == ["here"]
 
 
+def test_a_relative_root_of_this_machine_is_the_fleet_file_s_wherever_it_is_read_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "conf").mkdir()
+    path = tmp_path / "conf" / "fleet.yml"
+    path.write_text(
+        "- {name: near, root: ../alpha}\n- {name: home, root: ~/beta}\n"
+        "- {name: far, host: build1, root: /srv/gamma}\n"
+    )
+    monkeypatch.chdir("/")
+    near, home, far = load_fleet(path)
+    assert near.local_root() == tmp_path / "conf" / ".." / "alpha"
+    assert home.root == "~/beta" and far.root == "/srv/gamma"
+
+
 def test_the_default_fleet_file_is_under_the_config_home(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

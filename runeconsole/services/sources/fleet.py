@@ -25,7 +25,15 @@ from runeconsole.services.events import PROTOCOL, Event, EventStream, follow
 from runeconsole.services.events.sections import RowKey
 from runeconsole.services.project import Project
 from runeconsole.services.sources.actions import LocalActions, RemoteActions, Unreachable
-from runeconsole.services.sources.remote import CONNECTING, DOWN, UP, RemoteSource, apply
+from runeconsole.services.sources.remote import (
+    BACKOFF_FIRST,
+    BACKOFF_MAX,
+    CONNECTING,
+    DOWN,
+    UP,
+    RemoteSource,
+    apply,
+)
 
 SOURCE = "source"
 ROW_EVENTS = ("upsert", "remove")
@@ -159,21 +167,30 @@ class FleetFeed:
     # -- sources -------------------------------------------------------------------------
 
     def _follow_local(self, spec: SourceSpec) -> None:
-        root = spec.local_root()
-        if not root.is_dir():
-            self._status(spec.name, DOWN, f"root {root}: no such directory")
-            return
-        stream = EventStream(Project(Path(root).resolve(), self.clock, strict=False))
-        try:
-            follow(
-                stream,
-                lambda events: self._local(spec.name, events),
-                stop=self._stop,
-                heartbeat=self.heartbeat,
-                presence=ConsolePresence(stream.project.paths) if self.present else None,
-            )
-        except Exception as exc:  # the other sources go on; this one says why it stopped
-            self._status(spec.name, DOWN, f"{type(exc).__name__}: {exc}")
+        """Follow a root of this machine; while it cannot be (no such directory yet, its
+        stream failed) it is down with the reason and tried again, after a backoff that
+        doubles up to a ceiling, as a host is."""
+        delay = BACKOFF_FIRST
+        while not self._stop.is_set():
+            root = spec.local_root()
+            if not root.is_dir():
+                self._status(spec.name, DOWN, f"root {root}: no such directory")
+            else:
+                stream = EventStream(Project(Path(root).resolve(), self.clock, strict=False))
+                try:
+                    follow(
+                        stream,
+                        lambda events: self._local(spec.name, events),
+                        stop=self._stop,
+                        heartbeat=self.heartbeat,
+                        presence=ConsolePresence(stream.project.paths) if self.present else None,
+                    )
+                except Exception as exc:  # the other sources go on; this one says why
+                    self._status(spec.name, DOWN, f"{type(exc).__name__}: {exc}")
+                    self._merge(spec.name, [], True)  # its rows are not current any more
+            if self._stop.wait(delay):
+                return
+            delay = min(delay * 2, BACKOFF_MAX)
 
     def _local(self, name: str, events: list[Event]) -> None:
         reset = bool(events) and events[0].get("event") == "snapshot"

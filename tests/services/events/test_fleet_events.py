@@ -77,6 +77,25 @@ class Collector:
         self.thread.join(10)
 
 
+def test_a_local_root_that_appears_later_is_followed_once_it_does(tmp_path: Path) -> None:
+    (here,) = roots(tmp_path, "here")
+    later = tmp_path / "later"
+    collector = Collector(
+        FleetFeed([SourceSpec("here", str(here)), SourceSpec("later", str(later))], heartbeat=0.5)
+    )
+    try:
+        assert collector.has(lambda seen: seen.get(("source", "later"), {}).get("state") == "down")
+        project_root(tmp_path, "later", "late")  # the root is made, an agent registered
+        assert collector.has(
+            lambda seen: (
+                seen[("source", "later")]["state"] == "up"
+                and ("agent", "later/worker-late") in seen
+            )
+        )
+    finally:
+        collector.stop()
+
+
 def test_two_hosts_over_ssh_and_a_local_root_in_one_stream_and_a_down_host_spares_the_others(
     sshd: Sshd, tmp_path: Path
 ) -> None:
