@@ -8,12 +8,15 @@ import os
 import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from textual.pilot import Pilot
 
 from runeconsole.adapters import git
+from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.core.timeutil import iso_z
 from runeconsole.demo.suspended import write_context
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
@@ -176,6 +179,21 @@ async def test_a_suspended_task_is_resumed_on_its_source_and_a_corrupt_one_is_re
         await until(pilot, lambda: isinstance(app.screen, InjectionScreen), 30)
         assert "resume_count: 1" in good.read_text()
         assert "Parser refactor done" in app.clipboard and "two" in str(app.screen.title_text())
+
+
+async def test_a_stale_agent_s_problem_says_how_long_as_time_goes_on(tmp_path: Path) -> None:
+    clock = ManualClock()
+    one = project_root(tmp_path, "one", "a")
+    old = iso_z(clock.now() - timedelta(seconds=400))
+    Registry(Project(one)).update("worker-a", {"last_heartbeat": old, "last_seen": old})
+    async with console([SourceSpec("one", str(one))], clock=clock) as (app, pilot):
+        await pilot.press("3")
+        await until(pilot, lambda: len(shown(app, 2)) == 1)
+        (key,) = shown(app, 2)
+        assert "no heartbeat for 6m40s" in str(app.panes[2].table.get_row(key)[-1])
+        clock.advance(60)
+        app.tick()
+        assert "no heartbeat for 7m40s" in str(app.panes[2].table.get_row(key)[-1])
 
 
 # -- hosts over SSH ------------------------------------------------------------------------

@@ -232,6 +232,16 @@ class FleetConsole(PanesApp):
             return {"seen": Text(format_age(agent_record(key, row).age_at(now)))}
 
         agents.table.refresh_visible(seen)
+        # A stale agent's problem says for how long: judged again as of now, on screen only.
+        problems = self.query_one(FleetProblemsPane)
+        stale = {
+            str(row["agent"])
+            for key in problems.table.visible_keys()
+            if (row := self.store.get(PROBLEM, key)) and row.get("kind") == "stale"
+        }
+        if stale:
+            again = self.store.rejudge(stale, now)
+            problems.moved(again.changed, again.removed)
 
     # -- actions on a row ------------------------------------------------------------------
 

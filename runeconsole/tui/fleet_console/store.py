@@ -4,6 +4,8 @@ applies a batch of events and tells the panes which keys of their kinds moved.""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,7 +73,7 @@ class FleetRows:
                 moved[SOURCE].changed.add(str(event["source"]))
         agents = moved[AGENT].changed | moved[AGENT].removed | moved[OBSERVATION].changed
         if agents | moved[OBSERVATION].removed:
-            moved[PROBLEM] = self._rejudge(agents | moved[OBSERVATION].removed)
+            moved[PROBLEM] = self.rejudge(agents | moved[OBSERVATION].removed)
         return moved
 
     def record(self, key: str) -> AgentRecord | None:
@@ -87,9 +89,10 @@ class FleetRows:
         except (KeyError, TypeError, ValueError):  # another version's shape: left out
             return None
 
-    def _rejudge(self, agents: set[str]) -> Moved:
+    def rejudge(self, agents: set[str], now: datetime | None = None) -> Moved:
         """The problems of these agents again (crashed, stale, waiting, low context: the
-        project console's own rules, ``find_problems``)."""
+        project console's own rules, ``find_problems``); ``now``: ages as of then (a stale
+        agent's time without a heartbeat moves on), else as the stream last said."""
         moved = Moved()
         for agent in agents:
             before = self._problems_of.pop(agent, set())
@@ -98,7 +101,7 @@ class FleetRows:
             if record is not None:
                 observation = self.observation(agent)
                 readings = {agent: observation} if observation is not None else {}
-                found = find_problems([record], readings, self.settings)
+                found = find_problems([record], readings, self.settings, now=now)
             now = set()
             for problem in found:
                 key = f"{agent}/{problem.kind}"
