@@ -4,10 +4,9 @@ applies a batch of events and tells the panes which keys of their kinds moved.""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from runeconsole.services.liveness import GREEN, RED, YELLOW, AgentRecord
@@ -102,7 +101,7 @@ class FleetRows:
                 observation = self.observation(agent)
                 readings = {agent: observation} if observation is not None else {}
                 found = find_problems([record], readings, self.settings, now=now)
-            now = set()
+            kept = set()
             for problem in found:
                 key = f"{agent}/{problem.kind}"
                 self.rows[PROBLEM][key] = {
@@ -112,14 +111,14 @@ class FleetRows:
                     "order": problem.sort_key,
                 }
                 self.source_of[(PROBLEM, key)] = self.source_of.get((AGENT, agent), "")
-                now.add(key)
+                kept.add(key)
                 moved.changed.add(key)
-            for key in before - now:
+            for key in before - kept:
                 self.rows[PROBLEM].pop(key, None)
                 self.source_of.pop((PROBLEM, key), None)
                 moved.removed.add(key)
-            if now:
-                self._problems_of[agent] = now
+            if kept:
+                self._problems_of[agent] = kept
         return moved
 
     def counts(self, source: str) -> dict[str, int]:
