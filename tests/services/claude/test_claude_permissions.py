@@ -57,6 +57,14 @@ def waiting_request(made: Bridge) -> str:
     return service.pending()[0].id
 
 
+def one_bash_request(hooked: Bridge) -> tuple[str, dict[str, HookResult], str]:
+    """A console open and one Bash permission request waiting: the root, where the hook's
+    result lands, the request's id."""
+    hooked.open_console()
+    done = hooked.send_later("PermissionRequest-Bash")
+    return str(hooked.project), done, waiting_request(hooked)
+
+
 def test_with_no_console_open_the_hook_prints_nothing_and_records_that_nobody_decided(
     hooked: Bridge,
 ) -> None:
@@ -117,10 +125,7 @@ def test_an_allowed_request_prints_allow_and_a_plain_deny_tells_the_model_who(
 def test_a_request_decided_always_from_the_cli_leaves_a_rule_that_decides_the_next(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
-    hooked.open_console()
-    root = str(hooked.project)
-    done = hooked.send_later("PermissionRequest-Bash")
-    request_id = waiting_request(hooked)
+    root, done, request_id = one_bash_request(hooked)
     wrong = cli("permissions", "decide", request_id, "--allow", "--every-agent", "--root", root)
     assert wrong.code != 0 and "--every-agent goes with --always" in wrong.err
     said = cli(
@@ -336,10 +341,7 @@ def test_no_rule_is_made_from_a_command_too_long_to_keep_whole(project: Path) ->
 def test_a_request_decided_already_makes_no_rule_when_decided_always_again(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
-    hooked.open_console()
-    root = str(hooked.project)
-    done = hooked.send_later("PermissionRequest-Bash")
-    request_id = waiting_request(hooked)
+    root, done, request_id = one_bash_request(hooked)
     assert cli("permissions", "decide", request_id, "--deny", "--root", root).code == 0
     finished(done)
     late = cli("permissions", "decide", request_id, "--allow", "--always", "--root", root)
