@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         listing,
         "every source of a fleet file (local roots and hosts over ssh); keys become "
         "SOURCE/KEY when there is more than one, and a source that cannot be read is "
-        "said on stderr",
+        "said on stderr (exit status 1, the other sources listed)",
     )
     listing.set_defaults(func=list_agents)
 

@@ -43,13 +43,16 @@ def list_fleet_agents(
     stale_only: bool,
 ) -> int:
     agents, states = fleet_snapshot(specs)
+    down = 0
     for name, state in sorted(states.items()):
         if state.get("state") != UP:
+            down += 1
             reason = state.get("reason") or "no answer"
             print(
                 printable(f"warning: source {name} is {state.get('state')}: {reason}"),
                 file=sys.stderr,
             )
+    status = 1 if down else 0  # the rows of the sources that answered are printed all the same
     rows = [agents[key] for key in sorted(agents)]
     if stale_only:
         # As ``agents --stale-only`` on one root: still marked active, heartbeat past the
@@ -61,10 +64,10 @@ def list_fleet_agents(
         ]
     if as_json:
         print_json(rows)
-        return 0
+        return status
     records = [AgentRecord.from_json(row, row["key"]) for row in rows]
     if not records:
         print("no agents in any source of the fleet")
-        return 0
+        return status
     print_table(COLUMNS, [table_row(r) for r in records], [r.liveness for r in records])
-    return 0
+    return status
