@@ -154,8 +154,11 @@ async def take(name: str, size: tuple[int, int], before: Callable | None) -> Pat
         return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
 
 
-async def take_fleet(name: str, size: tuple[int, int], pane: str) -> Path:
-    """The fleet console over ``demo/fleet_scene.py``'s three sources."""
+async def take_fleet(
+    name: str, size: tuple[int, int], pane: str, keys: tuple[str, ...] = ()
+) -> Path:
+    """The fleet console over ``demo/fleet_scene.py``'s three sources; ``keys`` pressed
+    on the pane's first row (a window opened)."""
     specs, clock = build_fleet_scene(SCENE_ROOT.parent)
     app = create_fleet_app(specs, clock=clock, tick_seconds=0)
     app.animation_level = "none"
@@ -166,13 +169,17 @@ async def take_fleet(name: str, size: tuple[int, int], pane: str) -> Path:
         await pilot.press(pane)
         app.panes[int(pane) - 1].table.move_cursor(row=0)  # rows arrive by source, any order
         await pilot.pause()
+        if keys:
+            await pilot.press(*keys)
+            await pilot.pause(0.2)
         return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
 
 
-FLEET_SHOTS = [
-    ("fleet-agents", (120, 30), "1"),
-    ("fleet-sources", (100, 24), "2"),
-    ("fleet-permissions", (120, 24), "7"),
+FLEET_SHOTS: list[tuple[str, tuple[int, int], str, tuple[str, ...]]] = [
+    ("fleet-agents", (120, 30), "1", ()),
+    ("fleet-sources", (100, 24), "2", ()),
+    ("fleet-permissions", (120, 24), "7", ()),
+    ("fleet-permission-window", (80, 24), "7", ("enter",)),
 ]
 
 
@@ -181,9 +188,9 @@ def main(names: list[str]) -> int:
     for name, size, before in SHOTS:
         if not names or name in names:
             print(asyncio.run(take(name, size, before)))
-    for name, size, pane in FLEET_SHOTS:
+    for name, size, pane, keys in FLEET_SHOTS:
         if not names or name in names:
-            print(asyncio.run(take_fleet(name, size, pane)))
+            print(asyncio.run(take_fleet(name, size, pane, keys)))
     return 0
 
 
