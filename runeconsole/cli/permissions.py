@@ -98,21 +98,20 @@ def decide_one(args: argparse.Namespace) -> int:
         raise InvalidInput("--message goes with --deny (the model reads it)")
     if args.every_agent and not args.always:
         raise InvalidInput("--every-agent goes with --always (it is the rule's scope)")
-    service = _service(args)
-    if args.always:
-        if args.message is not None:
-            raise InvalidInput("--message goes with a single deny, not with a rule")
-        rule, request = service.decide_always(
-            service.get(args.id), args.behavior, every_agent=args.every_agent, via="cli"
-        )
-        report = {**request.to_json(), "rule": rule.to_json()}
-    else:
-        request = service.decide(args.id, args.behavior, message=args.message, via="cli")
-        report = request.to_json()
+    if args.always and args.message is not None:
+        raise InvalidInput("--message goes with a single deny, not with a rule")
+    report = _service(args).settle(
+        args.id,
+        args.behavior,
+        message=args.message,
+        always=args.always,
+        every_agent=args.every_agent,
+        via="cli",
+    )
     if args.json:
         print_json(report)
     else:
-        print(f"{request.id}: {printable(request.outcome)}")
+        print(f"{report['id']}: {printable(report['outcome'])}")
     return 0
 
 

@@ -271,6 +271,26 @@ class Permissions:
         decided = self.decide(request.id, behavior, via=via, rule=made)
         return self.add_rule(behavior, request.tool, request.subject, agent), decided
 
+    def settle(
+        self,
+        request_id: str,
+        behavior: str,
+        *,
+        message: str | None = None,
+        always: bool = False,
+        every_agent: bool = False,
+        via: str = "console",
+    ) -> dict[str, Any]:
+        """Decide a request once (``message``: a deny's reason) or ``always`` (and a
+        standing rule, for ``every_agent`` or the request's); the report: the request as
+        decided, with ``rule`` when one was made."""
+        if not always:
+            return self.decide(request_id, behavior, message=message, via=via).to_json()
+        rule, decided = self.decide_always(
+            self.get(request_id), behavior, every_agent=every_agent, via=via
+        )
+        return {**decided.to_json(), "rule": rule.to_json()}
+
     @staticmethod
     def _hook_alive(request: PermissionRequest) -> bool:
         pid = request.fields.get("hook_pid")

@@ -64,16 +64,14 @@ class LocalActions:
     def decide(self, request_id: str, verdict: Verdict) -> Any:
         from runeconsole.services.claude.permissions import Permissions
 
-        permissions = Permissions(self.project)
-        if verdict.always:
-            request = permissions.get(request_id)
-            rule, decided = permissions.decide_always(
-                request, verdict.behavior, every_agent=verdict.every_agent, via="fleet"
-            )
-            return {**decided.to_json(), "rule": rule.to_json()}
-        return permissions.decide(
-            request_id, verdict.behavior, message=verdict.message, via="fleet"
-        ).to_json()
+        return Permissions(self.project).settle(
+            request_id,
+            verdict.behavior,
+            message=verdict.message,
+            always=verdict.always,
+            every_agent=verdict.every_agent,
+            via="fleet",
+        )
 
     def process_queue(self, *, all_entries: bool = False) -> Any:
         return MergeQueue(self.project).process(run_all=all_entries).to_json()
