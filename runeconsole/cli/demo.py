@@ -111,10 +111,12 @@ class Teardown:
             shutil.rmtree(self.remove, ignore_errors=True)
 
     def on_signal(self, number: int, _frame: object) -> None:
-        self.stop_agents()
+        # The grace period runs from the signal, not from the fleet's end: a fleet slow to
+        # stop (up to 10 s under load) must not hold the demo's exit back by as much.
         timer = threading.Timer(EXIT_GRACE_SECONDS, self._end, args=(128 + number,))
         timer.daemon = True
         timer.start()
+        self.stop_agents()
         raise SystemExit(0)
 
     def _end(self, code: int) -> None:
