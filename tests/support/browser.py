@@ -66,8 +66,10 @@ class BrowserTerminal:
         page.on("websocket", self._socket)  # type: ignore[attr-defined]
 
     def _socket(self, socket: object) -> None:
-        self.sockets.append(socket)
         query = parse_qs(urlsplit(socket.url).query)  # type: ignore[attr-defined]
+        if "width" not in query:
+            return  # not textual.js's terminal (a socket a test opens itself)
+        self.sockets.append(socket)
         self._resize(int(query["width"][0]), int(query["height"][0]))
         socket.on("framereceived", self._received)  # type: ignore[attr-defined]
         socket.on("framesent", self._sent)  # type: ignore[attr-defined]

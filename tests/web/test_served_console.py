@@ -4,34 +4,81 @@ shows, and a question answered by taps alone."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
-from tests.support.browser import PHONE, chromium, session
+from tests.support.browser import PHONE, session
 from tests.support.polling import wait_until
 from tests.support.questions import QUESTION_DIR, ask
-from tests.support.served import root_args, serving
+from tests.support.served import Served
 
 
-def test_the_served_console_shows_the_agents_pane(project: Path) -> None:
-    with serving(*root_args(project)) as served, chromium() as browser:
-        with session(browser, served.link) as terminal:
-            terminal.wait_for("Agents")
-            terminal.wait_for("Questions")
-            assert "token=" not in terminal.page.url  # swapped for the cookie
+def test_the_served_console_shows_the_agents_pane(served: Served, browser: object) -> None:
+    with session(browser, served.link) as terminal:
+        terminal.wait_for("Agents")
+        terminal.wait_for("Questions")
+        assert "token=" not in terminal.page.url  # swapped for the cookie
 
 
 def test_a_question_is_answered_by_taps_on_a_phone_and_the_answer_file_is_written(
-    project: Path,
+    project: Path, served: Served, browser: object
 ) -> None:
     ask(project, text="Which parser?")
     answer = project / QUESTION_DIR / "task-1.q1.answer"
-    with serving(*root_args(project)) as served, chromium() as browser:
-        with session(browser, served.link, viewport=PHONE) as terminal:
+    with session(browser, served.link, viewport=PHONE) as terminal:
+        terminal.wait_for("Answer")
+        terminal.tap("Answer")  # the footer's `a`
+        terminal.wait_for("Which parser?")
+        terminal.wait_for("Close")
+        terminal.tap_button("B")
+        wait_until(answer.exists, what="the answer file")
+        terminal.wait_until_gone("Which parser?")
+    assert json.loads(answer.read_text())["answer"].startswith("B")
+
+
+def test_two_browser_sessions_racing_to_answer_one_question_make_exactly_one_answer(
+    project: Path, served: Served, browser: object
+) -> None:
+    ask(project, text="Which parser?")
+    directory = project / QUESTION_DIR
+    with session(browser, served.link) as first, session(browser, served.link) as second:
+        for terminal in (first, second):
             terminal.wait_for("Answer")
-            terminal.tap("Answer")  # the footer's `a`
+            terminal.tap("Answer")
             terminal.wait_for("Which parser?")
             terminal.wait_for("Close")
-            terminal.tap_button("B")
-            wait_until(answer.exists, what="the answer file")
-            terminal.wait_until_gone("Which parser?")
-    assert json.loads(answer.read_text())["answer"].startswith("B")
+        # Both taps leave before either console has written anything.
+        first.tap_button("A")
+        second.tap_button("B")
+        said_who = False  # the window that lost says whose answer stands
+        deadline = time.monotonic() + 60
+        while "Which parser?" in first.text() + second.text():
+            assert time.monotonic() < deadline, first.text() + second.text()
+            first.pump()
+            said_who = said_who or "Answered by" in first.text() + second.text()
+    answers = list(directory.glob("*.answer*"))
+    assert [a.name for a in answers] == ["task-1.q1.answer"]
+    assert json.loads(answers[0].read_text())["answer"][0] in "AB"
+    assert said_who
+
+
+FOREIGN_PAGE = "http://pages.example.test/"
+TRY_SOCKET = """url => new Promise(done => {
+    const socket = new WebSocket(url);
+    socket.onopen = () => { socket.close(); done("open"); };
+    socket.onerror = () => done("refused");
+})"""
+
+
+def test_a_page_of_another_origin_cannot_open_the_consoles_websocket(
+    served: Served, browser: object
+) -> None:
+    socket_url = served.url.replace("http://", "ws://") + "ws"
+    with session(browser, served.link) as terminal:  # this browser has the cookie now
+        terminal.wait_for("Agents")
+        context = terminal.page.context
+        context.route(FOREIGN_PAGE, lambda route: route.fulfill(body="<p>elsewhere</p>"))
+        foreign = context.new_page()
+        foreign.goto(FOREIGN_PAGE)
+        assert foreign.evaluate(TRY_SOCKET, socket_url) == "refused"
+        assert terminal.page.evaluate(TRY_SOCKET, socket_url) == "open"  # its own page may
