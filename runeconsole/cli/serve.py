@@ -53,13 +53,10 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 
 def run(args: argparse.Namespace) -> int:
-    from runeconsole.services.serving import (
-        Access,
-        announced,
-        load_or_create_token,
-        plan_bind,
-        user_state_dir,
-    )
+    from runeconsole.services.serving.access import Access
+    from runeconsole.services.serving.bind import plan_bind
+    from runeconsole.services.serving.record import announced, user_state_dir
+    from runeconsole.services.serving.token import load_or_create_token
 
     plan = plan_bind(
         args.host, cert=args.tls_cert, key=args.tls_key, insecure_remote=args.insecure_remote

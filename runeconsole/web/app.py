@@ -21,7 +21,8 @@ from string import Template
 from aiohttp import web
 from textual_serve.server import Server
 
-from runeconsole.services.serving import Access, FailureThrottle
+from runeconsole.services.serving.access import Access
+from runeconsole.services.serving.throttle import FailureThrottle
 from runeconsole.web.guard import NONCE, guard
 
 PAGE = Template((Path(__file__).parent / "page.html").read_text(encoding="utf-8"))

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import hdrs, web
 
-from runeconsole.services.serving import Access, FailureThrottle
-from runeconsole.services.serving.access import FORBIDDEN, TOKEN_PARAMETER
+from runeconsole.services.serving.access import FORBIDDEN, TOKEN_PARAMETER, Access
+from runeconsole.services.serving.throttle import FailureThrottle
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 COOKIE_DAYS = 30

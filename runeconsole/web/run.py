@@ -14,7 +14,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from runeconsole.core.errors import RuneError
-from runeconsole.services.serving import BindPlan
+from runeconsole.services.serving.bind import BindPlan
 from runeconsole.web.app import ServedConsole
 
 SHUTDOWN_SECONDS = 10.0

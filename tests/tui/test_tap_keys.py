@@ -89,7 +89,8 @@ async def test_a_permission_is_always_allowed_for_every_agent_by_taps(hooked: Br
         await until(pilot, lambda: app.screen.query(TapButton))
         await tap(pilot, "Rules: all agents")
         await until(
-            pilot, lambda: "Rules: this agent" in [str(b.label) for b in app.screen.query(TapButton)]
+            pilot,
+            lambda: "Rules: this agent" in [str(b.label) for b in app.screen.query(TapButton)],
         )
         await tap(pilot, "Always allow")
         await until(pilot, lambda: "result" in done)

@@ -14,7 +14,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from runeconsole.services.serving import Access
+from runeconsole.services.serving.access import Access
 from tests.support.served import Served, root_args, serving
 
 

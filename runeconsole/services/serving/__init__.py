@@ -1,23 +1,9 @@
 """``runeconsole serve``'s decisions, with no web framework in them: the access token
-(``token.py``), who may come in and how fast a wrong guess is answered (``access.py``),
+(``token.py``), who may come in (``access.py``), how fast a wrong guess is answered
+(``throttle.py``),
 which addresses may be bound without TLS (``bind.py``), and the record of a running
 served console that notifications link to (``record.py``). The aiohttp app that applies
-them lives in ``runeconsole.web``."""
+them lives in ``runeconsole.web``.
 
-from runeconsole.services.serving.access import Access, Verdict
-from runeconsole.services.serving.bind import BindPlan, plan_bind
-from runeconsole.services.serving.record import announced, served_url, user_state_dir
-from runeconsole.services.serving.throttle import FailureThrottle
-from runeconsole.services.serving.token import load_or_create_token
-
-__all__ = [
-    "Access",
-    "BindPlan",
-    "FailureThrottle",
-    "Verdict",
-    "announced",
-    "load_or_create_token",
-    "plan_bind",
-    "served_url",
-    "user_state_dir",
-]
+Nothing is imported here: Claude Code's hook reads ``record.py`` when it notifies, and
+must not pay for the rest."""
