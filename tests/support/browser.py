@@ -147,6 +147,8 @@ class BrowserTerminal:
         )
 
     def press(self, key: str) -> None:
+        """A key typed into the terminal (xterm.js takes keys through its text area)."""
+        self.page.focus(".xterm-helper-textarea")  # type: ignore[attr-defined]
         self.page.keyboard.press(key)  # type: ignore[attr-defined]
 
 
