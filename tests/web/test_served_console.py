@@ -8,9 +8,10 @@ import time
 from pathlib import Path
 
 from tests.support.browser import PHONE, session
+from tests.support.fleet import fleet_file, project_root
 from tests.support.polling import wait_until
 from tests.support.questions import QUESTION_DIR, ask
-from tests.support.served import Served
+from tests.support.served import Served, serving
 
 
 def test_the_served_console_shows_the_agents_pane(served: Served, browser: object) -> None:
@@ -82,3 +83,15 @@ def test_a_page_of_another_origin_cannot_open_the_consoles_websocket(
         foreign.goto(FOREIGN_PAGE)
         assert foreign.evaluate(TRY_SOCKET, socket_url) == "refused"
         assert terminal.page.evaluate(TRY_SOCKET, socket_url) == "open"  # its own page may
+
+
+def test_a_fleet_is_served_too_and_its_token_kept_in_the_users_state_directory(
+    tmp_path: Path, browser: object, private_state_home: Path
+) -> None:
+    fleet = fleet_file(tmp_path, {"name": "here", "root": project_root(tmp_path, "p", "alpha")})
+    with serving("--fleet", str(fleet), "--no-monitor") as served:
+        token_file = private_state_home / "runeconsole" / "serve-token"
+        assert token_file.read_text().strip() == served.token
+        with session(browser, served.link) as terminal:
+            terminal.wait_for("Sources")
+            terminal.wait_for("alpha")
