@@ -12,6 +12,7 @@ is not served: the console delivers no files.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import shlex
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from runeconsole.web.guard import NONCE, guard
 
 PAGE = Template((Path(__file__).parent / "page.html").read_text(encoding="utf-8"))
 MAX_SESSIONS = 8
+CLOSE_SECONDS = 10.0  # the consoles of open sessions have this long to quit on shutdown
 
 
 def console_command(argv: Sequence[str]) -> str:
@@ -54,13 +56,14 @@ class ServedConsole:
         self.secure = secure
         self.max_sessions = max_sessions
         self.throttle = throttle or FailureThrottle()
-        self.sessions = 0
+        self.sessions: set[asyncio.Task[object]] = set()  # each open browser session's
 
     def application(self) -> web.Application:
         app = web.Application(middlewares=[guard(self.access, self.throttle, secure=self.secure)])
         app.router.add_get("/", self.page, allow_head=False)
         app.router.add_get("/ws", self.websocket, allow_head=False)
         app.router.add_static("/static", self.textual.statics_path, follow_symlinks=False)
+        app.on_shutdown.append(self.close_sessions)
         return app
 
     async def page(self, request: web.Request) -> web.Response:
@@ -77,10 +80,20 @@ class ServedConsole:
 
     async def websocket(self, request: web.Request) -> web.StreamResponse:
         """One console per browser session, at most ``max_sessions`` at once."""
-        if self.sessions >= self.max_sessions:
+        task = asyncio.current_task()
+        if len(self.sessions) >= self.max_sessions or task is None:
             return web.Response(status=503, text="too many open sessions\n")
-        self.sessions += 1
+        self.sessions.add(task)
         try:
             return await self.textual.handle_websocket(request)
         finally:
-            self.sessions -= 1
+            self.sessions.discard(task)
+
+    async def close_sessions(self, _: web.Application) -> None:
+        """On shutdown: end every session now (textual-serve then tells its console to
+        quit and waits for it), rather than wait for browsers to leave."""
+        open_sessions = set(self.sessions)
+        for task in open_sessions:
+            task.cancel()
+        if open_sessions:
+            await asyncio.wait(open_sessions, timeout=CLOSE_SECONDS)

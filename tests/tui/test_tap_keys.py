@@ -96,3 +96,12 @@ async def test_a_permission_is_always_allowed_for_every_agent_by_taps(hooked: Br
         await until(pilot, lambda: "result" in done)
     [rule] = Permissions(Project(hooked.project)).rules()
     assert (rule.behavior, rule.agent) == ("allow", None)
+
+
+async def test_a_detail_window_closes_with_a_tap(project: Path) -> None:
+    app = tapped_app(project)
+    async with app.run_test(size=(100, 34)) as pilot:
+        await pilot.press("question_mark")
+        await until(pilot, lambda: app.screen.query(TapButton))
+        await tap(pilot, "Close")
+        await until(pilot, lambda: not app.screen.query(TapButton))

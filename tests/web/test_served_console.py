@@ -4,6 +4,8 @@ shows, and a question answered by taps alone."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from tests.support.browser import PHONE, session
 from tests.support.fleet import fleet_file, project_root
 from tests.support.polling import wait_until
 from tests.support.questions import QUESTION_DIR, ask
-from tests.support.served import Served, serving
+from tests.support.served import Served, root_args, serving
 
 
 def test_the_served_console_shows_the_agents_pane(served: Served, browser: object) -> None:
@@ -95,3 +97,25 @@ def test_a_fleet_is_served_too_and_its_token_kept_in_the_users_state_directory(
         with session(browser, served.link) as terminal:
             terminal.wait_for("Sources")
             terminal.wait_for("alpha")
+
+
+def test_stopping_the_server_ends_every_sessions_console_and_its_record(
+    project: Path, browser: object
+) -> None:
+    record = project / ".claude" / "state" / "serve.json"
+    with serving(*root_args(project)) as served, session(browser, served.link) as terminal:
+        terminal.wait_for("Agents")
+        assert json.loads(record.read_text())["url"] == served.url
+        group = str(served.process.pid)  # the server leads its session: its consoles are in it
+        assert len(processes_in_session(group)) >= 2
+        began = time.monotonic()
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(timeout=30) == 0
+        assert time.monotonic() - began < 15
+        wait_until(lambda: not processes_in_session(group), what="no console left")
+    assert not record.exists()
+
+
+def processes_in_session(session_id: str) -> list[str]:
+    found = subprocess.run(["pgrep", "-s", session_id], capture_output=True, text=True)
+    return found.stdout.split()
