@@ -9,7 +9,9 @@ import subprocess
 import time
 from pathlib import Path
 
+from runeconsole.services.claude import presence
 from tests.support.browser import PHONE, session
+from tests.support.claude import Bridge
 from tests.support.fleet import fleet_file, project_root
 from tests.support.polling import wait_until
 from tests.support.questions import QUESTION_DIR, ask
@@ -119,3 +121,25 @@ def test_stopping_the_server_ends_every_sessions_console_and_its_record(
 def processes_in_session(session_id: str) -> list[str]:
     found = subprocess.run(["pgrep", "-s", session_id], capture_output=True, text=True)
     return found.stdout.split()
+
+
+def test_two_browser_sessions_racing_on_one_permission_make_exactly_one_decision(
+    hooked: Bridge, served: Served, browser: object
+) -> None:
+    hooked.send("SessionStart")  # the served project is the hooked one
+    with session(browser, served.link) as first, session(browser, served.link) as second:
+        for terminal in (first, second):
+            terminal.wait_for("Agents")
+        wait_until(lambda: presence.console_open(hooked.paths), what="a console open")
+        done = hooked.send_later("PermissionRequest-Bash")
+        for terminal in (first, second):
+            terminal.wait_for("Answer")  # the footer's `a` decides permissions too
+            terminal.tap("Answer")
+            terminal.wait_for("Always allow")
+        first.tap_button("Allow")
+        second.tap_button("Deny")
+        wait_until(lambda: "result" in done, what="the hook's answer")
+    decisions = list((hooked.project / "tmp" / ".rune-signals").rglob("*.decision"))
+    assert len(decisions) == 1
+    printed = done["result"].output["hookSpecificOutput"]["decision"]  # type: ignore[index]
+    assert printed["behavior"] in ("allow", "deny")
