@@ -12,19 +12,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from textual import events
 from textual.app import ComposeResult
-from textual.containers import HorizontalGroup
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Button
+
+CELL = 20  # columns per button: the longest label, and room for a finger
 
 
 class TapButton(Button, can_focus=False):
     """A button that never takes the focus away from the window's keys."""
 
 
-class TapKeys(HorizontalGroup):
+class TapKeys(Widget):
+    """The buttons in a grid as wide as the window allows, so a narrow one (a phone)
+    wraps them onto more rows instead of cutting them off."""
+
     DEFAULT_CSS = """
     TapKeys {
+        layout: grid;
+        grid-size: 4;
+        grid-gutter: 0 1;
+        grid-rows: 3;
         height: auto;
         display: none;
         margin-top: 1;
@@ -33,9 +43,8 @@ class TapKeys(HorizontalGroup):
         display: block;
     }
     TapKeys TapButton {
+        width: 1fr;
         min-width: 5;
-        width: auto;
-        margin-right: 1;
     }
     """
 
@@ -59,6 +68,13 @@ class TapKeys(HorizontalGroup):
             bool(getattr(self.app, "force_tap_keys", False) or self.app.is_web), "-shown"
         )
 
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        if width > 0:
+            self.styles.grid_size_columns = max(1, min(len(self.keys) or 1, width // CELL))
+
     async def show(self, keys: Sequence[tuple[str, str]]) -> None:
         """Put these buttons in place of the ones shown."""
         if list(keys) == self.keys:
@@ -66,6 +82,7 @@ class TapKeys(HorizontalGroup):
         self.keys = list(keys)
         await self.remove_children()
         await self.mount_all(TapButton(label, name=key, classes="tap") for key, label in keys)
+        self._fit(self.size.width)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
