@@ -14,6 +14,7 @@ from runeconsole.cli.common import (
     fleet_sources,
     resolve_root,
 )
+from runeconsole.core.errors import InvalidInput
 from runeconsole.core.fleet_file import default_fleet_path
 from runeconsole.core.paths import ProjectPaths
 
@@ -41,6 +42,13 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         "clear text)",
     )
     sub.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the address browsers use when a proxy stands in front (e.g. tailscale serve's "
+        "https://host.tailnet.ts.net/): its pages may open the WebSocket, and the printed "
+        "link and notifications name it",
+    )
+    sub.add_argument(
         "--no-monitor", action="store_true", help="the served consoles run no tmux monitor"
     )
     sub.add_argument(
@@ -53,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
 
 
 def run(args: argparse.Namespace) -> int:
-    from runeconsole.services.serving.access import Access
+    from runeconsole.services.serving.access import Access, origin_of
     from runeconsole.services.serving.bind import plan_bind
     from runeconsole.services.serving.record import announced, user_state_dir
     from runeconsole.services.serving.token import load_or_create_token
@@ -61,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_bind(
         args.host, cert=args.tls_cert, key=args.tls_key, insecure_remote=args.insecure_remote
     )
+    public = origin_of(args.public_url) if args.public_url else None
+    if args.public_url and public is None:
+        raise InvalidInput(f"--public-url {args.public_url}: not an http(s) URL")
     if args.fleet:
         fleet = default_fleet_path() if args.fleet == DEFAULT_FLEET else Path(args.fleet)
         fleet_sources(str(fleet))  # a bad fleet file is refused before anything listens
@@ -78,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
     console = ServedConsole(
         argv,
-        Access(token),
+        Access(token, public_origins=(public,) if public else ()),
         title=f"runeconsole {Path(what[1]).name}",
         secure=plan.tls,
         max_sessions=max(1, args.max_sessions),
@@ -87,11 +98,13 @@ def run(args: argparse.Namespace) -> int:
     if plan.warning:
         print(f"\n{'!' * 78}\n{plan.warning}\n{'!' * 78}\n", file=sys.stderr, flush=True)
 
-    def ready(url: str) -> None:
+    def ready(bound: str) -> None:
+        url = f"{public}/" if public else bound
         stack.enter_context(announced(state_dir, url))
         link = f"{url}?token={token}"
         if args.json:
-            print(json.dumps({"url": url, "link": link, "serves": what[1]}), flush=True)
+            shown = {"url": url, "link": link, "listening": bound, "serves": what[1]}
+            print(json.dumps(shown), flush=True)
         else:
             print(f"runeconsole serves {what[1]} at\n\n    {link}\n", flush=True)
             print(f"The token is kept in {state_dir / 'serve-token'}. ctrl+c stops.", flush=True)

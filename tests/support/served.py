@@ -18,8 +18,9 @@ from tests.support.cli import cli_env
 @dataclass
 class Served:
     process: subprocess.Popen[str]
-    url: str  # http://127.0.0.1:PORT/
+    url: str  # http://127.0.0.1:PORT/ (or the --public-url)
     link: str  # the URL with ?token=
+    listening: str = ""  # where it listens: the URL without --public-url
 
     @property
     def token(self) -> str:
@@ -44,7 +45,7 @@ def serving(*args: str, timeout: float = 60.0) -> Iterator[Served]:
     try:
         line = _first_line(process, timeout)
         started = json.loads(line)
-        yield Served(process, started["url"], started["link"])
+        yield Served(process, started["url"], started["link"], started["listening"])
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)

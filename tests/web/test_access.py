@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import ssl
 import subprocess
@@ -117,3 +118,25 @@ def test_with_tls_it_serves_https_and_the_cookie_travels_only_over_it(
         request = urllib.request.Request(served.link)
         with urllib.request.urlopen(request, timeout=30, context=context) as response:
             assert "Secure" in response.headers["Set-Cookie"]
+
+
+def test_a_public_url_for_a_proxy_is_printed_and_its_pages_may_open_the_websocket(
+    project: Path,
+) -> None:
+    public = "https://console.example.test"
+    with serving(*root_args(project), "--public-url", public + "/") as served:
+        assert served.url == public + "/"
+        bound = json.loads((project / ".claude" / "state" / "serve.json").read_text())
+        assert bound["url"] == public + "/"
+        local = Served(served.process, served.listening, served.link)
+        assert handshake(local, {**cookie(served), "Origin": public}) == 101
+        assert handshake(local, {**cookie(served), "Origin": "https://other.test"}) == 403
+
+
+def test_insecure_remote_serves_off_loopback_and_says_so_loudly(project: Path) -> None:
+    with serving(*root_args(project), "--host", "0.0.0.0", "--insecure-remote") as served:
+        port = served.url.rsplit(":", 1)[1]
+        assert status(f"http://127.0.0.1:{port}")[0] == 401
+        served.process.terminate()
+        served.process.wait(timeout=30)
+        assert "WITHOUT TLS" in (served.process.stderr.read() if served.process.stderr else "")
