@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import sys
@@ -110,5 +111,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"The token is kept in {state_dir / 'serve-token'}. ctrl+c stops.", flush=True)
 
     with contextlib.ExitStack() as stack:
-        serve(console, plan, args.port, tls=tls, on_ready=ready)
+        asyncio.run(serve(console, plan, args.port, tls=tls, on_ready=ready))
     return 0

@@ -37,7 +37,7 @@ def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def serve(
+async def serve(
     console: ServedConsole,
     plan: BindPlan,
     port: int,
@@ -45,16 +45,7 @@ def serve(
     tls: ssl.SSLContext | None,
     on_ready: Callable[[str], None],
 ) -> None:
-    asyncio.run(_serve(console, plan, port, tls, on_ready))
-
-
-async def _serve(
-    console: ServedConsole,
-    plan: BindPlan,
-    port: int,
-    tls: ssl.SSLContext | None,
-    on_ready: Callable[[str], None],
-) -> None:
+    """Serve until SIGINT or SIGTERM (run it with ``asyncio.run``)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

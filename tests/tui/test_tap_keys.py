@@ -5,7 +5,6 @@ of sight."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,18 +16,11 @@ from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.permission_modal import PermissionModal
 from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.tap_keys import TapButton, TapKeys
-from tests.support.claude import Bridge, bridge
+from tests.support.claude import Bridge
 from tests.support.polling import until
 from tests.support.questions import QUESTION_DIR, ask
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def hooked(project: Path) -> Iterator[Bridge]:
-    with bridge(project) as made:
-        made.send("SessionStart")
-        yield made
 
 
 def tapped_app(root: Path) -> RuneConsole:
@@ -79,6 +71,7 @@ async def test_close_is_esc_and_in_a_terminal_no_button_shows(project: Path) -> 
 
 
 async def test_a_permission_is_always_allowed_for_every_agent_by_taps(hooked: Bridge) -> None:
+    hooked.send("SessionStart")
     app = tapped_app(hooked.project)
     async with app.run_test(size=(100, 34)) as pilot:
         await until(pilot, lambda: app.presence.held)
