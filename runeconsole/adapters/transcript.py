@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from typing import TypeGuard
 
 READ_LIMIT = 4 * 1024 * 1024  # per call; the rest is read by the next one
 FIELDS = (
@@ -75,7 +76,7 @@ class Usage:
         )
 
 
-def _count(value: object) -> bool:
+def _count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
@@ -93,7 +94,7 @@ def _usage_of(line: bytes) -> tuple[str | None, dict[str, int], bool] | None:
         return None
     message = entry.get("message")
     usage = message.get("usage") if isinstance(message, dict) else None
-    if not isinstance(usage, dict):
+    if not isinstance(message, dict) or not isinstance(usage, dict):
         return None
     found = {name: usage[key] if _count(usage.get(key)) else 0 for name, key in FIELDS}
     message_id = message.get("id")

@@ -19,7 +19,9 @@ from runeconsole.services.registry import AgentRecord, Registry
 from runeconsole.services.supervision.observations import ObservationFile
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     listing = subparsers.add_parser(
         "agents", parents=[common], help="list every agent identity with its liveness"
     )

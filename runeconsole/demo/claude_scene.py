@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from datetime import datetime, timedelta
+from typing import Any
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.claude import permission_files, permission_rules, relay_files
@@ -13,7 +14,7 @@ from runeconsole.services.registry import Registry
 
 HOOK_AGENT = ("claude", "shop-7f3a91c2", None)  # a session started by hand, seen by its hooks
 ASKER = "orchestrator-search"
-ASK_CALL = {
+ASK_CALL: dict[str, Any] = {
     "questions": [
         {
             "question": "Which index layout should search use?",

@@ -6,6 +6,7 @@ import gc
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual import work
@@ -90,7 +91,7 @@ class AgentsPane(LivePane):
         ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
     )
 
-    def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: object) -> None:
+    def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.supervisor = supervisor
         self.fleet = fleet
@@ -161,7 +162,7 @@ class AgentsPane(LivePane):
         skip = SEEN if not age and shown else frozenset()
         self.table.upsert(key, values, skip=skip)
 
-    def remove(self, key: str) -> None:
+    def forget(self, key: str) -> None:
         self._order = None
         self._rows.pop(key, None)
         self._search.pop(key, None)
@@ -273,7 +274,7 @@ class AgentsPane(LivePane):
             self.show_all()
             return
         for key in change.removed:
-            self.remove(key)
+            self.forget(key)
         for key in change.changed:
             record = self.fleet.get(key)
             if record is not None:

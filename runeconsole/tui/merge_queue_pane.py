@@ -14,6 +14,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -123,7 +124,7 @@ class MergeQueuePane(LivePane):
             self.result = result
             self.error = error
 
-    def __init__(self, queue: MergeQueue, **kwargs: object) -> None:
+    def __init__(self, queue: MergeQueue, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.queue = queue
         self.state = QueueState()
@@ -173,8 +174,11 @@ class MergeQueuePane(LivePane):
         if any(p.name in relevant or p.name.endswith("-MERGE_READY.json") for p in paths):
             self.rescan()
 
-    @background("merge-queue-scan", exclusive=True)
     def rescan(self) -> None:
+        self.read_all()
+
+    @background("merge-queue-scan", exclusive=True)
+    def read_all(self) -> None:
         try:
             self.queue.pick_up_signals()
         except RuneError as exc:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
@@ -38,6 +38,7 @@ from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import PERMISSIONS, LivePane
 from runeconsole.tui.permission_modal import PermissionModal
+from runeconsole.tui.workers import background
 
 COLUMNS = (
     ("mark", " ", 1),
@@ -162,7 +163,7 @@ class PermissionsPane(LivePane):
         ("tab, x", "move to the rules; take the selected rule out"),
     )
 
-    def __init__(self, permissions: Permissions, **kwargs: object) -> None:
+    def __init__(self, permissions: Permissions, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.permissions = permissions
         self.requests: dict[str, PermissionRequest] = {}
@@ -284,8 +285,11 @@ class PermissionsPane(LivePane):
         if changed:
             self.finish_batch()
 
-    @work(thread=True, exclusive=True, group="permissions-rescan")
     def rescan(self) -> None:
+        self.read_all()
+
+    @background("permissions-rescan", exclusive=True)
+    def read_all(self) -> None:
         requests = self.permissions.requests()
         try:  # requests whose agent stopped waiting: recorded as decided by nobody
             if self.permissions.expire_orphans(requests):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -57,7 +58,7 @@ class ProblemsPane(LivePane):
     TITLE = "Problems"
     HELP_KEYS = (("enter", "show the agent in the Agents pane"),)
 
-    def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: object) -> None:
+    def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.supervisor = supervisor
         self.fleet = fleet
@@ -74,7 +75,7 @@ class ProblemsPane(LivePane):
         return []  # the app feeds the fleet model; problems are derived from it
 
     def on_mount(self) -> None:
-        self.follow(self.fleet.records.keys())
+        self.rejudge(self.fleet.records.keys())
         self._sort()
 
     def apply_changes(self, paths: set[Path]) -> None:
@@ -84,7 +85,7 @@ class ProblemsPane(LivePane):
         pass
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
-        self.follow(message.change.changed | message.change.removed)
+        self.rejudge(message.change.changed | message.change.removed)
 
     def tick(self) -> None:
         """A stale agent's "no heartbeat for …" grows: the rows on screen are redrawn."""
@@ -93,9 +94,9 @@ class ProblemsPane(LivePane):
         }
         stale = [key for key in agents if any(k.endswith("/stale") for k in self._of_agent[key])]
         if stale:
-            self.follow(stale)
+            self.rejudge(stale)
 
-    def follow(self, agents: Iterable[str]) -> None:
+    def rejudge(self, agents: Iterable[str]) -> None:
         """Work out again the problems of ``agents`` (from the fleet model, no file read)."""
         fleet, settings = self.fleet, self.supervisor.settings
         now = self.supervisor.clock.now()

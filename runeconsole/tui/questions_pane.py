@@ -16,6 +16,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -46,6 +47,7 @@ from runeconsole.tui.question_rows import (
     row_values,
     search_fields,
 )
+from runeconsole.tui.workers import background
 
 
 class QuestionsPane(LivePane):
@@ -75,7 +77,7 @@ class QuestionsPane(LivePane):
         ("esc / q", "close the answer window without answering"),
     )
 
-    def __init__(self, questions: Questions, **kwargs: object) -> None:
+    def __init__(self, questions: Questions, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.questions = questions
         self.open: dict[str, Question] = {}
@@ -105,7 +107,7 @@ class QuestionsPane(LivePane):
     def upsert(self, question: Question) -> None:
         key = question.id
         if not question.open:
-            self.remove(key, question.answer, question.discarded)
+            self.forget(key, question.answer, question.discarded)
             return
         is_new = key not in self.open
         if is_new and question.state == PENDING:
@@ -152,7 +154,7 @@ class QuestionsPane(LivePane):
             markup=False,
         )
 
-    def remove(self, key: str, answer: Answer | None = None, why: str | None = None) -> None:
+    def forget(self, key: str, answer: Answer | None = None, why: str | None = None) -> None:
         self._resurfaced.pop(key, None)
         known = self.open.pop(key, None)
         self.table.drop(key)
@@ -195,7 +197,7 @@ class QuestionsPane(LivePane):
     def sync(self, questions: list[Question]) -> None:
         fresh = {question.id for question in questions}
         for key in [k for k in self.open if k not in fresh]:
-            self.remove(key, self._answer_of(key))
+            self.forget(key, self._answer_of(key))
         for question in questions:
             self.upsert(question)
         self.finish_batch()
@@ -209,7 +211,7 @@ class QuestionsPane(LivePane):
         if path.exists():
             self.upsert(self.questions.read_question(path))
         else:
-            self.remove(self.questions.locations.where(path).question_id)
+            self.forget(self.questions.locations.where(path).question_id)
 
     def apply_changes(self, paths: set[Path]) -> None:
         locations = self.questions.locations
@@ -236,7 +238,7 @@ class QuestionsPane(LivePane):
         if not vanish:
             return set()
         for key in [k for k, q in self.open.items() if q.signal_dir == directory.name]:
-            self.remove(key)
+            self.forget(key)
         return set()
 
     def read_directory(self, directory: Path) -> None:
@@ -244,8 +246,11 @@ class QuestionsPane(LivePane):
             self.refresh_path(path)
         self.finish_batch()
 
-    @work(thread=True, exclusive=True, group="questions-rescan")
     def rescan(self) -> None:
+        self.read_all()
+
+    @background("questions-rescan", exclusive=True)
+    def read_all(self) -> None:
         questions = self.questions.list()
         try:  # relayed calls whose agent stopped waiting: nobody would get the answer
             if answers.expire_orphans(self.questions, questions, self.now()):

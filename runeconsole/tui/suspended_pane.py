@@ -9,13 +9,16 @@ coloured mark, demoted phases marked ``!``.
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.widgets import DataTable, Static
 
 from runeconsole.core.files import is_temp_name
@@ -86,7 +89,7 @@ def phase_strip(plan: ResumePlan) -> Text:
     return text
 
 
-def context_row(record: ContextRecord, now: object, max_resumes: int) -> tuple[object, ...]:
+def context_row(record: ContextRecord, now: datetime, max_resumes: int) -> tuple[object, ...]:
     verdict = Text(record.verdict, VERDICT_STYLE[record.verdict])
     if not record.meta:
         detail = Text(f"unreadable: {record.reason}", "red")
@@ -96,7 +99,7 @@ def context_row(record: ContextRecord, now: object, max_resumes: int) -> tuple[o
         record.task_id,
         record.arc,
         record.text("worker"),
-        format_age(record.age_at(now)),  # type: ignore[arg-type]
+        format_age(record.age_at(now)),
         f"{record.resume_count}/{max_resumes}",
         record.text("timeout_reason"),
         Text(record.detail or record.text("last_action"), "" if record.verdict == OK else "dim"),
@@ -143,7 +146,7 @@ class SuspendedPane(LivePane):
         ("tab", "move between suspended tasks and arc checkpoints"),
     )
 
-    def __init__(self, suspension: Suspension, checkpoints: Checkpoints, **kwargs: object) -> None:
+    def __init__(self, suspension: Suspension, checkpoints: Checkpoints, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.suspension = suspension
         self.checkpoints = checkpoints
@@ -279,8 +282,11 @@ class SuspendedPane(LivePane):
             self.upsert(record)
         self.finish_batch()
 
-    @background("suspended-rescan", exclusive=True)
     def rescan(self) -> None:
+        self.read_all()
+
+    @background("suspended-rescan", exclusive=True)
+    def read_all(self) -> None:
         loaded = self.load()
         if not cancelled():
             self.post_message(self.Loaded(*loaded))
@@ -366,7 +372,7 @@ class SuspendedPane(LivePane):
         self.upsert(message.record)
         self.finish_batch()
         if result.task is not None:
-            severity = "information" if result.task.written else "warning"
+            severity: SeverityLevel = "information" if result.task.written else "warning"
             self.notify(f"task metadata: {result.task.describe()}", severity=severity, timeout=10)
         record = result.record
         show_resumed(

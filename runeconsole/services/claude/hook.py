@@ -27,9 +27,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 try:  # the C module itself: `signal` builds an enum of every signal, a cost on each event
-    import _signal as signal
+    import _signal as signal  # type: ignore[import-not-found]  # C module, no stub
 except ImportError:  # pragma: no cover - another Python
-    import signal  # type: ignore[no-redef]
+    import signal
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z

@@ -117,7 +117,8 @@ class PermissionRequest:
         if self.decision is None:
             return PENDING if self.open else UNDECIDED
         behavior = self.decision.get("behavior")
-        return {files.ALLOW: ALLOWED, files.DENY: DENIED}.get(behavior, ASKED)  # type: ignore[arg-type]
+        said = behavior if isinstance(behavior, str) else ""
+        return {files.ALLOW: ALLOWED, files.DENY: DENIED}.get(said, ASKED)
 
     @property
     def decided_by(self) -> str:

@@ -70,12 +70,11 @@ class FleetChange:
 class Scan:
     """A rescan's reads, made off the UI thread (``FleetModel.scan``)."""
 
-    records: dict[str, tuple[AgentRecord, Stamp | None, Stamp | None]] = field(
-        default_factory=dict
-    )  # key -> (record, stamp it had when read, the model's stamp the scan compared with)
-    gone: dict[str, Stamp | None] = field(default_factory=dict)
-    phases: dict[str, tuple[str | None, Stamp | None, Stamp | None]] = field(default_factory=dict)
-    phases_gone: dict[str, Stamp | None] = field(default_factory=dict)
+    # key -> (record, its stamp when read, the key's read count when the scan began)
+    records: dict[str, tuple[AgentRecord, Stamp | None, int]] = field(default_factory=dict)
+    gone: dict[str, int] = field(default_factory=dict)
+    phases: dict[str, tuple[str | None, Stamp | None, int]] = field(default_factory=dict)
+    phases_gone: dict[str, int] = field(default_factory=dict)
     observations: Observations | None = None
     read_at_ns: int = 0
 

@@ -39,13 +39,33 @@ class AgentObservation:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AgentObservation:
-        known = {name: data.get(name) for name in cls.__dataclass_fields__}
-        screen = known.pop("screen")
+        """As ``to_json`` wrote it (the saved pass, another source's stream); a field of
+        another shape reads as missing."""
+
+        def text(name: str) -> str | None:
+            value = data.get(name)
+            return value if isinstance(value, str) else None
+
+        def number(name: str) -> int | None:
+            value = data.get(name)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        screen = data.get("screen")
         screen = screen if isinstance(screen, dict) else {}
         reading = PaneReading(
             **{n: screen[n] for n in PaneReading.__dataclass_fields__ if n in screen}
         )
-        return cls(**known, screen=reading)
+        return cls(
+            text("key") or "",
+            text("agent_id"),
+            text("tmux_session"),
+            text("state") or GONE,
+            text("observed_at") or "",
+            number("pid"),
+            number("exit_status"),
+            reading,
+            text("urgency"),
+        )
 
 
 @dataclass(frozen=True)

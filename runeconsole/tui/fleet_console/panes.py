@@ -112,7 +112,7 @@ class RowsPane(LivePane):
     def source_of(self, key: str) -> str:
         return self.store.source(self.KIND, key)
 
-    def visible(self, key: str, row: dict[str, Any]) -> bool:
+    def passes(self, key: str, row: dict[str, Any]) -> bool:
         source, rest = split_filter(self.filter_text, self.store.sources)
         if source is not None and self.source_of(key) != source:
             return False
@@ -126,7 +126,7 @@ class RowsPane(LivePane):
         added = False
         for key in changed:
             row = self.store.get(self.KIND, key)
-            if row is None or not self.visible(key, row):
+            if row is None or not self.passes(key, row):
                 table.drop(key)
                 continue
             added |= not table.has(key)
@@ -138,7 +138,7 @@ class RowsPane(LivePane):
         keys = [
             key
             for key in sorted(self.store.keys(self.KIND), key=self.order)
-            if (row := self.store.get(self.KIND, key)) is not None and self.visible(key, row)
+            if (row := self.store.get(self.KIND, key)) is not None and self.passes(key, row)
         ]
         self.table.replace(
             [(key, self.cells(key, self.store.rows[self.KIND][key])) for key in keys]
@@ -167,14 +167,14 @@ class SourcesPane(RowsPane):
 
     def moved(self, changed: set[str], removed: set[str]) -> None:
         for name in self.store.sources:
-            if not self.visible(name, {}):
+            if not self.passes(name, {}):
                 self.table.drop(name)
             elif name in changed or not self.table.has(name):
                 self.table.upsert(name, self.cells(name, {}))
 
     def refilter(self) -> None:
         self.table.replace(
-            [(n, self.cells(n, {})) for n in self.store.sources if self.visible(n, {})]
+            [(n, self.cells(n, {})) for n in self.store.sources if self.passes(n, {})]
         )
 
     def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
