@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters.tmux import Tmux
+from runeconsole.services.fleet.problem import Problem
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.project import Project
 from runeconsole.services.registry import AgentRecord, Registry
@@ -35,7 +36,7 @@ from runeconsole.services.supervision.observations import (
     MonitorReport,
     ObservationFile,
 )
-from runeconsole.services.supervision.problems import Problem, find_problems
+from runeconsole.services.supervision.problems import find_problems
 from runeconsole.services.supervision.sessions import AgentSessions
 from runeconsole.services.supervision.settings import SOCKET_ENV, SupervisorSettings
 from runeconsole.services.supervision.spawning import Spawner, SpawnResult

@@ -13,7 +13,8 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from runeconsole.services.fleet import FleetModel
-from runeconsole.services.supervision.problems import Problem, find_problems
+from runeconsole.services.fleet.problem import Problem
+from runeconsole.services.supervision.problems import find_problems
 from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable

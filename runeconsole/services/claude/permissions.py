@@ -163,8 +163,45 @@ class PermissionRequest:
             "decision": self.decision,
             "outcome": self.outcome,
             "error": self.error or self.decision_error,
+            "decision_error": self.decision_error,
             "path": str(self.path),
+            "fields": self.fields,  # the request as read: a reader elsewhere sees what we see
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PermissionRequest:
+        """A request as ``to_json`` wrote it (a row of another source's stream). A row from
+        an older source, without the request's fields, is read from the row's own; anything
+        of another shape reads as missing, never raises."""
+        path = data.get("path")
+        request = cls(Path(path if isinstance(path, str) and path else f"?{files.REQUEST}"))
+        ident = data.get("id")
+        if isinstance(ident, str) and ident:
+            request.id = ident
+        fields = data.get("fields")
+        if not isinstance(fields, dict):
+            fields = {name: data.get(key) for key, name in ROW_FIELDS.items()}
+        request.fields = {name: value for name, value in fields.items() if value is not None}
+        decision = data.get("decision")
+        request.decision = decision if isinstance(decision, dict) else None
+        error, decision_error = data.get("error"), data.get("decision_error")
+        request.decision_error = decision_error if isinstance(decision_error, str) else None
+        if isinstance(error, str) and error != request.decision_error:
+            request.error = error
+        return request
+
+
+# What a row says of its request, when it does not carry the request's fields.
+ROW_FIELDS = {
+    "agent": "agent",
+    "tool": "tool_name",
+    "subject": "subject",
+    "description": "description",
+    "diff_summary": "diff_summary",
+    "suggestions": "suggestions",
+    "asked_at": "asked_at",
+    "expires_at": "expires_at",
+}
 
 
 RECENT = 20  # decisions shown below the open requests (the console's pane, the stream)

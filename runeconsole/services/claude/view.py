@@ -12,8 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from runeconsole.services.claude.activity import ACTIVITIES, BUSY, COMPACTING, ENDED, IDLE, WAITING
+from runeconsole.services.observation import RUNNING, AgentObservation
 from runeconsole.services.pane_patterns import PaneReading
-from runeconsole.services.supervision.observations import RUNNING, AgentObservation
 
 ACTIVE = "active"
 PERMISSION_WORDS = ("permission", "approve", "allow")

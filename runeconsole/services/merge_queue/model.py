@@ -99,7 +99,25 @@ class QueueEntry:
         return group, self.index
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.fields, "position": self.position, "reason": self.reason}
+        return {
+            **self.fields,
+            "position": self.position,
+            "reason": self.reason,
+            "index": self.index,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> QueueEntry:
+        """An entry as ``to_json`` wrote it (a row of another source's stream)."""
+        index, position = data.get("index"), data.get("position")
+        fields = {k: v for k, v in data.items() if k not in ("position", "index")}
+        if fields.get("reason") is None:  # none given: none worked out either
+            fields.pop("reason", None)
+        return cls(
+            fields,
+            index if isinstance(index, int) and not isinstance(index, bool) else 0,
+            position if isinstance(position, int) and not isinstance(position, bool) else None,
+        )
 
     def describe(self) -> str:
         """A failed entry's reason and error (and files) in one line; never ``None``."""

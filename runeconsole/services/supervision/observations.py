@@ -12,60 +12,20 @@ from typing import TYPE_CHECKING, Any
 from runeconsole.core.errors import UnreadableFile
 from runeconsole.core.files import atomic_write_json, read_json_object
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.pane_patterns import PaneReading
+from runeconsole.services.observation import EXITED, GONE, RUNNING, AgentObservation
+
+__all__ = [  # the observation itself lives in services/observation.py, below the monitor
+    "EXITED",
+    "GONE",
+    "RUNNING",
+    "AgentObservation",
+    "ContextWarning",
+    "MonitorReport",
+    "ObservationFile",
+]
 
 if TYPE_CHECKING:  # not at run time: spawning brings tmux, and `agents --json` reads this
     from runeconsole.services.supervision.spawning import SpawnResult
-
-RUNNING, EXITED, GONE = "running", "exited", "gone"
-
-
-@dataclass
-class AgentObservation:
-    """What the monitor saw of one agent on its last pass (a row of the Agents pane)."""
-
-    key: str
-    agent_id: str | None
-    tmux_session: str | None
-    state: str
-    observed_at: str
-    pid: int | None = None
-    exit_status: int | None = None
-    screen: PaneReading = field(default_factory=PaneReading)
-    urgency: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> AgentObservation:
-        """As ``to_json`` wrote it (the saved pass, another source's stream); a field of
-        another shape reads as missing."""
-
-        def text(name: str) -> str | None:
-            value = data.get(name)
-            return value if isinstance(value, str) else None
-
-        def number(name: str) -> int | None:
-            value = data.get(name)
-            return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-        screen = data.get("screen")
-        screen = screen if isinstance(screen, dict) else {}
-        reading = PaneReading(
-            **{n: screen[n] for n in PaneReading.__dataclass_fields__ if n in screen}
-        )
-        return cls(
-            text("key") or "",
-            text("agent_id"),
-            text("tmux_session"),
-            text("state") or GONE,
-            text("observed_at") or "",
-            number("pid"),
-            number("exit_status"),
-            reading,
-            text("urgency"),
-        )
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from runeconsole.services.fleet.problem import Problem
 from runeconsole.services.liveness import GREEN, RED, YELLOW, AgentRecord
 from runeconsole.services.sources.fleet import SOURCE
 from runeconsole.services.supervision.observations import AgentObservation
-from runeconsole.services.supervision.problems import Problem, find_problems
+from runeconsole.services.supervision.problems import find_problems
 from runeconsole.services.supervision.settings import SupervisorSettings
 
 AGENT, OBSERVATION, QUESTION = "agent", "observation", "question"
