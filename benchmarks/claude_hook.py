@@ -263,7 +263,7 @@ def ask(project: Project, samples: int) -> tuple[list[float], list[float]]:
     return asyncio.run(
         console_rounds(
             project, samples, QuestionsPane, data,
-            lambda pane, index: pane.open.get(f"claude-code/ask-toolu_bench{index:04d}.q1"),
+            lambda pane, index: pane.records.get(f"claude-code/ask-toolu_bench{index:04d}.q1"),
             QuestionModal, "B", answered,
         )
     )  # fmt: skip

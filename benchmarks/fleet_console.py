@@ -49,8 +49,8 @@ async def poll(condition, timeout: float = 30.0) -> None:
 
 
 def complete(app: FleetConsole, total: int) -> bool:
-    states = app.store.states.values()
-    return all(s.get("state") == "up" for s in states) and app.panes[0].table.row_count >= total
+    states = app.model.states.values()
+    return all(s.state == "up" for s in states) and app.panes[0].table.row_count >= total
 
 
 async def first_paint(sshd: Sshd, roots: list[Path], agents: int) -> float:

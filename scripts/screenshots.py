@@ -12,6 +12,7 @@ import shutil
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
@@ -25,7 +26,7 @@ from runeconsole.demo.suspended import build_scene as build_suspended
 from runeconsole.tui.app import create_app
 from runeconsole.tui.fleet_console.app import create_fleet_app
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import Pane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.suspended_pane import SuspendedPane
@@ -55,7 +56,7 @@ async def _filter(pilot: Pilot) -> None:
     await pilot.press("slash", *"worker")
 
 
-async def _show_scanned(pilot: Pilot, pane_id: str, pane_type: type[LivePane]) -> LivePane:
+async def _show_scanned(pilot: Pilot, pane_id: str, pane_type: type[Pane[Any]]) -> Pane[Any]:
     """Show a pane once it has read what was just built (its scan runs in a worker)."""
     pilot.app.goto_pane(pane_id)  # type: ignore[attr-defined]
     pane = pilot.app.query_one(pane_type)
@@ -95,7 +96,7 @@ async def _question_call(pilot: Pilot) -> None:
     await _questions(pilot)
     await pilot.pause()
     pane = pilot.app.query_one(QuestionsPane)
-    pane.open_modal(pane.open[f"claude-code/{ASK_TASK}.q1"])
+    pane.open_modal(pane.records[f"claude-code/{ASK_TASK}.q1"])
     await pilot.pause()
     await pilot.press("A")
     await pilot.pause()
@@ -110,7 +111,7 @@ async def _permissions(pilot: Pilot) -> None:
 async def _permission_modal(pilot: Pilot) -> None:
     """The scene's waiting Bash call in the permission window."""
     pane = pilot.app.query_one(PermissionsPane)
-    pane.open_modal(pane.requests[PERMISSION_ID])
+    pane.open_modal(pane.records[PERMISSION_ID])
     await pilot.pause()
 
 
@@ -170,7 +171,7 @@ async def take_fleet(
     app = create_fleet_app(specs, clock=clock, tick_seconds=0)
     app.animation_level = "none"
     async with app.run_test(size=size) as pilot:
-        while not all(s.get("state") in ("up", "down") for s in app.store.states.values()):
+        while not all(s.state in ("up", "down") for s in app.model.states.values()):
             await pilot.pause(0.05)
         await pilot.pause(0.3)
         await pilot.press(pane)

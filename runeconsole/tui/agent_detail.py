@@ -1,4 +1,6 @@
-"""Detail of one identity: every field as read, and its predecessor chain."""
+"""Detail of one identity: every field as read, its predecessor chain, its hook, its
+permission decisions and the last lines of its pane, as the console's ``AgentFacts`` give
+them (this root's files, or what a fleet's source sends); in both consoles."""
 
 from __future__ import annotations
 
@@ -6,19 +8,18 @@ import json
 
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.registry import AgentRecord
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.agent_actions import AgentFacts
 from runeconsole.tui.detail_modal import DetailModal
 from runeconsole.tui.permissions_pane import decisions_text
 from runeconsole.tui.theme import LIVENESS_STYLE
+from runeconsole.tui.workers import background, cancelled
 
 TAIL_LINES = 15
 
@@ -48,11 +49,14 @@ def chain_text(chain: list[AgentRecord]) -> Text:
 class AgentDetail(DetailModal):
     """An agent's record, its hook file and the tail of its pane (read in a worker)."""
 
-    def __init__(self, supervisor: Supervisor, key: str, record: AgentRecord | None) -> None:
+    def __init__(
+        self, key: str, record: AgentRecord | None, facts: AgentFacts, where: str = ""
+    ) -> None:
         super().__init__()
-        self.supervisor = supervisor
         self.key = key
         self.record = record
+        self.facts = facts
+        self.where = where  # the source it runs on, in the fleet console
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail"):
@@ -66,15 +70,17 @@ class AgentDetail(DetailModal):
             yield Static(Text("reading the pane…", "dim"), id="detail-pane")
 
     def on_mount(self) -> None:
+        super().on_mount()
         if self.record is not None and not self.record.error:
             self.load_tail()
         self.load_permissions()
 
-    @work(thread=True, exclusive=True, group="detail-permissions")
+    @background("detail-permissions", exclusive=True)
     def load_permissions(self) -> None:
         """The agent's permission requests and who decided each (files: off the UI thread)."""
-        history = Permissions(self.supervisor.project).history(self.key)
-        self.app.call_from_thread(self._show_permissions, decisions_text(history))
+        shown = decisions_text(self.facts.permission_history(self.key))
+        if not cancelled():
+            self.app.call_from_thread(self._show_permissions, shown)
 
     def _show_permissions(self, shown: Text) -> None:
         if self.is_mounted:
@@ -82,24 +88,27 @@ class AgentDetail(DetailModal):
             box.update(shown)
             box.display = bool(shown.plain)
 
-    @work(thread=True, exclusive=True, group="detail-tail")
+    @background("detail-tail", exclusive=True)
     def load_tail(self) -> None:
-        """tmux is another process: read the pane off the UI thread."""
+        """tmux is another process (a source's, another host): read the pane off the UI
+        thread."""
         try:
-            tail = self.supervisor.pane_tail(self.key, TAIL_LINES)
+            tail = self.facts.pane_tail(self.key, TAIL_LINES)
             shown = Text(tail) if tail.strip() else Text("(no screen recorded)", "dim")
         except RuneError as exc:
             shown = Text(exc.message, "dim")
-        self.app.call_from_thread(self._show_tail, shown)
+        if not cancelled():
+            self.app.call_from_thread(self._show_tail, shown)
 
     def _show_tail(self, shown: Text) -> None:
         if self.is_mounted:
             self.query_one("#detail-pane", Static).update(shown)
 
     def _hook(self) -> Table | Text:
-        hook = self.supervisor.hooks.read(self.key)
+        hook = self.facts.hook(self.key)
         if hook is None:
-            return Text("\nno hook file", "dim")
+            phase = self.facts.phase(self.key)
+            return Text(f"\nhook: phase {phase}" if phase else "\nno hook file", "dim")
         if hook.error:
             return Text(f"\nhook unreadable: {hook.error}", "red")
         grid = Table.grid()
@@ -113,6 +122,8 @@ class AgentDetail(DetailModal):
         if record is not None:
             title = Text.assemble(("● ", LIVENESS_STYLE[record.liveness]), title)
             title.append(f"  {record.status} · seen {format_age(record.age_seconds)} ago", "dim")
+        if self.where:
+            title.append(f"  on {self.where}", "bold cyan")
         return title
 
     def _body(self) -> Table | Text:
@@ -122,7 +133,7 @@ class AgentDetail(DetailModal):
         if record.error:
             return Text(f"unreadable: {record.error}\n{record.path}", "red")
         try:
-            chain = self.supervisor.registry.chain(self.key)
+            chain = self.facts.chain(self.key)
         except RuneError as exc:
             chain, note = [record], Text(str(exc), "red")
         else:

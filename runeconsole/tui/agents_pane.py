@@ -1,33 +1,36 @@
-"""The Agents pane: every identity, its liveness dot and heartbeat age, updated by key."""
+"""The Agents pane: every identity, its liveness dot and heartbeat age, updated by key.
+
+Both consoles show it: it draws a ``FleetRecords`` (the project console's model of its
+root, or the fleet console's model of every source, each row with its source first), and
+what the operator asks of a row (enter: the detail; ``g``, ``h``, ``r``, ``x``) is done
+by the console's ``Agents`` (``agent_actions.py``): here, or on the row's source.
+"""
 
 from __future__ import annotations
 
 import gc
 from datetime import datetime
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.fleet import FleetModel
+from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.registry import AgentRecord
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervisor import SupervisorSettings
+from runeconsole.tui.agent_actions import CHANGES, Agents
 from runeconsole.tui.agent_cells import COLUMNS, cell, row_values
+from runeconsole.tui.agent_detail import AgentDetail
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.feed import FleetChanged
-from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pacing import after_frame
-from runeconsole.tui.pane import AGENTS, LivePane
+from runeconsole.tui.pane import AGENTS, Pane
+from runeconsole.tui.workers import background
 
 SEEN = frozenset({"seen"})
-SEEN_AT = [column[0] for column in COLUMNS].index("seen")
 
 
 def search_text(record: AgentRecord) -> str:
@@ -46,15 +49,17 @@ def age_cell(record: AgentRecord, now: datetime) -> Text:
     return cell(format_age(record.age_at(now)))
 
 
-def row_order(record: AgentRecord) -> tuple[str, str, str]:
-    """Rows by role, then name (as their cells show them), then key."""
+def row_order(record: AgentRecord, source: str = "") -> tuple[str, str, str, str]:
+    """Rows by source (the fleet console's), role, then name (as their cells show them),
+    then key; an unreadable identity by its key (its role cell)."""
     if record.error:
-        return (record.key, "", record.key)
-    return (str(record.get("role") or ""), str(record.get("name") or ""), record.key)
+        return (source, record.key, "", record.key)
+    return (source, str(record.get("role") or ""), str(record.get("name") or ""), record.key)
 
 
-def by_role_and_name(cells: tuple[object, ...]) -> tuple[str, str]:
-    return (str(cells[0]), str(cells[1]))
+def as_shown(cells: Any) -> tuple[str, ...]:
+    """The order of rows by the cells of their order columns, as they read."""
+    return tuple(str(value) for value in cells)
 
 
 def settle_memory() -> None:
@@ -71,13 +76,13 @@ CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
 WHOLE = 500  # a change naming more keys than this and half the fleet refills the table
 
 
-class AgentsPane(LivePane):
+class AgentsPane(Pane[AgentRecord]):
     BINDINGS = [
-        Binding("enter", "details", "Details", show=False),
-        Binding("g", "jump", "Go to"),
-        Binding("h", "handoff", "Handoff"),
-        Binding("r", "respawn", "Respawn"),
-        Binding("x", "kill", "Kill"),
+        Binding("enter", "act('details')", "Details", show=False),
+        Binding("g", "act('jump')", "Go to"),
+        Binding("h", "act('handoff')", "Handoff"),
+        Binding("r", "act('respawn')", "Respawn"),
+        Binding("x", "act('kill')", "Kill"),
     ]
     PANE_ID = AGENTS
     TITLE = "Agents"
@@ -90,13 +95,19 @@ class AgentsPane(LivePane):
         ("! / ?", "waiting for a permission / an answer;  ⟳ compacting"),
         ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
     )
+    COLUMNS = COLUMNS
+    MOVING = SEEN
 
-    def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.supervisor = supervisor
+    def __init__(
+        self, fleet: FleetRecords, settings: SupervisorSettings, agents: Agents, **kwargs: Any
+    ) -> None:
+        super().__init__(clock=fleet.clock, **kwargs)
         self.fleet = fleet
-        self.filter_text = ""
-        self.table = KeyedTable(COLUMNS, id="agents-table")
+        self.settings = settings
+        self.agents = agents
+        self.records = fleet.records  # the model's own: rows are built from it, never copied
+        self.order_columns = ("source", "role", "name") if self.sources else ("role", "name")
+        self.seen_at = [column[0] for column in self.columns()].index("seen")
         # Every record's row and search text, shown or filtered out: a filter typed or
         # cleared picks rows from here instead of building 10,000 rows again.
         self._rows: dict[str, tuple[object, ...]] = {}
@@ -106,54 +117,48 @@ class AgentsPane(LivePane):
         self._order: list[str] | None = None
         self._filling = False  # chunks of a fill are still to come
         self._spliced = False  # a row was added ahead of them (a change during the fill)
-        self._place: dict[str, tuple[str, str, str]] = {}
+        self._place: dict[str, tuple[str, str, str, str]] = {}
         self._fill = 0  # the show_all whose remaining rows are being added
-
-    @property
-    def records(self) -> dict[str, AgentRecord]:
-        return self.fleet.records
 
     @property
     def monitoring(self) -> bool:
         return self.fleet.monitoring
 
-    def compose(self) -> ComposeResult:
-        yield self.table
-
     def on_mount(self) -> None:
         self.show_all()
 
-    def watch_dirs(self) -> list[Path]:
-        return []  # the app feeds the fleet model, which this pane draws
+    # -- rows ------------------------------------------------------------------------------
 
-    def apply_changes(self, paths: set[Path]) -> None:
-        pass
+    def cells(self, key: str, record: AgentRecord) -> tuple[object, ...]:
+        fleet = self.fleet
+        phase, observation = fleet.phases.get(key), fleet.observations.get(key)
+        return row_values(record, phase, observation, self.settings, self.now())
 
-    def rescan(self) -> None:
-        pass
+    def figures(self) -> dict[str, int]:
+        return self.fleet.counts()
+
+    def _order_of(self, record: AgentRecord) -> tuple[str, str, str, str]:
+        return row_order(record, self.fleet.source(record.key) if self.sources else "")
 
     # -- applying changes --------------------------------------------------------------------
 
     def _build(self, record: AgentRecord) -> tuple[object, ...]:
-        key, fleet = record.key, self.fleet
-        values = row_values(
-            record,
-            fleet.phases.get(key),
-            fleet.observations.get(key),
-            self.supervisor.settings,
-            self.supervisor.clock.now(),
-        )
+        key = record.key
+        values = tuple(self.row(key, record))
         self._rows[key] = values
-        self._search[key] = search_text(record)  # a filter's first key finds it ready
-        if self._place.get(key) != row_order(record):
+        self._search[key] = self._search_text(record)  # a filter's first key finds it ready
+        if self._place.get(key) != self._order_of(record):
             self._order = None
         return values
+
+    def _search_text(self, record: AgentRecord) -> str:
+        return search_text(record)
 
     def upsert(self, record: AgentRecord, *, age: bool = True) -> None:
         """Add or update one row; ``age=False`` leaves an existing row's age to the tick."""
         key = record.key
         values = self._build(record)
-        if self.filter_text and self.filter_text.lower() not in self._search_of(record):
+        if not self._matches(key, self._search_of(record)):
             self.table.drop(key)
             return
         shown = self.table.has(key)
@@ -168,6 +173,22 @@ class AgentsPane(LivePane):
         self._search.pop(key, None)
         self.table.drop(key)
 
+    def _filter(self) -> tuple[str | None, str]:
+        """The filter: the source it names (the fleet console's), and the text, lower-cased."""
+        if self.sources is None:
+            return None, self.filter_text.lower()
+        source, rest = self.sources.split(self.filter_text)
+        return source, rest.lower()
+
+    def _matches(self, key: str, seen: str) -> bool:
+        source, text = self._filter()
+        if source is not None and self.fleet.source(key) != source:
+            return False
+        return not text or text in seen
+
+    def refilter(self) -> None:
+        self.show_all()
+
     def show_all(self) -> None:
         """The rows matching the filter, in order (on mount, when the model is loaded and
         when the filter changes): the first screenful at once, the rest in chunks after
@@ -175,35 +196,36 @@ class AgentsPane(LivePane):
         searched only as far as each chunk needs (a key in the filter waits for the first
         screenful's matches, not the whole fleet's)."""
         self._fill += 1
-        text = self.filter_text.lower()
+        filtering = bool(self.filter_text)
         keys = self._ordered()
-        first, walked = self._matching(keys, 0, text, FIRST_ROWS)
-        now = self.supervisor.clock.now()
+        first, walked = self._matching(keys, 0, FIRST_ROWS)
+        now = self.now()
         self.table.replace([(key, self._current_row(key, now)) for key in first])
-        self.summarise(self.counts())
-        if not text:
+        self.finish()
+        if not filtering:
             settle_memory()  # the records; the rows of the fill after it
         self._filling, self._spliced = walked < len(keys), False
         if self._filling:
-            after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, self._fill))
+            after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, self._fill))
 
-    def _matching(
-        self, keys: list[str], start: int, text: str, wanted: int
-    ) -> tuple[list[str], int]:
-        """Up to ``wanted`` keys of ``keys[start:]`` that match ``text``, and the index the
-        search stopped at."""
-        if not text:
+    def _matching(self, keys: list[str], start: int, wanted: int) -> tuple[list[str], int]:
+        """Up to ``wanted`` keys of ``keys[start:]`` that match the filter, and the index
+        the search stopped at."""
+        source, text = self._filter()
+        if not text and source is None:
             end = min(start + wanted, len(keys))
             return keys[start:end], end
-        search, records = self._search, self.fleet.records
+        search, records, of = self._search, self.fleet.records, self.fleet.source
         found: list[str] = []
         index = start
         while index < len(keys) and len(found) < wanted:
             key = keys[index]
             index += 1
+            if source is not None and of(key) != source:
+                continue
             seen = search.get(key)
             if seen is None and (record := records.get(key)) is not None:
-                seen = search[key] = search_text(record)
+                seen = search[key] = self._search_text(record)
             if seen is not None and text in seen:
                 found.append(key)
         return found, index
@@ -211,7 +233,7 @@ class AgentsPane(LivePane):
     def _ordered(self) -> list[str]:
         """Every key of the fleet, in row order (sorted again only after a change of it)."""
         if self._order is None or len(self._order) != len(self.fleet):
-            places = {record.key: row_order(record) for record in self.fleet.snapshot()}
+            places = {record.key: self._order_of(record) for record in self.fleet.snapshot()}
             self._order = sorted(places, key=places.__getitem__)
             self._place = places
         return self._order
@@ -219,7 +241,7 @@ class AgentsPane(LivePane):
     def _search_of(self, record: AgentRecord) -> str:
         text = self._search.get(record.key)
         if text is None:
-            text = self._search[record.key] = search_text(record)
+            text = self._search[record.key] = self._search_text(record)
         return text
 
     def _row_of(self, key: str) -> tuple[object, ...]:
@@ -236,13 +258,14 @@ class AgentsPane(LivePane):
         record = self.fleet.get(key)
         if not row or record is None or record.error:
             return row
-        return (*row[:SEEN_AT], age_cell(record, now), *row[SEEN_AT + 1 :])
+        at = self.seen_at
+        return (*row[:at], age_cell(record, now), *row[at + 1 :])
 
-    def _add_rows(self, keys: list[str], start: int, text: str, fill: int) -> None:
+    def _add_rows(self, keys: list[str], start: int, fill: int) -> None:
         if fill != self._fill or not self.is_mounted:
             return  # a newer filter or fill took over
         table, fleet = self.table, self.fleet
-        chunk, walked = self._matching(keys, start, text, CHUNK_ROWS)
+        chunk, walked = self._matching(keys, start, CHUNK_ROWS)
         table.extend(
             [
                 (key, self._row_of(key))
@@ -251,10 +274,10 @@ class AgentsPane(LivePane):
             ]
         )
         if walked < len(keys):
-            after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, fill))
+            after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, fill))
         else:
             self._filling = False
-            table.reorder("role", "name", key=by_role_and_name, force=self._spliced)
+            table.reorder(*self.order_columns, key=as_shown, force=self._spliced)
             if not self.filter_text:
                 settle_memory()
 
@@ -265,10 +288,7 @@ class AgentsPane(LivePane):
         # of keys of a large fleet) goes row by row: a refill would cost every row each time.
         if len(change.changed) + len(change.removed) > max(WHOLE, len(self.fleet) // 2):
             self._order = None
-            for key in change.removed:
-                self._rows.pop(key, None)
-                self._search.pop(key, None)
-            for key in change.changed:
+            for key in change.removed | change.changed:
                 self._rows.pop(key, None)
                 self._search.pop(key, None)
             self.show_all()
@@ -279,9 +299,9 @@ class AgentsPane(LivePane):
             record = self.fleet.get(key)
             if record is not None:
                 self.upsert(record)
-        self.table.reorder("role", "name", key=by_role_and_name)
+        self.table.reorder(*self.order_columns, key=as_shown)
         if change.counts:
-            self.summarise(self.counts())
+            self.finish()
 
     # -- time passing ----------------------------------------------------------------------
 
@@ -291,7 +311,7 @@ class AgentsPane(LivePane):
 
     def refresh_ages(self) -> None:
         table = self.table
-        now = self.supervisor.clock.now()
+        now = self.now()
         for key in table.visible_keys():
             record = self.fleet.get(key)
             if record is not None and not record.error:
@@ -302,10 +322,6 @@ class AgentsPane(LivePane):
 
     # -- interaction -------------------------------------------------------------------------
 
-    def filter(self, text: str) -> None:
-        self.filter_text = text
-        self.show_all()
-
     def selected_key(self) -> str | None:
         return self.table.cursor_key()
 
@@ -314,86 +330,45 @@ class AgentsPane(LivePane):
             self.table.move_cursor(row=self.table.get_row_index(key))
             self.table.focus()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        event.stop()
-        self.action_details()
+    def open_row(self, key: str) -> None:
+        self.action_act("details")
 
-    def action_details(self) -> None:
-        from runeconsole.tui.agent_detail import AgentDetail
-
+    def action_act(self, action: str) -> None:
+        """Enter (``details``), ``g`` (``jump``), ``h``, ``r``, ``x`` on the cursor's agent:
+        the changing ones asked first, every one but the detail done in a worker."""
         key = self.selected_key()
-        if key is not None:
-            self.app.push_screen(AgentDetail(self.supervisor, key, self.records.get(key)))
-
-    # -- acting on an agent ------------------------------------------------------------------
-
-    def action_jump(self) -> None:
-        key = self.selected_key()
-        if key is None:
+        record = self.fleet.get(key or "")
+        if key is None or record is None:
             return
-        try:
-            self.supervisor.switch_to(key)
-        except RuneError as exc:
-            self.notify(exc.message, title=f"Cannot switch to {key}", severity="warning")
-
-    def action_handoff(self) -> None:
-        self._confirmed(
-            "handoff",
-            "Hand off {key}?",
-            "It is asked to save its work and exit; after "
-            f"{self.supervisor.settings.handoff_timeout:g}s it is killed. Then a successor "
-            "starts with its hook. Its worktree is left as it is.",
-        )
-
-    def action_respawn(self) -> None:
-        self._confirmed(
-            "respawn",
-            "Re-spawn {key}?",
-            "A successor starts with the same command and worktree, and a wisdom prompt "
-            "built from the hook.",
-        )
-
-    def action_kill(self) -> None:
-        self._confirmed(
-            "kill",
-            "Kill {key}?",
-            "Its tmux session is killed and it is marked terminated. Uncommitted files stay "
-            "in its worktree and are listed in its hook.",
-        )
-
-    def _confirmed(self, action: str, question: str, detail: str) -> None:
-        key = self.selected_key()
-        record = self.records.get(key or "")
-        if key is None or record is None or record.error:
+        if action == "details":
+            facts = self.agents.facts(key)
+            self.app.push_screen(AgentDetail(key, record, facts, self.agents.where(key)))
             return
+        if record.error:
+            self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
+            return
+        if action not in CHANGES:
+            self.run(action, key)
+            return
+        question, detail = self.agents.confirm(action, key)
 
         def answered(yes: bool | None) -> None:
             if yes:
                 self.notify(f"{action}: {key} …", timeout=3)
-                self.act(action, key)
+                self.run(action, key)
 
-        verb = action.capitalize()
-        self.app.push_screen(ConfirmScreen(question.format(key=key), detail, verb), answered)
+        self.app.push_screen(ConfirmScreen(question, detail, action.capitalize()), answered)
 
-    @work(thread=True, group="agent-actions")
-    def act(self, action: str, key: str) -> None:
-        """Handoffs wait up to a minute, so every action runs off the UI thread."""
-        supervisor = self.supervisor
+    @background("agent-actions")
+    def run(self, action: str, key: str) -> None:
+        """A handoff waits up to a minute, a source over SSH longer: off the UI thread."""
+        title = f"{action} {key}"
         try:
-            if action == "handoff":
-                result = supervisor.handoff(key)
-                message = f"{key}: handoff {result.outcome}"
-                if result.successor is not None:
-                    message += f"; successor {result.successor.record.get('agent_id')}"
-            elif action == "respawn":
-                spawned = supervisor.respawn(key)
-                message = f"{key}: re-spawned as {spawned.record.get('agent_id')}"
-            else:
-                supervisor.kill(key)
-                message = f"{key}: killed"
+            told = self.agents.run(action, key)
         except RuneError as exc:
             self.app.call_from_thread(
-                self.notify, exc.message, title=f"{action} {key}", severity="error"
+                self.notify, exc.message, title=title, severity="error", markup=False
             )
             return
-        self.app.call_from_thread(self.notify, message, title=action.capitalize())
+        if told:
+            self.app.call_from_thread(self.notify, told, title=title, markup=False)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
-from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -25,8 +25,10 @@ from runeconsole.services.notify import notifier_for
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
+from runeconsole.services.supervision.problems import judge_with
 from runeconsole.services.supervisor import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
+from runeconsole.tui.agent_actions import LocalAgents
 from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.commands import AgentCommands
 from runeconsole.tui.console_base import PanesApp
@@ -34,14 +36,14 @@ from runeconsole.tui.console_monitor import ConsoleMonitor
 from runeconsole.tui.feed import ChangeFeed, FleetChanged, StateChanged
 from runeconsole.tui.filter_box import FilterBox
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.pane import AGENTS, LivePane
+from runeconsole.tui.pane import AGENTS, FilePane, Pane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 from runeconsole.tui.toasts import RepeatFilter, monitor_toast
-from runeconsole.tui.workers import WorkFailed
+from runeconsole.tui.workers import WorkFailed, background
 
 PRESENCE_RETRY_SECONDS = 2.0
 INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
@@ -92,11 +94,12 @@ class RuneConsole(PanesApp):
             saved_observations=self.supervisor.observations,
             observations_path=self.supervisor.observations_path,
             supervised=self.supervisor.supervised,
+            judge=judge_with(self.supervisor.settings),  # problems judged once, in the model
         )
-        self._fleet_views: list[LivePane] = []
+        self._fleet_views: list[Pane[Any]] = []
         # Which directories each pane follows, worked out once (some panes ask git or list
         # a directory to know) and refreshed with the rescan, not on every file event.
-        self._routes: dict[LivePane, set[Path]] = {}
+        self._routes: dict[FilePane[Any], set[Path]] = {}
         self._toasts = RepeatFilter()
         # While it is open the console holds the project's console lock: Claude Code's
         # hooks then bring AskUserQuestion calls here (services/claude/presence.py).
@@ -106,11 +109,12 @@ class RuneConsole(PanesApp):
         yield StatusBar(self.root, id="status")
         if self._quick_to_load():
             self.fleet.load()  # the first frame is then complete
+        agents = LocalAgents(self.supervisor, self.fleet)
         self._fleet_views = [
-            AgentsPane(self.supervisor, self.fleet),
-            ProblemsPane(self.supervisor, self.fleet),
+            AgentsPane(self.fleet, self.supervisor.settings, agents),
+            ProblemsPane(self.fleet),
         ]
-        panes: list[LivePane] = [
+        panes: list[Pane[Any]] = [
             *self._fleet_views,
             QuestionsPane(self.questions),
             SuspendedPane(self.suspension, self.checkpoints),
@@ -127,8 +131,13 @@ class RuneConsole(PanesApp):
     # -- panes -----------------------------------------------------------------------------
 
     @property
-    def panes(self) -> list[LivePane]:
-        return list(self.query(LivePane))
+    def panes(self) -> list[Pane[Any]]:
+        return list(self.query(Pane))
+
+    @property
+    def file_panes(self) -> list[FilePane[Any]]:
+        # Not query(FilePane): a query by type follows each class's first base only.
+        return [pane for pane in self.panes if isinstance(pane, FilePane)]
 
     @property
     def agents_pane(self) -> AgentsPane:
@@ -146,7 +155,7 @@ class RuneConsole(PanesApp):
         for problem in [*talisman.problems, *talisman.warnings]:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
         if self.watch_files:
-            self._routes = {pane: set(pane.watch_dirs()) for pane in self.panes}
+            self._routes = {pane: set(pane.watch_dirs()) for pane in self.file_panes}
             self.feed = ChangeFeed(self, set().union(self.fleet_dirs, *self._routes.values()))
             if self.feed.start():
                 # Its events keep the model current: the monitor visits the model's
@@ -183,7 +192,7 @@ class RuneConsole(PanesApp):
         except OSError:
             return True
 
-    @work(thread=True, exclusive=True, group="fleet-rescan")
+    @background("fleet-rescan", exclusive=True)
     def load_fleet(self) -> None:
         self.fleet_changed(self.fleet.load())
 
@@ -200,7 +209,7 @@ class RuneConsole(PanesApp):
         if self.feed is not None:
             self.feed.stop()
 
-    @work(thread=True, exclusive=True, group="monitor")
+    @background("monitor", exclusive=True)
     def run_monitor(self) -> None:
         self.monitor_loop.run()
 
@@ -232,12 +241,12 @@ class RuneConsole(PanesApp):
             return
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
-    def follow_dir(self, pane: LivePane, directory: Path) -> None:
+    def follow_dir(self, pane: FilePane[Any], directory: Path) -> None:
         """Follow a directory that appeared after start (a new signal or context dir)."""
         if self.feed is not None and self.feed.add(directory):
             self._routes.setdefault(pane, set()).add(directory)
 
-    def on_live_pane_follow_directory(self, message: LivePane.FollowDirectory) -> None:
+    def on_file_pane_follow_directory(self, message: FilePane.FollowDirectory) -> None:
         self.follow_dir(message.pane, message.directory)
         message.pane.read_directory(message.directory)
 
@@ -254,7 +263,7 @@ class RuneConsole(PanesApp):
             for view in self._fleet_views:
                 view.post_message(FleetChanged(change))
 
-    @work(thread=True, exclusive=True, group="fleet-rescan")
+    @background("fleet-rescan", exclusive=True)
     def rescan_fleet(self) -> None:
         """Recover from dropped events: by stat, reading only files that changed."""
         self.fleet_changed(self.fleet.rescan(paced=True))
@@ -273,14 +282,14 @@ class RuneConsole(PanesApp):
                 except NoMatches:  # the console is closing: the pane's table is already gone
                     return
 
-    def on_live_pane_summary(self, message: LivePane.Summary) -> None:
+    def on_pane_summary(self, message: Pane.Summary) -> None:
         # A worker's summary can arrive while the console is closing: nothing to show it on.
         for bar in self.query(StatusBar):
             bar.set_figures(message.pane_id, message.figures)
 
     def _rescan(self) -> None:
         self.rescan_fleet()
-        for pane in self.panes:
+        for pane in self.file_panes:
             for directory in set(pane.watch_dirs()) - self._routes.get(pane, set()):
                 self.follow_dir(pane, directory)
             pane.rescan()
@@ -307,7 +316,7 @@ class RuneConsole(PanesApp):
         belongs to the pane it was typed on: it is cleared when the pane changes."""
         self.action_clear_filter()
         self.query_one(TabbedContent).active = pane_id
-        self.current_pane().query_one("DataTable").focus()
+        self.current_pane().table.focus()
 
     def on_work_failed(self, message: WorkFailed) -> None:
         """A background job failed (``tui/workers.py``): shown to the operator, not fatal."""
@@ -330,18 +339,14 @@ class RuneConsole(PanesApp):
         else:
             self.notify("No open questions or permission requests.", title="Questions", timeout=3)
 
-    def on_live_pane_operator_wanted(self, message: LivePane.OperatorWanted) -> None:
+    def on_pane_operator_wanted(self, message: Pane.OperatorWanted) -> None:
         self.reach_operator(message.key, message.title, message.body)
 
-    @work(thread=True, group="notify")
+    @background("notify command")
     def reach_operator(self, key: str, title: str, body: str) -> None:
-        """``runeconsole.notify.command`` (if set), off the UI thread."""
-        try:
-            notifier_for(self.registry.paths).notify(key, title, body)
-        except (RuneError, OSError) as exc:
-            self.call_from_thread(
-                self.notify, f"notify command: {exc}", severity="warning", markup=False
-            )
+        """``runeconsole.notify.command`` and the push URLs (if set), off the UI thread; a
+        failure is shown (``WorkFailed``)."""
+        notifier_for(self.registry.paths).notify(key, title, body)
 
     def on_problems_pane_goto_agent(self, message: ProblemsPane.GotoAgent) -> None:
         self.goto_agent(message.key)

@@ -1,10 +1,11 @@
 """What every console window shares (the project's console and the fleet console): tabs
-of ``LivePane``s, the filter line under them, ``?`` for the pane's keys, ``q`` to quit, and
+of ``Pane``s, the filter line under them, ``?`` for the pane's keys, ``q`` to quit, and
 no control character drawn (``terminal_safe.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding
@@ -13,7 +14,7 @@ from textual.widgets import Input, TabbedContent
 
 from runeconsole.tui.filter_box import FilterBox
 from runeconsole.tui.help_screen import HelpScreen
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import Pane
 from runeconsole.tui.terminal_safe import NoControlCharacters
 
 
@@ -35,9 +36,9 @@ class PanesApp(App[None]):
         """Textual's filters, then the one that keeps control characters off the terminal."""
         return [*super().get_line_filters(), self.NO_CONTROLS]
 
-    def current_pane(self) -> LivePane:
+    def current_pane(self) -> Pane[Any]:
         active = self.query_one(TabbedContent).active_pane
-        return active.query_one(LivePane) if active else self.query(LivePane).first()
+        return active.query_one(Pane) if active else self.query(Pane).first()
 
     def action_help(self) -> None:
         pane = self.current_pane()
@@ -55,11 +56,11 @@ class PanesApp(App[None]):
 
     def action_clear_filter(self) -> None:
         if self.query_one(FilterBox).clear_filter():
-            self.current_pane().filter("")
-            self.current_pane().query_one("DataTable").focus()
+            self.current_pane().filter_text = ""
+            self.current_pane().table.focus()
 
     def on_filter_box_filter(self, message: FilterBox.Filter) -> None:
-        self.current_pane().filter(message.text)
+        self.current_pane().filter_text = message.text
 
     def on_filter_box_done(self, _: FilterBox.Done) -> None:
-        self.current_pane().query_one("DataTable").focus()
+        self.current_pane().table.focus()

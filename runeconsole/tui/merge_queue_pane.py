@@ -37,7 +37,6 @@ from runeconsole.services.merge_queue import (
     QueueState,
 )
 from runeconsole.tui.confirm import ConfirmScreen
-from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.merge_queue_rows import (
     COLUMNS,
     age_of,
@@ -46,14 +45,14 @@ from runeconsole.tui.merge_queue_rows import (
     row_values,
     search_fields,
 )
-from runeconsole.tui.pane import MERGE_QUEUE, LivePane
+from runeconsole.tui.pane import MERGE_QUEUE, FilePane
 from runeconsole.tui.workers import background, cancelled
 
 QUEUE_FILES = frozenset({"merge-queue.json", "merge-queue.processor.json"})
 OUTPUT_LINES = 3  # test output shown under the steps while processing
 
 
-class MergeQueuePane(LivePane):
+class MergeQueuePane(FilePane[QueueEntry]):
     DEFAULT_CSS = """
     #mq-header {
         height: 1;
@@ -75,6 +74,8 @@ class MergeQueuePane(LivePane):
     """
     PANE_ID = MERGE_QUEUE
     TITLE = "Merge queue"
+    COLUMNS = COLUMNS
+    MOVING = frozenset({"age"})
     HELP_KEYS = (
         ("p", "process the head of the queue (asks first), watching each step"),
         ("r", "retry the selected failed entry"),
@@ -125,11 +126,10 @@ class MergeQueuePane(LivePane):
             self.error = error
 
     def __init__(self, queue: MergeQueue, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        super().__init__(clock=queue.clock, **kwargs)
         self.queue = queue
         self.state = QueueState()
         self.predictions: dict[str, Prediction] = {}
-        self.figures: dict[str, int] | None = None
         self.processing: str | None = None
         self.process_started = 0.0
         self.step = ""
@@ -141,13 +141,27 @@ class MergeQueuePane(LivePane):
 
     def compose(self) -> ComposeResult:
         yield Static(id="mq-header")
-        yield KeyedTable(COLUMNS, id="mq-table")
+        yield self.table
         yield Static(id="mq-detail")
         yield Static(id="mq-log")
 
-    @property
-    def table(self) -> KeyedTable:
-        return self.query_one("#mq-table", KeyedTable)
+    # -- rows ------------------------------------------------------------------------------
+
+    def cells(self, key: str, record: QueueEntry) -> tuple[object, ...]:
+        return row_values(record, self.predictions.get(key), self.now())
+
+    def search_fields(self, key: str, record: QueueEntry) -> tuple[str, ...]:
+        return search_fields(record)
+
+    def moving(self, key: str, record: QueueEntry) -> dict[str, object]:
+        return {"age": age_of(record, self.now())}
+
+    def figures(self) -> dict[str, int]:
+        counts = self.state.counts()
+        figures = {"queued": counts[PENDING]}
+        if counts[FAILED]:
+            figures["merge failed"] = counts[FAILED]
+        return figures
 
     def on_mount(self) -> None:
         self.rescan()  # rows as soon as the queue is read; predictions (git) after them
@@ -193,28 +207,18 @@ class MergeQueuePane(LivePane):
     def on_merge_queue_pane_scanned(self, message: Scanned) -> None:
         message.stop()
         predictions = self.predictions if message.predictions is None else message.predictions
-        self.sync(message.state, predictions)
+        self.show(message.state, predictions)
 
-    def sync(self, state: QueueState, predictions: dict[str, Prediction]) -> None:
+    def show(self, state: QueueState, predictions: dict[str, Prediction]) -> None:
         """Make the table match the queue: upsert by key, drop vanished, keep queue order."""
         self.state, self.predictions = state, predictions
-        now = self.queue.clock.now()
-        shown = [e for e in state.ordered() if self.shows(*search_fields(e))]
-        keys = [e.entry_id for e in shown]
-        self.table.sync(
-            [(e.entry_id, row_values(e, predictions.get(e.entry_id), now)) for e in shown]
-        )
-        if [row.key.value for row in self.table.ordered_rows] != keys:
+        ordered = state.ordered()
+        self.sync({entry.entry_id: entry for entry in ordered})
+        keys = [entry.entry_id for entry in ordered if self.table.has(entry.entry_id)]
+        if [self.table.get_row_index(key) for key in keys] != list(range(len(keys))):
             self._order(keys)
         self.refresh_header()
         self.refresh_detail()
-        counts = state.counts()
-        figures = {"queued": counts[PENDING]}
-        if counts[FAILED]:
-            figures["merge failed"] = counts[FAILED]
-        if figures != self.figures:
-            self.figures = figures
-            self.summarise(figures)
 
     def _order(self, keys: list[str]) -> None:
         order = {key: index for index, key in enumerate(keys)}
@@ -232,12 +236,12 @@ class MergeQueuePane(LivePane):
             doing = f"{self.processing}: {self.step} {elapsed:.1f}s"
         self.query_one("#mq-header", Static).update(header_text(self.state, doing))
 
-    def selected(self) -> QueueEntry | None:
-        key = self.table.cursor_key()
-        return self.state.find(key) if key else None
+    def selected_entry(self) -> QueueEntry | None:
+        chosen = self.selected()
+        return chosen[1] if chosen is not None else None
 
     def refresh_detail(self) -> None:
-        entry = self.selected()
+        entry = self.selected_entry()
         prediction = self.predictions.get(entry.entry_id) if entry else None
         self.query_one("#mq-detail", Static).update(detail_text(entry, prediction))
         log = self.query_one("#mq-log", Static)
@@ -254,18 +258,12 @@ class MergeQueuePane(LivePane):
         self.refresh_detail()
 
     def tick(self) -> None:
-        now = self.queue.clock.now()
-
-        def age(key: str) -> dict[str, object] | None:
-            entry = self.state.find(key)
-            return {"age": age_of(entry, now)} if entry is not None else None
-
-        self.table.refresh_visible(age)
+        super().tick()
         if self.processing:
             self.refresh_header()
 
     def refilter(self) -> None:
-        self.sync(self.state, self.predictions)
+        self.show(self.state, self.predictions)
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -301,7 +299,7 @@ class MergeQueuePane(LivePane):
         if message.error is not None:
             self.app.notify(message.error, title=message.action, severity="error")
             return
-        self.sync(message.state, self.predictions)
+        self.show(message.state, self.predictions)
         self.rescan()
 
     def action_process(self) -> None:
@@ -361,7 +359,7 @@ class MergeQueuePane(LivePane):
             self.step_lines[event.step] = Text(f"{event.elapsed:6.1f}s  {event.message}", style)
             self.step = event.step
             if message.state is not None:
-                self.sync(message.state, self.predictions)
+                self.show(message.state, self.predictions)
             return
         self.refresh_detail()
 
@@ -381,12 +379,12 @@ class MergeQueuePane(LivePane):
         self.rescan()
 
     def action_retry(self) -> None:
-        entry = self.selected()
+        entry = self.selected_entry()
         if entry is not None:
             self._act("Retry", lambda: self.queue.retry(entry.entry_id))
 
     def action_remove(self) -> None:
-        entry = self.selected()
+        entry = self.selected_entry()
         if entry is None:
             return
         self.app.push_screen(
@@ -399,7 +397,7 @@ class MergeQueuePane(LivePane):
         )
 
     def action_move(self, offset: int) -> None:
-        entry = self.selected()
+        entry = self.selected_entry()
         if entry is not None:
             self._act("Move", lambda: self.queue.move(entry.entry_id, offset))
 

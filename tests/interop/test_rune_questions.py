@@ -60,7 +60,7 @@ async def test_the_console_never_answers_a_question_another_tool_asked(project: 
             questions.tick()
             await pilot.pause()
         await app.workers.wait_for_complete()
-        [shown] = questions.open.values()
+        [shown] = questions.records.values()
         assert shown.deadline is None and not shown.asked_here
         table = questions.table
         row = table.get_row(shown.id)

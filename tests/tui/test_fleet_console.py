@@ -19,13 +19,13 @@ from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.timeutil import iso_z
 from runeconsole.demo.suspended import write_context
 from runeconsole.services.project import Project
-from runeconsole.services.questions import Questions
+from runeconsole.services.questions import Question, Questions
 from runeconsole.services.registry import Registry
 from runeconsole.services.suspension import Suspension
 from runeconsole.tui.confirm import ConfirmScreen
-from runeconsole.tui.fleet_console.answer_modal import FleetAnswerModal
 from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
-from runeconsole.tui.fleet_console.store import AGENT
+from runeconsole.tui.fleet_console.panes import FleetQuestionsPane
+from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.suspended_detail import InjectionScreen
 from tests.support.fleet import project_root
 from tests.support.polling import until
@@ -39,9 +39,7 @@ async def console(
 ) -> AsyncIterator[tuple[FleetConsole, Pilot]]:
     app = create_fleet_app(specs, heartbeat=0.5, tick_seconds=0, **kwargs)
     async with app.run_test(size=(140, 30)) as pilot:
-        await until(
-            pilot, lambda: all(s["state"] != "connecting" for s in app.store.states.values())
-        )
+        await until(pilot, lambda: all(s.state != "connecting" for s in app.model.states.values()))
         yield app, pilot
 
 
@@ -87,7 +85,7 @@ async def test_a_change_on_one_root_repaints_its_row_and_its_source_counts(
         await until(pilot, lambda: len(shown(app, 0)) == 2)
         Registry(Project(two)).mark_crashed("worker-c")
         await until(pilot, lambda: "crashed" in str(app.panes[0].table.get_row("two/worker-c")))
-        assert app.store.get(AGENT, "one/worker-a")["status"] == "active"
+        assert app.model.agents.records["one/worker-a"].status == "active"
         await until(pilot, lambda: "two ●0 ●0 ●1 !1" in bar(app))
         problems = app.panes[2].table
         await until(pilot, lambda: problems.keys() == ["two/worker-c/crashed"])
@@ -120,7 +118,7 @@ async def test_a_question_is_answered_on_the_root_it_was_asked_on(tmp_path: Path
         key = f"two/{QUESTION_DIR.split('/')[-1]}/task-7.q1"
         await until(pilot, lambda: shown(app, 3) == [key])
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
+        await until(pilot, lambda: isinstance(app.screen, QuestionModal))
         await pilot.press("B")
         questions = Questions(Project(two))
         await until(pilot, lambda: questions.read_question(asked).answer is not None)
@@ -221,7 +219,7 @@ async def test_two_hosts_over_ssh_beside_a_local_root_answered_and_back_after_a_
     everyone = ["far/worker-r", "here/worker-a", "other/worker-o"]
     async with console(specs, sockets=sshd.sockets) as (app, pilot):
         await until(pilot, lambda: sorted(shown(app, 0)) == everyone)
-        assert app.store.states["far"]["state"] == "up"
+        assert app.model.states["far"].state == "up"
         # The remote events process dies: the console reconnects and shows the same rows.
         for pid in remote_events_pids(far):
             os.kill(pid, signal.SIGKILL)
@@ -245,7 +243,7 @@ async def test_two_hosts_over_ssh_beside_a_local_root_answered_and_back_after_a_
         await pilot.press("4")
         await until(pilot, lambda: len(shown(app, 3)) == 1)
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
+        await until(pilot, lambda: isinstance(app.screen, QuestionModal))
         await pilot.press("t", *"yes, ship", "enter")
         questions = Questions(Project(far))
         await until(pilot, lambda: questions.read_question(asked).answer is not None, 60)
@@ -264,17 +262,20 @@ async def test_an_answer_while_its_host_is_down_is_refused_and_said_so(
         app,
         pilot,
     ):
-        assert app.store.states["far"]["state"] == "down"
+        assert app.model.states["far"].state == "down"
         assert "far down" in bar(app)
-        row = {"task_id": "task-4", "question": "Retry?", "options": ["A", "B"]}
-        notes: list[str] = []
-        app.notify = lambda message, **_: notes.append(message)  # type: ignore[method-assign]
         key = f"{QUESTION_DIR.split('/')[-1]}/task-4.q1"
-        app.open_window(FleetAnswerModal, "answer", "far", key, row)  # as seen before the outage
-        await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
+        seen = Question.from_json(  # as seen before the outage
+            {"signal_dir": key.split("/")[0], "task_id": "task-4", "question": "Retry?"}
+            | {"options": ["A", "B"]}
+        )
+        app.query_one(FleetQuestionsPane).open_modal(seen, f"far/{key}")
+        await until(pilot, lambda: isinstance(app.screen, QuestionModal))
         await pilot.press("A")
-        await until(pilot, lambda: notes)
-        assert "unreachable" in notes[0] and "nothing was sent" in notes[0]
+        note = app.screen.query_one("#question-note")
+        await until(pilot, lambda: "unreachable" in str(note.render()))
+        assert "nothing was sent" in str(note.render())
+        assert isinstance(app.screen, QuestionModal)  # still open: it can be tried again
         assert not question.with_suffix(".answer").exists()
 
 
@@ -300,7 +301,7 @@ def test_fleet_with_no_file_reads_the_default_fleet_file(
 
 async def fleet_scene_ready(pilot: Pilot, pane: str) -> None:
     app = pilot.app
-    await until(pilot, lambda: all(s["state"] != "connecting" for s in app.store.states.values()))
+    await until(pilot, lambda: all(s.state != "connecting" for s in app.model.states.values()))
     await until(pilot, lambda: len(app.panes[0].table.keys()) == 14)
     await pilot.press(pane)
     app.panes[int(pane) - 1].table.move_cursor(row=0)

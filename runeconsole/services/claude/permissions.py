@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,16 @@ PENDING, UNDECIDED, ALLOWED, DENIED, ASKED, UNREADABLE = (
     "unreadable",
 )
 HOOK_GONE = "the agent stopped waiting (its hook is gone); Claude Code asked in its own dialog"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How the operator decides a permission request."""
+
+    behavior: str  # allow or deny
+    message: str | None = None  # with a single deny: the reason the model is told
+    always: bool = False  # also a standing rule for this exact tool and command or path
+    every_agent: bool = False  # the rule's scope: all agents, not only the request's
 
 
 class AlreadyDecided(RuneError):
@@ -308,6 +319,16 @@ class Permissions:
         made = permission_rules.rule_id(behavior, request.tool, request.subject, agent)
         decided = self.decide(request.id, behavior, via=via, rule=made)
         return self.add_rule(behavior, request.tool, request.subject, agent), decided
+
+    def apply(
+        self, request: PermissionRequest, verdict: Verdict, *, via: str = "console"
+    ) -> PermissionRequest:
+        """``verdict`` on ``request``: decided once, or ``always`` with a standing rule; the
+        request as decided (``AlreadyDecided``, ``Gone`` and ``InvalidInput`` as above)."""
+        if verdict.always:
+            every = verdict.every_agent
+            return self.decide_always(request, verdict.behavior, every_agent=every, via=via)[1]
+        return self.decide(request.id, verdict.behavior, message=verdict.message, via=via)
 
     def settle(
         self,

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from runeconsole.adapters.ssh import failure_reason
 from runeconsole.core.errors import RuneError
+from runeconsole.services.claude.permissions import Verdict
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
@@ -28,16 +28,6 @@ from runeconsole.services.supervisor import Supervisor
 from runeconsole.services.suspension import Suspension
 
 ACTION_TIMEOUT = 120.0  # a queue's tests or a handoff's wait can take a while
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """How a permission request is decided."""
-
-    behavior: str  # allow or deny
-    message: str | None = None  # with a single deny: the reason the model is told
-    always: bool = False  # also a standing rule for this exact tool and command or path
-    every_agent: bool = False  # the rule's scope: all agents, not only the request's
 
 
 class Unreachable(RuneError):

@@ -1,0 +1,134 @@
+"""The fleet console's agents: what the Agents pane asks of a row is done on the row's
+source (``FleetFeed.actions``: in-process for a root of this machine, the same CLI
+commands over SSH for a host), and its detail is read from what the source sends, and,
+for a root of this machine, from its files as the project console reads them."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+
+from runeconsole.core.errors import RuneError
+from runeconsole.services.claude.permissions import PermissionRequest
+from runeconsole.services.hooks import Hook
+from runeconsole.services.registry import AgentRecord
+from runeconsole.services.sources import LocalActions, RemoteActions
+from runeconsole.services.sources.fleet import FleetFeed
+from runeconsole.services.sources.model import SourcesModel
+from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.agent_actions import AgentFacts, LocalFacts
+
+CONFIRM = {
+    "handoff": (
+        "Hand off {key}?",
+        "It is asked to save its work and exit; then a successor starts with its hook, on "
+        "{source}.",
+    ),
+    "respawn": (
+        "Re-spawn {key}?",
+        "A successor starts with the same command and worktree, on {source}.",
+    ),
+    "kill": ("Kill {key}?", "Its tmux session on {source} is killed; its worktree stays."),
+}
+
+
+class FleetAgents:
+    def __init__(self, feed: FleetFeed, model: SourcesModel) -> None:
+        self.feed, self.model = feed, model
+
+    def record(self, key: str) -> AgentRecord | None:
+        return self.model.agents.get(key)
+
+    def where(self, key: str) -> str:
+        return self.model.agents.source(key)
+
+    def own(self, key: str) -> str:
+        """The key its source knows the agent by."""
+        return self.feed.own_key(self.where(key), key)
+
+    def confirm(self, action: str, key: str) -> tuple[str, str]:
+        question, detail = CONFIRM[action]
+        return question.format(key=key), detail.format(source=self.where(key))
+
+    def run(self, action: str, key: str) -> str | None:
+        source, own = self.where(key), self.own(key)
+        actions = self.feed.actions(source)
+        if action == "jump":
+            return self.attach(actions, key, own)
+        {"handoff": actions.handoff, "respawn": actions.respawn, "kill": actions.kill}[action](own)
+        return f"{action} {key}: sent to {source}"
+
+    def attach(self, actions: LocalActions | RemoteActions, key: str, own: str) -> str | None:
+        """``g``: the operator's tmux goes to the agent (a host's in a new window, over
+        ``ssh -t``); outside tmux, the command that attaches, to paste in a terminal."""
+        if not isinstance(actions, RemoteActions):
+            actions.attach(own)
+            return None
+        record = self.model.agents.get(key)
+        session = str(record.get("tmux_session") or "") if record is not None else ""
+        if not session:
+            raise RuneError(f"{key} has no tmux session")
+        socket = actions.source.meta.get("tmux_socket")  # the host's, from its snapshot
+        argv = actions.attach_window_argv(own, session, socket)
+        if not os.environ.get("TMUX"):
+            return shlex.join(argv[argv.index("--") + 1 :])  # pasted into a shell as is
+        subprocess.run(argv, check=False, capture_output=True, timeout=10)
+        return None
+
+    def facts(self, key: str) -> AgentFacts:
+        return FleetFacts(self, key)
+
+
+class FleetFacts:
+    """One agent's facts: a root of this machine's as the project console reads them;
+    a host's from what its stream sent (the records, the decisions)."""
+
+    def __init__(self, agents: FleetAgents, key: str) -> None:
+        self.agents, self.key = agents, key
+        self.model = agents.model
+        self.local: LocalFacts | None = None
+        try:
+            actions = agents.feed.actions(agents.where(key))
+        except RuneError:  # down: what the stream last said is all there is
+            actions = None
+        if isinstance(actions, LocalActions):
+            self.local = LocalFacts(Supervisor(actions.project), self.model.agents)
+
+    def chain(self, key: str) -> list[AgentRecord]:
+        if self.local is not None:
+            return self.local.chain(self.agents.own(key))
+        source = self.agents.where(key)
+        records = self.model.agents
+        same = [r for k, r in records.records.items() if records.source(k) == source]
+        by_id = {r.get("agent_id"): r for r in same if r.get("agent_id")}
+        chain = [records.records[key]]
+        seen = {chain[0].get("agent_id")}
+        while (previous := chain[-1].get("predecessor_id")) in by_id and previous not in seen:
+            seen.add(previous)
+            chain.append(by_id[previous])
+        return chain
+
+    def hook(self, key: str) -> Hook | None:
+        return self.local.hook(self.agents.own(key)) if self.local is not None else None
+
+    def phase(self, key: str) -> str | None:
+        return self.model.agents.phases.get(key)
+
+    def pane_tail(self, key: str, lines: int) -> str:
+        if self.local is not None:
+            return self.local.pane_tail(self.agents.own(key), lines)
+        where = self.agents.where(key)
+        raise RuneError(f"the pane is on {where}: attach with g to see it")
+
+    def permission_history(self, key: str) -> list[PermissionRequest]:
+        if self.local is not None:
+            return self.local.permission_history(self.agents.own(key))
+        source, own = self.agents.where(key), self.agents.own(key)
+        keyed = self.model.permissions
+        decided = [
+            request
+            for k, request in keyed.records.items()
+            if keyed.source(k) == source and request.agent == own and not request.open
+        ]
+        return sorted(decided, key=PermissionRequest.sort_key)
