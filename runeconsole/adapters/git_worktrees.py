@@ -125,6 +125,23 @@ def add_detached(repo: Path, path: Path, commit: str, *, timeout: float = 300) -
     )
 
 
+def switch_detached(worktree: Path, commit: str, *, timeout: float = 300) -> None:
+    """Point a worktree we own at ``commit`` (detached), whatever it held: tracked files
+    reset, untracked and ignored ones (a previous test run's) removed."""
+    run_git(
+        ["-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", "--force", commit],
+        worktree,
+        timeout=timeout,
+    )
+    run_git(["clean", "-ffdxq"], worktree, timeout=timeout)
+
+
+def tree_of(repo: Path, commit: str) -> str | None:
+    """The tree a commit holds (two commits with one tree test alike)."""
+    result = run_git(["rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}"], repo, check=False)
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
 def remove_worktree(repo: Path, path: Path) -> None:
     """Remove a worktree we own, whatever state it was left in (rebase, half-made)."""
     if path.exists():

@@ -81,16 +81,23 @@ def worktree_paths(root: Path) -> list[str]:
     return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
 
 
+# The queue as it first was: one entry at a time, nothing speculative, no retries. The
+# tests written for it run it so; those of batches, bisection and speculation say what
+# they use (``BATCHED``, or their own settings).
+SEQUENTIAL: dict[str, Any] = {"batch_max": 1, "parallel_runs": 1, "flaky_retries": 0}
+
+
 def make_queue(
     root: Path, clock: Clock | None = None, test_command: list[str] | None = None, **settings: Any
 ) -> MergeQueue:
     command = test_command if test_command is not None else ["true"]
-    return MergeQueue(Project(root, clock), MergeQueueSettings(test_command=command, **settings))
+    chosen = {**SEQUENTIAL, **settings}
+    return MergeQueue(Project(root, clock), MergeQueueSettings(test_command=command, **chosen))
 
 
 def write_talisman(root: Path, test_command: str, **extra: Any) -> None:
     lines = ["runeconsole:", "  merge_queue:", f"    test_command: {json.dumps(test_command)}"]
-    lines += [f"    {key}: {json.dumps(value)}" for key, value in extra.items()]
+    lines += [f"    {key}: {json.dumps(value)}" for key, value in {**SEQUENTIAL, **extra}.items()]
     (root / ".claude").mkdir(exist_ok=True)
     (root / ".claude" / "talisman.yml").write_text("\n".join(lines) + "\n")
 

@@ -1,0 +1,208 @@
+"""The batches in flight, in the order they land, and the rules that move them.
+
+The front batch is built on ``main``; each batch behind it on the tip of the one ahead
+(a speculative run: it tests what ``main`` will be once the batches ahead land). At most
+``window`` batches test at once: one more after a clean landing, half after a failure,
+never over ``parallel_runs`` (Zuul's gate). Only the front lands. A red batch is split in
+halves, which take its place (bisection: each culprit ends as a single entry that fails
+alone); a single that fails runs again ``flaky_retries`` times before it fails; and a
+batch that fails, is split or is rebuilt takes everything built on it back to be built
+again on the new base. A batch whose tree once tested red is red without another run
+(the second half of a red batch whose first half landed), unless it is a single entry:
+a culprit must fail alone.
+
+Decisions only, no git, processes or files: the processor and the simulated day of the
+benchmarks follow the same rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+PLANNED, TESTING, GREEN, RED = "planned", "testing", "green", "red"
+LAND, SPLIT, RETRY, FAIL = "land", "split", "retry", "fail"
+
+
+@dataclass(eq=False)
+class Batch:
+    """Entries rebased one on the next and tested once, at the tip."""
+
+    batch_id: str
+    entries: list[str]
+    half_of: str | None = None  # the red batch this is a half of
+    half: int = 0  # 1 or 2 for a half; 0 for a batch formed from the queue
+    state: str = PLANNED
+    runs: int = 0  # test runs of its current build (a retry is a second)
+    rounds: int = 0  # built again because main moved under it
+    base: str | None = None  # what it was built on
+    tip: str | None = None
+    tree: str | None = None  # the tip's tree: equal trees test alike
+    on: str | None = None  # the batch it was built on (None: main)
+    known_red: bool = False  # red without a run: its tree failed before
+    retryable: bool = True  # a failure a retry may cure (not a timeout)
+    entry_ids: set[str] = field(default_factory=set, repr=False)
+
+    def __post_init__(self) -> None:
+        self.entry_ids = set(self.entries)
+
+    @property
+    def retry_due(self) -> bool:
+        """Built, failed, and to be run again as it is (no rebuild)."""
+        return self.state == PLANNED and self.tip is not None and self.runs > 0
+
+    def describe(self) -> str:
+        """``b7 (3 entries)``, ``b9 (half 1 of b7, 2 entries)``."""
+        size = f"{len(self.entries)} entr{'y' if len(self.entries) == 1 else 'ies'}"
+        if self.half_of:
+            return f"{self.batch_id} (half {self.half} of {self.half_of}, {size})"
+        return f"{self.batch_id} ({size})"
+
+
+class Train:
+    def __init__(
+        self,
+        *,
+        parallel_runs: int,
+        flaky_retries: int,
+        new_id: Callable[[], str],
+        window: int | None = None,
+    ) -> None:
+        self.parallel_runs = max(1, parallel_runs)
+        self.flaky_retries = max(0, flaky_retries)
+        self.new_id = new_id
+        self.window = min(self.parallel_runs, max(1, window or self.parallel_runs))
+        self.batches: list[Batch] = []
+        self.red_trees: set[str] = set()
+
+    # -- what to do next ------------------------------------------------------------------------
+
+    def testing(self) -> list[Batch]:
+        return [b for b in self.batches if b.state == TESTING]
+
+    def next_to_build(self) -> Batch | None:
+        """The first planned batch, if the window has room and the batch ahead of it is
+        built and not red (nothing is built on a red tip: it will change)."""
+        if len(self.testing()) >= self.window:
+            return None
+        for n, batch in enumerate(self.batches):
+            if batch.state == PLANNED:
+                ahead = self.batches[n - 1] if n else None
+                return batch if ahead is None or ahead.state in (TESTING, GREEN) else None
+        return None
+
+    def ahead_of(self, batch: Batch) -> Batch | None:
+        n = self.batches.index(batch)
+        return self.batches[n - 1] if n else None
+
+    def decide(self) -> tuple[str, Batch] | None:
+        """What the front batch's result means now, if it has one."""
+        if not self.batches:
+            return None
+        front = self.batches[0]
+        if front.state == GREEN:
+            return LAND, front
+        if front.state != RED:
+            return None
+        if len(front.entries) > 1:
+            return SPLIT, front
+        if self._may_retry(front):
+            return RETRY, front
+        return FAIL, front
+
+    def _may_retry(self, batch: Batch) -> bool:
+        return batch.retryable and len(batch.entries) == 1 and batch.runs <= self.flaky_retries
+
+    # -- what happened --------------------------------------------------------------------------
+
+    def add(self, batch: Batch) -> None:
+        self.batches.append(batch)
+
+    def built(self, batch: Batch, base: str, tip: str, tree: str | None) -> bool:
+        """``batch`` is built (on the batch ahead's tip, or on main). True: test it; False:
+        its tree failed before, so it is red already (several entries only)."""
+        ahead = self.ahead_of(batch)
+        batch.base, batch.tip, batch.tree = base, tip, tree
+        batch.on = ahead.batch_id if ahead is not None else None
+        batch.runs, batch.retryable = 0, True
+        if tree is not None and tree in self.red_trees and len(batch.entries) > 1:
+            batch.state, batch.known_red = RED, True
+            return False
+        return True
+
+    def started(self, batch: Batch) -> None:
+        batch.state = TESTING
+        batch.runs += 1
+
+    def finished(self, batch: Batch, passed: bool, *, retryable: bool = True) -> list[Batch]:
+        """A test run of ``batch`` ended; returns the batches sent back (built on a red
+        tip)."""
+        batch.state = GREEN if passed else RED
+        batch.retryable = retryable
+        if passed:
+            return []
+        if batch.tree is not None:
+            self.red_trees.add(batch.tree)
+        if self._may_retry(batch):
+            return []  # a retry may pass: what is built on it may stand
+        return self._invalidate_behind(batch)
+
+    def landed(self, batch: Batch) -> None:
+        self.batches.remove(batch)
+        if batch.runs == 1:  # clean: green at its first run
+            self.window = min(self.parallel_runs, self.window + 1)
+
+    def split(self, batch: Batch) -> tuple[list[Batch], list[Batch]]:
+        """Replace the red ``batch`` by its halves; returns (halves, batches sent back)."""
+        stop = self._invalidate_behind(batch)
+        middle = (len(batch.entries) + 1) // 2
+        halves = [
+            Batch(self.new_id(), batch.entries[:middle], half_of=batch.batch_id, half=1),
+            Batch(self.new_id(), batch.entries[middle:], half_of=batch.batch_id, half=2),
+        ]
+        n = self.batches.index(batch)
+        self.batches[n : n + 1] = halves
+        self._failure()
+        return halves, stop
+
+    def retry(self, batch: Batch) -> None:
+        """Run the single red ``batch`` again as it is built."""
+        batch.state = PLANNED
+
+    def fail(self, batch: Batch) -> list[Batch]:
+        """The culprit fails: it leaves, and what was built on it goes back to be built."""
+        stop = self._invalidate_behind(batch)
+        self.batches.remove(batch)
+        self._failure()
+        return stop
+
+    def rebuild(self, batch: Batch, entries: list[str] | None = None) -> list[Batch]:
+        """Build ``batch`` again (main moved under it, or ``entries`` are what is left of
+        it); returns the batches sent back (everything built on it goes back too)."""
+        stop = self._invalidate_behind(batch)
+        if batch.state != PLANNED:
+            stop.append(batch)
+        if entries is not None:
+            batch.entries = list(entries)
+            batch.entry_ids = set(entries)
+        batch.state, batch.tip, batch.tree, batch.runs = PLANNED, None, None, 0
+        return stop
+
+    def drop(self, batch: Batch) -> list[Batch]:
+        """A batch left without entries (each failed while it was built) leaves the train."""
+        stop = self._invalidate_behind(batch)
+        self.batches.remove(batch)
+        return stop
+
+    def _invalidate_behind(self, batch: Batch) -> list[Batch]:
+        """Everything behind ``batch`` is built on its tip: back to planned, to be built
+        again; returns those sent back (the runs of those that were testing stop)."""
+        sent_back = []
+        for behind in self.batches[self.batches.index(batch) + 1 :]:
+            if behind.state != PLANNED or behind.tip is not None:
+                sent_back.append(behind)
+                behind.state, behind.tip, behind.tree, behind.runs = PLANNED, None, None, 0
+        return sent_back
+
+    def _failure(self) -> None:
+        self.window = max(1, self.window // 2)
