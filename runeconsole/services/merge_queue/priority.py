@@ -61,6 +61,7 @@ def ranked(
     return sorted((lane(fields, now, aging_minutes), index) for index, fields in items)
 
 
-def aging_bound_minutes(priority: str, aging_minutes: float) -> float:
-    """How long an entry of ``priority`` waits at most before it is taken as ``urgent``."""
-    return PRIORITIES.index(priority) * aging_minutes
+def aging_bound_minutes(priority: str, aging_minutes: float, against: str = URGENT) -> float:
+    """How long an entry of ``priority`` waits at most before it has risen to the lane of a
+    stream of ``against`` entries; from then on it goes before every one that joins."""
+    return max(0, PRIORITIES.index(priority) - PRIORITIES.index(against)) * aging_minutes

@@ -30,7 +30,7 @@ from runeconsole.services.merge_queue.model import (
 )
 from runeconsole.services.merge_queue.priority import ranked
 from runeconsole.services.merge_queue.settings import MergeQueueSettings
-from runeconsole.services.merge_queue.timeouts import test_limit
+from runeconsole.services.merge_queue.timeouts import limit_for
 from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 
@@ -169,7 +169,7 @@ class QueueFile:
     def test_limit(self, state: QueueState, command: list[str] | None = None) -> float:
         """Seconds a test run may take (``test_timeout_seconds``, or from recent green runs
         with ``auto``); also how long an entry another processor holds is waited for."""
-        return test_limit(self.settings, state.data, command or self.settings.test_command or [])
+        return limit_for(self.settings, state.data, command or self.settings.test_command or [])
 
     # -- status ------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from runeconsole.services.merge_queue.model import (
 from runeconsole.services.merge_queue.predictions import ConflictPredictor
 from runeconsole.services.merge_queue.processor import Processor
 from runeconsole.services.merge_queue.stats import QueueStats, queue_stats
+from runeconsole.services.merge_queue.timeouts import describe as describe_limit
 
 
 class MergeQueue(QueueClaims):
@@ -90,12 +91,15 @@ class MergeQueue(QueueClaims):
 
     def stats(self) -> QueueStats:
         """Depth, waits, landings an hour, failures, flaky runs, the batches at work."""
-        settings = self.settings
+        settings, state = self.settings, self.read()
+        command = settings.test_command or []
         return queue_stats(
-            self.read(),
+            state,
             self.clock.now(),
             parallel_runs=settings.parallel_runs,
             batch_max=settings.batch_max,
+            test_timeout=describe_limit(settings, state.data, command),
+            test_timeout_seconds=self.test_limit(state),
         )
 
     def predict(self, state: QueueState | None = None) -> dict[str, Prediction]:

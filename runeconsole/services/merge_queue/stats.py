@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from runeconsole.core.timeutil import parse_iso
+from runeconsole.core.timeutil import format_age, parse_iso
 from runeconsole.services.merge_queue.model import (
     BATCHES,
     COMPLETED,
@@ -50,6 +50,8 @@ class QueueStats:
     window: int | None = None  # speculative runs allowed now
     parallel_runs: int = 1
     batch_max: int = 1
+    test_timeout: str = ""  # the limit a test run has now, and where it comes from
+    test_timeout_seconds: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -105,7 +107,7 @@ def figures(
 
 
 def queue_stats(
-    state: QueueState, now: datetime, *, parallel_runs: int, batch_max: int
+    state: QueueState, now: datetime, *, parallel_runs: int, batch_max: int, **more: Any
 ) -> QueueStats:
     data = state.data
     flaky = data.get(FLAKY_COUNTS)
@@ -123,4 +125,32 @@ def queue_stats(
         window=window if isinstance(window, int) and not isinstance(window, bool) else None,
         parallel_runs=parallel_runs,
         batch_max=batch_max,
+        **more,
     )
+
+
+def batch_line(batch: dict[str, Any], now: datetime) -> str:
+    """One batch at work in words: ``b7 4 entries · test 1m12s · slot 1 · on main``; a
+    half of a red batch says so (``b9 half 1 of b7``)."""
+    entries = batch.get("entries")
+    count = len(entries) if isinstance(entries, list) else 0
+    name = str(batch.get("batch_id") or "?")
+    if batch.get("half_of"):
+        name += f" half {batch.get('half')} of {batch.get('half_of')}"
+    on = batch.get("on")
+    state, step = batch.get("state"), str(batch.get("step") or "waiting")
+    if state == "green":
+        step = f"passed, lands after {on}" if on else "passed, landing"
+    elif state == "red":
+        step = "failed: splitting" if batch.get("known_red") else "failed"
+    began = parse_iso(batch.get("step_started_at"))
+    if began is not None and state != "green":
+        step += f" {format_age((now - began).total_seconds())}"
+    parts = [name, f"{count} entr{'y' if count == 1 else 'ies'}", step]
+    if isinstance(batch.get("slot"), int):
+        parts.append(f"slot {batch['slot']}")
+    parts.append(f"on {on or 'main'}")
+    runs = batch.get("runs")
+    if isinstance(runs, int) and runs > 1:
+        parts.append(f"run {runs}")
+    return " · ".join(parts)

@@ -28,7 +28,7 @@ def green_runs(data: dict[str, Any], command: list[str]) -> list[float]:
     return [float(s) for s in found if isinstance(s, int | float) and not isinstance(s, bool)]
 
 
-def test_limit(settings: MergeQueueSettings, data: dict[str, Any], command: list[str]) -> float:
+def limit_for(settings: MergeQueueSettings, data: dict[str, Any], command: list[str]) -> float:
     """Seconds a run of ``command`` may take before it is stopped."""
     if not settings.test_timeout_auto:
         return settings.test_timeout
@@ -50,7 +50,7 @@ def remember_green(data: dict[str, Any], command: list[str], seconds: float) -> 
 
 def describe(settings: MergeQueueSettings, data: dict[str, Any], command: list[str]) -> str:
     """The limit in words: where it comes from."""
-    limit = test_limit(settings, data, command)
+    limit = limit_for(settings, data, command)
     if not settings.test_timeout_auto:
         return f"{limit:g}s"
     known = len(green_runs(data, command)[-KEPT:])
