@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters.clock import Clock
+from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
 from runeconsole.services.project import Project
+from tests.support.cli import cli_env
+from tests.support.polling import wait_until
 
 
 def git(root: Path, *args: str, env: dict[str, str] | None = None, data: str | None = None) -> str:
@@ -109,3 +115,43 @@ def ignore_state(root: Path) -> None:
 
 def queue_file(root: Path) -> dict[str, Any]:
     return json.loads((root / ".claude" / "state" / "merge-queue.json").read_text())
+
+
+# -- real processors, killed at exact places ------------------------------------------------
+
+
+def start_processor(
+    root: Path, env: dict[str, str] | None = None, *more: str
+) -> subprocess.Popen[str]:
+    """``runeconsole merge-queue process`` (``more``: e.g. ``--all``) as a real process."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "runeconsole", "merge-queue", "process", *more, "--root", str(root)],
+        env={**cli_env(), **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def kill_processor_when(
+    root: Path,
+    ready: Callable[[], bool],
+    whole_group: bool = False,
+    env: dict[str, str] | None = None,
+    *more: str,
+) -> None:
+    """Start ``merge-queue process`` and kill -9 it (or its process group) once ``ready()``."""
+    processor = start_processor(root, env, *more)
+    wait_until(ready, what="the processor to reach the step under test")
+    if whole_group:
+        os.killpg(processor.pid, signal.SIGKILL)
+    else:
+        os.kill(processor.pid, signal.SIGKILL)
+    processor.wait(timeout=10)
+
+
+def paused_at(point: str, directory: Path) -> tuple[dict[str, str], Callable[[], bool]]:
+    """Environment that stops a processor at ``point``, and a check that it got there."""
+    env = {PAUSE_AT_ENV: point, PAUSE_DIR_ENV: str(directory)}
+    return env, (directory / f"{point}.paused").exists
