@@ -12,7 +12,6 @@ rebased, tested and landed before the next is taken.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +20,6 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.pause import pause_point
 from runeconsole.services.merge_queue.builder import Builder
 from runeconsole.services.merge_queue.claims import QueueClaims
-from runeconsole.services.merge_queue.forming import command_of, next_batch, wait_for_company
 from runeconsole.services.merge_queue.lander import LANDED, MOVED, Lander
 from runeconsole.services.merge_queue.landing import Landing
 from runeconsole.services.merge_queue.model import (
@@ -36,6 +34,7 @@ from runeconsole.services.merge_queue.model import (
 )
 from runeconsole.services.merge_queue.outcomes import Recorder, Run
 from runeconsole.services.merge_queue.slots import Finished, Slots
+from runeconsole.services.merge_queue.taking import AGAIN, Taker
 from runeconsole.services.merge_queue.train import (
     FAIL,
     GREEN,
@@ -67,8 +66,7 @@ class Engine:
     ) -> None:
         settings = self.settings = queue.settings
         self.queue, self.recorder = queue, recorder
-        self.not_ready, self.pick_up = not_ready, pick_up
-        self.run_all, self.progress, self.report = run_all, progress, report
+        self.progress, self.report = progress, report
         self.slots = Slots(queue.root, settings.parallel_runs, settings.git_timeout)
         self.builder = Builder(recorder, landing, self.slots, identity, settings.git_timeout)
         self.lander = Lander(queue, recorder, landing)
@@ -79,12 +77,11 @@ class Engine:
             new_id=queue.new_batch_id,
             window=window if isinstance(window, int) and not isinstance(window, bool) else None,
         )
+        self.taker = Taker(
+            queue, run_all=run_all, not_ready=not_ready, pick_up=pick_up, report=report
+        )
         self.runs: dict[str, Run] = {}
         self.works: dict[str, Work] = {}  # by batch id
-        self.waiting: set[str] = set()  # entries sent back until something lands or fails
-        self.formed = 0
-        self.company: float | None = None  # while a partial batch waits: until when
-        self.stopped = False
         self.moves = 0  # changes published so far
 
     def run(self) -> None:
@@ -93,7 +90,7 @@ class Engine:
                 moves = self.moves
                 self.settle()
                 self.fill()
-                if not self.train.batches and self.company is None:
+                if not self.train.batches and self.taker.company is None:
                     break
                 if self.moves != moves:
                     continue  # something changed: look again before waiting
@@ -110,27 +107,7 @@ class Engine:
     def publish(self, changes: dict[str, dict[str, Any]] | None = None) -> None:
         """The batches at work and the window, with entries' ``changes``, in one write."""
         self.moves += 1
-        shown = []
-        for batch in self.train.batches:
-            work = self.works[batch.batch_id]
-            shown.append(
-                {
-                    "batch_id": batch.batch_id,
-                    "entries": list(batch.entries),
-                    "state": batch.state,
-                    "step": work.step,
-                    "step_started_at": work.step_at,
-                    "slot": None if work.slot is None else work.slot + 1,
-                    "on": batch.on,
-                    "half_of": batch.half_of,
-                    "half": batch.half,
-                    "runs": batch.runs,
-                    "rounds": batch.rounds,
-                    "known_red": batch.known_red,
-                    "tip": batch.tip,
-                    "pid": os.getpid(),
-                }
-            )
+        shown = [self.works[b.batch_id].snapshot() for b in self.train.batches]
         self.queue.show_batches(shown, self.train.window, changes or {})
 
     # -- forming and starting batches ----------------------------------------------------------
@@ -154,56 +131,15 @@ class Engine:
 
     def form(self) -> bool:
         """Claim the next batch from the head of the queue; False if none is to be formed."""
-        if self.stopped or (self.formed and not self.run_all):
-            return False
-        if self.formed:
-            self.report.picked_up += self.pick_up()
-        state = self.queue.read()
-        pending = state.pending()
-        if not pending:
-            self.company = None
-            return False
-        try:
-            if state.paused:
-                raise RuneError("the merge queue is paused; `merge-queue resume` first")
-            problem = self.not_ready(pending[0])
-            if problem:
-                raise RuneError(problem)
-        except RuneError as exc:
-            if not self.report.outcomes and not self.train.batches:
-                raise
-            self.report.stopped, self.stopped = exc.message, True  # keep what was done
-            return False
-        chosen = next_batch(
-            pending, self.settings.batch_max, self.settings.test_command, self.waiting
-        )
-        if not chosen:
-            return False
-        wait = wait_for_company(
-            chosen,
-            self.settings.batch_max,
-            self.settings.batch_wait_seconds,
-            self.queue.clock.now(),
-        )
-        if wait > 0 and self.company is None:
-            self.company = time.monotonic() + wait
-        if self.company is not None and time.monotonic() < self.company:
-            return False
-        self.company = None
-        return self._claim(chosen)
-
-    def _claim(self, chosen: list[QueueEntry]) -> bool:
-        batch_id = self.queue.new_batch_id()
-        claimed = self.queue.claim_batch(chosen, batch_id)
-        if not claimed:
-            return True  # taken or removed since read: look again
-        command = command_of(chosen[0], self.settings.test_command) or []
+        taken = self.taker.take(busy=bool(self.train.batches))
+        if taken is None or taken == AGAIN:
+            return taken == AGAIN
+        batch_id, claimed, command = taken
         for entry in claimed:
             self.runs[entry["entry_id"]] = Run(entry, progress=self.progress)
         batch = Batch(batch_id, [entry["entry_id"] for entry in claimed])
         self.train.add(batch)
         self.works[batch_id] = Work(batch, self.runs, command, self.progress)
-        self.formed += 1
         self.publish()
         pause_point("merge-queue-batch-claimed")
         return True
@@ -256,7 +192,7 @@ class Engine:
         self._leave(batch, [o.entry_id for o in self._count(built.outcomes)])
         if built.waiting:
             self.queue.release(built.waiting, "conflicts with an entry ahead still in flight")
-            self.waiting.update(built.waiting)
+            self.taker.waiting.update(built.waiting)
             self._leave(batch, built.waiting)
         if built.tip is None or not batch.entries:
             self._stop(self.train.drop(batch))
@@ -422,7 +358,7 @@ class Engine:
     def _done(self, batch: Batch) -> None:
         """A batch left the train (landed or failed): entries sent back may try again."""
         self.works.pop(batch.batch_id, None)
-        self.waiting.clear()
+        self.taker.waiting.clear()
         self.publish()
 
     def _stop(self, batches: list[Batch]) -> None:

@@ -5,6 +5,7 @@ batch) and as progress."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +35,26 @@ class Work:
     started: float = field(default_factory=time.monotonic)
     result: StreamResult | None = None  # of the last test run
     end_test: StepEnd | None = None
+
+    def snapshot(self) -> dict[str, Any]:
+        """The batch as the queue's file shows it (``batches``): for the pane and status."""
+        batch = self.batch
+        return {
+            "batch_id": batch.batch_id,
+            "entries": list(batch.entries),
+            "state": batch.state,
+            "step": self.step,
+            "step_started_at": self.step_at,
+            "slot": None if self.slot is None else self.slot + 1,
+            "on": batch.on,
+            "half_of": batch.half_of,
+            "half": batch.half,
+            "runs": batch.runs,
+            "rounds": batch.rounds,
+            "known_red": batch.known_red,
+            "tip": batch.tip,
+            "pid": os.getpid(),
+        }
 
     @property
     def members(self) -> list[Run]:

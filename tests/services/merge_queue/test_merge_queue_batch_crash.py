@@ -139,7 +139,7 @@ def test_enqueues_racing_a_batch_are_neither_lost_nor_landed_twice(
         [sys.executable, "-c", ADD_WHILE_PROCESSING, str(repo), *late], env=cli_env()
     )
     assert adder.wait(timeout=120) == 0
-    out, err = processor.communicate(timeout=300)
+    _, err = processor.communicate(timeout=300)
     assert processor.returncode in (0, 1), err
     queue.process(run_all=True)  # whatever joined after that processor had finished
 
