@@ -180,14 +180,28 @@ def identity_fallback(repo: Path) -> list[str]:
 
 
 def rebase(
-    worktree: Path, onto: str, *, timeout: float = 300, identity: list[str] | None = None
+    worktree: Path,
+    onto: str,
+    *,
+    timeout: float = 300,
+    identity: list[str] | None = None,
+    start: str | None = None,
 ) -> RebaseResult:
-    """Rebase the detached HEAD of ``worktree`` onto ``onto``; on conflict list files and abort.
+    """Rebase the detached HEAD of ``worktree`` (or the commit ``start``, checked out
+    detached first: one git call) onto ``onto``; on conflict list files and abort.
 
     ``identity``: ``-c`` options from ``identity_fallback`` (the rebase commits).
     """
     result = run_git(
-        [*_PLAIN_REBASE, *(identity or []), "rebase", "--no-autostash", "--quiet", onto],
+        [
+            *_PLAIN_REBASE,
+            *(identity or []),
+            "rebase",
+            "--no-autostash",
+            "--quiet",
+            onto,
+            *([start] if start else []),
+        ],
         worktree,
         timeout=timeout,
         check=False,

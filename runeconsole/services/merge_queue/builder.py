@@ -54,12 +54,14 @@ class Builder:
         fresh = [run for run in work.members if "original_commit" not in run.entry]
         if not fresh:
             return []
-        done = work.begin(write, now, "verify", fresh)
+        done = work.begin(write, now, "verify", fresh, quiet=True)
         results, extra, missing = {}, {}, []
+        heads = gw.branch_heads(self.landing.root) if len(fresh) > 1 else {}
         for run in fresh:
             branch = str(run.entry.get("branch") or "")
             found = (
-                gw.resolve_commit(self.landing.root, f"refs/heads/{branch}")
+                (heads.get(branch) if heads else None)
+                or gw.resolve_commit(self.landing.root, f"refs/heads/{branch}")
                 if gw.valid_branch_name(branch)
                 else None
             )
@@ -86,10 +88,18 @@ class Builder:
         done = work.begin(write, now, "rebase", runs)
         tip, results, failures, finished = base, {}, [], []
         commits: dict[str, str] = {}
-        for run in runs:
+        worktree = self.slots.path(work.slot)
+        for n, run in enumerate(runs):
             original = str(run.entry["original_commit"])
-            worktree = self.slots.check_out(work.slot, original)
-            rebased = gw.rebase(worktree, tip, timeout=self.git_timeout, identity=self.identity())
+            if n == 0:  # cleaned of what a test run left, then each entry in turn
+                self.slots.check_out(work.slot, original)
+            rebased = gw.rebase(
+                worktree,
+                tip,
+                timeout=self.git_timeout,
+                identity=self.identity(),
+                start=original if n else None,
+            )
             if not rebased.ok:
                 word, failure = self._refused(run, rebased, tip, main, original)
                 results[run.entry_id] = word

@@ -108,23 +108,28 @@ class QueueClaims(QueueEdits):
 
     # -- batches and what the queue learns ------------------------------------------------------
 
-    def new_batch_id(self) -> str:
-        """``b1``, ``b2``, …: numbered for the life of the queue's file."""
-        with self._mutate() as data:
-            last = data.get(BATCH_SEQ)
-            number = (last if isinstance(last, int) and not isinstance(last, bool) else 0) + 1
-            data[BATCH_SEQ] = number
-            return f"b{number}"
+    def batch_seq(self) -> int:
+        """The last batch number given (``b1``, ``b2``, …: numbered for the life of the
+        queue's file; the processor, alone under its lock, counts on from here)."""
+        last = self.read().data.get(BATCH_SEQ)
+        return last if isinstance(last, int) and not isinstance(last, bool) else 0
 
     def show_batches(
-        self, batches: list[dict[str, Any]], window: int | None, changes: dict[str, Any]
+        self,
+        batches: list[dict[str, Any]],
+        window: int | None,
+        changes: dict[str, Any],
+        seq: int | None = None,
     ) -> None:
         """The batches at work now and the window (top-level ``batches``, ``window``), with
-        their entries' ``changes`` (``{entry_id: fields}``), in one write."""
+        their entries' ``changes`` (``{entry_id: fields}``) and the last batch number
+        given (``seq``), in one write."""
         with self._mutate() as data:
             data[BATCHES] = batches
             if window is not None:
                 data[WINDOW] = window
+            if seq is not None:
+                data[BATCH_SEQ] = seq
             for item in data["entries"]:
                 if isinstance(item, dict) and item.get("entry_id") in changes:
                     item.update(changes[item["entry_id"]])

@@ -37,11 +37,9 @@ from runeconsole.services.merge_queue.slots import Finished, Slots
 from runeconsole.services.merge_queue.taking import AGAIN, Taker
 from runeconsole.services.merge_queue.train import (
     FAIL,
-    GREEN,
     LAND,
     RETRY,
     SPLIT,
-    TESTING,
     Batch,
     Train,
 )
@@ -70,15 +68,21 @@ class Engine:
         self.slots = Slots(queue.root, settings.parallel_runs, settings.git_timeout)
         self.builder = Builder(recorder, landing, self.slots, identity, settings.git_timeout)
         self.lander = Lander(queue, recorder, landing)
+        self.seq = queue.batch_seq()
         window = queue.read().data.get(WINDOW)
         self.train = Train(
             parallel_runs=settings.parallel_runs,
             flaky_retries=settings.flaky_retries,
-            new_id=queue.new_batch_id,
+            new_id=self.new_id,
             window=window if isinstance(window, int) and not isinstance(window, bool) else None,
         )
         self.taker = Taker(
-            queue, run_all=run_all, not_ready=not_ready, pick_up=pick_up, report=report
+            queue,
+            run_all=run_all,
+            not_ready=not_ready,
+            pick_up=pick_up,
+            report=report,
+            new_id=self.new_id,
         )
         self.runs: dict[str, Run] = {}
         self.works: dict[str, Work] = {}  # by batch id
@@ -104,11 +108,16 @@ class Engine:
 
     # -- the queue's file ------------------------------------------------------------------------
 
+    def new_id(self) -> str:
+        """The next batch's name (written with the next ``publish``)."""
+        self.seq += 1
+        return f"b{self.seq}"
+
     def publish(self, changes: dict[str, dict[str, Any]] | None = None) -> None:
         """The batches at work and the window, with entries' ``changes``, in one write."""
         self.moves += 1
         shown = [self.works[b.batch_id].snapshot() for b in self.train.batches]
-        self.queue.show_batches(shown, self.train.window, changes or {})
+        self.queue.show_batches(shown, self.train.window, changes or {}, self.seq)
 
     # -- forming and starting batches ----------------------------------------------------------
 
@@ -117,17 +126,11 @@ class Engine:
         while True:
             batch = self.train.next_to_build()
             if batch is None:
-                if not self._room_for_more() or not self.form():
+                if not self.train.room_for_more() or not self.form():
                     return
                 continue
             if not self.start(batch):
                 return
-
-    def _room_for_more(self) -> bool:
-        """A new batch could be built at the end of the train now."""
-        if len(self.train.testing()) >= self.train.window:
-            return False
-        return all(b.state in (TESTING, GREEN) for b in self.train.batches)
 
     def form(self) -> bool:
         """Claim the next batch from the head of the queue; False if none is to be formed."""
@@ -237,19 +240,16 @@ class Engine:
             return
         result = work.result = finished.result
         work.token, work.slot = None, None
-        extra = {"output_tail": result.tail}
-        end = work.end_test or (lambda *_a, **_k: None)
-        passed = False
-        if result.timed_out:
-            end("timeout", extra)
-        elif result.returncode != 0:
-            end(f"exit {result.returncode}", extra)
-        else:
-            end("passed", extra)
-            passed = True
+        passed = not result.timed_out and result.returncode == 0
+        if passed:
             self.queue.remember_run(work.command, result.seconds, flaky=work.batch.runs > 1)
-        self._stop(self.train.finished(work.batch, passed, retryable=not result.timed_out))
-        self.publish()
+        sent_back = self.train.finished(work.batch, passed, retryable=not result.timed_out)
+        word = (
+            "timeout" if result.timed_out else "passed" if passed else f"exit {result.returncode}"
+        )
+        if work.end_test is not None:  # with the batch's new state, in one write
+            work.end_test(word, {"output_tail": result.tail})
+        self._stop(sent_back)
 
     def settle(self) -> None:
         """Act on the front batch's result until the front has none."""

@@ -43,20 +43,18 @@ class Lander:
     def land(self, work: Work, write: Write) -> Landed:
         batch = work.batch
         base, tip = str(batch.base), str(batch.tip)
-        done = work.begin(write, self.queue.now(), "merge")
+        # Written before the ref moves: recovery can tell a landed batch from a lost one.
+        landing = {
+            entry_id: {"tested_commit": commit, "base_commit": base, "batch_tip": tip}
+            for entry_id, commit in work.commits.items()
+        }
+        done = work.begin(write, self.queue.now(), "merge", extra=landing)
+        pause_point("merge-queue-batch-tested")
         holder = gw.checked_out_at(self.root, self.landing.main_name)
         refusal = self.landing.checkout_refuses(holder, base, tip)
         if refusal is not None and self.landing.main_is(base):
             done("refused")
             return self._refused(work, holder, refusal)
-        # Written before the ref moves: recovery can tell a landed batch from a lost one.
-        write(
-            {
-                entry_id: {"tested_commit": commit, "base_commit": base, "batch_tip": tip}
-                for entry_id, commit in work.commits.items()
-            }
-        )
-        pause_point("merge-queue-batch-tested")
         notes: list[str] = []
         if refusal is None and gw.compare_and_swap(self.root, self.queue.main_ref, tip, base):
             refusal = self.landing.follow_in_checkout(holder, base, tip, notes)
@@ -73,22 +71,19 @@ class Lander:
         pause_point("merge-queue-batch-landed")
         batch = work.batch
         flaky = batch.runs > 1
-        outcomes = []
-        for n, run in enumerate(work.members):
-            if n:
-                pause_point("merge-queue-batch-recording")
+        landed = []
+        for run in work.members:
             run.notes.extend(notes)
             if len(batch.entries) > 1:
                 run.notes.append(f"landed in batch {batch.describe()}")
             if flaky:
                 run.notes.append(f"passed on run {batch.runs} of its tests: marked flaky")
-                self.queue.update_entry(run.entry_id, {"flaky": True})
+                run.entry["flaky"] = True
             commit = work.commits[run.entry_id]
-            original = str(run.entry.get("original_commit") or commit)
-            outcomes.append(
-                self.recorder.finish(run, commit, str(batch.base), original, sync_checkout=False)
-            )
-        return outcomes
+            landed.append((run, commit, str(run.entry.get("original_commit") or commit)))
+        if flaky:
+            self.queue.update_entries({run.entry_id: {"flaky": True} for run, _, _ in landed})
+        return self.recorder.finish_all(landed, str(batch.base))
 
     def _refused(self, work: Work, holder: Path | None, refusal: str) -> Landed:
         """The checkout of main refused the batch: fail the entries whose files it holds

@@ -26,6 +26,7 @@ class Taker:
         not_ready: Callable[[QueueEntry], str | None],
         pick_up: Callable[[], list[str]],
         report: ProcessReport,
+        new_id: Callable[[], str],
     ) -> None:
         self.queue, self.settings = queue, queue.settings
         self.run_all, self.not_ready, self.pick_up, self.report = (
@@ -34,6 +35,7 @@ class Taker:
             pick_up,
             report,
         )
+        self.new_id = new_id
         self.waiting: set[str] = set()  # sent back until something lands or fails
         self.company: float | None = None  # while a partial batch waits: until when
         self.stopped = False
@@ -67,7 +69,7 @@ class Taker:
         chosen = next_batch(pending, settings.batch_max, settings.test_command, self.waiting)
         if not chosen or self._waits_for_company(chosen):
             return None
-        batch_id = self.queue.new_batch_id()
+        batch_id = self.new_id()
         claimed = self.queue.claim_batch(chosen, batch_id)
         if not claimed:
             return AGAIN

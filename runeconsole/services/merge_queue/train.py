@@ -2,14 +2,18 @@
 
 The front batch is built on ``main``; each batch behind it on the tip of the one ahead
 (a speculative run: it tests what ``main`` will be once the batches ahead land). At most
-``window`` batches test at once: one more after a clean landing, half after a failure,
-never over ``parallel_runs`` (Zuul's gate). Only the front lands. A red batch is split in
-halves, which take its place (bisection: each culprit ends as a single entry that fails
-alone); a single that fails runs again ``flaky_retries`` times before it fails; and a
-batch that fails, is split or is rebuilt takes everything built on it back to be built
-again on the new base. A batch whose tree once tested red is red without another run
-(the second half of a red batch whose first half landed), unless it is a single entry:
-a culprit must fail alone.
+``window`` batches test at once: one more after a clean landing, half after a failure
+(an entry failing; not a batch split to find one), never over ``parallel_runs`` (Zuul's
+gate). Only the front lands.
+
+A red batch is split in halves, which take its place, wherever it is in the train
+(bisection: each culprit ends as a single entry that fails alone). A batch whose tree
+once tested red is red without another run (the second half of a red batch whose first
+half landed as it was tested; a single entry so has failed alone). A single that fails
+runs again ``flaky_retries`` times before it fails; meanwhile what is behind it is built
+without it (most fail again), and taken back onto it if it passes. Only the front fails.
+A batch that fails, is split or is built again sends everything built on it back, to be
+built again on the new base.
 
 Decisions only, no git, processes or files: the processor and the simulated day of the
 benchmarks follow the same rules.
@@ -41,6 +45,7 @@ class Batch:
     on: str | None = None  # the batch it was built on (None: main)
     known_red: bool = False  # red without a run: its tree failed before
     retryable: bool = True  # a failure a retry may cure (not a timeout)
+    left_out: bool = False  # a single failed once: what is behind is built without it
     entry_ids: set[str] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
@@ -81,34 +86,43 @@ class Train:
         return [b for b in self.batches if b.state == TESTING]
 
     def next_to_build(self) -> Batch | None:
-        """The first planned batch, if the window has room and the batch ahead of it is
-        built and not red (nothing is built on a red tip: it will change)."""
+        """The first planned batch, if the window has room and the batch it is built on
+        is built and not red (nothing is built on a red tip: it will change)."""
         if len(self.testing()) >= self.window:
             return None
-        for n, batch in enumerate(self.batches):
+        for batch in self.batches:
             if batch.state == PLANNED:
-                ahead = self.batches[n - 1] if n else None
+                ahead = self.ahead_of(batch)
                 return batch if ahead is None or ahead.state in (TESTING, GREEN) else None
         return None
 
+    def room_for_more(self) -> bool:
+        """A new batch could be built at the end of the train now."""
+        if len(self.testing()) >= self.window:
+            return False
+        return all(b.state in (TESTING, GREEN) or b.left_out for b in self.batches)
+
     def ahead_of(self, batch: Batch) -> Batch | None:
+        """The batch ``batch`` is built on: the nearest ahead of it that is not left out
+        (``None``: main)."""
         n = self.batches.index(batch)
-        return self.batches[n - 1] if n else None
+        return next((b for b in reversed(self.batches[:n]) if not b.left_out), None)
 
     def decide(self) -> tuple[str, Batch] | None:
-        """What the front batch's result means now, if it has one."""
+        """What a result means now: the front lands, or its culprit fails; a red batch of
+        several is split, and a red single runs again, wherever it is (if the batches
+        ahead land as built, it stays red; if they do not, it is built again anyway)."""
         if not self.batches:
             return None
         front = self.batches[0]
         if front.state == GREEN:
             return LAND, front
-        if front.state != RED:
-            return None
-        if len(front.entries) > 1:
-            return SPLIT, front
-        if self._may_retry(front):
-            return RETRY, front
-        return FAIL, front
+        for batch in self.batches:
+            if batch.state == RED and len(batch.entries) > 1:
+                return SPLIT, batch
+            if batch.state == RED and self._may_retry(batch):
+                return RETRY, batch
+        return (FAIL, front) if front.state == RED else None
 
     def _may_retry(self, batch: Batch) -> bool:
         return batch.retryable and len(batch.entries) == 1 and batch.runs <= self.flaky_retries
@@ -124,11 +138,16 @@ class Train:
         ahead = self.ahead_of(batch)
         batch.base, batch.tip, batch.tree = base, tip, tree
         batch.on = ahead.batch_id if ahead is not None else None
-        batch.runs, batch.retryable = 0, True
-        if tree is not None and tree in self.red_trees and len(batch.entries) > 1:
-            batch.state, batch.known_red = RED, True
-            return False
-        return True
+        batch.runs, batch.retryable, batch.left_out = 0, True, False
+        if tree is None or tree not in self.red_trees:
+            return True
+        batch.state, batch.known_red = RED, True
+        if len(batch.entries) == 1:
+            # The red run of its tree was this entry alone on what is below it: it has
+            # failed alone once; what is behind is built without it while it runs again.
+            batch.runs = 1
+            batch.left_out = self._may_retry(batch)
+        return False
 
     def started(self, batch: Batch) -> None:
         batch.state = TESTING
@@ -140,12 +159,19 @@ class Train:
         batch.state = GREEN if passed else RED
         batch.retryable = retryable
         if passed:
+            if batch.left_out:  # it passed on a retry: what is behind must hold it
+                batch.left_out = False
+                return self._invalidate_behind(batch)
             return []
         if batch.tree is not None:
             self.red_trees.add(batch.tree)
+        if batch.left_out:
+            return []  # what is behind was built without it already
+        sent_back = self._invalidate_behind(batch)
         if self._may_retry(batch):
-            return []  # a retry may pass: what is built on it may stand
-        return self._invalidate_behind(batch)
+            # Most that fail alone fail again: build what is behind without it meanwhile.
+            batch.left_out = True
+        return sent_back
 
     def landed(self, batch: Batch) -> None:
         self.batches.remove(batch)
@@ -162,7 +188,6 @@ class Train:
         ]
         n = self.batches.index(batch)
         self.batches[n : n + 1] = halves
-        self._failure()
         return halves, stop
 
     def retry(self, batch: Batch) -> None:
@@ -170,8 +195,9 @@ class Train:
         batch.state = PLANNED
 
     def fail(self, batch: Batch) -> list[Batch]:
-        """The culprit fails: it leaves, and what was built on it goes back to be built."""
-        stop = self._invalidate_behind(batch)
+        """The culprit fails: it leaves, and what was built on it goes back to be built
+        (nothing, when it was left out of what is behind it)."""
+        stop = [] if batch.left_out else self._invalidate_behind(batch)
         self.batches.remove(batch)
         self._failure()
         return stop
@@ -202,6 +228,7 @@ class Train:
             if behind.state != PLANNED or behind.tip is not None:
                 sent_back.append(behind)
                 behind.state, behind.tip, behind.tree, behind.runs = PLANNED, None, None, 0
+                behind.left_out = False
         return sent_back
 
     def _failure(self) -> None:

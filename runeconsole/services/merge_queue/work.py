@@ -73,15 +73,28 @@ class Work:
             event = Progress(self.label, step, message, elapsed, output, self.batch.batch_id, slot)
             self.progress(event)
 
-    def begin(self, write: Write, now: str, name: str, runs: list[Run] | None = None) -> StepEnd:
-        """Record the start of step ``name`` for ``runs`` (the batch's entries) now; the
-        returned function records its end: ``(result, extra=None, summary=None)``, where
-        ``result`` is one word for all or ``{entry_id: word}``, ``extra`` fields to write
-        (for all, or ``{entry_id: fields}`` with ``per_entry=True``)."""
+    def begin(
+        self,
+        write: Write,
+        now: str,
+        name: str,
+        runs: list[Run] | None = None,
+        *,
+        extra: dict[str, dict[str, Any]] | None = None,
+        quiet: bool = False,
+    ) -> StepEnd:
+        """Record the start of step ``name`` for ``runs`` (the batch's entries) now, with
+        ``extra`` fields (``{entry_id: fields}``) in the same write (``quiet``: no write, for
+        a step too short to be worth one); the returned function records its end:
+        ``(result, extra=None, summary=None)``, where ``result`` is one word for all or
+        ``{entry_id: word}``, ``extra`` fields to write (for all, or ``{entry_id: fields}``
+        with ``per_entry=True``)."""
         runs = self.members if runs is None else runs
         began = time.monotonic()
         self.step, self.step_at = name, now
-        write({run.entry_id: {"current_step": name} for run in runs})
+        if not quiet:
+            more = extra or {}
+            write({r.entry_id: {"current_step": name, **more.get(r.entry_id, {})} for r in runs})
         self.report(name, f"{name}…")
 
         def finish(

@@ -46,7 +46,7 @@ POINTS = [
     ("merge-queue-batch-built", GREEN),
     ("merge-queue-batch-tested", GREEN),
     ("merge-queue-batch-landed", GREEN),
-    ("merge-queue-batch-recording", GREEN),
+    ("merge-queue-batch-tidying", GREEN),
     ("merge-queue-speculative-started", SPECULATIVE),
     ("merge-queue-batch-sent-back", SPECULATIVE),
     ("merge-queue-bisect-split", SPECULATIVE),
@@ -98,15 +98,15 @@ def test_a_batch_killed_after_main_moved_is_finished_with_each_entry_s_own_commi
     repo: Path, tmp_path: Path
 ) -> None:
     queue = queued(repo, tmp_path, *GREEN)
-    env, paused = paused_at("merge-queue-batch-recording", tmp_path)
+    env, paused = paused_at("merge-queue-batch-tidying", tmp_path)
 
-    kill_processor_when(repo, paused, False, env, "--all")
+    kill_processor_when(repo, paused, False, env, "--all")  # the first branch tidied only
 
     entries = queue_file(repo)["entries"]
-    assert [e["status"] for e in entries] == [COMPLETED, IN_PROGRESS, IN_PROGRESS]
+    assert [e["status"] for e in entries] == [IN_PROGRESS] * 3
     assert rev(repo, "main") == entries[2]["tested_commit"]  # the tip had landed
     report = queue.process()
-    assert sum("had merged before the interruption" in n for n in report.recovered) == 2
+    assert sum("had merged before the interruption" in n for n in report.recovered) == 3
     finished = queue_file(repo)["entries"]
     assert [e["merged_commit"] for e in finished] == [e["tested_commit"] for e in entries]
     assert all(e.get("interruptions") is None for e in finished)  # landed: not run again

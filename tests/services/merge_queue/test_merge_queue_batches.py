@@ -82,11 +82,10 @@ def test_bisection_finds_two_culprits_in_a_batch_of_eight(repo: Path, clock, tmp
         ["e3"],  # and on its retry: the culprit
         ["e4"],
         ["e5", "e6", "e7", "e8"],  # the second half, on the new main: red
-        ["e5", "e6"],
-        ["e5"],
-        ["e6"],
-        ["e6"],
-        ["e7", "e8"],
+        ["e5", "e6"],  # red
+        ["e5"],  # green: lands; e6 on it is the tree that failed: it failed alone
+        ["e7", "e8"],  # built without e6 while e6 runs again
+        ["e6"],  # its retry: the culprit
     ]
     for entry in queue_file(repo)["entries"]:
         if entry["status"] == FAILED:
