@@ -1,11 +1,13 @@
-"""A simulated day of the merge queue: entries arrive at random (a fixed seed), a share of
-them break the tests, every test run takes the same time, on a fake clock. The queue's
-own rules decide what happens: ``forming`` (which entries make a batch) and ``train``
-(the window, bisection, retries) are the processor's modules, driven here by events
-instead of git and processes; the figures come from ``stats.figures``, as the pane's.
+"""The merge queue's rules on a fake clock: entries arrive (at random over a day, with a
+fixed seed, or as a benchmark lays them out), some break the tests, one may flake, every
+test run takes the same time. What happens is decided by the processor's own modules,
+``forming`` (which entries make a batch) and ``train`` (the window, bisection, retries),
+driven here by events instead of git and processes; the figures come from
+``stats.figures``, as the pane's.
 
-A tree is the set of entries in it: a batch tests red when its tree holds a broken
-entry, and equal trees test alike (as they do for real: the same tree, the same run).
+A tree is the set of entries in it, built as the processor builds it (on the tree of the
+batch it is built on): a batch tests red when its tree holds a broken entry, or a flaky
+one the first time a tree holds it; equal trees test alike, as they do for real.
 """
 
 from __future__ import annotations
@@ -46,6 +48,17 @@ class Day:
     seed: int = 23
 
 
+GOOD, BAD, FLAKY = "good", "bad", "flaky"
+Workload = list[tuple[float, str]]  # (seconds after the start it arrives, its kind)
+
+
+def random_day(day: Day) -> Workload:
+    rng = random.Random(day.seed)
+    arrivals = sorted(rng.uniform(0, day.hours * 3600) for _ in range(day.entries))
+    broken = set(rng.sample(range(day.entries), round(day.failing * len(arrivals))))
+    return [(moment, BAD if n in broken else GOOD) for n, moment in enumerate(arrivals)]
+
+
 @dataclass
 class Result:
     runs: int = 0
@@ -54,8 +67,10 @@ class Result:
 
 
 class Simulation:
-    def __init__(self, day: Day) -> None:
+    def __init__(self, day: Day, workload: Workload | None = None) -> None:
         self.day = day
+        self.workload = random_day(day) if workload is None else workload
+        self.flaky: set[str] = set()  # flaky entries not yet seen in a tested tree
         self.clock = ManualClock()
         self.start = self.clock.now()
         self.entries: list[QueueEntry] = []
@@ -79,12 +94,8 @@ class Simulation:
         heapq.heappush(self.events, (seconds, next(self.seq), kind, payload))
 
     def run(self) -> Result:
-        rng = random.Random(self.day.seed)
-        span = self.day.hours * 3600
-        arrivals = sorted(rng.uniform(0, span) for _ in range(self.day.entries))
-        broken = set(rng.sample(range(self.day.entries), round(self.day.failing * len(arrivals))))
-        for n, moment in enumerate(arrivals):
-            self.at(moment, "arrive", (f"e{n}", n in broken))
+        for n, (moment, kind) in enumerate(self.workload):
+            self.at(moment, "arrive", (f"e{n}", kind))
         while self.events:
             moment = self.events[0][0]
             self.clock.advance(moment - self.now())
@@ -111,15 +122,17 @@ class Simulation:
 
     # -- the queue -------------------------------------------------------------------------------
 
-    def arrive(self, entry_id: str, bad: bool) -> None:
+    def arrive(self, entry_id: str, kind: str) -> None:
         fields = {
             "entry_id": entry_id,
             "status": "pending",
             "requested_at": iso_z(self.clock.now()),
         }
         self.entries.append(QueueEntry(fields, len(self.entries)))
-        if bad:
+        if kind == BAD:
             self.bad.add(entry_id)
+        elif kind == FLAKY:
+            self.flaky.add(entry_id)
 
     def pending(self) -> list[QueueEntry]:
         return [e for e in self.entries if e.status == "pending"]
@@ -152,10 +165,8 @@ class Simulation:
 
     def start_run(self, batch: Batch) -> None:
         if not batch.retry_due:
-            ahead = self.train.ahead_of(batch)
-            below = list(self.landed)
-            for other in self.train.batches[: self.train.batches.index(batch)]:
-                below += other.entries
+            ahead = self.train.ahead_of(batch)  # what it is built on, as for real
+            below = ahead.tree.split(",") if ahead is not None and ahead.tree else self.landed
             tree = ",".join(sorted([*below, *batch.entries]))
             base = ahead.tip if ahead is not None and ahead.tip else "main"
             if not self.train.built(batch, str(base), f"tip-{batch.batch_id}", tree):
@@ -164,8 +175,11 @@ class Simulation:
         self.runs += 1
         token = next(self.seq)
         self.tokens[token] = batch
-        tree = batch.tree or ""
-        red = any(entry in self.bad for entry in tree.split(","))
+        tree = (batch.tree or "").split(",")
+        red = any(entry in self.bad for entry in tree)
+        flaked = self.flaky.intersection(tree)
+        self.flaky -= flaked
+        red = red or bool(flaked)
         self.at(self.now() + self.day.test_minutes * 60, "ran", (token, not red))
 
     def ran(self, token: int, passed: bool) -> None:
@@ -195,5 +209,6 @@ class Simulation:
                 self.stop(self.train.fail(front))
 
 
-def simulate(day: Day) -> Result:
-    return Simulation(day).run()
+def simulate(day: Day, workload: Workload | None = None) -> Result:
+    """``workload``: the entries (default: a random day as ``day`` describes)."""
+    return Simulation(day, workload).run()

@@ -1,5 +1,6 @@
-"""Merge queue throughput: the sequential queue against batches, bisection and speculative
-runs, on a real repository, then a simulated day.
+"""Merge queue throughput, sequential against batched: a real repository, a simulated day.
+
+Batches, bisection and speculative runs against the queue one entry at a time.
 
 Real part: 32 branches queued on two identical repositories, each branch adding a module;
 3 of them break the tests (a module that does not compile) and 1 is flaky (its test
@@ -18,7 +19,12 @@ fleet of the issue), 10 % failing, 5-minute tests, on a fake clock, through the 
 own rules: wait p50/p95, landed per hour and test runs, sequential against batched.
 
     python benchmarks/merge_queue_throughput.py [--branches 32] [--test-seconds 2]
-        [--skip-real] [--skip-day] [--day-entries 200] [--day-hours 10] [--dir DIR]
+        [--batch-max 8] [--parallel-runs 2] [--skip-real] [--skip-day]
+        [--day-entries 200] [--day-hours 10] [--dir DIR]
+
+Also printed: the same 32 branches through the queue's rules alone on a fake clock (no
+git, no files: only the test runs take time), which separates what the rules cost from
+what the machine adds.
 """
 
 from __future__ import annotations
@@ -164,7 +170,7 @@ def real_part(args: argparse.Namespace) -> None:
         results = {}
         for name, settings in (
             ("sequential", {"batch_max": 1, "parallel_runs": 1}),
-            ("batched", {"batch_max": 8, "parallel_runs": 2}),
+            ("batched", {"batch_max": args.batch_max, "parallel_runs": args.parallel_runs}),
         ):
             root = scratch / name / "repo"
             done = run_queue(root, args.branches, args.test_seconds, **settings)
@@ -182,8 +188,27 @@ def real_part(args: argparse.Namespace) -> None:
         ratio = results["batched"]["wall"] / results["sequential"]["wall"]
         print(f"wall-time ratio batched / sequential: {ratio:.2f} (goal <= 0.30)")
         print(f"  ({before} before, {load()} after)")
+        rules_alone(args)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def rules_alone(args: argparse.Namespace) -> None:
+    """The same workload through the queue's rules on a fake clock (``_queue_day``): no git,
+    no files, no processes; what the wall-time ratio would be if only the test runs took
+    time."""
+    workload = [(0.0, kind) for kind in kinds(args.branches).values()]
+    minutes = args.test_seconds / 60
+    sequential = simulate(Day(batch_max=1, parallel_runs=1, test_minutes=minutes), workload)
+    batched = simulate(
+        Day(batch_max=args.batch_max, parallel_runs=args.parallel_runs, test_minutes=minutes),
+        workload,
+    )
+    ratio = batched.finished_hours / sequential.finished_hours
+    print(
+        f"the rules alone (fake clock, only the test runs take time): sequential "
+        f"{sequential.runs} runs, batched {batched.runs} runs; ratio {ratio:.2f}"
+    )
 
 
 def day_part(args: argparse.Namespace) -> None:
@@ -214,6 +239,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--branches", type=int, default=32)
     parser.add_argument("--test-seconds", type=float, default=2.0, help="the test's sleep")
+    parser.add_argument("--batch-max", type=int, default=8, help="of the batched queue")
+    parser.add_argument("--parallel-runs", type=int, default=2, help="of the batched queue")
     parser.add_argument("--skip-real", action="store_true", help="only the simulated day")
     parser.add_argument("--skip-day", action="store_true", help="only the real repository")
     parser.add_argument("--day-entries", type=int, default=200)
