@@ -85,7 +85,10 @@ def queue_entry(queue: MergeQueue) -> float:
 
 
 def queued(root: Path, branches: int) -> MergeQueue:
-    queue = MergeQueue(Project(root), settings=MergeQueueSettings(test_command=TEST_COMMAND))
+    """One entry at a time (``batch_max 1``, ``parallel_runs 1``): the cost of one entry
+    beside the git commands it runs (``merge_queue_throughput.py`` measures batches)."""
+    settings = MergeQueueSettings(test_command=TEST_COMMAND, batch_max=1, parallel_runs=1)
+    queue = MergeQueue(Project(root), settings=settings)
     for b in range(branches):
         queue.add(f"feat/b{b}")
     return queue
