@@ -146,13 +146,11 @@ class Simulation:
     # -- the processor's loop, by events ---------------------------------------------------------
 
     def fill(self) -> None:
-        while True:
-            batch = self.train.next_to_build()
-            if batch is None:
-                if not self.train.room_for_more() or not self.form():
-                    return
-                continue
-            self.start_run(batch)
+        while (wanted := self.train.wanted()) is not None:
+            if isinstance(wanted, Batch):
+                self.start_run(wanted)
+            elif not self.form():
+                return
 
     def form(self) -> bool:
         chosen = next_batch(self.pending(), self.day.batch_max, COMMAND)

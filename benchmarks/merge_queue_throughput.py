@@ -41,7 +41,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import load
+from _common import git_out as git
+from _common import load, repository
 from _queue_day import Day, simulate
 
 from runeconsole.core.timeutil import format_age
@@ -77,12 +78,6 @@ sys.exit(0 if ok else 1)
 """
 
 
-def git(cwd: Path, *args: str, data: str | None = None) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, input=data, capture_output=True, text=True, check=True, timeout=600
-    ).stdout.strip()
-
-
 def kinds(branches: int) -> dict[int, str]:
     """Which branches break the check (3, spread out) and which one is flaky."""
     bad = {round(branches * f) for f in (0.17, 0.45, 0.84)}
@@ -92,25 +87,12 @@ def kinds(branches: int) -> dict[int, str]:
 
 def build(root: Path, branches: int) -> None:
     """main with a package of modules, and one branch per module to add."""
-    root.mkdir(parents=True)
-    git(root, "init", "--quiet", "--initial-branch=main")
-    git(root, "config", "user.email", "bench@example.invalid")
-    git(root, "config", "user.name", "bench")
-    stream = ["commit refs/heads/main", "mark :1", "committer b <b@b> 1700000000 +0000"]
-    stream += ["data 4", "base"]
-    for n in range(50):
-        body = f"VALUE = {n}\n"
-        stream += [f"M 100644 inline src/base_{n}.py", f"data {len(body)}", body]
+    branch_files = {}
     for n, kind in kinds(branches).items():
         name = f"flaky_{n}" if kind == "flaky" else f"mod_{n}"
         body = f"def f{n}(:\n" if kind == "bad" else f"def f{n}():\n    return {n}\n"
-        message = f"add module {n}"
-        stream += [f"commit refs/heads/feat/m{n}", "committer b <b@b> 1700000001 +0000"]
-        stream += [f"data {len(message)}", message, "from :1"]
-        stream += [f"M 100644 inline src/{name}.py", f"data {len(body)}", body]
-    git(root, "fast-import", "--quiet", data="\n".join(stream) + "\n")
-    git(root, "checkout", "--quiet", "main")
-    (root / ".git" / "info" / "exclude").write_text(".claude/\n")
+        branch_files[f"feat/m{n}"] = (f"add module {n}", {f"src/{name}.py": body})
+    repository(root, {f"src/base_{n}.py": f"VALUE = {n}\n" for n in range(50)}, branch_files)
 
 
 def run_queue(root: Path, branches: int, pause: float, **settings: int) -> dict[str, object]:

@@ -9,6 +9,13 @@ from pathlib import Path
 from tests.support.merge_queue import commit_on, queue_file, write_talisman
 
 
+def queue_branches(repo: Path, cli, names: list[str]) -> None:
+    """Each ``feat/NAME`` made (one file) and queued."""
+    for name in names:
+        commit_on(repo, f"feat/{name}", {f"{name}.txt": name})
+        cli("merge-queue", "add", "--branch", f"feat/{name}", "--root", str(repo))
+
+
 def test_priorities_from_add_and_the_priority_command_order_the_queue(repo: Path, cli) -> None:
     write_talisman(repo, "true", batch_max=2, parallel_runs=2)
     root = ("--root", str(repo))
@@ -34,9 +41,7 @@ def test_priorities_from_add_and_the_priority_command_order_the_queue(repo: Path
 def test_dry_run_shows_the_batches_it_would_form(repo: Path, cli) -> None:
     write_talisman(repo, "true", batch_max=3, parallel_runs=2)
     root = ("--root", str(repo))
-    for n in range(7):
-        commit_on(repo, f"feat/b{n}", {f"b{n}.txt": "b"})
-        cli("merge-queue", "add", "--branch", f"feat/b{n}", *root)
+    queue_branches(repo, cli, [f"b{n}" for n in range(7)])
 
     dry = cli("merge-queue", "process", "--dry-run", *root)
     plan = cli("merge-queue", "process", "--dry-run", "--json", *root).json()
@@ -52,9 +57,7 @@ def test_dry_run_shows_the_batches_it_would_form(repo: Path, cli) -> None:
 def test_process_shows_a_batch_as_it_goes_and_stats_count_it(repo: Path, cli) -> None:
     write_talisman(repo, "echo checked", batch_max=8, parallel_runs=2)
     root = ("--root", str(repo))
-    for n in range(3):
-        commit_on(repo, f"feat/s{n}", {f"s{n}.txt": "s"})
-        cli("merge-queue", "add", "--branch", f"feat/s{n}", *root)
+    queue_branches(repo, cli, [f"s{n}" for n in range(3)])
 
     done = cli("merge-queue", "process", "--all", *root)
     stats = cli("merge-queue", "stats", "--json", *root).json()

@@ -13,9 +13,7 @@ from textual.message import Message
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.merge_queue import build_batches
-from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.confirm import ConfirmScreen
-from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.merge_queue_processing import QueueProcessing
 from runeconsole.tui.priority_modal import PriorityScreen
 from tests.support.console import settle
@@ -23,6 +21,7 @@ from tests.support.merge_batches import make_branches
 from tests.support.merge_queue import make_queue, queue_file, write_talisman
 from tests.support.paths import SNAP
 from tests.support.suspended import dead_pid
+from tests.tui.test_merge_queue_pane import console, open_queue
 
 BATCHED = {"batch_max": 4, "parallel_runs": 2}
 
@@ -34,17 +33,6 @@ def build_project(root: Path) -> ManualClock:
     clock = ManualClock()
     build_batches(root, clock)
     return clock
-
-
-def console(root: Path, clock: ManualClock) -> RuneConsole:
-    return create_app(root, clock=clock, watch=False, tick_seconds=0)
-
-
-async def open_queue(pilot) -> MergeQueuePane:
-    await pilot.press("5")
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    return pilot.app.query_one(MergeQueuePane)
 
 
 @pytest.fixture

@@ -123,13 +123,9 @@ class Engine:
 
     def fill(self) -> None:
         """Build and start what the window has room for; form new batches to do so."""
-        while True:
-            batch = self.train.next_to_build()
-            if batch is None:
-                if not self.train.room_for_more() or not self.form():
-                    return
-                continue
-            if not self.start(batch):
+        while (wanted := self.train.wanted()) is not None:
+            started = self.start(wanted) if isinstance(wanted, Batch) else self.form()
+            if not started:
                 return
 
     def form(self) -> bool:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 PLANNED, TESTING, GREEN, RED = "planned", "testing", "green", "red"
 LAND, SPLIT, RETRY, FAIL = "land", "split", "retry", "fail"
+FORM = "form"  # wanted: a new batch from the queue
 
 
 @dataclass(eq=False)
@@ -101,6 +102,14 @@ class Train:
         if len(self.testing()) >= self.window:
             return False
         return all(b.state in (TESTING, GREEN) or b.left_out for b in self.batches)
+
+    def wanted(self) -> Batch | str | None:
+        """What the window has room for now: a batch to build (or run again), ``FORM``
+        (a new batch from the queue, built at the end), or nothing."""
+        batch = self.next_to_build()
+        if batch is not None:
+            return batch
+        return FORM if self.room_for_more() else None
 
     def ahead_of(self, batch: Batch) -> Batch | None:
         """The batch ``batch`` is built on: the nearest ahead of it that is not left out
