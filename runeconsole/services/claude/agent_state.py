@@ -166,7 +166,8 @@ def _apply(
     if payload.event == events.PRE_COMPACT:
         claude["compact_trigger"] = payload.text("trigger")
     said = payload.text(LAST_MESSAGE) if payload.event == events.STOP else None
-    if said:
+    if said:  # kept for `peek` (its transcript is written behind the events)
+        moved = True
         claude[LAST_MESSAGE] = said[:LAST_MESSAGE_CHARS]
         claude[LAST_MESSAGE + "_at"] = iso_z(now)
     transcript = claude.get("transcript_path")
