@@ -56,7 +56,12 @@ class AgentPeek(Vertical):
     DEFAULT_CSS = """
     AgentPeek { height: auto; margin-bottom: 1; }
     AgentPeek Static { height: auto; }
-    AgentPeek #peek-screen { background: $boost; padding: 0 1; }
+    AgentPeek #peek-screen {
+        background: $boost;
+        padding: 0 1;
+        text-wrap: nowrap;
+        text-overflow: clip;
+    }
     AgentPeek #peek-message-title { margin-top: 1; }
     """
 
@@ -99,7 +104,7 @@ class AgentPeek(Vertical):
             return
         self.last = data
         screen, where = _text(data, "screen"), _text(data, "screen_from")
-        body = Text(screen, no_wrap=True, overflow="crop") if screen else Text("(blank)", "dim")
+        body = Text(screen) if screen else Text("(blank)", "dim")  # cropped, as a screen is
         self.query_one("#peek-screen-title", Static).update(screen_title(data, self.every))
         box = self.query_one("#peek-screen", Static)
         box.update(body)
