@@ -47,6 +47,7 @@ COMMANDS = {
     "permissions": "permissions",
     "say": "reply",
     "peek": "reply",
+    "serve": "serve",
 }
 
 
