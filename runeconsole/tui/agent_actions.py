@@ -5,23 +5,28 @@ worker and shows what came back; enter opens the detail window on the agent's
 supervisor; the fleet console's (``fleet_console/agents.py``) on the row's source.
 
 ``AgentFacts`` is what a detail window reads of one agent beyond its record: its
-predecessors, its hook, the last lines of its pane, its permission decisions.
+predecessors, its hook, its screen and last message (``peek``), its permission
+decisions; and how a message reaches it (``say``).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from runeconsole.services.claude.permissions import PermissionRequest, Permissions
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.hooks import Hook
 from runeconsole.services.registry import AgentRecord
+from runeconsole.services.reply import Replies
 from runeconsole.services.supervisor import Supervisor
 
 CHANGES = ("handoff", "respawn", "kill")  # asked first: they change the agent
+PEEK_LINES = 15
 
 
 class AgentFacts(Protocol):
+    peek_every: float  # seconds between two reads of the screen while it is shown
+
     def chain(self, key: str) -> list[AgentRecord]:
         """The agent and its predecessors, newest first (``RuneError`` with why not)."""
         ...
@@ -32,8 +37,14 @@ class AgentFacts(Protocol):
 
     def phase(self, key: str) -> str | None: ...
 
-    def pane_tail(self, key: str, lines: int) -> str:
-        """The last lines of its pane (blocking: a worker's; ``RuneError`` with why not)."""
+    def peek(self, key: str) -> Any:
+        """Its screen and last assistant message, as ``peek --json`` prints them (blocking:
+        a worker's; ``RuneError`` with why not)."""
+        ...
+
+    def say(self, key: str, text: str) -> Any:
+        """``text`` pasted into its pane and submitted (blocking: a worker's; ``RuneError``
+        with why it is refused)."""
         ...
 
     def permission_history(self, key: str) -> list[PermissionRequest]:
@@ -113,8 +124,11 @@ class LocalAgents:
 
 
 class LocalFacts:
+    peek_every = 1.0
+
     def __init__(self, supervisor: Supervisor, fleet: FleetRecords) -> None:
         self.supervisor, self.fleet = supervisor, fleet
+        self.replies = Replies(supervisor.project, supervisor=supervisor)
 
     def chain(self, key: str) -> list[AgentRecord]:
         return self.supervisor.registry.chain(key)
@@ -125,8 +139,11 @@ class LocalFacts:
     def phase(self, key: str) -> str | None:
         return self.fleet.phases.get(key)
 
-    def pane_tail(self, key: str, lines: int) -> str:
-        return self.supervisor.pane_tail(key, lines)
+    def peek(self, key: str) -> Any:
+        return self.replies.peek(key, PEEK_LINES).to_json()
+
+    def say(self, key: str, text: str) -> Any:
+        return self.replies.say(key, text).to_json()
 
     def permission_history(self, key: str) -> list[PermissionRequest]:
         return Permissions(self.supervisor.project).history(key)

@@ -1,14 +1,19 @@
-"""Detail of one identity: every field as read, its predecessor chain, its hook, its
-permission decisions and the last lines of its pane, as the console's ``AgentFacts`` give
-them (this root's files, or what a fleet's source sends); in both consoles."""
+"""Detail of one identity: its screen and last message (kept current; ``m`` says something
+to it), every field as read, its predecessor chain, its hook and its permission
+decisions, as the console's ``AgentFacts`` give them (this root's, or a fleet's source's
+over SSH); in both consoles."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import datetime
+from functools import partial
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -16,12 +21,12 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.registry import AgentRecord
 from runeconsole.tui.agent_actions import AgentFacts
+from runeconsole.tui.agent_peek import AgentPeek
 from runeconsole.tui.detail_modal import DetailModal
+from runeconsole.tui.message_modal import MessageModal
 from runeconsole.tui.permissions_pane import decisions_text
 from runeconsole.tui.theme import LIVENESS_STYLE
 from runeconsole.tui.workers import background, cancelled
-
-TAIL_LINES = 15
 
 
 def fields_table(fields: dict[str, object]) -> Table:
@@ -47,33 +52,45 @@ def chain_text(chain: list[AgentRecord]) -> Text:
 
 
 class AgentDetail(DetailModal):
-    """An agent's record, its hook file and the tail of its pane (read in a worker)."""
+    """An agent's screen and last message (kept current), its record and its hook file."""
+
+    BINDINGS = [Binding("m", "message", "Message")]
 
     def __init__(
-        self, key: str, record: AgentRecord | None, facts: AgentFacts, where: str = ""
+        self,
+        key: str,
+        record: AgentRecord | None,
+        facts: AgentFacts,
+        now: Callable[[], datetime],
+        where: str = "",
     ) -> None:
         super().__init__()
         self.key = key
         self.record = record
         self.facts = facts
+        self.now = now
         self.where = where  # the source it runs on, in the fleet console
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail"):
             yield Static(self._title(), id="detail-title")
+            if self.record is not None and not self.record.error:
+                peek = partial(self.facts.peek, self.key)
+                yield AgentPeek(peek, self.now, every=self.facts.peek_every)
             yield Static(self._body(), id="detail-body")
             yield Static(self._hook(), id="detail-hook")
             permissions = Static(id="detail-permissions")
             permissions.display = False  # until the agent has a decision to show
             yield permissions
-            yield Static(Text("\nPane", "bold"))
-            yield Static(Text("reading the pane…", "dim"), id="detail-pane")
 
     def on_mount(self) -> None:
         super().on_mount()
-        if self.record is not None and not self.record.error:
-            self.load_tail()
         self.load_permissions()
+
+    def action_message(self) -> None:
+        """``m``: a message to the agent, pasted into its pane (a refusal shown there)."""
+        say = partial(self.facts.say, self.key)
+        self.app.push_screen(MessageModal(self.key, say, where=self.where or None))
 
     @background("detail-permissions", exclusive=True)
     def load_permissions(self) -> None:
@@ -87,22 +104,6 @@ class AgentDetail(DetailModal):
             box = self.query_one("#detail-permissions", Static)
             box.update(shown)
             box.display = bool(shown.plain)
-
-    @background("detail-tail", exclusive=True)
-    def load_tail(self) -> None:
-        """tmux is another process (a source's, another host): read the pane off the UI
-        thread."""
-        try:
-            tail = self.facts.pane_tail(self.key, TAIL_LINES)
-            shown = Text(tail) if tail.strip() else Text("(no screen recorded)", "dim")
-        except RuneError as exc:
-            shown = Text(exc.message, "dim")
-        if not cancelled():
-            self.app.call_from_thread(self._show_tail, shown)
-
-    def _show_tail(self, shown: Text) -> None:
-        if self.is_mounted:
-            self.query_one("#detail-pane", Static).update(shown)
 
     def _hook(self) -> Table | Text:
         hook = self.facts.hook(self.key)
@@ -122,6 +123,7 @@ class AgentDetail(DetailModal):
         if record is not None:
             title = Text.assemble(("● ", LIVENESS_STYLE[record.liveness]), title)
             title.append(f"  {record.status} · seen {format_age(record.age_seconds)} ago", "dim")
+            title.append("   m: send it a message", "dim")
         if self.where:
             title.append(f"  on {self.where}", "bold cyan")
         return title

@@ -26,6 +26,7 @@ from runeconsole.tui.agent_cells import COLUMNS, cell, row_values
 from runeconsole.tui.agent_detail import AgentDetail
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.feed import FleetChanged
+from runeconsole.tui.message_modal import MessageModal
 from runeconsole.tui.pacing import after_frame
 from runeconsole.tui.pane import AGENTS, Pane
 from runeconsole.tui.workers import background
@@ -79,6 +80,8 @@ WHOLE = 500  # a change naming more keys than this and half the fleet refills th
 class AgentsPane(Pane[AgentRecord]):
     BINDINGS = [
         Binding("enter", "act('details')", "Details", show=False),
+        Binding("p", "act('details')", "Peek", show=False),
+        Binding("m", "act('message')", "Message", show=False),
         Binding("g", "act('jump')", "Go to"),
         Binding("h", "act('handoff')", "Handoff"),
         Binding("r", "act('respawn')", "Respawn"),
@@ -87,7 +90,8 @@ class AgentsPane(Pane[AgentRecord]):
     PANE_ID = AGENTS
     TITLE = "Agents"
     HELP_KEYS = (
-        ("enter", "every field, the predecessor chain, the hook and the pane's last lines"),
+        ("enter / p", "its screen and last message (kept current), every field, chain, hook"),
+        ("m", "a message to the agent: pasted into its pane and submitted (no attaching)"),
         ("g", "switch your tmux client to the agent's session"),
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
@@ -340,9 +344,13 @@ class AgentsPane(Pane[AgentRecord]):
         record = self.fleet.get(key or "")
         if key is None or record is None:
             return
+        facts, where = self.agents.facts(key), self.agents.where(key)
         if action == "details":
-            facts = self.agents.facts(key)
-            self.app.push_screen(AgentDetail(key, record, facts, self.agents.where(key)))
+            self.app.push_screen(AgentDetail(key, record, facts, self.now, where))
+            return
+        if action == "message":
+            say = partial(facts.say, key)
+            self.app.push_screen(MessageModal(key, say, where=where or None))
             return
         if record.error:
             self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)

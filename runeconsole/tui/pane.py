@@ -142,7 +142,7 @@ class Pane(Vertical, Generic[R]):
         self.records: dict[str, R] = {}
         self.table = KeyedTable(self.columns(), id=f"{self.PANE_ID}-table")
         self._figures: dict[str, int] | None = None
-        self._shown = 0  # rows shown after the last batch
+        self._last_count = 0  # rows shown after the last batch
 
     def columns(self) -> Columns:
         """The pane's columns, the source's among them in the fleet console."""
@@ -244,9 +244,9 @@ class Pane(Vertical, Generic[R]):
         table = self.table
         if self.SORT:
             table.reorder(*self.SORT, key=self.sort_key)
-            if not self._shown and table.row_count:
+            if not self._last_count and table.row_count:
                 table.move_cursor(row=0)
-        self._shown = table.row_count
+        self._last_count = table.row_count
         for note in self.query(".empty-note"):
             note.display = not self.records
         figures = self.figures()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from typing import Any
 
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.permissions import PermissionRequest
@@ -17,7 +18,7 @@ from runeconsole.services.sources import LocalActions, RemoteActions
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
 from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.agent_actions import AgentFacts, LocalFacts
+from runeconsole.tui.agent_actions import PEEK_LINES, AgentFacts, LocalFacts
 
 CONFIRM = {
     "handoff": (
@@ -81,8 +82,9 @@ class FleetAgents:
 
 
 class FleetFacts:
-    """One agent's facts: a root of this machine's as the project console reads them;
-    a host's from what its stream sent (the records, the decisions)."""
+    """One agent's facts: its screen read and its messages said on its source (in its
+    window's workers); its files as the project console reads them for a root of this
+    machine, what its stream sent for a host (the records, the decisions)."""
 
     def __init__(self, agents: FleetAgents, key: str) -> None:
         self.agents, self.key = agents, key
@@ -94,6 +96,8 @@ class FleetFacts:
             actions = None
         if isinstance(actions, LocalActions):
             self.local = LocalFacts(Supervisor(actions.project), self.model.agents)
+        # A host's screen is an SSH round trip and a runeconsole start: read less often.
+        self.peek_every = 1.0 if self.local is not None else 2.0
 
     def chain(self, key: str) -> list[AgentRecord]:
         if self.local is not None:
@@ -115,11 +119,14 @@ class FleetFacts:
     def phase(self, key: str) -> str | None:
         return self.model.agents.phases.get(key)
 
-    def pane_tail(self, key: str, lines: int) -> str:
-        if self.local is not None:
-            return self.local.pane_tail(self.agents.own(key), lines)
-        where = self.agents.where(key)
-        raise RuneError(f"the pane is on {where}: attach with g to see it")
+    def peek(self, key: str) -> Any:
+        return self._actions(key).peek(self.agents.own(key), PEEK_LINES)
+
+    def say(self, key: str, text: str) -> Any:
+        return self._actions(key).say(self.agents.own(key), text)
+
+    def _actions(self, key: str) -> LocalActions | RemoteActions:
+        return self.agents.feed.actions(self.agents.where(key))
 
     def permission_history(self, key: str) -> list[PermissionRequest]:
         if self.local is not None:
