@@ -43,14 +43,6 @@ _KEEP_SECONDS = 24 * 3600
 LOG_NAME = "notify.log"
 
 
-def notifier_for(paths: ProjectPaths) -> Notifier:
-    """The project's notifier, as talisman.yml sets it (nothing set: it never sends)."""
-    from runeconsole.services.claude import settings
-
-    found = settings.load(paths)
-    return Notifier(paths, found.notify_command, found.notify_every_seconds, urls=found.notify_urls)
-
-
 def arguments(command: Sequence[str], title: str, body: str) -> list[str]:
     """The command with ``{title}`` and ``{body}`` filled in, argument by argument."""
     values = {"title": title[:MAX_TEXT], "body": body[:MAX_TEXT]}

@@ -18,7 +18,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.services.fleet.problem import Problem
@@ -154,10 +153,6 @@ class Supervisor:
         return self._observation_file.load()
 
     # -- handoff and kill ------------------------------------------------------------------
-
-    def start_handoff(self, key: str, **options: Any) -> threading.Thread:
-        """``handoff`` in a background thread (at most one per agent), for the monitor loop."""
-        return self._handoffs.start(key, **options)
 
     def handoff(
         self, key: str, *, timeout: float | None = None, respawn: bool = True

@@ -19,9 +19,9 @@ from runeconsole.core.timeutil import iso_z
 from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.claude.presence import ConsolePresence
+from runeconsole.services.claude.settings import notifier_for
 from runeconsole.services.fleet import FleetChange, FleetModel
 from runeconsole.services.merge_queue import MergeQueue
-from runeconsole.services.notify import notifier_for
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry

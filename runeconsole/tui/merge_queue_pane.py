@@ -152,13 +152,17 @@ class MergeQueuePane(FilePane[QueueEntry]):
         self.rescan()  # rows as soon as the queue is read; predictions (git) after them
 
     def watch_dirs(self) -> list[Path]:
+        """The queue's files, and once git has said where (``read_all``, off the UI
+        thread), the repository's branches: main moving changes the predictions."""
         dirs = [self.queue.paths.state, self.queue.paths.signals]
-        if self._refs is None:  # asked of git once: a repository's refs do not move
+        return [*dirs, self._refs] if self._refs is not None else dirs
+
+    def _find_refs(self) -> None:
+        """In a worker: where the branches are (asked of git once: they do not move)."""
+        if self._refs is None:
             with contextlib.suppress(RuneError):
                 self._refs = gw.common_dir(self.queue.root) / "refs" / "heads"
-        if self._refs is not None:  # main moving changes the predictions
-            dirs.append(self._refs)
-        return dirs
+                self.follow(self._refs)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -178,6 +182,7 @@ class MergeQueuePane(FilePane[QueueEntry]):
 
     @background("merge-queue-scan", exclusive=True)
     def read_all(self) -> None:
+        self._find_refs()
         try:
             self.queue.pick_up_signals()
         except RuneError as exc:

@@ -114,9 +114,6 @@ class QuestionModal(DecisionModal[Answer | None]):
         """The question on screen now."""
         return self.call[self.index]
 
-    def covers(self, question_id: str) -> bool:
-        return any(q.id == question_id for q in self.call[self.index :])
-
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="question-modal", classes=f"window {self.question.urgency}"):
             yield Static(id="question-title", classes="part")

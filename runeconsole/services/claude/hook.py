@@ -172,7 +172,7 @@ def _notify(paths: ProjectPaths, key: str, title: str, body: str) -> None:
 
     settings = claude_settings.load(paths)
     if settings.notify_command or settings.notify_urls:
-        from runeconsole.services.notify import notifier_for
+        from runeconsole.services.claude.settings import notifier_for
 
         notifier_for(paths).notify(key, title, body)
 

@@ -117,21 +117,10 @@ class FleetRecords:
         with self._lock:
             return self._problem_count.count(PROBLEMS, source)
 
-    def all_problems(self) -> list[Problem]:
-        """Every problem, most urgent first."""
-        with self._lock:
-            found = [problem for problems in self.problems.values() for problem in problems]
-        return sorted(found, key=lambda problem: problem.sort_key)
-
     def supervised(self) -> list[AgentRecord]:
         """Records the monitor looks after (active, with a session on our tmux server)."""
         with self._lock:
             return list(self._supervised.values())
-
-    def next_deadline(self) -> float | None:
-        """The epoch second at which some colour is next due to change, if any."""
-        with self._lock:
-            return self._deadlines[0][0] if self._deadlines else None
 
     # -- feeding it --------------------------------------------------------------------
 
