@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -11,7 +12,10 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
 from textual.pilot import Pilot
+from textual.widgets import Static, TabbedContent
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
@@ -22,6 +26,7 @@ from runeconsole.services.project import Project
 from runeconsole.services.questions import Question, Questions
 from runeconsole.services.registry import Registry
 from runeconsole.services.suspension import Suspension
+from runeconsole.tui.agent_detail import AgentDetail
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
 from runeconsole.tui.fleet_console.panes import FleetQuestionsPane
@@ -192,6 +197,68 @@ async def test_a_stale_agent_s_problem_says_how_long_as_time_goes_on(tmp_path: P
         clock.advance(60)
         app.tick()
         assert "no heartbeat for 7m40s" in str(app.panes[2].table.get_row(key)[-1])
+
+
+async def test_enter_on_an_agent_shows_its_detail_on_its_source(tmp_path: Path) -> None:
+    one, two = project_root(tmp_path, "one", "a"), project_root(tmp_path, "two", "c")
+    registry = Registry(Project(two))
+    first = registry.get("worker-c").get("agent_id")
+    registry.register("worker", "d", predecessor_id=first)
+    async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
+        app,
+        pilot,
+    ):
+        await until(pilot, lambda: len(shown(app, 0)) == 3)
+        app.panes[0].table.move_to("two/worker-d")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, AgentDetail))
+        detail = app.screen
+        assert isinstance(detail, AgentDetail) and detail.key == "two/worker-d"
+        title = str(detail.query_one("#detail-title", Static).render())
+        assert "two/worker-d" in title and "on two" in title
+        body = detail.query_one("#detail-body", Static).content
+        assert isinstance(body, Table) and "worker-c" in text_of(body)  # its predecessor
+
+
+async def test_the_palette_goes_to_an_agent_of_any_source(tmp_path: Path) -> None:
+    one, two = project_root(tmp_path, "one", "a", "b"), project_root(tmp_path, "two", "c")
+    async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
+        app,
+        pilot,
+    ):
+        await until(pilot, lambda: len(shown(app, 0)) == 3)
+        await pilot.press("3")  # from another pane
+        await pilot.press("ctrl+p", *"two/worker-c")
+        await until(pilot, lambda: "two/worker-c" in palette_hits(app))
+        await pilot.press("enter")
+        await until(pilot, lambda: app.panes[0].table.cursor_key() == "two/worker-c")
+        assert app.query_one(TabbedContent).active == "agents"
+
+
+async def test_a_long_source_name_is_shown_whole(tmp_path: Path) -> None:
+    name = "production-eu-west-2"
+    root = project_root(tmp_path, "one", "a")
+    async with console([SourceSpec(name, str(root)), SourceSpec("b", str(tmp_path))]) as (
+        app,
+        pilot,
+    ):
+        await until(pilot, lambda: len(shown(app, 0)) == 1)
+        assert app.panes[0].table.get_row(f"{name}/worker-a")[0].plain == name
+        screen = app.export_screenshot()
+        assert screen.count(name) >= 2  # in the Agents pane's row and the sources bar
+
+
+def palette_hits(app: FleetConsole) -> str:
+    from textual.command import CommandList
+
+    found = app.screen.query(CommandList)
+    return " ".join(str(option.prompt) for option in found.first().options) if found else ""
+
+
+def text_of(table: Table) -> str:
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(table)
+    return console.export_text()
 
 
 # -- hosts over SSH ------------------------------------------------------------------------
