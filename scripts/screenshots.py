@@ -290,6 +290,8 @@ FLEET_SHOTS: list[tuple[str, tuple[int, int], str, tuple[str, ...]]] = [
     ("fleet-sources", (100, 24), "2", ()),
     ("fleet-permissions", (120, 24), "7", ()),
     ("fleet-permission-window", (80, 24), "7", ("enter",)),
+    ("fleet-question-window", (100, 30), "4", ("down", "enter")),
+    ("fleet-agent-detail", (100, 34), "1", ("enter",)),
 ]
 
 
