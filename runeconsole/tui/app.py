@@ -54,7 +54,6 @@ class RuneConsole(PanesApp):
     CSS_PATH = "console.tcss"  # beside this module; panes and modals own the rest
     COMMANDS = App.COMMANDS | {AgentCommands}
     BINDINGS = [
-        Binding("a", "answer_oldest", "Answer"),
         *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 10)),
     ]
 
@@ -321,23 +320,6 @@ class RuneConsole(PanesApp):
     def on_work_failed(self, message: WorkFailed) -> None:
         """A background job failed (``tui/workers.py``): shown to the operator, not fatal."""
         self.notify(message.reason, title=message.what, severity="error", timeout=15, markup=False)
-
-    def action_answer_oldest(self) -> None:
-        """``a`` from any pane: the oldest permission request or blocking question (both
-        hold an agent up), then the oldest non-blocking question."""
-        questions, permissions = self.query_one(QuestionsPane), self.query_one(PermissionsPane)
-        question, request = questions.oldest(), permissions.oldest()
-        if request is not None and (
-            question is None
-            or not question.blocking
-            or question.asked is None
-            or (request.asked is not None and request.asked <= question.asked)
-        ):
-            permissions.open_modal(request)
-        elif question is not None:
-            questions.open_modal(question)
-        else:
-            self.notify("No open questions or permission requests.", title="Questions", timeout=3)
 
     def on_pane_operator_wanted(self, message: Pane.OperatorWanted) -> None:
         self.reach_operator(message.key, message.title, message.body)

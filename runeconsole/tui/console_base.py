@@ -15,6 +15,8 @@ from textual.widgets import Input, TabbedContent
 from runeconsole.tui.filter_box import FilterBox
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.pane import Pane
+from runeconsole.tui.permissions_pane import PermissionTable
+from runeconsole.tui.questions_pane import QuestionTable
 from runeconsole.tui.terminal_safe import NoControlCharacters
 
 
@@ -26,6 +28,7 @@ class PanesApp(App[None]):
         # the table (whose own keys, like r for respawn, they would otherwise fire).
         Binding("slash", "filter", "Filter", priority=True),
         Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("a", "answer_oldest", "Answer"),
     ]
 
     NO_CONTROLS = NoControlCharacters()
@@ -39,6 +42,23 @@ class PanesApp(App[None]):
     def current_pane(self) -> Pane[Any]:
         active = self.query_one(TabbedContent).active_pane
         return active.query_one(Pane) if active else self.query(Pane).first()
+
+    def action_answer_oldest(self) -> None:
+        """``a`` from any pane: the oldest permission request or blocking question (both
+        hold an agent up), then the oldest non-blocking question (of any source)."""
+        questions, permissions = self.query_one(QuestionTable), self.query_one(PermissionTable)
+        question, request = questions.oldest(), permissions.oldest()
+        if request is not None and (
+            question is None
+            or not question[1].blocking
+            or question[1].asked is None
+            or (request[1].asked is not None and request[1].asked <= question[1].asked)
+        ):
+            permissions.open_modal(request[1], request[0])
+        elif question is not None:
+            questions.open_modal(question[1], question[0])
+        else:
+            self.notify("No open questions or permission requests.", title="Questions", timeout=3)
 
     def action_help(self) -> None:
         pane = self.current_pane()

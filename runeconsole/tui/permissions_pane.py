@@ -201,9 +201,10 @@ class PermissionTable(Pane[PermissionRequest]):
         else:
             self.notify(f"{request.id}: {request.outcome}", title="Decided", markup=False)
 
-    def oldest(self) -> PermissionRequest | None:
-        waiting = [r for r in self.records.values() if r.open]
-        return min(waiting, key=PermissionRequest.sort_key) if waiting else None
+    def oldest(self) -> tuple[str, PermissionRequest] | None:
+        """The oldest request waiting (for the app's ``a``)."""
+        waiting = [(k, r) for k, r in self.records.items() if r.open]
+        return min(waiting, key=lambda item: item[1].sort_key()) if waiting else None
 
     def open_modal(self, request: PermissionRequest, key: str | None = None) -> None:
         if self.modal is not None:

@@ -157,10 +157,11 @@ class QuestionTable(Pane[Question]):
         elif not modal.sending:  # our own answer's outcome is the worker's to tell
             modal.close_with(f"{why or 'The question file is gone'} — closing.")
 
-    def oldest(self) -> Question | None:
+    def oldest(self) -> tuple[str, Question] | None:
         """The oldest unanswered question, blocking ones first (for the app's ``a``)."""
-        waiting = [q for k, q in self.records.items() if q.state == PENDING and k not in self.twins]
-        return min(waiting, key=Question.sort_key) if waiting else None
+        records, twins = self.records, self.twins
+        waiting = [(k, q) for k, q in records.items() if q.state == PENDING and k not in twins]
+        return min(waiting, key=lambda item: item[1].sort_key()) if waiting else None
 
     def _modal_closed(self, answer: Answer | None) -> None:
         modal, self.modal = self.modal, None

@@ -131,6 +131,22 @@ async def test_a_question_is_answered_on_the_root_it_was_asked_on(tmp_path: Path
         await until(pilot, lambda: shown(app, 3) == [])  # answered: no longer open
 
 
+async def test_a_from_any_pane_opens_the_oldest_question_of_any_source(tmp_path: Path) -> None:
+    one, two = project_root(tmp_path, "one", "a"), project_root(tmp_path, "two", "c")
+    ask(two, "task-8", "Which queue?")
+    async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
+        app,
+        pilot,
+    ):
+        await until(pilot, lambda: len(shown(app, 0)) == 2)
+        await until(pilot, lambda: app.model.counts("two")["questions"] == 1)
+        await pilot.press("a")  # from the Agents pane
+        await until(pilot, lambda: isinstance(app.screen, QuestionModal))
+        modal = app.screen
+        assert isinstance(modal, QuestionModal)
+        assert (modal.source, modal.question.task_id) == ("two", "task-8")
+
+
 async def test_the_merge_queue_of_the_entry_s_source_is_processed_after_confirming(
     tmp_path: Path,
 ) -> None:
