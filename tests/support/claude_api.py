@@ -49,6 +49,23 @@ def tool_turn(tool: str, tool_input: dict[str, Any]) -> Turn:
     return Turn(tool=tool, tool_input=tool_input)
 
 
+def rate_limit_headers(
+    five_hour: float, seven_day: float, five_hour_reset: int, seven_day_reset: int
+) -> dict[str, str]:
+    """The plan's headroom as the API reports it to a subscription (utilization 0..1,
+    reset as epoch seconds); Claude Code passes it to its status line as ``rate_limits``."""
+    return {
+        "anthropic-ratelimit-unified-status": "allowed",
+        "anthropic-ratelimit-unified-5h-status": "allowed",
+        "anthropic-ratelimit-unified-5h-utilization": str(five_hour),
+        "anthropic-ratelimit-unified-5h-reset": str(five_hour_reset),
+        "anthropic-ratelimit-unified-7d-status": "allowed",
+        "anthropic-ratelimit-unified-7d-utilization": str(seven_day),
+        "anthropic-ratelimit-unified-7d-reset": str(seven_day_reset),
+        "anthropic-ratelimit-unified-representative-claim": "five_hour",
+    }
+
+
 def _event(name: str, data: dict[str, Any]) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
@@ -135,8 +152,10 @@ def whole(turn: Turn) -> dict[str, Any]:
 class MessagesApi:
     """The stand-in server on 127.0.0.1 (a free port), in a thread for the ``with`` block."""
 
-    def __init__(self, script: list[Turn]) -> None:
+    def __init__(self, script: list[Turn], headers: dict[str, str] | None = None) -> None:
         self.script = list(script)
+        # Sent with every answer of /v1/messages (e.g. ``rate_limit_headers(…)``).
+        self.headers = dict(headers or {})
         self.requests: list[dict[str, Any]] = []  # main-loop request bodies, in order
         self.side_requests = 0
         self.lock = threading.Lock()
@@ -185,11 +204,13 @@ class MessagesApi:
             def log_message(self, *_: object) -> None:  # quiet
                 pass
 
-            def _send(self, status: int, body: bytes, content_type: str) -> None:
+            def _send(self, status: int, body: bytes, content_type: str, **headers: str) -> None:
                 self.send_response(status)
                 self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(body)))
                 self.send_header("request-id", f"req_{uuid.uuid4().hex[:20]}")
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(body)
 
@@ -225,8 +246,9 @@ class MessagesApi:
                 if turn.delay:
                     time.sleep(turn.delay)
                 if body.get("stream"):
-                    self._send(200, stream(turn), "text/event-stream")
+                    self._send(200, stream(turn), "text/event-stream", **api.headers)
                 else:
-                    self._send(200, json.dumps(whole(turn)).encode(), "application/json")
+                    answer = json.dumps(whole(turn)).encode()
+                    self._send(200, answer, "application/json", **api.headers)
 
         return Handler

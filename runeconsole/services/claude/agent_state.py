@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 THROTTLE_SECONDS = 1.0
 ACTIVE = "active"
-VISIBLE = ("activity", "waiting_for", "context_left_percent", "tokens", "session_id")
+VISIBLE = ("activity", "waiting_for", "context_left_percent", "tokens", "session_id", "cost")
 
 
 class Outcome:
@@ -69,7 +69,7 @@ def record(
         if fields is None or fields.get("status") != ACTIVE:
             return Outcome(key, fields, False)  # ended meanwhile (a kill, a SessionEnd)
         written_at = _written_at(fields)
-        changed = _apply(paths, fields, payload, now)
+        changed = _apply(paths, fields, payload, now, key)
         if not changed and 0 <= now.timestamp() - written_at < THROTTLE_SECONDS:
             return Outcome(key, fields, False)
         fields["last_seen"] = fields["last_heartbeat"] = iso_z(now)
@@ -113,7 +113,7 @@ def _written_at(fields: dict[str, Any]) -> float:
 
 
 def _apply(
-    paths: ProjectPaths, fields: dict[str, Any], payload: HookPayload, now: datetime
+    paths: ProjectPaths, fields: dict[str, Any], payload: HookPayload, now: datetime, key: str
 ) -> bool:
     """Change ``fields`` for the event; True when something visible changed."""
     before = {name: fields.get(name) for name in VISIBLE}
@@ -136,15 +136,17 @@ def _apply(
     claude["last_event_at"] = iso_z(now)
     if payload.event == events.PRE_COMPACT:
         claude["compact_trigger"] = payload.text("trigger")
+    if payload.event == events.SESSION_START and payload.text("model"):
+        claude["model"] = payload.text("model")
     transcript = claude.get("transcript_path")
     if isinstance(transcript, str) and os.path.isabs(transcript):
+        offset = usage.offset
         usage = read_on(transcript, usage)
         fields["tokens"] = dict(usage.tokens)
-        if usage.context_tokens is not None:
-            from runeconsole.services.claude import settings
+        if usage.context_tokens is not None or usage.offset != offset:
+            from runeconsole.services.claude import meter
 
-            window = settings.load(paths).context_window_tokens
-            fields["context_left_percent"] = context_left(usage.context_tokens, window)
+            meter.from_transcript(paths, key, fields, claude, usage, now)
         claude["transcript"] = usage.to_json()
     state = activity.transition(payload, claude.get("compact_trigger"))
     if state is not None:

@@ -1,0 +1,201 @@
+"""``runeconsole claude statusline``: Claude Code's status line command, chained.
+
+``claude install`` makes this the ``statusLine`` of the settings file, with the status
+line that was in effect before (the user's own) carried in its arguments
+(``--previous '{"type": "command", "command": "~/bin/line.sh"}'``). Claude Code runs it
+whenever its status bar changes, with one JSON object on stdin (``meter.StatusInput``).
+
+It starts the user's command first (``/bin/sh -c``, the same stdin, its stdout and
+stderr straight to Claude Code, so its output is shown unchanged), then records what the
+JSON says for the agent (``meter.from_status_line``: written only when something the
+console shows changed, under the identity's lock), then waits for the command and exits
+with its status. With no previous status line it prints a short line of its own. Like the
+hook it never harms the agent: whatever goes wrong in the recording is one line in
+``.claude/state/claude/hook.log``, and the user's line is shown all the same. It imports
+no Textual and no YAML, and what it records only after the user's command has started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+TYPE_CHECKING = False  # typing itself is not imported: the line starts faster
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from runeconsole.services.claude.meter import StatusInput
+
+STATUS_LINE = "StatusLine"  # its name in the hook log
+PREVIOUS = "--previous"
+MAX_STDIN = 1024 * 1024
+FEED_SECONDS = 5.0
+RECORD_SECONDS = 10
+SHELL = "/bin/sh"
+
+
+def previous_line(argv: list[str]) -> dict[str, Any] | None:
+    """The status line chained after ours (``--previous JSON``), if it is a command."""
+    if len(argv) < 2 or argv[0] != PREVIOUS:
+        return None
+    try:
+        found = json.loads(argv[1])
+    except ValueError:
+        return None
+    if not isinstance(found, dict) or not isinstance(found.get("command"), str):
+        return None
+    return found if found["command"].strip() else None
+
+
+def read_stdin(stream: Any) -> bytes:
+    """What Claude Code wrote (nothing from a terminal; nothing when over the cap)."""
+    try:
+        data = b"" if stream.isatty() else stream.read(MAX_STDIN + 1)
+    except (OSError, ValueError):
+        return b""
+    return b"" if len(data) > MAX_STDIN else data  # theirs gets nothing, not a cut object
+
+
+def start(command: str, data: bytes) -> int:
+    """The user's command, its stdin fed ``data``; its pid."""
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.posix_spawn(
+            SHELL,
+            [SHELL, "-c", command],
+            os.environ,
+            file_actions=[(os.POSIX_SPAWN_DUP2, read_end, 0)],
+        )
+    finally:
+        os.close(read_end)
+    try:
+        _feed(write_end, data)
+    finally:
+        os.close(write_end)
+    return pid
+
+
+def _feed(fd: int, data: bytes) -> None:
+    """Write ``data`` to the command's stdin, for as long as it reads (a command that does
+    not read its stdin, or exits first, is no error)."""
+    import time
+
+    view = memoryview(data)
+    os.set_blocking(fd, False)
+    deadline = time.monotonic() + FEED_SECONDS
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return
+            import select
+
+            select.select([], [fd], [], 0.05)
+        except OSError:  # it exited, or closed its stdin
+            return
+
+
+def finish(pid: int) -> int:
+    """Wait for the command; its exit status (128 + N for a signal), as a shell says it."""
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    code = os.waitstatus_to_exitcode(status)
+    return 128 - code if code < 0 else code
+
+
+def record(data: bytes, environ: Mapping[str, str]) -> tuple[StatusInput | None, dict | None]:
+    """What the JSON says, recorded for its agent; the input and the agent's fields (either
+    ``None`` when there is no agent to record it for)."""
+    from runeconsole.services.claude.meter import StatusInput
+    from runeconsole.services.claude.payload import HookPayload
+
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        from runeconsole.services.claude.payload import HookInputError
+
+        raise HookInputError("stdin is not a JSON status line") from None
+    if not isinstance(parsed, dict):
+        return None, None
+    status = StatusInput(parsed)
+    payload = HookPayload({**parsed, "hook_event_name": STATUS_LINE})
+    from runeconsole.services.claude import status_record
+
+    return status, status_record.record(payload, status, environ)
+
+
+def ours(status: StatusInput | None, fields: dict[str, Any] | None) -> str:
+    """The short line shown when the user had none of their own."""
+    if status is None:
+        return "runeconsole"
+    from runeconsole.services.claude.status_record import summary
+
+    return summary(status, fields)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[3:] if argv is None else argv
+    data = read_stdin(sys.stdin.buffer)
+    previous = previous_line(argv)
+    pid = None
+    if previous is not None:
+        try:
+            pid = start(previous["command"], data)
+        except OSError as exc:
+            _log(data, os.environ, f"previous status line not started: {exc}")
+    status, fields = _recorded(data, os.environ)
+    if pid is not None:
+        return finish(pid)
+    if previous is not None:
+        return 1  # theirs could not run: Claude Code shows no line, as without us
+    try:
+        sys.stdout.write(ours(status, fields) + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _recorded(data: bytes, environ: Mapping[str, str]) -> tuple[Any, Any]:
+    """``record`` that never raises, nor runs past ``RECORD_SECONDS``."""
+    try:
+        import _signal as signal
+    except ImportError:  # pragma: no cover - another Python
+        import signal  # type: ignore[no-redef]
+
+    def out_of_time(*_: object) -> None:
+        raise TimeoutError("ran past its time")
+
+    previous = signal.signal(signal.SIGALRM, out_of_time)
+    signal.alarm(RECORD_SECONDS)
+    try:
+        if data:
+            return record(data, environ)
+    except BaseException as exc:
+        _log(data, environ, f"{type(exc).__name__}: {exc}")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    return None, None
+
+
+def _log(data: bytes, environ: Mapping[str, str], message: str) -> None:
+    try:
+        from runeconsole.services.claude.hook import log
+        from runeconsole.services.claude.payload import HookPayload
+
+        try:
+            parsed = json.loads(data.decode("utf-8"))
+            payload = HookPayload({**parsed, "hook_event_name": STATUS_LINE})
+        except Exception:
+            payload = None
+        log(payload, environ, message)
+    except BaseException:
+        pass
