@@ -22,12 +22,15 @@ from tests.support.hook_runner import HookResult, HookRunner
 from tests.support.paths import FIXTURES
 
 PAYLOADS = FIXTURES / "claude_hooks"
+STATUS_LINES = FIXTURES / "claude_statusline"  # what Claude Code gives its status line
 SESSION = "3decb0de-c9c6-4425-a24d-c537a5702e52"
 KEY = "claude-project-3decb0de"  # the project dir is named "project" by the fixture
 
 
-def payload(name: str, project: Path, transcript: Path, session: str = SESSION) -> dict[str, Any]:
-    text = (PAYLOADS / f"{name}.json").read_text(encoding="utf-8")
+def payload(
+    name: str, project: Path, transcript: Path, session: str = SESSION, where: Path = PAYLOADS
+) -> dict[str, Any]:
+    text = (where / f"{name}.json").read_text(encoding="utf-8")
     for mark, value in (
         ("$SESSION", session),
         ("$TRANSCRIPT", str(transcript)),
@@ -95,6 +98,27 @@ class Bridge:
         thread.start()
         self.threads.append(thread)
         return done
+
+    def status_input(self, name: str, **changes: Any) -> dict[str, Any]:
+        found = payload(name, self.project, self.transcript, self.session, STATUS_LINES)
+        return {**found, **changes}
+
+    def status_line(
+        self, data: bytes | dict[str, Any], **environ: str
+    ) -> subprocess.CompletedProcess[bytes]:
+        """The installed ``statusLine`` command run as Claude Code runs it: through a shell,
+        the JSON on stdin, in the project with ``$CLAUDE_PROJECT_DIR`` set."""
+        settings = json.loads((self.project / ".claude" / "settings.local.json").read_text())
+        raw = data if isinstance(data, bytes) else json.dumps(data).encode()
+        return subprocess.run(
+            ["/bin/sh", "-c", settings["statusLine"]["command"]],
+            input=raw,
+            capture_output=True,
+            timeout=60,
+            cwd=self.project,
+            env=self.runner.environ | {"CLAUDE_PROJECT_DIR": str(self.project)} | environ,
+            check=False,
+        )
 
     def write_usage(self, message_id: str, **usage: int) -> None:
         with open(self.transcript, "a", encoding="utf-8") as handle:

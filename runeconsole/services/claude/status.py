@@ -50,12 +50,11 @@ class ScopeStatus:
     def describe(self) -> str:
         if self.error is not None:
             return f"unreadable: {self.error}"
-        if not self.events:
-            return "not installed"
         total = len(hooks_file.HOOK_EVENTS)
-        text = f"installed ({len(self.events)} of {total} events)"
-        if not self.current:
+        text = f"installed ({len(self.events)} of {total} events)" if self.events else ""
+        if self.events and not self.current:
             text += f"; another command: {', '.join(self.commands)} (run install again)"
+        text = text or "not installed"
         if self.status_line:
             text += f"; status line: {self.status_line}"
         return text

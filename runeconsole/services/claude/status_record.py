@@ -93,4 +93,4 @@ def summary(status: meter.StatusInput, fields: dict[str, Any] | None) -> str:
     if isinstance(budget, dict) and budget.get("state") in ("warn", "held"):
         word = "HELD" if budget["state"] == "held" else "budget"
         parts.append(f"{word}: {budget.get('detail') or ''}".strip())
-    return " · ".join(parts)
+    return " ".join(" · ".join(parts).split())  # one line, whatever the names held

@@ -194,12 +194,11 @@ def _book_fleet(paths: ProjectPaths, day: str, change: float) -> float:
     with flocked(os.fspath(paths.lock_for("cost-days")), what="the fleet's spending"):
         path = fleet_path(paths)
         try:
-            days = days_of(_read(path))
-        except Exception:  # a bad fleet file is rebuilt from the agents' ledgers
-            days = rebuilt_fleet_days(paths)
-        days = _added(days, day, change)
+            days = _added(days_of(_read(path)), day, change)
+        except Exception:  # a bad fleet file is rebuilt from the agents' ledgers (this
+            days = dict(sorted(rebuilt_fleet_days(paths).items()))  # change included)
         atomic_write_json(paths.inside(paths.cost / FLEET_NAME), {"days": days})
-    return days[day]
+    return days.get(day, 0.0)
 
 
 def rebuilt_fleet_days(paths: ProjectPaths) -> dict[str, float]:
