@@ -107,8 +107,8 @@ def _decide_permission(
 def _held(
     paths: ProjectPaths, role: str, name: str, payload: HookPayload, now: datetime
 ) -> str | None:
-    """A tool call of an agent whose budget is spent: denied, with the reason (the agent's
-    state recorded as for any call). ``None``: not held (or no budget set)."""
+    """A tool call of an agent whose budget is spent: denied, with the reason, and the hold
+    noted in its identity. ``None``: not held (or no budget set)."""
     from runeconsole.services.claude import settings as claude_settings
 
     limits = claude_settings.load(paths).budgets
@@ -120,7 +120,6 @@ def _held(
     denied = hold.denial(paths, key, now, limits)
     if denied is None:
         return None
-    agent_state.record(paths, role, name, payload, now)
     from runeconsole.services.cost.ledger import local_day
 
     hold.note(paths, key, denied[1], local_day(now))
