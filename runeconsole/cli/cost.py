@@ -141,24 +141,8 @@ def _print(found: summary.CostReport, as_json: bool, budgets_only: bool) -> int:
     if limits:
         print(f"budgets: {limits}")
     if found.rate_limits:
-        print(f"plan: {plan_text(found.rate_limits)}")
+        print(f"plan: {summary.plan_text(found.rate_limits)}")
     return 0
-
-
-def plan_text(limits: dict) -> str:
-    """``5h 42% (resets 14:05) · 7d 17%``: the plan's headroom in words."""
-    parts = []
-    for name, label in (("five_hour", "5h"), ("seven_day", "7d")):
-        window = limits.get(name)
-        if not isinstance(window, dict):
-            continue
-        text = f"{label} {window.get('used_percentage', 0):.0f}%"
-        resets = window.get("resets_at")
-        if isinstance(resets, int | float):
-            at = datetime.fromtimestamp(resets).astimezone()
-            text += f" (resets {at:%H:%M})" if name == "five_hour" else f" (resets {at:%a %H:%M})"
-        parts.append(text)
-    return " · ".join(parts)
 
 
 def allow_agent(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.agent_cells import cost_words, spent
 from runeconsole.tui.detail_modal import DetailModal
 from runeconsole.tui.permissions_pane import decisions_text
 from runeconsole.tui.theme import LIVENESS_STYLE
@@ -113,6 +114,9 @@ class AgentDetail(DetailModal):
         if record is not None:
             title = Text.assemble(("● ", LIVENESS_STYLE[record.liveness]), title)
             title.append(f"  {record.status} · seen {format_age(record.age_seconds)} ago", "dim")
+            cost = spent(record, self.supervisor.clock.now()) if not record.error else None
+            if cost is not None:
+                title.append(f"\ncost: {cost_words(cost)}", "dim")
         return title
 
     def _body(self) -> Table | Text:

@@ -29,6 +29,7 @@ KIND_STYLE = {
     "stale": "red",
     "context": "yellow",
     "waiting": "bold yellow",
+    "budget": "bold red",
 }
 
 

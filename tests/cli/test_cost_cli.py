@@ -9,22 +9,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.cost import booking, ledger
+from runeconsole.services.cost import ledger
 from tests.support.cli import CliResult
+from tests.support.cost import spend
 from tests.support.fleet import fleet_file, project_root
 
 NOW = datetime.now().astimezone()
 TODAY, YESTERDAY = ledger.local_day(NOW), ledger.local_day(NOW - timedelta(days=1))
-
-
-def spend(root: Path, key: str, session: str, usd: float, *, when: datetime = NOW,
-          estimated: bool = False) -> None:  # fmt: skip
-    """``usd`` booked for the agent's session, as its status line (or estimate) books it."""
-    path = ProjectPaths(root).identities / f"{key}.json"
-    fields = json.loads(path.read_text())
-    claude = fields.setdefault("claude", {})
-    booking.book(ProjectPaths(root), key, fields, claude, session, usd, estimated, when, {})
-    path.write_text(json.dumps(fields))
 
 
 def test_cost_by_agent_role_and_day(tmp_path: Path, cli: Callable[..., CliResult]) -> None:

@@ -211,3 +211,22 @@ def latest_rate_limits(fields: Iterable[dict[str, Any]], now: datetime) -> dict[
         and (not isinstance(window.get("resets_at"), int | float) or window["resets_at"] > epoch)
     }
     return {**windows, "reported_at": best["reported_at"]} if windows else None
+
+
+def plan_text(limits: dict[str, Any], short: bool = False) -> str:
+    """``5h 42% (resets 14:05) · 7d 17% (resets Mon 09:00)``: the plan's headroom in
+    words (``short``: ``5h 42% ↻14:05 7d 17%``, for a top line)."""
+    parts = []
+    for name, label in (("five_hour", "5h"), ("seven_day", "7d")):
+        window = limits.get(name)
+        if not isinstance(window, dict):
+            continue
+        used = window.get("used_percentage")
+        text = f"{label} {used:.0f}%" if isinstance(used, int | float) else f"{label} ?"
+        resets = window.get("resets_at")
+        if isinstance(resets, int | float) and (not short or name == "five_hour"):
+            at = datetime.fromtimestamp(resets).astimezone()
+            when = f"{at:%H:%M}" if name == "five_hour" else f"{at:%a %H:%M}"
+            text += f" ↻{when}" if short else f" (resets {when})"
+        parts.append(text)
+    return (" " if short else " · ").join(parts)

@@ -15,6 +15,7 @@ import shlex
 import subprocess
 import threading
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +30,11 @@ from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.cost.ledger import local_day
 from runeconsole.services.liveness import GREEN, RED, YELLOW
 from runeconsole.services.sources import DOWN, UP, RemoteActions, Verdict
 from runeconsole.services.sources.fleet import SOURCE, FleetFeed
+from runeconsole.tui.agent_cells import dollars
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.console_base import PanesApp
 from runeconsole.tui.filter_box import FilterBox
@@ -57,6 +60,7 @@ from runeconsole.tui.fleet_console.store import (
     FleetRows,
     Moved,
 )
+from runeconsole.tui.spend import spend_text
 from runeconsole.tui.suspended_detail import show_resumed
 from runeconsole.tui.theme import LIVENESS_STYLE
 
@@ -99,11 +103,14 @@ class RowsArrived(Message):
 
 class SourcesBar(Static):
     """The top line: every source's agents by colour, problems (``!``), open questions
-    (``?``) and permission requests (``⚑``), or why it is down."""
+    (``?``), permission requests (``⚑``) and dollars spent today, or why it is down; then
+    the fleet's spending and the plan's headroom (``tui/spend.py``)."""
 
     DEFAULT_CSS = "SourcesBar { height: 1; padding: 0 1; background: $panel; }"
 
-    def show(self, store: FleetRows) -> None:
+    def show(self, store: FleetRows, now: datetime | None = None) -> None:
+        now = now or datetime.now().astimezone()
+        day = local_day(now)
         text = Text("runeconsole fleet ", "bold")
         for name in store.sources:
             state = store.states.get(name, {})
@@ -125,6 +132,13 @@ class SourcesBar(Static):
                 text.append(f" ?{counts['questions']}", "bold yellow")
             if counts["permissions"]:
                 text.append(f" ⚑{counts['permissions']}", "bold magenta")
+            if store.spending.usd(name) > 0:
+                text.append(f" {dollars(store.spending.today_usd(day, name))}", "dim")
+        today, rest = spend_text(store.spending, now)
+        for part in (today, rest):
+            if part:
+                text.append("  ")
+                text.append_text(part)
         self.update(text)
 
 
@@ -175,7 +189,7 @@ class FleetConsole(PanesApp):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(SourcesBar).show(self.store)
+        self.query_one(SourcesBar).show(self.store, self.clock.now())
         self.follow()
         if self.tick_seconds:
             self.set_interval(self.tick_seconds, self.tick)
@@ -219,7 +233,7 @@ class FleetConsole(PanesApp):
             self.panes[1].moved(set(self.store.sources), set())
         if SOURCE in moved or PROBLEM in moved:
             for status in self.query(SourcesBar):  # none while the console closes
-                status.show(self.store)
+                status.show(self.store, self.clock.now())
 
     def tick(self) -> None:
         agents = self.panes[0]
