@@ -31,6 +31,9 @@ from tests.support.paths import PANES, REPO
 VERSION = (REPO / ".ci" / "claude-code-version").read_text().strip()
 INSTALLED = REPO / ".ci" / "claude-code" / "node_modules" / ".bin" / "claude"
 API_KEY = "sk-ant-api03-" + "r" * 70 + "runeconsole-tests"
+# A subscription's token (Claude Code then reads the plan's rate limits from the answers'
+# headers and gives them to its status line); the stand-in accepts any.
+OAUTH_TOKEN = "sk-ant-oat01-" + "s" * 80
 WIDTH, HEIGHT = 120, 40
 
 ASK_INPUT = {
@@ -87,11 +90,20 @@ class ClaudeSession:
     """One interactive ``claude`` in a tmux pane of its own server, in a project ``root``
     (a git repository), against a stand-in API that plays ``script``."""
 
-    def __init__(self, root: Path, home: Path, script: list[Turn], *args: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        home: Path,
+        script: list[Turn],
+        *args: str,
+        subscription: bool = False,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         path, why = binary()
         assert path is not None, why
         self.root, self.home, self.args = root, home, args
-        self.api = MessagesApi(script)
+        self.subscription = subscription
+        self.api = MessagesApi(script, headers)
         self.socket = f"rc-claude-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.binary = path
 
@@ -111,11 +123,16 @@ class ClaudeSession:
             place.write_text(json.dumps(state))
 
     def environment(self) -> dict[str, str]:
+        credential = (
+            {"CLAUDE_CODE_OAUTH_TOKEN": OAUTH_TOKEN}
+            if self.subscription
+            else {"ANTHROPIC_API_KEY": API_KEY}
+        )
         return {
             "HOME": str(self.home),
             "CLAUDE_CONFIG_DIR": str(self.config_dir),
             "ANTHROPIC_BASE_URL": self.api.url,
-            "ANTHROPIC_API_KEY": API_KEY,
+            **credential,
             "DISABLE_TELEMETRY": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",

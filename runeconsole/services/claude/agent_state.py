@@ -49,9 +49,11 @@ def read_identity(path: str) -> dict[str, Any] | None:
 
 
 def context_left(tokens: int | None, window: int) -> int | None:
+    """Percent of ``window`` left, rounded as Claude Code's status line rounds it (the used
+    share to the nearest whole, halves up), so the hook and the status line agree."""
     if tokens is None or window <= 0:
         return None
-    return max(0, min(100, int(100 - tokens * 100 / window)))
+    return 100 - max(0, min(100, int(tokens * 100 / window + 0.5)))
 
 
 def record(

@@ -125,7 +125,7 @@ def test_tokens_are_summed_over_the_session_and_context_is_the_latest_message(
         "cache_creation": 5000,
     }
     # 20,200 in use of the 1,000,000 tokens of the model SessionStart names (claude-opus-5-5)
-    assert row["context_left_percent"] == 97
+    assert row["context_left_percent"] == 98
     assert row["claude"]["transcript"]["context_tokens"] == 20200
 
 

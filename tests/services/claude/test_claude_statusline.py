@@ -60,12 +60,12 @@ def test_the_real_window_and_cost_replace_the_assumed_ones(hooked: Bridge) -> No
     hooked.write_usage("msg_1", input=1200, output=40, cache_read=16000, cache_creation=3000)
     hooked.send("SessionStart")
     before = hooked.identity()
-    assert before["context_left_percent"] == 97  # the model's window, from the table
+    assert before["context_left_percent"] == 98  # the model's window, from the table
     assert before["cost"]["estimated"] is True
     assert before["cost"]["usd"] == pytest.approx(0.0238)  # estimated at its price
     hooked.status_line(hooked.status_input("after-a-turn"))
     after = hooked.identity()
-    assert after["context_left_percent"] == 98  # remaining_percentage, as Claude Code says
+    assert after["context_left_percent"] == 98  # remaining_percentage: the same figure
     assert after["claude"]["context_window"] == {"model": "claude-opus-5-5", "tokens": 1_000_000}
     assert after["cost"]["usd"] == pytest.approx(0.0238) and after["cost"]["estimated"] is False
     # Once the status line spoke for the session, the hook's estimate no longer counts.
