@@ -6,13 +6,16 @@ line that was in effect before (the user's own) carried in its arguments
 whenever its status bar changes, with one JSON object on stdin (``meter.StatusInput``).
 
 It starts the user's command first (``/bin/sh -c``, the same stdin, its stdout and
-stderr straight to Claude Code, so its output is shown unchanged), then records what the
-JSON says for the agent (``meter.from_status_line``: written only when something the
-console shows changed, under the identity's lock), then waits for the command and exits
-with its status. With no previous status line it prints a short line of its own. Like the
-hook it never harms the agent: whatever goes wrong in the recording is one line in
-``.claude/state/claude/hook.log``, and the user's line is shown all the same. It imports
-no Textual and no YAML, and what it records only after the user's command has started.
+stderr straight to Claude Code, so its output is shown unchanged), then hands the
+recording of what the JSON says to a process of its own (``--record``,
+``meter.from_status_line``:
+written only when something the console shows changed, under the identity's lock) and
+waits for the command, exiting with its status: Claude Code waits for the user's line no
+longer than it would without us, plus an interpreter's start. With no previous status line
+it records, then prints a short line of its own (the budget's state in it). Like the hook
+it never harms the agent: whatever goes wrong in the recording is one line in
+``.claude/state/claude/hook.log``. It imports no Textual and no YAML, and the recording's
+modules only where it records.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 
 STATUS_LINE = "StatusLine"  # its name in the hook log
 PREVIOUS = "--previous"
+RECORD = "--record"
 MAX_STDIN = 1024 * 1024
 FEED_SECONDS = 5.0
 RECORD_SECONDS = 10
@@ -143,24 +147,57 @@ def ours(status: StatusInput | None, fields: dict[str, Any] | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[3:] if argv is None else argv
     data = read_stdin(sys.stdin.buffer)
+    if argv[:1] == [RECORD]:  # the recording a chained line handed over
+        _recorded(data, os.environ)
+        return 0
     previous = previous_line(argv)
-    pid = None
-    if previous is not None:
+    if previous is None:
+        status, fields = _recorded(data, os.environ)
         try:
-            pid = start(previous["command"], data)
-        except OSError as exc:
-            _log(data, os.environ, f"previous status line not started: {exc}")
-    status, fields = _recorded(data, os.environ)
-    if pid is not None:
-        return finish(pid)
-    if previous is not None:
-        return 1  # theirs could not run: Claude Code shows no line, as without us
+            sys.stdout.write(ours(status, fields) + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        return 0
     try:
-        sys.stdout.write(ours(status, fields) + "\n")
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        pass
-    return 0
+        pid = start(previous["command"], data)
+    except OSError as exc:
+        _log(data, os.environ, f"the previous status line did not start: {exc}")
+        pid = None
+    record_aside(data)
+    return 1 if pid is None else finish(pid)  # theirs not started: no line, as without us
+
+
+def record_aside(data: bytes) -> None:
+    """The recording in a process of its own (``--record``), started with its stdout and
+    stderr on ``/dev/null`` and in a session of its own: nothing of Claude Code's is held
+    open by it, so the user's line is read as soon as their command ends."""
+    if not data:
+        return
+    read_end, write_end = os.pipe()
+    quiet = os.open(os.devnull, os.O_RDWR)
+    try:
+        os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-P", "-m", "runeconsole", "claude", "statusline", RECORD],
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, read_end, 0),
+                (os.POSIX_SPAWN_DUP2, quiet, 1),
+                (os.POSIX_SPAWN_DUP2, quiet, 2),
+            ],
+            setsid=True,
+        )
+    except OSError as exc:
+        _log(data, os.environ, f"the recording did not start: {exc}")
+        return
+    finally:
+        os.close(read_end)
+        os.close(quiet)
+    try:
+        _feed(write_end, data)
+    finally:
+        os.close(write_end)
 
 
 def _recorded(data: bytes, environ: Mapping[str, str]) -> tuple[Any, Any]:
