@@ -59,6 +59,30 @@ def server_of(fields: dict[str, Any]) -> str:
     return server if isinstance(server, str) and server else "an MCP server"
 
 
+def checked_answer(fields: dict[str, Any], text: str) -> str:
+    """``text`` if it is a valid response to the question's form (``InvalidInput`` saying
+    what is wrong, or that the question takes no such answer)."""
+    try:
+        form = form_of(fields)
+    except elicit_form.Unsupported as exc:
+        raise InvalidInput(f"this form cannot be answered here: {exc}") from None
+    form.response(text)
+    return text
+
+
+def typed_answer(fields: dict[str, Any], action: str, typed: dict[str, str]) -> str:
+    """The answer text for ``action`` with the values a person typed per field."""
+    if action != elicit_form.ACCEPT:
+        if typed:
+            raise InvalidInput(f"a form that is {action}d takes no field values")
+        return elicit_form.answer_text(action)
+    try:
+        form = form_of(fields)
+    except elicit_form.Unsupported as exc:
+        raise InvalidInput(f"this question is not a form: {exc}") from None
+    return elicit_form.answer_text(action, form.content_of(typed))
+
+
 def task_id_for(session_id: str | None, now: datetime) -> str:
     session = "".join(c for c in (session_id or "") if c.isascii() and c.isalnum())[:8]
     return f"{PREFIX}{session or 'session'}-{now:%Y%m%dT%H%M%S%f}"

@@ -233,7 +233,7 @@ def handle(payload: HookPayload, environ: Mapping[str, str]) -> str:
     if root is None:
         return ""  # not a project (outside any git checkout): nothing to record
     paths = ProjectPaths(root)
-    role, name = locate.agent_key(payload, environ)
+    role, name = locate.agent_key(payload, environ, paths)
     now = datetime.now(UTC)
     respond = RESPONDERS.get(payload.event)
     answer = respond(paths, role, name, payload, now) if respond else None

@@ -6,8 +6,10 @@ git checkout of ``$CLAUDE_PROJECT_DIR`` (or the event's ``cwd``); a linked workt
 where the console runs. Outside any git checkout there is no root and nothing is
 written (a user-wide install must not litter every directory Claude Code is opened in).
 
-The agent is ``$RUNECONSOLE_AGENT`` (``spawn`` sets it), else role ``claude`` and a name
-made of the project directory's name and the first 8 characters of the session id.
+The agent is ``$RUNECONSOLE_AGENT`` (``spawn`` sets it), else, for a background session
+``spawn --background`` started, the agent it registered under the session's name, else
+role ``claude`` and a name made of the project directory's name and the first 8
+characters of the session id (a background session's short id).
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from runeconsole.core.files import parse_json_object, read_bytes
+from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.validate import ID_PATTERN, MAX_ID_LENGTH
 from runeconsole.services.claude.payload import HookInputError, HookPayload
+from runeconsole.services.claude.session_facts import JOB_DIR_ENV
 
 ROOT_ENV = "RUNECONSOLE_ROOT"
 AGENT_ENV = "RUNECONSOLE_AGENT"
@@ -90,11 +95,47 @@ def derived_key(payload: HookPayload, environ: Mapping[str, str]) -> tuple[str, 
     return ROLE, f"{directory}-{session}"
 
 
-def agent_key(payload: HookPayload, environ: Mapping[str, str]) -> tuple[str, str]:
-    """``(role, name)`` of the agent: ``$RUNECONSOLE_AGENT`` when it names one properly."""
-    given = environ.get(AGENT_ENV) or environ.get(AGENT_KEY_ENV) or ""
-    if "-" in given and len(given) <= MAX_ID_LENGTH and ID_PATTERN.fullmatch(given):
-        role, name = given.split("-", 1)
+def _split(key: str) -> tuple[str, str] | None:
+    if "-" in key and len(key) <= MAX_ID_LENGTH and ID_PATTERN.fullmatch(key):
+        role, name = key.split("-", 1)
         if role and name:
             return role, name
-    return derived_key(payload, environ)
+    return None
+
+
+def agent_key(
+    payload: HookPayload, environ: Mapping[str, str], paths: ProjectPaths | None = None
+) -> tuple[str, str]:
+    """``(role, name)`` of the agent: ``$RUNECONSOLE_AGENT`` when it names one properly,
+    else the agent ``spawn --background`` registered for this background session."""
+    named = _split(environ.get(AGENT_ENV) or environ.get(AGENT_KEY_ENV) or "")
+    if named is not None:
+        return named
+    spawned = _spawned(payload, environ, paths) if paths is not None else None
+    return spawned or derived_key(payload, environ)
+
+
+def _spawned(
+    payload: HookPayload, environ: Mapping[str, str], paths: ProjectPaths
+) -> tuple[str, str] | None:
+    """A background session named ``{role}-{name}`` by ``spawn --background``: its daemon
+    passes no environment of ours, so the name is the link. The identity must be active,
+    started in the background by runeconsole, and of no other session yet."""
+    title = payload.text("session_title")
+    job = os.path.basename(environ.get(JOB_DIR_ENV, "").rstrip("/"))
+    named = _split(title) if title and job else None
+    if named is None:
+        return None
+    try:
+        path = paths.identities / f"{title}.json"
+        fields = parse_json_object(path, read_bytes(path, follow_symlinks=False))
+    except Exception:
+        return None
+    metadata = fields.get("metadata")
+    if fields.get("status") != "active" or not isinstance(metadata, dict):
+        return None
+    if metadata.get("background") is not True:
+        return None
+    if fields.get("background_id") not in (None, job):
+        return None
+    return named

@@ -156,12 +156,12 @@ def _message(fields: Fields, claude: Fields, payload: HookPayload, _: str) -> No
         return
     state = _dict(claude.get("message"))
     done = [m for m in state.get("done", []) if isinstance(m, str)][-DONE_MESSAGES:]
-    if message_id in done:
-        return  # a late flush of a message already shown whole
+    if message_id in done and message_id != state.get("id"):
+        return  # a late flush of an earlier message, shown whole before this one
     parts = _dict(state.get("parts")) if state.get("id") == message_id else {}
     if len(parts) < MAX_PARTS:
-        parts[str(index)] = delta
-    if payload.data.get("final") is True:
+        parts.setdefault(str(index), delta)  # a flush sent twice counts once
+    if payload.data.get("final") is True and message_id not in done:
         done.append(message_id)
     ordered = sorted(parts.items(), key=lambda item: int(item[0]) if item[0].isdigit() else 0)
     text = "".join(part for _, part in ordered if isinstance(part, str)).strip()
