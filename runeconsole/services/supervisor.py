@@ -17,6 +17,7 @@ runs it) is stopped, peeked at and attached to through ``services.claude.backgro
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -212,7 +213,8 @@ class Supervisor:
         the error says how to attach when the console is not inside that tmux server. A
         background session opens in a new window there (``claude attach``)."""
         if self.in_background(key):
-            open_window(f"claude:{key}", self.background.attach_argv(key), self.root)
+            where = {k: v for k, v in os.environ.items() if k == "CLAUDE_CONFIG_DIR"}
+            open_window(f"claude:{key}", self.background.attach_argv(key), self.root, where)
             return
         tmux, session = self.sessions.session_of(key)
         tmux.switch_client(session)

@@ -307,4 +307,5 @@ class Background:
         except RuneError as exc:
             self.registry.mark_terminated(key, f"claude --bg failed: {exc.message}")
             raise
+        locate.bind(self.project.paths, short, key)  # its hooks find it by the short id
         return self.registry.update(key, {"kind": BACKGROUND, "background_id": short})

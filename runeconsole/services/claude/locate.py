@@ -14,6 +14,7 @@ characters of the session id (a background session's short id).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -115,15 +116,43 @@ def agent_key(
     return spawned or derived_key(payload, environ)
 
 
+BOUND_DIR = "background"  # in the bridge's state: one file per bound session, its agent
+
+
+def bound_path(paths: ProjectPaths, short_id: str) -> str:
+    return os.path.join(paths.claude_bridge, BOUND_DIR, short_id)
+
+
+def bind(paths: ProjectPaths, short_id: str, key: str) -> None:
+    """Remember that background session ``short_id`` is agent ``key`` (written once)."""
+    from runeconsole.core.files import create_exclusive
+
+    path = paths.inside(Path(bound_path(paths, short_id)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        create_exclusive(path, key.encode())
+
+
 def _spawned(
     payload: HookPayload, environ: Mapping[str, str], paths: ProjectPaths
 ) -> tuple[str, str] | None:
-    """A background session named ``{role}-{name}`` by ``spawn --background``: its daemon
-    passes no environment of ours, so the name is the link. The identity must be active,
-    started in the background by runeconsole, and of no other session yet."""
-    title = payload.text("session_title")
+    """The agent ``spawn --background`` started for this background session: its daemon
+    passes no environment of ours, so the session is bound to the agent by its short id
+    (``bind``, when ``claude --bg`` said it), or, for an event that comes before that, by
+    its name (``session_title``, on SessionStart and UserPromptSubmit), which is the
+    agent's key: then the identity must be active, started in the background by
+    runeconsole and of no other session yet, and the binding is written for the events
+    that carry no name."""
     job = os.path.basename(environ.get(JOB_DIR_ENV, "").rstrip("/"))
-    named = _split(title) if title and job else None
+    if not job or not ID_PATTERN.fullmatch(job):
+        return None
+    try:
+        with open(bound_path(paths, job), "rb") as handle:
+            return _split(handle.read(MAX_ID_LENGTH + 1).decode("ascii", "replace"))
+    except OSError:
+        pass
+    title = payload.text("session_title")
+    named = _split(title) if title else None
     if named is None:
         return None
     try:
@@ -138,4 +167,5 @@ def _spawned(
         return None
     if fields.get("background_id") not in (None, job):
         return None
+    bind(paths, job, f"{named[0]}-{named[1]}")
     return named

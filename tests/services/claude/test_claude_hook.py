@@ -15,8 +15,8 @@ import pytest
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude import agent_state
 from runeconsole.services.claude.hook import LOG_NAME
-from runeconsole.services.claude.payload import HookPayload
 from runeconsole.services.claude.install import HOOK_EVENTS
+from runeconsole.services.claude.payload import HookPayload
 from tests.support.claude import KEY, PAYLOADS, Bridge, bridge
 from tests.support.cli import CliResult
 

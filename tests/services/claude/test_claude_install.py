@@ -162,7 +162,10 @@ def test_status_says_which_scopes_have_the_hooks_and_whether_a_console_is_open(
 ) -> None:
     cli("claude", "install", "--root", str(project))
     text = cli("claude", "status", "--root", str(project)).out
-    assert f"installed ({len(HOOK_EVENTS)} of {len(HOOK_EVENTS)} events)" in text and "not installed" in text
+    assert (
+        f"installed ({len(HOOK_EVENTS)} of {len(HOOK_EVENTS)} events)" in text
+        and "not installed" in text
+    )
     assert "console: not open" in text
     presence = ConsolePresence(ProjectPaths(project))
     assert presence.try_hold()
