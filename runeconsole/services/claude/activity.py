@@ -14,8 +14,9 @@
 | Elicitation | ``waiting`` | ``input: {server}: {message}`` |
 | SessionEnd | ``ended`` (``idle`` for ``/clear``: the session goes on) | |
 
-A stopped agent's next sign of work (``session_facts.CLEARS_STOP``) makes it ``busy``
-unless the event says more. Any other event only says the agent is alive.
+A stopped agent stays stopped until its next sign of work (``session_facts.CLEARS_STOP``),
+which makes it ``busy`` unless the event says more. Any other event only says the agent
+is alive.
 """
 
 from __future__ import annotations
@@ -70,8 +71,10 @@ def transition(
 
     ``compact_trigger`` is what the last PreCompact said (``auto`` | ``manual``);
     ``current`` the activity before the event."""
+    if current == STOPPED and payload.event not in CLEARS_STOP:
+        return None  # Claude Code's reminders that it waits: still the failed turn's stop
     found = _transition(payload, compact_trigger)
-    if found is None and current == STOPPED and payload.event in CLEARS_STOP:
+    if found is None and current == STOPPED:
         return BUSY, None
     return found
 

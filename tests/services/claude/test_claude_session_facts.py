@@ -76,7 +76,11 @@ def test_a_turn_that_ends_on_a_billing_error_is_stopped_and_told_until_its_next_
 
         wait_until(lambda: told.exists() and told.read_text(), 10)
         assert told.read_text() == f"{KEY} stopped: billing_error|Credit balance is too low"
-        quiet(hooked.send("Notification"))  # Claude Code's reminder is not the agent working
+        reminder = {
+            "notification_type": "idle_prompt",
+            "message": "Claude is waiting for your input",
+        }
+        quiet(hooked.send("Notification", **reminder))  # Claude Code's reminder: not work
         assert row(cli, project)["activity"] == "stopped"
         quiet(hooked.send("UserPromptSubmit"))
         agent = row(cli, project)
@@ -166,8 +170,9 @@ def test_a_call_auto_mode_refused_is_in_the_permissions_history(
     history = cli("permissions", "history", "--json", "--root", str(hooked.project)).json()
     (denied,) = history  # type: ignore[misc]
     assert (denied["agent"], denied["tool"], denied["subject"]) == (KEY, "Bash", "rm -rf build")
-    assert (denied["state"], denied["decided_by"]) == ("denied", "auto-mode")
-    assert "outside the task's scope" in denied["message"]
+    assert denied["state"] == "denied" and denied["decision"]["decided_by"] == "auto-mode"
+    assert "outside the task's scope" in denied["decision"]["message"]
+    assert denied["outcome"].startswith("denied by auto-mode")
     assert row(cli, hooked.project)["activity"] == "busy"
 
 
