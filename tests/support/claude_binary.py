@@ -87,10 +87,19 @@ class ClaudeSession:
     """One interactive ``claude`` in a tmux pane of its own server, in a project ``root``
     (a git repository), against a stand-in API that plays ``script``."""
 
-    def __init__(self, root: Path, home: Path, script: list[Turn], *args: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        home: Path,
+        script: list[Turn],
+        *args: str,
+        env: dict[str, str | None] | None = None,
+    ) -> None:
+        """``env``: more of the session's environment (``None`` takes a variable out)."""
         path, why = binary()
         assert path is not None, why
         self.root, self.home, self.args = root, home, args
+        self.extra_env = env or {}
         self.api = MessagesApi(script)
         self.socket = f"rc-claude-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.binary = path
@@ -111,6 +120,10 @@ class ClaudeSession:
             place.write_text(json.dumps(state))
 
     def environment(self) -> dict[str, str]:
+        env = self._environment() | self.extra_env
+        return {name: value for name, value in env.items() if value is not None}
+
+    def _environment(self) -> dict[str, str | None]:
         return {
             "HOME": str(self.home),
             "CLAUDE_CONFIG_DIR": str(self.config_dir),
