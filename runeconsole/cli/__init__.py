@@ -47,6 +47,7 @@ COMMANDS = {
     "permissions": "permissions",
     "cost": "cost",
     "budget": "cost",
+    "background": "background",
 }
 
 

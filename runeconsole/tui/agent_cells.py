@@ -9,6 +9,8 @@ from functools import lru_cache
 from rich.text import Text
 
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude.activity import STOPPED
+from runeconsole.services.claude.session_view import last_line
 from runeconsole.services.claude.view import AgentView, agent_view
 from runeconsole.services.cost.ledger import local_day
 from runeconsole.services.cost.summary import AgentCost, from_fields
@@ -31,6 +33,10 @@ COLUMNS = (
     ("tmux", "TMUX", 24),
     ("predecessor", "PREDECESSOR", 40),  # fixed: a successor's may arrive after the row
 )
+# Shown when asked for (``runeconsole.agents.columns`` in talisman.yml), after the others.
+OPTIONAL_COLUMNS = {
+    "message": ("message", "LAST MESSAGE", 60),  # the last line of its last message
+}
 
 # Work phases (ours), shortened to fit; the harness's phases are short already.
 PHASE_LABELS = {
@@ -44,6 +50,7 @@ ACTIVITY_STYLE = {
     "waiting": "bold yellow",
     "compacting": "bold magenta",
     "ended": "dim",
+    STOPPED: "bold red",  # its turn ended on an API error (the Problems pane says which)
 }
 
 
@@ -81,9 +88,12 @@ def context_meter(left: int | None, settings: SupervisorSettings) -> Text:
 
 
 def wait_mark(view: AgentView) -> Text:
-    """``!`` waiting for a permission, ``?`` for an answer, ``⟳`` compacting."""
+    """``!`` waiting for a permission, ``?`` for an answer, ``⟳`` compacting, ``✗``
+    stopped on an API error."""
     if view.compacting:
         return Text("⟳", "bold magenta")
+    if view.activity == STOPPED:
+        return Text("✗", "bold red reverse")
     if view.waiting:
         return Text("!" if view.wants_permission else "?", "bold yellow reverse")
     return cell("")
@@ -143,14 +153,30 @@ def cost_words(cost: AgentCost) -> str:
     return words
 
 
+def optional_cells(record: AgentRecord, columns: tuple[str, ...]) -> tuple[object, ...]:
+    """The cells of the optional columns asked for, in their order."""
+    if record.error:
+        return tuple(cell("") for _ in columns)
+    cells: list[object] = []
+    for column in columns:
+        if column == "message":
+            cells.append(Text(last_line(record.fields), "italic", no_wrap=True, end=""))
+    return tuple(cells)
+
+
 def row_values(
     record: AgentRecord,
     phase: str | None,
     observation: AgentObservation | None,
     settings: SupervisorSettings,
     now: datetime | None = None,
+    extra: tuple[str, ...] = (),
 ) -> tuple[object, ...]:
-    """The row's cells; the age at ``now`` (default: when the record was judged)."""
+    """The row's cells; the age at ``now`` (default: when the record was judged);
+    ``extra``: the optional columns shown (``OPTIONAL_COLUMNS``)."""
+    if extra:
+        base = row_values(record, phase, observation, settings, now)
+        return (*base, *optional_cells(record, extra))
     dot = cell("●", style=LIVENESS_STYLE[record.liveness])
     if record.error:
         return (

@@ -16,8 +16,14 @@ import pytest
 
 from runeconsole.services.claude.hook import LOG_NAME
 from tests.support.claude import install
-from tests.support.claude_api import rate_limit_headers, text_turn, tool_turn
-from tests.support.claude_binary import BASH_INPUT, ClaudeSession, binary, new_project
+from tests.support.claude_api import Turn, rate_limit_headers, text_turn, tool_turn
+from tests.support.claude_binary import (
+    BASH_INPUT,
+    SUBSCRIPTION,
+    ClaudeSession,
+    binary,
+    new_project,
+)
 from tests.support.cli import cli_env
 from tests.support.polling import wait_until
 
@@ -100,11 +106,12 @@ def test_a_subscriptions_rate_limits_reach_the_agent(tmp_path: Path) -> None:
     root, home = new_project(tmp_path)
     assert install(root).returncode == 0
     now = int(time.time())
-    headers = rate_limit_headers(0.42, 0.17, now + 3600, now + 3 * 86400)
+    headers = rate_limit_headers(now + 3600, used=0.42, seven_day=0.17,
+                                 seven_day_reset=now + 3 * 86400)  # fmt: skip
+    script = [Turn(text="Done.", headers=headers)]
     with ClaudeSession(
-        root, home, [text_turn("Done.")], "--permission-mode", "default",
-        subscription=True, headers=headers,
-    ) as session:  # fmt: skip
+        root, home, script, "--permission-mode", "default", env=SUBSCRIPTION
+    ) as session:
         session.wait_screen(" · ", timeout=60)
         session.type("Say done.")
         session.wait_screen("Done.")

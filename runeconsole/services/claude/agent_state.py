@@ -12,6 +12,7 @@ refresh ``last_seen``, at most once a second.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from datetime import datetime
 
 from runeconsole.adapters.transcript import Usage, read_on
@@ -19,7 +20,7 @@ from runeconsole.core.files import atomic_write_json, parse_json_object, read_by
 from runeconsole.core.flock import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import activity
+from runeconsole.services.claude import activity, session_facts
 from runeconsole.services.claude import payload as events
 from runeconsole.services.claude.payload import HookPayload
 
@@ -29,7 +30,15 @@ if TYPE_CHECKING:
 
 THROTTLE_SECONDS = 1.0
 ACTIVE = "active"
-VISIBLE = ("activity", "waiting_for", "context_left_percent", "tokens", "session_id", "cost")
+VISIBLE = (
+    "activity",
+    "waiting_for",
+    "context_left_percent",
+    "tokens",
+    "session_id",
+    *session_facts.VISIBLE,
+    "cost",
+)
 
 
 class Outcome:
@@ -57,9 +66,16 @@ def context_left(tokens: int | None, window: int) -> int | None:
 
 
 def record(
-    paths: ProjectPaths, role: str, name: str, payload: HookPayload, now: datetime
+    paths: ProjectPaths,
+    role: str,
+    name: str,
+    payload: HookPayload,
+    now: datetime,
+    environ: Mapping[str, str] | None = None,
 ) -> Outcome:
-    """Register the agent if its session is new, then apply the event under its lock."""
+    """Register the agent if its session is new, then apply the event under its lock
+    (``environ``: the hook's, default this process's: it says whether the session runs
+    in the background)."""
     key = f"{role}-{name}"
     path = os.fspath(paths.identities / f"{key}.json")
     fields = read_identity(path)
@@ -71,7 +87,9 @@ def record(
         if fields is None or fields.get("status") != ACTIVE:
             return Outcome(key, fields, False)  # ended meanwhile (a kill, a SessionEnd)
         written_at = _written_at(fields)
-        changed = _apply(paths, fields, payload, now, key)
+        changed = _apply(
+            paths, fields, payload, now, os.environ if environ is None else environ, key
+        )
         if not changed and 0 <= now.timestamp() - written_at < THROTTLE_SECONDS:
             return Outcome(key, fields, False)
         fields["last_seen"] = fields["last_heartbeat"] = iso_z(now)
@@ -115,7 +133,12 @@ def _written_at(fields: dict[str, Any]) -> float:
 
 
 def _apply(
-    paths: ProjectPaths, fields: dict[str, Any], payload: HookPayload, now: datetime, key: str
+    paths: ProjectPaths,
+    fields: dict[str, Any],
+    payload: HookPayload,
+    now: datetime,
+    environ: Mapping[str, str],
+    key: str,
 ) -> bool:
     """Change ``fields`` for the event; True when something visible changed."""
     before = {name: fields.get(name) for name in VISIBLE}
@@ -150,7 +173,8 @@ def _apply(
 
             meter.from_transcript(paths, key, fields, claude, usage, now)
         claude["transcript"] = usage.to_json()
-    state = activity.transition(payload, claude.get("compact_trigger"))
+    session_facts.apply(fields, claude, payload, claude["last_event_at"], environ, new_session)
+    state = activity.transition(payload, claude.get("compact_trigger"), fields.get("activity"))
     if state is not None:
         fields["activity"], fields["waiting_for"] = state
     fields["claude"] = claude

@@ -37,6 +37,19 @@ HOOK_EVENTS: tuple[tuple[str, str | None, int], ...] = (
     ("PreCompact", None, 120),
     ("Stop", None, 30),
     ("SessionEnd", None, 60),
+    # The newer events (``session_facts``); Elicitation waits for the console's form as
+    # long as an AskUserQuestion call does.
+    ("StopFailure", None, 30),
+    ("MessageDisplay", None, 30),
+    ("SubagentStart", None, 30),
+    ("SubagentStop", None, 30),
+    ("TaskCreated", None, 30),
+    ("TaskCompleted", None, 30),
+    ("PostCompact", None, 60),
+    ("PostToolUseFailure", "*", 30),
+    ("PermissionDenied", "*", 30),
+    ("CwdChanged", None, 30),
+    ("Elicitation", None, 3600),
 )
 
 

@@ -49,7 +49,7 @@ def record(
     if root is None:
         return None
     paths = ProjectPaths(root)
-    role, name = locate.agent_key(payload, environ)
+    role, name = locate.agent_key(payload, environ, paths)
     key = f"{role}-{name}"
     path = os.fspath(paths.identities / f"{key}.json")
     fields = read_identity(path)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude.activity import STOPPED
+from runeconsole.services.claude.session_view import stop_of
 from runeconsole.services.claude.view import AgentView, agent_view
 from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.registry import ACTIVE, CRASHED, RED, AgentRecord
@@ -26,7 +28,7 @@ class Problem:
     and within a rank less context left comes first (``context_left``, 0 when compacting)."""
 
     key: str
-    kind: str  # crashed | stale | waiting | context | budget
+    kind: str  # crashed | stale | stopped | waiting | context | budget
     rank: int
     detail: str
     context_left: int | None = None
@@ -44,9 +46,10 @@ def find_problems(
     *,
     now: Any = None,
 ) -> list[Problem]:
-    """Crashed, stale, waiting and low-context agents; a screen counts only when it was
-    seen of the identity now registered (not of a predecessor). Works on records already
-    read, so the console derives it from its Agents pane without reading any file.
+    """Crashed, stale, stopped (a turn ended on an API error), waiting and low-context
+    agents; a screen counts only when it was seen of the identity now registered (not
+    of a predecessor). Works on records already read, so the console derives it from its
+    Agents pane without reading any file.
 
     Waiting comes from Claude Code's hooks when they report it, else from the screen; an
     agent no monitor watches has its hook-fed context judged by ``settings``' thresholds.
@@ -71,6 +74,9 @@ def find_problems(
         view = agent_view(record.fields, obs)
         if view.waiting:
             problems.append(Problem(record.key, "waiting", 2, view.waiting_for or "input"))
+        stop = stop_of(record.fields) if view.activity == STOPPED else None
+        if stop is not None:  # its turn ended on an API error: it waits for the operator
+            problems.append(Problem(record.key, STOPPED, 1, stop.problem))
         problems.extend(_budget(record, now))
         if obs is None:
             problems.extend(_hook_fed_context(record.key, view, settings))
