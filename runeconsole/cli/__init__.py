@@ -48,6 +48,7 @@ COMMANDS = {
     "cost": "cost",
     "budget": "cost",
     "background": "background",
+    "serve": "serve",
 }
 
 
