@@ -80,8 +80,8 @@ def feed_hooks(registry: Registry) -> None:
         before, today, estimated = SPENT[key]
         for session, usd, when in (("s0", before, now - timedelta(days=1)), ("s1", today, now)):
             if usd:
-                booking.book(registry.paths, key, fields, {}, session, usd, estimated, when,
-                             BUDGETS)  # fmt: skip
+                entry = booking.Entry(registry.paths, key, fields, {})
+                booking.book(entry, session, usd, estimated, when, BUDGETS)
         registry.update(
             key,
             {

@@ -18,5 +18,6 @@ def spend(root: Path, key: str, session: str, usd: float, *, when: datetime | No
     fields = json.loads(path.read_text())
     claude = fields.setdefault("claude", {})
     when = when or datetime.now().astimezone()
-    booking.book(ProjectPaths(root), key, fields, claude, session, usd, estimated, when, {})
+    entry = booking.Entry(ProjectPaths(root), key, fields, claude)
+    booking.book(entry, session, usd, estimated, when, {})
     path.write_text(json.dumps(fields))

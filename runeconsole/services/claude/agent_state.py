@@ -171,7 +171,7 @@ def _apply(
         if usage.context_tokens is not None or usage.offset != offset:
             from runeconsole.services.claude import meter
 
-            meter.from_transcript(paths, key, fields, claude, usage, now)
+            meter.from_transcript(meter.Entry(paths, key, fields, claude), usage, now)
         claude["transcript"] = usage.to_json()
     session_facts.apply(fields, claude, payload, claude["last_event_at"], environ, new_session)
     state = activity.transition(payload, claude.get("compact_trigger"), fields.get("activity"))

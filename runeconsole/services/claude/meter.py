@@ -17,11 +17,11 @@ resets_at}, and ``reported_at``), and in ``claude``: ``model``, ``context_window
 
 from __future__ import annotations
 
-from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude import settings as claude_settings
 from runeconsole.services.claude.agent_state import context_left
 from runeconsole.services.cost import booking, prices
+from runeconsole.services.cost.booking import Entry
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
@@ -52,17 +52,11 @@ def reported_window(claude: dict[str, Any]) -> int | None:
     return None
 
 
-def from_transcript(
-    paths: ProjectPaths,
-    key: str,
-    fields: dict[str, Any],
-    claude: dict[str, Any],
-    usage: Usage,
-    now: datetime,
-) -> None:
+def from_transcript(entry: Entry, usage: Usage, now: datetime) -> None:
     """A hook event read the transcript on: the context left, and the cost estimated while
     the session has no status line."""
-    found = claude_settings.load(paths)
+    fields, claude = entry.fields, entry.claude
+    found = claude_settings.load(entry.paths)
     model = claude.get("model") if isinstance(claude.get("model"), str) else None
     if usage.context_tokens is not None:
         window = found.window_for(model, reported_window(claude))
@@ -76,7 +70,7 @@ def from_transcript(
     if not real and any(usage.tokens.values()):
         total = prices.estimate(usage.tokens, prices.price(model, found.prices))
         session = claude.get("session_id")
-        booking.book(paths, key, fields, claude, session, total, True, now, found.budgets)
+        booking.book(entry, session, total, True, now, found.budgets)
 
 
 class StatusInput:
@@ -156,16 +150,10 @@ class StatusInput:
         return found
 
 
-def from_status_line(
-    paths: ProjectPaths,
-    key: str,
-    fields: dict[str, Any],
-    claude: dict[str, Any],
-    status: StatusInput,
-    now: datetime,
-) -> None:
+def from_status_line(entry: Entry, status: StatusInput, now: datetime) -> None:
     """What the status line says, put in the identity's fields."""
-    found = claude_settings.load(paths)
+    fields, claude = entry.fields, entry.claude
+    found = claude_settings.load(entry.paths)
     model = status.model
     if model:
         claude["model"] = model
@@ -189,4 +177,4 @@ def from_status_line(
     total = status.cost_usd
     if total is not None:
         session = status.session_id
-        booking.book(paths, key, fields, claude, session, total, False, now, found.budgets)
+        booking.book(entry, session, total, False, now, found.budgets)

@@ -63,7 +63,7 @@ def record(
         before = _shown(fields)
         claude = fields.get("claude")
         claude = dict(claude) if isinstance(claude, dict) else {}
-        meter.from_status_line(paths, key, fields, claude, status, now)
+        meter.from_status_line(meter.Entry(paths, key, fields, claude), status, now)
         fields["claude"] = claude
         if _shown(fields) == before:
             return fields

@@ -26,6 +26,18 @@ if TYPE_CHECKING:
 RANK = {budgets.OK: 0, budgets.ALLOWED: 0, budgets.WARN: 1, budgets.HELD: 2}
 
 
+class Entry:
+    """An agent's identity being changed under its lock: the project, the agent's key, its
+    fields and their ``claude`` object (put back into the fields by the writer)."""
+
+    __slots__ = ("claude", "fields", "key", "paths")
+
+    def __init__(
+        self, paths: ProjectPaths, key: str, fields: dict[str, Any], claude: dict[str, Any]
+    ) -> None:
+        self.paths, self.key, self.fields, self.claude = paths, key, fields, claude
+
+
 def figures(spent: ledger.Spent, verdict: budgets.Verdict) -> dict[str, Any]:
     found: dict[str, Any] = {
         "usd": round(spent.usd, 6),
@@ -49,10 +61,7 @@ def budget_state(cost: object, day: str) -> str:
 
 
 def book(
-    paths: ProjectPaths,
-    key: str,
-    fields: dict[str, Any],
-    claude: dict[str, Any],
+    entry: Entry,
     session: object,
     total: float,
     estimated: bool,
@@ -60,7 +69,8 @@ def book(
     limits: dict[str, Any],
 ) -> bool:
     """Book ``session``'s running ``total`` (an estimate or Claude Code's own figure) and
-    put the agent's figures in ``fields["cost"]``; True when they changed."""
+    put the agent's figures in its fields' ``cost``; True when they changed."""
+    paths, key, fields, claude = entry.paths, entry.key, entry.fields, entry.claude
     if not isinstance(session, str) or not session:
         return False
     kept = claude.get("cost_session")
