@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -135,3 +137,37 @@ def test_a_line_whose_program_is_missing_keeps_the_shells_status(project: Path) 
         assert (result.returncode, result.stdout) == (127, b"")  # Claude Code shows no line
         assert b"no-such-status-program" in result.stderr  # the shell's words, as without us
         assert made.identity()["cost"]["usd"] == pytest.approx(0.0238)  # recorded all the same
+
+
+@pytest.mark.parametrize("chained", [False, True], ids=["ours alone", "theirs chained"])
+def test_the_status_line_loads_no_console_watcher_tmux_parser_or_yaml(
+    project: Path, chained: bool
+) -> None:
+    if chained:
+        their_settings(project)
+    with bridge(project) as made:
+        made.send("SessionStart")
+        settings = json.loads((project / ".claude" / "settings.local.json").read_text())
+        words = shlex.split(settings["statusLine"]["command"])
+        data = json.dumps(made.status_input("after-a-turn")).encode()
+        for argv in ([*words[:6], "--record"], words) if chained else (words,):
+            result = subprocess.run(
+                [argv[0], "-X", "importtime", *argv[1:]],
+                input=data,
+                capture_output=True,
+                timeout=60,
+                env=made.runner.environ | {"CLAUDE_PROJECT_DIR": str(project), "SEEN": "/dev/null"},
+                cwd=project,
+                check=False,
+            )
+            loaded = {
+                line.split("|")[-1].strip()
+                for line in result.stderr.decode().splitlines()
+                if line.startswith("import time:")
+            }
+            assert "runeconsole.services.claude.statusline" in loaded
+            for heavy in ("textual", "rich", "watchdog", "libtmux", "argparse", "yaml", "filelock"):
+                assert heavy not in loaded, (argv, heavy)
+            if argv is words and chained:  # the recording is the other process's
+                assert "runeconsole.services.claude.meter" not in loaded
+        assert made.identity()["cost"]["usd"] == pytest.approx(0.0238)
