@@ -4,6 +4,7 @@ console's spending by source, from the sources' streams."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -31,9 +32,17 @@ def cost_cell(app: object) -> str:
     return str(table.get_cell(KEY, "cost")) if table.has(KEY) else ""
 
 
-def spend(made: Bridge, usd: float, **extra: object) -> None:
+def spend(made: Bridge, usd: float) -> None:
+    """A subscription's status line with the session's cost at ``usd`` (its plan's windows
+    reset in an hour and in three days, whenever the test runs)."""
     data = made.status_input("subscription")
-    made.status_line({**data, "cost": {**data["cost"], "total_cost_usd": usd}, **extra})
+    now = int(time.time())
+    limits = {
+        "five_hour": {"used_percentage": 42, "resets_at": now + 3600},
+        "seven_day": {"used_percentage": 17, "resets_at": now + 3 * 86400},
+    }
+    cost = {**data["cost"], "total_cost_usd": usd}
+    made.status_line({**data, "cost": cost, "rate_limits": limits})
 
 
 async def test_spending_shows_crossed_budgets_toast_and_dollar_lets_the_agent_go_on(
