@@ -2,25 +2,23 @@
 
 ``claude install`` makes this the ``statusLine`` of the settings file, with the status
 line that was in effect before (the user's own) carried in its arguments
-(``--previous '{"type": "command", "command": "~/bin/line.sh"}'``). Claude Code runs it
+(``--previous ~/bin/line.sh --line '{…}'``: ``statusline_install``). Claude Code runs it
 whenever its status bar changes, with one JSON object on stdin (``meter.StatusInput``).
 
 It starts the user's command first (``/bin/sh -c``, the same stdin, its stdout and
-stderr straight to Claude Code, so its output is shown unchanged), then hands the
-recording of what the JSON says to a process of its own (``--record``,
-``meter.from_status_line``:
-written only when something the console shows changed, under the identity's lock) and
-waits for the command, exiting with its status: Claude Code waits for the user's line no
-longer than it would without us, plus an interpreter's start. With no previous status line
-it records, then prints a short line of its own (the budget's state in it). Like the hook
-it never harms the agent: whatever goes wrong in the recording is one line in
+stderr straight to Claude Code, so its output is shown unchanged), waits for it, then
+hands the recording of what the JSON says to a process of its own (``--record``,
+``meter.from_status_line``: written only when something the console shows changed, under
+the identity's lock) and exits with the command's status: Claude Code waits for the
+user's line no longer than it would without us, plus an interpreter's start. With no
+previous status line it records, then prints a short line of its own (the budget's state
+in it). Like the hook it never harms the agent: whatever goes wrong in the recording is one line in
 ``.claude/state/claude/hook.log``. It imports no Textual and no YAML, and the recording's
 modules only where it records.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -32,7 +30,7 @@ if TYPE_CHECKING:
     from runeconsole.services.claude.meter import StatusInput
 
 STATUS_LINE = "StatusLine"  # its name in the hook log
-PREVIOUS = "--previous"
+CARRIED = ("--previous", "--beneath")  # then the user's command (statusline_install)
 RECORD = "--record"
 MAX_STDIN = 1024 * 1024
 FEED_SECONDS = 5.0
@@ -40,17 +38,14 @@ RECORD_SECONDS = 10
 SHELL = "/bin/sh"
 
 
-def previous_line(argv: list[str]) -> dict[str, Any] | None:
-    """The status line chained after ours (``--previous JSON``), if it is a command."""
-    if len(argv) < 2 or argv[0] != PREVIOUS:
-        return None
-    try:
-        found = json.loads(argv[1])
-    except ValueError:
-        return None
-    if not isinstance(found, dict) or not isinstance(found.get("command"), str):
-        return None
-    return found if found["command"].strip() else None
+def previous_line(argv: list[str]) -> str | None:
+    """The command of the status line chained after ours (``--previous CMD`` or
+    ``--beneath CMD``), if there is one."""
+    for flag in CARRIED:
+        if flag in argv[:-1]:
+            command = argv[argv.index(flag) + 1]
+            return command if command.strip() else None
+    return None
 
 
 def read_stdin(stream: Any) -> bytes:
@@ -117,6 +112,8 @@ def finish(pid: int) -> int:
 def record(data: bytes, environ: Mapping[str, str]) -> tuple[StatusInput | None, dict | None]:
     """What the JSON says, recorded for its agent; the input and the agent's fields (either
     ``None`` when there is no agent to record it for)."""
+    import json
+
     from runeconsole.services.claude.meter import StatusInput
     from runeconsole.services.claude.payload import HookPayload
 
@@ -148,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[3:] if argv is None else argv
     data = read_stdin(sys.stdin.buffer)
     if argv[:1] == [RECORD]:  # the recording a chained line handed over
+        os.nice(5)  # behind the agent and its line, on a busy machine
         _recorded(data, os.environ)
         return 0
     previous = previous_line(argv)
@@ -160,12 +158,14 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 0
     try:
-        pid = start(previous["command"], data)
+        pid = start(previous, data)
     except OSError as exc:
         _log(data, os.environ, f"the previous status line did not start: {exc}")
-        pid = None
-    record_aside(data)
-    return 1 if pid is None else finish(pid)  # theirs not started: no line, as without us
+        record_aside(data)
+        return 1  # theirs not started: no line, as without us
+    status = finish(pid)
+    record_aside(data)  # after theirs: it takes no CPU from their line while it runs
+    return status
 
 
 def record_aside(data: bytes) -> None:
@@ -225,6 +225,8 @@ def _recorded(data: bytes, environ: Mapping[str, str]) -> tuple[Any, Any]:
 
 def _log(data: bytes, environ: Mapping[str, str], message: str) -> None:
     try:
+        import json
+
         from runeconsole.services.claude.hook import log
         from runeconsole.services.claude.payload import HookPayload
 

@@ -6,8 +6,10 @@ that has one (local, then project, then user). ``install`` sets this file's to
 are), and carries the status line that was in effect in its arguments, so the user's own
 still runs and shows:
 
-- ``--previous JSON``: the one this file held, put back exactly by ``uninstall``;
-- ``--beneath JSON``: the one a less specific file holds (it stays there; ``uninstall``
+- ``--previous CMD``: the command of the one this file held, put back exactly by
+  ``uninstall`` (its whole object is in ``--line JSON``, its command there a ``null`` that
+  keeps its place: the command is an argument of its own, so running it needs no JSON);
+- ``--beneath CMD``: the one a less specific file holds (it stays there; ``uninstall``
   only takes ours out).
 
 Their ``padding`` is kept on ours, so the line sits where it did. A second install changes
@@ -27,13 +29,17 @@ from runeconsole.adapters.claude_settings import SettingsFile, less_specific
 from runeconsole.core.errors import InvalidInput
 
 KEY = "statusLine"
-PREVIOUS, BENEATH = "--previous", "--beneath"
+PREVIOUS, BENEATH, LINE = "--previous", "--beneath", "--line"
+COMMAND = "command"
 
 
 def line_command(carried: dict[str, Any] | None, flag: str = PREVIOUS, python: str = "") -> str:
     words = [python or sys.executable, "-P", "-m", "runeconsole", "claude", "statusline"]
     if carried is not None:
-        words += [flag, json.dumps(carried, ensure_ascii=False, separators=(",", ":"))]
+        command = carried.get(COMMAND)
+        rest = {name: None if name == COMMAND else value for name, value in carried.items()}
+        words += [flag, command if isinstance(command, str) else ""]
+        words += [LINE, json.dumps(rest, ensure_ascii=False, separators=(",", ":"))]
     return shlex.join(words)
 
 
@@ -59,12 +65,20 @@ def carried(line: object) -> tuple[str, dict[str, Any]] | None:
     """What our ``statusLine`` carries: (``--previous`` or ``--beneath``, their object)."""
     words = _words(line.get("command") if isinstance(line, dict) else None)
     for flag in (PREVIOUS, BENEATH):
-        if flag in words[:-1]:
+        if flag not in words[:-1]:
+            continue
+        command = words[words.index(flag) + 1]
+        found: object = {"type": COMMAND, COMMAND: command}
+        if LINE in words[:-1]:
             try:
-                found = json.loads(words[words.index(flag) + 1])
+                found = json.loads(words[words.index(LINE) + 1])
             except ValueError:
                 return None
-            return (flag, found) if isinstance(found, dict) else None
+        if not isinstance(found, dict):
+            return None
+        if COMMAND in found or command:
+            found[COMMAND] = command  # in the place its null kept
+        return flag, found
     return None
 
 

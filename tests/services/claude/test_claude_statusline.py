@@ -168,6 +168,7 @@ def test_the_status_line_loads_no_console_watcher_tmux_parser_or_yaml(
             assert "runeconsole.services.claude.statusline" in loaded
             for heavy in ("textual", "rich", "watchdog", "libtmux", "argparse", "yaml", "filelock"):
                 assert heavy not in loaded, (argv, heavy)
-            if argv is words and chained:  # the recording is the other process's
-                assert "runeconsole.services.claude.meter" not in loaded
+            if argv is words and chained:  # the recording is the other process's: this one
+                assert "runeconsole.services.claude.meter" not in loaded  # runs theirs only
+                assert "json" not in loaded
         assert made.identity()["cost"]["usd"] == pytest.approx(0.0238)
