@@ -48,6 +48,8 @@ COMMANDS = {
     "cost": "cost",
     "budget": "cost",
     "background": "background",
+    "say": "reply",
+    "peek": "reply",
     "serve": "serve",
 }
 

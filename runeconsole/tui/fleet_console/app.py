@@ -15,7 +15,6 @@ import shlex
 import subprocess
 import threading
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +23,14 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.cost.ledger import local_day
-from runeconsole.services.liveness import GREEN, RED, YELLOW
-from runeconsole.services.sources import DOWN, UP, RemoteActions, Verdict
+from runeconsole.services.sources import RemoteActions, Verdict
 from runeconsole.services.sources.fleet import SOURCE, FleetFeed
-from runeconsole.tui.agent_cells import dollars
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.console_base import PanesApp
 from runeconsole.tui.filter_box import FilterBox
@@ -49,8 +45,10 @@ from runeconsole.tui.fleet_console.panes import (
     RowsPane,
     SourcesPane,
 )
+from runeconsole.tui.fleet_console.peek_modal import FleetPeekModal
 from runeconsole.tui.fleet_console.permission_modal import FleetPermissionModal
 from runeconsole.tui.fleet_console.rows import agent_record
+from runeconsole.tui.fleet_console.sources_bar import SourcesBar
 from runeconsole.tui.fleet_console.store import (
     AGENT,
     OBSERVATION,
@@ -60,9 +58,8 @@ from runeconsole.tui.fleet_console.store import (
     FleetRows,
     Moved,
 )
-from runeconsole.tui.spend import spend_text
+from runeconsole.tui.message_modal import MessageModal
 from runeconsole.tui.suspended_detail import show_resumed
-from runeconsole.tui.theme import LIVENESS_STYLE
 
 CONFIRM = {
     "handoff": (
@@ -87,6 +84,8 @@ CONFIRM = {
 }
 
 
+PEEK_LINES = 30
+
 # The actions that open a window first: the row's kind, and the window.
 WINDOWS: dict[str, tuple[str, type[FleetAnswerModal | FleetPermissionModal]]] = {
     "answer": (QUESTION, FleetAnswerModal),
@@ -99,47 +98,6 @@ class RowsArrived(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, RowsArrived)
-
-
-class SourcesBar(Static):
-    """The top line: every source's agents by colour, problems (``!``), open questions
-    (``?``), permission requests (``⚑``) and dollars spent today, or why it is down; then
-    the fleet's spending and the plan's headroom (``tui/spend.py``)."""
-
-    DEFAULT_CSS = "SourcesBar { height: 1; padding: 0 1; background: $panel; }"
-
-    def show(self, store: FleetRows, now: datetime | None = None) -> None:
-        now = now or datetime.now().astimezone()
-        day = local_day(now)
-        text = Text("runeconsole fleet ", "bold")
-        for name in store.sources:
-            state = store.states.get(name, {})
-            text.append(" ")
-            if state.get("state") == DOWN:
-                text.append(f"{name} down", "bold red")
-                continue
-            if state.get("state") != UP:
-                text.append(f"{name} …", "yellow")
-                continue
-            counts = store.counts(name)
-            text.append(name, "bold")
-            for colour in (GREEN, YELLOW, RED):
-                text.append(" ●", LIVENESS_STYLE[colour])
-                text.append(str(counts[colour]))
-            if counts["problems"]:
-                text.append(f" !{counts['problems']}", "bold red")
-            if counts["questions"]:
-                text.append(f" ?{counts['questions']}", "bold yellow")
-            if counts["permissions"]:
-                text.append(f" ⚑{counts['permissions']}", "bold magenta")
-            if store.spending.usd(name) > 0:
-                text.append(f" {dollars(store.spending.today_usd(day, name))}", "dim")
-        today, rest = spend_text(store.spending, now)
-        for part in (today, rest):
-            if part:
-                text.append("  ")
-                text.append_text(part)
-        self.update(text)
 
 
 class FleetConsole(PanesApp):
@@ -271,6 +229,9 @@ class FleetConsole(PanesApp):
         if message.action == "attach":
             self.attach(source, own)
             return
+        if message.action in ("say", "peek"):
+            self.open_agent(message.action, source, own)
+            return
         question, detail = CONFIRM[message.action]
 
         def confirmed(yes: bool | None) -> None:
@@ -299,6 +260,22 @@ class FleetConsole(PanesApp):
                 self.send_action(action, source, key, choice)
 
         self.push_screen(modal(source, key, row), chosen)
+
+    def open_agent(self, action: str, source: str, key: str) -> None:
+        """``m`` (a message) or ``p`` (its screen) for an agent of ``source``: each call
+        goes to the source when it is made, in the window's worker."""
+
+        def say(text: str) -> Any:
+            return self.feed.actions(source).say(key, text)
+
+        if action == "say":
+            self.push_screen(MessageModal(key, say, where=source))
+            return
+
+        def peek() -> Any:
+            return self.feed.actions(source).peek(key, PEEK_LINES)
+
+        self.push_screen(FleetPeekModal(source, key, peek, say, self.clock.now))
 
     @work(thread=True, group="fleet-actions")
     def send_action(
