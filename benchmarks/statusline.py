@@ -37,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks._common import percentile  # noqa: E402
+from benchmarks._common import load, percentile  # noqa: E402
 from runeconsole.adapters import git  # noqa: E402
 from runeconsole.adapters.claude_settings import settings_path  # noqa: E402
 from runeconsole.services.claude.install import plan_install  # noqa: E402
@@ -147,7 +147,7 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=60)
     args = parser.parse_args()
     compileall.compile_dir(REPO / "runeconsole", quiet=1)  # as an installed wheel has it
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"before: {load()}")
     with tempfile.TemporaryDirectory(prefix="runeconsole-bench-") as name:
         chained = Project(Path(name) / "chained", THEIRS)
         chained.run(chained.ours, chained.line(1.0))  # recorded once: now unchanged
@@ -162,7 +162,7 @@ def main() -> int:
             ours.append(alone.run(alone.ours, data))
             ours_cpu.append(alone.cpu[-1])
         report("ours alone", "python -c pass", bare, ours, bare_cpu, ours_cpu)
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"after: {load()}")
     return 0
 
 
