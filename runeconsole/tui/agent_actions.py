@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from runeconsole.services.budgets import hold as budget_hold
 from runeconsole.services.claude.permissions import PermissionRequest, Permissions
+from runeconsole.services.claude.settings import ClaudeSettings
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.hooks import Hook
 from runeconsole.services.registry import AgentRecord
@@ -68,6 +70,11 @@ class Agents(Protocol):
         when refused)."""
         ...
 
+    def allow(self, key: str, usd: float | None) -> str:
+        """Let an agent held by its budget go on: ``usd`` dollars more, or (``None``) for
+        the rest of the day (blocking: a worker's); what to tell the operator."""
+        ...
+
     def facts(self, key: str) -> AgentFacts: ...
 
 
@@ -118,6 +125,12 @@ class LocalAgents:
             return f"{key}: re-spawned as {supervisor.respawn(key).record.get('agent_id')}"
         supervisor.kill(key)
         return f"{key}: killed"
+
+    def allow(self, key: str, usd: float | None) -> str:
+        project = self.supervisor.project
+        limits = project.settings(ClaudeSettings).budgets
+        done = budget_hold.allow(project.paths, key, usd, project.clock.now(), limits)
+        return f"{key}: {done.after.detail}"
 
     def facts(self, key: str) -> AgentFacts:
         return LocalFacts(self.supervisor, self.fleet)

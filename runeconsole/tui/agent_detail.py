@@ -21,6 +21,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.registry import AgentRecord
 from runeconsole.tui.agent_actions import AgentFacts
+from runeconsole.tui.agent_cells import cost_words, spent
 from runeconsole.tui.agent_peek import AgentPeek
 from runeconsole.tui.detail_modal import DetailModal
 from runeconsole.tui.message_modal import MessageModal
@@ -124,6 +125,9 @@ class AgentDetail(DetailModal):
             title = Text.assemble(("● ", LIVENESS_STYLE[record.liveness]), title)
             title.append(f"  {record.status} · seen {format_age(record.age_seconds)} ago", "dim")
             title.append("   m: send it a message", "dim")
+            cost = spent(record, self.now()) if not record.error else None
+            if cost is not None:
+                title.append(f"\ncost: {cost_words(cost)}", "dim")
         if self.where:
             title.append(f"  on {self.where}", "bold cyan")
         return title

@@ -22,8 +22,9 @@ from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervisor import SupervisorSettings
 from runeconsole.tui.agent_actions import CHANGES, Agents
-from runeconsole.tui.agent_cells import COLUMNS, cell, row_values
+from runeconsole.tui.agent_cells import COLUMNS, cell, row_values, spent
 from runeconsole.tui.agent_detail import AgentDetail
+from runeconsole.tui.budget_allow import Allowance, AllowWindow
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.message_modal import MessageModal
@@ -86,6 +87,7 @@ class AgentsPane(Pane[AgentRecord]):
         Binding("h", "act('handoff')", "Handoff"),
         Binding("r", "act('respawn')", "Respawn"),
         Binding("x", "act('kill')", "Kill"),
+        Binding("dollar_sign", "act('allow')", "Allow", show=False),
     ]
     PANE_ID = AGENTS
     TITLE = "Agents"
@@ -96,8 +98,10 @@ class AgentsPane(Pane[AgentRecord]):
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
         ("x", "kill the agent's session; its worktree is left as it is (confirmed)"),
+        ("$", "let an agent held by its budget go on: for the day, or for N dollars more"),
         ("! / ?", "waiting for a permission / an answer;  ⟳ compacting"),
         ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
+        ("COST", "so far (~ estimated); yellow past 80 % of a budget, red when held"),
     )
     COLUMNS = COLUMNS
     MOVING = SEEN
@@ -352,6 +356,9 @@ class AgentsPane(Pane[AgentRecord]):
             say = partial(facts.say, key)
             self.app.push_screen(MessageModal(key, say, where=where or None))
             return
+        if action == "allow":
+            self.ask_allowance(key, record)
+            return
         if record.error:
             self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
             return
@@ -367,12 +374,25 @@ class AgentsPane(Pane[AgentRecord]):
 
         self.app.push_screen(ConfirmScreen(question, detail, action.capitalize()), answered)
 
+    def ask_allowance(self, key: str, record: AgentRecord) -> None:
+        """``$``: how much more a held agent may spend (``budget_allow.py``), then allowed."""
+        cost = spent(record, self.now())
+        state = f"{cost.budget}: {cost.detail}" if cost and cost.detail else "not held"
+
+        def chosen(allowance: Allowance | None) -> None:
+            if allowance is not None:
+                self.run("allow", key, allowance.usd)
+
+        self.app.push_screen(AllowWindow(key, state), chosen)
+
     @background("agent-actions")
-    def run(self, action: str, key: str) -> None:
+    def run(self, action: str, key: str, usd: float | None = None) -> None:
         """A handoff waits up to a minute, a source over SSH longer: off the UI thread."""
         title = f"{action} {key}"
         try:
-            told = self.agents.run(action, key)
+            told = (
+                self.agents.allow(key, usd) if action == "allow" else self.agents.run(action, key)
+            )
         except RuneError as exc:
             self.app.call_from_thread(
                 self.notify, exc.message, title=title, severity="error", markup=False

@@ -1,4 +1,5 @@
-"""Problems: crashed, stale, waiting and low-context agents, most urgent first.
+"""Problems: crashed, stale, stopped, waiting and low-context agents, and budgets, most
+urgent first.
 
 The problems are the fleet model's (``FleetRecords``: judged once, there, when an agent
 changes); this pane draws them, in both consoles. Time alone changes one thing: a stale
@@ -26,8 +27,10 @@ KIND_STYLE = {
     "crashed": "bold red",
     "unreadable": "bold red",
     "stale": "red",
+    "stopped": "bold red",
     "context": "yellow",
     "waiting": "bold yellow",
+    "budget": "bold red",
 }
 
 
@@ -56,7 +59,7 @@ class ProblemsPane(Pane[Problem]):
     TITLE = "Problems"
     HELP_KEYS = (
         ("enter", "show the agent in the Agents pane"),
-        ("PROBLEM", "crashed, stale, waiting, low context: the monitor's rules"),
+        ("PROBLEM", "crashed, stale, stopped, waiting, low context, budget: the monitor's rules"),
     )
     COLUMNS = COLUMNS
     SORT = ("kind", "agent")

@@ -27,7 +27,7 @@ from textual.binding import Binding
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.core.validate import ID_PATTERN
-from runeconsole.services.claude import answers
+from runeconsole.services.claude import answers, elicitation
 from runeconsole.services.questions import (
     AUTO_TIMEOUT,
     PENDING,
@@ -37,6 +37,7 @@ from runeconsole.services.questions import (
     format_left,
 )
 from runeconsole.services.questions.locations import BACKGROUND_DIR
+from runeconsole.tui.elicitation_modal import ElicitationModal
 from runeconsole.tui.pane import QUESTIONS, FilePane, Pane
 from runeconsole.tui.question_modal import Decide, QuestionModal, local_answers
 from runeconsole.tui.question_rows import (
@@ -143,7 +144,10 @@ class QuestionTable(Pane[Question]):
         call = [q for q in answers.call_of(question, same) if q.open] or [question]
         decide, settled = self.answering(key)
         shown = source if self.sources is not None else None
-        self.modal = QuestionModal(call, decide, now=self.now, settled=settled, source=shown)
+        if elicitation.is_elicitation(question.fields):  # an MCP server's form
+            self.modal = ElicitationModal(question, decide, now=self.now, source=shown)
+        else:
+            self.modal = QuestionModal(call, decide, now=self.now, settled=settled, source=shown)
         self.app.push_screen(self.modal, self._modal_closed)
 
     def tell_modal(self, question: Question, answer: Answer | None, why: str | None) -> None:

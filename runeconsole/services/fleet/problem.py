@@ -18,7 +18,7 @@ class Problem:
     and within a rank less context left comes first (``context_left``, 0 when compacting)."""
 
     key: str
-    kind: str  # crashed | stale | waiting | context
+    kind: str  # crashed | stale | stopped | waiting | context | budget
     rank: int
     detail: str
     context_left: int | None = None

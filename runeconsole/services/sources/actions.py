@@ -83,6 +83,14 @@ class LocalActions:
         """``g``: the operator's tmux client switches to the agent's session."""
         Supervisor(self.project).switch_to(key)
 
+    def allow(self, key: str, usd: float | None) -> Any:
+        """``$``: an agent held by its budget goes on (``usd`` more, or for the day)."""
+        from runeconsole.services.budgets import hold
+        from runeconsole.services.claude.settings import ClaudeSettings
+
+        limits = self.project.settings(ClaudeSettings).budgets
+        return hold.allow(self.project.paths, key, usd, self.project.clock.now(), limits).to_json()
+
     def say(self, key: str, text: str) -> Any:
         """``m``: the message pasted into the agent's pane and submitted (or refused)."""
         from runeconsole.services.reply import Replies
@@ -160,6 +168,10 @@ class RemoteActions:
 
     def kill(self, key: str) -> Any:
         return self.call("kill", key, "--json")
+
+    def allow(self, key: str, usd: float | None) -> Any:
+        more = ["--usd", f"{usd:g}"] if usd is not None else []
+        return self.call("budget", "allow", key, *more, "--json")
 
     def say(self, key: str, text: str) -> Any:
         # One argument, whatever the text starts with (a dash, a newline).

@@ -4,8 +4,9 @@ The agents go into a ``FleetRecords`` (the model the project console keeps of it
 their colours as each source judged them, counted by source as they change, their pane
 readings, and their problems judged once, there. The other kinds are kept by key with
 their source (``Keyed``), the open ones counted per source as they change; each source
-has its state. ``apply`` takes a batch of decoded rows (``decode.py``) and says what
-moved, so the console redraws those rows only. No Textual here.
+has its state, and the dollars its agents spent (``Totals``) are kept as they change.
+``apply`` takes a batch of decoded rows (``decode.py``) and says what moved, so the
+console redraws those rows only. No Textual here.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from runeconsole.adapters.clock import Clock
 from runeconsole.services.claude.permissions import PermissionRequest
+from runeconsole.services.cost.totals import Totals
 from runeconsole.services.events.sections import (
     AGENT,
     OBSERVATION,
@@ -111,6 +113,7 @@ class SourcesModel:
         self.suspended: Keyed[ContextRecord] = Keyed()
         self.queue: Keyed[QueueEntry] = Keyed(lambda e: e.status == QUEUED)
         self.queue_states: dict[str, QueueState] = {}  # by source
+        self.spending = Totals()  # dollars by source, and the plan's headroom
         self._keyed: dict[str, Keyed[Any]] = {
             QUESTION: self.questions,
             PERMISSION: self.permissions,
@@ -156,6 +159,7 @@ class SourcesModel:
             batch.sources.add(key)
         elif kind == AGENT:  # a remove
             batch.agents |= self.agents.remove([key])
+            self.spending.update(key, None)
             batch.sources.add(source)
         elif kind == OBSERVATION:
             observation = record if isinstance(record, AgentObservation) else None
@@ -184,6 +188,7 @@ class SourcesModel:
         for row, record in agents:
             by_source.setdefault(row.source, []).append(record)
             phases[record.key] = row.phase
+            self.spending.update(record.key, None if record.error else record.fields, row.source)
         for source, records in by_source.items():
             batch.agents |= self.agents.apply_records(
                 records, source=source, phases=phases, judged=True

@@ -77,6 +77,11 @@ class FleetAgents:
         subprocess.run(argv, check=False, capture_output=True, timeout=10)
         return None
 
+    def allow(self, key: str, usd: float | None) -> str:
+        source = self.where(key)
+        self.feed.actions(source).allow(self.own(key), usd)
+        return f"allow {key}: sent to {source}"
+
     def facts(self, key: str) -> AgentFacts:
         return FleetFacts(self, key)
 

@@ -18,18 +18,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.events import Event
 from runeconsole.services.events.sections import PERMISSION, QUESTION, QUEUE, SUSPENDED
-from runeconsole.services.liveness import GREEN, RED, YELLOW
-from runeconsole.services.sources import DOWN, UP
 from runeconsole.services.sources.decode import Row, decode
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
@@ -51,10 +48,10 @@ from runeconsole.tui.fleet_console.panes import (
     SourcesPane,
     follow,
 )
+from runeconsole.tui.fleet_console.sources_bar import SourcesBar
 from runeconsole.tui.pane import Pane, Sources
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.suspended_detail import show_resumed
-from runeconsole.tui.theme import LIVENESS_STYLE
 from runeconsole.tui.workers import background
 
 CONFIRM = {
@@ -75,37 +72,6 @@ class RowsArrived(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, RowsArrived)
-
-
-class SourcesBar(Static):
-    """The top line: every source's agents by colour, problems (``!``), open questions
-    (``?``) and permission requests (``⚑``), or why it is down."""
-
-    DEFAULT_CSS = "SourcesBar { height: 1; padding: 0 1; background: $panel; }"
-
-    def show(self, model: SourcesModel) -> None:
-        text = Text("runeconsole fleet ", "bold")
-        for name in model.names:
-            state = model.state(name)
-            text.append(" ")
-            if state.state == DOWN:
-                text.append(f"{name} down", "bold red")
-                continue
-            if state.state != UP:
-                text.append(f"{name} …", "yellow")
-                continue
-            counts = model.counts(name)
-            text.append(name, "bold")
-            for colour in (GREEN, YELLOW, RED):
-                text.append(" ●", LIVENESS_STYLE[colour])
-                text.append(str(counts[colour]))
-            if counts["problems"]:
-                text.append(f" !{counts['problems']}", "bold red")
-            if counts["questions"]:
-                text.append(f" ?{counts['questions']}", "bold yellow")
-            if counts["permissions"]:
-                text.append(f" ⚑{counts['permissions']}", "bold magenta")
-        self.update(text)
 
 
 class FleetConsole(PanesApp):
@@ -167,7 +133,7 @@ class FleetConsole(PanesApp):
         return self.query_one(AgentsPane)
 
     def on_mount(self) -> None:
-        self.query_one(SourcesBar).show(self.model)
+        self.query_one(SourcesBar).show(self.model, self.clock.now())
         self.follow()
         if self.tick_seconds:
             self.set_interval(self.tick_seconds, self.tick)
@@ -213,7 +179,7 @@ class FleetConsole(PanesApp):
         if batch.sources:
             self.query_one(SourcesPane).show_sources(batch.sources)
             for status in self.query(SourcesBar):  # none while the console closes
-                status.show(self.model)
+                status.show(self.model, self.clock.now())
 
     def tick(self) -> None:
         """A second passed: every pane moves its clocks (ages, countdowns, a stale agent's
