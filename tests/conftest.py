@@ -29,7 +29,9 @@ from tests.support.sshd import Sshd, find_sshd, start_sshd
 
 # The end-to-end floors, marked ``e2e``: the real Claude Code and the demo (tests/e2e/),
 # runeconsole serve in a browser (tests/web/), and every test on a real tmux server or
-# sshd. ``pytest -m "not e2e"`` runs the rest, the fast floors; ``.ci/run`` runs all.
+# sshd, here; the stress tests of real processes (kill -9 at every pause point, thousands
+# of racing writers) where they are. ``pytest -m "not e2e"`` runs the rest, the fast
+# floors; ``.ci/run`` runs all.
 E2E_DIRECTORIES = frozenset({"e2e", "web"})
 E2E_FIXTURES = frozenset({"tmux_socket", "other_tmux_socket", "sshd"})
 
