@@ -22,9 +22,9 @@ from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervisor import SupervisorSettings
 from runeconsole.tui.agent_actions import CHANGES, Agents
-from runeconsole.tui.agent_cells import COLUMNS, cell, row_values, spent
+from runeconsole.tui.agent_cells import COLUMNS, cell, row_values
 from runeconsole.tui.agent_detail import AgentDetail
-from runeconsole.tui.budget_allow import Allowance, AllowWindow
+from runeconsole.tui.budget_allow import Allowance, allow_window
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.message_modal import MessageModal
@@ -376,14 +376,12 @@ class AgentsPane(Pane[AgentRecord]):
 
     def ask_allowance(self, key: str, record: AgentRecord) -> None:
         """``$``: how much more a held agent may spend (``budget_allow.py``), then allowed."""
-        cost = spent(record, self.now())
-        state = f"{cost.budget}: {cost.detail}" if cost and cost.detail else "not held"
 
         def chosen(allowance: Allowance | None) -> None:
             if allowance is not None:
                 self.run("allow", key, allowance.usd)
 
-        self.app.push_screen(AllowWindow(key, state), chosen)
+        self.app.push_screen(allow_window(record, self.now()), chosen)
 
     @background("agent-actions")
     def run(self, action: str, key: str, usd: float | None = None) -> None:

@@ -4,12 +4,17 @@ or on the agent's source (``runeconsole budget allow KEY [--usd N]`` from a shel
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
+
+from runeconsole.services.liveness import AgentRecord
+from runeconsole.tui.agent_cells import spent
 
 
 class Allowance:
@@ -78,3 +83,10 @@ class AllowWindow(ModalScreen["Allowance | None"]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def allow_window(record: AgentRecord, now: datetime) -> AllowWindow:
+    """The window for ``record``'s agent, saying how its budget stands."""
+    cost = spent(record, now)
+    state = f"{cost.budget}: {cost.detail}" if cost and cost.detail else "not held"
+    return AllowWindow(record.key, state)
