@@ -13,11 +13,13 @@ from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude import session_view
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.detail_modal import DetailModal
 from runeconsole.tui.permissions_pane import decisions_text
+from runeconsole.tui.screen_text import screen_text
 from runeconsole.tui.theme import LIVENESS_STYLE
 
 TAIL_LINES = 15
@@ -57,13 +59,17 @@ class AgentDetail(DetailModal):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail"):
             yield Static(self._title(), id="detail-title")
+            session = Static(self._session(), id="detail-session")
+            session.display = bool(self._facts())  # only when the hooks told something
+            yield session
             yield Static(self._body(), id="detail-body")
             yield Static(self._hook(), id="detail-hook")
             permissions = Static(id="detail-permissions")
             permissions.display = False  # until the agent has a decision to show
             yield permissions
-            yield Static(Text("\nPane", "bold"))
-            yield Static(Text("reading the pane…", "dim"), id="detail-pane")
+            yield Static(Text("\n" + self._screen_title(), "bold"))
+            reading = "reading the screen…" if self.in_background else "reading the pane…"
+            yield Static(Text(reading, "dim"), id="detail-pane")
 
     def on_mount(self) -> None:
         if self.record is not None and not self.record.error:
@@ -82,12 +88,25 @@ class AgentDetail(DetailModal):
             box.update(shown)
             box.display = bool(shown.plain)
 
+    @property
+    def in_background(self) -> bool:
+        record = self.record
+        return record is not None and not record.error and session_view.is_background(record.fields)
+
+    def _screen_title(self) -> str:
+        if self.in_background:
+            return f"Screen (claude logs {session_view.background_id(self.record.fields)})"  # type: ignore[union-attr]
+        return "Pane"
+
     @work(thread=True, exclusive=True, group="detail-tail")
     def load_tail(self) -> None:
-        """tmux is another process: read the pane off the UI thread."""
+        """tmux (or ``claude logs``) is another process: read the screen off the UI thread."""
         try:
-            tail = self.supervisor.pane_tail(self.key, TAIL_LINES)
-            shown = Text(tail) if tail.strip() else Text("(no screen recorded)", "dim")
+            if self.in_background:
+                shown = screen_text(self.supervisor.background.peek(self.key))
+            else:
+                tail = self.supervisor.pane_tail(self.key, TAIL_LINES)
+                shown = Text(tail) if tail.strip() else Text("(no screen recorded)", "dim")
         except RuneError as exc:
             shown = Text(exc.message, "dim")
         self.app.call_from_thread(self._show_tail, shown)
@@ -95,6 +114,22 @@ class AgentDetail(DetailModal):
     def _show_tail(self, shown: Text) -> None:
         if self.is_mounted:
             self.query_one("#detail-pane", Static).update(shown)
+
+    def _facts(self) -> list[tuple[str, str]]:
+        record = self.record
+        return session_view.facts(record.fields) if record is not None and not record.error else []
+
+    def _session(self) -> Table | Text:
+        """What Claude Code's hooks told of the session (kind, stop, subagents, tasks…)."""
+        facts = self._facts()
+        if not facts:
+            return Text("")
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold cyan", no_wrap=True)
+        grid.add_column(overflow="fold")
+        for label, value in facts:
+            grid.add_row(label, Text(value, "bold red" if label == "stopped" else ""))
+        return grid
 
     def _hook(self) -> Table | Text:
         hook = self.supervisor.hooks.read(self.key)

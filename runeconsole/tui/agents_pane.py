@@ -15,10 +15,12 @@ from textual.widgets import DataTable
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude.session_view import is_background
 from runeconsole.services.fleet import FleetModel
+from runeconsole.services.fleet.columns import AgentColumns
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.agent_cells import COLUMNS, cell, row_values
+from runeconsole.tui.agent_cells import COLUMNS, OPTIONAL_COLUMNS, cell, row_values
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable
@@ -82,12 +84,13 @@ class AgentsPane(LivePane):
     TITLE = "Agents"
     HELP_KEYS = (
         ("enter", "every field, the predecessor chain, the hook and the pane's last lines"),
-        ("g", "switch your tmux client to the agent's session"),
+        ("g", "switch your tmux client to the agent's session (background: a new window)"),
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
-        ("x", "kill the agent's session; its worktree is left as it is (confirmed)"),
-        ("! / ?", "waiting for a permission / an answer;  ⟳ compacting"),
-        ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
+        ("x", "kill the agent's session (background: claude stop); worktree kept (confirmed)"),
+        ("! / ? / ⟳", "waiting for a permission / an answer / compacting"),
+        ("✗", "stopped: its turn ended on an API error (the Problems pane says which)"),
+        ("STATUS", "busy, idle, waiting, compacting, stopped (hooks, else its pane)"),
     )
 
     def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: object) -> None:
@@ -95,7 +98,10 @@ class AgentsPane(LivePane):
         self.supervisor = supervisor
         self.fleet = fleet
         self.filter_text = ""
-        self.table = KeyedTable(COLUMNS, id="agents-table")
+        # The optional columns the talisman asks for (runeconsole.agents.columns), last.
+        self.extra = supervisor.project.settings(AgentColumns).shown
+        columns = (*COLUMNS, *(OPTIONAL_COLUMNS[name] for name in self.extra))
+        self.table = KeyedTable(columns, id="agents-table")
         # Every record's row and search text, shown or filtered out: a filter typed or
         # cleared picks rows from here instead of building 10,000 rows again.
         self._rows: dict[str, tuple[object, ...]] = {}
@@ -141,6 +147,7 @@ class AgentsPane(LivePane):
             fleet.observations.get(key),
             self.supervisor.settings,
             self.supervisor.clock.now(),
+            self.extra,
         )
         self._rows[key] = values
         self._search[key] = search_text(record)  # a filter's first key finds it ready
@@ -353,6 +360,15 @@ class AgentsPane(LivePane):
         )
 
     def action_kill(self) -> None:
+        record = self.records.get(self.selected_key() or "")
+        if record is not None and not record.error and is_background(record.fields):
+            self._confirmed(
+                "kill",
+                "Stop {key}?",
+                "Its Claude Code background session is stopped (claude stop) and it is "
+                "marked terminated. Its conversation is kept: claude attach opens it again.",
+            )
+            return
         self._confirmed(
             "kill",
             "Kill {key}?",

@@ -28,6 +28,7 @@ from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
 from runeconsole.tui.agents_pane import AgentsPane
+from runeconsole.tui.background_poll import BackgroundPoll
 from runeconsole.tui.commands import AgentCommands
 from runeconsole.tui.console_base import PanesApp
 from runeconsole.tui.console_monitor import ConsoleMonitor
@@ -142,6 +143,7 @@ class RuneConsole(PanesApp):
         if not self._hold_presence():
             self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
         self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
+        self.background_poll = BackgroundPoll(self, self.project, self.registry)
         talisman = self.project.talisman
         for problem in [*talisman.problems, *talisman.warnings]:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
@@ -167,6 +169,8 @@ class RuneConsole(PanesApp):
                 severity="warning",
                 timeout=15,
             )
+        if self.watch_files:
+            self.background_poll.start()  # Claude Code's background sessions, if any
         if self.monitor:
             # After the first paint: the monitor's first pass (every agent's pane read over
             # tmux) would otherwise hold up the first screen the operator sees. Until its

@@ -131,6 +131,9 @@ class ProblemsPane(LivePane):
             for key, problem in zip(keys, problems, strict=True):
                 if self.problems.get(key) != problem:
                     touched = True
+                    if key not in self.problems and problem.kind == "stopped" and self.is_mounted:
+                        said = f"{agent} stopped"
+                        self.app.notify(problem.detail, title=said, severity="error", markup=False)
                     self.problems[key] = problem
                     self._draw(key, problem)
             if keys:

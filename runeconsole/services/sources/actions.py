@@ -8,7 +8,10 @@ and nothing is sent: an answer is never lost silently in an outage.
 caller routes by the row's source and never asks which kind it holds.
 
 ``attach_argv`` is the ``g`` key for a remote agent: ``ssh -t HOST tmux -L SOCKET attach
--t =SESSION``, which the console opens in a new window of the operator's tmux.
+-t =SESSION``, which the console opens in a new window of the operator's tmux; for a
+Claude Code background session there, ``ssh -t HOST runeconsole background attach KEY``
+(``claude attach`` on its host). ``kill`` stops either kind (``runeconsole kill`` routes a
+background session to ``claude stop``).
 """
 
 from __future__ import annotations
@@ -164,10 +167,23 @@ class RemoteActions:
         tmux = ["tmux", *(["-L", socket] if socket else []), "attach-session", "-t", f"={session}"]
         return self.source.transport.argv(tmux, tty=True)
 
+    def background_attach_argv(self, key: str) -> list[str]:
+        """The local argv that opens a background session there in a terminal here."""
+        spec = self.source.spec
+        remote = [*spec.command, "background", "attach", key, "--root", spec.root]
+        return self.source.transport.argv(remote, tty=True)
+
     def attach_window_argv(
-        self, key: str, session: str, socket: str | None = None, tmux: Sequence[str] = ("tmux",)
+        self,
+        key: str,
+        session: str | None,
+        socket: str | None = None,
+        tmux: Sequence[str] = ("tmux",),
     ) -> list[str]:
         """``tmux new-window`` on the operator's tmux (``tmux``: its command, ``-L`` and
-        all) running ``attach_argv``: the ``g`` key on a remote agent."""
+        all) running ``attach_argv``: the ``g`` key on a remote agent (with no tmux
+        session: a background session, ``background_attach_argv``)."""
         window = [*tmux, "new-window", "-n", f"{self.source.name}/{key}", "--"]
+        if session is None:
+            return [*window, *self.background_attach_argv(key)]
         return [*window, *self.attach_argv(session, socket)]

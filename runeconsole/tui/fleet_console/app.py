@@ -29,6 +29,7 @@ from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude.session_view import is_background
 from runeconsole.services.liveness import GREEN, RED, YELLOW
 from runeconsole.services.sources import DOWN, UP, RemoteActions, Verdict
 from runeconsole.services.sources.fleet import SOURCE, FleetFeed
@@ -60,6 +61,11 @@ from runeconsole.tui.fleet_console.store import (
 from runeconsole.tui.suspended_detail import show_resumed
 from runeconsole.tui.theme import LIVENESS_STYLE
 
+STOP_BACKGROUND = (
+    "Stop {key}?",
+    "Its Claude Code background session on {source} is stopped (claude stop); its "
+    "conversation is kept.",
+)
 CONFIRM = {
     "handoff": (
         "Hand off {key}?",
@@ -258,6 +264,8 @@ class FleetConsole(PanesApp):
             self.attach(source, own)
             return
         question, detail = CONFIRM[message.action]
+        if message.action == "kill" and is_background(self.store.get(AGENT, key) or {}):
+            question, detail = STOP_BACKGROUND
 
         def confirmed(yes: bool | None) -> None:
             if yes:
@@ -350,8 +358,8 @@ class FleetConsole(PanesApp):
             if not isinstance(actions, RemoteActions):
                 actions.attach(key)
                 return
-            session = str(row.get("tmux_session") or "")
-            if not session:
+            session = str(row.get("tmux_session") or "") or None
+            if session is None and not is_background(row):
                 raise RuneError(f"{key} has no tmux session")
             socket = actions.source.meta.get("tmux_socket")  # the host's, from its snapshot
             argv = actions.attach_window_argv(key, session, socket)
