@@ -60,7 +60,7 @@ class AgentDetail(DetailModal):
         with VerticalScroll(id="detail"):
             yield Static(self._title(), id="detail-title")
             session = Static(self._session(), id="detail-session")
-            session.display = bool(self._facts())  # only when the hooks told something
+            session.display = bool(self.facts())  # only when the hooks told something
             yield session
             yield Static(self._body(), id="detail-body")
             yield Static(self._hook(), id="detail-hook")
@@ -115,13 +115,13 @@ class AgentDetail(DetailModal):
         if self.is_mounted:
             self.query_one("#detail-pane", Static).update(shown)
 
-    def _facts(self) -> list[tuple[str, str]]:
+    def facts(self) -> list[tuple[str, str]]:
         record = self.record
         return session_view.facts(record.fields) if record is not None and not record.error else []
 
     def _session(self) -> Table | Text:
         """What Claude Code's hooks told of the session (kind, stop, subagents, tasks…)."""
-        facts = self._facts()
+        facts = self.facts()
         if not facts:
             return Text("")
         grid = Table.grid(padding=(0, 2))
