@@ -12,8 +12,13 @@
 5. A PermissionRequest with the console open: hook process started -> the request's
    row in the Permissions pane, p95 (goal <= 100 ms); and 6. ``y`` in the permission
    window -> the hook prints its decision, p95 (goal <= 150 ms).
+7. Every event the hook is installed for, one process each, with the payloads Claude
+   Code 2.1.328 sent (``tests/fixtures/claude_hooks/``), in a session's order (SessionEnd
+   last, so the next round's SessionStart brings the agent back), no console open:
+   p50/p95 per event (goal p95 <= 60 ms each).
 
-Run from the repository root: ``python benchmarks/claude_hook.py [--samples N]``.
+Run from the repository root: ``python benchmarks/claude_hook.py [--samples N]``
+(``--events-only``: figure 7 alone).
 """
 
 from __future__ import annotations
@@ -168,6 +173,60 @@ def permission_no_console(project: Project, samples: int) -> tuple[list[float], 
     return timings, cpu
 
 
+FIXTURES = REPO / "tests" / "fixtures" / "claude_hooks"
+# One fixture per installed event, in the order a session sends them.
+EVENT_FIXTURES = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse-Bash",
+    "PermissionRequest-Bash",
+    "PostToolUse-Bash",
+    "PostToolUseFailure",
+    "PermissionDenied",
+    "MessageDisplay",
+    "MessageDisplay-final",
+    "SubagentStart",
+    "SubagentStop",
+    "TaskCreated",
+    "TaskCompleted",
+    "CwdChanged",
+    "Elicitation",
+    "Notification",
+    "PreCompact",
+    "PostCompact",
+    "StopFailure",
+    "Stop",
+    "SessionEnd",
+)
+
+
+def fixture(project: Project, name: str, index: int) -> bytes:
+    text = (FIXTURES / f"{name}.json").read_text(encoding="utf-8")
+    for mark, value in (
+        ("$SESSION", SESSION),
+        ("$TRANSCRIPT", str(project.transcript)),
+        ("$CWD", str(project.root)),
+        ("$PROMPT", f"prompt-{index}"),
+    ):
+        text = text.replace(mark, json.dumps(value)[1:-1])
+    body = json.loads(text)
+    if "message_id" in body:  # each round's message is a new one
+        body["message_id"] = f"{body['message_id']}-{index}"
+    return json.dumps(body).encode()
+
+
+def every_event(project: Project, samples: int) -> dict[str, list[float]]:
+    """Each installed event's hook process, ``samples`` rounds of a whole session."""
+    timings: dict[str, list[float]] = {name: [] for name in EVENT_FIXTURES}
+    cpu: list[float] = []
+    for index in range(samples):
+        project.grow_transcript(1000 + index)
+        for name in EVENT_FIXTURES:
+            timed(project, fixture(project, name, index), timings[name], cpu)
+            time.sleep(0.02)
+    return timings
+
+
 def bare_interpreter(samples: int) -> tuple[list[float], list[float]]:
     """``python -c pass``, the floor every hook process stands on, measured alongside."""
     timings, cpu = [], []
@@ -290,10 +349,17 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("--ask-only", action="store_true", help="only figures 2 and 3")
     parser.add_argument("--permission-only", action="store_true", help="only figures 4 to 6")
+    parser.add_argument("--events-only", action="store_true", help="only figure 7")
     args = parser.parse_args()
     compileall.compile_dir(REPO / "runeconsole", quiet=1)  # as an installed wheel has it
     with tempfile.TemporaryDirectory(prefix="runeconsole-bench-") as name:
         project = Project(Path(name))
+        if args.events_only or not (args.ask_only or args.permission_only):
+            for event, seconds in every_event(project, max(10, args.samples // 2)).items():
+                report(f"{event:<22} hook, whole process", seconds, 60)
+            print(f"  load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        if args.events_only:
+            return 0
         if not args.ask_only and not args.permission_only:
             hook, cpu = post_tool_use(project, args.samples)
             report("PostToolUse hook, whole process            ", hook, 60)
