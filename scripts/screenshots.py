@@ -17,7 +17,13 @@ from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
 from runeconsole.adapters.clock import ManualClock
-from runeconsole.demo.claude_scene import ASK_TASK, PERMISSION_ID
+from runeconsole.core.paths import ProjectPaths
+from runeconsole.demo.claude_scene import (
+    ASK_TASK,
+    ELICIT_TASK,
+    PERMISSION_ID,
+    elicitation_request,
+)
 from runeconsole.demo.fleet_scene import build_fleet_scene
 from runeconsole.demo.merge_queue import build_queue
 from runeconsole.demo.scene import build_scene
@@ -114,6 +120,24 @@ async def _permission_modal(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def _elicitation(pilot: Pilot) -> None:
+    """An MCP server's form, asked by the hand-started session, partly filled in."""
+    from textual.widgets import Input, Select
+
+    elicitation_request(ProjectPaths(SCENE_ROOT), pilot.app.clock.now())  # type: ignore[attr-defined]
+    pane = pilot.app.query_one(QuestionsPane)
+    pane.rescan()
+    while f"claude-code/{ELICIT_TASK}.q1" not in pane.open:
+        await pilot.pause(0.05)
+    pane.open_modal(pane.open[f"claude-code/{ELICIT_TASK}.q1"])
+    while not pilot.app.screen.query("#field-0"):
+        await pilot.pause(0.05)
+    pilot.app.screen.query_one("#field-0", Input).value = "main"
+    pilot.app.screen.query_one("#field-3", Select).value = "eu"
+    pilot.app.screen.query_one("#form-accept").focus()
+    await pilot.pause()
+
+
 Shot = tuple[str, tuple[int, int], Callable[[Pilot], Awaitable[None]] | None]
 SHOTS: list[Shot] = [
     ("agents-80x24", (80, 24), None),
@@ -126,6 +150,7 @@ SHOTS: list[Shot] = [
     ("question-call", (90, 30), _question_call),
     ("permissions", (100, 24), _permissions),
     ("permission-modal", (80, 24), _permission_modal),
+    ("elicitation-form", (80, 24), _elicitation),
     ("suspended", (120, 32), _suspended),
     ("merge-queue-80x24", (80, 24), _merge_queue),
     ("merge-queue-wide", (150, 32), _merge_queue),
