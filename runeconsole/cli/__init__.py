@@ -46,6 +46,7 @@ COMMANDS = {
     "events": "events",
     "permissions": "permissions",
     "background": "background",
+    "serve": "serve",
 }
 
 

@@ -141,6 +141,10 @@ class ElicitationModal(QuestionModal):
         body.append("\nAccept (ctrl+s) sends the form · Decline says no · esc closes", "dim")
         return body
 
+    def tap_keys(self) -> list[tuple[str, str]]:
+        """Served to a browser: the form's own buttons take taps; only Close is added."""
+        return [("escape", "Close")]
+
     def _draw_options(self) -> None:
         """A form has fields, not options."""
 
