@@ -136,7 +136,7 @@ class ElicitationModal(QuestionModal):
     def _body(self) -> Text:
         question = self.question
         if question.error:
-            return Text(f"unreadable: {question.error}\n{question.path}", "red")
+            return super()._body()
         body = Text(question.text, "bold")
         body.append("\nAccept (ctrl+s) sends the form · Decline says no · esc closes", "dim")
         return body

@@ -18,7 +18,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.demo.claude_scene import ELICIT_TASK, elicitation_request
 from runeconsole.demo.scene import build_scene
-from runeconsole.tui.app import create_app
+from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.elicitation_modal import ElicitationModal
 from runeconsole.tui.questions_pane import QuestionsPane
 from tests.support.claude import KEY, Bridge, in_thread
@@ -34,6 +34,19 @@ def form_open(app: object) -> bool:
     return isinstance(screen, ElicitationModal) and bool(screen.query("#field-0"))
 
 
+async def form_asked(app: RuneConsole, pilot: Pilot, hooked: Bridge) -> tuple[dict, QuestionsPane]:
+    """A session asks for the fixture's form (its hook waiting, in a thread); ``a`` opens
+    it. The hook's result lands in the dict returned."""
+    await until(pilot, lambda: app.presence.held)
+    await in_thread(lambda: hooked.send("SessionStart"))
+    done = hooked.send_later("Elicitation")
+    pane = app.query_one(QuestionsPane)
+    await until(pilot, lambda: len(pane.open) == 1)
+    await pilot.press("a")
+    await until(pilot, lambda: form_open(app))
+    return done, pane
+
+
 def output(done: dict) -> dict:
     result = done["result"]
     assert result.errors == [] and result.exit_code == 0, result
@@ -43,15 +56,9 @@ def output(done: dict) -> dict:
 async def test_the_form_is_filled_checked_and_accepted_with_typed_values(hooked: Bridge) -> None:
     app = create_app(hooked.project, rescan_seconds=60)
     async with app.run_test(size=(100, 40)) as pilot:
-        await until(pilot, lambda: app.presence.held)
-        await in_thread(lambda: hooked.send("SessionStart"))
-        done = hooked.send_later("Elicitation")
-        pane = app.query_one(QuestionsPane)
-        await until(pilot, lambda: len(pane.open) == 1)
+        done, pane = await form_asked(app, pilot, hooked)
         (question,) = pane.open.values()
         assert question.text == "Where should this deploy go?" and question.worker == KEY
-        await pilot.press("a")
-        await until(pilot, lambda: form_open(app))
         modal = app.screen
         assert isinstance(modal, ElicitationModal)
         branch, replicas = modal.query_one("#field-0", Input), modal.query_one("#field-1", Input)
@@ -85,13 +92,7 @@ async def test_the_form_is_filled_checked_and_accepted_with_typed_values(hooked:
 async def test_decline_tells_the_server_no(hooked: Bridge) -> None:
     app = create_app(hooked.project, rescan_seconds=60)
     async with app.run_test(size=(100, 40)) as pilot:
-        await until(pilot, lambda: app.presence.held)
-        await in_thread(lambda: hooked.send("SessionStart"))
-        done = hooked.send_later("Elicitation")
-        pane = app.query_one(QuestionsPane)
-        await until(pilot, lambda: len(pane.open) == 1)
-        await pilot.press("a")
-        await until(pilot, lambda: form_open(app))
+        done, _ = await form_asked(app, pilot, hooked)
         await pilot.click("#form-decline")
         await until(pilot, lambda: "result" in done)
         assert output(done) == {"hookEventName": "Elicitation", "action": "decline"}
