@@ -247,6 +247,18 @@ def test_g_on_a_remote_agent_opens_ssh_t_tmux_attach_in_a_new_window(
     ]
 
 
+def test_g_on_a_remote_background_session_opens_its_claude_attach_over_ssh_t(
+    follow: Callable[..., RemoteSource], remote_root: Path
+) -> None:
+    source = RemoteSource(
+        SourceSpec("alpha", str(remote_root), "alpha"), lambda *_: None, heartbeat=1
+    )
+    argv = RemoteActions(source).attach_window_argv("worker-b", None)
+    assert argv[:5] == ["tmux", "new-window", "-n", "alpha/worker-b", "--"]
+    assert argv[5] == "ssh" and argv[-3:-1] == ["-t", "--"]
+    assert argv[-1].endswith(f"background attach worker-b --root {remote_root}")
+
+
 def test_listeners_hear_a_reset_with_the_snapshot_then_single_changes(
     sshd: Sshd, remote_root: Path, tmp_path: Path
 ) -> None:
