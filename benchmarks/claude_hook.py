@@ -357,6 +357,8 @@ def main() -> int:
         if args.events_only or not (args.ask_only or args.permission_only):
             for event, seconds in every_event(project, max(10, args.samples // 2)).items():
                 report(f"{event:<22} hook, whole process", seconds, 60)
+            floor, _ = bare_interpreter(max(10, args.samples // 2))
+            report("  for scale: python -c pass, whole process", floor, 60)
             print(f"  load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         if args.events_only:
             return 0

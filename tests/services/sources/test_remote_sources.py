@@ -255,7 +255,7 @@ def test_g_on_a_remote_background_session_opens_its_claude_attach_over_ssh_t(
     )
     argv = RemoteActions(source).attach_window_argv("worker-b", None)
     assert argv[:5] == ["tmux", "new-window", "-n", "alpha/worker-b", "--"]
-    assert argv[5] == "ssh" and argv[-3:-1] == ["-t", "--"]
+    assert argv[5] == "ssh" and argv[-4:-1] == ["-t", "--", "alpha"]
     assert argv[-1].endswith(f"background attach worker-b --root {remote_root}")
 
 
