@@ -46,6 +46,8 @@ COMMANDS = {
     "events": "events",
     "permissions": "permissions",
     "background": "background",
+    "say": "reply",
+    "peek": "reply",
     "serve": "serve",
 }
 

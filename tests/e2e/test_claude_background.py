@@ -79,6 +79,10 @@ def test_a_background_session_is_spawned_listed_peeked_and_stopped(tmp_path: Pat
 
         peek = box.runeconsole("background", "logs", "worker-parser")
         assert peek.returncode == 0, peek.stderr
+        peeked = box.runeconsole("peek", "worker-parser", "--json")  # the same, through peek
+        assert peeked.returncode == 0, peeked.stderr
+        assert json.loads(peeked.stdout)["screen_from"] == f"claude logs {short}"
+        assert "Hello from the background." in json.loads(peeked.stdout)["screen"]
         assert "Hello from the background." in peek.stdout
         assert "Claude Code" in peek.stdout and "\x1b" not in peek.stdout
         raw = box.runeconsole("background", "logs", "worker-parser", "--raw").stdout
@@ -160,8 +164,10 @@ async def test_the_console_shows_peeks_and_stops_a_background_session(
             pane.select("worker-parser")
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, AgentDetail))
-            screen = app.screen.query_one("#detail-pane", Static)
+            screen = app.screen.query_one("#peek-screen", Static)  # through runeconsole peek's seam
             await until(pilot, lambda: "Hello from the background." in str(screen.render()), 60)
+            title = str(app.screen.query_one("#peek-screen-title", Static).render())
+            assert f"claude logs {short}" in title
             facts = dict(app.screen.facts())  # type: ignore[attr-defined]
             assert facts["kind"] == f"background ({short})"
             assert facts["last message"] == "Hello from the background."
