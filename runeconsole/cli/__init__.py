@@ -45,6 +45,8 @@ COMMANDS = {
     "claude": "claude",
     "events": "events",
     "permissions": "permissions",
+    "cost": "cost",
+    "budget": "cost",
     "background": "background",
     "say": "reply",
     "peek": "reply",

@@ -8,20 +8,17 @@ from functools import partial
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.claude.session_view import is_background
 from runeconsole.services.fleet import FleetModel
 from runeconsole.services.fleet.columns import AgentColumns
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.agent_actions import AgentActions
 from runeconsole.tui.agent_cells import COLUMNS, OPTIONAL_COLUMNS, cell, row_values
-from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pacing import after_frame
@@ -72,13 +69,14 @@ CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
 WHOLE = 500  # a change naming more keys than this and half the fleet refills the table
 
 
-class AgentsPane(LivePane):
+class AgentsPane(LivePane, AgentActions):
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
         Binding("g", "jump", "Go to"),
         Binding("h", "handoff", "Handoff"),
         Binding("r", "respawn", "Respawn"),
         Binding("x", "kill", "Kill"),
+        Binding("dollar_sign", "allow", "Allow", show=False),
         Binding("m", "message", "Message", show=False),
     ]
     PANE_ID = AGENTS
@@ -90,9 +88,11 @@ class AgentsPane(LivePane):
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
         ("x", "kill the agent's session (background: claude stop); worktree kept (confirmed)"),
+        ("$", "let an agent held by its budget go on: for the day, or for N dollars more"),
         ("! / ? / ⟳", "waiting for a permission / an answer / compacting"),
         ("✗", "stopped: its turn ended on an API error (the Problems pane says which)"),
         ("STATUS", "busy, idle, waiting, compacting, stopped (hooks, else its pane)"),
+        ("COST", "so far (~ estimated); yellow past 80 % of a budget, red when held"),
     )
 
     def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: object) -> None:
@@ -332,91 +332,3 @@ class AgentsPane(LivePane):
         key = self.selected_key()
         if key is not None:
             self.app.push_screen(AgentDetail(self.supervisor, key, self.records.get(key)))
-
-    # -- acting on an agent ------------------------------------------------------------------
-
-    def action_message(self) -> None:
-        from runeconsole.tui.message_modal import message_window
-
-        if (key := self.selected_key()) is not None:
-            self.app.push_screen(message_window(self.supervisor, key))
-
-    def action_jump(self) -> None:
-        key = self.selected_key()
-        if key is None:
-            return
-        try:
-            self.supervisor.switch_to(key)
-        except RuneError as exc:
-            self.notify(exc.message, title=f"Cannot switch to {key}", severity="warning")
-
-    def action_handoff(self) -> None:
-        self._confirmed(
-            "handoff",
-            "Hand off {key}?",
-            "It is asked to save its work and exit; after "
-            f"{self.supervisor.settings.handoff_timeout:g}s it is killed. Then a successor "
-            "starts with its hook. Its worktree is left as it is.",
-        )
-
-    def action_respawn(self) -> None:
-        self._confirmed(
-            "respawn",
-            "Re-spawn {key}?",
-            "A successor starts with the same command and worktree, and a wisdom prompt "
-            "built from the hook.",
-        )
-
-    def action_kill(self) -> None:
-        record = self.records.get(self.selected_key() or "")
-        if record is not None and not record.error and is_background(record.fields):
-            self._confirmed(
-                "kill",
-                "Stop {key}?",
-                "Its Claude Code background session is stopped (claude stop) and it is "
-                "marked terminated. Its conversation is kept: claude attach opens it again.",
-            )
-            return
-        self._confirmed(
-            "kill",
-            "Kill {key}?",
-            "Its tmux session is killed and it is marked terminated. Uncommitted files stay "
-            "in its worktree and are listed in its hook.",
-        )
-
-    def _confirmed(self, action: str, question: str, detail: str) -> None:
-        key = self.selected_key()
-        record = self.records.get(key or "")
-        if key is None or record is None or record.error:
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.notify(f"{action}: {key} …", timeout=3)
-                self.act(action, key)
-
-        verb = action.capitalize()
-        self.app.push_screen(ConfirmScreen(question.format(key=key), detail, verb), answered)
-
-    @work(thread=True, group="agent-actions")
-    def act(self, action: str, key: str) -> None:
-        """Handoffs wait up to a minute, so every action runs off the UI thread."""
-        supervisor = self.supervisor
-        try:
-            if action == "handoff":
-                result = supervisor.handoff(key)
-                message = f"{key}: handoff {result.outcome}"
-                if result.successor is not None:
-                    message += f"; successor {result.successor.record.get('agent_id')}"
-            elif action == "respawn":
-                spawned = supervisor.respawn(key)
-                message = f"{key}: re-spawned as {spawned.record.get('agent_id')}"
-            else:
-                supervisor.kill(key)
-                message = f"{key}: killed"
-        except RuneError as exc:
-            self.app.call_from_thread(
-                self.notify, exc.message, title=f"{action} {key}", severity="error"
-            )
-            return
-        self.app.call_from_thread(self.notify, message, title=action.capitalize())

@@ -30,6 +30,7 @@ KIND_STYLE = {
     "stopped": "bold red",
     "context": "yellow",
     "waiting": "bold yellow",
+    "budget": "bold red",
 }
 
 

@@ -54,16 +54,31 @@ BILLING_MESSAGE = (
 )
 
 
-def rate_limit_headers(reset_epoch: int, status: str = "allowed") -> dict[str, str]:
-    """The unified rate-limit headers of a subscription's answer (five-hour window)."""
-    return {
+def rate_limit_headers(
+    reset_epoch: int,
+    status: str = "allowed",
+    used: float | None = None,
+    seven_day: float | None = None,
+    seven_day_reset: int | None = None,
+) -> dict[str, str]:
+    """The unified rate-limit headers of a subscription's answer: the five-hour window
+    (``used``: its utilization, 0..1), and the seven-day one when ``seven_day`` is given.
+    Claude Code hands them to its status line as ``rate_limits``."""
+    if used is None:
+        used = 1.0 if status == "rejected" else 0.42
+    headers = {
         "anthropic-ratelimit-unified-status": status,
         "anthropic-ratelimit-unified-reset": str(reset_epoch),
         "anthropic-ratelimit-unified-5h-status": status,
         "anthropic-ratelimit-unified-5h-reset": str(reset_epoch),
-        "anthropic-ratelimit-unified-5h-utilization": "1.0" if status == "rejected" else "0.42",
+        "anthropic-ratelimit-unified-5h-utilization": str(used),
         "anthropic-ratelimit-unified-representative-claim": "five_hour",
     }
+    if seven_day is not None:
+        headers["anthropic-ratelimit-unified-7d-status"] = "allowed"
+        headers["anthropic-ratelimit-unified-7d-utilization"] = str(seven_day)
+        headers["anthropic-ratelimit-unified-7d-reset"] = str(seven_day_reset or reset_epoch)
+    return headers
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,12 @@ from tests.support.paths import PANES, REPO
 VERSION = (REPO / ".ci" / "claude-code-version").read_text().strip()
 INSTALLED = REPO / ".ci" / "claude-code" / "node_modules" / ".bin" / "claude"
 API_KEY = "sk-ant-api03-" + "r" * 70 + "runeconsole-tests"
+# A subscription's session (``env=SUBSCRIPTION``): Claude Code then reads the plan's rate
+# limits from the answers' headers; the stand-in accepts any token.
+SUBSCRIPTION: dict[str, str | None] = {
+    "CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-" + "s" * 80,
+    "ANTHROPIC_API_KEY": None,
+}
 WIDTH, HEIGHT = 120, 40
 
 ASK_INPUT = {

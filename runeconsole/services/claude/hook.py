@@ -140,6 +140,28 @@ def _decide_permission(
     return permission_hook.request(paths, f"{role}-{name}", payload, now, written=waiting)
 
 
+def _held(
+    paths: ProjectPaths, role: str, name: str, payload: HookPayload, now: datetime
+) -> str | None:
+    """A tool call of an agent whose budget is spent: denied, with the reason, and the hold
+    noted in its identity. ``None``: not held (or no budget set)."""
+    from runeconsole.services.claude import settings as claude_settings
+
+    limits = claude_settings.load(paths).budgets
+    if not any(limits.values()):
+        return None
+    from runeconsole.services.budgets import hold
+
+    key = f"{role}-{name}"
+    denied = hold.denial(paths, key, now, limits)
+    if denied is None:
+        return None
+    from runeconsole.services.cost.ledger import local_day
+
+    hold.note(paths, key, denied[1], local_day(now))
+    return denied[0]
+
+
 def _notify_prompt(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
     if payload.notification_type == "permission_prompt":
         _notify(paths, key, f"{key} needs your permission", payload.message or "")
@@ -239,12 +261,16 @@ def handle(payload: HookPayload, environ: Mapping[str, str]) -> str:
     paths = ProjectPaths(root)
     role, name = locate.agent_key(payload, environ, paths)
     now = datetime.now(UTC)
+    if payload.event == events.PRE_TOOL_USE:
+        held = _held(paths, role, name, payload, now)
+        if held is not None:
+            return held
     respond = RESPONDERS.get(payload.event)
     answer = respond(paths, role, name, payload, now) if respond else None
     if answer is not None:
         return answer
     where = terminal.from_environ(environ)
-    outcome = agent_state.record(paths, role, name, payload, now, where, environ)
+    outcome = agent_state.record(paths, role, name, payload, now, environ, where)
     if payload.event in WENT_ON:
         _went_on(paths, outcome.key)
     step = STEPS.get(payload.event)

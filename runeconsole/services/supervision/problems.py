@@ -19,6 +19,7 @@ from runeconsole.services.supervision.settings import HIGH, MEDIUM, SupervisorSe
 # medium and low after prompts waiting for an answer.
 CONTEXT_RANK = {HIGH: 1, MEDIUM: 3}
 LOW_CONTEXT_RANK = 4
+BUDGET_RANK = {"held": 0, "warn": 3}
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Problem:
     and within a rank less context left comes first (``context_left``, 0 when compacting)."""
 
     key: str
-    kind: str  # crashed | stale | stopped | waiting | context
+    kind: str  # crashed | stale | stopped | waiting | context | budget
     rank: int
     detail: str
     context_left: int | None = None
@@ -76,6 +77,7 @@ def find_problems(
         stop = stop_of(record.fields) if view.activity == STOPPED else None
         if stop is not None:  # its turn ended on an API error: it waits for the operator
             problems.append(Problem(record.key, STOPPED, 1, stop.problem))
+        problems.extend(_budget(record, now))
         if obs is None:
             problems.extend(_hook_fed_context(record.key, view, settings))
             continue
@@ -88,6 +90,22 @@ def find_problems(
                 Problem(record.key, "context", rank, f"{obs.urgency}: {left}", remaining)
             )
     return sorted(problems, key=lambda problem: problem.sort_key)
+
+
+def _budget(record: AgentRecord, now: Any) -> list[Problem]:
+    """Held by a budget (beside the crashed: it does nothing until the operator acts), or
+    past 80 % of one (after the waiting)."""
+    from runeconsole.services.cost.booking import budget_state
+    from runeconsole.services.cost.ledger import local_day
+
+    cost = record.get("cost")
+    when = now if now is not None else record.seen
+    state = budget_state(cost, local_day(when)) if when is not None else "ok"
+    if state not in BUDGET_RANK:
+        return []
+    detail = str(cost["budget"].get("detail") or "")
+    shown = f"held: {detail}" if state == "held" else detail
+    return [Problem(record.key, "budget", BUDGET_RANK[state], shown)]
 
 
 def _hook_fed_context(

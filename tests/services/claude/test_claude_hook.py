@@ -132,7 +132,8 @@ def test_tokens_are_summed_over_the_session_and_context_is_the_latest_message(
         "cache_read": 26000,
         "cache_creation": 5000,
     }
-    assert row["context_left_percent"] == 89  # 20,200 of 200,000 in use
+    # 20,200 in use of the 1,000,000 tokens of the model SessionStart names (claude-opus-5-5)
+    assert row["context_left_percent"] == 98
     assert row["claude"]["transcript"]["context_tokens"] == 20200
 
 

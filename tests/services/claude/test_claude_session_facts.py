@@ -151,14 +151,15 @@ def test_after_a_compaction_the_meter_waits_for_the_next_answers_usage(
 ) -> None:
     hooked.write_usage("msg_1", input=3000, output=200, cache_read=150_000, cache_creation=9000)
     started(hooked)
-    assert row(cli, hooked.project)["context_left_percent"] == 19
+    # of the 1,000,000 tokens of the model SessionStart names (claude-opus-5-5)
+    assert row(cli, hooked.project)["context_left_percent"] == 84
     quiet(hooked.send("PreCompact"))
     quiet(hooked.send("PostCompact"))
     assert row(cli, hooked.project).get("context_left_percent") is None
     hooked.write_usage("msg_2", input=1000, output=40, cache_read=9000, cache_creation=0)
     quiet(hooked.send("UserPromptSubmit"))
     agent = row(cli, hooked.project)
-    assert agent["context_left_percent"] == 95
+    assert agent["context_left_percent"] == 99
     assert agent["tokens"]["cache_read"] == 159_000  # the compaction's tokens still count
 
 
