@@ -147,3 +147,15 @@ async def test_escape_sequences_in_an_agent_s_fields_never_reach_the_terminal(
         assert "]0;owned" in text and "[2Jn" in text  # shown, as harmless text
         assert not CONTROL.search(text)
         assert all(line.cell_length == table.size.width for line in lines)
+
+
+async def test_rows_share_one_cell_per_text_and_style(project: Path, clock: ManualClock) -> None:
+    write_fleet(project, clock, 3)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(160, 30)) as pilot:
+        table = app.agents_pane.table
+        await until(pilot, lambda: table.row_count == 3)
+        first, second = (
+            table.get_cell(key, "status") for key in ("worker-w00000", "worker-w00001")
+        )
+        assert first is second  # one Text for the same words, however many rows show them
