@@ -7,7 +7,7 @@ from pathlib import Path
 from runeconsole.adapters.clock import Clock
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from runeconsole.services.review import Reviews
+from runeconsole.services.review.service import Reviews
 from tests.support.merge_queue import git
 
 

@@ -45,7 +45,7 @@ from runeconsole.services.review.records import (
     ReviewRecords,
 )
 from runeconsole.services.review.settings import ReviewSettings
-from runeconsole.services.review.states import NONE, review_state, settled
+from runeconsole.services.review.states import NONE, review_state, settled, settled_states
 
 
 class NoWorktree(RuneError):
@@ -280,6 +280,21 @@ class Reviews:
             entry_status=entry_status,
             phase=phase,
         )
+
+    def states(
+        self,
+        records: list[AgentRecord],
+        views: list[AgentView],
+        early: dict[str, str | None] | None = None,
+    ) -> dict[str, str]:
+        """``review_state`` of every agent listed (``early``: ``settled_states`` already
+        worked out); the queue is read once, git asked only for idle or ended agents."""
+        early = early if early is not None else settled_states(records, views)
+        queue = self.queue.read() if not all(early.values()) else None
+        return {
+            record.key: early[record.key] or self.state(record, view, queue=queue)
+            for record, view in zip(records, views, strict=True)
+        }
 
     # -- inside ------------------------------------------------------------------------------
 

@@ -13,12 +13,15 @@ its changes, its last review and the merge queue:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from runeconsole.services.claude.activity import BUSY, COMPACTING
 from runeconsole.services.claude.view import AgentView
-from runeconsole.services.merge_queue import COMPLETED, IN_PROGRESS, PENDING
-from runeconsole.services.review.changes import Changes
-from runeconsole.services.review.records import APPROVED as APPROVED_VERDICT
-from runeconsole.services.review.records import ReviewRecord
+from runeconsole.services.liveness import ACTIVE, AgentRecord
+
+if TYPE_CHECKING:
+    from runeconsole.services.review.changes import Changes
+    from runeconsole.services.review.records import ReviewRecord
 
 WORKING, NEEDS_INPUT, READY = "working", "needs_input", "ready"
 APPROVED, MERGED, NONE = "approved", "merged", "none"
@@ -40,6 +43,15 @@ def settled(view: AgentView | None, active: bool) -> str | None:
     return None
 
 
+def settled_states(records: list[AgentRecord], views: list[AgentView]) -> dict[str, str | None]:
+    """``settled`` for every agent listed (``none`` for an unreadable one); ``None`` where
+    the agent's changes must decide."""
+    found: dict[str, str | None] = {}
+    for record, view in zip(records, views, strict=True):
+        found[record.key] = NONE if record.error else settled(view, record.get("status") == ACTIVE)
+    return found
+
+
 def review_state(
     view: AgentView | None,
     *,
@@ -51,6 +63,10 @@ def review_state(
 ) -> str:
     """The agent's ``review_state``; ``entry_status``: the status of the queue entry its
     latest approval made (``None`` when there is none)."""
+    # Here, not above: most agents are settled without them (``agents --json`` stays quick).
+    from runeconsole.services.merge_queue import COMPLETED, IN_PROGRESS, PENDING
+    from runeconsole.services.review.records import APPROVED as APPROVED_VERDICT
+
     early = settled(view, active)
     if early is not None:
         return early

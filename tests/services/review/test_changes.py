@@ -11,7 +11,7 @@ import pytest
 from runeconsole.core.errors import RuneError
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from runeconsole.services.review import NoWorktree
+from runeconsole.services.review.service import NoWorktree
 from tests.support.merge_queue import commit_in_checkout, git
 from tests.support.review import agent_with_worktree, commit, reviews, write
 

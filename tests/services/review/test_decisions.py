@@ -14,8 +14,8 @@ from runeconsole.services.claude.view import AgentView
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from runeconsole.services.review import APPROVED, ReviewRecords
 from runeconsole.services.review.prompt import compose
+from runeconsole.services.review.records import APPROVED, ReviewRecords
 from tests.support.merge_queue import commit_in_checkout, git
 from tests.support.review import agent_with_worktree, commit, reviews, write
 
