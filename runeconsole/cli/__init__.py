@@ -46,6 +46,8 @@ COMMANDS = {
     "events": "events",
     "permissions": "permissions",
     "review": "review",
+    "say": "reply",
+    "peek": "reply",
 }
 
 
