@@ -45,7 +45,7 @@ from runeconsole.services.review.records import (
     ReviewRecords,
 )
 from runeconsole.services.review.settings import ReviewSettings
-from runeconsole.services.review.states import NONE, review_state, settled, settled_states
+from runeconsole.services.review.states import NONE, Standing, settled, settled_states
 
 
 class NoWorktree(RuneError):
@@ -270,16 +270,8 @@ class Reviews:
                 return NONE
             changes = self.changes_at(worktree, probe=probe)
         latest = self.records.latest(record.key)
-        entry_status = _entry_status(queue or self.queue.read(), latest)
-        phase = hook_phase(self.hooks.read(record.key))
-        return review_state(
-            view,
-            active=active,
-            changes=changes,
-            latest=latest,
-            entry_status=entry_status,
-            phase=phase,
-        )
+        standing = Standing(changes, latest, queue_status(queue or self.queue.read(), latest))
+        return standing.state(record, view, hook_phase(self.hooks.read(record.key)))
 
     def states(
         self,
@@ -332,7 +324,8 @@ def _bead(value: object) -> str | None:
     return value if isinstance(value, str) and ID_PATTERN.fullmatch(value) else None
 
 
-def _entry_status(queue: QueueState, latest: ReviewRecord | None) -> str | None:
+def queue_status(queue: QueueState, latest: ReviewRecord | None) -> str | None:
+    """The status of the queue entry ``latest`` (an approval) made, if it is there."""
     if latest is None or latest.queue_entry is None:
         return None
     entry = queue.find(latest.queue_entry)

@@ -13,6 +13,7 @@ its changes, its last review and the merge queue:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from runeconsole.services.claude.activity import BUSY, COMPACTING
@@ -81,3 +82,25 @@ def review_state(
     if phase == MERGED_PHASE and (latest is None or latest.head == changes.head):
         return MERGED
     return READY if changes.ahead > 0 else NONE
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What a look found: the changes (``None``: no worktree), the latest review and the
+    status of the queue entry it made."""
+
+    changes: Changes | None
+    latest: ReviewRecord | None = None
+    entry_status: str | None = None
+
+    def state(self, record: AgentRecord, view: AgentView, phase: str | None) -> str:
+        if record.error:
+            return NONE
+        return review_state(
+            view,
+            active=record.get("status") == ACTIVE,
+            changes=self.changes,
+            latest=self.latest,
+            entry_status=self.entry_status,
+            phase=phase,
+        )
