@@ -13,9 +13,15 @@ import sys
 from typing import Any
 
 from runeconsole.cli.common import open_project, print_json
-from runeconsole.core.errors import RuneError
+from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.services.review.changes import Changes
 from runeconsole.services.review.records import NEW, OLD, ReviewRecord
+from runeconsole.services.review.report import (
+    approval_message,
+    comment_message,
+    review_report,
+    sent_message,
+)
 from runeconsole.services.review.service import Reviews
 
 ACTIONS = ("approve", "comment", "send", "history")
@@ -52,7 +58,8 @@ def _parser(action: str | None, common: argparse.ArgumentParser) -> argparse.Arg
         parser.add_argument("--base", metavar="REF", help="compare with REF instead of main")
         parser.set_defaults(act=show)
     elif action == "comment":
-        parser.add_argument("text", metavar="TEXT")
+        parser.add_argument("text", metavar="TEXT", nargs="?")
+        parser.add_argument("--text", dest="text_option", metavar="TEXT", help=argparse.SUPPRESS)
         parser.add_argument("--file", metavar="F", help="the file, as the diff names it")
         parser.add_argument("--line", type=int, metavar="N", help="its line, counting from 1")
         parser.add_argument(
@@ -83,26 +90,17 @@ def _print_or_json(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 def show(reviews: Reviews, args: argparse.Namespace) -> int:
-    record, worktree = reviews.target(args.agent)
-    if args.stat:
-        changes, text = reviews.changes_at(worktree, args.base), ""
-    else:
-        found = reviews.diff(args.agent, args.base)
-        changes, text = found.changes, found.text
-    state = reviews.state(record, changes=changes)
-    open_review = reviews.records.open_review(args.agent)
+    report = review_report(reviews, args.agent, args.base, stat=args.stat)
     if args.json:
-        data = {"agent": args.agent, "review_state": state, **changes.to_json()}
-        if not args.stat:
-            data["diff"] = text
-        data["review"] = open_review.to_json() if open_review else None
-        print_json(data)
-        return 1 if changes.error else 0
+        print_json(report)
+        return 1 if report["error"] else 0
+    changes = Changes.from_json(report)
     if changes.error:
         raise RuneError(f"{args.agent}: {changes.error}")
-    print(overview(args.agent, changes, state, open_review))
-    if text:
-        sys.stdout.write("\n" + text)
+    open_review = reviews.records.open_review(args.agent)
+    print(overview(args.agent, changes, report["review_state"], open_review))
+    if report.get("diff"):
+        sys.stdout.write("\n" + report["diff"])
     return 0
 
 
@@ -135,39 +133,24 @@ def approve(reviews: Reviews, args: argparse.Namespace) -> int:
     approval = reviews.approve(args.agent)
     for warning in approval.warnings:
         print(f"runeconsole: warning: {warning}", file=sys.stderr)
-    entry = approval.entry
-    where = f"position {entry.position}" if entry.position else entry.status
-    verb = "queued" if approval.created else "already queued"
-    _print_or_json(
-        args,
-        approval.to_json(),
-        f"approved {args.agent}: {entry.branch} {verb} as {entry.entry_id} ({where}); "
-        f"predicted conflicts: {approval.conflicts()}",
-    )
+    data = approval.to_json()
+    _print_or_json(args, data, approval_message(args.agent, data))
     return 0
 
 
 def comment(reviews: Reviews, args: argparse.Namespace) -> int:
-    record = reviews.comment(args.agent, args.text, file=args.file, line=args.line, side=args.side)
-    added = record.comments[-1]
-    count = len(record.comments)
-    _print_or_json(
-        args,
-        record.to_json(),
-        f"{args.agent}: comment on {added.place} in review {record.id} "
-        f"({count} comment{'s' * (count != 1)}, not sent yet)",
-    )
+    text = args.text if args.text_option is None else args.text_option
+    if text is None:
+        raise InvalidInput("review comment needs the comment's TEXT")
+    record = reviews.comment(args.agent, text, file=args.file, line=args.line, side=args.side)
+    data = record.to_json()
+    _print_or_json(args, data, comment_message(args.agent, data))
     return 0
 
 
 def send(reviews: Reviews, args: argparse.Namespace) -> int:
-    sent = reviews.send(args.agent)
-    _print_or_json(
-        args,
-        sent.to_json(),
-        f"sent {sent.comments} comment{'s' * (sent.comments != 1)} to {args.agent}:\n\n"
-        f"{sent.prompt}",
-    )
+    data = reviews.send(args.agent).to_json()
+    _print_or_json(args, data, f"{sent_message(args.agent, data)}:\n\n{data['prompt']}")
     return 0
 
 

@@ -15,18 +15,28 @@ from textual.widgets import DataTable
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude.view import agent_view
 from runeconsole.services.fleet import FleetModel
 from runeconsole.services.registry import AgentRecord
+from runeconsole.services.review.states import NONE, READY, settled
+from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.agent_cells import COLUMNS, cell, row_values
+from runeconsole.tui.agent_cells import COLUMNS as AGENT_COLUMNS
+from runeconsole.tui.agent_cells import cell, row_values
+from runeconsole.tui.changes_watch import ChangesWatch
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pacing import after_frame
 from runeconsole.tui.pane import AGENTS, LivePane
+from runeconsole.tui.review_cells import CHANGES_COLUMN, changes_cell
 
+# The agent's cells, with its changes after its context (``review_cells.py``).
+CHANGES_AT = [column[0] for column in AGENT_COLUMNS].index("context") + 1
+COLUMNS = (*AGENT_COLUMNS[:CHANGES_AT], CHANGES_COLUMN, *AGENT_COLUMNS[CHANGES_AT:])
 SEEN = frozenset({"seen"})
 SEEN_AT = [column[0] for column in COLUMNS].index("seen")
+REVIEW_SUMMARY = "review"  # the top line's ready count
 
 
 def search_text(record: AgentRecord) -> str:
@@ -73,6 +83,7 @@ WHOLE = 500  # a change naming more keys than this and half the fleet refills th
 class AgentsPane(LivePane):
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
+        Binding("d", "review", "Review"),
         Binding("g", "jump", "Go to"),
         Binding("h", "handoff", "Handoff"),
         Binding("r", "respawn", "Respawn"),
@@ -82,18 +93,31 @@ class AgentsPane(LivePane):
     TITLE = "Agents"
     HELP_KEYS = (
         ("enter", "every field, the predecessor chain, the hook and the pane's last lines"),
+        ("d", "review its changes: the diff by file, comments, approve, send them back"),
         ("g", "switch your tmux client to the agent's session"),
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
         ("x", "kill the agent's session; its worktree is left as it is (confirmed)"),
         ("! / ?", "waiting for a permission / an answer;  ⟳ compacting"),
         ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
+        ("CHANGES", "+added −removed, files, against its base: ● ready, ✓ approved, ⛙ merged"),
+        ("/ ready", "agents ready for review (idle or ended, ahead of their base)"),
     )
 
-    def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: object) -> None:
+    def __init__(
+        self,
+        supervisor: Supervisor,
+        fleet: FleetModel,
+        tracker: ChangeTracker | None = None,
+        **kwargs: object,
+    ) -> None:
         super().__init__(**kwargs)
         self.supervisor = supervisor
         self.fleet = fleet
+        self.watch = ChangesWatch(tracker) if tracker is not None else None
+        self._states: dict[str, str] = {}  # review_state of agents with a worktree
+        self._ready: set[str] = set()
+        self._ready_shown: int | None = None
         self.filter_text = ""
         self.table = KeyedTable(COLUMNS, id="agents-table")
         # Every record's row and search text, shown or filtered out: a filter typed or
@@ -118,9 +142,14 @@ class AgentsPane(LivePane):
 
     def compose(self) -> ComposeResult:
         yield self.table
+        if self.watch is not None:
+            yield self.watch
 
     def on_mount(self) -> None:
         self.show_all()
+        if self.watch is not None:
+            self.watch.note(self.fleet.snapshot())
+        self._count_ready()
 
     def watch_dirs(self) -> list[Path]:
         return []  # the app feeds the fleet model, which this pane draws
@@ -142,8 +171,9 @@ class AgentsPane(LivePane):
             self.supervisor.settings,
             self.supervisor.clock.now(),
         )
+        values = (*values[:CHANGES_AT], self._changes_of(key), *values[CHANGES_AT:])
         self._rows[key] = values
-        self._search[key] = search_text(record)  # a filter's first key finds it ready
+        self._search[key] = self._search_text(record)  # a filter's first key finds it ready
         if self._place.get(key) != row_order(record):
             self._order = None
         return values
@@ -202,7 +232,7 @@ class AgentsPane(LivePane):
             index += 1
             seen = search.get(key)
             if seen is None and (record := records.get(key)) is not None:
-                seen = search[key] = search_text(record)
+                seen = search[key] = self._search_text(record)
             if seen is not None and text in seen:
                 found.append(key)
         return found, index
@@ -218,8 +248,13 @@ class AgentsPane(LivePane):
     def _search_of(self, record: AgentRecord) -> str:
         text = self._search.get(record.key)
         if text is None:
-            text = self._search[record.key] = search_text(record)
+            text = self._search[record.key] = self._search_text(record)
         return text
+
+    def _search_text(self, record: AgentRecord) -> str:
+        """What the filter looks in: the record's words and its review state (``ready``)."""
+        state = self._states.get(record.key)
+        return search_text(record) + (f" {state}" if state else "")
 
     def _row_of(self, key: str) -> tuple[object, ...]:
         row = self._rows.get(key)
@@ -260,6 +295,7 @@ class AgentsPane(LivePane):
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""
         change = message.change
+        self._follow_changes(change.changed, change.removed)
         # Most of the table (the first load): one refill. A burst of a mass crash (hundreds
         # of keys of a large fleet) goes row by row: a refill would cost every row each time.
         if len(change.changed) + len(change.removed) > max(WHOLE, len(self.fleet) // 2):
@@ -281,6 +317,80 @@ class AgentsPane(LivePane):
         self.table.reorder("role", "name", key=by_role_and_name)
         if change.counts:
             self.summarise(self.counts())
+
+    # -- changes and review states -------------------------------------------------------
+
+    def _follow_changes(self, changed: frozenset[str], removed: frozenset[str]) -> None:
+        """Agents read again: their changes are looked at when due, their review state
+        (which follows what they are doing) is worked out now."""
+        if self.watch is None:
+            return
+        for key in removed:
+            self._states.pop(key, None)
+            self._ready.discard(key)
+        self.watch.forget(removed)
+        records = [r for k in changed if (r := self.fleet.get(k)) is not None]
+        self.watch.note(records)
+        for record in records:
+            if record.key in self.watch.tracker.worktrees:
+                self._restate(record.key, redraw=False)
+        self._count_ready()
+
+    def on_changes_watch_looked(self, message: ChangesWatch.Looked) -> None:
+        message.stop()
+        for key in message.found:
+            self._restate(key, redraw=True)
+        self._count_ready()
+
+    def _state_of(self, record: AgentRecord) -> str:
+        key = record.key
+        view = agent_view(record.fields, self.fleet.observations.get(key))
+        standing = self.watch.tracker.standing.get(key) if self.watch else None
+        if standing is None:
+            return NONE if record.error else settled(view, record.status == "active") or NONE
+        return standing.state(record, view, self.fleet.phases.get(key))
+
+    def _changes_of(self, key: str) -> object:
+        standing = self.watch.tracker.standing.get(key) if self.watch else None
+        if standing is None:
+            return cell("")
+        return changes_cell(standing.changes, self._states.get(key, NONE))
+
+    def _restate(self, key: str, *, redraw: bool) -> None:
+        """Work out ``key``'s review state again; redraw its CHANGES (``redraw``: its
+        changes were just looked at) or its whole row when the state moved."""
+        record = self.fleet.get(key)
+        if record is None or self.watch is None or key not in self.watch.tracker.worktrees:
+            return
+        state = self._state_of(record)
+        moved = self._states.get(key) != state
+        self._states[key] = state
+        (self._ready.add if state == READY else self._ready.discard)(key)
+        if not (moved or redraw):
+            return
+        self._search.pop(key, None)
+        row = self._rows.get(key)
+        if row is not None:
+            changes = self._changes_of(key)
+            self._rows[key] = (*row[:CHANGES_AT], changes, *row[CHANGES_AT + 1 :])
+            if self.table.has(key):
+                self.table.set_cell(key, "changes", changes)
+        if moved and self.filter_text:
+            self.upsert(record, age=False)  # the filter may take or drop it now
+
+    def _count_ready(self) -> None:
+        if self.watch is not None and len(self._ready) != self._ready_shown:
+            self._ready_shown = len(self._ready)
+            self.post_message(self.Summary(REVIEW_SUMMARY, {"ready": self._ready_shown}))
+
+    def review_state(self, key: str) -> str:
+        """The agent's review state as shown (``none`` without a worktree)."""
+        return self._states.get(key, NONE)
+
+    def action_review(self) -> None:
+        key = self.selected_key()
+        if key is not None:
+            self.post_message(self.ReviewWanted(key))
 
     # -- time passing ----------------------------------------------------------------------
 

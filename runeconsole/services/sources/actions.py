@@ -93,6 +93,29 @@ class LocalActions:
         """``g``: the operator's tmux client switches to the agent's session."""
         Supervisor(self.project).switch_to(key)
 
+    # -- reviews (``review AGENT --json`` and its decisions) ---------------------------------
+
+    def _reviews(self) -> Any:
+        from runeconsole.services.review.service import Reviews
+
+        return Reviews(self.project)
+
+    def review(self, key: str) -> Any:
+        from runeconsole.services.review.report import review_report
+
+        return review_report(self._reviews(), key)
+
+    def review_comment(
+        self, key: str, text: str, file: str | None, line: int | None, side: str
+    ) -> Any:
+        return self._reviews().comment(key, text, file=file, line=line, side=side).to_json()
+
+    def review_approve(self, key: str) -> Any:
+        return self._reviews().approve(key).to_json()
+
+    def review_send(self, key: str) -> Any:
+        return self._reviews().send(key).to_json()
+
 
 class RemoteActions:
     def __init__(self, source: RemoteSource, timeout: float = ACTION_TIMEOUT) -> None:
@@ -158,6 +181,26 @@ class RemoteActions:
 
     def kill(self, key: str) -> Any:
         return self.call("kill", key, "--json")
+
+    def review(self, key: str) -> Any:
+        """``review KEY --json`` there: its changes, the diff, its open review (exit 1 with
+        a report when its worktree cannot be read: the report says why)."""
+        return self.call("review", key, "--json", accept=(0, 1))
+
+    def review_comment(
+        self, key: str, text: str, file: str | None, line: int | None, side: str
+    ) -> Any:
+        where = [*(["--file", file] if file else []), *(["--line", str(line)] if line else [])]
+        # --text=: a text that begins with '-' is never taken for an option
+        return self.call(
+            "review", "comment", key, *where, "--side", side, f"--text={text}", "--json"
+        )
+
+    def review_approve(self, key: str) -> Any:
+        return self.call("review", "approve", key, "--json")
+
+    def review_send(self, key: str) -> Any:
+        return self.call("review", "send", key, "--json")
 
     def attach_argv(self, session: str, socket: str | None = None) -> list[str]:
         """The local argv that attaches a terminal to the agent's tmux session there."""
