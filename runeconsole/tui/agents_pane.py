@@ -29,6 +29,7 @@ from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pacing import after_frame
 from runeconsole.tui.pane import AGENTS, LivePane
+from runeconsole.tui.review import ReviewWanted
 from runeconsole.tui.review_cells import CHANGES_COLUMN, changes_cell
 
 # The agent's cells, with its changes after its context (``review_cells.py``).
@@ -390,7 +391,7 @@ class AgentsPane(LivePane):
     def action_review(self) -> None:
         key = self.selected_key()
         if key is not None:
-            self.post_message(self.ReviewWanted(key))
+            self.post_message(ReviewWanted(key))
 
     # -- time passing ----------------------------------------------------------------------
 

@@ -35,6 +35,11 @@ class ChangesWatch(Widget):
         self._timer: Timer | None = None
         self._timer_due: float | None = None
 
+    @property
+    def idle(self) -> bool:
+        """Nothing being looked at, nothing due (tests and screenshots wait for it)."""
+        return not self._looking and self.tracker.next_due() is None
+
     def note(self, records: Iterable[AgentRecord], *, force: bool = False) -> None:
         self.tracker.note(records, force=force)
         self.kick()

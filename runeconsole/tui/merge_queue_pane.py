@@ -46,6 +46,7 @@ from runeconsole.tui.merge_queue_rows import (
     search_fields,
 )
 from runeconsole.tui.pane import MERGE_QUEUE, LivePane
+from runeconsole.tui.review import ReviewWanted
 from runeconsole.tui.workers import background, cancelled
 
 QUEUE_FILES = frozenset({"merge-queue.json", "merge-queue.processor.json"})
@@ -76,15 +77,17 @@ class MergeQueuePane(LivePane):
     TITLE = "Merge queue"
     HELP_KEYS = (
         ("p", "process the head of the queue (asks first), watching each step"),
+        ("enter / d", "review the selected entry's changes (its agent's, or its branch's)"),
         ("r", "retry the selected failed entry"),
-        ("d", "remove the selected entry (asks first)"),
+        ("x", "remove the selected entry (asks first)"),
         ("+ / -", "move the selected pending entry up / down"),
         ("space", "pause / resume the queue"),
     )
     BINDINGS = [
         Binding("p", "process", "Process head"),
+        Binding("d", "review", "Review"),
         Binding("r", "retry", "Retry"),
-        Binding("d", "remove", "Remove"),
+        Binding("x", "remove", "Remove"),
         Binding("plus,equals_sign", "move(-1)", "Move up"),
         Binding("minus", "move(1)", "Move down"),
         Binding("space", "toggle_pause", "Pause/resume"),
@@ -248,6 +251,15 @@ class MergeQueuePane(LivePane):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
         self.refresh_detail()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_review()
+
+    def action_review(self) -> None:
+        entry = self.selected()
+        if entry is not None:
+            self.post_message(ReviewWanted(entry.identity, entry.branch or None))
 
     def tick(self) -> None:
         now = self.queue.clock.now()

@@ -24,10 +24,11 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from runeconsole.tui.review.document import Document
+from runeconsole.tui.review.document import COMMIT, FILE, TITLE, Document
 from runeconsole.tui.review.painter import MATCH, Painter
 
 KEPT_STRIPS = 2000
+HEADINGS = frozenset({FILE, TITLE, COMMIT})  # drawn from the left edge, with no gutter
 
 
 class DiffView(ScrollView, can_focus=True):
@@ -44,11 +45,11 @@ class DiffView(ScrollView, can_focus=True):
         Binding("pageup,b", "page(-1)", "Page up", show=False),
         Binding("home,g", "edge(0)", "Top", show=False),
         Binding("end,G", "edge(1)", "Bottom", show=False),
-        Binding("n", "file(1)", "Next file"),
-        Binding("p", "file(-1)", "Prev file"),
-        Binding("right_square_bracket", "hunk(1)", "Next hunk"),
-        Binding("left_square_bracket", "hunk(-1)", "Prev hunk"),
-        Binding("w", "toggle_wrap", "Wrap"),
+        Binding("n", "file(1)", "File"),
+        Binding("p", "file(-1)", "Previous file", show=False),
+        Binding("right_square_bracket", "hunk(1)", "Hunk"),
+        Binding("left_square_bracket", "hunk(-1)", "Previous hunk", show=False),
+        Binding("w", "toggle_wrap", "Wrap", show=False),
         Binding("full_stop", "match(1)", "Next match", show=False),
         Binding("comma", "match(-1)", "Prev match", show=False),
         Binding("h,left", "sideways(-8)", "Left", show=False),
@@ -98,8 +99,11 @@ class DiffView(ScrollView, can_focus=True):
             self.virtual_size = Size(0, 0)
             return
         if self.wrap:
-            width = self._content_width
-            heights = [max(1, math.ceil(cell_len(row[1]) / width)) for row in document.rows]
+            code, whole = self._content_width, max(1, self.scrollable_content_region.width)
+            heights = [
+                max(1, math.ceil(cell_len(row[1]) / (whole if row[0] in HEADINGS else code)))
+                for row in document.rows
+            ]
             self._tops = [0, *accumulate(heights)]
             self.virtual_size = Size(self.scrollable_content_region.width, self._tops[-1])
         else:
@@ -168,13 +172,15 @@ class DiffView(ScrollView, can_focus=True):
             body = body.copy()
             body.highlight_words([self.search], MATCH, case_sensitive=False)
         console = self.app.console
-        gutter = Strip(list(painter.gutter(row, continued=part > 0).render(console, end="")))
         content = Strip(list(body.render(console, end="")))
-        room = max(1, width - painter.gutter_width)
+        if kind in HEADINGS:  # the whole width, never scrolled sideways
+            gutter, room, scroll_x = Strip([]), width, 0
+        else:
+            gutter = Strip(list(painter.gutter(row, continued=part > 0).render(console, end="")))
+            room, scroll_x = max(1, width - painter.gutter_width), int(self.scroll_offset.x)
         if self.wrap:
             content = content.crop(part * room, (part + 1) * room)
         else:
-            scroll_x = int(self.scroll_offset.x)
             content = content.crop(scroll_x, scroll_x + room)
         line = Strip.join([gutter, content]).adjust_cell_length(width)
         return Strip(Segment.apply_style(list(line), background)).simplify()
