@@ -19,6 +19,7 @@ from runeconsole.services.review.records import NEW, OLD, ReviewRecord
 from runeconsole.services.review.report import (
     approval_message,
     comment_message,
+    review_line,
     review_report,
     sent_message,
 )
@@ -74,7 +75,7 @@ def _parser(action: str | None, common: argparse.ArgumentParser) -> argparse.Arg
 def run(args: argparse.Namespace) -> int:
     action = args.target if args.target in ACTIONS else None
     words = list(args.rest) if action else [args.target, *args.rest]
-    parsed = _parser(action, args.common_parser).parse_args(words, namespace=args)
+    parsed = _parser(action, args.common_parser).parse_intermixed_args(words, namespace=args)
     reviews = Reviews(open_project(parsed))
     return int(parsed.act(reviews, parsed) or 0)
 
@@ -164,14 +165,3 @@ def history(reviews: Reviews, args: argparse.Namespace) -> int:
     for record in records:
         print(review_line(record))
     return 0
-
-
-def review_line(record: ReviewRecord) -> str:
-    if record.error:
-        return f"{record.id}  unreadable: {record.error}"
-    verdict = record.verdict or "open"
-    count = len(record.comments)
-    when = record.get("decided_at") or record.get("updated_at") or ""
-    head = str(record.head or "")[:8]
-    entry = f"  {record.queue_entry}" if record.queue_entry else ""
-    return f"{record.id}  {verdict:<17} {count} comment{'s' * (count != 1)}  {head}  {when}{entry}"

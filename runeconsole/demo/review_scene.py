@@ -86,7 +86,7 @@ def refresh(token: str, secret: str, now: float | None = None) -> str | None:
         return token
     return issue(user_id, secret, now)
 '''
-TOKENS_TEST = '''\
+TOKENS_TEST = """\
 from api.tokens import check, issue, refresh
 
 
@@ -99,7 +99,7 @@ def test_a_token_checks_until_it_expires():
 def test_a_token_near_its_end_is_refreshed():
     token = issue("ada", "s3cret", now=1000)
     assert refresh(token, "s3cret", now=1000 + 3500) != token
-'''
+"""
 BASE_FILES = {
     "api/tokens.py": TOKENS_BEFORE,
     "api/session.py": "SESSIONS: dict[str, str] = {}\n",
@@ -161,7 +161,7 @@ def build_reviews(root: Path, registry: Registry | None = None) -> None:
     git(["commit", "--quiet", "-m", "api: tokens and sessions"], root)
     for key, (branch, commits, uncommitted, removed) in WORK.items():
         relative = f".worktrees/{key}"
-        worktree = root / relative
+        worktree = (root / relative).absolute()  # git resolves a relative one elsewhere
         git(["worktree", "add", "--quiet", "-b", branch, str(worktree), "main"], root)
         for message, files in commits:
             _write(worktree, files)

@@ -15,12 +15,25 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.registry import AgentRecord
+from runeconsole.services.review.records import ReviewRecord, ReviewRecords
+from runeconsole.services.review.report import review_line
 from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.detail_modal import DetailModal
 from runeconsole.tui.permissions_pane import decisions_text
 from runeconsole.tui.theme import LIVENESS_STYLE
 
 TAIL_LINES = 15
+
+
+def reviews_text(history: list[ReviewRecord]) -> Text:
+    """The agent's reviews (``d`` makes them), newest first: verdict, comments, head."""
+    if not history:
+        return Text("")
+    text = Text("\nReviews\n", "bold")
+    for record in history:
+        style = {"approved": "green", "changes_requested": "yellow"}.get(record.verdict or "", "")
+        text.append(review_line(record) + "\n", "red" if record.error else style)
+    return text
 
 
 def fields_table(fields: dict[str, object]) -> Table:
@@ -62,6 +75,9 @@ class AgentDetail(DetailModal):
             permissions = Static(id="detail-permissions")
             permissions.display = False  # until the agent has a decision to show
             yield permissions
+            reviews = Static(id="detail-reviews")
+            reviews.display = False  # until the agent has a review to show
+            yield reviews
             yield Static(Text("\nPane", "bold"))
             yield Static(Text("reading the pane…", "dim"), id="detail-pane")
 
@@ -69,6 +85,19 @@ class AgentDetail(DetailModal):
         if self.record is not None and not self.record.error:
             self.load_tail()
         self.load_permissions()
+        self.load_reviews()
+
+    @work(thread=True, exclusive=True, group="detail-reviews")
+    def load_reviews(self) -> None:
+        """Every review of the agent, newest first (files: off the UI thread)."""
+        history = ReviewRecords(self.supervisor.project).history(self.key)
+        self.app.call_from_thread(self._show_reviews, reviews_text(history))
+
+    def _show_reviews(self, shown: Text) -> None:
+        if self.is_mounted:
+            box = self.query_one("#detail-reviews", Static)
+            box.update(shown)
+            box.display = bool(shown.plain)
 
     @work(thread=True, exclusive=True, group="detail-permissions")
     def load_permissions(self) -> None:

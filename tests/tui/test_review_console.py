@@ -7,13 +7,17 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input, Static
 
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.demo.review_scene import COMMENT, READY_AGENT, fixed_repo
+from runeconsole.demo.scene import build_scene
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.review.records import ReviewRecords
+from runeconsole.services.review.service import Reviews
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
@@ -23,6 +27,7 @@ from runeconsole.tui.review.screen import ReviewScreen
 from runeconsole.tui.status_bar import StatusBar
 from tests.support.console import changes_looked, settle
 from tests.support.merge_queue import commit_in_checkout
+from tests.support.paths import SNAP
 from tests.support.polling import until
 from tests.support.review import agent_with_worktree, commit, write
 
@@ -225,3 +230,50 @@ async def test_enter_on_a_queue_entry_opens_its_agents_review(repo: Path) -> Non
         assert [f.path for f in screen.document.diff.files] == ["j.txt"]
         await pilot.press("c")
         assert not screen.query_one("#review-input", Input).display
+
+
+# -- snapshots --------------------------------------------------------------------------------
+
+SNAP_ROOT = SNAP / "review"
+
+
+@pytest.fixture
+def review_scene(snap_dir: Path) -> RuneConsole:
+    """The demo scene on a repository made the same way each time (its commit ids too)."""
+    fixed_repo(SNAP_ROOT)
+    clock = ManualClock()
+    build_scene(SNAP_ROOT, clock)
+    return create_app(SNAP_ROOT, clock=clock, watch=False, tick_seconds=0)
+
+
+async def on_the_comment(pilot) -> None:
+    screen = await open_review(pilot, READY_AGENT)
+    view = screen.query_one(DiffView)
+    _, line, _ = COMMENT
+    index = next(n for n, r in enumerate(screen.document.rows) if r[3] == line and r[0] in "+ ")
+    view.move_to(index, center=True)
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (150, 40)])
+def test_snapshot_review(snap_compare, review_scene: RuneConsole, size) -> None:
+    assert snap_compare(review_scene, terminal_size=size, run_before=on_the_comment)
+
+
+async def test_the_agents_detail_lists_its_reviews(repo: Path) -> None:
+    key, wt = agent_with_worktree(repo, "k")
+    commit(wt, {"k.txt": "k2\n"}, "k")
+    reviews = Reviews(Project(repo))
+    reviews.comment(key, "first round")
+    reviews.approve(key)
+    reviews.comment(key, "second round")
+    app = console(repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.agents_pane.select(key)
+        await pilot.press("enter")
+        await settle(pilot)
+        shown = str(app.screen.query_one("#detail-reviews", Static).render())
+    lines = shown.strip().splitlines()
+    assert lines[0] == "Reviews"
+    assert lines[1].startswith("0002-") and "open" in lines[1] and "1 comment" in lines[1]
+    assert lines[2].startswith("0001-") and "approved" in lines[2] and "mq-feat-k-" in lines[2]

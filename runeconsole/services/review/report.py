@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runeconsole.services.review.records import ReviewRecord
 from runeconsole.services.review.service import Reviews
 
 
@@ -69,3 +70,16 @@ def comment_message(key: str, data: dict[str, Any]) -> str:
 
 def sent_message(key: str, data: dict[str, Any]) -> str:
     return f"sent {_plural(int(data.get('comments') or 0), 'comment')} to {key}"
+
+
+def review_line(record: ReviewRecord) -> str:
+    """One review in a line: its id, verdict, comments, the head it was made on, when,
+    and the queue entry an approval made."""
+    if record.error:
+        return f"{record.id}  unreadable: {record.error}"
+    verdict = record.verdict or "open"
+    count = len(record.comments)
+    when = record.get("decided_at") or record.get("updated_at") or ""
+    head = str(record.head or "")[:8]
+    entry = f"  {record.queue_entry}" if record.queue_entry else ""
+    return f"{record.id}  {verdict:<17} {_plural(count, 'comment')}  {head}  {when}{entry}"
