@@ -99,4 +99,5 @@ async def test_enter_on_a_queue_entry_reviews_its_agent_on_its_source(tmp_path: 
 
 
 def row_of(table, part: str) -> int:
-    return table.get_row_index(next(key for key in table.keys() if part in key))
+    keys = table.keys()  # a KeyedTable's shown keys
+    return table.get_row_index(next(key for key in keys if part in key))
