@@ -42,7 +42,7 @@ from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.review import ReviewWanted
-from runeconsole.tui.review.screen import ReviewScreen
+from runeconsole.tui.review.screen import open_review
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 from runeconsole.tui.toasts import RepeatFilter, monitor_toast
@@ -358,9 +358,9 @@ class RuneConsole(PanesApp):
     def on_review_wanted(self, message: ReviewWanted) -> None:
         """``d`` on an agent, ``enter`` or ``d`` on a queue entry: its review screen."""
         if message.agent is not None and self.fleet.get(message.agent) is not None:
-            self.push_screen(ReviewScreen(LocalReview(self.reviews, message.agent)))
+            open_review(self, LocalReview(self.reviews, message.agent))
         elif message.branch:
-            self.push_screen(ReviewScreen(BranchReview(self.reviews, message.branch)))
+            open_review(self, BranchReview(self.reviews, message.branch))
         else:
             self.notify(f"{message.agent}: no such agent", title="Review", severity="warning")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from runeconsole.core.gcpause import collector_paused
 from runeconsole.services.review.changes import Changes, FileChange
 
 HUNK = re.compile(r"^@@+ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -120,6 +121,11 @@ def _read_section(change: FileChange, section: list[str]) -> FileDiff:
 def read_patch(changes: Changes, text: str) -> ReviewDiff:
     """The diff of ``changes`` from ``text`` (git writes files in the same order as the
     changes list them; a section is matched to its file by path all the same)."""
+    with collector_paused():  # tens of thousands of lines, none in a reference cycle
+        return _read(changes, text)
+
+
+def _read(changes: Changes, text: str) -> ReviewDiff:
     sections = _sections(text)
     files: list[FileDiff] = []
     unmatched = list(sections)

@@ -15,7 +15,6 @@ from runeconsole.services.review.records import Comment
 from runeconsole.services.review.report import (
     approval_message,
     comment_message,
-    review_report,
     sent_message,
 )
 from runeconsole.services.review.service import Reviews
@@ -61,7 +60,12 @@ class LocalReview:
         self.reviews, self.key, self.label = reviews, key, key
 
     def load(self) -> Loaded:
-        return _loaded(review_report(self.reviews, self.key))
+        reviews, key = self.reviews, self.key
+        record, _ = reviews.target(key)
+        diff = reviews.diff(key)
+        review = reviews.records.open_review(key)
+        comments = review.comments if review is not None else []
+        return Loaded(diff, comments, reviews.state(record, changes=diff.changes))
 
     def comment(self, text: str, file: str | None, line: int | None, side: str) -> str:
         record = self.reviews.comment(self.key, text, file=file, line=line, side=side)

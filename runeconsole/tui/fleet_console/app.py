@@ -58,7 +58,7 @@ from runeconsole.tui.fleet_console.store import (
     FleetRows,
     Moved,
 )
-from runeconsole.tui.review.screen import ReviewScreen
+from runeconsole.tui.review.screen import open_review
 from runeconsole.tui.suspended_detail import show_resumed
 from runeconsole.tui.theme import LIVENESS_STYLE
 
@@ -357,7 +357,7 @@ class FleetConsole(PanesApp):
             self.notify(exc.message, title=f"Cannot review {key}", severity="warning")
             return
         label = f"{source}/{key}" if self.feed.prefixed else key
-        self.push_screen(ReviewScreen(ActionsReview(actions, key, label)))
+        open_review(self, ActionsReview(actions, key, label))
 
     def attach(self, source: str, key: str) -> None:
         row = self.store.get(AGENT, f"{source}/{key}" if self.feed.prefixed else key) or {}

@@ -87,6 +87,14 @@ class DiffView(ScrollView, can_focus=True):
         self.refresh()
         self.post_message(self.CursorMoved(self, self.cursor))
 
+    def clear(self) -> None:
+        """Nothing shown (a review being read)."""
+        self.document = self.painter = None
+        self._strips.clear()
+        self.cursor = 0
+        self._measure()
+        self.refresh()
+
     @property
     def _content_width(self) -> int:
         gutter = self.painter.gutter_width if self.painter else 0
@@ -108,7 +116,7 @@ class DiffView(ScrollView, can_focus=True):
             self.virtual_size = Size(self.scrollable_content_region.width, self._tops[-1])
         else:
             self._tops = []
-            widest = max((cell_len(row[1]) for row in document.rows), default=0)
+            widest = max(map(len, (row[1] for row in document.rows)), default=0)  # about
             self.virtual_size = Size(painter.gutter_width + widest + 2, len(document))
 
     def on_resize(self) -> None:

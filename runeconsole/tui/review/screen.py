@@ -11,14 +11,15 @@ are shown at once). Loading and every decision run in workers; what comes back i
 from __future__ import annotations
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets import Input, OptionList, Static
 
 from runeconsole.core.errors import RuneError
+from runeconsole.core.gcpause import collector_paused
 from runeconsole.services.review.records import NEW, Comment
 from runeconsole.services.review.targets import Loaded, ReviewTarget
 from runeconsole.tui.confirm import ConfirmScreen
@@ -26,11 +27,35 @@ from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.document import Document
 from runeconsole.tui.review.file_list import FileList
+from runeconsole.tui.review.painter import lexer_for
 from runeconsole.tui.review_cells import STATE_STYLE
 from runeconsole.tui.workers import background, cancelled
 
+SCREEN_NAME = "review"
 FOLD_BELOW = 100  # columns: narrower, the file list folds away
+# The keys, in one line (a Footer is a widget per key, restyled on every focus change:
+# most of what opening the screen cost).
+KEYS = Text.assemble(
+    *(
+        part
+        for key, what in (
+            ("n/p", "file"),
+            ("]/[", "hunk"),
+            ("c", "comment"),
+            ("S", "send"),
+            ("A", "approve"),
+            ("/", "search"),
+            ("?", "keys"),
+            ("esc", "close"),
+            ("C", "on all"),
+            ("w", "wrap"),
+            ("f", "files"),
+        )
+        for part in ((f" {key} ", "bold yellow"), (what + " ", ""))
+    )
+)
 SEARCH, COMMENT = "search", "comment"
+WARM_LEXERS = 200  # files whose highlighter is looked up before the diff is shown
 
 
 class ReviewScreen(Screen[None]):
@@ -57,6 +82,11 @@ class ReviewScreen(Screen[None]):
     #review-input {
         display: none;
         height: 3;
+    }
+    #review-keys {
+        height: 1;
+        padding: 0 1;
+        background: $footer-background;
     }
     """
     BINDINGS = [
@@ -90,13 +120,19 @@ class ReviewScreen(Screen[None]):
         """A load or a decision came back: ``loaded`` or a message to show (``error``)."""
 
         def __init__(
-            self, action: str, loaded: Loaded | None = None, said: str = "", error: bool = False
+            self,
+            action: str,
+            loaded: Loaded | None = None,
+            said: str = "",
+            error: bool = False,
+            document: Document | None = None,
         ) -> None:
             super().__init__()
             self.action = action
             self.loaded = loaded
             self.said = said
             self.error = error
+            self.document = document
 
     def __init__(self, target: ReviewTarget) -> None:
         super().__init__()
@@ -108,6 +144,20 @@ class ReviewScreen(Screen[None]):
         self.mode: str | None = None
         self.pending: tuple[str | None, int | None, str] | None = None  # a comment's place
         self.loads = 0  # loads shown (tests and the benchmark wait on it)
+        self._fresh = True  # a target not loaded yet: loaded when the screen shows
+
+    def retarget(self, target: ReviewTarget) -> None:
+        """Review ``target`` next (the screen is kept between reviews: building it again
+        each time was most of what opening one cost)."""
+        self.target, self.loaded, self.document, self.comments = target, None, None, []
+        self.mode = self.pending = None
+        self.loads, self._fresh = 0, True
+        if self.is_mounted:
+            self.query_one("#review-title", Static).update(self._title())
+            self.query_one("#review-status", Static).update(Text("reading the changes…", "dim"))
+            self.query_one("#review-input", Input).display = False
+            self.diff_view.clear()
+            self.file_list.clear_options()
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="review-title")
@@ -116,7 +166,7 @@ class ReviewScreen(Screen[None]):
             yield DiffView(id="review-diff")
         yield Static(Text("reading the changes…", "dim"), id="review-status")
         yield Input(id="review-input")
-        yield Footer()
+        yield Static(KEYS, id="review-keys")
 
     @property
     def diff_view(self) -> DiffView:
@@ -126,10 +176,13 @@ class ReviewScreen(Screen[None]):
     def file_list(self) -> FileList:
         return self.query_one(FileList)
 
-    def on_mount(self) -> None:
-        self._fold()
-        self.diff_view.focus()
-        self.load()
+    def on_screen_resume(self) -> None:
+        """Shown: a new target is read (a window closed over it reads nothing again)."""
+        if self._fresh:
+            self._fresh = False
+            self._fold()
+            self.diff_view.focus()
+            self.load()
 
     def on_resize(self) -> None:
         self._fold()
@@ -142,27 +195,33 @@ class ReviewScreen(Screen[None]):
     # -- loading -----------------------------------------------------------------------
 
     @background("review-load", exclusive=True)
-    def load(self) -> None:
+    def load(self, action: str = "load") -> None:
+        """Read the review (git, files, or its source) and lay out its rows, off the UI
+        thread: what reaches the screen is ready to draw."""
         try:
             loaded = self.target.load()
         except RuneError as exc:
             if not cancelled():
-                self.post_message(self.Done("load", said=exc.message, error=True))
+                self.post_message(self.Done(action, said=exc.message, error=True))
             return
+        with collector_paused():  # a row per line: many objects, no cycles
+            document = Document(loaded.diff, loaded.comments)
+        for file in loaded.diff.files[:WARM_LEXERS]:
+            lexer_for(file.path)  # found here, not while the first lines are drawn
         if not cancelled():
-            self.post_message(self.Done("load", loaded))
+            self.post_message(self.Done(action, loaded, document=document))
 
-    def show(self, loaded: Loaded, *, keep_cursor: bool = False) -> None:
+    def show(self, loaded: Loaded, document: Document, *, keep_cursor: bool = False) -> None:
         self.loaded, self.comments = loaded, list(loaded.comments)
         cursor = self.diff_view.cursor if keep_cursor else 0
-        self._redraw(cursor)
+        self._redraw(cursor, document)
         self.file_list.show_files([f.change for f in loaded.diff.files])
         self.loads += 1
 
-    def _redraw(self, cursor: int) -> None:
+    def _redraw(self, cursor: int, document: Document | None = None) -> None:
         if self.loaded is None:
             return
-        self.document = Document(self.loaded.diff, self.comments)
+        self.document = document or Document(self.loaded.diff, self.comments)
         self.diff_view.show(self.document, cursor)
         self.query_one("#review-title", Static).update(self._title())
 
@@ -189,8 +248,8 @@ class ReviewScreen(Screen[None]):
                 status = self.query_one("#review-status", Static)
                 status.update(Text(message.said, "red"))
             return
-        if message.loaded is not None:
-            self.show(message.loaded, keep_cursor=message.action != "load")
+        if message.loaded is not None and message.document is not None:
+            self.show(message.loaded, message.document, keep_cursor=message.action != "load")
             return
         self.notify(message.said, title="Review", timeout=8, markup=False)
 
@@ -344,9 +403,18 @@ class ReviewScreen(Screen[None]):
             self.post_message(self.Done(action, said=exc.message, error=True))
             return
         self.post_message(self.Done(action, said=said))
-        try:
-            loaded = self.target.load()  # the review ended: its comments and state moved
-        except RuneError:
-            return
-        if not cancelled():
-            self.post_message(self.Done("reload", loaded))
+        self.app.call_from_thread(self.load, "reload")  # its comments and state moved
+
+
+def open_review(app: App[object], target: ReviewTarget) -> ReviewScreen:
+    """Show the review of ``target``: the one review screen of the app, kept between
+    reviews (installed the first time)."""
+    if app.is_screen_installed(SCREEN_NAME):
+        screen = app.get_screen(SCREEN_NAME)
+        assert isinstance(screen, ReviewScreen)
+        screen.retarget(target)
+    else:
+        screen = ReviewScreen(target)
+        app.install_screen(screen, SCREEN_NAME)
+    app.push_screen(screen)
+    return screen
