@@ -9,7 +9,7 @@ Two checks, cheapest first:
 - ``deep``: ``git status`` (which notices an edit to a file that was clean) and the base's
   commit; the numbers and the diff are worked out again only when these moved.
 
-The patch (the review screen's text) is kept beside the numbers for the same ``deep``
+The diff (the review screen's lines) is kept beside the numbers for the same ``deep``
 key, for the few worktrees last reviewed. Safe from several threads: one lock per
 worktree, so the console's refresh and an open review never run git twice for it.
 """
@@ -27,6 +27,7 @@ from runeconsole.adapters.git_diff import RepoDirs, stamp
 from runeconsole.core.errors import RuneError
 from runeconsole.services.review.changes import Changes
 from runeconsole.services.review.compute import EXCLUDED, worktree_changes
+from runeconsole.services.review.diff import ReviewDiff, read_patch
 
 PATCHES_KEPT = 8
 
@@ -45,7 +46,9 @@ class ChangesCache:
     def __init__(self, *, max_commits: int = 200) -> None:
         self.max_commits = max_commits
         self._kept: dict[tuple[str, str], _Kept] = {}
-        self._patches: OrderedDict[tuple[str, str], tuple[tuple[Any, ...], str]] = OrderedDict()
+        self._patches: OrderedDict[tuple[str, str], tuple[tuple[Any, ...], ReviewDiff]] = (
+            OrderedDict()
+        )
         self._lock = threading.Lock()
         self.computed = 0  # full computations (tests and benchmarks count them)
         self.probed = 0  # ``git status`` probes
@@ -108,29 +111,31 @@ class ChangesCache:
         kept.quick = self._quick(dirs, base_ref, changes)
         return changes
 
-    def patch(self, worktree: Path, base_ref: str, context: int) -> tuple[Changes, str]:
-        """The changes (probed now) and their unified diff, kept while they stand."""
+    def diff(self, worktree: Path, base_ref: str, context: int) -> ReviewDiff:
+        """The changes (probed now) and their diff, read into lines: kept while they
+        stand, so a review opened again costs a ``git status``, not the diff again."""
         changes = self.changes(worktree, base_ref)
         if changes.error:
-            return changes, ""
+            return ReviewDiff(changes, [])
         key = (str(worktree), base_ref)
         with self._lock:
             found = self._patches.get(key)
             if found is not None and found[0] == (changes.fingerprint, context):
                 self._patches.move_to_end(key)
-                return changes, found[1]
+                return found[1]
         kept = self._slot(worktree, base_ref)
         dirs = kept.dirs or git_diff.repo_dirs(worktree)
         untracked = [f.path for f in changes.files if "untracked" in f.where]
         text = git_diff.patch(
             dirs, changes.base or "", untracked=untracked, excluded=EXCLUDED, context=context
         )
+        diff = read_patch(changes, text)
         with self._lock:
-            self._patches[key] = ((changes.fingerprint, context), text)
+            self._patches[key] = ((changes.fingerprint, context), diff)
             self._patches.move_to_end(key)
             while len(self._patches) > PATCHES_KEPT:
                 self._patches.popitem(last=False)
-        return changes, text
+        return diff
 
     @staticmethod
     def _dirty(dirs: RepoDirs, status: git_diff.Status) -> tuple[Any, ...]:

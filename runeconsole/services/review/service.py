@@ -158,8 +158,7 @@ class Reviews:
 
     def diff(self, key: str, base: str | None = None) -> ReviewDiff:
         _, worktree = self.target(key)
-        changes, text = self.cache.patch(worktree, self.base_ref(base), self.settings.context_lines)
-        return read_patch(changes, text)
+        return self.cache.diff(worktree, self.base_ref(base), self.settings.context_lines)
 
     def branch_diff(self, branch: str, base: str | None = None) -> ReviewDiff:
         """A branch with no worktree to look in (a queue entry whose agent is gone): its

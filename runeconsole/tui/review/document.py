@@ -33,6 +33,7 @@ def _when(epoch: int) -> str:
 class Document:
     def __init__(self, diff: ReviewDiff, comments: Sequence[Comment] = ()) -> None:
         self.diff = diff
+        self.comments = list(comments)
         self.rows: list[Row] = []
         self.files: list[int] = []  # the row where each file starts (its header)
         self.hunks: list[int] = []  # every hunk header's row

@@ -145,6 +145,7 @@ class ReviewScreen(Screen[None]):
         self.pending: tuple[str | None, int | None, str] | None = None  # a comment's place
         self.loads = 0  # loads shown (tests and the benchmark wait on it)
         self._fresh = True  # a target not loaded yet: loaded when the screen shows
+        self._last_document: Document | None = None
 
     def retarget(self, target: ReviewTarget) -> None:
         """Review ``target`` next (the screen is kept between reviews: building it again
@@ -158,6 +159,8 @@ class ReviewScreen(Screen[None]):
             self.query_one("#review-input", Input).display = False
             self.diff_view.clear()
             self.file_list.clear_options()
+            self._fresh = False
+            self.load()  # at once: git runs while the screen is brought up
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="review-title")
@@ -178,11 +181,12 @@ class ReviewScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         """Shown: a new target is read (a window closed over it reads nothing again)."""
-        if self._fresh:
+        self._fold()
+        if self._fresh:  # the first review (a later one's load began with retarget)
             self._fresh = False
-            self._fold()
-            self.diff_view.focus()
             self.load()
+        if self.loads == 0:
+            self.diff_view.focus()
 
     def on_resize(self) -> None:
         self._fold()
@@ -204,12 +208,22 @@ class ReviewScreen(Screen[None]):
             if not cancelled():
                 self.post_message(self.Done(action, said=exc.message, error=True))
             return
-        with collector_paused():  # a row per line: many objects, no cycles
-            document = Document(loaded.diff, loaded.comments)
+        document = self._laid_out(loaded)
         for file in loaded.diff.files[:WARM_LEXERS]:
             lexer_for(file.path)  # found here, not while the first lines are drawn
         if not cancelled():
             self.post_message(self.Done(action, loaded, document=document))
+
+    def _laid_out(self, loaded: Loaded) -> Document:
+        """The rows of ``loaded``: the last ones again when the diff and its comments are
+        the same (the diff is kept by the cache while nothing moved)."""
+        kept = self._last_document
+        if kept is not None and kept.diff is loaded.diff and kept.comments == loaded.comments:
+            return kept
+        with collector_paused():  # a row per line: many objects, no cycles
+            document = Document(loaded.diff, loaded.comments)
+        self._last_document = document
+        return document
 
     def show(self, loaded: Loaded, document: Document, *, keep_cursor: bool = False) -> None:
         self.loaded, self.comments = loaded, list(loaded.comments)
