@@ -48,6 +48,7 @@ COMMANDS = {
     "review": "review",
     "say": "reply",
     "peek": "reply",
+    "serve": "serve",
 }
 
 
