@@ -250,6 +250,34 @@ def _target(head: str | None) -> list[str]:
     return [head] if head else []
 
 
+def _diff(
+    dirs: RepoDirs,
+    base: str,
+    head: str | None,
+    untracked: Sequence[str],
+    excluded: Sequence[str],
+    *options: str,
+) -> str:
+    """``git diff OPTIONS BASE [HEAD]`` (no ``head``: the working tree, ``untracked``
+    files as new ones)."""
+    with _index_with(dirs, untracked if head is None else ()) as env:
+        return run_git(
+            [
+                *READ_ONLY,
+                "diff",
+                *DIFF_OPTIONS,
+                *options,
+                base,
+                *_target(head),
+                *_pathspec(excluded),
+            ],
+            dirs.toplevel,
+            timeout=TIMEOUT,
+            env=env,
+            errors="replace",
+        ).stdout
+
+
 def changed_files(
     dirs: RepoDirs,
     base: str,
@@ -260,24 +288,7 @@ def changed_files(
 ) -> list[RawChange]:
     """Every file that differs between ``base`` and the working tree (or the commit
     ``head``), in git's order, with its lines added and removed."""
-    with _index_with(dirs, untracked if head is None else ()) as env:
-        out = run_git(
-            [
-                *READ_ONLY,
-                "diff",
-                *DIFF_OPTIONS,
-                "--raw",
-                "--numstat",
-                "-z",
-                base,
-                *_target(head),
-                *_pathspec(excluded),
-            ],
-            dirs.toplevel,
-            timeout=TIMEOUT,
-            env=env,
-            errors="replace",
-        ).stdout
+    out = _diff(dirs, base, head, untracked, excluded, "--raw", "--numstat", "-z")
     return parse_raw_numstat(out)
 
 
@@ -318,22 +329,7 @@ def patch(
 ) -> str:
     """The unified diff from ``base`` to the working tree (or ``head``), untracked files
     as new ones; files in the same order as ``changed_files``."""
-    with _index_with(dirs, untracked if head is None else ()) as env:
-        return run_git(
-            [
-                *READ_ONLY,
-                "diff",
-                *DIFF_OPTIONS,
-                f"-U{context}",
-                base,
-                *_target(head),
-                *_pathspec(excluded),
-            ],
-            dirs.toplevel,
-            timeout=TIMEOUT,
-            env=env,
-            errors="replace",
-        ).stdout
+    return _diff(dirs, base, head, untracked, excluded, f"-U{context}")
 
 
 def show_file(dirs: RepoDirs, commit: str, path: str) -> str | None:

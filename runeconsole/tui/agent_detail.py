@@ -91,23 +91,20 @@ class AgentDetail(DetailModal):
     def load_reviews(self) -> None:
         """Every review of the agent, newest first (files: off the UI thread)."""
         history = ReviewRecords(self.supervisor.project).history(self.key)
-        self.app.call_from_thread(self._show_reviews, reviews_text(history))
-
-    def _show_reviews(self, shown: Text) -> None:
-        if self.is_mounted:
-            box = self.query_one("#detail-reviews", Static)
-            box.update(shown)
-            box.display = bool(shown.plain)
+        self.app.call_from_thread(self._show_section, "#detail-reviews", reviews_text(history))
 
     @work(thread=True, exclusive=True, group="detail-permissions")
     def load_permissions(self) -> None:
         """The agent's permission requests and who decided each (files: off the UI thread)."""
         history = Permissions(self.supervisor.project).history(self.key)
-        self.app.call_from_thread(self._show_permissions, decisions_text(history))
+        self.app.call_from_thread(
+            self._show_section, "#detail-permissions", decisions_text(history)
+        )
 
-    def _show_permissions(self, shown: Text) -> None:
+    def _show_section(self, box_id: str, shown: Text) -> None:
+        """A section read in a worker: shown when it has something to say."""
         if self.is_mounted:
-            box = self.query_one("#detail-permissions", Static)
+            box = self.query_one(box_id, Static)
             box.update(shown)
             box.display = bool(shown.plain)
 
