@@ -177,25 +177,41 @@ class Commit:
         return self.sha[:8]
 
 
-def commits(dirs: RepoDirs, base: str, head: str, limit: int) -> tuple[list[Commit], int]:
-    """Commits on ``head`` since ``base``, newest first (at most ``limit``), and how many
-    there are in all."""
+def commits(
+    dirs: RepoDirs, base: str, head: str, limit: int, excluded: Sequence[str] = ()
+) -> tuple[list[Commit], int, set[str]]:
+    """Commits on ``head`` since ``base``, newest first (at most ``limit``), how many there
+    are in all, and the paths they changed (a rename as both of its paths), in one call."""
     out = run_git(
-        ["log", f"--max-count={limit}", "--format=%H%x1f%s%x1f%an%x1f%at%x1e", f"{base}..{head}"],
+        [
+            *READ_ONLY,
+            "log",
+            f"--max-count={limit}",
+            "--no-renames",
+            "--name-only",
+            "-z",
+            "--format=%x1e%H%x1f%s%x1f%an%x1f%at",
+            f"{base}..{head}",  # no pathspec: it would leave out commits, not paths
+        ],
         dirs.toplevel,
         timeout=TIMEOUT,
         errors="replace",
     ).stdout
-    found = []
-    for record in out.split("\x1e"):
-        parts = record.strip("\n").split("\x1f")
+    found: list[Commit] = []
+    paths: set[str] = set()
+    for record in out.split("\x1e")[1:]:
+        header, _, names = record.partition("\0")
+        parts = header.split("\x1f")
         if len(parts) == 4:
             found.append(Commit(parts[0], parts[1], parts[2], int(parts[3] or 0)))
+        names = names[1:] if names.startswith("\n") else names
+        paths.update(name for name in names.split("\0") if name)
     total = len(found)
-    if total >= limit:
+    if total >= limit:  # more than were listed: counted, and their paths asked for whole
         count = run_git(["rev-list", "--count", f"{base}..{head}"], dirs.toplevel, timeout=TIMEOUT)
         total = int(count.stdout.strip() or 0)
-    return found, total
+        paths = names_between(dirs, base, head, excluded)
+    return found, total, paths
 
 
 @dataclass(frozen=True)
@@ -290,6 +306,23 @@ def changed_files(
     ``head``), in git's order, with its lines added and removed."""
     out = _diff(dirs, base, head, untracked, excluded, "--raw", "--numstat", "-z")
     return parse_raw_numstat(out)
+
+
+def changed_files_and_patch(
+    dirs: RepoDirs,
+    base: str,
+    *,
+    untracked: Sequence[str] = (),
+    excluded: Sequence[str] = (),
+    context: int = 3,
+) -> tuple[list[RawChange], str]:
+    """``changed_files`` and ``patch`` of the working tree in one call (a review opened on
+    changes not worked out yet): the raw and numbers part ends with an empty field, then
+    the patch follows."""
+    out = _diff(dirs, base, None, untracked, excluded, "--raw", "--numstat", "-z", "-p",
+                f"-U{context}")  # fmt: skip
+    numbers, _, text = out.partition("\0\0")
+    return parse_raw_numstat(numbers + "\0"), text
 
 
 def parse_raw_numstat(out: str) -> list[RawChange]:

@@ -68,14 +68,20 @@ class ChangesCache:
             kept = self._kept.get((str(worktree), base_ref))
         return kept.changes if kept else None
 
-    def changes(self, worktree: Path, base_ref: str, *, probe: bool = True) -> Changes:
+    def changes(
+        self, worktree: Path, base_ref: str, *, probe: bool = True, context: int | None = None
+    ) -> Changes:
         """The worktree's changes against ``base_ref``: kept ones while nothing moved.
-        ``probe=False`` (a heartbeat): trust ``quick`` alone when it has not moved."""
+        ``probe=False`` (a heartbeat): trust ``quick`` alone when it has not moved.
+        ``context``: a diff will be wanted; if the changes are worked out again, their
+        patch comes from the same ``git diff`` and is kept for ``diff``."""
         kept = self._slot(worktree, base_ref)
         with kept.lock:
-            return self._changes(worktree, base_ref, kept, probe)
+            return self._changes(worktree, base_ref, kept, probe, context)
 
-    def _changes(self, worktree: Path, base_ref: str, kept: _Kept, probe: bool) -> Changes:
+    def _changes(
+        self, worktree: Path, base_ref: str, kept: _Kept, probe: bool, context: int | None
+    ) -> Changes:
         if not worktree.is_dir():
             kept.dirs = kept.quick = kept.deep = None
             gone = Changes(str(worktree), base_ref=base_ref, error=f"worktree {worktree} is gone")
@@ -96,8 +102,14 @@ class ChangesCache:
                 kept.quick = self._quick(dirs, base_ref, kept.changes)
                 return kept.changes
             base = kept.bases.get((status.head or "", base_commit))
-            changes = worktree_changes(
-                worktree, dirs, status, base_ref, max_commits=self.max_commits, base=base
+            changes, text = worktree_changes(
+                worktree,
+                dirs,
+                status,
+                base_ref,
+                max_commits=self.max_commits,
+                base=base,
+                context=context,
             )
             self.computed += 1
         except RuneError as exc:
@@ -109,12 +121,14 @@ class ChangesCache:
         changes = replace(changes, fingerprint=deep)
         kept.changes, kept.deep = changes, deep
         kept.quick = self._quick(dirs, base_ref, changes)
+        if text is not None and context is not None:
+            self._keep_diff((str(worktree), base_ref), context, read_patch(changes, text))
         return changes
 
     def diff(self, worktree: Path, base_ref: str, context: int) -> ReviewDiff:
         """The changes (probed now) and their diff, read into lines: kept while they
         stand, so a review opened again costs a ``git status``, not the diff again."""
-        changes = self.changes(worktree, base_ref)
+        changes = self.changes(worktree, base_ref, context=context)
         if changes.error:
             return ReviewDiff(changes, [])
         key = (str(worktree), base_ref)
@@ -130,12 +144,15 @@ class ChangesCache:
             dirs, changes.base or "", untracked=untracked, excluded=EXCLUDED, context=context
         )
         diff = read_patch(changes, text)
+        self._keep_diff(key, context, diff)
+        return diff
+
+    def _keep_diff(self, key: tuple[str, str], context: int, diff: ReviewDiff) -> None:
         with self._lock:
-            self._patches[key] = ((changes.fingerprint, context), diff)
+            self._patches[key] = ((diff.changes.fingerprint, context), diff)
             self._patches.move_to_end(key)
             while len(self._patches) > PATCHES_KEPT:
                 self._patches.popitem(last=False)
-        return diff
 
     @staticmethod
     def _dirty(dirs: RepoDirs, status: git_diff.Status) -> tuple[Any, ...]:

@@ -50,8 +50,10 @@ def worktree_changes(
     *,
     max_commits: int,
     base: str | None = None,
-) -> Changes:
-    """The worktree's changes, given its ``status`` (and its ``base``, when known)."""
+    context: int | None = None,
+) -> tuple[Changes, str | None]:
+    """The worktree's changes, given its ``status`` (and its ``base``, when known); with
+    ``context``, their patch too (from the same ``git diff``), else ``None``."""
     where = str(worktree)
     head = status.head
     if head is None:  # no commit yet: everything in it is new
@@ -60,11 +62,16 @@ def worktree_changes(
         if base is None:
             base, why = find_base(dirs, head, base_ref)
             if base is None:
-                return Changes(where, status.branch, head, base_ref=base_ref, error=why)
-        commits, ahead = git_diff.commits(dirs, base, head, max_commits)
-        committed = git_diff.names_between(dirs, base, head, EXCLUDED) if ahead else set()
-    raw = git_diff.changed_files(dirs, base, untracked=status.untracked, excluded=EXCLUDED)
-    return Changes(
+                return Changes(where, status.branch, head, base_ref=base_ref, error=why), None
+        commits, ahead, committed = git_diff.commits(dirs, base, head, max_commits, EXCLUDED)
+    text = None
+    if context is None:
+        raw = git_diff.changed_files(dirs, base, untracked=status.untracked, excluded=EXCLUDED)
+    else:
+        raw, text = git_diff.changed_files_and_patch(
+            dirs, base, untracked=status.untracked, excluded=EXCLUDED, context=context
+        )
+    changes = Changes(
         worktree=where,
         branch=status.branch,
         head=head,
@@ -74,6 +81,7 @@ def worktree_changes(
         ahead=ahead,
         files=file_changes(raw, places(status, committed)),
     )
+    return changes, text
 
 
 def branch_changes(repo: Path, branch: str, base_ref: str, *, max_commits: int) -> Changes:
@@ -86,7 +94,7 @@ def branch_changes(repo: Path, branch: str, base_ref: str, *, max_commits: int) 
         base, why = find_base(dirs, head, base_ref)
         if base is None:
             return Changes(branch=branch, head=head, base_ref=base_ref, error=why)
-        commits, ahead = git_diff.commits(dirs, base, head, max_commits)
+        commits, ahead, _ = git_diff.commits(dirs, base, head, max_commits, EXCLUDED)
         raw = git_diff.changed_files(dirs, base, head=head, excluded=EXCLUDED)
     except RuneError as exc:
         return Changes(branch=branch, base_ref=base_ref, error=exc.message)

@@ -172,3 +172,19 @@ def test_a_branch_without_a_worktree_shows_its_commits(repo: Path) -> None:
     assert diff.changes.ahead == 1
     assert diff.file("k.txt").lines == ["@@ -0,0 +1 @@", "+k"]
     assert reviews(repo).branch_diff("gone").changes.error == "no branch 'gone'"
+
+
+def test_more_commits_than_are_listed_are_counted_and_their_files_placed(repo: Path) -> None:
+    talisman = repo / ".claude" / "talisman.yml"
+    talisman.parent.mkdir(parents=True, exist_ok=True)
+    talisman.write_text("runeconsole:\n  review:\n    max_commits: 2\n")
+    key, wt = agent_with_worktree(repo, "m")
+    for n in range(3):
+        commit(wt, {f"f{n}.txt": f"{n}\n"}, f"commit {n}")
+    changes = reviews(repo).changes(key)
+    assert changes.ahead == 3 and [c.subject for c in changes.commits] == ["commit 2", "commit 1"]
+    assert {f.path: f.where for f in changes.files} == {
+        "f0.txt": ("committed",),
+        "f1.txt": ("committed",),
+        "f2.txt": ("committed",),
+    }
