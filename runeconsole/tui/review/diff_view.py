@@ -77,23 +77,24 @@ class DiffView(ScrollView, can_focus=True):
     # -- the document -------------------------------------------------------------------
 
     def show(self, document: Document, cursor: int = 0) -> None:
-        self.document = document
-        self.painter = Painter(document)
-        self._strips.clear()
-        self._drawn_under = ()
+        if document is not self.document:  # the same one again keeps its drawn lines
+            self.document = document
+            self.painter = Painter(document)
+            self._strips.clear()
+            self._drawn_under = ()
         self.cursor = max(0, min(cursor, len(document) - 1))
+        self.display = True
         self._measure()
         self._reveal(self.cursor, center=True)
         self.refresh()
         self.post_message(self.CursorMoved(self, self.cursor))
 
     def clear(self) -> None:
-        """Nothing shown (a review being read)."""
-        self.document = self.painter = None
-        self._strips.clear()
+        """Nothing shown (a review being read); its document and lines are kept, to be
+        shown again at once if the next review is the same."""
         self.cursor = 0
-        self._measure()
-        self.refresh()
+        self.scroll_to(0, 0, animate=False, immediate=True)
+        self.display = False
 
     @property
     def _content_width(self) -> int:

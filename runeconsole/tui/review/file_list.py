@@ -22,6 +22,7 @@ def file_line(change: FileChange) -> Text:
 
 
 class FileList(OptionList):
+    files: list[FileChange] = []  # what the options show
     DEFAULT_CSS = """
     FileList {
         width: 34%;
@@ -38,6 +39,9 @@ class FileList(OptionList):
     """
 
     def show_files(self, files: list[FileChange]) -> None:
+        if files == self.files and self.option_count == len(files):
+            return  # the same review again
+        self.files = list(files)
         self.clear_options()
         self.add_options([Option(file_line(f), id=str(n)) for n, f in enumerate(files)])
 

@@ -151,6 +151,7 @@ class ReviewScreen(Screen[None]):
     def retarget(self, target: ReviewTarget) -> None:
         """Review ``target`` next (the screen is kept between reviews: building it again
         each time was most of what opening one cost)."""
+        other = target.label != self.target.label
         self.target, self.loaded, self.document, self.comments = target, None, None, []
         self.mode = self.pending = None
         self.loads, self._fresh = 0, True
@@ -159,7 +160,8 @@ class ReviewScreen(Screen[None]):
             self.query_one("#review-status", Static).update(Text("reading the changes…", "dim"))
             self.query_one("#review-input", Input).display = False
             self.diff_view.clear()
-            self.file_list.clear_options()
+            if other:  # another agent's files must not show while its own are read
+                self.file_list.show_files([])
             self._fresh = False
             self.load()  # at once: git runs while the screen is brought up
 
