@@ -277,3 +277,21 @@ async def test_the_agents_detail_lists_its_reviews(repo: Path) -> None:
     assert lines[0] == "Reviews"
     assert lines[1].startswith("0002-") and "open" in lines[1] and "1 comment" in lines[1]
     assert lines[2].startswith("0001-") and "approved" in lines[2] and "mq-feat-k-" in lines[2]
+
+
+async def test_the_screen_kept_between_reviews_shows_each_agents_own(repo: Path) -> None:
+    first, one = agent_with_worktree(repo, "l")
+    second, two = agent_with_worktree(repo, "n")
+    write(one, {"one.txt": "1\n"})
+    write(two, {"two.txt": "2\n"})
+    app = console(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        for key, path in ((first, "one.txt"), (second, "two.txt"), (first, "one.txt")):
+            screen = await open_review(pilot, key)
+            assert [f.path for f in screen.document.diff.files] == [path]
+            assert screen.query_one(DiffView).has_focus
+            await pilot.press("escape")
+            await pilot.pause()
+        write(one, {"one.txt": "1 again\n"})  # changed meanwhile: read again
+        screen = await open_review(pilot, first)
+        assert "+1 again" in screen.document.diff.file("one.txt").lines

@@ -70,6 +70,7 @@ class DiffView(ScrollView, can_focus=True):
         self.document: Document | None = None
         self.painter: Painter | None = None
         self.cursor = 0
+        self.blank = False  # a review being read: nothing drawn until it is shown
         self._strips: LRUCache[tuple[int, int, bool], Strip] = LRUCache(KEPT_STRIPS)
         self._drawn_under: tuple[object, ...] = ()
         self._tops: list[int] = []  # wrapped: the first screen line of each row
@@ -83,7 +84,7 @@ class DiffView(ScrollView, can_focus=True):
             self._strips.clear()
             self._drawn_under = ()
         self.cursor = max(0, min(cursor, len(document) - 1))
-        self.display = True
+        self.blank = False
         self._measure()
         self._reveal(self.cursor, center=True)
         self.refresh()
@@ -93,8 +94,9 @@ class DiffView(ScrollView, can_focus=True):
         """Nothing shown (a review being read); its document and lines are kept, to be
         shown again at once if the next review is the same."""
         self.cursor = 0
+        self.blank = True
         self.scroll_to(0, 0, animate=False, immediate=True)
-        self.display = False
+        self.refresh()
 
     @property
     def _content_width(self) -> int:
@@ -155,8 +157,8 @@ class DiffView(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         document, painter = self.document, self.painter
-        if document is None or painter is None:
-            return Strip.blank(width)
+        if document is None or painter is None or self.blank:
+            return Strip.blank(width, self.rich_style)
         under = (width, int(self.scroll_offset.x), self.wrap, self.search)
         if under != self._drawn_under:
             self._strips.clear()
