@@ -78,7 +78,7 @@ class ChangesWatch(Widget):
                 if not due:
                     break
                 found = self.tracker.look(due)
-                if not cancelled():
+                if found and not cancelled():
                     self.post_message(self.Looked(found, False))
         finally:
             if not cancelled():

@@ -16,6 +16,7 @@ agent going idle shows ``ready`` at once, without waiting for git.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -45,6 +46,7 @@ class ChangeTracker:
         self.standing: dict[str, Standing] = {}
         self.worktrees: dict[str, Path] = {}
         self._marks: dict[str, dict[str, Any]] = {}
+        self._records: dict[str, AgentRecord] = {}  # the read of each agent last told of
         self._looked: dict[str, float] = {}  # when each agent was last looked at
         self._waiting: dict[str, tuple[float, bool]] = {}  # key -> (due at, probe)
         self._lock = threading.Lock()
@@ -58,6 +60,9 @@ class ChangeTracker:
         with self._lock:
             for record in records:
                 key = record.key
+                if not force and self._records.get(key) is record:
+                    continue  # the same read, recoloured by time alone: nothing to look at
+                self._records[key] = record
                 worktree = None if record.error else worktree_of(record, None, self.reviews.root)
                 if worktree is None:
                     self._drop(key)
@@ -69,6 +74,8 @@ class ChangeTracker:
                 self._marks[key] = mark
                 last = self._looked.get(key)
                 due = now if force or last is None else max(now, last + self.refresh)
+                if due > now:  # put off: to a whole second, so looks due together run as one
+                    due = math.ceil(due)
                 earlier = self._waiting.get(key)
                 if earlier is not None:
                     due, work = min(due, earlier[0]), work or earlier[1]
@@ -81,6 +88,7 @@ class ChangeTracker:
 
     def _drop(self, key: str) -> None:
         self.standing.pop(key, None)
+        self._records.pop(key, None)
         self.worktrees.pop(key, None)
         self._marks.pop(key, None)
         self._looked.pop(key, None)
@@ -107,7 +115,8 @@ class ChangeTracker:
 
     def look(self, wanted: list[tuple[str, Path, bool]]) -> dict[str, Standing]:
         """Each agent's standing now: its changes (git only when ``probe`` or something
-        moved), its latest review and its queue entry's status."""
+        moved), its latest review and its queue entry's status. Only the agents whose
+        standing moved are returned (a heartbeat that found nothing new redraws nothing)."""
         queue: QueueState | None = None
         found: dict[str, Standing] = {}
         for key, worktree, probe in wanted:
@@ -119,7 +128,9 @@ class ChangeTracker:
                 status = queue_status(queue, latest)
             found[key] = Standing(changes, latest, status)
         with self._lock:
-            for key, standing in found.items():
-                if key in self.worktrees:
+            for key, standing in list(found.items()):
+                if key not in self.worktrees or self.standing.get(key) == standing:
+                    del found[key]
+                else:
                     self.standing[key] = standing
         return found

@@ -92,3 +92,17 @@ def test_the_state_follows_the_record_as_it_is_now(repo: Path) -> None:
     reviews(repo).approve(key)
     track.note([agent], force=True)
     assert track.look(track.due())[key].state(agent, idle, None) == "approved"
+
+
+def test_a_record_recoloured_by_time_alone_is_not_looked_at_again(repo: Path) -> None:
+    key, _ = agent_with_worktree(repo, "d")
+    clock = Tick()
+    track = tracker(repo, clock)
+    agent = record(repo, key)
+    track.note([agent])
+    assert track.look(track.due())  # the first look found its standing
+    clock.now += 60
+    track.note([agent])  # the same read (the console's tick turned it yellow)
+    assert track.due() == [] and track.next_due() is None
+    track.note([record(repo, key)])  # read again: looked at (by stat), nothing new found
+    assert track.look(track.due()) == {}
