@@ -8,29 +8,26 @@ from functools import partial
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.claude.view import agent_view
 from runeconsole.services.fleet import FleetModel
 from runeconsole.services.registry import AgentRecord
-from runeconsole.services.review.states import NONE, READY, settled
 from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.agent_actions import AgentActions
 from runeconsole.tui.agent_cells import COLUMNS as AGENT_COLUMNS
 from runeconsole.tui.agent_cells import cell, row_values
 from runeconsole.tui.changes_watch import ChangesWatch
-from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pacing import after_frame
 from runeconsole.tui.pane import AGENTS, LivePane
 from runeconsole.tui.review import ReviewWanted
-from runeconsole.tui.review_cells import CHANGES_COLUMN, changes_cell
+from runeconsole.tui.review_cells import CHANGES_COLUMN
+from runeconsole.tui.review_column import ReviewColumn
 
 # The agent's cells, with its changes after its context (``review_cells.py``).
 CHANGES_AT = [column[0] for column in AGENT_COLUMNS].index("context") + 1
@@ -81,7 +78,7 @@ CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
 WHOLE = 500  # a change naming more keys than this and half the fleet refills the table
 
 
-class AgentsPane(LivePane):
+class AgentsPane(AgentActions, LivePane):
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
         Binding("d", "review", "Review"),
@@ -118,8 +115,7 @@ class AgentsPane(LivePane):
         self.supervisor = supervisor
         self.fleet = fleet
         self.watch = ChangesWatch(tracker) if tracker is not None else None
-        self._states: dict[str, str] = {}  # review_state of agents with a worktree
-        self._ready: set[str] = set()
+        self.review = ReviewColumn(fleet, self.watch) if self.watch is not None else None
         self._ready_shown: int | None = None
         self.filter_text = ""
         self.table = KeyedTable(COLUMNS, id="agents-table")
@@ -174,7 +170,8 @@ class AgentsPane(LivePane):
             self.supervisor.settings,
             self.supervisor.clock.now(),
         )
-        values = (*values[:CHANGES_AT], self._changes_of(key), *values[CHANGES_AT:])
+        changes = self.review.cell(key) if self.review is not None else cell("")
+        values = (*values[:CHANGES_AT], changes, *values[CHANGES_AT:])
         self._rows[key] = values
         self._search[key] = self._search_text(record)  # a filter's first key finds it ready
         if self._place.get(key) != row_order(record):
@@ -256,7 +253,7 @@ class AgentsPane(LivePane):
 
     def _search_text(self, record: AgentRecord) -> str:
         """What the filter looks in: the record's words and its review state (``ready``)."""
-        state = self._states.get(record.key)
+        state = self.review.states.get(record.key) if self.review is not None else None
         return search_text(record) + (f" {state}" if state else "")
 
     def _row_of(self, key: str) -> tuple[object, ...]:
@@ -321,74 +318,45 @@ class AgentsPane(LivePane):
         if change.counts:
             self.summarise(self.counts())
 
-    # -- changes and review states -------------------------------------------------------
+    # -- changes and review states (review_column.py) -------------------------------------
 
     def _follow_changes(self, changed: frozenset[str], removed: frozenset[str]) -> None:
-        """Agents read again: their changes are looked at when due, their review state
-        (which follows what they are doing) is worked out now."""
-        if self.watch is None:
-            return
-        for key in removed:
-            self._states.pop(key, None)
-            self._ready.discard(key)
-        self.watch.forget(removed)
-        records = [r for k in changed if (r := self.fleet.get(k)) is not None]
-        self.watch.note(records)
-        for record in records:
-            if record.key in self.watch.tracker.worktrees:
-                self._restate(record.key, redraw=False)
-        self._count_ready()
+        """Agents read again or gone: the rows rebuilt after this show their new state."""
+        if self.review is not None:
+            self.review.follow(changed, removed)
+            self._count_ready()
 
     def on_changes_watch_looked(self, message: ChangesWatch.Looked) -> None:
+        """Agents' changes looked at: their CHANGES redrawn, and their rows placed again
+        by the filter when their state moved (``/ ready``)."""
         message.stop()
+        review = self.review
+        if review is None:
+            return
         for key in message.found:
-            self._restate(key, redraw=True)
+            moved = review.restate(key)
+            row = self._rows.get(key)
+            if row is not None:
+                changes = review.cell(key)
+                self._rows[key] = (*row[:CHANGES_AT], changes, *row[CHANGES_AT + 1 :])
+                if self.table.has(key):
+                    self.table.set_cell(key, "changes", changes)
+            if moved:
+                self._search.pop(key, None)
+                record = self.fleet.get(key)
+                if record is not None and self.filter_text:
+                    self.upsert(record, age=False)
         self._count_ready()
 
-    def _state_of(self, record: AgentRecord) -> str:
-        key = record.key
-        view = agent_view(record.fields, self.fleet.observations.get(key))
-        standing = self.watch.tracker.standing.get(key) if self.watch else None
-        if standing is None:
-            return NONE if record.error else settled(view, record.status == "active") or NONE
-        return standing.state(record, view, self.fleet.phases.get(key))
-
-    def _changes_of(self, key: str) -> object:
-        standing = self.watch.tracker.standing.get(key) if self.watch else None
-        if standing is None:
-            return cell("")
-        return changes_cell(standing.changes, self._states.get(key, NONE))
-
-    def _restate(self, key: str, *, redraw: bool) -> None:
-        """Work out ``key``'s review state again; redraw its CHANGES (``redraw``: its
-        changes were just looked at) or its whole row when the state moved."""
-        record = self.fleet.get(key)
-        if record is None or self.watch is None or key not in self.watch.tracker.worktrees:
-            return
-        state = self._state_of(record)
-        moved = self._states.get(key) != state
-        self._states[key] = state
-        (self._ready.add if state == READY else self._ready.discard)(key)
-        if not (moved or redraw):
-            return
-        self._search.pop(key, None)
-        row = self._rows.get(key)
-        if row is not None:
-            changes = self._changes_of(key)
-            self._rows[key] = (*row[:CHANGES_AT], changes, *row[CHANGES_AT + 1 :])
-            if self.table.has(key):
-                self.table.set_cell(key, "changes", changes)
-        if moved and self.filter_text:
-            self.upsert(record, age=False)  # the filter may take or drop it now
-
     def _count_ready(self) -> None:
-        if self.watch is not None and len(self._ready) != self._ready_shown:
-            self._ready_shown = len(self._ready)
-            self.post_message(self.Summary(REVIEW_SUMMARY, {"ready": self._ready_shown}))
+        count = len(self.review.ready) if self.review is not None else 0
+        if self.review is not None and count != self._ready_shown:
+            self._ready_shown = count
+            self.post_message(self.Summary(REVIEW_SUMMARY, {"ready": count}))
 
     def review_state(self, key: str) -> str:
         """The agent's review state as shown (``none`` without a worktree)."""
-        return self._states.get(key, NONE)
+        return self.review.state(key) if self.review is not None else "none"
 
     def action_review(self) -> None:
         key = self.selected_key()
@@ -436,82 +404,3 @@ class AgentsPane(LivePane):
         key = self.selected_key()
         if key is not None:
             self.app.push_screen(AgentDetail(self.supervisor, key, self.records.get(key)))
-
-    # -- acting on an agent ------------------------------------------------------------------
-
-    def action_message(self) -> None:
-        from runeconsole.tui.message_modal import message_window
-
-        if (key := self.selected_key()) is not None:
-            self.app.push_screen(message_window(self.supervisor, key))
-
-    def action_jump(self) -> None:
-        key = self.selected_key()
-        if key is None:
-            return
-        try:
-            self.supervisor.switch_to(key)
-        except RuneError as exc:
-            self.notify(exc.message, title=f"Cannot switch to {key}", severity="warning")
-
-    def action_handoff(self) -> None:
-        self._confirmed(
-            "handoff",
-            "Hand off {key}?",
-            "It is asked to save its work and exit; after "
-            f"{self.supervisor.settings.handoff_timeout:g}s it is killed. Then a successor "
-            "starts with its hook. Its worktree is left as it is.",
-        )
-
-    def action_respawn(self) -> None:
-        self._confirmed(
-            "respawn",
-            "Re-spawn {key}?",
-            "A successor starts with the same command and worktree, and a wisdom prompt "
-            "built from the hook.",
-        )
-
-    def action_kill(self) -> None:
-        self._confirmed(
-            "kill",
-            "Kill {key}?",
-            "Its tmux session is killed and it is marked terminated. Uncommitted files stay "
-            "in its worktree and are listed in its hook.",
-        )
-
-    def _confirmed(self, action: str, question: str, detail: str) -> None:
-        key = self.selected_key()
-        record = self.records.get(key or "")
-        if key is None or record is None or record.error:
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.notify(f"{action}: {key} …", timeout=3)
-                self.act(action, key)
-
-        verb = action.capitalize()
-        self.app.push_screen(ConfirmScreen(question.format(key=key), detail, verb), answered)
-
-    @work(thread=True, group="agent-actions")
-    def act(self, action: str, key: str) -> None:
-        """Handoffs wait up to a minute, so every action runs off the UI thread."""
-        supervisor = self.supervisor
-        try:
-            if action == "handoff":
-                result = supervisor.handoff(key)
-                message = f"{key}: handoff {result.outcome}"
-                if result.successor is not None:
-                    message += f"; successor {result.successor.record.get('agent_id')}"
-            elif action == "respawn":
-                spawned = supervisor.respawn(key)
-                message = f"{key}: re-spawned as {spawned.record.get('agent_id')}"
-            else:
-                supervisor.kill(key)
-                message = f"{key}: killed"
-        except RuneError as exc:
-            self.app.call_from_thread(
-                self.notify, exc.message, title=f"{action} {key}", severity="error"
-            )
-            return
-        self.app.call_from_thread(self.notify, message, title=action.capitalize())

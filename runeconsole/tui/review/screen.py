@@ -28,33 +28,13 @@ from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.document import Document
 from runeconsole.tui.review.file_list import FileList
+from runeconsole.tui.review.keys import HELP, KEYS
 from runeconsole.tui.review.painter import lexer_for
 from runeconsole.tui.review_cells import STATE_STYLE
 from runeconsole.tui.workers import background, cancelled
 
 SCREEN_NAME = "review"
 FOLD_BELOW = 100  # columns: narrower, the file list folds away
-# The keys, in one line (a Footer is a widget per key, restyled on every focus change:
-# most of what opening the screen cost).
-KEYS = Text.assemble(
-    *(
-        part
-        for key, what in (
-            ("n/p", "file"),
-            ("]/[", "hunk"),
-            ("c", "comment"),
-            ("S", "send"),
-            ("A", "approve"),
-            ("/", "search"),
-            ("?", "keys"),
-            ("esc", "close"),
-            ("C", "on all"),
-            ("w", "wrap"),
-            ("f", "files"),
-        )
-        for part in ((f" {key} ", "bold yellow"), (what + " ", ""))
-    )
-)
 SEARCH, COMMENT = "search", "comment"
 WARM_LEXERS = 200  # files whose highlighter is looked up before the diff is shown
 
@@ -102,20 +82,7 @@ class ReviewScreen(Screen[None]):
         Binding("question_mark", "help", "Keys"),
         Binding("escape,q", "close", "Close"),
     ]
-    HELP = (
-        ("j / k, ↑ / ↓", "move the cursor line; space / b, pgdn / pgup: a page"),
-        ("n / p", "next / previous file"),
-        ("] / [", "next / previous hunk"),
-        ("/  . ,", "search; next / previous match"),
-        ("w", "wrap long lines"),
-        ("f", "show / hide the file list"),
-        ("c / C", "comment on the line under the cursor / on the whole change"),
-        ("S", "send the comments to the agent, as one prompt"),
-        ("A", "approve: the branch joins the merge queue"),
-        ("tab", "between the file list and the diff"),
-        ("r", "read the changes again"),
-        ("esc / q", "close the review"),
-    )
+    HELP = HELP
 
     class Done(Message):
         """A load or a decision came back: ``loaded`` or a message to show (``error``)."""
