@@ -13,12 +13,11 @@ from bisect import bisect_right
 from itertools import accumulate
 
 from rich.cells import cell_len
-from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -71,6 +70,7 @@ class DiffView(ScrollView, can_focus=True):
         self.painter: Painter | None = None
         self.cursor = 0
         self.blank = False  # a review being read: nothing drawn until it is shown
+        self._base_style: Style | None = None
         self._strips: LRUCache[tuple[int, int, bool], Strip] = LRUCache(KEPT_STRIPS)
         self._drawn_under: tuple[object, ...] = ()
         self._tops: list[int] = []  # wrapped: the first screen line of each row
@@ -154,18 +154,25 @@ class DiffView(ScrollView, can_focus=True):
         row = bisect_right(self._tops, line) - 1
         return row, line - self._tops[row]
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The lines of one update: the widget's own style worked out once for all of them
+        (it is asked for each line otherwise, ~0.5 ms a time)."""
+        self._base_style = self.rich_style
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         document, painter = self.document, self.painter
         if document is None or painter is None or self.blank:
             return Strip.blank(width, self.rich_style)
-        under = (width, int(self.scroll_offset.x), self.wrap, self.search)
+        base = self._base_style or self.rich_style
+        under = (width, int(self.scroll_offset.x), self.wrap, self.search, base)
         if under != self._drawn_under:
             self._strips.clear()
             self._drawn_under = under
         row, part = self._row_at(int(self.scroll_offset.y) + y)
         if row >= len(document):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, base)
         key = (row, part, row == self.cursor)
         strip = self._strips.get(key)
         if strip is None:
@@ -177,7 +184,7 @@ class DiffView(ScrollView, can_focus=True):
         painter = self.painter
         assert painter is not None and self.document is not None
         kind = self.document.rows[row][0]
-        background = self.rich_style + painter.background(kind, cursor)
+        background = self._drawn_under[-1] + painter.background(kind, cursor)
         body = painter.body(row)
         if self.search:
             body = body.copy()
@@ -193,8 +200,7 @@ class DiffView(ScrollView, can_focus=True):
             content = content.crop(part * room, (part + 1) * room)
         else:
             content = content.crop(scroll_x, scroll_x + room)
-        line = Strip.join([gutter, content]).adjust_cell_length(width)
-        return Strip(Segment.apply_style(list(line), background)).simplify()
+        return Strip.join([gutter, content]).adjust_cell_length(width).apply_style(background)
 
     # -- the cursor ---------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ ROW_BG = {ADDED: ADDED_BG, REMOVED: REMOVED_BG, FILE: FILE_BG}
 MARK = {ADDED: ("+", "bold green"), REMOVED: ("-", "bold red"), CONTEXT: (" ", "")}
 STATUS_MARK = {FILE_ADDED: ("A", "bold green"), DELETED: ("D", "bold red"), RENAMED: ("R", "cyan")}
 KEPT_TEXTS = 4000
+BLOCK = 64  # rows highlighted together
 MAX_HIGHLIGHT = 2000  # characters: a longer line (minified code) is drawn plain
 
 
@@ -55,14 +56,27 @@ def lexer_for(path: str) -> Lexer | None:
         return None
 
 
-def highlighted(code: str, lexer: Lexer | None) -> Text:
-    if lexer is None or len(code) > MAX_HIGHLIGHT:
-        return Text(code)
-    text = Text()
+def highlighted(lines: list[str], lexer: Lexer | None) -> list[Text]:
+    """``lines`` highlighted in one pass of the lexer (one call per line costs several
+    times as much, and loses what a line before says: a docstring's opening quotes)."""
+    if lexer is None:
+        return [Text(line) for line in lines]
+    long = [len(line) > MAX_HIGHLIGHT for line in lines]
+    code = "\n".join("" if too_long else line for line, too_long in zip(lines, long, strict=True))
+    texts = [Text()]
     style_for = THEME.get_style_for_token
     for token, value in lexer.get_tokens(code):
-        text.append(value, style_for(token))
-    return text
+        style = style_for(token)
+        first, *rest = value.split("\n")
+        if first:
+            texts[-1].append(first, style)
+        for part in rest:
+            texts.append(Text(part, style) if part else Text())
+    texts += [Text() for _ in range(len(lines) - len(texts))]
+    return [
+        Text(line) if too_long else text
+        for line, text, too_long in zip(lines, texts, long, strict=True)
+    ]
 
 
 class Painter:
@@ -94,14 +108,33 @@ class Painter:
         """The row's own text, styled (kept: the same row is asked for on every scroll)."""
         found = self._texts.get(row)
         if found is None:
-            found = self._body(row)
-            self._texts[row] = found
+            if self.document.rows[row][0] in CODE:
+                self._highlight_block(row)
+                found = self._texts.get(row)
+            if found is None:
+                found = self._body(row)
+                self._texts[row] = found
         return found
+
+    def _highlight_block(self, row: int) -> None:
+        """The code rows of ``row``'s file in its block of ``BLOCK`` rows, highlighted in
+        one pass; blocks are fixed by row number, so a line is drawn the same whichever
+        way the screen reached it."""
+        rows = self.document.rows
+        index = rows[row][4]
+        start = row - row % BLOCK
+        wanted = [
+            n for n in range(start, min(start + BLOCK, len(rows)))
+            if rows[n][4] == index and rows[n][0] in CODE
+        ]  # fmt: skip
+        lexer = lexer_for(self.document.diff.files[index].path)
+        for n, text in zip(wanted, highlighted([rows[n][1] for n in wanted], lexer), strict=True):
+            self._texts[n] = text
 
     def _body(self, row: int) -> Text:
         kind, text, _, _, index = self.document.rows[row]
         if kind in CODE:
-            return highlighted(text, lexer_for(self.document.diff.files[index].path))
+            return highlighted([text], lexer_for(self.document.diff.files[index].path))[0]
         if kind == FILE:
             return self._file_header(index)
         if kind == HUNK:

@@ -211,7 +211,7 @@ class ReviewScreen(Screen[None]):
             return
         self.document = document or Document(self.loaded.diff, self.comments)
         self.diff_view.show(self.document, cursor)
-        self.query_one("#review-title", Static).update(self._title())
+        self.query_one("#review-title", Static).update(self._title(), layout=False)
 
     def _title(self) -> Text:
         """The agent, where its work stands and the comments waiting first (they fit in 80
@@ -247,7 +247,7 @@ class ReviewScreen(Screen[None]):
         document = self.document
         if document is not None:
             self.file_list.follow(document.file_at(message.row))
-        self.query_one("#review-status", Static).update(self.diff_view.cursor_text())
+        self.query_one("#review-status", Static).update(self.diff_view.cursor_text(), layout=False)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
