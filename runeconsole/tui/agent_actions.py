@@ -1,6 +1,7 @@
-"""What the Agents pane does to an agent (its keys ``m``, ``g``, ``h``, ``r``, ``x``):
-a message, switching to its session, a handoff, a re-spawn, a kill, each asked first
-where it changes the fleet, and run off the UI thread. A mixin of ``AgentsPane``, which
+"""What the Agents pane does to an agent (its keys ``m``, ``g``, ``h``, ``r``, ``x``,
+``$``): a message, switching to its session, a handoff, a re-spawn, a kill, letting it
+go on past its budget, each asked first where it changes the fleet, and run off the UI
+thread. A mixin of ``AgentsPane``, which
 gives it ``supervisor``, ``records`` and ``selected_key``."""
 
 from __future__ import annotations
@@ -77,6 +78,14 @@ class AgentActions:
 
         verb = action.capitalize()
         self.app.push_screen(ConfirmScreen(question.format(key=key), detail, verb), answered)
+
+    def action_allow(self) -> None:
+        from runeconsole.tui.budget_allow import ask_and_allow
+
+        key = self.selected_key()
+        record = self.records.get(key or "")
+        if key is not None and record is not None and not record.error:
+            ask_and_allow(self, self.supervisor, record)  # type: ignore[arg-type]
 
     @work(thread=True, group="agent-actions")
     def act(self, action: str, key: str) -> None:

@@ -21,6 +21,7 @@ from runeconsole.services.reply import Replies
 from runeconsole.services.review.records import ReviewRecord, ReviewRecords
 from runeconsole.services.review.report import review_line
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.agent_cells import cost_words, spent
 from runeconsole.tui.agent_peek import AgentPeek
 from runeconsole.tui.detail_modal import DetailModal
 from runeconsole.tui.message_modal import message_window
@@ -139,6 +140,9 @@ class AgentDetail(DetailModal):
             title = Text.assemble(("● ", LIVENESS_STYLE[record.liveness]), title)
             title.append(f"  {record.status} · seen {format_age(record.age_seconds)} ago", "dim")
             title.append("   m: send it a message", "dim")
+            cost = spent(record, self.supervisor.clock.now()) if not record.error else None
+            if cost is not None:
+                title.append(f"\ncost: {cost_words(cost)}", "dim")
         return title
 
     def _body(self) -> Table | Text:

@@ -86,6 +86,7 @@ class AgentsPane(AgentActions, LivePane):
         Binding("h", "handoff", "Handoff"),
         Binding("r", "respawn", "Respawn"),
         Binding("x", "kill", "Kill"),
+        Binding("dollar_sign", "allow", "Allow", show=False),
         Binding("m", "message", "Message", show=False),
     ]
     PANE_ID = AGENTS
@@ -98,8 +99,10 @@ class AgentsPane(AgentActions, LivePane):
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
         ("x", "kill the agent's session; its worktree is left as it is (confirmed)"),
+        ("$", "let an agent held by its budget go on: for the day, or for N dollars more"),
         ("! / ?", "waiting for a permission / an answer;  ⟳ compacting"),
         ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
+        ("COST", "so far (~ estimated); yellow past 80 % of a budget, red when held"),
         ("CHANGES", "+added −removed, files, against its base: ● ready, ✓ approved, ⛙ merged"),
         ("/ ready", "agents ready for review (idle or ended, ahead of their base)"),
     )
