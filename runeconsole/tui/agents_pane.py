@@ -93,7 +93,7 @@ class AgentsPane(AgentActions, LivePane):
     TITLE = "Agents"
     HELP_KEYS = (
         ("enter", "its screen and last message (kept current), every field, chain, hook"),
-        ("d", "review its changes: the diff by file, comments, approve, send them back"),
+        ("d", "review its changes: the diff, comments, approve, send back"),
         ("m", "a message to the agent: pasted into its pane and submitted (no attaching)"),
         ("g", "switch your tmux client to the agent's session"),
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
@@ -103,8 +103,7 @@ class AgentsPane(AgentActions, LivePane):
         ("! / ?", "waiting for a permission / an answer;  ⟳ compacting"),
         ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
         ("COST", "so far (~ estimated); yellow past 80 % of a budget, red when held"),
-        ("CHANGES", "+added −removed, files, against its base: ● ready, ✓ approved, ⛙ merged"),
-        ("/ ready", "agents ready for review (idle or ended, ahead of their base)"),
+        ("CHANGES", "+added −removed files; ● ready (/ ready), ✓ approved, ⛙ merged"),
     )
 
     def __init__(
