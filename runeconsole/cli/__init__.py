@@ -45,6 +45,7 @@ COMMANDS = {
     "claude": "claude",
     "events": "events",
     "permissions": "permissions",
+    "review": "review",
     "cost": "cost",
     "budget": "cost",
     "background": "background",

@@ -16,16 +16,26 @@ from runeconsole.core.timeutil import format_age
 from runeconsole.services.fleet import FleetModel
 from runeconsole.services.fleet.columns import AgentColumns
 from runeconsole.services.registry import AgentRecord
+from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.agent_actions import AgentActions
-from runeconsole.tui.agent_cells import COLUMNS, OPTIONAL_COLUMNS, cell, row_values
+from runeconsole.tui.agent_cells import COLUMNS as AGENT_COLUMNS
+from runeconsole.tui.agent_cells import OPTIONAL_COLUMNS, cell, row_values
+from runeconsole.tui.changes_watch import ChangesWatch
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pacing import after_frame
 from runeconsole.tui.pane import AGENTS, LivePane
+from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.review_cells import CHANGES_COLUMN
+from runeconsole.tui.review_column import ReviewColumn
 
+# The agent's cells, with its changes after its context (``review_cells.py``).
+CHANGES_AT = [column[0] for column in AGENT_COLUMNS].index("context") + 1
+COLUMNS = (*AGENT_COLUMNS[:CHANGES_AT], CHANGES_COLUMN, *AGENT_COLUMNS[CHANGES_AT:])
 SEEN = frozenset({"seen"})
 SEEN_AT = [column[0] for column in COLUMNS].index("seen")
+REVIEW_SUMMARY = "review"  # the top line's ready count
 
 
 def search_text(record: AgentRecord) -> str:
@@ -72,6 +82,7 @@ WHOLE = 500  # a change naming more keys than this and half the fleet refills th
 class AgentsPane(LivePane, AgentActions):
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
+        Binding("d", "review", "Review"),
         Binding("g", "jump", "Go to"),
         Binding("h", "handoff", "Handoff"),
         Binding("r", "respawn", "Respawn"),
@@ -83,6 +94,7 @@ class AgentsPane(LivePane, AgentActions):
     TITLE = "Agents"
     HELP_KEYS = (
         ("enter", "its screen and last message (kept current), every field, chain, hook"),
+        ("d", "review its changes: the diff, comments, approve, send back"),
         ("m", "a message to the agent: pasted into its pane and submitted (no attaching)"),
         ("g", "switch your tmux client to the agent's session (background: a new window)"),
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
@@ -93,12 +105,22 @@ class AgentsPane(LivePane, AgentActions):
         ("✗", "stopped: its turn ended on an API error (the Problems pane says which)"),
         ("STATUS", "busy, idle, waiting, compacting, stopped (hooks, else its pane)"),
         ("COST", "so far (~ estimated); yellow past 80 % of a budget, red when held"),
+        ("CHANGES", "+added −removed files; ● ready (/ ready), ✓ approved, ⛙ merged"),
     )
 
-    def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: object) -> None:
+    def __init__(
+        self,
+        supervisor: Supervisor,
+        fleet: FleetModel,
+        tracker: ChangeTracker | None = None,
+        **kwargs: object,
+    ) -> None:
         super().__init__(**kwargs)
         self.supervisor = supervisor
         self.fleet = fleet
+        self.watch = ChangesWatch(tracker) if tracker is not None else None
+        self.review = ReviewColumn(fleet, self.watch) if self.watch is not None else None
+        self._ready_shown: int | None = None
         self.filter_text = ""
         # The optional columns the talisman asks for (runeconsole.agents.columns), last.
         self.extra = supervisor.project.settings(AgentColumns).shown
@@ -126,9 +148,14 @@ class AgentsPane(LivePane, AgentActions):
 
     def compose(self) -> ComposeResult:
         yield self.table
+        if self.watch is not None:
+            yield self.watch
 
     def on_mount(self) -> None:
         self.show_all()
+        if self.watch is not None:
+            self.watch.note(self.fleet.snapshot())
+        self._count_ready()
 
     def watch_dirs(self) -> list[Path]:
         return []  # the app feeds the fleet model, which this pane draws
@@ -151,8 +178,10 @@ class AgentsPane(LivePane, AgentActions):
             self.supervisor.clock.now(),
             self.extra,
         )
+        changes = self.review.cell(key) if self.review is not None else cell("")
+        values = (*values[:CHANGES_AT], changes, *values[CHANGES_AT:])
         self._rows[key] = values
-        self._search[key] = search_text(record)  # a filter's first key finds it ready
+        self._search[key] = self._search_text(record)  # a filter's first key finds it ready
         if self._place.get(key) != row_order(record):
             self._order = None
         return values
@@ -211,7 +240,7 @@ class AgentsPane(LivePane, AgentActions):
             index += 1
             seen = search.get(key)
             if seen is None and (record := records.get(key)) is not None:
-                seen = search[key] = search_text(record)
+                seen = search[key] = self._search_text(record)
             if seen is not None and text in seen:
                 found.append(key)
         return found, index
@@ -227,8 +256,13 @@ class AgentsPane(LivePane, AgentActions):
     def _search_of(self, record: AgentRecord) -> str:
         text = self._search.get(record.key)
         if text is None:
-            text = self._search[record.key] = search_text(record)
+            text = self._search[record.key] = self._search_text(record)
         return text
+
+    def _search_text(self, record: AgentRecord) -> str:
+        """What the filter looks in: the record's words and its review state (``ready``)."""
+        state = self.review.states.get(record.key) if self.review is not None else None
+        return search_text(record) + (f" {state}" if state else "")
 
     def _row_of(self, key: str) -> tuple[object, ...]:
         row = self._rows.get(key)
@@ -269,6 +303,7 @@ class AgentsPane(LivePane, AgentActions):
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""
         change = message.change
+        self._follow_changes(change.changed, change.removed)
         # Most of the table (the first load): one refill. A burst of a mass crash (hundreds
         # of keys of a large fleet) goes row by row: a refill would cost every row each time.
         if len(change.changed) + len(change.removed) > max(WHOLE, len(self.fleet) // 2):
@@ -290,6 +325,51 @@ class AgentsPane(LivePane, AgentActions):
         self.table.reorder("role", "name", key=by_role_and_name)
         if change.counts:
             self.summarise(self.counts())
+
+    # -- changes and review states (review_column.py) -------------------------------------
+
+    def _follow_changes(self, changed: frozenset[str], removed: frozenset[str]) -> None:
+        """Agents read again or gone: the rows rebuilt after this show their new state."""
+        if self.review is not None:
+            self.review.follow(changed, removed)
+            self._count_ready()
+
+    def on_changes_watch_looked(self, message: ChangesWatch.Looked) -> None:
+        """Agents' changes looked at: their CHANGES redrawn, and their rows placed again
+        by the filter when their state moved (``/ ready``)."""
+        message.stop()
+        review = self.review
+        if review is None:
+            return
+        for key in message.found:
+            moved = review.restate(key)
+            row = self._rows.get(key)
+            if row is not None:
+                changes = review.cell(key)
+                self._rows[key] = (*row[:CHANGES_AT], changes, *row[CHANGES_AT + 1 :])
+                if self.table.has(key):
+                    self.table.set_cell(key, "changes", changes)
+            if moved:
+                self._search.pop(key, None)
+                record = self.fleet.get(key)
+                if record is not None and self.filter_text:
+                    self.upsert(record, age=False)
+        self._count_ready()
+
+    def _count_ready(self) -> None:
+        count = len(self.review.ready) if self.review is not None else 0
+        if self.review is not None and count != self._ready_shown:
+            self._ready_shown = count
+            self.post_message(self.Summary(REVIEW_SUMMARY, {"ready": count}))
+
+    def review_state(self, key: str) -> str:
+        """The agent's review state as shown (``none`` without a worktree)."""
+        return self.review.state(key) if self.review is not None else "none"
+
+    def action_review(self) -> None:
+        key = self.selected_key()
+        if key is not None:
+            self.post_message(ReviewWanted(key))
 
     # -- time passing ----------------------------------------------------------------------
 

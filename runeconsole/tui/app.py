@@ -25,6 +25,9 @@ from runeconsole.services.notify import notifier_for
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
+from runeconsole.services.review.service import Reviews
+from runeconsole.services.review.targets import BranchReview, LocalReview
+from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervisor import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
 from runeconsole.tui.agents_pane import AgentsPane
@@ -39,6 +42,8 @@ from runeconsole.tui.pane import AGENTS, LivePane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
+from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.review.screen import open_review
 from runeconsole.tui.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
@@ -85,6 +90,13 @@ class RuneConsole(PanesApp):
         self.checkpoints = Checkpoints(project, suspension=self.suspension)
         self.merge_queue = MergeQueue(project)
         self.permissions = Permissions(project)
+        # What agents changed (the Agents pane's CHANGES, the review screen): one cache.
+        self.reviews = Reviews(
+            project,
+            registry=self.registry,
+            hooks=self.supervisor.hooks,
+            queue=self.merge_queue,
+        )
         self.feed: ChangeFeed | None = None
         # The one fleet model: the Agents and Problems panes draw it, file events, the
         # rescan, the tick and the monitor feed it (services/fleet/model.py).
@@ -111,7 +123,7 @@ class RuneConsole(PanesApp):
         if self._quick_to_load():
             self.fleet.load()  # the first frame is then complete
         self._fleet_views = [
-            AgentsPane(self.supervisor, self.fleet),
+            AgentsPane(self.supervisor, self.fleet, ChangeTracker(self.reviews)),
             ProblemsPane(self.supervisor, self.fleet),
         ]
         panes: list[LivePane] = [
@@ -369,6 +381,15 @@ class RuneConsole(PanesApp):
             self.call_from_thread(
                 self.notify, f"notify command: {exc}", severity="warning", markup=False
             )
+
+    def on_review_wanted(self, message: ReviewWanted) -> None:
+        """``d`` on an agent, ``enter`` or ``d`` on a queue entry: its review screen."""
+        if message.agent is not None and self.fleet.get(message.agent) is not None:
+            open_review(self, LocalReview(self.reviews, message.agent))
+        elif message.branch:
+            open_review(self, BranchReview(self.reviews, message.branch))
+        else:
+            self.notify(f"{message.agent}: no such agent", title="Review", severity="warning")
 
     def on_problems_pane_goto_agent(self, message: ProblemsPane.GotoAgent) -> None:
         self.goto_agent(message.key)

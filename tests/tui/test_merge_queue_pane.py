@@ -129,13 +129,13 @@ async def test_remove_asks_first(fleet) -> None:
     async with console(root, clock).run_test(size=(100, 30)) as pilot:
         pane = await open_queue(pilot)
         first = pane.table.cursor_key()
-        await pilot.press("d")
+        await pilot.press("x")
         await pilot.pause()
         assert isinstance(pilot.app.screen, ConfirmScreen)
         await pilot.press("n")
         await settle(pilot)
         assert len(queue_file(root)["entries"]) == 5
-        await pilot.press("d")
+        await pilot.press("x")
         await pilot.pause()
         await pilot.press("y")
         await settle(pilot)

@@ -96,6 +96,29 @@ class LocalActions:
         """``g``: the operator's tmux client switches to the agent's session."""
         Supervisor(self.project).switch_to(key)
 
+    # -- reviews (``review AGENT --json`` and its decisions) ---------------------------------
+
+    def _reviews(self) -> Any:
+        from runeconsole.services.review.service import Reviews
+
+        return Reviews(self.project)
+
+    def review(self, key: str) -> Any:
+        from runeconsole.services.review.report import review_report
+
+        return review_report(self._reviews(), key)
+
+    def review_comment(
+        self, key: str, text: str, file: str | None, line: int | None, side: str
+    ) -> Any:
+        return self._reviews().comment(key, text, file=file, line=line, side=side).to_json()
+
+    def review_approve(self, key: str) -> Any:
+        return self._reviews().approve(key).to_json()
+
+    def review_send(self, key: str) -> Any:
+        return self._reviews().send(key).to_json()
+
     def say(self, key: str, text: str) -> Any:
         """``m``: the message pasted into the agent's pane and submitted (or refused)."""
         from runeconsole.services.reply import Replies
@@ -173,6 +196,26 @@ class RemoteActions:
 
     def kill(self, key: str) -> Any:
         return self.call("kill", key, "--json")
+
+    def review(self, key: str) -> Any:
+        """``review KEY --json`` there: its changes, the diff, its open review (exit 1 with
+        a report when its worktree cannot be read: the report says why)."""
+        return self.call("review", key, "--json", accept=(0, 1))
+
+    def review_comment(
+        self, key: str, text: str, file: str | None, line: int | None, side: str
+    ) -> Any:
+        where = [*(["--file", file] if file else []), *(["--line", str(line)] if line else [])]
+        # --text=: a text that begins with '-' is never taken for an option
+        return self.call(
+            "review", "comment", key, *where, "--side", side, f"--text={text}", "--json"
+        )
+
+    def review_approve(self, key: str) -> Any:
+        return self.call("review", "approve", key, "--json")
+
+    def review_send(self, key: str) -> Any:
+        return self.call("review", "send", key, "--json")
 
     def say(self, key: str, text: str) -> Any:
         # One argument, whatever the text starts with (a dash, a newline).

@@ -30,6 +30,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.session_view import is_background
+from runeconsole.services.review.targets import ActionsReview
 from runeconsole.services.sources import RemoteActions, Verdict
 from runeconsole.services.sources.fleet import SOURCE, FleetFeed
 from runeconsole.tui.confirm import ConfirmScreen
@@ -60,6 +61,7 @@ from runeconsole.tui.fleet_console.store import (
     Moved,
 )
 from runeconsole.tui.message_modal import MessageModal
+from runeconsole.tui.review.screen import open_review
 from runeconsole.tui.suspended_detail import show_resumed
 
 STOP_BACKGROUND = (
@@ -235,6 +237,9 @@ class FleetConsole(PanesApp):
         if message.action == "attach":
             self.attach(source, own)
             return
+        if message.action == "review":
+            self.review(source, own)
+            return
         if message.action in ("say", "peek"):
             self.open_agent(message.action, source, own)
             return
@@ -341,6 +346,17 @@ class FleetConsole(PanesApp):
             [str(w) for w in warnings] if isinstance(warnings, list) else [],
             source,
         )
+
+    def review(self, source: str, key: str) -> None:
+        """The review screen of an agent of ``source``: read and decided there, with the
+        same CLI commands (``review KEY --json``, ``review approve`` …)."""
+        try:
+            actions = self.feed.actions(source)
+        except RuneError as exc:
+            self.notify(exc.message, title=f"Cannot review {key}", severity="warning")
+            return
+        label = f"{source}/{key}" if self.feed.prefixed else key
+        open_review(self, ActionsReview(actions, key, label))
 
     def attach(self, source: str, key: str) -> None:
         row = self.store.get(AGENT, f"{source}/{key}" if self.feed.prefixed else key) or {}
