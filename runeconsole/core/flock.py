@@ -71,3 +71,17 @@ def held_elsewhere(lock_path: str) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def remove_lock(lock_path: str, timeout: float = 5.0) -> bool:
+    """Delete a lock file nobody will need again (its subject is gone), holding it while
+    it goes: a holder that opened it before finds, once it has the lock, that what it
+    guarded is gone. An absent file is left absent (it is not created to be removed)."""
+    if not os.path.lexists(lock_path):
+        return False
+    with flocked(lock_path, timeout, what=os.path.basename(lock_path)):
+        try:
+            os.unlink(lock_path)
+        except FileNotFoundError:
+            return False
+    return True

@@ -198,13 +198,33 @@ class Permissions:
         )
 
     def shown(self) -> list[PermissionRequest]:
-        """The open requests and the ``RECENT`` latest decided ones, oldest first."""
-        requests = self.requests()
+        """The open requests and the ``RECENT`` latest decided ones, oldest first.
+
+        Only those are read: a request with a ``.decision`` beside it is decided (its name
+        says so), and ids sort by the moment they were asked, so a directory of 100,000
+        decisions costs one listing, not 100,000 reads (the console's pane and rescan, the
+        ``events`` stream)."""
+        try:
+            names = set(os.listdir(self.directory))
+        except OSError:
+            return []
+        ids = sorted(
+            name[: -len(files.REQUEST)]
+            for name in names
+            if name.endswith(files.REQUEST) and files.valid_id(name[: -len(files.REQUEST)])
+        )
+        undecided = [i for i in ids if i + files.DECISION not in names]
+        latest = [i for i in ids if i + files.DECISION in names][-RECENT:]
+        ids_read = [*undecided, *latest]
+        requests = sorted(
+            (PermissionRequest.read(self.directory / f"{i}{files.REQUEST}") for i in ids_read),
+            key=PermissionRequest.sort_key,
+        )
         decided = [r for r in requests if not r.open][-RECENT:]
         return [r for r in requests if r.open or r in decided]
 
     def pending(self) -> list[PermissionRequest]:
-        return [r for r in self.requests() if r.open]
+        return [r for r in self.shown() if r.open]
 
     def history(self, agent: str | None = None) -> list[PermissionRequest]:
         """Decided (and unreadable) requests, oldest first; one agent's when named."""

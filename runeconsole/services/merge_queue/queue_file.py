@@ -21,6 +21,7 @@ from runeconsole.core.timeutil import iso_z
 from runeconsole.core.validate import validate_id, validate_name
 from runeconsole.services.merge_queue.holders import blocking, holders, waiting_message
 from runeconsole.services.merge_queue.model import (
+    COMPLETED,
     FAILED,
     IN_PROGRESS,
     PENDING,
@@ -256,6 +257,24 @@ class QueueFile:
                 data, "remove", entry_id, branch=item.get("branch"), status=item.get("status")
             )
             return QueueEntry(dict(item), 0)
+
+    def remove_finished(self, entry_ids: set[str]) -> list[str]:
+        """The completed or failed entries among ``entry_ids`` taken out, under the queue's
+        lock (retention archives them first); an entry pending or in progress again by
+        now stays. Returns the ids taken out."""
+        with self._mutate() as data:
+            taken = [
+                item
+                for item in data["entries"]
+                if isinstance(item, dict)
+                and item.get("entry_id") in entry_ids
+                and item.get("status") in (COMPLETED, FAILED)
+            ]
+            for item in taken:
+                data["entries"].remove(item)
+            if taken:
+                self._record(data, "prune", None, count=len(taken))
+            return [str(item.get("entry_id")) for item in taken]
 
     def move(self, entry_id: str, offset: int) -> tuple[QueueEntry, bool]:
         """Swap a pending entry with its pending neighbour above (-1) or below (+1).

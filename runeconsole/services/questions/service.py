@@ -72,18 +72,7 @@ class Questions:
             body = read_json_object(path)
         except UnreadableFile as exc:
             return Answer(path, task_id, seq, error=exc.reason)
-        option = body.get("option")
-        return Answer(
-            path,
-            task_id,
-            seq,
-            answer=str(body.get("answer") or ""),
-            decided_by=str(body.get("decided_by") or ""),
-            option=option if isinstance(option, str) else None,
-            answered_at=body.get("answered_at")
-            if isinstance(body.get("answered_at"), str)
-            else None,
-        )
+        return Answer.from_body(path, task_id, seq, body)
 
     def answer_for(self, question: Question) -> Answer | None:
         path = question.answer_path

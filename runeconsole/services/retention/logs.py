@@ -1,0 +1,76 @@
+"""Files bounded in place, with nothing worth archiving: the hook's log (the hook rotates
+it past 1 MiB; the rotated file goes once it is older than the policy) and the
+notification times (an agent's entry goes once older than the policy; the notifier also
+drops entries a day old each time it writes)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from datetime import timedelta
+
+from runeconsole.core.files import atomic_write_json
+from runeconsole.core.flock import flocked
+from runeconsole.services.claude.hook import LOG_LIMIT, LOG_NAME
+from runeconsole.services.notify import STATE_NAME
+from runeconsole.services.retention.report import Job, KindReport
+
+
+class HookLogPruner:
+    kind = "hook_log"
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.log = os.fspath(job.project.paths.claude_bridge / LOG_NAME)
+
+    def prune(self) -> KindReport:
+        report = self.job.report(self.kind)
+        rotated = self.log + ".1"
+        with contextlib.suppress(OSError):
+            if os.stat(self.log).st_size > LOG_LIMIT:
+                report.notes.append(f"{LOG_NAME} is over {LOG_LIMIT} bytes: rotated")
+                if not self.job.dry_run:
+                    os.replace(self.log, rotated)
+        try:
+            age = self.job.now.timestamp() - os.stat(rotated).st_mtime
+        except OSError:
+            return report
+        days = report.policy.days
+        if days and age > days * 86400:
+            report.deleted = 1
+            if not self.job.dry_run:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(rotated)
+        else:
+            report.kept = 1
+        return report
+
+
+class NotificationPruner:
+    kind = "notifications"
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.paths = job.project.paths
+
+    def prune(self) -> KindReport:
+        report = self.job.report(self.kind)
+        days = report.policy.days
+        path = self.paths.state / STATE_NAME
+        if not days or not path.exists():
+            return report
+        oldest = (self.job.now - timedelta(days=days)).timestamp()
+        lock = os.fspath(self.paths.lock_for("notify"))
+        with flocked(lock, what="the notification times"):
+            try:
+                sent = json.loads(path.read_bytes()[: 1024 * 1024])
+            except (OSError, ValueError):
+                return report
+            if not isinstance(sent, dict):
+                return report
+            kept = {k: v for k, v in sent.items() if isinstance(v, int | float) and v >= oldest}
+            report.deleted, report.kept = len(sent) - len(kept), len(kept)
+            if report.deleted and not self.job.dry_run:
+                atomic_write_json(self.paths.inside(path), kept)
+        return report

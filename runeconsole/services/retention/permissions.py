@@ -1,0 +1,161 @@
+"""Permission requests: decided ones leave the live directory for the archive, with their
+decision, their lock file and any wait marker left behind; an open request never does.
+
+A request's age is in its id (``perm-{UTC time}-{pid}``), and a decided one is known by
+its ``.decision`` beside it, so the directory is listed once and only the requests that
+leave are read. Requests whose hook is gone are first recorded as decided by nobody (as
+the console's rescan does), so a stale "open" request does not stay live for ever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from runeconsole.core.files import read_bytes
+from runeconsole.core.flock import remove_lock
+from runeconsole.core.timeutil import iso_z
+from runeconsole.services.claude import permission_files as files
+from runeconsole.services.claude.permissions import PermissionRequest, Permissions
+from runeconsole.services.retention.archive import Archive, month_of, unique
+from runeconsole.services.retention.report import Job, KindReport, leaving
+
+KIND = "permissions"
+RAW_LIMIT = 64 * 1024  # an unreadable request's bytes kept in the archive, at most
+BATCH = 10_000  # records archived (and removed) at a time: a bounded memory, any size
+
+
+def asked_at(request_id: str) -> datetime | None:
+    """The moment in a request's id (``perm-20260301T120000123456-4242``)."""
+    stamp = request_id[len(files.PREFIX) :].partition("-")[0]
+    try:
+        return datetime.strptime(stamp, "%Y%m%dT%H%M%S%f").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+class PermissionPruner:
+    kind = KIND
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.permissions = Permissions(job.project)
+        self.paths = job.project.paths
+        self.directory = self.permissions.directory
+        self.markers: dict[str, list[str]] = {}
+
+    def prune(self) -> KindReport:
+        report = self.job.report(KIND)
+        self._find_markers()
+        if not self.job.dry_run:
+            report.recovered = self.job.archive.recover(KIND, self.remove)
+            self._expire_orphans(report)
+        try:
+            names = set(os.listdir(self.directory))
+        except OSError:
+            return report
+        closed: list[tuple[datetime, str]] = []
+        for name in names:
+            request_id = name[: -len(files.REQUEST)]
+            if not name.endswith(files.REQUEST) or not files.valid_id(request_id):
+                continue
+            when = asked_at(request_id) or self._mtime(self.directory / name)
+            if request_id + files.DECISION in names or self._closed(request_id):
+                closed.append((when, request_id))
+            else:
+                report.pending += 1
+        going = leaving(report.policy, closed, self.job.now)
+        report.kept = len(closed) - len(going)
+        if self.job.dry_run:
+            report.archived = len(going)
+            return report
+        for start in range(0, len(going), BATCH):
+            batch = [self._record(request_id) for request_id in going[start : start + BATCH]]
+            report.archived += self.job.archive.move(KIND, batch, self.remove)
+        return report
+
+    def _find_markers(self) -> None:
+        """The wait markers (``{agent}.{request id}``) by request, listed once."""
+        try:
+            names = os.listdir(files.waits_dir(self.paths))
+        except OSError:
+            return
+        for name in names:
+            request_id = name.rpartition(".")[2]
+            self.markers.setdefault(request_id, []).append(name)
+
+    def _expire_orphans(self, report: KindReport) -> None:
+        try:
+            self.permissions.expire_orphans([r for r in self.permissions.shown() if r.open])
+        except Exception as exc:  # a busy lock: the next prune tries again
+            report.notes.append(f"requests of stopped hooks not closed: {exc}")
+
+    def _closed(self, request_id: str) -> bool:
+        """An undecided request nobody waits for (no console was open: Claude Code asked),
+        or one that cannot be read: not open, so it may leave."""
+        return not PermissionRequest.read(files.request_path(self.paths, request_id)).open
+
+    @staticmethod
+    def _mtime(path: Path) -> datetime:
+        try:
+            return datetime.fromtimestamp(path.lstat().st_mtime, UTC)
+        except OSError:
+            return datetime.now(UTC)
+
+    def _record(self, request_id: str) -> tuple[str, str, dict[str, Any]]:
+        path = files.request_path(self.paths, request_id)
+        request = PermissionRequest.read(path)
+        when = asked_at(request_id) or request.asked or self._mtime(path)
+        record: dict[str, Any] = {
+            "id": request_id,
+            "at": iso_z(when),
+            "request": request.fields,
+            "decision": request.decision,
+        }
+        if request.error or request.decision_error:
+            record["error"] = request.error or request.decision_error
+            with contextlib.suppress(Exception):
+                raw = read_bytes(path, limit=RAW_LIMIT + 1, follow_symlinks=False)[:RAW_LIMIT]
+                record["raw"] = raw.decode("utf-8", "replace")
+        return request_id, month_of(when), record
+
+    def remove(self, request_ids: list[str]) -> None:
+        for request_id in request_ids:
+            if files.valid_id(request_id):
+                self._remove(request_id)
+
+    def _remove(self, request_id: str) -> None:
+        """The request's files gone (each may be gone already: a prune finished late)."""
+        path = files.request_path(self.paths, request_id)
+        for gone in (path, files.decision_path(path)):  # the request first: never "open"
+            with contextlib.suppress(FileNotFoundError):
+                gone.unlink()
+        for marker in self.markers.get(request_id, []):
+            with contextlib.suppress(FileNotFoundError):
+                (files.waits_dir(self.paths) / marker).unlink()
+        remove_lock(os.fspath(self.paths.lock_for(files.lock_name(request_id))))
+
+
+def from_record(record: dict[str, Any], where: Path) -> PermissionRequest:
+    """An archived request as the CLI lists it (``where``: its archive file)."""
+    request = PermissionRequest(where)
+    request.id = str(record.get("id"))
+    request.fields = record.get("request") if isinstance(record.get("request"), dict) else {}
+    decision = record.get("decision")
+    request.decision = decision if isinstance(decision, dict) else None
+    error = record.get("error")
+    if isinstance(error, str):
+        request.error = error
+    return request
+
+
+def archived(archive: Archive, live_ids: set[str]) -> list[PermissionRequest]:
+    """Every archived request not also live, oldest first."""
+    found = [
+        from_record(record, archive.month_path(KIND, str(record.get("at"))[:7]))
+        for record in unique(live_ids, archive.records(KIND))
+    ]
+    return sorted(found, key=PermissionRequest.sort_key)
