@@ -41,6 +41,7 @@ from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 from runeconsole.tui.toasts import RepeatFilter, monitor_toast
+from runeconsole.tui.upkeep import Upkeep
 from runeconsole.tui.workers import WorkFailed
 
 PRESENCE_RETRY_SECONDS = 2.0
@@ -101,6 +102,7 @@ class RuneConsole(PanesApp):
         # While it is open the console holds the project's console lock: Claude Code's
         # hooks then bring AskUserQuestion calls here (services/claude/presence.py).
         self.presence = ConsolePresence(self.registry.paths)
+        self.upkeep = Upkeep(self, project)  # the daily prune
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
@@ -158,6 +160,8 @@ class RuneConsole(PanesApp):
             self.set_interval(self.rescan_seconds, self._rescan)
         if self.tick_seconds:
             self.set_interval(self.tick_seconds, self.tick)
+        if self.watch_files:  # a console that follows the files keeps them pruned too
+            self.upkeep.start()
         if self.monitor and shutil.which("tmux") is None:
             self.monitor = False
             self.notify(

@@ -29,6 +29,7 @@ from typing import Any
 from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_bytes, atomic_write_json, read_bytes
 from runeconsole.core.files import read_json_object as read_object
+from runeconsole.core.pause import pause_point
 from runeconsole.core.paths import ProjectPaths
 
 SUFFIX = ".jsonl.gz"
@@ -146,6 +147,7 @@ class Archive:
         journal = self.paths.inside(self.journal_path(kind))
         atomic_write_json(journal, {"kind": kind, "months": by_month}, 0o600)
         self.add(kind, ((month, record) for _, month, record in records))
+        pause_point("retention-archived")  # a kill here: recover() finishes the removal
         remove([record_id for record_id, _, _ in records])
         journal.unlink()
         return len(records)

@@ -62,12 +62,16 @@ class Retention:
         now = self.project.clock.now()
         report = PruneReport(dry_run, iso_z(now))
         started = time.monotonic()
-        lock = self.paths.lock_for("retention")
-        try:
-            with owned(lock, self.paths.state / "retention.owner.json", "pruning"):
-                self._prune(Job(self.project, self.archive, self.settings, now, dry_run), report)
-        except LockBusy as exc:
-            raise RuneError(f"another prune is running: {exc}") from None
+        job = Job(self.project, self.archive, self.settings, now, dry_run)
+        if dry_run:  # counts only: no lock either (a read-only root can be asked)
+            self._prune(job, report)
+        else:
+            lock = self.paths.lock_for("retention")
+            try:
+                with owned(lock, self.paths.state / "retention.owner.json", "pruning"):
+                    self._prune(job, report)
+            except LockBusy as exc:
+                raise RuneError(f"another prune is running: {exc}") from None
         report.seconds = time.monotonic() - started
         if not dry_run:
             atomic_write_json(
