@@ -69,6 +69,7 @@ class ConsolePane:
         monitor: bool = True,
         size: tuple[int, int] = (160, 45),
         console_args: Sequence[str] = (),
+        repo: Path = REPO,
     ) -> None:
         if shutil.which("tmux") is None:
             raise SystemExit("tmux is not installed")
@@ -76,6 +77,7 @@ class ConsolePane:
         self.monitor = monitor
         self.size = size
         self.console_args = list(console_args)
+        self.repo = repo  # the checkout whose code runs (another one's, to compare)
         self.socket = f"rc-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.pid: int | None = None
         self.started_at = 0.0
@@ -139,7 +141,7 @@ class ConsolePane:
         command += self.console_args
         # The monitor looks for the agents' sessions on this private server.
         env = {
-            "PYTHONPATH": str(REPO),
+            "PYTHONPATH": str(self.repo),
             "TERM": "xterm-256color",
             "RUNECONSOLE_TMUX_SOCKET": self.socket,
         }

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from runeconsole.core.errors import RuneError
+from runeconsole.core.errors import RuneError, refused
 
 _BUSY = (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
 _NAP = 0.005
@@ -32,7 +32,10 @@ def _open(lock_path: str) -> int:
 def flocked(lock_path: str, timeout: float = 10.0, what: str = "") -> Iterator[None]:
     """Hold an exclusive lock on ``lock_path`` (created if needed) for the block, waiting
     up to ``timeout`` seconds for another holder to let go."""
-    fd = _open(lock_path)
+    try:
+        fd = _open(lock_path)
+    except OSError as exc:  # a read-only file system, a full disk: WriteFailed says so
+        raise refused(lock_path, exc) from None
     try:
         deadline = time.monotonic() + timeout
         while True:

@@ -81,6 +81,7 @@ class MergeQueuePane(LivePane):
         ("+ / -", "move the selected pending entry up / down"),
         ("space", "pause / resume the queue"),
     )
+    WRITES = frozenset({"process", "retry", "remove", "move", "toggle_pause"})
     BINDINGS = [
         Binding("p", "process", "Process head"),
         Binding("r", "retry", "Retry"),

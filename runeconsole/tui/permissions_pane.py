@@ -148,6 +148,7 @@ class PermissionsPane(LivePane):
         max-height: 7;
     }
     """
+    WRITES = frozenset({"decide", "remove_rule"})
     BINDINGS = [
         Binding("a", "decide", "Decide"),
         Binding("enter", "decide", "Decide", show=False),
@@ -317,7 +318,7 @@ class PermissionsPane(LivePane):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        if event.data_table is self.table:
+        if event.data_table is self.table and self.writable():
             self.action_decide()
 
     def action_decide(self) -> None:

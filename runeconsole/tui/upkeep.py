@@ -1,4 +1,5 @@
-"""The console's own housekeeping, off the UI thread: the daily prune.
+"""The console's own housekeeping: the daily prune (off the UI thread), and saying so when
+the root is read-only.
 
 A minute after the console opens, and every hour after that, a worker asks whether a
 prune is due (``runeconsole.retention.every_hours`` since the last one, by whoever ran
@@ -48,6 +49,16 @@ class Upkeep:
         self.last_report = report.summary()
         if report.changed:
             self._say(report.summary(), "information")
+
+    def say_read_only(self, reason: str) -> None:
+        self.app.notify(
+            f"{reason}: nothing can be answered, decided, queued or resumed here; the "
+            "console only watches",
+            title="Read-only",
+            severity="warning",
+            timeout=30,
+            markup=False,
+        )
 
     def _say(self, message: str, severity: str) -> None:
         self.app.call_from_thread(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from runeconsole.core.errors import RuneError
+from runeconsole.core.errors import RuneError, WriteFailed
 from runeconsole.core.locks import locked
 from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import parse_iso
@@ -83,6 +83,11 @@ def _settle_twin(questions: Questions, question: Question, given: Answer) -> Non
             questions.answer_question(twin, text=given.answer)
     except AlreadyAnswered:
         pass  # its asker decided at the same moment: both answers stand where they are
+    except WriteFailed as exc:  # a full disk between the two answers: say which stands
+        raise RuneError(
+            f"{question.id} is answered ({given.answer}), but not its twin {twin.id}: "
+            f"{exc.message}; then answer {twin.id}"
+        ) from None
 
 
 def expires_in(question: Question, now: datetime) -> float | None:

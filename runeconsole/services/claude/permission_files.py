@@ -241,6 +241,14 @@ def write_decision(request: Path, fields: dict[str, Any]) -> None:
     create_exclusive(decision_path(request), dump_json(fields), FILE_MODE)
 
 
+def withdraw(request: Path) -> None:
+    """A request whose decision could not be recorded (a full disk) is taken back whole:
+    Claude Code asks in its own dialog, and no request is left looking undecided."""
+    if not os.path.lexists(decision_path(request)):
+        with contextlib.suppress(OSError):
+            request.unlink()
+
+
 def read_object(path: Path) -> dict[str, Any]:
     """A request or decision file's object (``RuneError`` saying why it cannot be read)."""
     return parse_json_object(path, read_bytes(path, limit=MAX_FILE, follow_symlinks=False))

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.core.errors import InvalidInput, RuneError, WriteFailed
 from runeconsole.core.locks import locked
 from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import parse_iso
@@ -289,7 +289,15 @@ class Permissions:
         agent = None if every_agent else request.agent
         made = permission_rules.rule_id(behavior, request.tool, request.subject, agent)
         decided = self.decide(request.id, behavior, via=via, rule=made)
-        return self.add_rule(behavior, request.tool, request.subject, agent), decided
+        try:
+            return self.add_rule(behavior, request.tool, request.subject, agent), decided
+        except WriteFailed as exc:  # a full disk between the decision and the rule
+            command = f"runeconsole permissions {behavior} {request.tool} {request.subject!r}"
+            scope = "" if agent is None else f" --agent {agent}"
+            raise RuneError(
+                f"{request.id} is {decided.state} once, but the rule was not saved: "
+                f"{exc.message}; then `{command}{scope}`"
+            ) from None
 
     def settle(
         self,

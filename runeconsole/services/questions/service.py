@@ -11,7 +11,7 @@ from typing import Any
 
 from runeconsole.adapters.tasks import TaskStore
 from runeconsole.core.config import TALISMAN
-from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
+from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile, WriteFailed
 from runeconsole.core.files import create_exclusive, dump_json, read_json_object
 from runeconsole.core.locks import locked
 from runeconsole.core.timeutil import iso_z, parse_iso
@@ -378,4 +378,6 @@ def _make_private_dir(directory: Path) -> None:
 
 
 def _cannot_write(path: Path, exc: OSError) -> RuneError:
+    if isinstance(exc, WriteFailed):  # a full disk, a read-only root: it says so already
+        return exc
     return RuneError(f"cannot write {path}: {exc.strerror or exc}")

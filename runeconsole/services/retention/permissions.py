@@ -31,8 +31,13 @@ BATCH = 10_000  # records archived (and removed) at a time: a bounded memory, an
 def asked_at(request_id: str) -> datetime | None:
     """The moment in a request's id (``perm-20260301T120000123456-4242``)."""
     stamp = request_id[len(files.PREFIX) :].partition("-")[0]
-    try:
-        return datetime.strptime(stamp, "%Y%m%dT%H%M%S%f").replace(tzinfo=UTC)
+    if len(stamp) != 21 or stamp[8] != "T" or not (stamp[:8] + stamp[9:]).isdigit():
+        return None
+    try:  # by hand: strptime costs more than the rest of a prune's look at a request
+        return datetime(
+            int(stamp[:4]), int(stamp[4:6]), int(stamp[6:8]), int(stamp[9:11]),
+            int(stamp[11:13]), int(stamp[13:15]), int(stamp[15:]), tzinfo=UTC,
+        )  # fmt: skip
     except ValueError:
         return None
 
@@ -46,6 +51,9 @@ class PermissionPruner:
         self.paths = job.project.paths
         self.directory = self.permissions.directory
         self.markers: dict[str, list[str]] = {}
+        self.directory_name = os.fspath(self.paths.inside(self.directory))
+        self.waits_name = os.fspath(self.paths.inside(files.waits_dir(self.paths)))
+        self.locks_name = os.fspath(self.paths.inside(self.paths.locks))
 
     def prune(self) -> KindReport:
         report = self.job.report(KIND)
@@ -128,15 +136,16 @@ class PermissionPruner:
                 self._remove(request_id)
 
     def _remove(self, request_id: str) -> None:
-        """The request's files gone (each may be gone already: a prune finished late)."""
-        path = files.request_path(self.paths, request_id)
-        for gone in (path, files.decision_path(path)):  # the request first: never "open"
+        """The request's files gone (each may be gone already: a prune finished late).
+        Paths as strings, from directories checked once: this runs 100,000 times."""
+        base = os.path.join(self.directory_name, request_id)
+        for gone in (base + files.REQUEST, base + files.DECISION):  # the request first
             with contextlib.suppress(FileNotFoundError):
-                gone.unlink()
+                os.unlink(gone)
         for marker in self.markers.get(request_id, []):
             with contextlib.suppress(FileNotFoundError):
-                (files.waits_dir(self.paths) / marker).unlink()
-        remove_lock(os.fspath(self.paths.lock_for(files.lock_name(request_id))))
+                os.unlink(os.path.join(self.waits_name, marker))
+        remove_lock(os.path.join(self.locks_name, f"{files.lock_name(request_id)}.lock"))
 
 
 def from_record(record: dict[str, Any], where: Path) -> PermissionRequest:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.core.paths import ProjectPaths
+from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.demo.old_records import answered_questions, decided_requests
 from runeconsole.services.claude import permission_files as files
 from runeconsole.services.claude.permissions import Permissions
@@ -249,7 +249,9 @@ def test_reviews_signals_and_history_leave_by_age_whatever_their_format(
     assert sorted(reviews) == sorted(
         str(p.relative_to(project)) for p in made if "reviews" in p.parts
     )
-    assert archived_ids(project, "signals") == [".claude/attractor/signals/processed/1-a-b-MERGE_READY.json"]
+    assert archived_ids(project, "signals") == [
+        ".claude/attractor/signals/processed/1-a-b-MERGE_READY.json"
+    ]
     assert len(archived_ids(project, "agent_history")) == 2
 
 
@@ -300,7 +302,9 @@ def test_a_second_prune_at_the_same_time_is_refused_naming_the_first(project: Pa
     from runeconsole.core.locks import owned
 
     with owned(paths.lock_for("retention"), paths.state / "retention.owner.json", "pruning"):
-        with pytest.raises(Exception, match=f"another prune is running: pruning is held by pid {os.getpid()}"):
+        with pytest.raises(
+            Exception, match=f"another prune is running: pruning is held by pid {os.getpid()}"
+        ):
             retention.prune()
 
 
