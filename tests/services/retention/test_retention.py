@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from runeconsole.core.errors import RuneError
+from runeconsole.core.locks import owned
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.demo.old_records import answered_questions, decided_requests
@@ -195,7 +197,7 @@ def test_answered_questions_leave_and_waiting_ones_stay_and_list_all_reads_the_a
     assert {q["id"] for q in every} == {*relayed, *(q["id"] for q in waiting)} | {
         "rune-work-20250101-000000/task-1.q1"
     }
-    archived = [q for q in every if q["id"] == relayed[0]][0]
+    archived = next(q for q in every if q["id"] == relayed[0])
     assert archived["state"] == "answered" and archived["answer"]["answer"] == "argon2"
 
 
@@ -299,13 +301,12 @@ def test_a_bad_setting_says_the_key_and_what_is_allowed(project: Path, cli: Cli)
 def test_a_second_prune_at_the_same_time_is_refused_naming_the_first(project: Path) -> None:
     retention = Retention(Project(project))
     paths = ProjectPaths(project)
-    from runeconsole.core.locks import owned
-
-    with owned(paths.lock_for("retention"), paths.state / "retention.owner.json", "pruning"):
-        with pytest.raises(
-            Exception, match=f"another prune is running: pruning is held by pid {os.getpid()}"
-        ):
-            retention.prune()
+    held = f"another prune is running: pruning is held by pid {os.getpid()}"
+    with (
+        owned(paths.lock_for("retention"), paths.state / "retention.owner.json", "pruning"),
+        pytest.raises(RuneError, match=held),
+    ):
+        retention.prune()
 
 
 def test_a_prune_is_due_once_a_day_by_whoever_ran_the_last(project: Path, clock) -> None:
