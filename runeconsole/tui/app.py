@@ -147,7 +147,7 @@ class RuneConsole(PanesApp):
         if not self.fleet.records and not self._quick_to_load():
             self.load_fleet()
         if self.read_only:
-            self.query_one(StatusBar).set_note("read-only")
+            self.query_one(StatusBar).set_note("read-only", about="root")
             self.upkeep.say_read_only(self.read_only)
         elif not self._hold_presence():
             self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)

@@ -26,7 +26,7 @@ class StatusBar(Static):
         self.root = root
         self.figures: dict[str, dict[str, int]] = {}
         self.order: list[str] = []
-        self.note = ""
+        self.notes: dict[str, str] = {}  # by what they are about: "watching", "root"
 
     def on_mount(self) -> None:
         self.refresh_text()
@@ -39,8 +39,8 @@ class StatusBar(Static):
     def _rank(self, pane_id: str) -> int:
         return self.order.index(pane_id) if pane_id in self.order else len(self.order)
 
-    def set_note(self, note: str) -> None:
-        self.note = note
+    def set_note(self, note: str, about: str = "watching") -> None:
+        self.notes[about] = note
         self.refresh_text()
 
     def refresh_text(self) -> None:
@@ -58,8 +58,9 @@ class StatusBar(Static):
             for index, (label, count) in enumerate(self.figures[pane_id].items()):
                 if index == 0 or count:
                     text.append(f" {label} {count}", "bold" if count else "dim")
-        if self.note:
-            text.append(f"  {self.note}", "yellow")
+        for note in self.notes.values():
+            if note:
+                text.append(f"  {note}", "yellow")
         room = (self.size.width or 80) - 2 - text.cell_len - 3
         if room >= 8:
             root = shown_root(self.root, room)
