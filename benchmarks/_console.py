@@ -147,7 +147,9 @@ class ConsolePane:
         }
         self.started_at = time.monotonic()
         flags = [f"-e{name}={value}" for name, value in env.items()]
-        self.command("respawn-pane", "-k", "-t", "console", *flags, *command)
+        # In the root: ``-m runeconsole`` looks in the working directory first, which must
+        # not be a checkout other than ``repo``.
+        self.command("respawn-pane", "-k", "-t", "console", "-c", str(self.root), *flags, *command)
         pid = int(self.command("display-message", "-p", "-t", "console", "#{pane_pid}")[0])
         self.pid = pid
         return self.started_at

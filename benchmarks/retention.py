@@ -64,7 +64,7 @@ def cli(repo: Path, root: Path, *args: str) -> tuple[float, subprocess.Completed
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "runeconsole", *args, "--root", str(root)],
-        capture_output=True, text=True, env=env, timeout=1800, check=False,
+        capture_output=True, text=True, env=env, timeout=1800, check=False, cwd=root,
     )  # fmt: skip
     return time.perf_counter() - started, done
 
