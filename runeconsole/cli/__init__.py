@@ -46,6 +46,7 @@ COMMANDS = {
     "events": "events",
     "permissions": "permissions",
     "prune": "retention",
+    "interrupted": "journal",
 }
 
 

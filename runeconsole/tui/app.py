@@ -168,8 +168,10 @@ class RuneConsole(PanesApp):
             self.set_interval(self.rescan_seconds, self._rescan)
         if self.tick_seconds:
             self.set_interval(self.tick_seconds, self.tick)
-        if self.watch_files and not self.read_only:  # it keeps what it follows pruned
-            self.upkeep.start()
+        # What a kill left undone is said; a console that follows the files prunes them.
+        self.upkeep.start(
+            prune=self.watch_files and not self.read_only, read_only=bool(self.read_only)
+        )
         if self.monitor and shutil.which("tmux") is None:
             self.monitor = False
             self.notify(
@@ -385,7 +387,7 @@ def create_app(
     """
     return RuneConsole(
         # Lenient: a bad setting is shown and its default used; it never stops the console.
-        Project(root, clock, strict=False),
+        Project(root, clock, strict=False, via="console"),
         watch=watch,
         monitor=monitor,
         rescan_seconds=rescan_seconds,

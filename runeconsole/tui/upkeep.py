@@ -1,5 +1,10 @@
-"""The console's own housekeeping: the daily prune (off the UI thread), and saying so when
-the root is read-only.
+"""The console's own housekeeping: what a kill left undone, said as the console opens;
+the daily prune (off the UI thread); and saying so when the root is read-only.
+
+Actions the last console (or a command) was killed in the middle of are in the journal
+(``services/journal.py``): each is said once, as a warning that stays a minute, with
+what of it was written, and its record is cleared (on a read-only root it stays, for a
+console that can clear it).
 
 A minute after the console opens, and every hour after that, a worker asks whether a
 prune is due (``runeconsole.retention.every_hours`` since the last one, by whoever ran
@@ -13,6 +18,7 @@ from __future__ import annotations
 from textual.app import App
 
 from runeconsole.core.errors import RuneError
+from runeconsole.services.journal import Interrupted, Journal
 from runeconsole.services.project import Project
 from runeconsole.services.retention import Retention
 
@@ -25,10 +31,28 @@ class Upkeep:
         self.app = app
         self.project = project
         self.last_report: str | None = None
+        self.interrupted: list[Interrupted] | None = None  # once read
 
-    def start(self) -> None:
-        self.app.set_timer(PRUNE_FIRST_SECONDS, self.check)
-        self.app.set_interval(PRUNE_CHECK_SECONDS, self.check)
+    def start(self, *, prune: bool, read_only: bool) -> None:
+        self.app.run_worker(
+            lambda: self.report_interrupted(dismiss=not read_only),
+            thread=True, group="interrupted", exit_on_error=False,
+        )  # fmt: skip
+        if prune:
+            self.app.set_timer(PRUNE_FIRST_SECONDS, self.check)
+            self.app.set_interval(PRUNE_CHECK_SECONDS, self.check)
+
+    def report_interrupted(self, *, dismiss: bool) -> None:
+        journal = Journal(self.project.paths, self.project.via)
+        found = journal.interrupted()
+        for action in found:
+            self.app.call_from_thread(
+                self.app.notify, action.message(), title="Did not complete",
+                severity="warning", timeout=60, markup=False,
+            )  # fmt: skip
+            if dismiss:
+                journal.dismiss(action)
+        self.interrupted = found
 
     def check(self) -> None:
         self.app.run_worker(

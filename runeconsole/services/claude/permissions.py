@@ -19,11 +19,13 @@ from typing import Any
 
 from runeconsole.core.errors import InvalidInput, RuneError, WriteFailed
 from runeconsole.core.locks import locked
+from runeconsole.core.pause import pause_point
 from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.claude import permission_files as files
 from runeconsole.services.claude import permission_rules
 from runeconsole.services.claude.permission_rules import Rule
+from runeconsole.services.journal import journaled
 from runeconsole.services.project import Project
 
 PENDING, UNDECIDED, ALLOWED, DENIED, ASKED, UNREADABLE = (
@@ -45,6 +47,13 @@ class AlreadyDecided(RuneError):
 
 class Gone(RuneError):
     """Nobody waits for this decision any more (Claude Code asked in its own dialog)."""
+
+
+def _deciding(request: PermissionRequest, behavior: str) -> str:
+    """``allowing perm-… (claude-web-1: Bash npm test)``: the action, as the journal says it."""
+    verb = "allowing" if behavior == files.ALLOW else "denying"
+    subject = " ".join(request.subject.split())[:60]
+    return f"{verb} {request.id} ({request.agent}: {request.tool} {subject})"
 
 
 def _text(fields: dict[str, Any], name: str) -> str:
@@ -254,6 +263,19 @@ class Permissions:
         if message is not None and behavior == files.ALLOW:
             raise InvalidInput("a message goes with a deny (the model reads it)")
         request = self.get(request_id)
+        decision = files.decision_path(request.path)
+        with journaled(self.project, "decide", _deciding(request, behavior), [decision]):
+            return self._decide(request, behavior, message=message, via=via, rule=rule)
+
+    def _decide(
+        self,
+        request: PermissionRequest,
+        behavior: str,
+        *,
+        message: str | None,
+        via: str,
+        rule: str | None,
+    ) -> PermissionRequest:
         with locked(self.paths.lock_for(files.lock_name(request.id)), what=request.id):
             fresh = PermissionRequest.read(request.path)
             if fresh.error is not None:
@@ -288,14 +310,24 @@ class Permissions:
             )
         agent = None if every_agent else request.agent
         made = permission_rules.rule_id(behavior, request.tool, request.subject, agent)
-        decided = self.decide(request.id, behavior, via=via, rule=made)
+        written = [files.decision_path(request.path), permission_rules.rules_path(self.paths)]
+        what = f"{_deciding(request, behavior)} always, with a rule for {agent or 'all agents'}"
+        with journaled(self.project, "decide-always", what, written):
+            decided = self._decide(request, behavior, message=None, via=via, rule=made)
+            pause_point("decide-before-rule")
+            return self._rule_after(decided, behavior, agent)
+
+    def _rule_after(
+        self, decided: PermissionRequest, behavior: str, agent: str | None
+    ) -> tuple[Rule, PermissionRequest]:
+        """The rule of a request just decided (a full disk: which of the two stands)."""
         try:
-            return self.add_rule(behavior, request.tool, request.subject, agent), decided
-        except WriteFailed as exc:  # a full disk between the decision and the rule
-            command = f"runeconsole permissions {behavior} {request.tool} {request.subject!r}"
+            return self._add_rule(behavior, decided.tool, decided.subject, agent), decided
+        except WriteFailed as exc:
+            command = f"runeconsole permissions {behavior} {decided.tool} {decided.subject!r}"
             scope = "" if agent is None else f" --agent {agent}"
             raise RuneError(
-                f"{request.id} is {decided.state} once, but the rule was not saved: "
+                f"{decided.id} is {decided.state} once, but the rule was not saved: "
                 f"{exc.message}; then `{command}{scope}`"
             ) from None
 
@@ -348,7 +380,14 @@ class Permissions:
         return permission_rules.read(self.paths)
 
     def add_rule(self, behavior: str, tool: str, subject: str, agent: str | None) -> Rule:
+        what = f"adding the rule {behavior} {tool} {subject[:60]!r} for {agent or 'all agents'}"
+        with journaled(self.project, "rule", what, [permission_rules.rules_path(self.paths)]):
+            return self._add_rule(behavior, tool, subject, agent)
+
+    def _add_rule(self, behavior: str, tool: str, subject: str, agent: str | None) -> Rule:
         return permission_rules.add(self.paths, behavior, tool, subject, agent, self.clock.now())
 
     def remove_rule(self, rule_id: str) -> Rule:
-        return permission_rules.remove(self.paths, rule_id)
+        what = f"taking out the rule {rule_id}"
+        with journaled(self.project, "rule", what, [permission_rules.rules_path(self.paths)]):
+            return permission_rules.remove(self.paths, rule_id)

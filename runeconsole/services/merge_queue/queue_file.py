@@ -19,6 +19,7 @@ from runeconsole.core.locks import locked
 from runeconsole.core.pids import pid_alive, process_start
 from runeconsole.core.timeutil import iso_z
 from runeconsole.core.validate import validate_id, validate_name
+from runeconsole.services.journal import journaled
 from runeconsole.services.merge_queue.holders import blocking, holders, waiting_message
 from runeconsole.services.merge_queue.model import (
     COMPLETED,
@@ -131,6 +132,10 @@ class QueueFile:
             data["last_updated"] = self.now()
             atomic_write_bytes(self.paths.inside(self.path), _compact(data))
 
+    def _journal(self, what: str) -> contextlib.AbstractContextManager[None]:
+        """An operator's change to the queue, journaled (``services/journal.py``)."""
+        return journaled(self.project, "queue", what, [self.path])
+
     def _record(
         self, data: dict[str, Any], action: str, entry_id: str | None, **detail: Any
     ) -> None:
@@ -191,7 +196,7 @@ class QueueFile:
                 "--test-command must be a non-empty command line with balanced quotes"
             )
         node = node_id or node_id_from(branch)
-        with self._mutate() as data:
+        with self._journal(f"queueing {branch}"), self._mutate() as data:
             for index, item in enumerate(data["entries"]):
                 if (
                     isinstance(item, dict)
@@ -233,7 +238,7 @@ class QueueFile:
 
     def retry(self, entry_id: str) -> QueueEntry:
         validate_name(entry_id, "entry id")
-        with self._mutate() as data:
+        with self._journal(f"retrying {entry_id}"), self._mutate() as data:
             item = self._find(data, entry_id)
             if item.get("status") != FAILED:
                 raise RuneError(
@@ -248,7 +253,7 @@ class QueueFile:
 
     def remove(self, entry_id: str) -> QueueEntry:
         validate_name(entry_id, "entry id")
-        with self._mutate() as data:
+        with self._journal(f"removing {entry_id}"), self._mutate() as data:
             item = self._find(data, entry_id)
             if item.get("status") == IN_PROGRESS and self.processor_pid() is not None:
                 raise RuneError(f"{entry_id} is being processed; wait for it to finish")
@@ -282,7 +287,8 @@ class QueueFile:
         Returns (entry, moved); an entry already at that end stays and nothing is recorded.
         """
         validate_name(entry_id, "entry id")
-        with self._mutate() as data:
+        where = "up" if offset < 0 else "down"
+        with self._journal(f"moving {entry_id} {where}"), self._mutate() as data:
             item = self._find(data, entry_id)
             if item.get("status") != PENDING:
                 raise RuneError(f"{entry_id} is {item.get('status')}; only pending entries move")
@@ -303,7 +309,8 @@ class QueueFile:
 
     def set_paused(self, paused: bool) -> bool:
         """Pause or resume; returns whether anything changed."""
-        with self._mutate() as data:
+        what = "pausing the merge queue" if paused else "resuming the merge queue"
+        with self._journal(what), self._mutate() as data:
             if bool(data.get("paused")) == paused:
                 return False
             data["paused"] = paused
