@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     prune.set_defaults(func=run_prune)
 
 
-def _limit(days: float, keep: int) -> str:
+def limit(days: float, keep: int) -> str:
     """``7 days, at most 20,000``; ``forever`` when neither limit is set."""
     parts = [f"{days:g} day{'' if days == 1 else 's'}"] if days else []
     parts += [f"at most {keep:,}"] if keep else []
@@ -53,7 +53,7 @@ def _policy(retention: Retention, as_json: bool) -> int:
     rows = []
     for kind in POLICIES:
         policy = settings.policy(kind.name)
-        rows.append((kind.name, _limit(policy.days, policy.keep), kind.where))
+        rows.append((kind.name, limit(policy.days, policy.keep), kind.where))
     print_table(("KIND", "KEPT LIVE", "WHERE"), rows, [""] * len(rows))
     months = settings.archive_months
     every = f"every {settings.every_hours:g} h" if settings.every_hours else "never on its own"
@@ -69,7 +69,7 @@ def _print(report: PruneReport) -> None:
         rows.append(
             (
                 kind.kind,
-                _limit(kind.policy.days, kind.policy.keep),
+                limit(kind.policy.days, kind.policy.keep),
                 f"{moved:,}",
                 f"{kind.kept:,}",
                 f"{kind.pending:,}",
