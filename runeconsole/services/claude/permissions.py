@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from runeconsole.core.dir_cache import DirCache
 from runeconsole.core.errors import InvalidInput, RuneError, WriteFailed
 from runeconsole.core.locks import locked
 from runeconsole.core.pause import pause_point
@@ -183,6 +184,7 @@ class Permissions:
         self.project = project
         self.paths = project.paths
         self.clock = project.clock
+        self._listed: DirCache[tuple[list[str], list[str]]] = DirCache()
 
     @property
     def directory(self) -> Path:
@@ -213,17 +215,7 @@ class Permissions:
         says so), and ids sort by the moment they were asked, so a directory of 100,000
         decisions costs one listing, not 100,000 reads (the console's pane and rescan, the
         ``events`` stream)."""
-        try:
-            names = set(os.listdir(self.directory))
-        except OSError:
-            return []
-        ids = sorted(
-            name[: -len(files.REQUEST)]
-            for name in names
-            if name.endswith(files.REQUEST) and files.valid_id(name[: -len(files.REQUEST)])
-        )
-        undecided = [i for i in ids if i + files.DECISION not in names]
-        latest = [i for i in ids if i + files.DECISION in names][-RECENT:]
+        undecided, latest = self._listing()
         ids_read = [*undecided, *latest]
         requests = sorted(
             (PermissionRequest.read(self.directory / f"{i}{files.REQUEST}") for i in ids_read),
@@ -231,6 +223,26 @@ class Permissions:
         )
         decided = [r for r in requests if not r.open][-RECENT:]
         return [r for r in requests if r.open or r in decided]
+
+    def _listing(self) -> tuple[list[str], list[str]]:
+        """The undecided requests' ids and the ``RECENT`` latest decided ones', from one
+        listing of the directory, kept while it is unchanged (``core/dir_cache.py``: a
+        rescan of a directory of 100,000 decisions costs a ``stat``)."""
+        return self._listed.get(self.directory, self._list, ([], []))
+
+    def _list(self) -> tuple[list[str], list[str]]:
+        try:
+            names = set(os.listdir(self.directory))
+        except OSError:
+            return [], []
+        ids = sorted(
+            name[: -len(files.REQUEST)]
+            for name in names
+            if name.endswith(files.REQUEST) and files.valid_id(name[: -len(files.REQUEST)])
+        )
+        undecided = [i for i in ids if i + files.DECISION not in names]
+        latest = [i for i in ids if i + files.DECISION in names][-RECENT:]
+        return undecided, latest
 
     def pending(self) -> list[PermissionRequest]:
         return [r for r in self.shown() if r.open]

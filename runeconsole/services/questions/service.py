@@ -11,6 +11,7 @@ from typing import Any
 
 from runeconsole.adapters.tasks import TaskStore
 from runeconsole.core.config import TALISMAN
+from runeconsole.core.dir_cache import DirCache
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile, WriteFailed
 from runeconsole.core.files import create_exclusive, dump_json, read_json_object
 from runeconsole.core.locks import locked
@@ -57,6 +58,7 @@ class Questions:
         self.settings = settings or project.settings(RelaySettings)
         self.tasks = tasks or TaskStore()
         self.locations = Locations(project.paths)
+        self._unanswered_by_dir: DirCache[list[Question]] = DirCache()
 
     @property
     def base(self) -> Path:
@@ -121,14 +123,22 @@ class Questions:
     def list(self, *, include_closed: bool = False) -> list[Question]:
         """Open questions first (blocking, then non-blocking, oldest first), from both
         layouts (``locations``)."""
-        found = [
-            self.read_question(path)
-            for path in self.locations.all_question_files()
-            # an answered question is closed: skip reading it unless asked to
-            if include_closed or not self.locations.answer_path(path).exists()
-        ]
+        if include_closed:
+            found = [self.read_question(p) for p in self.locations.all_question_files()]
+        else:  # an answered question is closed: not read (its answer's name says so)
+            found = [q for d in self.locations.question_dirs() for q in self._unanswered(d)]
         shown = found if include_closed else [q for q in found if q.open]
         return sorted(shown, key=Question.sort_key)
+
+    def _unanswered(self, directory: Path) -> list[Question]:
+        """The questions of ``directory`` without an answer, read again only once it has
+        changed (``core/dir_cache.py``)."""
+
+        def read() -> list[Question]:
+            paths = self.locations.question_files(directory, unanswered=True)
+            return [self.read_question(path) for path in paths]
+
+        return self._unanswered_by_dir.get(directory, read, [])
 
     def open_count(self) -> OpenCount:
         open_questions = self.list()
