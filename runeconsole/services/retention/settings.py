@@ -4,8 +4,8 @@
 runeconsole:
   retention:
     every_hours: 24                    # the console prunes this often (0: only the CLI)
-    permissions: {days: 7, keep: 20000}
-    questions: {days: 14, keep: 20000}
+    permissions: {days: 7, keep: 10000}
+    questions: {days: 14, keep: 10000}
     archive: {months: 12}
 ```
 
@@ -55,14 +55,14 @@ POLICIES: tuple[Kind, ...] = (
         "permissions",
         "decided permission requests, their decisions, lock files and wait markers",
         "tmp/.rune-signals/claude-code/perm-*, .claude/state/.locks/claude-permission-*",
-        Policy(7, 20_000),
+        Policy(7, 10_000),
     ),
     Kind(
         "questions",
         "answered or expired questions (relayed AskUserQuestion calls, Rune's rune-work "
         "directories), their answers and call locks; empty old signal directories",
         "tmp/.rune-signals/*/",
-        Policy(14, 20_000),
+        Policy(14, 10_000),
     ),
     Kind(
         "reviews",

@@ -31,5 +31,5 @@ def test_prune_policy_prints_the_talisman_s_values(
     printed = cli("prune", "--policy", "--root", str(project)).out
 
     assert "questions      2 days " in printed
-    assert "permissions    7 days, at most 20,000" in printed
+    assert "permissions    7 days, at most 10,000" in printed
     assert "archive" in printed and "kept forever" in printed
