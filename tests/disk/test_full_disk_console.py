@@ -31,17 +31,19 @@ def screen_text(app: RuneConsole) -> str:
     return " ".join(str(w.render()) for w in app.screen.query("Static"))
 
 
-async def test_the_console_opens_on_a_full_disk_and_takes_its_lock_once_space_returns(
+async def test_the_console_opens_on_a_full_disk_and_takes_its_locks_once_space_returns(
     scene: Scene,
 ) -> None:
     scene.disk.fill()
-    app = create_app(scene.root, watch=False, tick_seconds=0)
+    app = create_app(scene.root, watch=True, monitor=True, tick_seconds=0)
     async with app.run_test(size=(120, 32)) as pilot:
-        await pilot.pause(0.2)
-        assert not app.presence.held  # its pid file could not be written
+        await until(pilot, lambda: told(app, FULL))  # the monitor's pid file, said
+        assert not app.presence.held  # its pid file could not be written either
         assert app.query_one(QuestionsPane).open  # and it shows what is there
         scene.disk.free()
         await until(pilot, lambda: app.presence.held, timeout=PRESENCE_RETRY_SECONDS * 5)
+        observations = scene.paths.supervisor / "observations.json"
+        await until(pilot, observations.exists)  # the monitor took its lock and watches
 
 
 async def test_an_answer_on_a_full_disk_is_refused_in_the_window_then_given(scene: Scene) -> None:
