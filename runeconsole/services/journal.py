@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from runeconsole.core.errors import UnreadableFile
+from runeconsole.core.errors import UnreadableFile, WriteFailed
 from runeconsole.core.files import (
     atomic_write_json,
     is_temp_name,
@@ -114,19 +114,19 @@ class Journal:
         writes anything."""
         pid = os.getpid()
         record = self.paths.inside(self.directory / f"{pid}-{next(_numbers)}.json")
-        atomic_write_json(
-            record,
-            {
-                "kind": kind,
-                "what": what,
-                "via": self.via,
-                "pid": pid,
-                "process_start": process_start(pid),
-                "started_at": iso_z(now),
-                "files": {os.fspath(path): _stamp(path) for path in files},
-            },
-            0o600,
-        )
+        body = {
+            "kind": kind,
+            "what": what,
+            "via": self.via,
+            "pid": pid,
+            "process_start": process_start(pid),
+            "started_at": iso_z(now),
+            "files": {os.fspath(path): _stamp(path) for path in files},
+        }
+        try:
+            atomic_write_json(record, body, 0o600)
+        except WriteFailed as exc:  # said of the action's own file: that is what was not done
+            raise WriteFailed(files[0] if files else record, exc) from None
         try:
             pause_point(f"action-{kind}")
             yield

@@ -108,7 +108,7 @@ def test_a_prune_on_a_full_disk_moves_nothing_and_says_why(scene: Scene) -> None
 
 
 def test_a_disk_full_between_the_decision_and_its_rule_says_which_stands(scene: Scene) -> None:
-    scene.disk.fill(leave_pages=1)  # room for the decision, not for the rules file
+    scene.disk.fill(leave_pages=2)  # room for the journal and the decision, not the rules
 
     refused = runeconsole(scene, "permissions", "decide", scene.request, "--allow", "--always")
 
