@@ -16,7 +16,8 @@ def test_the_readme_lists_every_kind_with_its_default() -> None:
     readme = (REPO / "README.md").read_text()
     for kind in POLICIES:
         then = "monthly archive" if kind.archived else "deleted"
-        row = f"| `{kind.name}` | {kind.what} | `{kind.where}` | {limit(kind.default.days, kind.default.keep)} | {then} |"
+        kept = limit(kind.default.days, kind.default.keep)
+        row = f"| `{kind.name}` | {kind.what} | `{kind.where}` | {kept} | {then} |"
         assert row in readme, row
 
 
