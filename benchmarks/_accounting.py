@@ -42,7 +42,13 @@ def latencies(runs: list[Run]) -> str:
 
 
 def account(fleet: Fleet, acts: Acts) -> tuple[list[str], list[str]]:
-    lines: list[str] = [latencies(fleet.runs)]
+    offered = f"{fleet.rate:g}"
+    achieved = len(fleet.runs) / fleet.driven if fleet.driven else 0.0
+    lines: list[str] = [
+        f"hook processes a second: offered {offered}, achieved {achieved:.1f} "
+        f"(at most {fleet.max_in_flight} at once, those waiting for the operator aside)",
+        latencies(fleet.runs),
+    ]
     failures: list[str] = []
     paths = ProjectPaths(fleet.root)
     bad = [r for r in fleet.runs if r.exit_code != 0 or r.stderr]

@@ -88,6 +88,7 @@ class Fleet:
         ask_share: float = 0.005,
         permission_share: float = 0.03,
         wait_seconds: float = 20.0,
+        max_in_flight: int = 8,
         seed: int = 7,
     ) -> None:
         self.root = base / "project"
@@ -114,7 +115,12 @@ class Fleet:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=96, thread_name_prefix="hook")
+        # Hook processes at once, the ones that wait for the operator aside: a machine that
+        # cannot keep up gets fewer a second (the run says how many), not a pile-up.
+        self.max_in_flight = max_in_flight
+        self._in_flight = threading.BoundedSemaphore(max_in_flight)
         self._tool = 0
+        self.driven = 0.0  # seconds the fleet was driven
 
     # -- what each session does ----------------------------------------------------------------
 
@@ -181,12 +187,17 @@ class Fleet:
         run.stderr = done.stderr.decode("utf-8", "replace")
         return run
 
-    def _one(self, agent: Agent) -> None:
+    def _one(self, agent: Agent, slot: bool) -> None:
         event, fields = next(agent.steps)
+        responder = event == "PermissionRequest" or fields.get("tool_name") == "AskUserQuestion"
+        if slot and responder:
+            self._in_flight.release()  # it waits for the operator, not for a core
         try:
             run = self.send(agent, event, fields)
         finally:
             agent.busy = False
+            if slot and not responder:
+                self._in_flight.release()
         with self._lock:
             agent.sent.append(run)
             self.runs.append(run)
@@ -195,19 +206,26 @@ class Fleet:
         """Hook processes at ``rate`` a second for ``seconds``: each slot goes to the next
         session not waiting for its last event (as a session waits for its hooks)."""
         interval = 1.0 / self.rate
-        deadline = time.monotonic() + seconds
-        next_slot = time.monotonic()
+        started = time.monotonic()
+        deadline = started + seconds
+        next_slot = started
         turn = 0
         while time.monotonic() < deadline and not self._stop.is_set():
+            if not self._in_flight.acquire(timeout=1.0):
+                next_slot = time.monotonic()  # behind: no catching up in a burst
+                continue
             for _ in range(len(self.agents)):
                 agent = self.agents[turn % len(self.agents)]
                 turn += 1
                 if not agent.busy:
                     agent.busy = True
-                    self._pool.submit(self._one, agent)
+                    self._pool.submit(self._one, agent, True)
                     break
-            next_slot += interval
+            else:
+                self._in_flight.release()
+            next_slot = max(next_slot + interval, time.monotonic() - interval)
             time.sleep(max(0.0, next_slot - time.monotonic()))
+        self.driven = time.monotonic() - started
 
     def finish(self) -> None:
         """Every session's last event is a Stop, once its events in flight are done."""
@@ -217,7 +235,7 @@ class Fleet:
                 if not agent.busy:
                     agent.busy = True
                     agent.steps = iter([("Stop", {"stop_hook_active": False})])
-                    self._pool.submit(self._one, agent)
+                    self._pool.submit(self._one, agent, False)
                     pending.remove(agent)
             time.sleep(0.05)
         self._pool.shutdown(wait=True)

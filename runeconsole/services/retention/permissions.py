@@ -163,8 +163,9 @@ def from_record(record: dict[str, Any], where: Path) -> PermissionRequest:
 
 def archived(archive: Archive, live_ids: set[str]) -> list[PermissionRequest]:
     """Every archived request not also live, oldest first."""
+    files = {month: archive.month_path(KIND, month) for month in archive.months(KIND)}
     found = [
-        from_record(record, archive.month_path(KIND, str(record.get("at"))[:7]))
+        from_record(record, files.get(str(record.get("at"))[:7], archive.kind_dir(KIND)))
         for record in unique(live_ids, archive.records(KIND))
     ]
     return sorted(found, key=PermissionRequest.sort_key)

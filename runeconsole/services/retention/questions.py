@@ -182,8 +182,9 @@ def from_record(record: dict[str, Any], where: Path) -> Question | None:
 
 def archived(archive: Archive, live_ids: set[str]) -> list[Question]:
     """Every archived question not also live."""
+    files = {month: archive.month_path(KIND, month) for month in archive.months(KIND)}
     found = (
-        from_record(record, archive.month_path(KIND, str(record.get("at"))[:7]))
+        from_record(record, files.get(str(record.get("at"))[:7], archive.kind_dir(KIND)))
         for record in unique(live_ids, archive.records(KIND))
     )
     return [question for question in found if question is not None]
