@@ -26,20 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _common import QUESTION
+
 from runeconsole.adapters import git
 from runeconsole.adapters.claude_settings import settings_path
 from runeconsole.services.claude.install import plan_install
 
-QUESTION = {
-    "questions": [
-        {
-            "question": "Which hash should the auth module use?",
-            "header": "Hash",
-            "multiSelect": False,
-            "options": [{"label": "bcrypt"}, {"label": "argon2"}],
-        }
-    ]
-}
 TALISMAN = """\
 runeconsole:
   claude:

@@ -19,10 +19,10 @@ from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
 from runeconsole.core.validate import contained
 from runeconsole.services.retention.archive import month_of
-from runeconsole.services.retention.report import Job, KindReport, leaving
+from runeconsole.services.retention.pruner import Job, Pruner, Record
+from runeconsole.services.retention.report import KindReport
 
 MAX_FILE = 4 * 1024 * 1024
-BATCH = 10_000
 
 
 @dataclass(frozen=True)
@@ -46,30 +46,19 @@ PLACES: dict[str, tuple[Place, ...]] = {
 }
 
 
-class FilesByAge:
+class FilesByAge(Pruner[Path]):
     def __init__(self, job: Job, kind: str) -> None:
-        self.job = job
+        super().__init__(job)
         self.kind = kind
         self.paths = job.project.paths
         self.root = job.project.root
         self.places = PLACES[kind]
 
-    def prune(self) -> KindReport:
-        report = self.job.report(self.kind)
-        if not self.job.dry_run:
-            report.recovered = self.job.archive.recover(self.kind, self.remove)
+    def closed(self, report: KindReport) -> list[tuple[datetime, Path]]:
         found: list[tuple[datetime, Path]] = []
         for place in self.places:
             found += self._files(place.directory(self.paths), place)
-        going = leaving(report.policy, found, self.job.now)
-        report.kept = len(found) - len(going)
-        if self.job.dry_run:
-            report.archived = len(going)
-            return report
-        for start in range(0, len(going), BATCH):
-            batch = [self._record(path) for path in going[start : start + BATCH]]
-            report.archived += self.job.archive.move(self.kind, batch, self.remove)
-        return report
+        return found
 
     def _files(self, directory: Path, place: Place) -> list[tuple[datetime, Path]]:
         found = []
@@ -91,7 +80,7 @@ class FilesByAge:
                 found.append((when, Path(entry.path)))
         return found
 
-    def _record(self, path: Path) -> tuple[str, str, dict[str, Any]]:
+    def record(self, path: Path) -> Record:
         relative = path.relative_to(self.root).as_posix()
         try:
             when = datetime.fromtimestamp(path.lstat().st_mtime, UTC)

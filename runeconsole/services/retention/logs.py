@@ -14,7 +14,8 @@ from runeconsole.core.files import atomic_write_json
 from runeconsole.core.flock import flocked
 from runeconsole.services.claude.hook import LOG_LIMIT, LOG_NAME
 from runeconsole.services.notify import STATE_NAME
-from runeconsole.services.retention.report import Job, KindReport
+from runeconsole.services.retention.pruner import Job
+from runeconsole.services.retention.report import KindReport
 
 
 class HookLogPruner:

@@ -12,7 +12,8 @@ from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.services.merge_queue import COMPLETED, FAILED
 from runeconsole.services.merge_queue.queue_file import QueueFile
 from runeconsole.services.retention.archive import month_of
-from runeconsole.services.retention.report import Job, KindReport, leaving
+from runeconsole.services.retention.pruner import Job, Pruner, Record
+from runeconsole.services.retention.report import KindReport
 
 KIND = "merge_queue"
 TIMES = ("completed_at", "started_at", "enqueued_at", "requested_at")
@@ -26,39 +27,30 @@ def finished_at(entry: dict[str, Any]) -> datetime | None:
     return None
 
 
-class MergeQueuePruner:
+class MergeQueuePruner(Pruner[dict[str, Any]]):
     kind = KIND
 
     def __init__(self, job: Job) -> None:
-        self.job = job
+        super().__init__(job)
         self.queue = QueueFile(job.project)
 
-    def prune(self) -> KindReport:
-        report = self.job.report(KIND)
-        if not self.job.dry_run:
-            report.recovered = self.job.archive.recover(KIND, self.remove)
+    def closed(self, report: KindReport) -> list[tuple[datetime, dict[str, Any]]]:
         state = self.queue.read()
         if state.error:
             report.notes.append(f"{self.queue.path}: unreadable: {state.error}")
-            return report
+            return []
         finished: list[tuple[datetime, dict[str, Any]]] = []
         for entry in state.entries:
             if entry.status not in (COMPLETED, FAILED):
                 report.pending += 1
                 continue
             finished.append((finished_at(entry.fields) or self.job.now, entry.fields))
-        going = leaving(report.policy, finished, self.job.now)
-        report.kept = len(finished) - len(going)
-        if self.job.dry_run or not going:
-            report.archived = len(going)
-            return report
-        batch = []
-        for entry in going:
-            when = finished_at(entry) or self.job.now
-            record = {"id": str(entry.get("entry_id")), "at": iso_z(when), "entry": entry}
-            batch.append((record["id"], month_of(when), record))
-        report.archived = self.job.archive.move(KIND, batch, self.remove)
-        return report
+        return finished
+
+    def record(self, entry: dict[str, Any]) -> Record:
+        when = finished_at(entry) or self.job.now
+        entry_id = str(entry.get("entry_id"))
+        return entry_id, month_of(when), {"id": entry_id, "at": iso_z(when), "entry": entry}
 
     def remove(self, entry_ids: list[str]) -> None:
         self.queue.remove_finished(set(entry_ids))

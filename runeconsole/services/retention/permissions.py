@@ -21,11 +21,11 @@ from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude import permission_files as files
 from runeconsole.services.claude.permissions import PermissionRequest, Permissions
 from runeconsole.services.retention.archive import Archive, month_of, unique
-from runeconsole.services.retention.report import Job, KindReport, leaving
+from runeconsole.services.retention.pruner import Job, Pruner, Record
+from runeconsole.services.retention.report import KindReport
 
 KIND = "permissions"
 RAW_LIMIT = 64 * 1024  # an unreadable request's bytes kept in the archive, at most
-BATCH = 10_000  # records archived (and removed) at a time: a bounded memory, any size
 
 
 def asked_at(request_id: str) -> datetime | None:
@@ -42,29 +42,25 @@ def asked_at(request_id: str) -> datetime | None:
         return None
 
 
-class PermissionPruner:
+class PermissionPruner(Pruner[str]):
     kind = KIND
 
     def __init__(self, job: Job) -> None:
-        self.job = job
+        super().__init__(job)
         self.permissions = Permissions(job.project)
         self.paths = job.project.paths
         self.directory = self.permissions.directory
-        self.markers: dict[str, list[str]] = {}
         self.directory_name = os.fspath(self.paths.inside(self.directory))
         self.waits_name = os.fspath(self.paths.inside(files.waits_dir(self.paths)))
         self.locks_name = os.fspath(self.paths.inside(self.paths.locks))
-
-    def prune(self) -> KindReport:
-        report = self.job.report(KIND)
+        self.markers: dict[str, list[str]] = {}
         self._find_markers()
-        if not self.job.dry_run:
-            report.recovered = self.job.archive.recover(KIND, self.remove)
-            self._expire_orphans(report)
+
+    def closed(self, report: KindReport) -> list[tuple[datetime, str]]:
         try:
             names = set(os.listdir(self.directory))
         except OSError:
-            return report
+            return []
         closed: list[tuple[datetime, str]] = []
         for name in names:
             request_id = name[: -len(files.REQUEST)]
@@ -75,15 +71,7 @@ class PermissionPruner:
                 closed.append((when, request_id))
             else:
                 report.pending += 1
-        going = leaving(report.policy, closed, self.job.now)
-        report.kept = len(closed) - len(going)
-        if self.job.dry_run:
-            report.archived = len(going)
-            return report
-        for start in range(0, len(going), BATCH):
-            batch = [self._record(request_id) for request_id in going[start : start + BATCH]]
-            report.archived += self.job.archive.move(KIND, batch, self.remove)
-        return report
+        return closed
 
     def _find_markers(self) -> None:
         """The wait markers (``{agent}.{request id}``) by request, listed once."""
@@ -95,7 +83,7 @@ class PermissionPruner:
             request_id = name.rpartition(".")[2]
             self.markers.setdefault(request_id, []).append(name)
 
-    def _expire_orphans(self, report: KindReport) -> None:
+    def prepare(self, report: KindReport) -> None:
         try:
             self.permissions.expire_orphans([r for r in self.permissions.shown() if r.open])
         except Exception as exc:  # a busy lock: the next prune tries again
@@ -113,7 +101,7 @@ class PermissionPruner:
         except OSError:
             return datetime.now(UTC)
 
-    def _record(self, request_id: str) -> tuple[str, str, dict[str, Any]]:
+    def record(self, request_id: str) -> Record:
         path = files.request_path(self.paths, request_id)
         request = PermissionRequest.read(path)
         when = asked_at(request_id) or request.asked or self._mtime(path)

@@ -26,10 +26,10 @@ from runeconsole.services.claude import relay
 from runeconsole.services.questions import ANSWER, FILE_NAME, QUESTION, Answer, Question, Questions
 from runeconsole.services.questions.locations import QUESTION_ID
 from runeconsole.services.retention.archive import Archive, month_of, unique
-from runeconsole.services.retention.report import Job, KindReport, leaving
+from runeconsole.services.retention.pruner import Job, Pruner, Record
+from runeconsole.services.retention.report import KindReport
 
 KIND = "questions"
-BATCH = 10_000
 LOCK_SECONDS = 5.0
 
 
@@ -40,35 +40,22 @@ def _mtime(path: Path) -> datetime | None:
         return None
 
 
-class QuestionPruner:
+class QuestionPruner(Pruner[Path]):
     kind = KIND
 
     def __init__(self, job: Job) -> None:
-        self.job = job
+        super().__init__(job)
         self.questions = Questions(job.project)
         self.paths = job.project.paths
         self.emptied: set[Path] = set()
 
-    def prune(self) -> KindReport:
-        report = self.job.report(KIND)
-        if not self.job.dry_run:
-            report.recovered = self.job.archive.recover(KIND, self.remove)
-            self._expire_orphans(report)
+    def closed(self, report: KindReport) -> list[tuple[datetime, Path]]:
         closed: list[tuple[datetime, Path]] = []
         for directory in self.questions.signal_dirs():
             closed += self._closed_in(directory, report)
-        going = leaving(report.policy, closed, self.job.now)
-        report.kept = len(closed) - len(going)
-        if self.job.dry_run:
-            report.archived = len(going)
-            return report
-        for start in range(0, len(going), BATCH):
-            batch = [self._record(path) for path in going[start : start + BATCH]]
-            report.archived += self.job.archive.move(KIND, batch, self.remove)
-        self._drop_empty_dirs(report)
-        return report
+        return closed
 
-    def _expire_orphans(self, report: KindReport) -> None:
+    def prepare(self, report: KindReport) -> None:
         from runeconsole.services.claude import answers
 
         try:
@@ -97,7 +84,7 @@ class QuestionPruner:
             closed.append((when or self.job.now, path))
         return closed
 
-    def _record(self, path: Path) -> tuple[str, str, dict[str, Any]]:
+    def record(self, path: Path) -> Record:
         question = self.questions.read_question(path)
         answer = None
         with contextlib.suppress(UnreadableFile):
@@ -149,7 +136,7 @@ class QuestionPruner:
         if not left:
             remove_lock(os.fspath(self.paths.lock_for(relay.lock_name(task_id))), LOCK_SECONDS)
 
-    def _drop_empty_dirs(self, report: KindReport) -> None:
+    def finish(self, report: KindReport) -> None:
         """Old ``rune-work-*`` directories left empty (never the newest, nor ours)."""
         dirs = [d for d in self.questions.signal_dirs() if d != self.paths.claude_questions]
         newest = max(dirs, key=lambda d: d.name, default=None)

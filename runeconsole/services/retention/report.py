@@ -1,18 +1,11 @@
-"""What a prune did (or, with ``--dry-run``, would do), kind by kind; and the one way a
-kind chooses which of its closed records leave: older than the policy's days, or past
-the newest ``keep`` of them."""
+"""What a prune did (or, with ``--dry-run``, would do), kind by kind."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
-from runeconsole.services.project import Project
-from runeconsole.services.retention.archive import Archive
-from runeconsole.services.retention.settings import Policy, RetentionSettings
-
-T = TypeVar("T")
+from runeconsole.services.retention.settings import Policy
 
 
 @dataclass
@@ -76,29 +69,3 @@ class PruneReport:
             "archive_months_dropped": self.archive_months_dropped,
             "summary": self.summary(),
         }
-
-
-@dataclass
-class Job:
-    """One prune: the project, its archive, the moment it started, whether it writes."""
-
-    project: Project
-    archive: Archive
-    settings: RetentionSettings
-    now: datetime
-    dry_run: bool
-
-    def report(self, kind: str) -> KindReport:
-        return KindReport(kind, self.settings.policy(kind))
-
-
-def leaving(policy: Policy, closed: list[tuple[datetime, T]], now: datetime) -> list[T]:
-    """Which closed records leave: older than ``policy.days``, or beyond the newest
-    ``policy.keep``; oldest first."""
-    ordered = sorted(closed, key=lambda pair: pair[0])
-    cut = len(ordered) - policy.keep if policy.keep and len(ordered) > policy.keep else 0
-    if policy.days:
-        cutoff = now - timedelta(days=policy.days)
-        while cut < len(ordered) and ordered[cut][0] < cutoff:
-            cut += 1
-    return [item for _, item in ordered[:cut]]

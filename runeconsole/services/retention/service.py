@@ -28,8 +28,9 @@ from runeconsole.services.retention.files_by_age import FilesByAge
 from runeconsole.services.retention.logs import HookLogPruner, NotificationPruner
 from runeconsole.services.retention.merge_queue import MergeQueuePruner
 from runeconsole.services.retention.permissions import PermissionPruner
+from runeconsole.services.retention.pruner import Job
 from runeconsole.services.retention.questions import QuestionPruner
-from runeconsole.services.retention.report import Job, KindReport, PruneReport
+from runeconsole.services.retention.report import KindReport, PruneReport
 from runeconsole.services.retention.settings import POLICIES, RetentionSettings
 
 STATE_NAME = "retention.json"
