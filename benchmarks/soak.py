@@ -120,7 +120,11 @@ def run(args: argparse.Namespace) -> int:
         flush=True,
     )
     with scratch("soak") as base:
-        fleet = Fleet(base, args.agents, rate=args.rate, wait_seconds=args.wait)
+        fleet = Fleet(
+            base, args.agents, rate=args.rate, wait_seconds=args.wait,
+            ask_share=args.ask_share, permission_share=args.permission_share,
+            max_in_flight=args.in_flight,
+        )  # fmt: skip
         with ConsolePane(fleet.root, monitor=True) as pane:
             pane.start_console()
             paths = ProjectPaths(fleet.root)
@@ -169,6 +173,9 @@ def parser(description: str, *, agents: int, minutes: float) -> argparse.Argumen
     made.add_argument("--sample", type=float, default=10.0, help="seconds between samples")
     made.add_argument("--queue-every", type=float, default=30.0, help="seconds")
     made.add_argument("--wait", type=float, default=20.0, help="a hook's wait for the operator")
+    made.add_argument("--ask-share", type=float, default=0.005, help="of tool calls: a question")
+    made.add_argument("--permission-share", type=float, default=0.03, help="…: a permission")
+    made.add_argument("--in-flight", type=int, default=8, help="hook processes at once, at most")
     return made
 
 
