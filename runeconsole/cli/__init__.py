@@ -47,6 +47,7 @@ COMMANDS = {
     "permissions": "permissions",
     "prune": "retention",
     "interrupted": "journal",
+    "serve": "serve",
 }
 
 
