@@ -1,7 +1,7 @@
-"""Files bounded in place, with nothing worth archiving: the hook's log (the hook rotates
-it past 1 MiB; the rotated file goes once it is older than the policy) and the
-notification times (an agent's entry goes once older than the policy; the notifier also
-drops entries a day old each time it writes)."""
+"""Files bounded in place, with nothing worth archiving: the logs (rotated past 1 MiB;
+the rotated file goes once it is older than the policy) and the notification times (an
+agent's entry goes once older than the policy; the notifier also drops entries a day old
+each time it writes)."""
 
 from __future__ import annotations
 
@@ -13,39 +13,49 @@ from datetime import timedelta
 from runeconsole.core.files import atomic_write_json
 from runeconsole.core.flock import flocked
 from runeconsole.services.claude.hook import LOG_LIMIT, LOG_NAME
+from runeconsole.services.notify import LOG_NAME as PUSH_LOG
 from runeconsole.services.notify import STATE_NAME
 from runeconsole.services.retention.pruner import Job
 from runeconsole.services.retention.report import KindReport
 
 
-class HookLogPruner:
-    kind = "hook_log"
+class LogPruner:
+    """The hook's log (which the hook rotates past 1 MiB itself) and the push log
+    (``notify.log``, which nothing else rotates): each rotated here once past 1 MiB, and
+    its rotated file (``.1``) deleted once older than the policy."""
+
+    kind = "logs"
 
     def __init__(self, job: Job) -> None:
         self.job = job
-        self.log = os.fspath(job.project.paths.claude_bridge / LOG_NAME)
+        paths = job.project.paths
+        self.logs = [os.fspath(paths.claude_bridge / LOG_NAME), os.fspath(paths.state / PUSH_LOG)]
 
     def prune(self) -> KindReport:
         report = self.job.report(self.kind)
-        rotated = self.log + ".1"
+        for log in self.logs:
+            self._prune(log, report)
+        return report
+
+    def _prune(self, log: str, report: KindReport) -> None:
+        rotated = log + ".1"
         with contextlib.suppress(OSError):
-            if os.stat(self.log).st_size > LOG_LIMIT:
-                report.notes.append(f"{LOG_NAME} is over {LOG_LIMIT} bytes: rotated")
+            if os.stat(log).st_size > LOG_LIMIT:
+                report.notes.append(f"{os.path.basename(log)} is over {LOG_LIMIT} bytes: rotated")
                 if not self.job.dry_run:
-                    os.replace(self.log, rotated)
+                    os.replace(log, rotated)
         try:
             age = self.job.now.timestamp() - os.stat(rotated).st_mtime
         except OSError:
-            return report
+            return
         days = report.policy.days
         if days and age > days * 86400:
-            report.deleted = 1
+            report.deleted += 1
             if not self.job.dry_run:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(rotated)
         else:
-            report.kept = 1
-        return report
+            report.kept += 1
 
 
 class NotificationPruner:

@@ -49,7 +49,7 @@ class PruneReport:
         return sum(kind.changed for kind in self.kinds) + len(self.archive_months_dropped)
 
     def summary(self) -> str:
-        """One line: ``archived 1,204 permissions, 33 questions; deleted 2 (hook_log)``."""
+        """One line: ``archived 1,204 permissions, 33 questions; deleted 1 logs``."""
         archived = [f"{k.archived:,} {k.kind}" for k in self.kinds if k.archived]
         deleted = [f"{k.deleted:,} {k.kind}" for k in self.kinds if k.deleted]
         verb = "would archive" if self.dry_run else "archived"

@@ -25,7 +25,7 @@ from runeconsole.services.questions import Question
 from runeconsole.services.retention import permissions, questions
 from runeconsole.services.retention.archive import Archive
 from runeconsole.services.retention.files_by_age import FilesByAge
-from runeconsole.services.retention.logs import HookLogPruner, NotificationPruner
+from runeconsole.services.retention.logs import LogPruner, NotificationPruner
 from runeconsole.services.retention.merge_queue import MergeQueuePruner
 from runeconsole.services.retention.permissions import PermissionPruner
 from runeconsole.services.retention.pruner import Job
@@ -41,7 +41,7 @@ PRUNERS: dict[str, Callable[[Job], Any]] = {
     "merge_queue": MergeQueuePruner,
     "signals": lambda job: FilesByAge(job, "signals"),
     "agent_history": lambda job: FilesByAge(job, "agent_history"),
-    "hook_log": HookLogPruner,
+    "logs": LogPruner,
     "notifications": NotificationPruner,
 }
 assert set(PRUNERS) == {kind.name for kind in POLICIES}

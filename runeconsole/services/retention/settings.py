@@ -92,9 +92,9 @@ POLICIES: tuple[Kind, ...] = (
         counted=False,
     ),
     Kind(
-        "hook_log",
-        "the hook's log: rotated at 1 MiB by the hook itself; the rotated file by age",
-        ".claude/state/claude/hook.log.1",
+        "logs",
+        "the hook's log and the push log, each rotated past 1 MiB; the rotated file by age",
+        ".claude/state/claude/hook.log.1, .claude/state/notify.log.1",
         Policy(14),
         counted=False,
         archived=False,

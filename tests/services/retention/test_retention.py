@@ -257,11 +257,13 @@ def test_reviews_signals_and_history_leave_by_age_whatever_their_format(
     assert len(archived_ids(project, "agent_history")) == 2
 
 
-def test_the_hook_log_and_the_notification_times_are_bounded(project: Path, cli: Cli) -> None:
+def test_the_logs_and_the_notification_times_are_bounded(project: Path, cli: Cli) -> None:
     paths = ProjectPaths(project)
     paths.claude_bridge.mkdir(parents=True)
     log = paths.claude_bridge / "hook.log"
     log.write_bytes(b"x" * (1024 * 1024 + 10))
+    push_log = paths.state / "notify.log"
+    push_log.write_bytes(b"y" * (1024 * 1024 + 10))
     (paths.state / "notify.json").write_text(
         json.dumps({"worker-a": NOW.timestamp() - 3 * 86400, "worker-b": NOW.timestamp()})
     )
@@ -269,6 +271,7 @@ def test_the_hook_log_and_the_notification_times_are_bounded(project: Path, cli:
     cli("prune", "--root", str(project))
 
     assert not log.exists() and (paths.claude_bridge / "hook.log.1").exists()
+    assert not push_log.exists() and (paths.state / "notify.log.1").exists()
     assert json.loads((paths.state / "notify.json").read_text()).keys() == {"worker-b"}
     old = (NOW - timedelta(days=30)).timestamp()
     os.utime(paths.claude_bridge / "hook.log.1", (old, old))
