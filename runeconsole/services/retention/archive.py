@@ -7,11 +7,12 @@ reader sees it before or after a batch, never half of one, and a full disk leave
 file as it was. Nothing is decompressed to add a batch.
 
 Moving records out of the live directories takes two steps that cannot be one: the batch
-is archived, then the originals are removed. ``move`` writes a journal
-(``archive/.{kind}.journal.json``: the ids and each file's size once the batch is in)
-before the batch goes in and removes it after the originals are gone, so a prune killed
-between the two finishes the removal next time (``recover``) instead of archiving the
-same records twice; readers drop a record seen twice all the same (``unique``).
+is archived, then the originals are removed. Before the batch goes in, ``move`` writes a
+journal (``archive/.{kind}.journal.json``: by month file, its size before and the ids
+going into it) and removes it once the originals are gone. A prune killed in between
+finishes next time (``recover``): the originals of every month file whose size moved
+are removed, the others stay live, and nothing is archived twice. Readers drop a record
+seen twice all the same (``unique``).
 """
 
 from __future__ import annotations
