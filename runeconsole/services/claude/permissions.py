@@ -228,21 +228,8 @@ class Permissions:
         """The undecided requests' ids and the ``RECENT`` latest decided ones', from one
         listing of the directory, kept while it is unchanged (``core/dir_cache.py``: a
         rescan of a directory of 100,000 decisions costs a ``stat``)."""
-        return self._listed.get(self.directory, self._list, ([], []))
-
-    def _list(self) -> tuple[list[str], list[str]]:
-        try:
-            names = set(os.listdir(self.directory))
-        except OSError:
-            return [], []
-        ids = sorted(
-            name[: -len(files.REQUEST)]
-            for name in names
-            if name.endswith(files.REQUEST) and files.valid_id(name[: -len(files.REQUEST)])
-        )
-        undecided = [i for i in ids if i + files.DECISION not in names]
-        latest = [i for i in ids if i + files.DECISION in names][-RECENT:]
-        return undecided, latest
+        directory = self.directory
+        return self._listed.get(directory, lambda: files.listing(directory, RECENT), ([], []))
 
     def pending(self) -> list[PermissionRequest]:
         return [r for r in self.shown() if r.open]
