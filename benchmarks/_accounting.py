@@ -29,16 +29,24 @@ def _read(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def latencies(runs: list[Run]) -> str:
-    """Hook processes that answer nothing (they never wait for anyone): wall ms."""
-    millis = [r.seconds * 1000 for r in runs if not r.responder]
+def quiet_runs(runs: list[Run]) -> list[Run]:
+    """Hook processes that answer nothing: they never wait for anyone but a core."""
+    return [r for r in runs if not r.responder]
+
+
+def latencies(runs: list[Run]) -> list[str]:
+    """Their wall time (what Claude Code waits) and their own CPU time."""
+    millis = [r.seconds * 1000 for r in quiet_runs(runs)]
+    cpu = [r.cpu * 1000 for r in quiet_runs(runs)]
     if not millis:
-        return "no hook ran"
-    return (
+        return ["no hook ran"]
+    return [
         f"hook process (installed command, start -> exit), n={len(millis):,}: "
         f"p50 {percentile(millis, 50):.0f} ms, p95 {percentile(millis, 95):.0f} ms, "
-        f"p99 {percentile(millis, 99):.0f} ms, max {max(millis):.0f} ms"
-    )
+        f"p99 {percentile(millis, 99):.0f} ms, max {max(millis):.0f} ms",
+        f"  its own CPU (user + system): p50 {percentile(cpu, 50):.0f} ms, "
+        f"p95 {percentile(cpu, 95):.0f} ms (the rest of the wall time: waiting for a core)",
+    ]
 
 
 def account(fleet: Fleet, acts: Acts) -> tuple[list[str], list[str]]:
@@ -47,7 +55,7 @@ def account(fleet: Fleet, acts: Acts) -> tuple[list[str], list[str]]:
     lines: list[str] = [
         f"hook processes a second: offered {offered}, achieved {achieved:.1f} "
         f"(at most {fleet.max_in_flight} at once, those waiting for the operator aside)",
-        latencies(fleet.runs),
+        *latencies(fleet.runs),
     ]
     failures: list[str] = []
     paths = ProjectPaths(fleet.root)

@@ -50,6 +50,7 @@ class Run:
     event: str
     started: float  # time.time()
     seconds: float = 0.0
+    cpu: float = 0.0  # its own CPU seconds (user + system), however long it waited for a core
     exit_code: int | None = None
     stdout: str = ""
     stderr: str = ""
@@ -170,13 +171,23 @@ class Fleet:
         elif run.responder:
             run.detail["task_id"] = f"ask-{fields['tool_use_id']}"
         started = time.perf_counter()
-        done = subprocess.run(
-            ["/bin/sh", "-c", self.command], input=self.payload(agent, event, fields),
-            capture_output=True, cwd=self.root, env=self.env, timeout=600, check=False,
+        process = subprocess.Popen(
+            ["/bin/sh", "-c", self.command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, cwd=self.root, env=self.env,
         )  # fmt: skip
+        assert process.stdin and process.stdout and process.stderr
+        process.stdin.write(self.payload(agent, event, fields))
+        process.stdin.close()
+        out, err = process.stdout.read(), process.stderr.read()  # a few bytes at most
+        # Reaped here, for its own CPU time (the shell's and the hook's).
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
         run.seconds = time.perf_counter() - started
-        run.exit_code, run.stdout = done.returncode, done.stdout.decode("utf-8", "replace")
-        run.stderr = done.stderr.decode("utf-8", "replace")
+        run.cpu = usage.ru_utime + usage.ru_stime
+        run.exit_code, run.stdout = process.returncode, out.decode("utf-8", "replace")
+        run.stderr = err.decode("utf-8", "replace")
+        process.stdout.close()
+        process.stderr.close()
         return run
 
     def _one(self, agent: Agent, slot: bool) -> None:

@@ -27,6 +27,7 @@ def main() -> int:
     args = parser(__doc__.splitlines()[0], agents=100, minutes=3).parse_args()
     if args.warmup is None:
         args.warmup = 0.5
+    args.p95_goal = args.p95_goal or 100.0
     return run(args)
 
 

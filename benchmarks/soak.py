@@ -33,8 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _accounting import account
-from _common import CpuMeter, end_cleanly_on_sigterm, load, process_memory, scratch
+from _accounting import account, quiet_runs
+from _common import CpuMeter, end_cleanly_on_sigterm, load, percentile, process_memory, scratch
 from _console import ConsolePane
 from _fleet_load import Fleet
 from _workday import Operator
@@ -154,6 +154,12 @@ def run(args: argparse.Namespace) -> int:
             print(line, flush=True)
         print(f"console still running at the end: {alive}")
         over = [line for line in growth(samples, warmup) if "OVER" in line]
+        if args.p95_goal:
+            millis = [r.seconds * 1000 for r in quiet_runs(fleet.runs)]
+            p95 = percentile(millis, 95) if millis else 0.0
+            verdict = "ok" if p95 <= args.p95_goal else "OVER THE GOAL"
+            print(f"hook p95 {p95:.0f} ms (goal <= {args.p95_goal:g} ms) {verdict}")
+            over += [verdict] if p95 > args.p95_goal else []
         for failure in failures[:40]:
             print(f"FAILED: {failure}")
         if len(failures) > 40:
@@ -176,6 +182,7 @@ def parser(description: str, *, agents: int, minutes: float) -> argparse.Argumen
     made.add_argument("--ask-share", type=float, default=0.005, help="of tool calls: a question")
     made.add_argument("--permission-share", type=float, default=0.03, help="…: a permission")
     made.add_argument("--in-flight", type=int, default=8, help="hook processes at once, at most")
+    made.add_argument("--p95-goal", type=float, default=0.0, help="ms; a goal for the hook's p95")
     return made
 
 
