@@ -20,7 +20,7 @@ from textual.app import App
 from runeconsole.core.errors import RuneError
 from runeconsole.services.journal import Interrupted, Journal
 from runeconsole.services.project import Project
-from runeconsole.services.retention import Retention
+from runeconsole.services.retention import Retention, RetentionSettings
 
 PRUNE_FIRST_SECONDS = 60.0
 PRUNE_CHECK_SECONDS = 3600.0
@@ -30,6 +30,7 @@ class Upkeep:
     def __init__(self, app: App[object], project: Project) -> None:
         self.app = app
         self.project = project
+        project.settings(RetentionSettings)  # read now: a bad value is shown as the console opens
         self.last_report: str | None = None
         self.interrupted: list[Interrupted] | None = None  # once read
 
