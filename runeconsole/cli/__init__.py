@@ -47,6 +47,8 @@ COMMANDS = {
     "permissions": "permissions",
     "prune": "retention",
     "interrupted": "journal",
+    "say": "reply",
+    "peek": "reply",
     "serve": "serve",
 }
 

@@ -20,7 +20,7 @@ from runeconsole.demo.old_records import decided_requests
 from runeconsole.demo.suspended import write_context
 from runeconsole.services.claude import permission_files as files
 from runeconsole.services.claude.permissions import Permissions
-from runeconsole.services.merge_queue.queue_file import QueueFile
+from runeconsole.services.merge_queue.edits import QueueEdits
 from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
 from tests.support.disk import SmallDisk, small_disk
@@ -79,7 +79,7 @@ def scene(disk: SmallDisk) -> Iterator[Scene]:
     body = json.loads(path.read_text())
     body["hook_pid"] = waiting_hook.pid
     path.write_text(json.dumps(body))
-    entry, _ = QueueFile(project).add("feat/parser", identity="worker-a")
+    entry, _ = QueueEdits(project).add("feat/parser", identity="worker-a")
     rule = Permissions(project).add_rule("allow", "Bash", "npm test", None)
     context = write_context(root)
     try:

@@ -21,7 +21,7 @@ from tests.support.polling import until
 pytestmark = pytest.mark.timeout(180)
 READ_ONLY = "is on a read-only file system"
 WRITING = {"answer", "answer_oldest", "decide", "remove_rule", "resume", "process", "retry"}
-WRITING |= {"remove", "move", "toggle_pause", "handoff", "respawn", "kill"}
+WRITING |= {"remove", "priority", "move", "toggle_pause", "handoff", "respawn", "kill"}
 
 
 def offered(app: RuneConsole) -> set[str]:

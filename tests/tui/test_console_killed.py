@@ -23,7 +23,7 @@ from runeconsole.core.pids import pid_alive
 from runeconsole.demo.old_records import decided_requests
 from runeconsole.services.claude import permission_files as files
 from runeconsole.services.journal import Journal
-from runeconsole.services.merge_queue.queue_file import QueueFile
+from runeconsole.services.merge_queue.edits import QueueEdits
 from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
 from runeconsole.tui.app import create_app
@@ -175,11 +175,11 @@ async def test_killed_between_the_decision_and_its_rule(
 async def test_killed_in_a_queue_action(
     project: Path, tmux_socket, tmp_path, point: str, paused: bool, outcome: str
 ) -> None:
-    QueueFile(Project(project)).add("feat/parser")
+    QueueEdits(Project(project)).add("feat/parser")
     kill_at(project, tmux_socket, tmp_path, point, [("5", "Quit"), ("Space", "feat/parser")])
 
     consistent(project)
-    assert QueueFile(Project(project)).read().paused is paused
+    assert QueueEdits(Project(project)).read().paused is paused
     [said] = await restarted(project)
     assert said.startswith("pausing the merge queue (console, pid ")
     assert said.endswith(outcome)

@@ -1,6 +1,6 @@
 """Merge-queue entries: completed and failed ones older than the policy leave
 ``merge-queue.json`` for the archive (taken out under the queue's lock, which
-``QueueFile.remove_finished`` holds); pending and in-progress entries never do. The file's
+``QueueEdits.remove_finished`` holds); pending and in-progress entries never do. The file's
 own ``history`` list is already bounded (its last 200 actions)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.services.merge_queue import COMPLETED, FAILED
-from runeconsole.services.merge_queue.queue_file import QueueFile
+from runeconsole.services.merge_queue.edits import QueueEdits
 from runeconsole.services.retention.archive import month_of
 from runeconsole.services.retention.pruner import Job, Pruner, Record
 from runeconsole.services.retention.report import KindReport
@@ -32,7 +32,7 @@ class MergeQueuePruner(Pruner[dict[str, Any]]):
 
     def __init__(self, job: Job) -> None:
         super().__init__(job)
-        self.queue = QueueFile(job.project)
+        self.queue = QueueEdits(job.project)
 
     def closed(self, report: KindReport) -> list[tuple[datetime, dict[str, Any]]]:
         state = self.queue.read()
