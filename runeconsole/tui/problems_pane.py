@@ -1,4 +1,4 @@
-"""Problems: crashed, stale, waiting and low-context agents, most urgent first."""
+"""Problems: crashed, stale, stopped, waiting and low-context agents, most urgent first."""
 
 from __future__ import annotations
 
@@ -27,8 +27,10 @@ KIND_STYLE = {
     "crashed": "bold red",
     "unreadable": "bold red",
     "stale": "red",
+    "stopped": "bold red",
     "context": "yellow",
     "waiting": "bold yellow",
+    "budget": "bold red",
 }
 
 
