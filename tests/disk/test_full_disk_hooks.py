@@ -55,18 +55,19 @@ def test_every_event_on_a_full_disk_exits_0_prints_nothing_and_leaves_no_half_re
     assert now["last_seen"] >= identity["last_seen"] and now["activity"] == "busy", now
 
 
+@pytest.mark.parametrize("event", ["PermissionRequest-Bash", "PermissionDenied"])
 def test_a_request_whose_decision_cannot_be_written_is_taken_back_whole(
-    scene: Scene, hooked: Bridge
+    scene: Scene, hooked: Bridge, event: str
 ) -> None:
     before = records(scene.paths)
     scene.disk.fill(leave_pages=1)  # room for the request, not for its decision
 
-    quiet(hooked, "PermissionRequest-Bash")
+    quiet(hooked, event)
 
     assert records(scene.paths) == before
     assert scene.disk.temp_files() == []
     scene.disk.free()
-    quiet(hooked, "PermissionRequest-Bash")  # recorded again, whole: decided by nobody
+    quiet(hooked, event)  # recorded again, whole
     added = records(scene.paths) - before
     assert len(added) == 2 and {name.rsplit(".", 1)[1] for name in added} == {
         "permission",
@@ -85,3 +86,18 @@ def test_a_question_call_that_cannot_be_relayed_whole_leaves_no_question(
 
     assert records(scene.paths) == before
     assert scene.disk.temp_files() == []
+
+
+def test_the_status_line_on_a_full_disk_still_shows_and_records_once_space_returns(
+    scene: Scene, hooked: Bridge
+) -> None:
+    identity = hooked.identity()
+    scene.disk.fill()
+
+    shown = hooked.status_line(hooked.status_input("subscription"))
+
+    assert shown.returncode == 0 and shown.stdout.decode().startswith("Sonnet 5.5 · ")
+    assert hooked.identity() == identity and scene.disk.temp_files() == []
+    scene.disk.free()
+    hooked.status_line(hooked.status_input("subscription"))
+    assert hooked.identity().get("rate_limits") is not None
