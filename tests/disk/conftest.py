@@ -20,6 +20,7 @@ from runeconsole.demo.old_records import decided_requests
 from runeconsole.demo.suspended import write_context
 from runeconsole.services.claude import permission_files as files
 from runeconsole.services.claude.permissions import Permissions
+from runeconsole.services.cost import ledger
 from runeconsole.services.merge_queue.edits import QueueEdits
 from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
@@ -82,6 +83,9 @@ def scene(disk: SmallDisk) -> Iterator[Scene]:
     entry, _ = QueueEdits(project).add("feat/parser", identity="worker-a")
     rule = Permissions(project).add_rule("allow", "Bash", "npm test", None)
     context = write_context(root)
+    now = datetime.now(UTC)  # the requesting agent has spent (a budget can be lifted)
+    ledger.record(ProjectPaths(root), "claude-web-0000", "claude", "s-1", 1.5, False,
+                  ledger.local_day(now), now.timestamp())  # fmt: skip
     try:
         yield Scene(root, disk, question.id, request, entry.entry_id, rule.id, context)
     finally:

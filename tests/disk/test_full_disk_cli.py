@@ -60,6 +60,14 @@ ACTIONS: dict[str, tuple[Callable[[Scene], list[str]], Callable[[Scene], bool]]]
         lambda s: ["merge-queue", "pause"],
         lambda s: '"paused":true' in s.paths.merge_queue.read_text().replace(" ", ""),
     ),
+    "a budget lifted": (
+        lambda s: ["budget", "allow", "claude-web-0000", "--usd", "5"],
+        lambda s: (
+            "allowance" in (s.paths.state / "cost/agents/claude-web-0000.json").read_text()
+            if (s.paths.state / "cost/agents/claude-web-0000.json").exists()
+            else False
+        ),
+    ),
     "a suspended task resumed": (
         lambda s: ["suspended", "resume", "7"],
         lambda s: "resume_count: 1" in s.context.read_text(),

@@ -1,5 +1,5 @@
 """Kinds that are plain files, pruned by age (and count) whatever their format: reviews,
-consumed signals, agents' history. A file leaves for the archive whole (a JSON file as
+consumed signals, agents' history and spending ledgers. A file leaves for the archive whole (a JSON file as
 its object, anything else as its text), by its modification time; a directory it leaves
 empty goes with it (never the kind's own directory)."""
 
@@ -37,6 +37,7 @@ class Place:
 PLACES: dict[str, tuple[Place, ...]] = {
     "reviews": (Place(lambda p: p.state / "reviews", recursive=True),),
     "signals": (Place(lambda p: p.signals / "processed", ".json"),),
+    "cost": (Place(lambda p: p.cost / "agents", ".json"),),
     "agent_history": (
         Place(lambda p: p.identity_history, ".json"),
         Place(lambda p: p.hook_history, ".json"),

@@ -41,6 +41,7 @@ PRUNERS: dict[str, Callable[[Job], Any]] = {
     "merge_queue": MergeQueuePruner,
     "signals": lambda job: FilesByAge(job, "signals"),
     "agent_history": lambda job: FilesByAge(job, "agent_history"),
+    "cost": lambda job: FilesByAge(job, "cost"),
     "logs": LogPruner,
     "notifications": NotificationPruner,
 }

@@ -92,6 +92,14 @@ POLICIES: tuple[Kind, ...] = (
         counted=False,
     ),
     Kind(
+        "cost",
+        "agents' spending ledgers, by how long an agent has spent nothing (the record of "
+        "what was spent: kept unless a number of days is set)",
+        ".claude/state/cost/agents/",
+        Policy(0),
+        counted=False,
+    ),
+    Kind(
         "logs",
         "the hook's log and the push log, each rotated past 1 MiB; the rotated file by age",
         ".claude/state/claude/hook.log.1, .claude/state/notify.log.1",
