@@ -1,7 +1,7 @@
 """Kinds that are plain files, pruned by age (and count) whatever their format: reviews,
-consumed signals, agents' history and spending ledgers. A file leaves for the archive whole (a JSON file as
-its object, anything else as its text), by its modification time; a directory it leaves
-empty goes with it (never the kind's own directory)."""
+consumed signals, agents' history and spending ledgers. A file leaves for the archive
+whole (a JSON file as its object, anything else as its text), by its modification time;
+a directory it leaves empty goes with it (never the kind's own directory)."""
 
 from __future__ import annotations
 
