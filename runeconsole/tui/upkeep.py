@@ -20,7 +20,7 @@ from textual.app import App
 from runeconsole.core.errors import RuneError
 from runeconsole.services.journal import Interrupted, Journal
 from runeconsole.services.project import Project
-from runeconsole.services.retention import Retention, RetentionSettings
+from runeconsole.services.retention import PruneRunning, Retention, RetentionSettings
 
 PRUNE_FIRST_SECONDS = 60.0
 PRUNE_CHECK_SECONDS = 3600.0
@@ -30,7 +30,7 @@ class Upkeep:
     def __init__(self, app: App[object], project: Project) -> None:
         self.app = app
         self.project = project
-        project.settings(RetentionSettings)  # read now: a bad value is shown as the console opens
+        project.settings(RetentionSettings)  # now: a bad value is shown as the console opens
         self.last_report: str | None = None
         self.interrupted: list[Interrupted] | None = None  # once read
 
@@ -66,10 +66,11 @@ class Upkeep:
             if not retention.due():
                 return
             report = retention.prune()
+        except PruneRunning:
+            return  # another console, or a prune from cron: it is theirs to do
         except (RuneError, OSError) as exc:
             message = exc.message if isinstance(exc, RuneError) else f"{exc.strerror or exc}"
-            if "another prune is running" not in message:
-                self._say(f"not pruned: {message}", "warning")
+            self._say(f"not pruned: {message}", "warning")
             return
         self.last_report = report.summary()
         if report.changed:

@@ -12,7 +12,15 @@ the hook's log and the notification times), and ``service.Retention``, which run
 """
 
 from runeconsole.services.retention.report import KindReport, PruneReport
-from runeconsole.services.retention.service import Retention
+from runeconsole.services.retention.service import PruneRunning, Retention
 from runeconsole.services.retention.settings import POLICIES, Policy, RetentionSettings
 
-__all__ = ["POLICIES", "KindReport", "Policy", "PruneReport", "Retention", "RetentionSettings"]
+__all__ = [
+    "POLICIES",
+    "KindReport",
+    "Policy",
+    "PruneReport",
+    "PruneRunning",
+    "Retention",
+    "RetentionSettings",
+]

@@ -48,6 +48,10 @@ PRUNERS: dict[str, Callable[[Job], Any]] = {
 assert set(PRUNERS) == {kind.name for kind in POLICIES}
 
 
+class PruneRunning(RuneError):
+    """Another process is pruning the root now."""
+
+
 class Retention:
     def __init__(self, project: Project, settings: RetentionSettings | None = None) -> None:
         self.project = project
@@ -73,7 +77,7 @@ class Retention:
                 with owned(lock, self.paths.state / "retention.owner.json", "pruning"):
                     self._prune(job, report)
             except LockBusy as exc:
-                raise RuneError(f"another prune is running: {exc}") from None
+                raise PruneRunning(f"another prune is running: {exc}") from None
         report.seconds = time.monotonic() - started
         if not dry_run:
             atomic_write_json(
