@@ -43,7 +43,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks._common import percentile  # noqa: E402
+from benchmarks._common import QUESTION, percentile  # noqa: E402
 from runeconsole.adapters import git  # noqa: E402
 from runeconsole.adapters.claude_settings import settings_path  # noqa: E402
 from runeconsole.services.claude.install import plan_install  # noqa: E402
@@ -54,16 +54,6 @@ from runeconsole.tui.question_modal import QuestionModal  # noqa: E402
 from runeconsole.tui.questions_pane import QuestionsPane  # noqa: E402
 
 SESSION = "5b2c7f10-bench"
-QUESTION = {
-    "questions": [
-        {
-            "question": "Which hash should the auth module use?",
-            "header": "Hash",
-            "multiSelect": False,
-            "options": [{"label": "bcrypt"}, {"label": "argon2"}],
-        }
-    ]
-}
 
 
 def report(label: str, seconds: list[float], goal_ms: float) -> None:

@@ -46,6 +46,8 @@ COMMANDS = {
     "events": "events",
     "permissions": "permissions",
     "review": "review",
+    "prune": "retention",
+    "interrupted": "journal",
     "cost": "cost",
     "budget": "cost",
     "background": "background",

@@ -80,6 +80,7 @@ WHOLE = 500  # a change naming more keys than this and half the fleet refills th
 
 
 class AgentsPane(LivePane, AgentActions):
+    WRITES = frozenset({"handoff", "respawn", "kill"})
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
         Binding("d", "review", "Review"),

@@ -15,6 +15,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock
 from runeconsole.core.errors import RuneError
+from runeconsole.core.files import unwritable
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.claude.permissions import Permissions
@@ -48,6 +49,7 @@ from runeconsole.tui.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 from runeconsole.tui.toasts import RepeatFilter, monitor_toast
+from runeconsole.tui.upkeep import Upkeep
 from runeconsole.tui.workers import WorkFailed
 
 PRESENCE_RETRY_SECONDS = 2.0
@@ -117,6 +119,11 @@ class RuneConsole(PanesApp):
         # While it is open the console holds the project's console lock: Claude Code's
         # hooks then bring AskUserQuestion calls here (services/claude/presence.py).
         self.presence = ConsolePresence(self.registry.paths)
+        self.upkeep = Upkeep(self, project)  # the daily prune, what a kill left undone
+        # Why nothing can be written here (None: it can): then the console only watches.
+        self.read_only = unwritable(project.root)
+        if self.read_only:
+            self.monitor = False  # it would write what it sees
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
@@ -155,7 +162,10 @@ class RuneConsole(PanesApp):
     def on_mount(self) -> None:
         if not self.fleet.records and not self._quick_to_load():
             self.load_fleet()
-        if not self._hold_presence():
+        if self.read_only:
+            self.query_one(StatusBar).set_note("read-only", about="root")
+            self.upkeep.say_read_only(self.read_only)
+        elif not self._hold_presence():
             self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
         self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
         self.background_poll = BackgroundPoll(self, self.project, self.registry)
@@ -176,6 +186,10 @@ class RuneConsole(PanesApp):
             self.set_interval(self.rescan_seconds, self._rescan)
         if self.tick_seconds:
             self.set_interval(self.tick_seconds, self.tick)
+        # What a kill left undone is said; a console that follows the files prunes them.
+        self.upkeep.start(
+            prune=self.watch_files and not self.read_only, read_only=bool(self.read_only)
+        )
         if self.monitor and shutil.which("tmux") is None:
             self.monitor = False
             self.notify(
@@ -193,6 +207,11 @@ class RuneConsole(PanesApp):
             # first report the Agents pane follows saved passes (another monitor's, if any).
             self.call_after_refresh(self.run_monitor)
         self.agents_pane.table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer_oldest" and self.read_only:
+            return False
+        return super().check_action(action, parameters)
 
     def _quick_to_load(self) -> bool:
         """A small fleet is read before the first frame; a large one after it, in a worker
@@ -370,7 +389,8 @@ class RuneConsole(PanesApp):
             self.notify("No open questions or permission requests.", title="Questions", timeout=3)
 
     def on_live_pane_operator_wanted(self, message: LivePane.OperatorWanted) -> None:
-        self.reach_operator(message.key, message.title, message.body)
+        if not self.read_only:  # the notifier keeps its times in the project
+            self.reach_operator(message.key, message.title, message.body)
 
     @work(thread=True, group="notify")
     def reach_operator(self, key: str, title: str, body: str) -> None:
@@ -415,7 +435,7 @@ def create_app(
     """
     return RuneConsole(
         # Lenient: a bad setting is shown and its default used; it never stops the console.
-        Project(root, clock, strict=False),
+        Project(root, clock, strict=False, via="console"),
         watch=watch,
         monitor=monitor,
         rescan_seconds=rescan_seconds,

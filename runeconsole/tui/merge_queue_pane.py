@@ -85,6 +85,7 @@ class MergeQueuePane(LivePane):
         ("+ / -", "move the selected pending entry up / down (within its priority)"),
         ("space", "pause / resume the queue"),
     )
+    WRITES = frozenset({"process", "retry", "remove", "priority", "move", "toggle_pause"})
     BINDINGS = [
         Binding("p", "process", "Process head"),
         Binding("P", "process(True)", "Process all", show=False),

@@ -148,6 +148,7 @@ class PermissionsPane(LivePane):
         max-height: 7;
     }
     """
+    WRITES = frozenset({"decide", "remove_rule"})
     BINDINGS = [
         Binding("a", "decide", "Decide"),
         Binding("enter", "decide", "Decide", show=False),
@@ -185,7 +186,7 @@ class PermissionsPane(LivePane):
         return self.query_one("#permission-rules", KeyedTable)
 
     def on_mount(self) -> None:
-        self.sync(self.permissions.requests())
+        self.sync(self.permissions.shown())
         self.load_rules()
         self._loaded = True
 
@@ -262,7 +263,7 @@ class PermissionsPane(LivePane):
         self.rules_table.sync([(rule.id, rule_values(rule)) for rule in self.rules])
 
     def read_directory(self, directory: Path) -> None:
-        self.sync(self.permissions.requests())
+        self.sync(self.permissions.shown())
 
     def apply_changes(self, paths: set[Path]) -> None:
         where = self.permissions.directory
@@ -286,10 +287,10 @@ class PermissionsPane(LivePane):
 
     @work(thread=True, exclusive=True, group="permissions-rescan")
     def rescan(self) -> None:
-        requests = self.permissions.requests()
+        requests = self.permissions.shown()
         try:  # requests whose agent stopped waiting: recorded as decided by nobody
             if self.permissions.expire_orphans(requests):
-                requests = self.permissions.requests()
+                requests = self.permissions.shown()
         except RuneError as exc:
             self.app.call_from_thread(self.notify, exc.message, severity="warning", markup=False)
         self.app.call_from_thread(self.sync, requests)
@@ -317,7 +318,7 @@ class PermissionsPane(LivePane):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        if event.data_table is self.table:
+        if event.data_table is self.table and self.writable():
             self.action_decide()
 
     def action_decide(self) -> None:

@@ -62,6 +62,7 @@ class QuestionsPane(LivePane):
         color: $text-muted;
     }
     """
+    WRITES = frozenset({"answer"})
     BINDINGS = [
         Binding("a", "answer", "Answer"),
         Binding("enter", "answer", "Answer", show=False),
@@ -314,7 +315,8 @@ class QuestionsPane(LivePane):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self.action_answer()
+        if self.writable():
+            self.action_answer()
 
     def action_answer(self) -> None:
         key = self.table.cursor_key()

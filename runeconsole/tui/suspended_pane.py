@@ -130,6 +130,7 @@ class SuspendedPane(LivePane):
         text-style: bold;
     }
     """
+    WRITES = frozenset({"resume"})
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
         Binding("s", "resume", "Resume"),
