@@ -11,7 +11,6 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
@@ -313,7 +312,7 @@ class AgentsPane(LivePane):
             self.table.move_cursor(row=self.table.get_row_index(key))
             self.table.focus()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_keyed_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_details()
 

@@ -19,7 +19,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
@@ -200,7 +200,7 @@ class MergeQueuePane(LivePane):
         self.table.sync(
             [(e.entry_id, row_values(e, predictions.get(e.entry_id), now)) for e in shown]
         )
-        if [row.key.value for row in self.table.ordered_rows] != keys:
+        if self.table.keys() != keys:
             self._order(keys)
         self.refresh_header()
         self.refresh_detail()
@@ -245,7 +245,7 @@ class MergeQueuePane(LivePane):
         """Each step's latest line (with elapsed time), then the tail of the test output."""
         return [*self.step_lines.values(), *self.output_lines]
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_keyed_table_row_highlighted(self, event: KeyedTable.RowHighlighted) -> None:
         event.stop()
         self.refresh_detail()
 

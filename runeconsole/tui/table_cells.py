@@ -1,0 +1,125 @@
+"""How ``KeyedTable`` draws a cell: its columns, the value as text, one line of segments.
+
+A cell is drawn as Textual's DataTable draws one (a space either side, the row's style
+under the value's own, the cursor's colour over it) through Rich's public renderables,
+once per distinct value, width and style: most cells of a fleet show the same few words,
+and a row is drawn by joining its cells' segments. A ``str`` cell is shown as it is
+written, never parsed as markup: names and notes come from other processes' files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.padding import Padding
+from rich.protocol import is_renderable
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.cache import LRUCache
+from textual.render import measure
+from textual.renderables.styled import Styled
+from textual.strip import Strip
+
+PAD = 1  # spaces either side of a cell's value
+CELLS_KEPT = 4096  # distinct cells drawn and kept (a few screens' worth)
+EMPTY = Text("", end="")
+
+
+def fingerprint(value: Any) -> Any:
+    """Rich ``Text`` compares equal across styles; compare what is drawn instead."""
+    if isinstance(value, Text):
+        return (value.plain, str(value.style), tuple(value.spans))
+    return value
+
+
+def as_renderable(value: Any) -> RenderableType:
+    """What a cell value draws: ``Text`` and other renderables as they are, anything else
+    as plain text (a float with two decimals, as DataTable shows one)."""
+    if value is None:
+        return EMPTY
+    if isinstance(value, str):
+        return Text(value, end="", no_wrap=True) if value else EMPTY
+    if isinstance(value, float):
+        return Text(f"{value:.2f}", end="", no_wrap=True)
+    if not is_renderable(value):
+        return Text(str(value), end="", no_wrap=True)
+    return value
+
+
+def value_width(console: Console, value: Any) -> int:
+    """Cells the value takes on one line (what an auto-width column fits)."""
+    shown = as_renderable(value)
+    if isinstance(shown, Text) and "\n" not in shown.plain:
+        return shown.cell_len
+    return measure(console, shown, 1)
+
+
+@dataclass
+class Column:
+    key: str
+    label: Text
+    width: int | None  # None: as wide as its widest value (or label)
+    widths: dict[int, int] = field(default_factory=dict)  # auto: value width -> rows
+
+    @property
+    def content_width(self) -> int:
+        label = self.label.cell_len
+        if self.width is not None:
+            return self.width
+        return max(label, max(self.widths, default=0))
+
+    @property
+    def render_width(self) -> int:
+        return self.content_width + 2 * PAD
+
+    def count(self, width: int, rows: int) -> bool:
+        """An auto column gains (``rows`` 1) or loses (-1) a value ``width`` wide; True
+        when that changes the column's width."""
+        before = self.content_width
+        left = self.widths.get(width, 0) + rows
+        if left > 0:
+            self.widths[width] = left
+        else:
+            self.widths.pop(width, None)
+        return self.content_width != before
+
+
+class CellPainter:
+    """Cells drawn once per (value, width, styles) and kept."""
+
+    def __init__(self) -> None:
+        self._drawn: LRUCache[tuple[Any, ...], list[Segment]] = LRUCache(CELLS_KEPT)
+
+    def clear(self) -> None:
+        self._drawn.clear()
+
+    def paint(
+        self,
+        console: Console,
+        options: ConsoleOptions,
+        value: Any,
+        width: int,
+        pre: Style,
+        post: Style,
+    ) -> list[Segment]:
+        """One line of ``width`` cells: ``value`` padded, ``pre`` under its own styles and
+        ``post`` over them."""
+        try:
+            key = (fingerprint(value), width, pre, post)
+            drawn = self._drawn.get(key)
+        except TypeError:  # a value that cannot be a key: drawn each time
+            key, drawn = None, None
+        if drawn is None:
+            lines = console.render_lines(
+                Styled(Padding(as_renderable(value), (0, PAD)), pre_style=pre, post_style=post),
+                options.update_dimensions(width, 1).update(no_wrap=True),
+            )
+            # Runs of one style joined within the cell, never across cells (as DataTable,
+            # whose cells carry their own place): a blank cell stays a segment of its own.
+            drawn = list(Strip(lines[0]).simplify()) if lines else [Segment(" " * width, pre)]
+            if key is not None:
+                self._drawn[key] = drawn
+        return drawn
