@@ -159,6 +159,8 @@ class KeyedTable(ScrollView, can_focus=True):
         self._cursor = 0
         self._hover: int | None = None  # the row under the mouse (-1: the header), if shown
         self._order_dirty = False
+        self._widths = tuple(column.render_width for column in self._columns)
+        self._size_due = False
         self._painter = CellPainter()
         self._drawn: LRUCache[tuple[Any, ...], Strip] = LRUCache(LINES_KEPT)
         self._edits = count(1)
@@ -166,7 +168,7 @@ class KeyedTable(ScrollView, can_focus=True):
         self._frame_look: Look | None = None  # while a frame is drawn
 
     def on_mount(self) -> None:
-        self._resize()
+        self._settle_size()
 
     # -- the rows, by key ------------------------------------------------------------------
 
@@ -215,7 +217,9 @@ class KeyedTable(ScrollView, can_focus=True):
             return
         merged = tuple(
             old_value
-            if column.key in skip or fingerprint(old_value) == fingerprint(new_value)
+            if old_value is new_value
+            or column.key in skip
+            or fingerprint(old_value) == fingerprint(new_value)
             else new_value
             for column, old_value, new_value in zip(self._columns, old, values, strict=True)
         )
@@ -230,12 +234,15 @@ class KeyedTable(ScrollView, can_focus=True):
 
     def drop(self, key: str) -> None:
         old = self._rows.values.get(key)
-        if old is None or not self._rows.drop(key):
+        settled = self._rows.settled
+        place = self._rows.drop(key)
+        if old is None or place is None:
             return
         self._edited.pop(key, None)
         self._count_widths(old, -1)
         self._resize()
-        self.refresh()  # the rows below move up
+        if not settled or place <= self._last_on_screen():
+            self.refresh()  # the rows below it move up
         self._clamp_cursor()
 
     def sync(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
@@ -302,9 +309,7 @@ class KeyedTable(ScrollView, can_focus=True):
     def visible_keys(self) -> list[str]:
         """Keys of the rows on screen."""
         first = self.scroll_offset.y
-        last = min(len(self._rows), first + max(0, self.size.height - HEADER) + 1)
-        keys = self._rows.keys()
-        return keys[first:last]
+        return self._rows.keys()[first : self._last_on_screen() + 1]
 
     def _full(self, values: Sequence[Any]) -> tuple[Any, ...]:
         values = tuple(values)
@@ -343,16 +348,29 @@ class KeyedTable(ScrollView, can_focus=True):
         for index in self._auto:
             moved |= self._columns[index].count(value_width(console, values[index]), rows)
         if moved:
+            self._widths = tuple(column.render_width for column in self._columns)
             self._resize()
             self.refresh()
 
     def _resize(self) -> None:
-        width = sum(column.render_width for column in self._columns)
-        self.virtual_size = Size(width, len(self._rows) + HEADER)
+        """The scrollable size follows the rows, once for a burst of changes (after the
+        message being handled), or at once where the cursor or scrolling needs it."""
+        if not self._size_due:
+            self._size_due = True
+            self.call_next(self._settle_size)
+
+    def _settle_size(self) -> None:
+        self._size_due = False
+        self.virtual_size = Size(sum(self._widths), len(self._rows) + HEADER)
+
+    def _last_on_screen(self) -> int:
+        """The last row drawn (partly, perhaps), or every row before the first layout."""
+        if not self.size.height:
+            return len(self._rows)
+        return min(len(self._rows) - 1, self.scroll_offset.y + self.size.height - HEADER)
 
     def _on_screen(self, place: int) -> bool:
-        first = self.scroll_offset.y
-        return first <= place <= first + self.size.height - HEADER or not self.size.height
+        return self.scroll_offset.y <= place <= self._last_on_screen()
 
     # -- the cursor ------------------------------------------------------------------------
 
@@ -368,6 +386,8 @@ class KeyedTable(ScrollView, can_focus=True):
     def move_cursor(self, *, row: int, animate: bool = False, scroll: bool = True) -> None:
         """The cursor to ``row`` (clamped to the rows), scrolled into view."""
         del animate, scroll  # the cursor is always kept in view, at once (as DataTable does)
+        if self._size_due:
+            self._settle_size()
         row = max(0, min(row, len(self._rows) - 1))
         moved, old = row != self._cursor, self._cursor
         self._cursor = row
@@ -414,12 +434,14 @@ class KeyedTable(ScrollView, can_focus=True):
 
     def action_page_down(self) -> None:
         self._show_hover(None)
+        self._settle_size()
         page = self._page()
         self.scroll_to(y=self.scroll_offset.y + page, animate=False, force=True)
         self.move_cursor(row=self._cursor + page)
 
     def action_page_up(self) -> None:
         self._show_hover(None)
+        self._settle_size()
         page = self._page()
         self.scroll_to(y=self.scroll_offset.y - page, animate=False, force=True)
         self.move_cursor(row=self._cursor - page)
@@ -503,7 +525,7 @@ class KeyedTable(ScrollView, can_focus=True):
             cursor=style("keyed-table--cursor"),
             hover=style("keyed-table--hover"),
             header_hover=style("keyed-table--header-hover"),
-            widths=tuple(column.render_width for column in self._columns),
+            widths=self._widths,
             width=self.size.width,
             scroll_x=self.scroll_offset.x,
         )

@@ -334,10 +334,13 @@ async def test_an_auto_width_column_fits_its_widest_value_shown_and_shrinks_back
     async with app.run_test(size=(80, 8)) as pilot:
         table = app.query_one(KeyedTable)
         table.upsert("k1", ("a", "short"))
+        await pilot.pause()
         width = table.virtual_size.width
         table.upsert("k2", ("b", "a much longer note"))
+        await pilot.pause()
         assert table.virtual_size.width == width + len("a much longer note") - len("short")
         table.set_cell("k2", "note", "tiny")
+        await pilot.pause()
         assert table.virtual_size.width == width
         table.upsert("k3", ("c", "another long note"))
         table.drop("k3")
