@@ -44,6 +44,19 @@ class KeyedRows:
         self.values[key] = values
         return place
 
+    def extend(self, rows: Sequence[tuple[str, Row]]) -> int:
+        """New rows, last, in order; the place of the first."""
+        keys = [key for key, _ in rows]
+        if not self.values.keys().isdisjoint(keys) or len(set(keys)) != len(keys):
+            raise ValueError("a row is shown already")
+        if not self._place.keys().isdisjoint(keys):  # dropped and back, holes still open
+            self._close_holes()
+        first = len(self._order)
+        self._order += keys
+        self._place.update(zip(keys, range(first, first + len(keys)), strict=True))
+        self.values.update(rows)
+        return first
+
     def drop(self, key: str) -> int | None:
         """Drop the row; its place until then (before any other hole: exact), or None when
         there was no such row."""

@@ -211,7 +211,7 @@ class KeyedTable(ScrollView, can_focus=True):
         values = self._full(values)
         old = self._rows.values.get(key)
         if old is None:
-            self._add(key, values)
+            self._add(key, values, self._window())
             self._order_dirty = True
             self._resize()
             return
@@ -241,7 +241,7 @@ class KeyedTable(ScrollView, can_focus=True):
         self._edited.pop(key, None)
         self._count_widths(old, -1)
         self._resize()
-        if not settled or place <= self._last_on_screen():
+        if not settled or place <= self._window()[1]:
             self.refresh()  # the rows below it move up
         self._clamp_cursor()
 
@@ -274,13 +274,21 @@ class KeyedTable(ScrollView, can_focus=True):
 
     def extend(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
         """Add rows after every row shown, in order, none of them shown yet."""
-        first = len(self._rows)
-        for key, values in rows:
-            if key in self._rows:
-                raise ValueError(f"row {key!r} is shown already")
-            self._add(key, self._full(values))
-        if len(self._rows) != first:
-            self._resize()
+        if not rows:
+            return
+        full = self._full
+        added = [(key, full(values)) for key, values in rows]
+        first = self._rows.extend(added)
+        for _, values in added if self._auto else ():
+            self._count_widths(values, 1)
+        top, bottom = self._window()
+        if self._rows.settled and first <= bottom:
+            start = max(first, top)
+            self.refresh_lines(start + HEADER, min(bottom, first + len(added) - 1) - start + 1)
+        if first == 0:
+            self._cursor = -1
+            self.move_cursor(row=0)
+        self._resize()
 
     def reorder(
         self, *columns: str, key: Callable[[Any], Any] | None = None, force: bool = False
@@ -307,20 +315,23 @@ class KeyedTable(ScrollView, can_focus=True):
                 self.set_cell(key, column, value)
 
     def visible_keys(self) -> list[str]:
-        """Keys of the rows on screen."""
-        first = self.scroll_offset.y
-        return self._rows.keys()[first : self._last_on_screen() + 1]
+        """Keys of the rows on screen (and the one below, which may be partly)."""
+        top, bottom = self._window()
+        return self._rows.keys()[top : bottom + 1]
 
     def _full(self, values: Sequence[Any]) -> tuple[Any, ...]:
+        width = len(self._columns)
+        if type(values) is tuple and len(values) == width:
+            return values
         values = tuple(values)
-        if len(values) > len(self._columns):
+        if len(values) > width:
             raise ValueError("more values than columns")
-        return values + (None,) * (len(self._columns) - len(values))
+        return values + (None,) * (width - len(values))
 
-    def _add(self, key: str, values: tuple[Any, ...]) -> None:
+    def _add(self, key: str, values: tuple[Any, ...], window: tuple[int, int]) -> None:
         place = self._rows.add(key, values)
         self._count_widths(values, 1)
-        if self._rows.settled and self._on_screen(place):
+        if self._rows.settled and window[0] <= place <= window[1]:
             self.refresh_line(place + HEADER)
         if len(self._rows) == 1:
             self._cursor = -1
@@ -363,14 +374,14 @@ class KeyedTable(ScrollView, can_focus=True):
         self._size_due = False
         self.virtual_size = Size(sum(self._widths), len(self._rows) + HEADER)
 
-    def _last_on_screen(self) -> int:
-        """The last row drawn (partly, perhaps), or every row before the first layout."""
-        if not self.size.height:
-            return len(self._rows)
-        return min(len(self._rows) - 1, self.scroll_offset.y + self.size.height - HEADER)
+    def _window(self) -> tuple[int, int]:
+        """The places of the first and last rows on screen (the last perhaps partly)."""
+        top = self.scroll_offset.y
+        return top, top + max(0, self.size.height - HEADER)
 
     def _on_screen(self, place: int) -> bool:
-        return self.scroll_offset.y <= place <= self._last_on_screen()
+        top, bottom = self._window()
+        return top <= place <= bottom
 
     # -- the cursor ------------------------------------------------------------------------
 
@@ -566,6 +577,9 @@ class KeyedTable(ScrollView, can_focus=True):
         for value, width in zip(values, look.widths, strict=True):
             segments += paint(console, options, value, width, pre, post)
         table_width = sum(look.widths)
-        segments.append(Segment(" " * max(0, look.width - table_width), pre))
-        line = Strip(segments).crop(look.scroll_x, look.scroll_x + look.width)
+        if look.width > table_width:
+            segments.append(Segment(" " * (look.width - table_width), pre))
+        line = Strip(segments, max(look.width, table_width))
+        if look.scroll_x or table_width > look.width:
+            line = line.crop(look.scroll_x, look.scroll_x + look.width)
         return line.adjust_cell_length(look.width, look.base)

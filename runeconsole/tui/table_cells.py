@@ -87,8 +87,49 @@ class Column:
         return self.content_width != before
 
 
+def draw_cell(
+    console: Console, options: ConsoleOptions, value: Any, width: int, pre: Style, post: Style
+) -> list[Segment]:
+    """One line of ``width`` cells: ``value`` padded, ``pre`` under its own styles and
+    ``post`` over them; runs of one style joined."""
+    shown = as_renderable(value)
+    plain = shown.plain if isinstance(shown, Text) else None
+    if (
+        plain is None
+        or "\n" in plain
+        or "\t" in plain
+        or shown.justify not in (None, "default")
+        or shown.overflow not in (None, "fold", "crop")
+    ):
+        return draw_cell_through_rich(console, options, value, width, pre, post)
+    # What Rich does for one line of text: its segments cut or padded to the width, a
+    # space either side, ``pre`` under and ``post`` over each style.
+    if shown.spans:
+        rendered = list(shown.render(console, end=""))
+    else:  # Text.render applies the text's own style only beside spans
+        rendered = [Segment(plain, console.get_style(shown.style))]
+    line = Segment.adjust_line_length(rendered, width - 2 * PAD)
+    pad = Segment(" " * PAD, pre + post)
+    segments = [pad, *(Segment(text, pre + style + post) for text, style, _ in line), pad]
+    return list(Strip(segments, width).simplify())
+
+
+def draw_cell_through_rich(
+    console: Console, options: ConsoleOptions, value: Any, width: int, pre: Style, post: Style
+) -> list[Segment]:
+    """``draw_cell`` for any renderable, through Rich's own layout (as DataTable does)."""
+    lines = console.render_lines(
+        Styled(Padding(as_renderable(value), (0, PAD)), pre_style=pre, post_style=post),
+        options.update_dimensions(width, 1).update(no_wrap=True),
+    )
+    if not lines:
+        return [Segment(" " * width, pre)]
+    return list(Strip(lines[0], width).simplify())
+
+
 class CellPainter:
-    """Cells drawn once per (value, width, styles) and kept."""
+    """Cells drawn once per (value, width, styles) and kept. Runs of one style are joined
+    within a cell, never across cells (as DataTable, whose cells carry their own place)."""
 
     def __init__(self) -> None:
         self._drawn: LRUCache[tuple[Any, ...], list[Segment]] = LRUCache(CELLS_KEPT)
@@ -105,21 +146,11 @@ class CellPainter:
         pre: Style,
         post: Style,
     ) -> list[Segment]:
-        """One line of ``width`` cells: ``value`` padded, ``pre`` under its own styles and
-        ``post`` over them."""
         try:
             key = (fingerprint(value), width, pre, post)
             drawn = self._drawn.get(key)
         except TypeError:  # a value that cannot be a key: drawn each time
-            key, drawn = None, None
+            return draw_cell(console, options, value, width, pre, post)
         if drawn is None:
-            lines = console.render_lines(
-                Styled(Padding(as_renderable(value), (0, PAD)), pre_style=pre, post_style=post),
-                options.update_dimensions(width, 1).update(no_wrap=True),
-            )
-            # Runs of one style joined within the cell, never across cells (as DataTable,
-            # whose cells carry their own place): a blank cell stays a segment of its own.
-            drawn = list(Strip(lines[0]).simplify()) if lines else [Segment(" " * width, pre)]
-            if key is not None:
-                self._drawn[key] = drawn
+            drawn = self._drawn[key] = draw_cell(console, options, value, width, pre, post)
         return drawn
