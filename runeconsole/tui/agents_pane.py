@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import time
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -56,15 +57,16 @@ def by_role_and_name(cells: tuple[object, ...]) -> tuple[str, str]:
 
 
 def settle_memory() -> None:
-    """After a fill of the whole fleet: what is alive now (its records, rows and cells) is
-    left out of the garbage collector's full passes (``gc.freeze``). Each full pass walks
-    every live object, 100-350 ms at 50,000 agents, and one landing on a key is that
-    key's delay; the fleet's objects are freed by reference counting, not by those passes."""
+    """After each chunk of a fill: what is alive now (the records, rows and cells) is left
+    out of the garbage collector's full passes (``gc.freeze``). Each full pass walks every
+    live object, 100-350 ms at 50,000 agents, and one landing on a key is that key's
+    delay; the fleet's objects are freed by reference counting, not by those passes."""
     gc.freeze()
 
 
 FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
-CHUNK_ROWS = 5000  # ~20 ms of adding rows at any fleet size (OneLineRows: no walk of every row)
+CHUNK_SECONDS = 0.005  # a chunk of the fill stops after this long: a key waits no longer
+CHUNK_ROWS = 500  # rows looked for at a time within a chunk (the deadline is checked between)
 CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
 WHOLE = 500  # a change naming more keys than this and half the fleet refills the table
 
@@ -186,17 +188,18 @@ class AgentsPane(LivePane):
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, self._fill))
 
     def _matching(
-        self, keys: list[str], start: int, text: str, wanted: int
+        self, keys: list[str], start: int, text: str, wanted: int, walk: int | None = None
     ) -> tuple[list[str], int]:
-        """Up to ``wanted`` keys of ``keys[start:]`` that match ``text``, and the index the
-        search stopped at."""
+        """Up to ``wanted`` keys of ``keys[start:]`` that match ``text`` (looking at no more
+        than ``walk`` keys), and the index the search stopped at."""
         if not text:
             end = min(start + wanted, len(keys))
             return keys[start:end], end
         search, records = self._search, self.fleet.records
         found: list[str] = []
         index = start
-        while index < len(keys) and len(found) < wanted:
+        stop = len(keys) if walk is None else min(len(keys), start + walk)
+        while index < stop and len(found) < wanted:
             key = keys[index]
             index += 1
             seen = search.get(key)
@@ -222,8 +225,7 @@ class AgentsPane(LivePane):
 
     def _row_of(self, key: str) -> tuple[object, ...]:
         row = self._rows.get(key)
-        record = self.fleet.get(key)
-        if row is None and record is not None:
+        if row is None and (record := self.fleet.get(key)) is not None:
             row = self._build(record)
         return row or ()
 
@@ -237,24 +239,23 @@ class AgentsPane(LivePane):
         return (*row[:SEEN_AT], age_cell(record, now), *row[SEEN_AT + 1 :])
 
     def _add_rows(self, keys: list[str], start: int, text: str, fill: int) -> None:
+        """A chunk of the fill: rows (built if need be) added until ``CHUNK_SECONDS`` pass."""
         if fill != self._fill or not self.is_mounted:
             return  # a newer filter or fill took over
-        table, fleet = self.table, self.fleet
-        chunk, walked = self._matching(keys, start, text, CHUNK_ROWS)
-        table.extend(
-            [
-                (key, self._row_of(key))
-                for key in chunk
-                if not table.has(key) and fleet.get(key) is not None
-            ]
-        )
+        table, records = self.table, self.fleet.records
+        deadline = time.perf_counter() + CHUNK_SECONDS
+        walked = start
+        while walked < len(keys) and time.perf_counter() < deadline:
+            chunk, walked = self._matching(keys, walked, text, CHUNK_ROWS, 10 * CHUNK_ROWS)
+            table.extend(
+                [(key, self._row_of(key)) for key in chunk if key in records and not table.has(key)]
+            )
+        settle_memory()  # the rows just built: no full pass walks them again
         if walked < len(keys):
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, fill))
         else:
             self._filling = False
             table.reorder("role", "name", key=by_role_and_name, force=self._spliced)
-            if not self.filter_text:
-                settle_memory()
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""
