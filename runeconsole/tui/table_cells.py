@@ -1,14 +1,16 @@
-"""How ``KeyedTable`` draws a cell: its columns, the value as text, one line of segments.
+"""How the console's table draws a line: its columns, each cell's value as text, the line.
 
 A cell is drawn as Textual's DataTable draws one (a space either side, the row's style
-under the value's own, the cursor's colour over it) through Rich's public renderables,
-once per distinct value, width and style: most cells of a fleet show the same few words,
-and a row is drawn by joining its cells' segments. A ``str`` cell is shown as it is
-written, never parsed as markup: names and notes come from other processes' files.
+under the value's own, the cursor's colour over it): a cell of text straight from its
+segments, any other renderable through Rich's layout. Each distinct cell (value, width,
+styles) is drawn once and kept: most cells of a fleet show the same few words, and a
+line is its cells' segments joined. A ``str`` cell is shown as it is written, never
+parsed as markup: names and notes come from other processes' files.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,17 +129,66 @@ def draw_cell_through_rich(
     return list(Strip(lines[0], width).simplify())
 
 
-class CellPainter:
-    """Cells drawn once per (value, width, styles) and kept. Runs of one style are joined
-    within a cell, never across cells (as DataTable, whose cells carry their own place)."""
+@dataclass(frozen=True)
+class Look:
+    """What every line of a frame is drawn with: the table's styles and geometry."""
+
+    base: Style
+    header: Style
+    cursor: Style
+    hover: Style
+    header_hover: Style
+    widths: tuple[int, ...]  # each column's, padding included
+    width: int  # the table's on screen
+    scroll_x: int
+
+    def cell_styles(self, header: bool, cursor: bool, hover: bool) -> tuple[Style, Style]:
+        """(under the value, over it) for a cell, as DataTable layers them: the row's
+        style, the hover's and the cursor's; the cursor's colour wins over the value's."""
+        component = Style()
+        if hover:
+            component += self.hover
+            if header:
+                component += self.header_hover
+        if cursor:
+            component += self.cursor
+        row = self.header if header else self.base
+        return row + component, Style.from_color(color=component.color)
+
+
+class LinePainter:
+    """Lines of cells drawn once per (value, width, styles) and kept. Runs of one style
+    are joined within a cell, never across cells (as DataTable, whose cells carry their
+    own place)."""
 
     def __init__(self) -> None:
         self._drawn: LRUCache[tuple[Any, ...], list[Segment]] = LRUCache(CELLS_KEPT)
 
-    def clear(self) -> None:
-        self._drawn.clear()
+    def line(
+        self,
+        console: Console,
+        options: ConsoleOptions,
+        look: Look,
+        values: Sequence[Any],
+        *,
+        header: bool = False,
+        cursor: bool = False,
+        hover: bool = False,
+    ) -> Strip:
+        """A line of ``values`` across the table, scrolled and cut to its width."""
+        pre, post = look.cell_styles(header, cursor, hover)
+        segments: list[Segment] = []
+        for value, width in zip(values, look.widths, strict=True):
+            segments += self.cell(console, options, value, width, pre, post)
+        table_width = sum(look.widths)
+        if look.width > table_width:
+            segments.append(Segment(" " * (look.width - table_width), pre))
+        line = Strip(segments, max(look.width, table_width))
+        if look.scroll_x or table_width > look.width:
+            line = line.crop(look.scroll_x, look.scroll_x + look.width)
+        return line.adjust_cell_length(look.width, look.base)
 
-    def paint(
+    def cell(
         self,
         console: Console,
         options: ConsoleOptions,

@@ -375,7 +375,7 @@ async def test_the_cursor_row_follows_focus_and_a_changed_cursor_style() -> None
         blurred = table.render_lines(Region(0, 0, 60, 3))
         assert looks(focused)[1] != looks(blurred)[1]
         app.stylesheet.add_source(
-            "KeyedTable > .keyed-table--cursor { background: red; }", read_from=("test", "css")
+            "KeyedTable > .table-view--cursor { background: red; }", read_from=("test", "css")
         )
         app.refresh_css()
         await pilot.pause()

@@ -12,7 +12,11 @@ from rich.text import Text
 
 from runeconsole.tui.table_cells import draw_cell, draw_cell_through_rich
 
-LAID_OUT_OTHERWISE = (Text("a\tb"), Text("right", justify="right"), Text("x" * 20, overflow="ellipsis"))
+LAID_OUT_OTHERWISE = (
+    Text("a\tb"),
+    Text("right", justify="right"),
+    Text("x" * 20, overflow="ellipsis"),
+)
 
 
 def shown(segments: list[Segment]) -> list[tuple[str, Style]]:

@@ -1,0 +1,339 @@
+"""A table of one-line rows with a row cursor, drawn line by line on Textual's Line API.
+
+A ``ScrollView`` whose ``render_line`` draws row ``scroll_y + y`` (the header stays on
+the first line), as Textual's own DataTable and Toolong's log view do, with nothing of
+them but public API: only the rows on screen are ever drawn, whatever the row count. A
+row's line is kept until the row, the styles or the geometry change; lines are built by
+``table_cells.LinePainter``. The rows themselves (``KeyedRows``) are ``KeyedTable``'s to
+change; here they are only read.
+
+It looks and acts as DataTable with a row cursor and no zebra stripes: the same styles
+(component classes ``table-view--*``), keys (``j``/``k`` too), mouse hover and clicks.
+``RowHighlighted`` when the cursor moves to another row (or onto the first row added),
+``RowSelected`` on enter or a click on the cursor's row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import count
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from runeconsole.tui.keyed_rows import KeyedRows
+from runeconsole.tui.table_cells import Column, LinePainter, Look
+
+HEADER = 1  # the header's height: the first line, never scrolled
+LINES_KEPT = 2000  # rows whose drawn line is kept (a few screens' worth)
+
+
+class TableView(ScrollView, can_focus=True):
+    ALLOW_SELECT = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select_cursor", "Select", show=False),
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("right", "scroll_right", "Scroll right", show=False),
+        Binding("left", "scroll_left", "Scroll left", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("ctrl+home", "scroll_top", "Top", show=False),
+        Binding("ctrl+end", "scroll_bottom", "Bottom", show=False),
+        Binding("home", "scroll_home", "Leftmost", show=False),
+        Binding("end", "scroll_end", "Rightmost", show=False),
+    ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "table-view--header",
+        "table-view--cursor",
+        "table-view--hover",
+        "table-view--header-hover",
+    }
+    DEFAULT_CSS = """
+    TableView {
+        background: $surface;
+        color: $foreground;
+        height: auto;
+        max-height: 100%;
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .table-view--cursor {
+                background: $block-cursor-background;
+                color: $block-cursor-foreground;
+                text-style: $block-cursor-text-style;
+            }
+            & > .table-view--header {
+                background-tint: $foreground 5%;
+            }
+        }
+        & > .table-view--header {
+            text-style: bold;
+            background: $panel;
+            color: $foreground;
+        }
+        &:ansi > .table-view--header {
+            background: ansi_bright_blue;
+            color: ansi_default;
+        }
+        & > .table-view--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        & > .table-view--hover {
+            background: $block-hover-background;
+        }
+        & > .table-view--header-hover {
+            background: $accent 30%;
+        }
+    }
+    """
+
+    class RowHighlighted(Message):
+        """The cursor is on another row (or on the first row added)."""
+
+        def __init__(self, table: TableView, cursor_row: int, key: str) -> None:
+            super().__init__()
+            self.table, self.cursor_row, self.key = table, cursor_row, key
+
+        @property
+        def control(self) -> TableView:
+            return self.table
+
+    class RowSelected(Message):
+        """Enter on the cursor's row, or a click on it."""
+
+        def __init__(self, table: TableView, cursor_row: int, key: str) -> None:
+            super().__init__()
+            self.table, self.cursor_row, self.key = table, cursor_row, key
+
+        @property
+        def control(self) -> TableView:
+            return self.table
+
+    def __init__(self, columns: Sequence[tuple[str, str, int | None]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._columns = [Column(key, Text(label), width) for key, label, width in columns]
+        self._widths = tuple(column.render_width for column in self._columns)
+        self._rows = KeyedRows([column.key for column in self._columns])
+        self._cursor = 0
+        self._hover: int | None = None  # the row under the mouse (-1: the header), if shown
+        self._size_due = False
+        self._painter = LinePainter()
+        self._drawn: LRUCache[tuple[Any, ...], Strip] = LRUCache(LINES_KEPT)
+        self._edits = count(1)
+        self._edited: dict[str, int] = {}  # a row's last change (a drawn line's stamp)
+        self._frame_look: Look | None = None  # while a frame is drawn
+
+    def on_mount(self) -> None:
+        self._settle_size()
+
+    # -- geometry --------------------------------------------------------------------------
+
+    def _resize(self) -> None:
+        """The scrollable size follows the rows, once for a burst of changes (after the
+        message being handled), or at once where the cursor or scrolling needs it."""
+        if not self._size_due:
+            self._size_due = True
+            self.call_next(self._settle_size)
+
+    def _settle_size(self) -> None:
+        self._size_due = False
+        self.virtual_size = Size(sum(self._widths), len(self._rows) + HEADER)
+
+    def _window(self) -> tuple[int, int]:
+        """The places of the first and last rows on screen (the last perhaps partly)."""
+        top = self.scroll_offset.y
+        return top, top + max(0, self.size.height - HEADER)
+
+    def _refresh_row(self, place: int) -> None:
+        top, bottom = self._window()
+        if top <= place <= bottom and place < len(self._rows):
+            self.refresh_line(place + HEADER)
+
+    def _page(self) -> int:
+        return max(1, self.scrollable_content_region.height - HEADER)
+
+    # -- the cursor ------------------------------------------------------------------------
+
+    @property
+    def cursor_row(self) -> int:
+        return self._cursor
+
+    def cursor_key(self) -> str | None:
+        if not self._rows:
+            return None
+        return self._rows.key_at(min(max(self._cursor, 0), len(self._rows) - 1))
+
+    def move_cursor(self, *, row: int, animate: bool = False, scroll: bool = True) -> None:
+        """The cursor to ``row`` (clamped to the rows), scrolled into view."""
+        del animate, scroll  # the cursor is always kept in view, at once (as DataTable does)
+        if self._size_due:
+            self._settle_size()
+        row = max(0, min(row, len(self._rows) - 1))
+        old, self._cursor = self._cursor, row
+        rows = self._page()
+        top = self.scroll_offset.y
+        if row < top:
+            self.scroll_to(y=row, animate=False, force=True)
+        elif row >= top + rows:
+            self.scroll_to(y=row - rows + 1, animate=False, force=True)
+        if row != old and self._rows:
+            self._refresh_row(old)
+            self._refresh_row(row)
+            key = self._rows.key_at(row)
+            if key is not None:
+                self.post_message(self.RowHighlighted(self, row, key))
+
+    def _clamp_cursor(self) -> None:
+        if self._cursor >= len(self._rows) and self._rows:
+            self.move_cursor(row=len(self._rows) - 1)
+
+    def action_cursor_up(self) -> None:
+        self._show_hover(None)
+        self.move_cursor(row=self._cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        self._show_hover(None)
+        self.move_cursor(row=self._cursor + 1)
+
+    def action_page_down(self) -> None:
+        self._page_by(1)
+
+    def action_page_up(self) -> None:
+        self._page_by(-1)
+
+    def _page_by(self, pages: int) -> None:
+        """A page down (1) or up (-1): the rows and the cursor move by a screenful."""
+        self._show_hover(None)
+        self._settle_size()
+        page = self._page() * pages
+        self.scroll_to(y=self.scroll_offset.y + page, animate=False, force=True)
+        self.move_cursor(row=self._cursor + page)
+
+    def action_scroll_top(self) -> None:
+        self._show_hover(None)
+        self.move_cursor(row=0)
+
+    def action_scroll_bottom(self) -> None:
+        self._show_hover(None)
+        self.move_cursor(row=len(self._rows) - 1)
+
+    def action_scroll_home(self) -> None:
+        self._show_hover(None)
+        self.scroll_to(x=0, animate=False)
+
+    def action_scroll_end(self) -> None:
+        self._show_hover(None)
+        self.scroll_to(x=self.max_scroll_x, animate=False)
+
+    def action_select_cursor(self) -> None:
+        self._show_hover(None)
+        key = self.cursor_key()
+        if key is not None:
+            self.post_message(self.RowSelected(self, self._cursor, key))
+
+    # -- the mouse -------------------------------------------------------------------------
+
+    def _row_under(self, event: events.MouseEvent) -> int | None:
+        """The row under the mouse (-1: the header), or None (below the rows)."""
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return None
+        if offset.y < HEADER:
+            return -1
+        place = offset.y - HEADER + self.scroll_offset.y
+        return place if place < len(self._rows) else None
+
+    def _show_hover(self, row: int | None) -> None:
+        if row != self._hover:
+            old, self._hover = self._hover, row
+            for place in (old, row):
+                if place == -1:
+                    self.refresh_line(self.scroll_offset.y)  # the header's line
+                elif place is not None:
+                    self._refresh_row(place)
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self._show_hover(self._row_under(event))
+
+    def on_leave(self, _: events.Leave) -> None:
+        self._show_hover(None)
+
+    def on_click(self, event: events.Click) -> None:
+        row = self._row_under(event)
+        self._show_hover(row)
+        if row is None or row < 0:
+            return
+        event.stop()
+        if row == self._cursor:
+            self.action_select_cursor()
+            self._show_hover(row)
+        else:
+            self.move_cursor(row=row)
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def on_show(self) -> None:
+        """Shown again (its tab chosen): lines changed while hidden were not drawn."""
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self.refresh()
+
+    def _look(self) -> Look:
+        style = self.get_component_rich_style
+        return Look(
+            base=self.rich_style,
+            header=style("table-view--header"),
+            cursor=style("table-view--cursor"),
+            hover=style("table-view--hover"),
+            header_hover=style("table-view--header-hover"),
+            widths=self._widths,
+            width=self.size.width,
+            scroll_x=self.scroll_offset.x,
+        )
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._frame_look = self._look()  # DOMNode works styles out walking every ancestor
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_look = None
+
+    def render_line(self, y: int) -> Strip:
+        look = self._frame_look or self._look()
+        if y < HEADER:
+            return self._line(look, None, -1)
+        place = y - HEADER + self.scroll_offset.y
+        key = self._rows.key_at(place)
+        if key is None:
+            return Strip.blank(look.width, look.base)
+        return self._line(look, key, place)
+
+    def _line(self, look: Look, key: str | None, place: int) -> Strip:
+        """Row ``key``'s line (the header's for None), drawn again only when it changed."""
+        cursor = key is not None and place == self._cursor
+        hover = self._hover == place
+        stamp = (key, self._edited.get(key, 0) if key else 0, look, cursor, hover)
+        strip = self._drawn.get(stamp)
+        if strip is None:
+            values = self._rows.values[key] if key else [c.label for c in self._columns]
+            strip = self._drawn[stamp] = self._painter.line(
+                self.app.console,
+                self.app.console_options,
+                look,
+                values,
+                header=key is None,
+                cursor=cursor,
+                hover=hover,
+            )
+        return strip
