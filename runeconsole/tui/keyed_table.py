@@ -101,17 +101,18 @@ class KeyedTable(TableView):
             self._change(key, old, (*old[:index], value, *old[index + 1 :]))
 
     def drop(self, key: str) -> None:
+        """Drop the row; the cursor stays on its own row (on the next, if it was this)."""
         old = self._rows.values.get(key)
+        if old is None:
+            return
+        self._keep_cursor_on_its_row()
         settled = self._rows.settled
         place = self._rows.drop(key)
-        if old is None or place is None:
-            return
         self._edited.pop(key, None)
         self._count_widths(old, -1)
         self._resize()
-        if not settled or place <= self._window()[1]:
+        if not settled or place is None or place <= self._window()[1]:
             self.refresh()  # the rows below it move up
-        self._clamp_cursor()
 
     def sync(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
         """Show exactly ``rows``: the others dropped, these upserted (only changed cells
@@ -137,7 +138,7 @@ class KeyedTable(TableView):
         self.scroll_to(y=0, animate=False)
         self.refresh()
         place = self._rows.place(current) if current is not None else None
-        self._cursor = -1  # whatever it was, the row under it is another now
+        self._cursor, self._follow = -1, None  # whatever it was, its row is another now
         self.move_cursor(row=place or 0)
 
     def extend(self, rows: Sequence[tuple[str, Sequence[Any]]]) -> None:
@@ -201,7 +202,7 @@ class KeyedTable(TableView):
             start = max(first, top)
             self.refresh_lines(start + HEADER, min(bottom, first + count - 1) - start + 1)
         if len(self._rows) == count:  # the first rows: the cursor is on the first
-            self._cursor = -1
+            self._cursor, self._follow = -1, None
             self.move_cursor(row=0)
         self._resize()
 

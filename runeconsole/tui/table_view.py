@@ -124,6 +124,7 @@ class TableView(ScrollView, can_focus=True):
         self._widths = tuple(column.render_width for column in self._columns)
         self._rows = KeyedRows([column.key for column in self._columns])
         self._cursor = 0
+        self._follow: str | None = None  # the cursor's row, while rows above may go
         self._hover: int | None = None  # the row under the mouse (-1: the header), if shown
         self._size_due = False
         self._painter = LinePainter()
@@ -165,12 +166,25 @@ class TableView(ScrollView, can_focus=True):
 
     @property
     def cursor_row(self) -> int:
+        """The cursor's place: on the row it was on, when rows were dropped (at the same
+        place when its own row was)."""
+        follow = self._follow
+        if follow is not None:
+            self._follow = None
+            place = self._rows.place(follow)
+            last = max(0, len(self._rows) - 1)
+            self._cursor = place if place is not None else min(self._cursor, last)
         return self._cursor
 
     def cursor_key(self) -> str | None:
         if not self._rows:
             return None
-        return self._rows.key_at(min(max(self._cursor, 0), len(self._rows) - 1))
+        return self._rows.key_at(min(max(self.cursor_row, 0), len(self._rows) - 1))
+
+    def _keep_cursor_on_its_row(self) -> None:
+        """Rows are about to be dropped: the cursor stays on its own, if that is kept."""
+        if self._follow is None and self._rows:
+            self._follow = self.cursor_key()
 
     def move_cursor(self, *, row: int, animate: bool = False, scroll: bool = True) -> None:
         """The cursor to ``row`` (clamped to the rows), scrolled into view."""
@@ -178,7 +192,7 @@ class TableView(ScrollView, can_focus=True):
         if self._size_due:
             self._settle_size()
         row = max(0, min(row, len(self._rows) - 1))
-        old, self._cursor = self._cursor, row
+        old, self._cursor = self.cursor_row, row
         rows = self._page()
         top = self.scroll_offset.y
         if row < top:
@@ -192,17 +206,13 @@ class TableView(ScrollView, can_focus=True):
             if key is not None:
                 self.post_message(self.RowHighlighted(self, row, key))
 
-    def _clamp_cursor(self) -> None:
-        if self._cursor >= len(self._rows) and self._rows:
-            self.move_cursor(row=len(self._rows) - 1)
-
     def action_cursor_up(self) -> None:
         self._show_hover(None)
-        self.move_cursor(row=self._cursor - 1)
+        self.move_cursor(row=self.cursor_row - 1)
 
     def action_cursor_down(self) -> None:
         self._show_hover(None)
-        self.move_cursor(row=self._cursor + 1)
+        self.move_cursor(row=self.cursor_row + 1)
 
     def action_page_down(self) -> None:
         self._page_by(1)
@@ -216,7 +226,7 @@ class TableView(ScrollView, can_focus=True):
         self._settle_size()
         page = self._page() * pages
         self.scroll_to(y=self.scroll_offset.y + page, animate=False, force=True)
-        self.move_cursor(row=self._cursor + page)
+        self.move_cursor(row=self.cursor_row + page)
 
     def action_scroll_top(self) -> None:
         self._show_hover(None)
@@ -238,7 +248,7 @@ class TableView(ScrollView, can_focus=True):
         self._show_hover(None)
         key = self.cursor_key()
         if key is not None:
-            self.post_message(self.RowSelected(self, self._cursor, key))
+            self.post_message(self.RowSelected(self, self.cursor_row, key))
 
     # -- the mouse -------------------------------------------------------------------------
 
@@ -273,7 +283,7 @@ class TableView(ScrollView, can_focus=True):
         if row is None or row < 0:
             return
         event.stop()
-        if row == self._cursor:
+        if row == self.cursor_row:
             self.action_select_cursor()
             self._show_hover(row)
         else:
@@ -321,7 +331,7 @@ class TableView(ScrollView, can_focus=True):
 
     def _line(self, look: Look, key: str | None, place: int) -> Strip:
         """Row ``key``'s line (the header's for None), drawn again only when it changed."""
-        cursor = key is not None and place == self._cursor
+        cursor = key is not None and place == self.cursor_row
         hover = self._hover == place
         stamp = (key, self._edited.get(key, 0) if key else 0, look, cursor, hover)
         strip = self._drawn.get(stamp)

@@ -381,3 +381,23 @@ async def test_the_cursor_row_follows_focus_and_a_changed_cursor_style() -> None
         await pilot.pause()
         red = table.render_lines(Region(0, 0, 60, 3))
         assert {s.style.bgcolor.name for s in red[1] if s.style and s.style.bgcolor} == {"#ff0000"}
+
+
+async def test_the_cursor_stays_on_its_row_when_rows_above_it_go() -> None:
+    """Enter acts on the row the operator chose, not on one that slid under the cursor."""
+    app = TableApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        table = app.query_one(KeyedTable)
+        table.extend([(f"k{n}", (f"agent{n}", "active", "")) for n in range(8)])
+        table.move_cursor(row=5)
+        table.sync([(f"k{n}", (f"agent{n}", "active", "")) for n in (1, 3, 5, 6, 7)])
+        await pilot.pause()
+        assert table.cursor_key() == "k5" and table.cursor_row == 2
+        assert "agent5" in table.render_line(1 + 2).text and table.keys()[2] == "k5"
+        table.drop("k5")  # its own row: the next one takes its place
+        assert table.cursor_key() == "k6"
+        table.drop("k7")
+        table.drop("k6")  # the last row: the cursor on the new last
+        assert table.cursor_key() == "k3" and table.cursor_row == 1
+        await pilot.press("enter")
+        assert app.selected == ["k3"]
