@@ -114,6 +114,12 @@ async def _permission_modal(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def _permission_modal_served(pilot: Pilot) -> None:
+    """The same window as ``runeconsole serve`` shows it on a phone: a button per key."""
+    pilot.app.force_tap_keys = True  # type: ignore[attr-defined]
+    await _permission_modal(pilot)
+
+
 Shot = tuple[str, tuple[int, int], Callable[[Pilot], Awaitable[None]] | None]
 SHOTS: list[Shot] = [
     ("agents-80x24", (80, 24), None),
@@ -126,6 +132,7 @@ SHOTS: list[Shot] = [
     ("question-call", (90, 30), _question_call),
     ("permissions", (100, 24), _permissions),
     ("permission-modal", (80, 24), _permission_modal),
+    ("permission-modal-phone", (64, 40), _permission_modal_served),
     ("suspended", (120, 32), _suspended),
     ("merge-queue-80x24", (80, 24), _merge_queue),
     ("merge-queue-wide", (150, 32), _merge_queue),

@@ -55,6 +55,17 @@ def private_claude_config(
     return path
 
 
+@pytest.fixture(autouse=True)
+def private_state_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test gets its own ``XDG_STATE_HOME``: a fleet's served console is announced
+    there (and notifications link to it), and no test may see the user's."""
+    path = tmp_path_factory.mktemp("state-home")
+    monkeypatch.setenv("XDG_STATE_HOME", str(path))
+    return path
+
+
 @pytest.fixture
 def chome(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Claude Code's config dir for this test (its task files live under it), inside the

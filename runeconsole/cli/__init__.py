@@ -45,6 +45,7 @@ COMMANDS = {
     "claude": "claude",
     "events": "events",
     "permissions": "permissions",
+    "serve": "serve",
 }
 
 

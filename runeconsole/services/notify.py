@@ -1,18 +1,24 @@
-"""Reaching the operator beyond the screen: ``runeconsole.notify.command`` in talisman.yml.
+"""Reaching the operator beyond the screen: ``runeconsole.notify`` in talisman.yml.
 
-The command is an argument list, run without a shell; ``{title}`` and ``{body}`` in any
-argument are replaced by the text (each stays one argument, whatever it holds):
+``command`` is an argument list, run without a shell; ``{title}`` and ``{body}`` in any
+argument are replaced by the text (each stays one argument, whatever it holds).
+``urls`` are Apprise URLs (ntfy, Slack, Telegram, Pushover, e-mail, …), sent through
+``adapters/push.py`` (the ``notify`` extra). Either, both, or neither:
 
 ```yaml
 runeconsole:
   notify:
     command: [notify-send, --app-name=runeconsole, "{title}", "{body}"]
+    urls: ["ntfy://my-topic", "mailto://user:pass@example.com"]
 ```
 
-It is run for a new blocking question, a permission prompt and a crash, at most once per
-agent per ``every_seconds`` (60): the last time for each agent is kept in
+``Notifier.notify`` is the one seam every event goes through (a new blocking question, a
+permission prompt, a crash, and whatever else holds an agent up), at most once per agent
+per ``every_seconds`` (60): the last time for each agent is kept in
 ``.claude/state/notify.json`` under a lock, so the console, the monitor and every hook
-process share the limit. The command is started and left to run on its own.
+process share the limit. While a served console runs (``runeconsole serve``), the body
+ends with its link (without the token: the phone that opened the console once has its
+cookie). The command and the sending process are started and left to run on their own.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
+from runeconsole.core.errors import RuneError
 from runeconsole.core.files import atomic_write_json
 from runeconsole.core.flock import flocked
 from runeconsole.core.paths import ProjectPaths
@@ -33,12 +40,15 @@ MAX_TEXT = 500
 _KEEP_SECONDS = 24 * 3600
 
 
+LOG_NAME = "notify.log"
+
+
 def notifier_for(paths: ProjectPaths) -> Notifier:
-    """The project's notifier, as talisman.yml sets it (a command of none: never runs)."""
+    """The project's notifier, as talisman.yml sets it (nothing set: it never sends)."""
     from runeconsole.services.claude import settings
 
     found = settings.load(paths)
-    return Notifier(paths, found.notify_command, found.notify_every_seconds)
+    return Notifier(paths, found.notify_command, found.notify_every_seconds, urls=found.notify_urls)
 
 
 def arguments(command: Sequence[str], title: str, body: str) -> list[str]:
@@ -54,9 +64,12 @@ class Notifier:
         command: Sequence[str] | None,
         every_seconds: float = 60.0,
         clock: Callable[[], float] = time.time,
+        *,
+        urls: Sequence[str] | None = None,
     ) -> None:
         self.paths = paths
         self.command = list(command) if command else None
+        self.urls = list(urls) if urls else None
         self.every = every_seconds
         self.clock = clock
 
@@ -87,12 +100,43 @@ class Notifier:
         return True
 
     def notify(self, key: str, title: str, body: str) -> bool:
-        """Run the command for ``key`` unless it ran for it within ``every_seconds``;
-        returns whether it ran. ``OSError`` when the program cannot be started."""
-        if not self.command or not self.due(key):
+        """Tell the operator about ``key`` (the command, the URLs) unless it was told within
+        ``every_seconds``; returns whether it was. ``OSError`` when the command cannot be
+        started, ``RuneError`` when the URLs cannot be sent to (Apprise is missing); the
+        other one is still tried."""
+        if not (self.command or self.urls) or not self.due(key):
             return False
+        link = self.console_link()
+        if link:
+            body = f"{body}\n{link}" if body else link
+        failure: Exception | None = None
+        if self.command:
+            try:
+                self._run_command(title, body)
+            except OSError as exc:
+                failure = exc
+        if self.urls:
+            from runeconsole.adapters import push
+
+            try:
+                log = os.fspath(self.paths.inside(self.paths.state / LOG_NAME))
+                push.send_detached(self.urls, title[:MAX_TEXT], body[:MAX_TEXT], log)
+            except RuneError as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
+        return True
+
+    def console_link(self) -> str | None:
+        """The served console's URL, while one runs for this project (or the user's fleet)."""
+        from runeconsole.services.serving.record import served_url, user_state_dir
+
+        return served_url([self.paths.state, user_state_dir()])
+
+    def _run_command(self, title: str, body: str) -> None:
         import subprocess
 
+        assert self.command is not None
         process = subprocess.Popen(
             arguments(self.command, title, body),
             stdin=subprocess.DEVNULL,
@@ -101,7 +145,6 @@ class Notifier:
             start_new_session=True,
         )
         self._reap(process)
-        return True
 
     @staticmethod
     def _reap(process: object) -> None:

@@ -29,6 +29,8 @@ class PanesApp(App[None]):
     ]
 
     NO_CONTROLS = NoControlCharacters()
+    # The windows' tap buttons (tap_keys.py) show in a browser; this shows them anywhere.
+    force_tap_keys = False
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then the one that keeps control characters off the terminal."""

@@ -1,6 +1,8 @@
 """The window in which the operator decides what an agent waits for (a question's answer,
 a permission): its parts stacked in a bordered window, a countdown, a text box shown only
-when an answer is typed, and a note; ``escape`` closes it without deciding."""
+when an answer is typed, and a note; ``escape`` closes it without deciding. Where the
+console is served to a browser, a row of buttons (``tap_keys.py``) offers every key the
+window takes, ``escape`` included, to a pointer or a finger."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input
 
 from runeconsole.tui.reveal import reveal
+from runeconsole.tui.tap_keys import TapKeys
 
 Decision = TypeVar("Decision")
 
@@ -46,6 +49,30 @@ class DecisionModal(ModalScreen[Decision]):
     }
     """
     BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
+
+    def tap_keys(self) -> list[tuple[str, str]]:
+        """The keys the window takes now, each with the label of its button."""
+        return [("escape", "Close")]
+
+    def on_mount(self) -> None:
+        self.query_one(".window").mount(TapKeys(self.tap_keys()))
+
+    def refresh_taps(self) -> None:
+        """The window's keys changed (the next question, another scope): new buttons."""
+        taps = self.query(TapKeys)
+        if taps:
+            self.run_worker(taps.first().show(self.tap_keys()), group="tap-keys")
+
+    def on_tap_keys_tapped(self, message: TapKeys.Tapped) -> None:
+        """A tap is the key it names: ``escape`` closes, any other goes to ``on_key``."""
+        message.stop()
+        if message.key == "escape":
+            self.dismiss(None)
+            return
+        character = {"enter": "\r", "space": " "}.get(message.key, message.key)
+        handler = getattr(self, "on_key", None)
+        if handler is not None:
+            handler(events.Key(message.key, character))
 
 
 class KeyedDecisionModal(DecisionModal[Decision]):

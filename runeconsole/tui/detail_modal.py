@@ -1,4 +1,5 @@
-"""A read-only detail screen: a title line and a scrolling body; any close key dismisses."""
+"""A read-only detail screen: a title line and a scrolling body; any close key dismisses
+(in a browser, a Close button too: a phone has no esc)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from runeconsole.tui.tap_keys import TapKeys
 
 
 class DetailModal(ModalScreen[None]):
@@ -39,6 +42,13 @@ class DetailModal(ModalScreen[None]):
         with VerticalScroll(id="detail"):
             yield Static(self.title_text(), id="detail-title")
             yield Static(self.body(), id="detail-body")
+
+    def on_mount(self) -> None:
+        self.query_one("#detail").mount(TapKeys([("escape", "Close")]))
+
+    def on_tap_keys_tapped(self, message: TapKeys.Tapped) -> None:
+        message.stop()
+        self.dismiss()
 
     def title_text(self) -> Text:
         raise NotImplementedError

@@ -33,6 +33,18 @@ CLOSE_DELAY_SECONDS = 2.0
 SUBJECT_LINES = 12
 
 
+def permission_taps(every_agent: bool) -> list[tuple[str, str]]:
+    """The buttons of a permission window: its keys, with the scope ``s`` switches to."""
+    return [
+        ("y", "Allow"),
+        ("n", "Deny"),
+        ("t", "Deny, saying why"),
+        ("Y", "Always allow"),
+        ("N", "Always deny"),
+        ("s", "Rules: this agent" if every_agent else "Rules: all agents"),
+    ]
+
+
 def request_text(request: PermissionRequest) -> Table | Text:
     """What the agent wants to do: the command or path as it is, what it says it is for,
     the edit in a few words, the rules Claude Code suggests."""
@@ -115,6 +127,10 @@ class PermissionModal(DecisionModal[PermissionRequest | None]):
             keys.add_row(Text(key, "bold reverse"), Text(what))
         keys.add_row("", Text("esc closes without deciding (the agent keeps waiting)", "dim"))
         self.query_one("#permission-keys", Static).update(keys)
+        self.refresh_taps()
+
+    def tap_keys(self) -> list[tuple[str, str]]:
+        return [*permission_taps(self.every_agent), *super().tap_keys()]
 
     def _noun(self) -> str:
         return "command" if self.request.tool == "Bash" else "call"

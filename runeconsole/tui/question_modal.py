@@ -106,7 +106,15 @@ class QuestionModal(DecisionModal[Answer | None]):
         self.query_one("#question-title", Static).update(self._title())
         self.query_one("#question-body", Static).update(self._body())
         self._draw_options()
+        self.refresh_taps()
         self.tick()
+
+    def tap_keys(self) -> list[tuple[str, str]]:
+        question = self.question
+        keys = [(option.key, option.key) for option in question.options]
+        if question.multi_select:
+            keys.append(("enter", "Send"))
+        return [*keys, ("t", "Type an answer"), *super().tap_keys()]
 
     def _title(self) -> Text:
         question = self.question

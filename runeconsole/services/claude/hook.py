@@ -165,12 +165,10 @@ def _notify(paths: ProjectPaths, key: str, title: str, body: str) -> None:
     from runeconsole.services.claude import settings as claude_settings
 
     settings = claude_settings.load(paths)
-    if settings.notify_command:
-        from runeconsole.services.notify import Notifier
+    if settings.notify_command or settings.notify_urls:
+        from runeconsole.services.notify import notifier_for
 
-        Notifier(paths, settings.notify_command, settings.notify_every_seconds).notify(
-            key, title, body
-        )
+        notifier_for(paths).notify(key, title, body)
 
 
 # -- the run -------------------------------------------------------------------------------

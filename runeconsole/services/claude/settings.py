@@ -8,6 +8,7 @@ runeconsole:
     permission_wait_seconds: 120    # how long a permission request waits for a decision
   notify:
     command: [notify-send, "{title}", "{body}"]
+    urls: ["ntfy://my-topic"]       # Apprise URLs (pip install 'runeconsole[notify]')
     every_seconds: 60               # at most one notification per agent this often
 ```
 
@@ -37,7 +38,7 @@ MAX_ASK_WAIT_SECONDS = 3540.0  # the installed hooks' timeout (3600 s) must outl
 NOTIFY_EVERY_SECONDS = 60.0
 CACHE_NAME = "settings.json"
 TALISMAN_NAME = "talisman.yml"  # core.config.TALISMAN, named here so YAML is not imported
-_FORMAT = 2
+_FORMAT = 3
 
 
 class ClaudeSettings:
@@ -46,6 +47,7 @@ class ClaudeSettings:
         "context_window_tokens",
         "notify_command",
         "notify_every_seconds",
+        "notify_urls",
         "permission_wait_seconds",
         "problems",
         "relay_enabled",
@@ -60,6 +62,7 @@ class ClaudeSettings:
         notify_every_seconds: float = NOTIFY_EVERY_SECONDS,
         problems: list[str] | None = None,
         permission_wait_seconds: float = PERMISSION_WAIT_SECONDS,
+        notify_urls: list[str] | None = None,
     ) -> None:
         self.context_window_tokens = context_window_tokens
         self.ask_wait_seconds = ask_wait_seconds
@@ -68,6 +71,7 @@ class ClaudeSettings:
         self.notify_every_seconds = notify_every_seconds
         self.problems = problems or []
         self.permission_wait_seconds = permission_wait_seconds
+        self.notify_urls = notify_urls
 
     def to_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -104,10 +108,29 @@ class ClaudeSettings:
                 '"{body}"])'
             )
             command = None
+        urls = notify.get("urls", None)
+        if urls is not None and not (
+            isinstance(urls, list) and all(isinstance(u, str) and "://" in u for u in urls)
+        ):
+            # The URLs hold secrets (tokens, passwords): the report names none of them.
+            talisman.report(
+                f"{talisman.path}: runeconsole.notify.urls is not a list of Apprise URLs; "
+                "allowed: a list of strings such as ntfy://my-topic or tgram://bottoken/ChatID"
+            )
+            urls = None
         every = notify.number("every_seconds", NOTIFY_EVERY_SECONDS, minimum=0)
         notify.warn_unread()
         enabled = RelaySettings.from_talisman(talisman).enabled
-        return cls(window, wait, enabled, command, every, list(talisman.problems), permission_wait)
+        return cls(
+            window,
+            wait,
+            enabled,
+            command,
+            every,
+            list(talisman.problems),
+            permission_wait,
+            urls or None,
+        )
 
 
 def _stamp(path: str) -> list[int] | None:
@@ -136,7 +159,8 @@ def load(paths: ProjectPaths) -> ClaudeSettings:
             from runeconsole.core.files import atomic_write_json
 
             body = {"format": _FORMAT, "talisman": stamp, "settings": settings.to_json()}
-            atomic_write_json(paths.inside(paths.claude_bridge / CACHE_NAME), body)
+            # 0600: the notify URLs in it may hold secrets from the user's own talisman.
+            atomic_write_json(paths.inside(paths.claude_bridge / CACHE_NAME), body, 0o600)
         except (OSError, RuneError):  # a cache not kept is read again next time
             pass
     return settings

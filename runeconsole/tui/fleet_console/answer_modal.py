@@ -55,6 +55,10 @@ class FleetAnswerModal(KeyedDecisionModal[Choice]):
             yield Static(lines, classes="part")
             yield Input(placeholder="your answer, enter sends (esc closes)", classes="typed")
 
+    def tap_keys(self) -> list[tuple[str, str]]:
+        letters = [(option_letter(i), option_letter(i)) for i in range(len(self.options))]
+        return [*letters, ("t", "Type an answer"), *super().tap_keys()]
+
     def by_key(self, key: str) -> Choice | None:
         index = None
         if len(key) == 1 and key.isalpha() and key.isupper():

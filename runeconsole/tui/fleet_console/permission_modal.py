@@ -18,6 +18,7 @@ from textual.widgets import Input, Static
 from runeconsole.services.claude.permission_files import ALLOW, DENY
 from runeconsole.services.sources import Verdict
 from runeconsole.tui.decision_modal import KeyedDecisionModal
+from runeconsole.tui.permission_modal import permission_taps
 
 
 class FleetPermissionModal(KeyedDecisionModal[Verdict]):
@@ -53,6 +54,9 @@ class FleetPermissionModal(KeyedDecisionModal[Verdict]):
             keys.append(f"{meaning}\n", "dim")
         return keys
 
+    def tap_keys(self) -> list[tuple[str, str]]:
+        return [*permission_taps(self.every_agent), *super().tap_keys()]
+
     def by_key(self, key: str) -> Verdict | None:
         if key in ("y", "n", "Y", "N"):
             behavior = ALLOW if key.lower() == "y" else DENY
@@ -64,6 +68,7 @@ class FleetPermissionModal(KeyedDecisionModal[Verdict]):
             return False
         self.every_agent = not self.every_agent
         self.query_one(".keys", Static).update(self.keys_text())
+        self.refresh_taps()
         return True
 
     def by_text(self, text: str) -> Verdict:
