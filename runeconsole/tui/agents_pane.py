@@ -313,7 +313,7 @@ class AgentsPane(LivePane):
             self.table.move_cursor(row=self.table.get_row_index(key))
             self.table.focus()
 
-    def on_keyed_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_details()
 

@@ -19,12 +19,6 @@ from runeconsole.tui.table_view import HEADER, TableView
 
 
 class KeyedTable(TableView):
-    class RowHighlighted(TableView.RowHighlighted):
-        """The cursor is on another row (``on_keyed_table_row_highlighted``)."""
-
-    class RowSelected(TableView.RowSelected):
-        """Enter on the cursor's row, or a click on it (``on_keyed_table_row_selected``)."""
-
     def __init__(self, columns: Sequence[tuple[str, str, int | None]], **kwargs: Any) -> None:
         super().__init__(columns, **kwargs)
         self._auto = [index for index, column in enumerate(self._columns) if column.width is None]

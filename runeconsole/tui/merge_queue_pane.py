@@ -245,7 +245,7 @@ class MergeQueuePane(LivePane):
         """Each step's latest line (with elapsed time), then the tail of the test output."""
         return [*self.step_lines.values(), *self.output_lines]
 
-    def on_keyed_table_row_highlighted(self, event: KeyedTable.RowHighlighted) -> None:
+    def on_data_table_row_highlighted(self, event: KeyedTable.RowHighlighted) -> None:
         event.stop()
         self.refresh_detail()
 

@@ -315,7 +315,7 @@ class PermissionsPane(LivePane):
     def refilter(self) -> None:
         self.finish_batch()
 
-    def on_keyed_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         if event.table is self.table:
             self.action_decide()

@@ -160,7 +160,7 @@ class ProblemsPane(LivePane):
             self._draw(key, problem)
         self._sort()
 
-    def on_keyed_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_goto()
 

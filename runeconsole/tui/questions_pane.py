@@ -311,7 +311,7 @@ class QuestionsPane(LivePane):
     def select(self, key: str) -> None:
         self.table.move_to(key)
 
-    def on_keyed_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_answer()
 

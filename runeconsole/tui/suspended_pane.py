@@ -311,7 +311,7 @@ class SuspendedPane(LivePane):
         key = self.table.cursor_key()
         return self.records.get(key) if key is not None else None
 
-    def on_keyed_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         if event.table.id == "arcs-table":
             self.show_arc(event.key)

@@ -10,7 +10,9 @@ change; here they are only read.
 It looks and acts as DataTable with a row cursor and no zebra stripes: the same styles
 (component classes ``table-view--*``), keys (``j``/``k`` too), mouse hover and clicks.
 ``RowHighlighted`` when the cursor moves to another row (or onto the first row added),
-``RowSelected`` on enter or a click on the cursor's row.
+``RowSelected`` on enter or a click on the cursor's row. Their handlers keep the names
+DataTable's messages had (``on_data_table_row_selected``, ``…_row_highlighted``): the
+panes handled those before this table, and a handler of another name would never run.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ class TableView(ScrollView, can_focus=True):
     }
     """
 
-    class RowHighlighted(Message):
+    class RowHighlighted(Message, namespace="data_table"):
         """The cursor is on another row (or on the first row added)."""
 
         def __init__(self, table: TableView, cursor_row: int, key: str) -> None:
@@ -107,7 +109,7 @@ class TableView(ScrollView, can_focus=True):
         def control(self) -> TableView:
             return self.table
 
-    class RowSelected(Message):
+    class RowSelected(Message, namespace="data_table"):
         """Enter on the cursor's row, or a click on it."""
 
         def __init__(self, table: TableView, cursor_row: int, key: str) -> None:

@@ -3,6 +3,7 @@ shows), and keeps its rows by key: a change redraws only its own line."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -16,6 +17,7 @@ from textual.strip import Strip
 from textual.widgets import Button, DataTable, Static, TabbedContent, TabPane
 
 from runeconsole.tui.keyed_table import KeyedTable
+from tests.support.paths import REPO
 
 COLUMNS = (("name", "NAME", 8), ("state", "STATE", 10), ("note", "NOTE", 12))
 AUTO = (("name", "NAME", 8), ("note", "NOTE", None))
@@ -28,10 +30,10 @@ class TableApp(App[None]):
         self.highlighted: list[str] = []
         self.selected: list[str] = []
 
-    def on_keyed_table_row_highlighted(self, message: KeyedTable.RowHighlighted) -> None:
+    def on_data_table_row_highlighted(self, message: KeyedTable.RowHighlighted) -> None:
         self.highlighted.append(message.key)
 
-    def on_keyed_table_row_selected(self, message: KeyedTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, message: KeyedTable.RowSelected) -> None:
         self.selected.append(message.key)
 
     def compose(self) -> ComposeResult:
@@ -401,3 +403,17 @@ async def test_the_cursor_stays_on_its_row_when_rows_above_it_go() -> None:
         assert table.cursor_key() == "k3" and table.cursor_row == 1
         await pilot.press("enter")
         assert app.selected == ["k3"]
+
+
+def test_the_table_s_messages_reach_handlers_named_as_datatable_s_were() -> None:
+    """The panes kept their handlers' names; one named for the widget would never run."""
+    assert KeyedTable.RowSelected.handler_name == "on_data_table_row_selected"
+    assert KeyedTable.RowHighlighted.handler_name == "on_data_table_row_highlighted"
+    never_run = re.compile(r"def on_(keyed_table|table_view)_")
+    found = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in (REPO / "runeconsole").rglob("*.py")
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if never_run.search(line)
+    ]
+    assert not found

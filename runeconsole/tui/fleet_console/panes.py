@@ -252,7 +252,7 @@ class FleetQuestionsPane(RowsPane):
         row = self.store.get(QUESTION, key) or {}
         return (row.get("urgency") != "blocking", row.get("asked_at") or "", key)
 
-    def on_keyed_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_answer()
 
@@ -287,7 +287,7 @@ class FleetPermissionsPane(RowsPane):
         stamp = asked.timestamp() if asked else 0.0
         return (0, stamp, key) if rows.permission_open(row) else (1, -stamp, key)
 
-    def on_keyed_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_decide()
 
