@@ -65,7 +65,7 @@ def settle_memory() -> None:
 
 
 FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
-CHUNK_SECONDS = 0.005  # a chunk of the fill stops after this long: a key waits no longer
+CHUNK_SECONDS = 0.008  # a chunk of the fill stops after this long: a key waits no longer
 CHUNK_ROWS = 500  # rows looked for at a time within a chunk (the deadline is checked between)
 CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
 WHOLE = 500  # a change naming more keys than this and half the fleet refills the table

@@ -192,13 +192,14 @@ class KeyedTable(TableView):
         """``count`` rows were added from place ``first`` on: the lines of those on screen
         are drawn."""
         top, bottom = self._window()
-        if self._rows.settled and first <= bottom:
+        below = first > bottom
+        if self._rows.settled and not below:
             start = max(first, top)
             self.refresh_lines(start + HEADER, min(bottom, first + count - 1) - start + 1)
         if len(self._rows) == count:  # the first rows: the cursor is on the first
             self._cursor, self._follow = -1, None
             self.move_cursor(row=0)
-        self._resize()
+        self._resize(lag=below and self._rows.settled)
 
     def _change(self, key: str, old: tuple[Any, ...], new: tuple[Any, ...]) -> None:
         self._rows.values[key] = new

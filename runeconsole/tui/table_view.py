@@ -29,12 +29,14 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 from runeconsole.tui.keyed_rows import KeyedRows
 from runeconsole.tui.table_cells import Column, LinePainter, Look
 
 HEADER = 1  # the header's height: the first line, never scrolled
 LINES_KEPT = 2000  # rows whose drawn line is kept (a few screens' worth)
+SIZE_LAG = 0.25  # seconds the scrollbar may lag behind rows added below the screen
 
 
 class TableView(ScrollView, can_focus=True):
@@ -129,6 +131,7 @@ class TableView(ScrollView, can_focus=True):
         self._follow: str | None = None  # the cursor's row, while rows above may go
         self._hover: int | None = None  # the row under the mouse (-1: the header), if shown
         self._size_due = False
+        self._size_lagging = False
         self._painter = LinePainter()
         self._drawn: LRUCache[tuple[Any, ...], Strip] = LRUCache(LINES_KEPT)
         self._edits = count(1)
@@ -140,16 +143,31 @@ class TableView(ScrollView, can_focus=True):
 
     # -- geometry --------------------------------------------------------------------------
 
-    def _resize(self) -> None:
+    def _resize(self, *, lag: bool = False) -> None:
         """The scrollable size follows the rows, once for a burst of changes (after the
-        message being handled), or at once where the cursor or scrolling needs it."""
-        if not self._size_due:
+        message being handled), or at once where the cursor or scrolling needs it. Rows
+        added below the screen (a fill's chunks) change only the scrollbar: it follows
+        within ``SIZE_LAG``, sparing a layout of the screen per chunk."""
+        if lag:
+            if not self._size_due and not self._size_lagging:
+                self._size_lagging = True
+                self.set_timer(SIZE_LAG, self._settle_lagging)
+        elif not self._size_due:
             self._size_due = True
             self.call_next(self._settle_size)
 
+    def _settle_lagging(self) -> None:
+        self._size_lagging = False
+        self._settle_size()
+
     def _settle_size(self) -> None:
         self._size_due = False
-        self.virtual_size = Size(sum(self._widths), len(self._rows) + HEADER)
+        size = Size(sum(self._widths), len(self._rows) + HEADER)
+        if size != self.virtual_size:
+            # Set without the reactive's repaint of every line: a layout pass updates the
+            # scrollbars; the lines that changed were asked for by whoever changed them.
+            self.set_reactive(Widget.virtual_size, size)
+            self.refresh(layout=True, repaint=False)
 
     def _window(self) -> tuple[int, int]:
         """The places of the first and last rows on screen (the last perhaps partly)."""
@@ -191,8 +209,7 @@ class TableView(ScrollView, can_focus=True):
     def move_cursor(self, *, row: int, animate: bool = False, scroll: bool = True) -> None:
         """The cursor to ``row`` (clamped to the rows), scrolled into view."""
         del animate, scroll  # the cursor is always kept in view, at once (as DataTable does)
-        if self._size_due:
-            self._settle_size()
+        self._settle_size()
         row = max(0, min(row, len(self._rows) - 1))
         old, self._cursor = self.cursor_row, row
         rows = self._page()

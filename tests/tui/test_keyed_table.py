@@ -17,6 +17,7 @@ from textual.strip import Strip
 from textual.widgets import Button, DataTable, Static, TabbedContent, TabPane
 
 from runeconsole.tui.keyed_table import KeyedTable
+from runeconsole.tui.table_view import SIZE_LAG
 from tests.support.paths import REPO
 
 COLUMNS = (("name", "NAME", 8), ("state", "STATE", 10), ("note", "NOTE", 12))
@@ -417,3 +418,32 @@ def test_the_table_s_messages_reach_handlers_named_as_datatable_s_were() -> None
         if never_run.search(line)
     ]
     assert not found
+
+
+class CountingTable(KeyedTable):
+    drawn_lines = 0
+
+    def render_line(self, y: int) -> Strip:
+        self.drawn_lines += 1
+        return super().render_line(y)
+
+
+class CountingApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield CountingTable(COLUMNS)
+
+
+async def test_rows_added_below_the_screen_draw_no_line_and_the_scrollbar_follows_soon() -> None:
+    app = CountingApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(CountingTable)
+        table.extend([(f"k{n:03d}", (f"agent{n:03d}", "active", "")) for n in range(20)])
+        await pilot.pause()
+        table.drawn_lines = 0
+        table.extend([(f"k{n:03d}", (f"agent{n:03d}", "active", "")) for n in range(20, 300)])
+        await pilot.pause()
+        assert table.drawn_lines == 0
+        await pilot.pause(SIZE_LAG + 0.1)
+        assert table.virtual_size.height == 301 and table.drawn_lines == 0
+        await pilot.press("ctrl+end")
+        assert table.cursor_key() == "k299" and "agent299" in drawn(table)[-1]
