@@ -39,6 +39,18 @@ LINES_KEPT = 2000  # rows whose drawn line is kept (a few screens' worth)
 SIZE_LAG = 0.25  # seconds the scrollbar may lag behind rows added below the screen
 
 
+class RowMessage(Message):
+    """About one row of a table: its place and key."""
+
+    def __init__(self, table: TableView, cursor_row: int, key: str) -> None:
+        super().__init__()
+        self.table, self.cursor_row, self.key = table, cursor_row, key
+
+    @property
+    def control(self) -> TableView:
+        return self.table
+
+
 class TableView(ScrollView, can_focus=True):
     ALLOW_SELECT = False
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -100,27 +112,11 @@ class TableView(ScrollView, can_focus=True):
     }
     """
 
-    class RowHighlighted(Message, namespace="data_table"):
+    class RowHighlighted(RowMessage, namespace="data_table"):
         """The cursor is on another row (or on the first row added)."""
 
-        def __init__(self, table: TableView, cursor_row: int, key: str) -> None:
-            super().__init__()
-            self.table, self.cursor_row, self.key = table, cursor_row, key
-
-        @property
-        def control(self) -> TableView:
-            return self.table
-
-    class RowSelected(Message, namespace="data_table"):
+    class RowSelected(RowMessage, namespace="data_table"):
         """Enter on the cursor's row, or a click on it."""
-
-        def __init__(self, table: TableView, cursor_row: int, key: str) -> None:
-            super().__init__()
-            self.table, self.cursor_row, self.key = table, cursor_row, key
-
-        @property
-        def control(self) -> TableView:
-            return self.table
 
     def __init__(self, columns: Sequence[tuple[str, str, int | None]], **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -4,7 +4,7 @@ shows), and keeps its rows by key: a change redraws only its own line."""
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 
 import pytest
 from rich.style import Style
@@ -55,6 +55,13 @@ class DataTableApp(App[None]):
             table.add_column(label, key=key, width=width)
         yield table
         yield Button("other")
+
+
+def agents(
+    numbers: Iterable[int], state: str = "active", digits: int = 0
+) -> list[tuple[str, tuple[object, ...]]]:
+    """Rows ``k{n}`` of ``agent{n}`` (``n`` zero-padded to ``digits``) in ``state``."""
+    return [(f"k{n:0{digits}d}", (f"agent{n:0{digits}d}", state, "")) for n in numbers]
 
 
 def row(n: int) -> tuple[object, ...]:
@@ -175,8 +182,8 @@ async def test_sync_shows_exactly_the_rows_given_and_a_dropped_row_comes_back_la
     app = TableApp()
     async with app.run_test(size=(60, 10)) as pilot:
         table = app.query_one(KeyedTable)
-        table.sync([(f"k{n}", (f"agent{n}", "active", "")) for n in range(5)])
-        table.sync([(f"k{n}", (f"agent{n}", "active", "")) for n in (0, 2, 4)])
+        table.sync(agents(range(5)))
+        table.sync(agents((0, 2, 4)))
         assert table.keys() == ["k0", "k2", "k4"] and not table.has("k1")
         table.drop("k0")
         table.drop("k0")  # already gone: nothing
@@ -190,10 +197,10 @@ async def test_replacing_every_row_keeps_the_order_given_and_the_cursor_on_its_r
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
         table = app.query_one(KeyedTable)
-        for n in range(10):
-            table.upsert(f"k{n}", (f"agent{n}", "active", ""))
+        for key, values in agents(range(10)):
+            table.upsert(key, values)
         table.move_cursor(row=4)
-        table.replace([(f"k{n}", (f"agent{n}", "kept", "")) for n in (9, 4, 1)])
+        table.replace(agents((9, 4, 1), "kept"))
         await pilot.pause()
         assert table.keys() == ["k9", "k4", "k1"] and table.cursor_key() == "k4"
         assert "kept" in app.export_screenshot() and not table.has("k0")
@@ -228,7 +235,7 @@ async def test_the_cursor_keys_move_and_scroll_and_tell_the_row_highlighted() ->
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:  # the header and 7 rows
         table = app.query_one(KeyedTable)
-        table.extend([(f"k{n:02d}", (f"agent{n:02d}", "active", "")) for n in range(40)])
+        table.extend(agents(range(40), digits=2))
         table.focus()
         await pilot.press("j", "j", "down", "k")
         assert table.cursor_key() == "k02"
@@ -250,7 +257,7 @@ async def test_a_click_moves_the_cursor_and_a_click_on_the_cursor_row_selects_it
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
         table = app.query_one(KeyedTable)
-        table.extend([(f"k{n}", (f"agent{n}", "active", "")) for n in range(5)])
+        table.extend(agents(range(5)))
         await pilot.pause()
         await pilot.click(KeyedTable, offset=(2, 3))  # the header, then rows 0, 1, 2
         assert table.cursor_key() == "k2" and not app.selected
@@ -289,8 +296,8 @@ async def test_a_change_on_screen_reaches_it_and_one_off_screen_is_drawn_when_sc
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
         table = app.query_one(KeyedTable)
-        for n in range(30):
-            table.upsert(f"k{n:02d}", (f"agent{n:02d}", "active", ""))
+        for key, values in agents(range(30), digits=2):
+            table.upsert(key, values)
         await pilot.pause()
         table.set_cell("k02", "state", "stale")
         table.set_cell("k25", "state", "gone")  # off screen: nothing to paint now
@@ -305,7 +312,7 @@ async def test_only_the_rows_on_screen_are_asked_for_their_moving_cells() -> Non
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
         table = app.query_one(KeyedTable)
-        table.extend([(f"k{n:02d}", (f"agent{n:02d}", "active", "")) for n in range(30)])
+        table.extend(agents(range(30), digits=2))
         await pilot.pause()
         asked: list[str] = []
 
@@ -323,7 +330,7 @@ async def test_fixed_width_columns_size_the_table_and_it_scrolls_to_its_last_row
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
         table = app.query_one(KeyedTable)
-        table.replace([(f"k{n:03d}", (f"agent{n:03d}", "active", "")) for n in range(200)])
+        table.replace(agents(range(200), digits=3))
         await pilot.pause()
         assert table.virtual_size.height == 201  # the header and every row
         assert table.virtual_size.width == 8 + 10 + 12 + 6  # a space either side of each
@@ -368,8 +375,7 @@ async def test_the_cursor_row_follows_focus_and_a_changed_cursor_style() -> None
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
         table = app.query_one(KeyedTable)
-        for n in range(4):
-            table.upsert(f"k{n}", (f"agent{n}", "active", ""))
+        table.extend(agents(range(4)))
         table.focus()
         await pilot.pause()
         focused = table.render_lines(Region(0, 0, 60, 3))
@@ -391,9 +397,9 @@ async def test_the_cursor_stays_on_its_row_when_rows_above_it_go() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 10)) as pilot:
         table = app.query_one(KeyedTable)
-        table.extend([(f"k{n}", (f"agent{n}", "active", "")) for n in range(8)])
+        table.extend(agents(range(8)))
         table.move_cursor(row=5)
-        table.sync([(f"k{n}", (f"agent{n}", "active", "")) for n in (1, 3, 5, 6, 7)])
+        table.sync(agents((1, 3, 5, 6, 7)))
         await pilot.pause()
         assert table.cursor_key() == "k5" and table.cursor_row == 2
         assert "agent5" in table.render_line(1 + 2).text and table.keys()[2] == "k5"
@@ -437,10 +443,10 @@ async def test_rows_added_below_the_screen_draw_no_line_and_the_scrollbar_follow
     app = CountingApp()
     async with app.run_test(size=(60, 8)) as pilot:
         table = app.query_one(CountingTable)
-        table.extend([(f"k{n:03d}", (f"agent{n:03d}", "active", "")) for n in range(20)])
+        table.extend(agents(range(20), digits=3))
         await pilot.pause()
         table.drawn_lines = 0
-        table.extend([(f"k{n:03d}", (f"agent{n:03d}", "active", "")) for n in range(20, 300)])
+        table.extend(agents(range(20, 300), digits=3))
         await pilot.pause()
         assert table.drawn_lines == 0
         await pilot.pause(SIZE_LAG + 0.1)
