@@ -24,22 +24,39 @@ COLUMNS = (("name", "NAME", 8), ("state", "STATE", 10), ("note", "NOTE", 12))
 AUTO = (("name", "NAME", 8), ("note", "NOTE", None))
 
 
+Rows = list[tuple[str, tuple[object, ...]]]
+
+
 class TableApp(App[None]):
-    def __init__(self, columns: tuple[tuple[str, str, int | None], ...] = COLUMNS) -> None:
+    """A table (and a button to take focus), with ``rows`` in it from the start."""
+
+    def __init__(
+        self,
+        columns: tuple[tuple[str, str, int | None], ...] = COLUMNS,
+        rows: Rows | None = None,
+        kind: type[KeyedTable] = KeyedTable,
+    ) -> None:
         super().__init__()
-        self.columns = columns
+        self.columns, self.rows, self.kind = columns, rows or [], kind
         self.highlighted: list[str] = []
         self.selected: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield self.kind(self.columns)
+        yield Button("other")
+
+    def on_mount(self) -> None:
+        self.table.extend(self.rows)
+
+    @property
+    def table(self) -> KeyedTable:
+        return self.query_one(KeyedTable)
 
     def on_data_table_row_highlighted(self, message: KeyedTable.RowHighlighted) -> None:
         self.highlighted.append(message.key)
 
     def on_data_table_row_selected(self, message: KeyedTable.RowSelected) -> None:
         self.selected.append(message.key)
-
-    def compose(self) -> ComposeResult:
-        yield KeyedTable(self.columns)
-        yield Button("other")
 
 
 class JKDataTable(DataTable[object]):
@@ -151,7 +168,7 @@ async def test_every_line_is_what_datatable_draws_through_keys_mouse_and_focus(
 async def test_a_changed_cell_is_drawn_and_the_other_rows_keep_the_lines_already_drawn() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 12)) as pilot:
-        table = app.query_one(KeyedTable)
+        table = app.table
         for n in range(6):
             table.upsert(f"k{n}", (f"agent{n}", "active", Text(f"note {n}", "bold")))
         await pilot.pause()
@@ -169,7 +186,7 @@ async def test_a_changed_cell_is_drawn_and_the_other_rows_keep_the_lines_already
 async def test_skipped_columns_keep_their_value_and_a_row_shows_none_as_blank() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
-        table = app.query_one(KeyedTable)
+        table = app.table
         table.upsert("k1", ("agent1", "active"))  # fewer values than columns: the rest blank
         table.upsert("k1", ("agent1", "crashed", "late"), skip=frozenset({"state"}))
         await pilot.pause()
@@ -181,7 +198,7 @@ async def test_skipped_columns_keep_their_value_and_a_row_shows_none_as_blank() 
 async def test_sync_shows_exactly_the_rows_given_and_a_dropped_row_comes_back_last() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 10)) as pilot:
-        table = app.query_one(KeyedTable)
+        table = app.table
         table.sync(agents(range(5)))
         table.sync(agents((0, 2, 4)))
         assert table.keys() == ["k0", "k2", "k4"] and not table.has("k1")
@@ -196,7 +213,7 @@ async def test_sync_shows_exactly_the_rows_given_and_a_dropped_row_comes_back_la
 async def test_replacing_every_row_keeps_the_order_given_and_the_cursor_on_its_row() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
-        table = app.query_one(KeyedTable)
+        table = app.table
         for key, values in agents(range(10)):
             table.upsert(key, values)
         table.move_cursor(row=4)
@@ -214,7 +231,7 @@ async def test_replacing_every_row_keeps_the_order_given_and_the_cursor_on_its_r
 async def test_sorting_keeps_the_cursor_on_its_row_and_reorder_sorts_only_when_rows_came() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
-        table = app.query_one(KeyedTable)
+        table = app.table
         for n in range(30):
             table.upsert(f"k{n:02d}", (f"agent{29 - n:02d}", "active", ""))
         table.move_cursor(row=3)
@@ -232,10 +249,9 @@ async def test_sorting_keeps_the_cursor_on_its_row_and_reorder_sorts_only_when_r
 
 
 async def test_the_cursor_keys_move_and_scroll_and_tell_the_row_highlighted() -> None:
-    app = TableApp()
+    app = TableApp(rows=agents(range(40), digits=2))
     async with app.run_test(size=(60, 8)) as pilot:  # the header and 7 rows
-        table = app.query_one(KeyedTable)
-        table.extend(agents(range(40), digits=2))
+        table = app.table
         table.focus()
         await pilot.press("j", "j", "down", "k")
         assert table.cursor_key() == "k02"
@@ -254,10 +270,9 @@ async def test_the_cursor_keys_move_and_scroll_and_tell_the_row_highlighted() ->
 
 
 async def test_a_click_moves_the_cursor_and_a_click_on_the_cursor_row_selects_it() -> None:
-    app = TableApp()
+    app = TableApp(rows=agents(range(5)))
     async with app.run_test(size=(60, 8)) as pilot:
-        table = app.query_one(KeyedTable)
-        table.extend(agents(range(5)))
+        table = app.table
         await pilot.pause()
         await pilot.click(KeyedTable, offset=(2, 3))  # the header, then rows 0, 1, 2
         assert table.cursor_key() == "k2" and not app.selected
@@ -295,7 +310,7 @@ async def test_a_change_made_while_its_tab_is_hidden_shows_when_the_tab_does() -
 async def test_a_change_on_screen_reaches_it_and_one_off_screen_is_drawn_when_scrolled_to() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
-        table = app.query_one(KeyedTable)
+        table = app.table
         for key, values in agents(range(30), digits=2):
             table.upsert(key, values)
         await pilot.pause()
@@ -309,10 +324,9 @@ async def test_a_change_on_screen_reaches_it_and_one_off_screen_is_drawn_when_sc
 
 
 async def test_only_the_rows_on_screen_are_asked_for_their_moving_cells() -> None:
-    app = TableApp()
+    app = TableApp(rows=agents(range(30), digits=2))
     async with app.run_test(size=(60, 8)) as pilot:
-        table = app.query_one(KeyedTable)
-        table.extend(agents(range(30), digits=2))
+        table = app.table
         await pilot.pause()
         asked: list[str] = []
 
@@ -329,7 +343,7 @@ async def test_only_the_rows_on_screen_are_asked_for_their_moving_cells() -> Non
 async def test_fixed_width_columns_size_the_table_and_it_scrolls_to_its_last_row() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
-        table = app.query_one(KeyedTable)
+        table = app.table
         table.replace(agents(range(200), digits=3))
         await pilot.pause()
         assert table.virtual_size.height == 201  # the header and every row
@@ -342,7 +356,7 @@ async def test_fixed_width_columns_size_the_table_and_it_scrolls_to_its_last_row
 async def test_an_auto_width_column_fits_its_widest_value_shown_and_shrinks_back() -> None:
     app = TableApp(AUTO)
     async with app.run_test(size=(80, 8)) as pilot:
-        table = app.query_one(KeyedTable)
+        table = app.table
         table.upsert("k1", ("a", "short"))
         await pilot.pause()
         width = table.virtual_size.width
@@ -362,7 +376,7 @@ async def test_an_auto_width_column_fits_its_widest_value_shown_and_shrinks_back
 async def test_a_text_cell_that_looks_like_markup_is_shown_as_written() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:
-        table = app.query_one(KeyedTable)
+        table = app.table
         table.upsert("k0", ("above", "", ""))  # the cursor's row
         table.upsert("k1", ("n[red]x", "[b]s", 1.5))
         await pilot.pause()
@@ -372,10 +386,9 @@ async def test_a_text_cell_that_looks_like_markup_is_shown_as_written() -> None:
 
 
 async def test_the_cursor_row_follows_focus_and_a_changed_cursor_style() -> None:
-    app = TableApp()
+    app = TableApp(rows=agents(range(4)))
     async with app.run_test(size=(60, 8)) as pilot:
-        table = app.query_one(KeyedTable)
-        table.extend(agents(range(4)))
+        table = app.table
         table.focus()
         await pilot.pause()
         focused = table.render_lines(Region(0, 0, 60, 3))
@@ -394,10 +407,9 @@ async def test_the_cursor_row_follows_focus_and_a_changed_cursor_style() -> None
 
 async def test_the_cursor_stays_on_its_row_when_rows_above_it_go() -> None:
     """Enter acts on the row the operator chose, not on one that slid under the cursor."""
-    app = TableApp()
+    app = TableApp(rows=agents(range(8)))
     async with app.run_test(size=(60, 10)) as pilot:
-        table = app.query_one(KeyedTable)
-        table.extend(agents(range(8)))
+        table = app.table
         table.move_cursor(row=5)
         table.sync(agents((1, 3, 5, 6, 7)))
         await pilot.pause()
@@ -434,16 +446,10 @@ class CountingTable(KeyedTable):
         return super().render_line(y)
 
 
-class CountingApp(App[None]):
-    def compose(self) -> ComposeResult:
-        yield CountingTable(COLUMNS)
-
-
 async def test_rows_added_below_the_screen_draw_no_line_and_the_scrollbar_follows_soon() -> None:
-    app = CountingApp()
+    app = TableApp(rows=agents(range(20), digits=3), kind=CountingTable)
     async with app.run_test(size=(60, 8)) as pilot:
         table = app.query_one(CountingTable)
-        table.extend(agents(range(20), digits=3))
         await pilot.pause()
         table.drawn_lines = 0
         table.extend(agents(range(20, 300), digits=3))
