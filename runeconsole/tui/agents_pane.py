@@ -57,10 +57,10 @@ def by_role_and_name(cells: tuple[object, ...]) -> tuple[str, str]:
 
 
 def settle_memory() -> None:
-    """After each chunk of a fill: what is alive now (the records, rows and cells) is left
-    out of the garbage collector's full passes (``gc.freeze``). Each full pass walks every
-    live object, 100-350 ms at 50,000 agents, and one landing on a key is that key's
-    delay; the fleet's objects are freed by reference counting, not by those passes."""
+    """After a fill's chunk built rows: what is alive now (the records, rows and cells) is
+    left out of the garbage collector's full passes (``gc.freeze``). Each full pass walks
+    every live object, 100-350 ms at 50,000 agents, and one landing on a key is that
+    key's delay; the fleet's objects are freed by reference counting, not by those passes."""
     gc.freeze()
 
 
@@ -244,13 +244,14 @@ class AgentsPane(LivePane):
             return  # a newer filter or fill took over
         table, records = self.table, self.fleet.records
         deadline = time.perf_counter() + CHUNK_SECONDS
-        walked = start
+        walked, built = start, len(self._rows)
         while walked < len(keys) and time.perf_counter() < deadline:
             chunk, walked = self._matching(keys, walked, text, CHUNK_ROWS, 10 * CHUNK_ROWS)
             table.extend(
                 [(key, self._row_of(key)) for key in chunk if key in records and not table.has(key)]
             )
-        settle_memory()  # the rows just built: no full pass walks them again
+        if len(self._rows) > built:
+            settle_memory()  # the rows just built: no full pass walks them again
         if walked < len(keys):
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, fill))
         else:
