@@ -59,6 +59,79 @@ def unescape(data: bytes) -> bytes:
     return bytes(out)
 
 
+class ControlClient:
+    """One tmux control-mode client (``tmux -C attach``): commands answered through it, and
+    every byte the attached pane's program writes handed to the ``on_output`` hooks,
+    stamped on arrival."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self._replies: queue.Queue[tuple[bool, list[str]]] = queue.Queue()
+        self._write_lock = threading.Lock()
+        self._output_hooks: list[OutputHook] = []
+        self.output_bytes = 0
+        self._client = subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True, name="tmux-control")
+        self._reader.start()
+        self.command("display-message", "-p", "ready")  # attached and answering
+
+    def _read(self) -> None:
+        assert self._client.stdout is not None
+        block: list[str] | None = None
+        for raw in self._client.stdout:
+            line = raw.rstrip(b"\n")
+            if block is not None:
+                if line.startswith((b"%end ", b"%error ")):
+                    # Flags 1: a reply to one of our commands (0: the attach itself).
+                    if line.endswith(b" 1"):
+                        self._replies.put((line.startswith(b"%end "), block))
+                    block = None
+                else:
+                    block.append(line.decode("utf-8", "replace"))
+            elif line.startswith(b"%output "):
+                now = time.monotonic()
+                _, _, data = line[len(b"%output ") :].partition(b" ")
+                data = unescape(data)
+                self.output_bytes += len(data)
+                for hook in list(self._output_hooks):
+                    hook(now, data)
+            elif line.startswith(b"%begin "):
+                block = []
+        self._replies.put((False, ["control client ended"]))
+
+    def command(self, *args: str, timeout: float = 15.0) -> list[str]:
+        """Run a tmux command through the control client; its output lines."""
+        if self._client.stdin is None or self._client.stdin.closed:
+            raise PaneError("not attached")
+        line = " ".join(_quote(arg) for arg in args) + "\n"
+        with self._write_lock:
+            self._client.stdin.write(line.encode())
+            self._client.stdin.flush()
+            try:
+                ok, lines = self._replies.get(timeout=timeout)
+            except queue.Empty:
+                raise PaneError(f"tmux did not answer {args[0]} within {timeout:g}s") from None
+        if not ok:
+            raise PaneError(f"tmux {args[0]}: {' '.join(lines)}")
+        return lines
+
+    def on_output(self, hook: OutputHook) -> None:
+        """Call ``hook(arrival, bytes)`` (on the reader thread) for every write."""
+        self._output_hooks.append(hook)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            assert self._client.stdin is not None
+            self._client.stdin.close()
+
+    def wait(self) -> None:
+        try:
+            self._client.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._client.kill()
+
+
 class ConsolePane:
     """``with ConsolePane(root) as pane: pane.start_console(); pane.wait_for(...)``."""
 
@@ -79,13 +152,13 @@ class ConsolePane:
         self.socket = f"rc-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.pid: int | None = None
         self.started_at = 0.0
-        self._client: subprocess.Popen[bytes] | None = None
-        self._reader: threading.Thread | None = None
-        self._replies: queue.Queue[tuple[bool, list[str]]] = queue.Queue()
-        self._write_lock = threading.Lock()
-        self._output_hooks: list[OutputHook] = []
+        self._control: ControlClient | None = None
         self._profilers: list[subprocess.Popen[bytes]] = []
-        self.output_bytes = 0
+
+    @property
+    def output_bytes(self) -> int:
+        """Bytes the console has written to its terminal so far."""
+        return self._control.output_bytes if self._control else 0
 
     # -- tmux ------------------------------------------------------------------------------
 
@@ -121,15 +194,7 @@ class ConsolePane:
         )  # fmt: skip
         self._tmux("set-option", "-g", "window-size", "manual")
         self._tmux("set-option", "-g", "remain-on-exit", "on")  # a crash leaves its screen
-        self._client = subprocess.Popen(
-            self.tmux_argv("-C", "attach-session", "-t", "console"),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        self._reader = threading.Thread(target=self._read, daemon=True, name="tmux-control")
-        self._reader.start()
-        self.command("display-message", "-p", "ready")  # attached and answering
+        self._control = ControlClient(self.tmux_argv("-C", "attach-session", "-t", "console"))
 
     def start_console(self) -> float:
         """Start the console in the pane; returns the moment (``time.monotonic``) it was."""
@@ -160,49 +225,16 @@ class ConsolePane:
 
     # -- the control client ----------------------------------------------------------------
 
-    def _read(self) -> None:
-        assert self._client is not None and self._client.stdout is not None
-        block: list[str] | None = None
-        for raw in self._client.stdout:
-            line = raw.rstrip(b"\n")
-            if block is not None:
-                if line.startswith((b"%end ", b"%error ")):
-                    # Flags 1: a reply to one of our commands (0: the attach itself).
-                    if line.endswith(b" 1"):
-                        self._replies.put((line.startswith(b"%end "), block))
-                    block = None
-                else:
-                    block.append(line.decode("utf-8", "replace"))
-            elif line.startswith(b"%output "):
-                now = time.monotonic()
-                _, _, data = line[len(b"%output ") :].partition(b" ")
-                data = unescape(data)
-                self.output_bytes += len(data)
-                for hook in list(self._output_hooks):
-                    hook(now, data)
-            elif line.startswith(b"%begin "):
-                block = []
-        self._replies.put((False, ["control client ended"]))
-
     def command(self, *args: str, timeout: float = 15.0) -> list[str]:
         """Run a tmux command through the control client; its output lines."""
-        if self._client is None or self._client.stdin is None:
+        if self._control is None:
             raise PaneError("not attached")
-        line = " ".join(_quote(arg) for arg in args) + "\n"
-        with self._write_lock:
-            self._client.stdin.write(line.encode())
-            self._client.stdin.flush()
-            try:
-                ok, lines = self._replies.get(timeout=timeout)
-            except queue.Empty:
-                raise PaneError(f"tmux did not answer {args[0]} within {timeout:g}s") from None
-        if not ok:
-            raise PaneError(f"tmux {args[0]}: {' '.join(lines)}")
-        return lines
+        return self._control.command(*args, timeout=timeout)
 
     def on_output(self, hook: OutputHook) -> None:
         """Call ``hook(arrival, bytes)`` (on the reader thread) for every console write."""
-        self._output_hooks.append(hook)
+        if self._control is not None:
+            self._control.on_output(hook)
 
     def capture(self, *, styles: bool = False) -> list[str]:
         args = ["capture-pane", "-p", "-t", "console"]
@@ -279,19 +311,14 @@ class ConsolePane:
 
     def close(self) -> None:
         self.stop_profilers()
-        if self._client is not None:
-            with contextlib.suppress(OSError, ValueError):
-                assert self._client.stdin is not None
-                self._client.stdin.close()
+        if self._control is not None:
+            self._control.close()
         pid = self.pid
         subprocess.run(self.tmux_argv("kill-server"), capture_output=True, timeout=15, check=False)
         if pid is not None:
             _end(pid)
-        if self._client is not None:
-            try:
-                self._client.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._client.kill()
+        if self._control is not None:
+            self._control.wait()
         with contextlib.suppress(OSError):
             Path(f"/tmp/tmux-{os.getuid()}/{self.socket}").unlink()
 

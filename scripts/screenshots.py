@@ -11,6 +11,7 @@ import os
 import shutil
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -114,6 +115,93 @@ async def _permission_modal(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+PEEK_AGENT = "worker-parser"
+PEEK_TRANSCRIPT = [
+    "> The lexer tests fail on CRLF input; fix them and keep the error positions.",
+    "",
+    "● I'll run the lexer tests first.",
+    "",
+    "● Bash(pytest tests/lexer -q)",
+    "     2 failed, 41 passed in 1.84s",
+    "",
+    "● Update(src/lexer.py)",
+    "     Updated src/lexer.py with 6 additions and 2 removals",
+    "",
+    "● Both fixed: a CRLF now ends a line as one newline, and columns count from it.",
+]
+PEEK_MESSAGE = (
+    "Both fixed: a CRLF now ends a line as one newline, and columns count from it. "
+    "All 43 lexer tests pass; ready for review."
+)
+PEEK_PERMISSION = (
+    "Bash command",
+    "rm -rf build/ && python -m build",
+    "Do you want to proceed?",
+    ["Yes", "Yes, and don't ask again for rm commands", "No, and tell Claude what to do (esc)"],
+)
+
+
+def live_pane(
+    key: str, clock: ManualClock, prompt: tuple[str, str, str, list[str]] | None = None
+) -> None:
+    """The scene's ``key`` running in a tmux pane of the screenshots' own server: a fixed
+    Claude-like screen (``demo/fake_terminal.py``), and its last message as its Stop hook
+    would have recorded it."""
+    from runeconsole.adapters.tmux import Tmux
+    from runeconsole.core.timeutil import iso_z
+    from runeconsole.demo.fake_terminal import screen
+    from runeconsole.services.project import Project
+    from runeconsole.services.registry import Registry
+
+    socket = os.environ["RUNECONSOLE_TMUX_SOCKET"]
+    shown = screen(key, PEEK_TRANSCRIPT, prompt, 41)
+    draw = "import sys, time; sys.stdout.write(sys.argv[1]); sys.stdout.flush(); time.sleep(600)"
+    tmux = Tmux(socket, config_file="/dev/null")
+    session = f"rune-{key}"
+    pane = tmux.new_session(session, [sys.executable, "-c", draw, shown], cwd=SCENE_ROOT)
+    registry = Registry(Project(SCENE_ROOT))
+    record = registry.get(key)
+    said_at = iso_z(clock.now() - timedelta(seconds=40))
+    claude = {"last_assistant_message": PEEK_MESSAGE, "last_assistant_message_at": said_at}
+    metadata = {**record.metadata, "tmux_socket": socket}
+    registry.update(
+        key, {"tmux_session": session, "pid": pane.pid, "metadata": metadata, "claude": claude}
+    )
+
+
+def end_live_panes() -> None:
+    from runeconsole.adapters.tmux import Tmux
+
+    Tmux(os.environ["RUNECONSOLE_TMUX_SOCKET"]).kill_server()
+
+
+async def _open_live(pilot: Pilot, prompt: tuple[str, str, str, list[str]] | None) -> None:
+    live_pane(PEEK_AGENT, pilot.app.clock, prompt)  # type: ignore[attr-defined]
+    pilot.app.agents_pane.rescan()  # type: ignore[attr-defined]
+    await settle(pilot)
+    pilot.app.agents_pane.select(PEEK_AGENT)  # type: ignore[attr-defined]
+    await pilot.press("enter")
+    for _ in range(100):  # the pane is read in a worker: until its screen is drawn
+        await pilot.pause(0.05)
+        if "fake Claude Code" in str(pilot.app.screen.query_one("#peek-screen").render()):
+            break
+
+
+async def _agent_peek(pilot: Pilot) -> None:
+    """A live agent's detail: its screen, read from its pane, and its last message."""
+    await _open_live(pilot, None)
+
+
+async def _message_refused(pilot: Pilot) -> None:
+    """``m`` on an agent whose screen shows a permission dialog: refused, said why."""
+    await _open_live(pilot, PEEK_PERMISSION)
+    await pilot.press("m", *"run the release build", "enter")
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if "not sent" in str(pilot.app.screen.query_one("#message-status").render()):
+            break
+
+
 async def _permission_modal_served(pilot: Pilot) -> None:
     """The same window as ``runeconsole serve`` shows it on a phone: a button per key."""
     pilot.app.force_tap_keys = True  # type: ignore[attr-defined]
@@ -136,6 +224,8 @@ SHOTS: list[Shot] = [
     ("suspended", (120, 32), _suspended),
     ("merge-queue-80x24", (80, 24), _merge_queue),
     ("merge-queue-wide", (150, 32), _merge_queue),
+    ("agent-peek", (100, 34), _agent_peek),
+    ("message-refused", (80, 24), _message_refused),
 ]
 
 
@@ -154,11 +244,14 @@ async def take(name: str, size: tuple[int, int], before: Callable | None) -> Pat
     clock = fresh_scene()
     app = create_app(SCENE_ROOT, clock=clock, watch=False, tick_seconds=0)
     app.animation_level = "none"  # the tab underline would be caught mid-slide
-    async with app.run_test(size=size) as pilot:
-        if before is not None:
-            await before(pilot)
-        await pilot.pause()
-        return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
+    try:
+        async with app.run_test(size=size) as pilot:
+            if before is not None:
+                await before(pilot)
+            await pilot.pause()
+            return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
+    finally:
+        end_live_panes()
 
 
 async def take_fleet(

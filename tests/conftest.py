@@ -23,6 +23,7 @@ from runeconsole.cli import main
 from tests.support.claude import Bridge, bridge
 from tests.support.cli import CliResult, cli_env
 from tests.support.merge_queue import commit_in_checkout, ignore_state
+from tests.support.replies import TmuxAgents, make_tmux_agents
 from tests.support.sshd import Sshd, find_sshd, start_sshd
 
 
@@ -182,3 +183,9 @@ def sshd() -> Iterator[Sshd]:
 def other_tmux_socket(tmux_socket: str) -> Iterator[str]:
     """A second private server, for agents that must be found where they were spawned."""
     yield from private_tmux_server()
+
+
+@pytest.fixture
+def tmux_agents(project: Path, tmux_socket: str) -> TmuxAgents:
+    """Agents in panes of a private tmux server, reading pastes (``tests/support/replies.py``)."""
+    return make_tmux_agents(project, tmux_socket)

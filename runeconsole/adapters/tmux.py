@@ -15,6 +15,7 @@ status) behind for the supervisor to read instead of vanishing.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -39,6 +40,7 @@ _FIELDS = (
     "pane_dead_signal",
 )
 _SEPARATOR = "\x1frunecapture"
+_BUFFERS = itertools.count()
 # What tmux says when no server runs on the socket (then there are no sessions at all);
 # any other failure, such as permission denied, must not read as "every agent is gone".
 # A server whose last session just ended exits, and a client caught mid-way sees it go
@@ -51,6 +53,16 @@ NO_SERVER = (
     "lost server",
     "no current target",
 )
+
+
+@dataclass(frozen=True)
+class PaneLook:
+    """A pane by id: its first process, whether it has exited, and its screen now."""
+
+    pane_id: str
+    pid: int | None
+    dead: bool
+    screen: str
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,7 @@ class PaneInfo:
 class TimedCmd:
     """What ``libtmux.common.tmux_cmd`` offers (cmd, stdout, stderr, returncode), with a timeout."""
 
-    def __init__(self, args: Sequence[str], timeout: float) -> None:
+    def __init__(self, args: Sequence[str], timeout: float, stdin: str | None = None) -> None:
         tmux = shutil.which("tmux")
         if tmux is None:
             raise RuneError(
@@ -83,7 +95,8 @@ class TimedCmd:
                 errors="backslashreplace",
                 timeout=timeout,
                 check=False,
-                stdin=subprocess.DEVNULL,
+                input=stdin,
+                stdin=subprocess.DEVNULL if stdin is None else None,
             )
         except subprocess.TimeoutExpired:
             raise RuneError(
@@ -101,6 +114,12 @@ class TimedServer(libtmux.Server):
     timeout = DEFAULT_TIMEOUT
 
     def cmd(self, cmd: str, *args: object, target: str | int | None = None) -> TimedCmd:  # type: ignore[override]
+        return self.cmd_with_input(None, cmd, *args, target=target)
+
+    def cmd_with_input(
+        self, stdin: str | None, cmd: str, *args: object, target: str | int | None = None
+    ) -> TimedCmd:
+        """``cmd`` with ``stdin`` as its standard input (``load-buffer -`` reads it)."""
         server_args: list[str] = []
         if self.config_file:
             server_args.append(f"-f{self.config_file}")
@@ -109,7 +128,7 @@ class TimedServer(libtmux.Server):
         elif self.socket_name:
             server_args.append(f"-L{self.socket_name}")
         target_args = ["-t", str(target)] if target is not None else []
-        return TimedCmd([*server_args, cmd, *target_args, *map(str, args)], self.timeout)
+        return TimedCmd([*server_args, cmd, *target_args, *map(str, args)], self.timeout, stdin)
 
 
 class Tmux:
@@ -250,6 +269,41 @@ class Tmux:
             done = sum(1 for pane_id in pending if pane_id in screens)
             pending = pending[done + 1 :]
         return screens
+
+    def look(self, target: str, lines: int = 0) -> PaneLook | None:
+        """The pane ``target`` names (a pane id such as ``%3``, or ``=session:``) and its
+        screen (plus ``lines`` of history), in one tmux process; ``None`` when there is no
+        such pane (or no server)."""
+        history = ["-S", f"-{lines}"] if lines else []
+        result = self._run(
+            "display-message", "-p", "-t", target, "#{pane_id}\t#{pane_pid}\t#{pane_dead}", ";",
+            "capture-pane", "-p", "-J", "-t", target, *history,
+        )  # fmt: skip
+        if result.returncode != 0:
+            detail = " ".join(result.stderr)
+            if "can't find" in detail or any(sign in detail for sign in NO_SERVER):
+                return None
+            raise RuneError(f"tmux display-message {target} failed: {detail or 'no output'}")
+        head, _, screen = result.raw_stdout.partition("\n")
+        pane_id, _, rest = head.partition("\t")
+        pid, _, dead = rest.partition("\t")
+        return PaneLook(
+            pane_id, int(pid) if pid.isdigit() else None, dead == "1", screen.rstrip("\n")
+        )
+
+    def paste(self, target: str, text: str, *, enter: bool = True) -> None:
+        """``text`` into the pane as one bracketed paste (the program sees a paste, not
+        keys: a newline in it does not submit), then Enter; one tmux process. The text
+        goes through stdin into a buffer of its own, deleted by the paste. A pane in copy
+        mode (someone scrolling it) leaves it first, or Enter would go to the mode."""
+        buffer = f"runeconsole-{os.getpid()}-{next(_BUFFERS)}"
+        args: list[object] = ["load-buffer", "-b", buffer, "-", ";"]
+        args += ["copy-mode", "-q", "-t", target, ";"]
+        args += ["paste-buffer", "-p", "-d", "-b", buffer, "-t", target]
+        if enter:
+            args += [";", "send-keys", "-t", target, "Enter"]
+        result = self.server.cmd_with_input(text, *map(str, args))
+        self._check(result, f"paste into {target}")
 
     def send_text(self, target: str, text: str, *, enter: bool = True) -> None:
         """Type ``text`` literally (no key names, no shell), then Enter."""

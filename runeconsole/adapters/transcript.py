@@ -1,4 +1,5 @@
-"""Token usage from a Claude Code transcript (``transcript_path``: one JSON object a line).
+"""Token usage, and the last thing said, from a Claude Code transcript (``transcript_path``:
+one JSON object a line).
 
 Each assistant line carries ``message.usage`` (``input_tokens``, ``output_tokens``,
 ``cache_creation_input_tokens``, ``cache_read_input_tokens``); the context in use is
@@ -15,6 +16,13 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Callable, Iterable, Iterator
+
+TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 READ_LIMIT = 4 * 1024 * 1024  # per call; the rest is read by the next one
 FIELDS = (
@@ -84,12 +92,27 @@ def _counts(value: object) -> dict[str, int]:
     return {name: found[name] if _count(found.get(name)) else 0 for name, _ in FIELDS}
 
 
-def _usage_of(line: bytes) -> tuple[str | None, dict[str, int], bool] | None:
+def assistant_entry(line: bytes) -> dict[str, object] | None:
+    """The line's object when it is an assistant message (``None``: anything else)."""
     try:
         entry = json.loads(line)
     except (ValueError, RecursionError):
         return None
     if not isinstance(entry, dict) or entry.get("type") != "assistant":
+        return None
+    return entry
+
+
+def _parsed(lines: Iterable[bytes], parse: Callable[[bytes], T | None]) -> Iterator[T]:
+    """What ``parse`` finds in the lines that name an assistant (only those are decoded)."""
+    for line in lines:
+        if _MARK in line and (found := parse(line)) is not None:
+            yield found
+
+
+def _usage_of(line: bytes) -> tuple[str | None, dict[str, int], bool] | None:
+    entry = assistant_entry(line)
+    if entry is None:
         return None
     message = entry.get("message")
     usage = message.get("usage") if isinstance(message, dict) else None
@@ -129,13 +152,7 @@ def read_on(path: str, usage: Usage, limit: int = READ_LIMIT) -> Usage:
         return usage  # no whole line yet
     tokens = dict(usage.tokens)
     last_id, last_usage, context = usage.message_id, dict(usage.message_usage), usage.context_tokens
-    for line in data[:end].split(b"\n"):
-        if _MARK not in line:
-            continue
-        found = _usage_of(line)
-        if found is None:
-            continue
-        message_id, counts, sidechain = found
+    for message_id, counts, sidechain in _parsed(data[:end].split(b"\n"), _usage_of):
         before = last_usage if message_id is not None and message_id == last_id else zero()
         for name, _ in FIELDS:
             tokens[name] += max(0, counts[name] - before[name])
@@ -143,3 +160,75 @@ def read_on(path: str, usage: Usage, limit: int = READ_LIMIT) -> Usage:
         if not sidechain:
             context = counts["input"] + counts["cache_read"] + counts["cache_creation"]
     return Usage(usage.offset + end + 1, tokens, last_id, last_usage, context)
+
+
+# -- the last assistant message ------------------------------------------------------------
+
+TAIL_BYTES = 512 * 1024  # how much of the end the last message is looked for in
+
+
+def _tail(path: str, size: int) -> bytes:
+    """The last ``size`` bytes of a regular file, from its first whole line (b"": none)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return b""
+        start = max(0, info.st_size - size)
+        os.lseek(fd, start, os.SEEK_SET)
+        data = os.read(fd, info.st_size - start)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+    return data if start == 0 else data[data.find(b"\n") + 1 :]
+
+
+def _said(line: bytes) -> tuple[str | None, str, str | None] | None:
+    """(message id, its text, timestamp) of a main-conversation assistant line with text."""
+    entry = assistant_entry(line)
+    if entry is None or entry.get("isSidechain") is True:
+        return None
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        texts = [content]
+    elif isinstance(content, list):
+        texts = [
+            block["text"]
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text"
+            if isinstance(block.get("text"), str)
+        ]
+    else:
+        return None
+    text = "\n".join(t for t in texts if t.strip())
+    if not text:
+        return None
+    message_id = message.get("id") if isinstance(message, dict) else None
+    stamp = entry.get("timestamp")
+    return (
+        message_id if isinstance(message_id, str) else None,
+        text,
+        stamp if isinstance(stamp, str) else None,
+    )
+
+
+def last_said(path: str, size: int = TAIL_BYTES) -> tuple[str, str | None] | None:
+    """The last main-conversation assistant message with text in the transcript, and when
+    it was written: the end of the file read backwards (one message is written a block a
+    line, each line repeating its id; a tool call alone says nothing)."""
+    parts: list[str] = []
+    found_id: str | None = None
+    at: str | None = None
+    for message_id, text, stamp in _parsed(reversed(_tail(path, size).split(b"\n")), _said):
+        if parts and (message_id is None or message_id != found_id):
+            break  # an earlier message: the last one is whole
+        parts.insert(0, text)
+        found_id, at = message_id, at or stamp
+        if message_id is None:
+            break
+    return ("\n".join(parts), at) if parts else None

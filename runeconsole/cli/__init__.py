@@ -45,6 +45,8 @@ COMMANDS = {
     "claude": "claude",
     "events": "events",
     "permissions": "permissions",
+    "say": "reply",
+    "peek": "reply",
     "serve": "serve",
 }
 

@@ -1,4 +1,5 @@
-"""Detail of one identity: every field as read, and its predecessor chain."""
+"""Detail of one identity: its screen and last message (``m`` says something to it),
+every field as read, and its predecessor chain."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -15,12 +17,15 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.registry import AgentRecord
+from runeconsole.services.reply import Replies
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.agent_peek import AgentPeek
 from runeconsole.tui.detail_modal import DetailModal
+from runeconsole.tui.message_modal import message_window
 from runeconsole.tui.permissions_pane import decisions_text
 from runeconsole.tui.theme import LIVENESS_STYLE
 
-TAIL_LINES = 15
+PEEK_LINES = 15
 
 
 def fields_table(fields: dict[str, object]) -> Table:
@@ -46,29 +51,37 @@ def chain_text(chain: list[AgentRecord]) -> Text:
 
 
 class AgentDetail(DetailModal):
-    """An agent's record, its hook file and the tail of its pane (read in a worker)."""
+    """An agent's screen and last message (kept current), its record and its hook file."""
+
+    BINDINGS = [Binding("m", "message", "Message")]
 
     def __init__(self, supervisor: Supervisor, key: str, record: AgentRecord | None) -> None:
         super().__init__()
         self.supervisor = supervisor
         self.key = key
         self.record = record
+        self.replies = Replies(supervisor.project, supervisor=supervisor)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail"):
             yield Static(self._title(), id="detail-title")
+            if self.record is not None and not self.record.error:
+                yield AgentPeek(self._peek, self.supervisor.clock.now)
             yield Static(self._body(), id="detail-body")
             yield Static(self._hook(), id="detail-hook")
             permissions = Static(id="detail-permissions")
             permissions.display = False  # until the agent has a decision to show
             yield permissions
-            yield Static(Text("\nPane", "bold"))
-            yield Static(Text("reading the pane…", "dim"), id="detail-pane")
 
     def on_mount(self) -> None:
-        if self.record is not None and not self.record.error:
-            self.load_tail()
         self.load_permissions()
+
+    def _peek(self) -> object:
+        return self.replies.peek(self.key, PEEK_LINES).to_json()
+
+    def action_message(self) -> None:
+        """``m``: a message to the agent, pasted into its pane (a refusal shown there)."""
+        self.app.push_screen(message_window(self.supervisor, self.key))
 
     @work(thread=True, exclusive=True, group="detail-permissions")
     def load_permissions(self) -> None:
@@ -81,20 +94,6 @@ class AgentDetail(DetailModal):
             box = self.query_one("#detail-permissions", Static)
             box.update(shown)
             box.display = bool(shown.plain)
-
-    @work(thread=True, exclusive=True, group="detail-tail")
-    def load_tail(self) -> None:
-        """tmux is another process: read the pane off the UI thread."""
-        try:
-            tail = self.supervisor.pane_tail(self.key, TAIL_LINES)
-            shown = Text(tail) if tail.strip() else Text("(no screen recorded)", "dim")
-        except RuneError as exc:
-            shown = Text(exc.message, "dim")
-        self.app.call_from_thread(self._show_tail, shown)
-
-    def _show_tail(self, shown: Text) -> None:
-        if self.is_mounted:
-            self.query_one("#detail-pane", Static).update(shown)
 
     def _hook(self) -> Table | Text:
         hook = self.supervisor.hooks.read(self.key)
@@ -113,6 +112,7 @@ class AgentDetail(DetailModal):
         if record is not None:
             title = Text.assemble(("● ", LIVENESS_STYLE[record.liveness]), title)
             title.append(f"  {record.status} · seen {format_age(record.age_seconds)} ago", "dim")
+            title.append("   m: send it a message", "dim")
         return title
 
     def _body(self) -> Table | Text:

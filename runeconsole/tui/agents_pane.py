@@ -78,11 +78,13 @@ class AgentsPane(LivePane):
         Binding("h", "handoff", "Handoff"),
         Binding("r", "respawn", "Respawn"),
         Binding("x", "kill", "Kill"),
+        Binding("m", "message", "Message", show=False),
     ]
     PANE_ID = AGENTS
     TITLE = "Agents"
     HELP_KEYS = (
-        ("enter", "every field, the predecessor chain, the hook and the pane's last lines"),
+        ("enter", "its screen and last message (kept current), every field, chain, hook"),
+        ("m", "a message to the agent: pasted into its pane and submitted (no attaching)"),
         ("g", "switch your tmux client to the agent's session"),
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
@@ -326,6 +328,12 @@ class AgentsPane(LivePane):
             self.app.push_screen(AgentDetail(self.supervisor, key, self.records.get(key)))
 
     # -- acting on an agent ------------------------------------------------------------------
+
+    def action_message(self) -> None:
+        from runeconsole.tui.message_modal import message_window
+
+        if (key := self.selected_key()) is not None:
+            self.app.push_screen(message_window(self.supervisor, key))
 
     def action_jump(self) -> None:
         key = self.selected_key()

@@ -97,3 +97,31 @@ def test_an_unusable_server_is_an_error_not_an_empty_fleet(tmp_path: Path) -> No
     tmux = Tmux(socket_path=str(tmp_path / ("s" * 150)))  # tmux cannot even connect
     with pytest.raises(RuneError, match="list-panes failed: error connecting"):
         tmux.panes()
+
+
+def test_look_reads_a_pane_by_id_or_session_in_one_process(tmux: Tmux, tmp_path: Path) -> None:
+    pane = tmux.new_session("shown", printer("on screen"), cwd=tmp_path)
+    wait_until(lambda: "on screen" in tmux.capture(pane.pane_id))
+    by_id, by_session = tmux.look(pane.pane_id), tmux.look("=shown:")
+    assert by_id == by_session
+    assert by_id is not None
+    assert (by_id.pane_id, by_id.pid, by_id.dead) == (pane.pane_id, pane.pid, False)
+    assert "on screen" in by_id.screen
+    assert tmux.look("%999") is None and tmux.look("=nosuch:") is None
+
+
+def test_look_without_a_server_is_none(tmux: Tmux) -> None:
+    assert tmux.look("%0") is None
+
+
+def test_paste_is_one_bracketed_paste_then_enter_even_in_copy_mode(
+    tmux: Tmux, tmp_path: Path
+) -> None:
+    log = tmp_path / "read.log"
+    command = [sys.executable, "-m", "tests.support.paste_reader", str(log)]
+    pane = tmux.new_session("reader", command, cwd=Path.cwd())
+    wait_until(log.exists)
+    tmux.server.cmd("copy-mode", target=pane.pane_id)  # someone scrolling the pane
+    tmux.paste(pane.pane_id, "two\nlines; `id` $(x)")
+    wait_until(lambda: log.read_bytes().endswith(b"\r"))
+    assert log.read_bytes() == b"\x1b[200~two\rlines; `id` $(x)\x1b[201~\r"

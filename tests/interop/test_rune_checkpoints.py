@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from runeconsole.adapters.claude_process import is_claude_code
 from runeconsole.core.pids import ancestors
 from runeconsole.core.validate import real_path
 from runeconsole.services.checkpoints import PHASE_ORDER, SCHEMA_VERSION, Checkpoints
-from runeconsole.services.checkpoints.session import is_claude_code
 from runeconsole.services.project import Project
 from runeconsole.tui.suspended_pane import phase_strip
 from tests.interop import rune_writers

@@ -129,8 +129,8 @@ async def test_g_outside_tmux_says_how_to_attach_and_detail_shows_the_pane(
         await pilot.press("enter")
         assert isinstance(app.screen, AgentDetail)
         # The monitor's worker runs until the console closes: wait for the pane, not for it.
-        detail = app.screen.query_one("#detail-pane")
-        await until(pilot, lambda: "reading the pane" not in str(detail.render()))
+        detail = app.screen.query_one("#peek-screen")
+        await until(pilot, lambda: "reading" not in str(detail.render()))
         shown = str(detail.render())
         assert "fake Claude Code" in shown or "Context left" in shown
 

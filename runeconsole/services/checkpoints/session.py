@@ -13,11 +13,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from runeconsole.core.pids import ancestors, command_of
+from runeconsole.adapters.claude_process import nearest_claude_code
 
 GIVEN, CLAUDE, PARENT = "given", "claude", "parent"
-CLAUDE_NAMES = frozenset({"claude"})
-NODE_NAMES = frozenset({"node", "nodejs", "bun"})
 
 
 @dataclass(frozen=True)
@@ -38,29 +36,10 @@ class SessionPid:
         )
 
 
-def is_claude_code(pid: int) -> bool:
-    """Whether ``pid`` is Claude Code: named ``claude`` (it names its own process), or a
-    JavaScript runtime running the ``claude`` script or the npm package's ``cli.js``."""
-    name, argv = command_of(pid)
-    if name in CLAUDE_NAMES:
-        return True
-    words = [os.path.basename(arg) for arg in argv[:2]]
-    if words[:1] and words[0] in CLAUDE_NAMES:
-        return True
-    if len(words) == 2 and words[0] in NODE_NAMES:
-        script = argv[1]
-        return words[1] in CLAUDE_NAMES or (
-            "claude-code" in script and script.endswith(("cli.js", "cli.mjs"))
-        )
-    return False
-
-
 def session_pid(given: int | None = None) -> SessionPid:
     """``given`` if set, else the nearest Claude Code process above us, else our parent."""
     if given is not None:
         return SessionPid(given, GIVEN)
     parent = os.getppid()
-    for pid in (parent, *ancestors(parent)):
-        if is_claude_code(pid):
-            return SessionPid(pid, CLAUDE)
-    return SessionPid(parent, PARENT)
+    found = nearest_claude_code(parent)
+    return SessionPid(parent, PARENT) if found is None else SessionPid(found, CLAUDE)

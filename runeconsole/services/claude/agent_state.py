@@ -19,7 +19,7 @@ from runeconsole.core.files import atomic_write_json, parse_json_object, read_by
 from runeconsole.core.flock import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import activity
+from runeconsole.services.claude import activity, terminal
 from runeconsole.services.claude import payload as events
 from runeconsole.services.claude.payload import HookPayload
 
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 THROTTLE_SECONDS = 1.0
 ACTIVE = "active"
+LAST_MESSAGE = "last_assistant_message"  # in ``claude``: what the Stop event said last
+LAST_MESSAGE_CHARS = 4000
 VISIBLE = ("activity", "waiting_for", "context_left_percent", "tokens", "session_id")
 
 
@@ -55,9 +57,15 @@ def context_left(tokens: int | None, window: int) -> int | None:
 
 
 def record(
-    paths: ProjectPaths, role: str, name: str, payload: HookPayload, now: datetime
+    paths: ProjectPaths,
+    role: str,
+    name: str,
+    payload: HookPayload,
+    now: datetime,
+    where: tuple[str, str] | None = None,
 ) -> Outcome:
-    """Register the agent if its session is new, then apply the event under its lock."""
+    """Register the agent if its session is new, then apply the event under its lock.
+    ``where``: the session's tmux pane and socket (``terminal.from_environ``)."""
     key = f"{role}-{name}"
     path = os.fspath(paths.identities / f"{key}.json")
     fields = read_identity(path)
@@ -69,7 +77,7 @@ def record(
         if fields is None or fields.get("status") != ACTIVE:
             return Outcome(key, fields, False)  # ended meanwhile (a kill, a SessionEnd)
         written_at = _written_at(fields)
-        changed = _apply(paths, fields, payload, now)
+        changed = _apply(paths, fields, payload, now, where)
         if not changed and 0 <= now.timestamp() - written_at < THROTTLE_SECONDS:
             return Outcome(key, fields, False)
         fields["last_seen"] = fields["last_heartbeat"] = iso_z(now)
@@ -112,13 +120,34 @@ def _written_at(fields: dict[str, Any]) -> float:
     return float("-inf")
 
 
+def _remember_terminal(claude: dict[str, Any], event: str, where: tuple[str, str] | None) -> bool:
+    """The session's pane, recorded at its start (or when first seen, for a session whose
+    start was missed); dropped at a start outside tmux. True when the record changed."""
+    before = claude.get(terminal.FIELD)
+    if where is None:
+        if event == events.SESSION_START:
+            claude.pop(terminal.FIELD, None)
+    elif (
+        event == events.SESSION_START
+        or not isinstance(before, dict)
+        or (before.get("pane"), before.get("socket")) != where
+    ):
+        claude[terminal.FIELD] = terminal.describe(*where)
+    return claude.get(terminal.FIELD) != before
+
+
 def _apply(
-    paths: ProjectPaths, fields: dict[str, Any], payload: HookPayload, now: datetime
+    paths: ProjectPaths,
+    fields: dict[str, Any],
+    payload: HookPayload,
+    now: datetime,
+    where: tuple[str, str] | None = None,
 ) -> bool:
     """Change ``fields`` for the event; True when something visible changed."""
     before = {name: fields.get(name) for name in VISIBLE}
     claude = fields.get("claude")
     claude = dict(claude) if isinstance(claude, dict) else {}
+    moved = _remember_terminal(claude, payload.event, where)
     session = payload.session_id
     new_session = session is not None and session != claude.get("session_id")
     usage = (
@@ -136,6 +165,11 @@ def _apply(
     claude["last_event_at"] = iso_z(now)
     if payload.event == events.PRE_COMPACT:
         claude["compact_trigger"] = payload.text("trigger")
+    said = payload.text(LAST_MESSAGE) if payload.event == events.STOP else None
+    if said:  # kept for `peek` (its transcript is written behind the events)
+        moved = True
+        claude[LAST_MESSAGE] = said[:LAST_MESSAGE_CHARS]
+        claude[LAST_MESSAGE + "_at"] = iso_z(now)
     transcript = claude.get("transcript_path")
     if isinstance(transcript, str) and os.path.isabs(transcript):
         usage = read_on(transcript, usage)
@@ -150,4 +184,4 @@ def _apply(
     if state is not None:
         fields["activity"], fields["waiting_for"] = state
     fields["claude"] = claude
-    return any(fields.get(name) != before[name] for name in VISIBLE)
+    return moved or any(fields.get(name) != before[name] for name in VISIBLE)

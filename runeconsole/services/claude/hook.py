@@ -33,7 +33,13 @@ except ImportError:  # pragma: no cover - another Python
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import activity, agent_state, locate, permission_files
+from runeconsole.services.claude import (
+    activity,
+    agent_state,
+    locate,
+    permission_files,
+    terminal,
+)
 from runeconsole.services.claude import payload as events
 from runeconsole.services.claude.payload import HookInputError, HookPayload
 
@@ -186,7 +192,8 @@ def handle(payload: HookPayload, environ: Mapping[str, str]) -> str:
     answer = respond(paths, role, name, payload, now) if respond else None
     if answer is not None:
         return answer
-    outcome = agent_state.record(paths, role, name, payload, now)
+    where = terminal.from_environ(environ)
+    outcome = agent_state.record(paths, role, name, payload, now, where)
     if payload.event in WENT_ON:
         _went_on(paths, outcome.key)
     step = STEPS.get(payload.event)

@@ -93,6 +93,18 @@ class LocalActions:
         """``g``: the operator's tmux client switches to the agent's session."""
         Supervisor(self.project).switch_to(key)
 
+    def say(self, key: str, text: str) -> Any:
+        """``m``: the message pasted into the agent's pane and submitted (or refused)."""
+        from runeconsole.services.reply import Replies
+
+        return Replies(self.project).say(key, text).to_json()
+
+    def peek(self, key: str, lines: int) -> Any:
+        """The agent's screen and last assistant message."""
+        from runeconsole.services.reply import Replies
+
+        return Replies(self.project).peek(key, lines).to_json()
+
 
 class RemoteActions:
     def __init__(self, source: RemoteSource, timeout: float = ACTION_TIMEOUT) -> None:
@@ -158,6 +170,13 @@ class RemoteActions:
 
     def kill(self, key: str) -> Any:
         return self.call("kill", key, "--json")
+
+    def say(self, key: str, text: str) -> Any:
+        # One argument, whatever the text starts with (a dash, a newline).
+        return self.call("say", key, f"--text={text}", "--json")
+
+    def peek(self, key: str, lines: int) -> Any:
+        return self.call("peek", key, "--lines", str(lines), "--json")
 
     def attach_argv(self, session: str, socket: str | None = None) -> list[str]:
         """The local argv that attaches a terminal to the agent's tmux session there."""

@@ -46,6 +46,7 @@ from runeconsole.tui.fleet_console.panes import (
     RowsPane,
     SourcesPane,
 )
+from runeconsole.tui.fleet_console.peek_modal import FleetPeekModal
 from runeconsole.tui.fleet_console.permission_modal import FleetPermissionModal
 from runeconsole.tui.fleet_console.rows import agent_record
 from runeconsole.tui.fleet_console.store import (
@@ -57,6 +58,7 @@ from runeconsole.tui.fleet_console.store import (
     FleetRows,
     Moved,
 )
+from runeconsole.tui.message_modal import MessageModal
 from runeconsole.tui.suspended_detail import show_resumed
 from runeconsole.tui.theme import LIVENESS_STYLE
 
@@ -82,6 +84,8 @@ CONFIRM = {
     ),
 }
 
+
+PEEK_LINES = 30
 
 # The actions that open a window first: the row's kind, and the window.
 WINDOWS: dict[str, tuple[str, type[FleetAnswerModal | FleetPermissionModal]]] = {
@@ -257,6 +261,9 @@ class FleetConsole(PanesApp):
         if message.action == "attach":
             self.attach(source, own)
             return
+        if message.action in ("say", "peek"):
+            self.open_agent(message.action, source, own)
+            return
         question, detail = CONFIRM[message.action]
 
         def confirmed(yes: bool | None) -> None:
@@ -285,6 +292,22 @@ class FleetConsole(PanesApp):
                 self.send_action(action, source, key, choice)
 
         self.push_screen(modal(source, key, row), chosen)
+
+    def open_agent(self, action: str, source: str, key: str) -> None:
+        """``m`` (a message) or ``p`` (its screen) for an agent of ``source``: each call
+        goes to the source when it is made, in the window's worker."""
+
+        def say(text: str) -> Any:
+            return self.feed.actions(source).say(key, text)
+
+        if action == "say":
+            self.push_screen(MessageModal(key, say, where=source))
+            return
+
+        def peek() -> Any:
+            return self.feed.actions(source).peek(key, PEEK_LINES)
+
+        self.push_screen(FleetPeekModal(source, key, peek, say, self.clock.now))
 
     @work(thread=True, group="fleet-actions")
     def send_action(

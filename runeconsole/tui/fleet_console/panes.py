@@ -192,10 +192,14 @@ class FleetAgentsPane(RowsPane):
         Binding("h", "act('handoff')", "Handoff"),
         Binding("r", "act('respawn')", "Respawn"),
         Binding("x", "act('kill')", "Kill"),
+        Binding("m", "act('say')", "Message", show=False),
+        Binding("p", "act('peek')", "Peek", show=False),
     ]
     HELP_KEYS = (
         ("g", "attach: your tmux switches to it, or a new window ssh -t HOST tmux attach"),
         ("h / r / x", "hand off, re-spawn, kill: sent to the agent's source (confirmed)"),
+        ("enter / p", "peek: its screen and last message, read on its source"),
+        ("m", "a message to the agent, pasted into its pane on its source and submitted"),
     )
 
     def __init__(self, store: FleetRows, now: Callable[[], Any], **kwargs: Any) -> None:
@@ -216,6 +220,10 @@ class FleetAgentsPane(RowsPane):
 
     def action_act(self, action: str) -> None:
         self.ask(action)
+
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+        event.stop()
+        self.ask("peek")
 
 
 class FleetProblemsPane(RowsPane):
