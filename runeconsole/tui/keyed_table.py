@@ -102,7 +102,6 @@ class KeyedTable(TableView):
         self._keep_cursor_on_its_row()
         settled = self._rows.settled
         place = self._rows.drop(key)
-        self._edited.pop(key, None)
         self._count_widths(old, -1)
         self._resize()
         if not settled or place is None or place <= self._window()[1]:
@@ -124,7 +123,6 @@ class KeyedTable(TableView):
         for index in self._auto:
             self._columns[index].widths.clear()
         self._rows.replace((key, self._full(values)) for key, values in rows)
-        self._edited.clear()
         self._order_dirty = False
         for values in self._rows.values.values() if self._auto else ():
             self._count_widths(values, 1)
@@ -203,7 +201,6 @@ class KeyedTable(TableView):
 
     def _change(self, key: str, old: tuple[Any, ...], new: tuple[Any, ...]) -> None:
         self._rows.values[key] = new
-        self._edited[key] = next(self._edits)
         if self._auto:
             self._count_widths(old, -1)
             self._count_widths(new, 1)

@@ -18,7 +18,6 @@ panes handled those before this table, and a handler of another name would never
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import count
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -122,6 +121,7 @@ class TableView(ScrollView, can_focus=True):
         super().__init__(**kwargs)
         self._columns = [Column(key, Text(label), width) for key, label, width in columns]
         self._widths = tuple(column.render_width for column in self._columns)
+        self._labels = tuple(column.label for column in self._columns)
         self._rows = KeyedRows([column.key for column in self._columns])
         self._cursor = 0
         self._follow: str | None = None  # the cursor's row, while rows above may go
@@ -129,9 +129,9 @@ class TableView(ScrollView, can_focus=True):
         self._size_due = False
         self._size_lagging = False
         self._painter = LinePainter()
-        self._drawn: LRUCache[tuple[Any, ...], Strip] = LRUCache(LINES_KEPT)
-        self._edits = count(1)
-        self._edited: dict[str, int] = {}  # a row's last change (a drawn line's stamp)
+        # Lines drawn, by row and the values they show (kept with them: an id is not
+        # reused while its object lives), look, cursor and hover.
+        self._drawn: LRUCache[tuple[Any, ...], tuple[object, Strip]] = LRUCache(LINES_KEPT)
         self._frame_look: Look | None = None  # while a frame is drawn
 
     def on_mount(self) -> None:
@@ -348,11 +348,11 @@ class TableView(ScrollView, can_focus=True):
         """Row ``key``'s line (the header's for None), drawn again only when it changed."""
         cursor = key is not None and place == self.cursor_row
         hover = self._hover == place
-        stamp = (key, self._edited.get(key, 0) if key else 0, look, cursor, hover)
-        strip = self._drawn.get(stamp)
-        if strip is None:
-            values = self._rows.values[key] if key else [c.label for c in self._columns]
-            strip = self._drawn[stamp] = self._painter.line(
+        values = self._rows.values[key] if key else self._labels
+        stamp = (key, id(values), look, cursor, hover)
+        drawn = self._drawn.get(stamp)
+        if drawn is None:
+            strip = self._painter.line(
                 self.app.console,
                 self.app.console_options,
                 look,
@@ -361,4 +361,6 @@ class TableView(ScrollView, can_focus=True):
                 cursor=cursor,
                 hover=hover,
             )
-        return strip
+            self._drawn[stamp] = (values, strip)
+            return strip
+        return drawn[1]

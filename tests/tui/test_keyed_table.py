@@ -459,3 +459,19 @@ async def test_rows_added_below_the_screen_draw_no_line_and_the_scrollbar_follow
         assert table.virtual_size.height == 301 and table.drawn_lines == 0
         await pilot.press("ctrl+end")
         assert table.cursor_key() == "k299" and "agent299" in drawn(table)[-1]
+
+
+async def test_a_row_shown_again_with_other_values_is_drawn_with_them() -> None:
+    """Dropped and added back, or replaced by a filter: a line drawn before is not reused."""
+    app = TableApp(rows=agents(range(3)))
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.table
+        await pilot.pause()
+        assert "active" in drawn(table)[2]
+        table.drop("k1")
+        table.upsert("k1", ("agent1", "crashed", ""))
+        await pilot.pause()
+        assert "crashed" in drawn(table)[3]
+        table.replace(agents((1, 0), "stale"))
+        await pilot.pause()
+        assert "stale" in drawn(table)[1] and "crashed" not in " ".join(drawn(table))
