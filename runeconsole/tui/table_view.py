@@ -165,6 +165,13 @@ class TableView(ScrollView, can_focus=True):
             self.set_reactive(Widget.virtual_size, size)
             self.refresh(layout=True, repaint=False)
 
+    def _scroll_y_to(self, y: int) -> None:
+        """Scroll to line ``y`` at once; the scrollable size is brought up to date first
+        only if it falls short (a key during a fill then costs no layout of the screen)."""
+        if y > self.max_scroll_y and (self._size_due or self._size_lagging):
+            self._settle_size()
+        self.scroll_to(y=y, animate=False, force=True)
+
     def _window(self) -> tuple[int, int]:
         """The places of the first and last rows on screen (the last perhaps partly)."""
         top = self.scroll_offset.y
@@ -205,15 +212,14 @@ class TableView(ScrollView, can_focus=True):
     def move_cursor(self, *, row: int, animate: bool = False, scroll: bool = True) -> None:
         """The cursor to ``row`` (clamped to the rows), scrolled into view."""
         del animate, scroll  # the cursor is always kept in view, at once (as DataTable does)
-        self._settle_size()
         row = max(0, min(row, len(self._rows) - 1))
         old, self._cursor = self.cursor_row, row
         rows = self._page()
         top = self.scroll_offset.y
         if row < top:
-            self.scroll_to(y=row, animate=False, force=True)
+            self._scroll_y_to(row)
         elif row >= top + rows:
-            self.scroll_to(y=row - rows + 1, animate=False, force=True)
+            self._scroll_y_to(row - rows + 1)
         if row != old and self._rows:
             self._refresh_row(old)
             self._refresh_row(row)
@@ -238,9 +244,8 @@ class TableView(ScrollView, can_focus=True):
     def _page_by(self, pages: int) -> None:
         """A page down (1) or up (-1): the rows and the cursor move by a screenful."""
         self._show_hover(None)
-        self._settle_size()
         page = self._page() * pages
-        self.scroll_to(y=self.scroll_offset.y + page, animate=False, force=True)
+        self._scroll_y_to(self.scroll_offset.y + page)
         self.move_cursor(row=self.cursor_row + page)
 
     def action_scroll_top(self) -> None:
