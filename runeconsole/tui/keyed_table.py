@@ -207,7 +207,8 @@ class KeyedTable(TableView):
         if self._rows.settled:  # else every line is to be drawn again already
             place = self._rows.place(key)
             if place is not None:
-                self._refresh_row(place)
+                changed = [index for index, value in enumerate(new) if value is not old[index]]
+                self._refresh_cells(place, changed)
 
     def _count_widths(self, values: tuple[Any, ...], rows: int) -> None:
         """An auto-width column gains (1) or loses (-1) the row's value; when that changes

@@ -182,6 +182,20 @@ class TableView(ScrollView, can_focus=True):
         if top <= place <= bottom and place < len(self._rows):
             self.refresh_line(place + HEADER)
 
+    def _refresh_cells(self, place: int, columns: list[int]) -> None:
+        """Repaint only these cells of a row on screen: the terminal is sent what changed
+        (a row's age each second is a few cells, not a line 160 wide)."""
+        top, bottom = self._window()
+        if not top <= place <= bottom:
+            return
+        y, x = place + HEADER - top, -self.scroll_offset.x
+        starts = [x]
+        for width in self._widths:
+            starts.append(starts[-1] + width)
+        for column in columns:
+            start = starts[column]
+            self.refresh(Region(start, y, starts[column + 1] - start, 1))
+
     def _page(self) -> int:
         return max(1, self.scrollable_content_region.height - HEADER)
 

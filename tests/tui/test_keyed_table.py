@@ -475,3 +475,25 @@ async def test_a_row_shown_again_with_other_values_is_drawn_with_them() -> None:
         table.replace(agents((1, 0), "stale"))
         await pilot.pause()
         assert "stale" in drawn(table)[1] and "crashed" not in " ".join(drawn(table))
+
+
+class RegionsTable(KeyedTable):
+    """Notes each region asked to be repainted."""
+
+    asked: list[Region]
+
+    def refresh(self, *regions: Region, **kwargs: bool) -> RegionsTable:
+        self.__dict__.setdefault("asked", []).extend(regions)
+        return super().refresh(*regions, **kwargs)
+
+
+async def test_a_changed_cell_repaints_its_own_region_only() -> None:
+    app = TableApp(rows=agents(range(5)), kind=RegionsTable)
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(RegionsTable)
+        await pilot.pause()
+        table.asked = []
+        table.set_cell("k2", "state", "crashed")  # NAME is 8 wide, STATE 10: x 10 to 22
+        assert table.asked == [Region(10, 3, 12, 1)]
+        await pilot.pause()
+        assert "crashed" in drawn(table)[3]
