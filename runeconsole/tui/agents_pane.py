@@ -247,11 +247,10 @@ class AgentsPane(LivePane):
         table, records = self.table, self.fleet.records
         deadline = time.perf_counter() + CHUNK_SECONDS
         walked, built = start, len(self._rows)
+        has, row_of = table.has, self._row_of
         while walked < len(keys) and time.perf_counter() < deadline:
             chunk, walked = self._matching(keys, walked, text, CHUNK_ROWS, 10 * CHUNK_ROWS)
-            table.extend(
-                [(key, self._row_of(key)) for key in chunk if key in records and not table.has(key)]
-            )
+            table.extend([(key, row_of(key)) for key in chunk if key in records and not has(key)])
         if len(self._rows) > built:
             settle_memory()  # the rows just built: no full pass walks them again
         if walked < len(keys):

@@ -35,7 +35,7 @@ class KeyedTable(TableView):
         return len(self._rows)
 
     def has(self, key: str) -> bool:
-        return key in self._rows
+        return key in self._rows.values
 
     def keys(self) -> list[str]:
         """Every row's key, in display order."""
