@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -77,6 +78,37 @@ def make_fleet(
         (directory / f"{key}.json").write_text(json.dumps(body))
         keys.append(key)
     return keys
+
+
+def git_out(cwd: Path, *args: str, data: str | None = None) -> str:
+    """What ``git ARGS`` prints in ``cwd`` (raises if it fails)."""
+    return subprocess.run(
+        ["git", *args], cwd=cwd, input=data, capture_output=True, text=True, check=True, timeout=600
+    ).stdout.strip()
+
+
+def repository(
+    root: Path, main_files: dict[str, str], branches: dict[str, tuple[str, dict[str, str]]]
+) -> None:
+    """A repository whose ``main`` holds ``main_files`` (checked out, ``.claude/`` kept out
+    of ``git status``) and one-commit branches off it (``{branch: (message, files)}``),
+    written by one ``git fast-import``."""
+    root.mkdir(parents=True)
+    git_out(root, "init", "--quiet", "--initial-branch=main")
+    git_out(root, "config", "user.email", "bench@example.invalid")
+    git_out(root, "config", "user.name", "bench")
+    stream = ["commit refs/heads/main", "mark :1", "committer b <b@b> 1700000000 +0000"]
+    stream += ["data 4", "base"]
+    for path, body in main_files.items():
+        stream += [f"M 100644 inline {path}", f"data {len(body)}", body]
+    for branch, (message, files) in branches.items():
+        stream += [f"commit refs/heads/{branch}", "committer b <b@b> 1700000001 +0000"]
+        stream += [f"data {len(message)}", message, "from :1"]
+        for path, body in files.items():
+            stream += [f"M 100644 inline {path}", f"data {len(body)}", body]
+    git_out(root, "fast-import", "--quiet", data="\n".join(stream) + "\n")
+    git_out(root, "checkout", "--quiet", "main")
+    (root / ".git" / "info" / "exclude").write_text(".claude/\n")
 
 
 def end_cleanly_on_sigterm() -> None:

@@ -13,6 +13,10 @@
    row in the Permissions pane, p95 (goal <= 100 ms); and 6. ``y`` in the permission
    window -> the hook prints its decision, p95 (goal <= 150 ms).
 
+7. Every event the hook handles, each a whole process, p50/p95 (goal p95 <= 60 ms), with
+   budgets set (so PreToolUse also judges the agent's spending) and the transcript growing;
+   ``--events-only`` prints only these.
+
 Run from the repository root: ``python benchmarks/claude_hook.py [--samples N]``.
 """
 
@@ -168,6 +172,34 @@ def permission_no_console(project: Project, samples: int) -> tuple[list[float], 
     return timings, cpu
 
 
+# (event, its fields) as Claude Code sends them; SessionEnd of /clear keeps the agent.
+EVENTS: tuple[tuple[str, dict[str, object]], ...] = (
+    ("SessionStart", {"source": "resume", "model": "claude-opus-5-5"}),
+    ("UserPromptSubmit", {"prompt": "Fix the parser."}),
+    ("PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}}),
+    ("PostToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}}),
+    ("Notification", {"message": "Claude is waiting for your input",
+                      "notification_type": "idle_prompt"}),
+    ("Stop", {"stop_hook_active": False}),
+    ("SessionEnd", {"reason": "clear"}),
+)  # fmt: skip
+BUDGETS = "runeconsole:\n  budgets:\n    per_agent_usd: 1000\n    per_day_usd: 500\n"
+
+
+def every_event(project: Project, samples: int) -> dict[str, tuple[list[float], list[float]]]:
+    """Each event's hook process, wall and CPU, with budgets set."""
+    (project.root / ".claude" / "talisman.yml").write_text(BUDGETS)
+    project.run(project.payload("SessionStart", source="startup", model="claude-opus-5-5"))
+    found: dict[str, tuple[list[float], list[float]]] = {e: ([], []) for e, _ in EVENTS}
+    for index in range(samples):
+        if index % 3 == 0:
+            project.grow_transcript(1000 + index)
+        for event, fields in EVENTS:
+            timed(project, project.payload(event, **fields), *found[event])
+            time.sleep(0.02)
+    return found
+
+
 def bare_interpreter(samples: int) -> tuple[list[float], list[float]]:
     """``python -c pass``, the floor every hook process stands on, measured alongside."""
     timings, cpu = [], []
@@ -290,10 +322,17 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("--ask-only", action="store_true", help="only figures 2 and 3")
     parser.add_argument("--permission-only", action="store_true", help="only figures 4 to 6")
+    parser.add_argument("--events-only", action="store_true", help="only figure 7")
     args = parser.parse_args()
     compileall.compile_dir(REPO / "runeconsole", quiet=1)  # as an installed wheel has it
     with tempfile.TemporaryDirectory(prefix="runeconsole-bench-") as name:
         project = Project(Path(name))
+        if args.events_only:
+            for event, (wall, cpu) in every_event(project, args.samples).items():
+                report(f"{event:<18} hook, whole process", wall, 60)
+                report(f"{'':<18}   its CPU time      ", cpu, 60)
+            print(f"  load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            return 0
         if not args.ask_only and not args.permission_only:
             hook, cpu = post_tool_use(project, args.samples)
             report("PostToolUse hook, whole process            ", hook, 60)

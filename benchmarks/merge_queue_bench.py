@@ -25,6 +25,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import git_out as git
+from _common import repository
 
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
 from runeconsole.services.project import Project
@@ -32,32 +36,16 @@ from runeconsole.services.project import Project
 TEST_COMMAND = ["true"]
 
 
-def git(cwd: Path, *args: str, data: str | None = None) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, input=data, capture_output=True, text=True, check=True, timeout=600
-    ).stdout.strip()
-
-
 def build(root: Path, files: int, branches: int) -> None:
     """A main with ``files`` files (checked out) and ``branches`` one-commit branches."""
-    root.mkdir(parents=True)
-    git(root, "init", "--quiet", "--initial-branch=main")
-    git(root, "config", "user.email", "bench@example.invalid")
-    git(root, "config", "user.name", "bench")
-    stream = ["commit refs/heads/main", "mark :1", "committer b <b@b> 1700000000 +0000"]
-    stream += ["data 4", "base"]
-    for n in range(files):
-        body = f"file {n}\n" * 4
-        stream += [f"M 100644 inline src/d{n % 100}/f{n}.txt", f"data {len(body)}", body]
-    for b in range(branches):
-        body = f"change from branch {b}\n"
-        stream += [f"commit refs/heads/feat/b{b}", "committer b <b@b> 1700000001 +0000"]
-        message = f"branch {b}"
-        stream += [f"data {len(message)}", message, "from :1"]
-        stream += [f"M 100644 inline src/d{b}/f{b}.txt", f"data {len(body)}", body]
-    git(root, "fast-import", "--quiet", data="\n".join(stream) + "\n")
-    git(root, "checkout", "--quiet", "main")
-    (root / ".git" / "info" / "exclude").write_text(".claude/\n")
+    repository(
+        root,
+        {f"src/d{n % 100}/f{n}.txt": f"file {n}\n" * 4 for n in range(files)},
+        {
+            f"feat/b{b}": (f"branch {b}", {f"src/d{b}/f{b}.txt": f"change from branch {b}\n"})
+            for b in range(branches)
+        },
+    )
 
 
 def bare_entry(root: Path, branch: str) -> float:
@@ -85,7 +73,10 @@ def queue_entry(queue: MergeQueue) -> float:
 
 
 def queued(root: Path, branches: int) -> MergeQueue:
-    queue = MergeQueue(Project(root), settings=MergeQueueSettings(test_command=TEST_COMMAND))
+    """One entry at a time (``batch_max 1``, ``parallel_runs 1``): the cost of one entry
+    beside the git commands it runs (``merge_queue_throughput.py`` measures batches)."""
+    settings = MergeQueueSettings(test_command=TEST_COMMAND, batch_max=1, parallel_runs=1)
+    queue = MergeQueue(Project(root), settings=settings)
     for b in range(branches):
         queue.add(f"feat/b{b}")
     return queue

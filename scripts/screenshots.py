@@ -20,7 +20,7 @@ from textual.worker import WorkerCancelled
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.claude_scene import ASK_TASK, PERMISSION_ID
 from runeconsole.demo.fleet_scene import build_fleet_scene
-from runeconsole.demo.merge_queue import build_queue
+from runeconsole.demo.merge_queue import build_batches, build_queue
 from runeconsole.demo.scene import build_scene
 from runeconsole.demo.suspended import build_scene as build_suspended
 from runeconsole.tui.app import create_app
@@ -69,6 +69,13 @@ async def _merge_queue(pilot: Pilot) -> None:
     build_queue(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
     pane = await _show_scanned(pilot, "merge-queue", MergeQueuePane)
     pane.table.move_cursor(row=4)  # type: ignore[attr-defined] # the failed entry: reason, files
+
+
+async def _merge_queue_batches(pilot: Pilot) -> None:
+    """A run in flight: a red batch's halves testing side by side, priorities, figures."""
+    build_batches(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
+    pane = await _show_scanned(pilot, "merge-queue", MergeQueuePane)
+    pane.table.move_cursor(row=5)  # type: ignore[attr-defined] # a low entry raised by waiting
 
 
 async def _problems(pilot: Pilot) -> None:
@@ -224,6 +231,8 @@ SHOTS: list[Shot] = [
     ("suspended", (120, 32), _suspended),
     ("merge-queue-80x24", (80, 24), _merge_queue),
     ("merge-queue-wide", (150, 32), _merge_queue),
+    ("merge-queue-batches-80x24", (80, 24), _merge_queue_batches),
+    ("merge-queue-batches-wide", (150, 32), _merge_queue_batches),
     ("agent-peek", (100, 34), _agent_peek),
     ("message-refused", (80, 24), _message_refused),
 ]

@@ -25,7 +25,8 @@ from runeconsole.core.errors import InvalidInput, UnreadableFile
 from runeconsole.core.files import atomic_write_bytes, create_exclusive, read_bytes
 from runeconsole.core.timeutil import compact_stamp
 
-SCOPES = ("local", "project", "user")
+SCOPES = ("local", "project", "user")  # most specific first: Claude Code's precedence
+BACKUPS_LOOKED_AT = 20
 FILE_NAMES = {"local": "settings.local.json", "project": "settings.json"}
 
 
@@ -41,6 +42,11 @@ def settings_path(scope: str, root: Path, environ: dict[str, str] | None = None)
     if scope == "user":
         return config_dir(environ) / "settings.json"
     return root / ".claude" / FILE_NAMES[scope]
+
+
+def less_specific(scope: str, root: Path, environ: dict[str, str] | None = None) -> list[Path]:
+    """The settings files under ``scope``'s in Claude Code's precedence, nearest first."""
+    return [settings_path(s, root, environ) for s in SCOPES[SCOPES.index(scope) + 1 :]]
 
 
 def dump(data: dict[str, Any]) -> bytes:
@@ -77,14 +83,32 @@ class SettingsFile:
             )
         return cls(path, raw, data)
 
-    def write(self, data: dict[str, Any]) -> Path | None:
-        """Replace the file with ``data``; returns the backup of what it held (if anything)."""
+    def write(self, data: dict[str, Any], raw: bytes | None = None) -> Path | None:
+        """Replace the file with ``data`` (written as ``raw`` when given: bytes known to hold
+        it); returns the backup of what it held (if anything)."""
         backup = self._backup()
         mode = 0o644
         with contextlib.suppress(OSError):
             mode = self.path.stat().st_mode & 0o777
-        atomic_write_bytes(self.path, dump(data), mode)
+        atomic_write_bytes(self.path, dump(data) if raw is None else raw, mode)
         return backup
+
+    def backups(self) -> list[Path]:
+        """The backups kept beside the file, newest first."""
+        found = self.path.parent.glob(self.path.name + ".bak-*")
+        return sorted(found, key=lambda p: (p.name.split(".bak-")[-1], p.name), reverse=True)
+
+    def backup_holding(self, data: dict[str, Any]) -> bytes | None:
+        """The bytes of the newest backup that holds exactly ``data``: the file as it was
+        before an install that is now undone, to be put back byte for byte."""
+        for backup in self.backups()[:BACKUPS_LOOKED_AT]:
+            try:
+                raw = read_bytes(backup, limit=4 * 1024 * 1024)
+                if (json.loads(raw.decode("utf-8")) if raw.strip() else {}) == data:
+                    return raw
+            except (UnreadableFile, UnicodeDecodeError, ValueError, RecursionError):
+                continue
+        return None
 
     def _backup(self) -> Path | None:
         if self.raw is None:

@@ -125,6 +125,23 @@ def add_detached(repo: Path, path: Path, commit: str, *, timeout: float = 300) -
     )
 
 
+def switch_detached(worktree: Path, commit: str, *, timeout: float = 300) -> None:
+    """Point a worktree we own at ``commit`` (detached), whatever it held: tracked files
+    reset, untracked and ignored ones (a previous test run's) removed."""
+    run_git(
+        ["-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", "--force", commit],
+        worktree,
+        timeout=timeout,
+    )
+    run_git(["clean", "-ffdxq"], worktree, timeout=timeout)
+
+
+def tree_of(repo: Path, commit: str) -> str | None:
+    """The tree a commit holds (two commits with one tree test alike)."""
+    result = run_git(["rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}"], repo, check=False)
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
 def remove_worktree(repo: Path, path: Path) -> None:
     """Remove a worktree we own, whatever state it was left in (rebase, half-made)."""
     if path.exists():
@@ -163,14 +180,28 @@ def identity_fallback(repo: Path) -> list[str]:
 
 
 def rebase(
-    worktree: Path, onto: str, *, timeout: float = 300, identity: list[str] | None = None
+    worktree: Path,
+    onto: str,
+    *,
+    timeout: float = 300,
+    identity: list[str] | None = None,
+    start: str | None = None,
 ) -> RebaseResult:
-    """Rebase the detached HEAD of ``worktree`` onto ``onto``; on conflict list files and abort.
+    """Rebase the detached HEAD of ``worktree`` (or the commit ``start``, checked out
+    detached first: one git call) onto ``onto``; on conflict list files and abort.
 
     ``identity``: ``-c`` options from ``identity_fallback`` (the rebase commits).
     """
     result = run_git(
-        [*_PLAIN_REBASE, *(identity or []), "rebase", "--no-autostash", "--quiet", onto],
+        [
+            *_PLAIN_REBASE,
+            *(identity or []),
+            "rebase",
+            "--no-autostash",
+            "--quiet",
+            onto,
+            *([start] if start else []),
+        ],
         worktree,
         timeout=timeout,
         check=False,

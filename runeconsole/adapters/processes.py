@@ -12,6 +12,7 @@ import select
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from runeconsole.core.errors import RuneError
 TAIL_LINES = 40
 EXIT_POLL = 0.05  # seconds between exit checks where there is no pidfd
 DRAIN_SECONDS = 1.0  # at most this long reading output after the exit or the kill
+CANCEL_POLL = 0.1  # seconds between looks at a cancel event
 KILL_WAIT = 10.0  # for the killed process to be reaped
 
 
@@ -32,6 +34,7 @@ class StreamResult:
     timed_out: bool
     tail: list[str]
     seconds: float
+    cancelled: bool = False  # stopped because the caller asked (``cancel``)
 
 
 def kill_group(pgid: int) -> None:
@@ -74,8 +77,10 @@ def run_streaming(
     timeout: float,
     on_line: Callable[[str], None] | None = None,
     env: dict[str, str] | None = None,
+    cancel: threading.Event | None = None,
 ) -> StreamResult:
-    """Run ``args`` in a new process group, streaming its output, until it exits or times out.
+    """Run ``args`` in a new process group, streaming its output, until it exits or times out
+    (or ``cancel`` is set: then it is stopped and the result says ``cancelled``).
 
     The result is decided by the process itself, not by its output: a command that
     closes its output keeps being timed, and one that exits while a background child
@@ -104,10 +109,12 @@ def run_streaming(
             selector.register(exit_fd, selectors.EVENT_READ)
         while not _exited(process.pid):
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or (cancel is not None and cancel.is_set()):
                 break
             # With a pidfd the exit wakes the select; without one it is polled for.
             poll = remaining if exit_fd is not None else min(remaining, EXIT_POLL)
+            if cancel is not None:
+                poll = min(poll, CANCEL_POLL)
             for key, _ in selector.select(timeout=poll):
                 if key.fd == output.fd and not output.read():
                     selector.unregister(output.fd)  # closed; the process may still run
@@ -124,6 +131,8 @@ def run_streaming(
     except subprocess.TimeoutExpired:  # unkillable (uninterruptible sleep): report the timeout
         returncode, timed_out = None, True
     seconds = time.monotonic() - started
+    if timed_out and cancel is not None and cancel.is_set():
+        return StreamResult(None, False, output.tail_lines(), seconds, cancelled=True)
     return StreamResult(None if timed_out else returncode, timed_out, output.tail_lines(), seconds)
 
 

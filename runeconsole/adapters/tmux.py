@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import shlex
 import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -329,6 +330,15 @@ class Tmux:
             with contextlib.suppress(OSError):
                 (socket_dir / self.socket_name).unlink(missing_ok=True)
 
+    def new_window(
+        self, name: str, command: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None
+    ) -> None:
+        """``command`` (an argument list, run without a shell) in a new window of the
+        current session (the client's, as ``$TMUX`` says), with ``env`` set."""
+        env_args = [f"-e{key}={value}" for key, value in (env or {}).items()]
+        result = self._run("new-window", "-n", name, "-c", str(cwd), *env_args, "--", *command)
+        self._check(result, f"new-window {name}")
+
     def switch_client(self, session: str) -> None:
         """Move the operator's tmux client (the one running us) to ``session``."""
         if not os.environ.get("TMUX"):
@@ -350,3 +360,15 @@ class Tmux:
         elif self.socket_name:
             command += ["-L", self.socket_name]
         return [*command, "attach-session", "-t", f"={session}"]
+
+
+def open_window(
+    name: str, command: Sequence[str], cwd: Path, env: dict[str, str] | None = None
+) -> None:
+    """A new window of the operator's tmux (the server this process runs in, from
+    ``$TMUX``) running ``command``; the error says how to run it by hand when this
+    process is not inside tmux."""
+    socket = os.environ.get("TMUX", "").split(",")[0]
+    if not socket:
+        raise RuneError(f"not inside tmux; run it in a terminal: {shlex.join(command)}")
+    Tmux(socket_path=socket).new_window(name, command, cwd=cwd, env=env)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude.session_view import activity_text
 from runeconsole.services.claude.view import AgentView
 from runeconsole.services.liveness import AgentRecord
 
@@ -21,7 +22,7 @@ def table_row(record: AgentRecord, view: AgentView | None = None) -> tuple[str, 
         f"● {record.liveness}",
         record.key,
         record.status,
-        (view.activity if view else record.get("activity")) or "",
+        activity_text(view.activity if view else record.get("activity"), record.fields),
         format_age(record.age_seconds),
         str(record.get("node_id") or ""),
         str(record.get("tmux_session") or ""),

@@ -16,6 +16,7 @@ from pathlib import Path
 from runeconsole.adapters.claude_settings import SCOPES, settings_path
 from runeconsole.cli.common import print_json, resolve_root
 from runeconsole.services.claude import install as hooks_file
+from runeconsole.services.claude import statusline_install
 from runeconsole.services.claude.status import BridgeStatus
 
 
@@ -53,15 +54,17 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     hook.set_defaults(func=run_hook)
 
 
-def _path(scope: str, args: argparse.Namespace) -> Path:
+def _root(scope: str, args: argparse.Namespace) -> Path:
     # The user's settings belong to no project: no root is needed for them.
-    return settings_path(scope, Path.cwd() if scope == "user" else resolve_root(args))
+    return Path.cwd() if scope == "user" else resolve_root(args)
 
 
 def change_hooks(args: argparse.Namespace) -> int:
-    path = _path(args.scope, args)
+    root = _root(args.scope, args)
+    path = settings_path(args.scope, root)
     if args.action == "install":
-        change = hooks_file.plan_install(path)
+        beneath = statusline_install.in_effect_beneath(args.scope, root)
+        change = hooks_file.plan_install(path, beneath=beneath)
     else:
         change = hooks_file.plan_uninstall(path)
     if args.dry_run:
@@ -81,6 +84,9 @@ def change_hooks(args: argparse.Namespace) -> int:
         print(f"the previous file is kept as {change.backup}")
     if args.action == "install":
         print(f"events: {', '.join(change.events)}")
+        print(f"status line: {change.status_line}")
+    elif change.restored is not None:
+        print("the file is back as it was before the install, byte for byte")
     return 0
 
 

@@ -1,7 +1,9 @@
-"""``runeconsole merge-queue list|add|process|status|retry|remove|pause|resume|move``.
+"""``runeconsole merge-queue list|add|process|status|stats|retry|remove|pause|resume|move|
+priority``: the queue and the operator's changes here, processing and what it shows in
+``merge_queue_process``.
 
-``process`` exits 0 when the entry merged (or nothing was waiting), 1 when an entry
-failed (or the queue could not be processed), 2 on usage errors.
+``process`` exits 0 when every entry it took merged (or nothing was waiting), 1 when an
+entry failed (or the queue could not be processed), 2 on usage errors.
 """
 
 from __future__ import annotations
@@ -11,16 +13,15 @@ import sys
 from datetime import datetime
 
 from runeconsole.cli.common import open_project, print_json, print_table
+from runeconsole.cli.merge_queue_process import process_queue, show_stats, show_status
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.merge_queue import (
     COMPLETED,
     FAILED,
-    PICKED_UP,
-    RECOVERED,
+    PRIORITIES,
     MergeQueue,
     Prediction,
-    Progress,
     QueueEntry,
 )
 
@@ -42,7 +43,7 @@ TINT = {"pending": "", "in_progress": "yellow", "completed": "green", "failed": 
 
 def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     group = subparsers.add_parser(
-        "merge-queue", help="the sequential merge queue (rebase -> test -> merge)"
+        "merge-queue", help="the merge queue (batches rebased -> tested -> merged)"
     )
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 
@@ -61,15 +62,23 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     add.add_argument("--pr", type=int, metavar="N")
     add.add_argument("--worktree", metavar="PATH")
     add.add_argument("--test-command", metavar="CMD", help="override the configured test command")
+    add.add_argument(
+        "--priority",
+        choices=PRIORITIES,
+        help="its lane (default normal); waiting aging_minutes raises it one level",
+    )
     add.add_argument("--json", action="store_true")
     add.set_defaults(func=add_entry)
 
     process = actions.add_parser(
         "process",
         parents=[common],
-        help="process the head entry",
-        description="Rebase the head entry onto main in a worktree of the queue's own, run\n"
-        "the test command there, and move main to the tested commit (compare-and-swap).\n"
+        help="process the head batch",
+        description="Rebase the entries at the head of the queue one on the next (up to\n"
+        "batch_max) in a worktree of the queue's own, run the test command at the tip,\n"
+        "and move main there (compare-and-swap); a red batch is bisected down to its\n"
+        "culprits. With --all, batches test speculatively on top of the one ahead\n"
+        "(parallel_runs) until the queue is empty.\n"
         "Exit 0: merged, or nothing waiting; 1: an entry failed, or processing could\n"
         "not start (paused, busy, dirty checkout of main); 2: usage error.",
         epilog=REASONS_HELP,
@@ -77,7 +86,9 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     )
     process.add_argument("--all", action="store_true", help="keep going until the queue is empty")
     process.add_argument(
-        "--dry-run", action="store_true", help="say what would happen; change nothing"
+        "--dry-run",
+        action="store_true",
+        help="say what would happen (the batches it would form); change nothing",
     )
     process.add_argument("--json", action="store_true", help="print the outcome as JSON only")
     process.set_defaults(func=process_queue)
@@ -85,6 +96,14 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     status = actions.add_parser("status", parents=[common], help="paused?, who processes, counts")
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=show_status)
+
+    stats = actions.add_parser(
+        "stats",
+        parents=[common],
+        help="depth, wait p50/p95, landed per hour, failure rate, flaky runs, batches at work",
+    )
+    stats.add_argument("--json", action="store_true")
+    stats.set_defaults(func=show_stats)
 
     for name, helptext in (("retry", "queue a failed entry again"), ("remove", "drop an entry")):
         sub = actions.add_parser(name, parents=[common], help=helptext)
@@ -99,10 +118,25 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     direction.add_argument("--up", action="store_const", const=-1, dest="offset")
     direction.add_argument("--down", action="store_const", const=1, dest="offset")
     move.set_defaults(func=change_entry, change="move")
+    priority = actions.add_parser(
+        "priority", parents=[common], help="put a pending entry in another priority lane"
+    )
+    priority.add_argument("entry_id", metavar="ID")
+    priority.add_argument("priority", choices=PRIORITIES)
+    priority.set_defaults(func=change_entry, change="priority")
 
 
 def _queue(args: argparse.Namespace) -> MergeQueue:
     return MergeQueue(open_project(args))
+
+
+def lane_word(entry: QueueEntry) -> str:
+    """``high``, or ``low->high`` when waiting raised it; ``normal`` is left blank."""
+    given = entry.priority
+    now = PRIORITIES[entry.lane] if entry.status == "pending" else given
+    if now != given:
+        return f"{given}->{now}"
+    return "" if given == "normal" else given
 
 
 def _age(entry: QueueEntry, now: datetime) -> str:
@@ -118,7 +152,7 @@ def describe(entry: QueueEntry, prediction: Prediction | None) -> str:
         merged = entry.get("merged_commit")
         return f"merged {str(merged)[:12]}" if merged else "merged"
     if entry.status == "in_progress":
-        return entry.step
+        return f"{entry.batch_id}: {entry.step}" if entry.batch_id else entry.step
     return prediction.summary() if prediction else ""
 
 
@@ -142,11 +176,12 @@ def list_entries(args: argparse.Namespace) -> int:
         return 0
     now = queue.clock.now()
     print_table(
-        ("#", "STATUS", "ID", "BRANCH", "IDENTITY", "AGE", "DETAIL"),
+        ("#", "STATUS", "PRI", "ID", "BRANCH", "IDENTITY", "AGE", "DETAIL"),
         [
             (
                 str(entry.position or ""),
                 entry.status,
+                lane_word(entry),
                 entry.entry_id,
                 entry.branch,
                 entry.identity or "",
@@ -171,6 +206,7 @@ def add_entry(args: argparse.Namespace) -> int:
         pr_number=args.pr,
         worktree=args.worktree,
         test_command=args.test_command,
+        priority=args.priority,
     )
     if args.json:
         print_json({**entry.to_json(), "created": created})
@@ -178,94 +214,6 @@ def add_entry(args: argparse.Namespace) -> int:
         print(f"queued {entry.branch} as {entry.entry_id}")
     else:
         print(f"{entry.branch} is already queued as {entry.entry_id} ({entry.status})")
-    return 0
-
-
-def _print_progress(event: Progress) -> None:
-    if event.step == RECOVERED:
-        print(f"recovered: {event.message}", flush=True)
-    elif event.step == PICKED_UP:
-        print(event.message, flush=True)
-    elif event.output:
-        print(f"    | {event.message}", flush=True)
-    else:
-        print(f"[{event.elapsed:6.1f}s] {event.entry_id}: {event.message}", flush=True)
-
-
-def process_queue(args: argparse.Namespace) -> int:
-    queue = _queue(args)
-    if args.dry_run:
-        return _dry_run(queue, args.json)
-    report = queue.process(run_all=args.all, progress=None if args.json else _print_progress)
-    if args.json:
-        print_json(report.to_json())
-    else:  # recovery and picked-up signals were printed as they happened
-        for outcome in report.outcomes:
-            if outcome.merged:
-                print(f"merged {outcome.branch} ({outcome.entry_id})")
-            else:
-                files = f" [{', '.join(outcome.conflict_files)}]" if outcome.conflict_files else ""
-                print(f"FAILED {outcome.branch} ({outcome.entry_id}): {outcome.reason}{files}")
-            for note in outcome.notes:
-                print(f"  note: {note}")
-        if report.stopped:
-            print(f"stopped: {report.stopped}")
-        elif not report.outcomes:
-            print("nothing to process")
-    # Stopping because someone paused the queue is not a failure; anything else is.
-    stopped_badly = report.stopped is not None and not queue.read().paused
-    return 1 if stopped_badly or any(not o.merged for o in report.outcomes) else 0
-
-
-def _dry_run(queue: MergeQueue, as_json: bool) -> int:
-    plan = queue.plan()
-    if as_json:
-        print_json(plan.to_json())
-        return 1 if plan.refused else 0
-    head, prediction = plan.head, plan.prediction
-    for note in plan.recovered:
-        print(f"would recover: {note}")
-    for request in plan.picked_up:
-        print(f"would pick up MERGE_READY {request['signal']} ({request['branch']})")
-    if head is None:
-        print("nothing to process")
-        return 0
-    print(f"would process {head.entry_id}: {head.branch} onto {queue.settings.main_branch}")
-    if head.get("entry_id") is None:
-        print("  predicted: once it is queued (`merge-queue list` then shows it)")
-    else:
-        print(f"  predicted: {prediction.summary() if prediction else '-'}")
-    print(f"  test command: {plan.test_command or '(none configured)'}")
-    if plan.paused:
-        print("  but the queue is paused")
-    if plan.busy_pid is not None:
-        print(f"  but the queue is being processed by pid {plan.busy_pid}")
-    if plan.refused:
-        print(f"  but it would be refused: {plan.refused}")
-        return 1  # as `process` would
-    return 0
-
-
-def show_status(args: argparse.Namespace) -> int:
-    status = _queue(args).status()
-    if args.json:
-        print_json(status.to_json())
-        return 0
-    counts = ", ".join(f"{n} {name}" for name, n in status.counts.items())
-    print(f"merge queue: {'PAUSED' if status.paused else 'running'}; {counts}")
-    if status.error:
-        print(f"unreadable: {status.error}")
-    if status.processing_pid is not None:
-        print(f"being processed by pid {status.processing_pid}")
-    current = status.current
-    if current is not None and current.get("processor_pid") is not None:
-        print(f"in progress: {current.entry_id} ({current.branch or '-'}) at {current.step}")
-    for held in status.held_by:
-        print(f"held by another processor: {held['entry_id']} ({held['branch'] or '-'})")
-    if status.held_note:
-        print(f"waiting: {status.held_note}")
-    if status.head:
-        print(f"next: {status.head}")
     return 0
 
 
@@ -277,13 +225,18 @@ def change_entry(args: argparse.Namespace) -> int:
     elif args.change == "remove":
         entry = queue.remove(args.entry_id)
         print(f"{entry.entry_id}: removed ({entry.branch})")
+    elif args.change == "priority":
+        entry, changed = queue.set_priority(args.entry_id, args.priority)
+        said = "now" if changed else "already"
+        print(f"{entry.entry_id}: {said} {args.priority}")
     else:
         entry, moved = queue.move(args.entry_id, args.offset)
         if moved:
             print(f"{entry.entry_id}: moved {'up' if args.offset < 0 else 'down'}")
         else:
             end = "first" if args.offset < 0 else "last"
-            print(f"{entry.entry_id}: already {end} in the queue; nothing changed")
+            where = "the queue" if entry.priority == "normal" else f"the {entry.priority} lane"
+            print(f"{entry.entry_id}: already {end} in {where}; nothing changed")
     return 0
 
 

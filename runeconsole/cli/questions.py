@@ -14,7 +14,7 @@ import sys
 from datetime import datetime, timedelta
 
 from runeconsole.cli.common import open_project, print_json, print_table
-from runeconsole.core.errors import RuneError
+from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.questions import (
     ANOTHER_TOOL,
@@ -117,6 +117,27 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         "(--option A --option C)",
     )
     choice.add_argument("--text", help="a free-text answer")
+    choice.add_argument(
+        "--field",
+        action="append",
+        dest="fields",
+        metavar="NAME=VALUE",
+        help="a form's field (an MCP server's elicitation), repeated for each: accepts it",
+    )
+    choice.add_argument(
+        "--decline",
+        action="store_const",
+        const="decline",
+        dest="form_action",
+        help="decline a form (the MCP server is told the user said no)",
+    )
+    choice.add_argument(
+        "--cancel",
+        action="store_const",
+        const="cancel",
+        dest="form_action",
+        help="cancel a form (dismissed without a choice)",
+    )
     answer.add_argument("--json", action="store_true")
     answer.set_defaults(func=answer_question)
 
@@ -262,12 +283,28 @@ def answer_question(args: argparse.Namespace) -> int:
     from runeconsole.services.claude.answers import answer as give
 
     service = Questions(open_project(args))
-    answer = give(service, service.get(args.id), options=args.options, text=args.text)
+    question = service.get(args.id)
+    text = args.text
+    if args.fields is not None or args.form_action is not None:
+        text = _form_answer(question, args.form_action, args.fields or [])
+    answer = give(service, question, options=args.options, text=text)
     if args.json:
         print_json(answer.to_json())
     else:
         print(f"answered {args.id}: {answer.answer}")
     return 0
+
+
+def _form_answer(question: Question, action: str | None, given: list[str]) -> str:
+    from runeconsole.services.claude import elicitation
+
+    typed: dict[str, str] = {}
+    for item in given:
+        name, equals, value = item.partition("=")
+        if not equals or not name.strip():
+            raise InvalidInput(f"--field {item!r}: give it as NAME=VALUE")
+        typed[name.strip()] = value
+    return elicitation.typed_answer(question.fields, action or "accept", typed)
 
 
 def status_line(args: argparse.Namespace) -> int:

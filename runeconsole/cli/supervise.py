@@ -32,6 +32,12 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     spawn.add_argument("--worktree", metavar="PATH", type=Path)
     spawn.add_argument("--node-id")
     spawn.add_argument("--bead-id")
+    spawn.add_argument(
+        "--background",
+        action="store_true",
+        help="a Claude Code background session (claude --bg) instead of a tmux session: "
+        'give -- claude [OPTIONS] "TASK"',
+    )
     spawn.add_argument("agent_command", nargs=argparse.REMAINDER, metavar="-- COMMAND")
     spawn.set_defaults(func=spawn_agent)
 
@@ -77,6 +83,8 @@ def spawn_agent(args: argparse.Namespace) -> int:
         raise InvalidInput(
             "give the agent's command after --, e.g. runeconsole spawn ... -- claude"
         )
+    if args.background:
+        return _spawn_background(args, command)
     result = supervisor_for(args).spawn(
         args.role,
         args.name,
@@ -95,6 +103,24 @@ def spawn_agent(args: argparse.Namespace) -> int:
             f"`runeconsole respawn {result.key}` continues from an agent's hook instead)"
         )
     return _emit(args, result.to_json(), *lines)
+
+
+def _spawn_background(args: argparse.Namespace, command: list[str]) -> int:
+    """``claude --bg``: the words after ``claude`` are its options and the task."""
+    from runeconsole.services.claude.background import Background
+
+    if Path(command[0]).name == "claude":
+        command = command[1:]
+    if args.node_id or args.bead_id:
+        raise InvalidInput("--node-id and --bead-id are for agents in tmux")
+    record = Background(open_project(args)).start(args.role, args.name, command, cwd=args.worktree)
+    short = record.get("background_id")
+    return _emit(
+        args,
+        record.to_json(),
+        f"spawned {record.key} as Claude Code background session {short} "
+        f"(runeconsole background logs {record.key}; attach, stop)",
+    )
 
 
 def respawn_agent(args: argparse.Namespace) -> int:

@@ -110,6 +110,11 @@ class ProjectPaths:
         return self.question_signals / "claude-code"
 
     @property
+    def cost(self) -> Path:
+        """Each agent's spending ledger (``agents/{key}.json``) and the fleet's by day."""
+        return self.state / "cost"
+
+    @property
     def supervisor(self) -> Path:
         """The supervisor's own state: latest pane observations, wisdom prompts."""
         return self.state / "supervisor"

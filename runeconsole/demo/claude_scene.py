@@ -1,6 +1,7 @@
-"""The Claude Code part of the fixed demo scene: what the hooks reported of some agents
-(activity, tokens, context), an AskUserQuestion call relayed to the console and a
-permission request waiting for the operator."""
+"""The Claude Code part of the fixed demo scene: what the hooks and status lines reported
+of some agents (activity, tokens, context, cost against the budgets, the plan's headroom),
+an AskUserQuestion call relayed to the console and a permission request waiting for the
+operator."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import contextlib
 from datetime import datetime, timedelta
 
 from runeconsole.core.paths import ProjectPaths
+from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude import permission_files, permission_rules, relay_files
+from runeconsole.services.cost import booking
 from runeconsole.services.registry import Registry
 
 HOOK_AGENT = ("claude", "shop-7f3a91c2", None)  # a session started by hand, seen by its hooks
@@ -48,6 +51,18 @@ HOOKED: dict[str, tuple[str, str | None, int, int]] = {
 }
 
 
+# key -> (dollars before today, dollars today, estimated): one near its budget, one held
+SPENT: dict[str, tuple[float, float, bool]] = {
+    "orchestrator-auth": (28.80, 12.40, False),  # 82 % of per_agent_usd
+    ASKER: (0.0, 6.35, False),
+    "worker-parser": (1.20, 1.90, False),
+    "worker-tokens": (0.0, 20.45, False),  # past per_day_usd: held
+    "claude-shop-7f3a91c2": (0.0, 0.42, True),  # no status line yet: estimated
+}
+BUDGETS = {"per_agent_usd": 50.0, "per_day_usd": 20.0, "fleet_day_usd": None}
+PLAN = {"five_hour": {"used_percentage": 42}, "seven_day": {"used_percentage": 17}}
+
+
 def tokens(total: int) -> dict[str, int]:
     """A plausible split of ``total`` (most of a long session is read from the cache)."""
     parts = {"input": total * 4 // 100, "output": total * 2 // 100}
@@ -57,8 +72,16 @@ def tokens(total: int) -> dict[str, int]:
 
 
 def feed_hooks(registry: Registry) -> None:
-    """Write what the hooks would have into those agents' identities."""
+    """Write what the hooks and status lines would have into those agents' identities
+    (and their spending into the ledgers, as the status line books it)."""
+    now = registry.clock.now()
     for key, (activity, waiting_for, left, total) in HOOKED.items():
+        fields: dict = {"role": key.split("-")[0]}
+        before, today, estimated = SPENT[key]
+        for session, usd, when in (("s0", before, now - timedelta(days=1)), ("s1", today, now)):
+            if usd:
+                entry = booking.Entry(registry.paths, key, fields, {})
+                booking.book(entry, session, usd, estimated, when, BUDGETS)
         registry.update(
             key,
             {
@@ -66,6 +89,8 @@ def feed_hooks(registry: Registry) -> None:
                 "waiting_for": waiting_for,
                 "context_left_percent": left,
                 "tokens": tokens(total),
+                **({"cost": fields["cost"]} if "cost" in fields else {}),
+                **({"rate_limits": {**PLAN, "reported_at": iso_z(now)}} if key == ASKER else {}),
             },
         )
 

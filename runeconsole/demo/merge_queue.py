@@ -1,19 +1,23 @@
-"""A small merge queue on real branches, for the screenshots and the pane's snapshots.
+"""Small merge queues on real branches, for the screenshots and the pane's snapshots.
 
-Four pending entries (the last is predicted to conflict with the one before it) and
-one that failed on a conflict. Branches are committed in a temporary worktree, so
+``build_queue``: four pending entries (the last is predicted to conflict with the one
+before it) and one that failed on a conflict. ``build_batches``: a fleet's queue in the
+middle of a run, batches at work. Branches are committed in a temporary worktree, so
 the project's own checkout only gets the base commit on ``main``.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.git import run_git
 from runeconsole.core.files import atomic_write_bytes
+from runeconsole.core.timeutil import iso_z
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
 from runeconsole.services.project import Project
 
@@ -74,3 +78,92 @@ def build_queue(root: Path, clock: ManualClock | None = None) -> MergeQueue:
     if clock is not None:
         clock.advance(95)
     return queue
+
+
+# A fleet's queue in the middle of a run, for the batches' screenshots and snapshots:
+# (branch, identity, files, minutes since the previous one joined, priority)
+LANDED = (
+    ("feat/login-form", "worker-login", {"src/login.py": "FORM = 1\n"}, 0),
+    ("feat/rate-limit", "worker-limits", {"src/limits.py": "RATE = 5\n"}, 3),
+    ("feat/cache-keys", "worker-cache", {"src/cache.py": "KEYS = 2\n"}, 4),
+    ("feat/audit-log", "worker-audit", {"src/audit.py": "AUDIT = 1\n"}, 2),
+)
+CULPRIT = ("feat/pdf-report", "worker-pdf", {"src/pdf.py": "FONTS = 0\n"}, 2)
+BISECTED = (  # one batch, red; now its halves test side by side
+    ("feat/export-csv", "worker-export", {"src/export.py": "CSV = 1\n"}, 3),
+    ("feat/search-ranks", "worker-search", {"src/search.py": "RANK = 2\n"}, 1),
+    ("feat/quota-check", "worker-quota", {"src/quota.py": "QUOTA = 3\n"}, 2),
+    ("feat/retry-jobs", "worker-jobs", {"src/jobs.py": "RETRY = 4\n"}, 1),
+)
+WAITING = (
+    ("feat/docs-typos", "worker-docs", {"docs/guide.md": "typos\n"}, 1, "low"),
+    ("feat/metrics", "worker-metrics", {"src/metrics.py": "M = 1\n"}, 28, "normal"),
+    ("feat/hotfix-login", "orchestrator-auth", {"src/login.py": "FORM = 2\n"}, 4, "urgent"),
+)
+
+
+def build_batches(root: Path, clock: ManualClock) -> MergeQueue:
+    """Commit the base files on main and leave the queue as a processor records it
+    mid-run (this process standing in for it): four entries landed (one on a retry:
+    flaky), one failed alone, a red batch of four bisected with both halves testing, the
+    second on top of the first, and three waiting (an urgent one, a low one raised by
+    waiting, a normal one)."""
+    commit_files(root, BASE, "demo: service skeleton")
+    settings = MergeQueueSettings(test_command=["make", "test"], batch_max=4, parallel_runs=2)
+    queue = MergeQueue(Project(root, clock), settings)
+    ids = []
+    for branch, identity, files, minutes in (*LANDED, CULPRIT, *BISECTED):
+        clock.advance(minutes * 60)
+        ids.append(queue.add(branch, identity=identity)[0].entry_id)
+        commit_branch(root, branch, files, f"{identity}: {', '.join(files)}")
+    for branch, identity, files, minutes, priority in WAITING:
+        clock.advance(minutes * 60)
+        commit_branch(root, branch, files, f"{identity}: {', '.join(files)}")
+        queue.add(branch, identity=identity, priority=priority)
+    clock.advance(60)
+    _record_the_run(queue, ids, clock)
+    return queue
+
+
+def _record_the_run(queue: MergeQueue, ids: list[str], clock: ManualClock) -> None:
+    now = clock.now()
+    done = [4, 2, 5, 1]  # minutes ago each landed
+    for n, (entry_id, minutes) in enumerate(zip(ids[:4], done, strict=True)):
+        changes = {"status": "completed", "merged_commit": f"{n + 1:x}" * 40}
+        changes["completed_at"] = iso_z(now - timedelta(minutes=minutes))
+        changes["flaky"] = n == 2
+        queue.update_entry(entry_id, changes)
+    queue.update_entry(
+        ids[4],
+        {
+            "status": "failed",
+            "reason": "tests_failed",
+            "error": "tests failed (exit 1)",
+            "completed_at": iso_z(now - timedelta(minutes=3)),
+            "output_tail": ["FAILED tests/test_pdf.py::test_fonts - missing glyph", "1 failed"],
+            "notes": ["found by bisecting: it fails alone"],
+        },
+    )
+    state = queue.read()
+    bisected = [state.find(entry_id) for entry_id in ids[5:]]
+    queue.claim_batch([e for e in bisected if e is not None], "b1")
+    halves = (("b4", ids[5:7], None, 1, 72), ("b5", ids[7:9], "b4", 2, 40))
+    batches, changes = [], {}
+    for batch_id, entries, on, slot, seconds in halves:
+        batches.append(
+            {
+                "batch_id": batch_id,
+                "entries": entries,
+                "state": "testing",
+                "step": "test",
+                "step_started_at": iso_z(now - timedelta(seconds=seconds)),
+                "slot": slot,
+                "on": on,
+                "half_of": "b1",
+                "half": slot,
+                "runs": 1,
+                "pid": os.getpid(),
+            }
+        )
+        changes.update({e: {"batch_id": batch_id, "current_step": "test"} for e in entries})
+    queue.show_batches(batches, 1, changes)

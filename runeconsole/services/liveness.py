@@ -45,7 +45,7 @@ class LivenessSettings:
             interval, stale = defaults.heartbeat_interval, defaults.stale_after
             multiplier = defaults.green_multiplier
         # read by their own loaders
-        section.warn_unread("tmux", "supervisor", "merge_queue", "claude", "notify")
+        section.warn_unread("tmux", "supervisor", "merge_queue", "claude", "notify", "budgets")
         return cls(interval, stale, multiplier)
 
     @property

@@ -11,16 +11,19 @@ lost.
 
 ``Supervisor`` is the one entry point the console and CLI use; each job lives in its
 own module of ``services.supervision``, and the names callers import are re-exported.
+An agent that is a Claude Code background session (no tmux session: Claude Code's daemon
+runs it) is stopped, peeked at and attached to through ``services.claude.background``.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from runeconsole.adapters.tmux import Tmux
+from runeconsole.adapters.tmux import Tmux, open_window
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.project import Project
 from runeconsole.services.registry import AgentRecord, Registry
@@ -40,6 +43,9 @@ from runeconsole.services.supervision.sessions import AgentSessions
 from runeconsole.services.supervision.settings import SOCKET_ENV, SupervisorSettings
 from runeconsole.services.supervision.spawning import Spawner, SpawnResult
 from runeconsole.services.supervision.wisdom import WISDOM_ENV, build_wisdom
+
+if TYPE_CHECKING:
+    from runeconsole.services.claude.background import Background
 
 __all__ = [
     "CHECKPOINT_MESSAGE",
@@ -93,6 +99,7 @@ class Supervisor:
         self._monitor = Monitor(
             self.sessions, self._spawner, self._handoffs, self._observation_file
         )
+        self._background: Background | None = None
 
     @property
     def observations_path(self) -> Path:
@@ -165,13 +172,36 @@ class Supervisor:
         return self._handoffs.handoff(key, timeout=timeout, respawn=respawn)
 
     def kill(self, key: str, reason: str = "killed by the operator") -> AgentRecord:
-        """Stop the agent (its worktree untouched, uncommitted files listed in the hook)."""
+        """Stop the agent (its worktree untouched, uncommitted files listed in the hook);
+        a background session with ``claude stop`` (its conversation kept)."""
+        if self.in_background(key):
+            return self.background.stop(key)
         return self.sessions.kill(key, reason)
+
+    # -- Claude Code's background sessions ---------------------------------------------------
+
+    @property
+    def background(self) -> Background:
+        from runeconsole.services.claude.background import Background
+
+        if self._background is None:
+            self._background = Background(self.project, registry=self.registry)
+        return self._background
+
+    def in_background(self, key: str) -> bool:
+        """The agent is a Claude Code background session (and has no tmux session)."""
+        from runeconsole.services.claude.session_view import is_background
+
+        record = self.registry.get(key)
+        return not record.error and not record.get("tmux_session") and is_background(record.fields)
 
     # -- for the console -------------------------------------------------------------------
 
     def pane_tail(self, key: str, lines: int = 40) -> str:
-        """The agent's screen now, or the last screen saved when it stopped."""
+        """The agent's screen now, or the last screen saved when it stopped (a background
+        session's from ``claude logs``)."""
+        if self.in_background(key):
+            return "\n".join(self.background.peek_text(key).splitlines()[-lines:])
         return screens.pane_tail(self.sessions, key, lines)
 
     def last_screen(self, agent_id: str) -> str:
@@ -180,7 +210,12 @@ class Supervisor:
 
     def switch_to(self, key: str) -> None:
         """Jump the operator's tmux client to the agent's session (the console's ``g``);
-        the error says how to attach when the console is not inside that tmux server."""
+        the error says how to attach when the console is not inside that tmux server. A
+        background session opens in a new window there (``claude attach``)."""
+        if self.in_background(key):
+            where = {k: v for k, v in os.environ.items() if k == "CLAUDE_CONFIG_DIR"}
+            open_window(f"claude:{key}", self.background.attach_argv(key), self.root, where)
+            return
         tmux, session = self.sessions.session_of(key)
         tmux.switch_client(session)
 

@@ -19,6 +19,7 @@ from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.reply import Replies
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.agent_cells import cost_words, spent
 from runeconsole.tui.agent_peek import AgentPeek
 from runeconsole.tui.detail_modal import DetailModal
 from runeconsole.tui.message_modal import message_window
@@ -113,6 +114,9 @@ class AgentDetail(DetailModal):
             title = Text.assemble(("● ", LIVENESS_STYLE[record.liveness]), title)
             title.append(f"  {record.status} · seen {format_age(record.age_seconds)} ago", "dim")
             title.append("   m: send it a message", "dim")
+            cost = spent(record, self.supervisor.clock.now()) if not record.error else None
+            if cost is not None:
+                title.append(f"\ncost: {cost_words(cost)}", "dim")
         return title
 
     def _body(self) -> Table | Text:

@@ -78,6 +78,7 @@ class AgentsPane(LivePane):
         Binding("h", "handoff", "Handoff"),
         Binding("r", "respawn", "Respawn"),
         Binding("x", "kill", "Kill"),
+        Binding("dollar_sign", "allow", "Allow", show=False),
         Binding("m", "message", "Message", show=False),
     ]
     PANE_ID = AGENTS
@@ -89,8 +90,10 @@ class AgentsPane(LivePane):
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
         ("x", "kill the agent's session; its worktree is left as it is (confirmed)"),
+        ("$", "let an agent held by its budget go on: for the day, or for N dollars more"),
         ("! / ?", "waiting for a permission / an answer;  ⟳ compacting"),
         ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
+        ("COST", "so far (~ estimated); yellow past 80 % of a budget, red when held"),
     )
 
     def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: object) -> None:
@@ -381,6 +384,14 @@ class AgentsPane(LivePane):
 
         verb = action.capitalize()
         self.app.push_screen(ConfirmScreen(question.format(key=key), detail, verb), answered)
+
+    def action_allow(self) -> None:
+        from runeconsole.tui.budget_allow import ask_and_allow
+
+        key = self.selected_key()
+        record = self.records.get(key or "")
+        if key is not None and record is not None and not record.error:
+            ask_and_allow(self, self.supervisor, record)
 
     @work(thread=True, group="agent-actions")
     def act(self, action: str, key: str) -> None:

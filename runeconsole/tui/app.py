@@ -39,6 +39,7 @@ from runeconsole.tui.pane import AGENTS, LivePane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
+from runeconsole.tui.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 from runeconsole.tui.toasts import RepeatFilter, monitor_toast
@@ -99,6 +100,8 @@ class RuneConsole(PanesApp):
         # a directory to know) and refreshed with the rescan, not on every file event.
         self._routes: dict[LivePane, set[Path]] = {}
         self._toasts = RepeatFilter()
+        self.spending = SpendWatch()  # the top line's dollars and plan; budget toasts
+        self._spend_minute: object = None
         # While it is open the console holds the project's console lock: Claude Code's
         # hooks then bring AskUserQuestion calls here (services/claude/presence.py).
         self.presence = ConsolePresence(self.registry.paths)
@@ -143,6 +146,7 @@ class RuneConsole(PanesApp):
         if not self._hold_presence():
             self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
         self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
+        self.post_message(SpendMoved(None))
         talisman = self.project.talisman
         for problem in [*talisman.problems, *talisman.warnings]:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
@@ -254,6 +258,21 @@ class RuneConsole(PanesApp):
         if change:
             for view in self._fleet_views:
                 view.post_message(FleetChanged(change))
+            if change.changed or change.removed:
+                self.post_message(SpendMoved(change.changed | change.removed))
+
+    def on_spend_moved(self, message: SpendMoved) -> None:
+        """The top line's spending follows the agents that changed; a budget crossed is a
+        toast (``tui/spend.py``)."""
+        keys = self.fleet.records.keys() if message.keys is None else message.keys
+        now = self.clock.now()
+        for toast, severity in self.spending.follow({k: self.fleet.get(k) for k in keys}, now):
+            self.notify(toast, title="Budget", severity=severity, timeout=15, markup=False)  # type: ignore[arg-type]
+        self._show_spend()
+
+    def _show_spend(self) -> None:
+        for bar in self.query(StatusBar):
+            bar.set_spend(spend_text(self.spending.totals, self.clock.now()))
 
     @work(thread=True, exclusive=True, group="fleet-rescan")
     def rescan_fleet(self) -> None:
@@ -290,6 +309,10 @@ class RuneConsole(PanesApp):
         """A second passed: colours due to change turn (the model's deadlines), then every
         pane moves its clocks."""
         self.fleet_changed(self.fleet.tick(self.clock.now()))
+        minute = self.clock.now().replace(second=0, microsecond=0)
+        if minute != self._spend_minute:  # past midnight, today starts again at nothing;
+            self._spend_minute = minute  # a window of the plan resets
+            self._show_spend()
         try:
             for pane in self.panes:
                 pane.tick()

@@ -1,17 +1,18 @@
-"""The Merge queue pane: entries in order, predicted conflicts, and processing watched live.
+"""The Merge queue pane: the queue's figures, the batches at work (each slot's step and
+elapsed time, a bisection's halves), entries in the order taken with their priority and
+predicted conflicts, and processing from here watched live (``merge_queue_processing``).
 
 Nothing here blocks the UI thread: reading the queue and predicting conflicts (git), an
 operator's action (a write under the queue's lock) and processing each run in a worker
 (``tui/workers.py``) that posts its outcome back as a message: ``Scanned``, ``Acted``,
-``Stepped`` and ``Processed``.
+``Stepped`` and ``Processed``. The batches shown are those the queue's file records, so a
+processor started elsewhere (``merge-queue process --all``) is watched the same way.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,33 +24,33 @@ from textual.widgets import Static
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
+from runeconsole.core.pids import pid_alive
 from runeconsole.services.merge_queue import (
     FAILED,
     PENDING,
-    PICKED_UP,
-    RECOVERED,
     MergeQueue,
     Prediction,
-    ProcessReport,
-    Progress,
     QueueEntry,
     QueueState,
 )
+from runeconsole.services.merge_queue.stats import queue_stats
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.keyed_table import KeyedTable
+from runeconsole.tui.merge_queue_processing import QueueProcessing
 from runeconsole.tui.merge_queue_rows import (
     COLUMNS,
     age_of,
+    batches_text,
     detail_text,
     header_text,
     row_values,
     search_fields,
 )
 from runeconsole.tui.pane import MERGE_QUEUE, LivePane
+from runeconsole.tui.priority_modal import PriorityScreen
 from runeconsole.tui.workers import background, cancelled
 
 QUEUE_FILES = frozenset({"merge-queue.json", "merge-queue.processor.json"})
-OUTPUT_LINES = 3  # test output shown under the steps while processing
 
 
 class MergeQueuePane(LivePane):
@@ -58,33 +59,36 @@ class MergeQueuePane(LivePane):
         height: 1;
         padding: 0 1;
     }
+    #mq-batches {
+        height: auto;
+        max-height: 5;
+        padding: 0 1;
+        display: none;
+    }
     #mq-detail {
         height: auto;
         max-height: 6;
         padding: 0 1;
         border-top: solid $panel;
     }
-    #mq-log {
-        height: auto;
-        max-height: 7;
-        padding: 0 1;
-        border-top: solid $panel;
-        display: none;
-    }
     """
     PANE_ID = MERGE_QUEUE
     TITLE = "Merge queue"
     HELP_KEYS = (
-        ("p", "process the head of the queue (asks first), watching each step"),
+        ("p", "process the head batch (asks first), watching each step"),
+        ("P", "process until the queue is empty, batches testing side by side (asks first)"),
         ("r", "retry the selected failed entry"),
         ("d", "remove the selected entry (asks first)"),
-        ("+ / -", "move the selected pending entry up / down"),
+        ("!", "the selected pending entry's priority: urgent, high, normal, low"),
+        ("+ / -", "move the selected pending entry up / down (within its priority)"),
         ("space", "pause / resume the queue"),
     )
     BINDINGS = [
         Binding("p", "process", "Process head"),
+        Binding("P", "process(True)", "Process all", show=False),
         Binding("r", "retry", "Retry"),
         Binding("d", "remove", "Remove"),
+        Binding("exclamation_mark", "priority", "Priority"),
         Binding("plus,equals_sign", "move(-1)", "Move up"),
         Binding("minus", "move(1)", "Move down"),
         Binding("space", "toggle_pause", "Pause/resume"),
@@ -107,42 +111,23 @@ class MergeQueuePane(LivePane):
             self.state = state
             self.error = error
 
-    class Stepped(Message):
-        """A step of processing, with the queue as it stands after it (``None``: output)."""
-
-        def __init__(self, event: Progress, state: QueueState | None) -> None:
-            super().__init__()
-            self.event = event
-            self.state = state
-
-    class Processed(Message):
-        """Processing ended: its report, or the error that stopped it."""
-
-        def __init__(self, result: ProcessReport | None, error: str | None) -> None:
-            super().__init__()
-            self.result = result
-            self.error = error
-
     def __init__(self, queue: MergeQueue, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.queue = queue
         self.state = QueueState()
         self.predictions: dict[str, Prediction] = {}
         self.figures: dict[str, int] | None = None
-        self.processing: str | None = None
-        self.process_started = 0.0
-        self.step = ""
-        self.step_lines: dict[str, Text] = {}  # step -> its latest line, in order
-        self.output_lines: deque[Text] = deque(maxlen=OUTPUT_LINES)
+        self._shown: list[str] = []  # the rows' order last set
         self._refs: Path | None = None  # the repository's refs/heads, once git has said
         self._turns = threading.Condition()  # actions' workers take turns, in key order
         self._issued = self._served = 0
 
     def compose(self) -> ComposeResult:
         yield Static(id="mq-header")
+        yield Static(id="mq-batches")
         yield KeyedTable(COLUMNS, id="mq-table")
         yield Static(id="mq-detail")
-        yield Static(id="mq-log")
+        yield QueueProcessing(self.queue, id="mq-log")
 
     @property
     def table(self) -> KeyedTable:
@@ -200,8 +185,7 @@ class MergeQueuePane(LivePane):
         self.table.sync(
             [(e.entry_id, row_values(e, predictions.get(e.entry_id), now)) for e in shown]
         )
-        if self.table.keys() != keys:
-            self._order(keys)
+        self._order(keys)
         self.refresh_header()
         self.refresh_detail()
         counts = state.counts()
@@ -213,20 +197,32 @@ class MergeQueuePane(LivePane):
             self.summarise(figures)
 
     def _order(self, keys: list[str]) -> None:
+        """Rows in the order taken (the cursor stays on its row); sorted only when the
+        order or the rows changed."""
+        if keys == self._shown:
+            return
+        self._shown = keys
         order = {key: index for index, key in enumerate(keys)}
-        current = self.table.cursor_key()
-        self.table.sort("id", key=lambda cell: order.get(str(cell), len(order)))
-        if current is not None and self.table.has(current):
-            self.table.move_cursor(row=self.table.get_row_index(current), scroll=False)
+        self.table.reorder("id", key=lambda cell: order.get(str(cell), len(order)), force=True)
 
     # -- display ------------------------------------------------------------------------------
 
     def refresh_header(self) -> None:
-        doing = None
-        if self.processing:
-            elapsed = time.monotonic() - self.process_started
-            doing = f"{self.processing}: {self.step} {elapsed:.1f}s"
-        self.query_one("#mq-header", Static).update(header_text(self.state, doing))
+        doing = self.live.doing()
+        settings, now = self.queue.settings, self.queue.clock.now()
+        stats = queue_stats(
+            self.state,
+            now,
+            parallel_runs=settings.parallel_runs,
+            batch_max=settings.batch_max,
+        )
+        self.query_one("#mq-header", Static).update(header_text(self.state, stats, doing))
+        batches = self.query_one("#mq-batches", Static)
+        batches.display = bool(stats.batches)
+        if stats.batches:
+            pid = stats.batches[0].get("pid")
+            live = isinstance(pid, int) and pid_alive(pid)
+            batches.update(batches_text(stats.batches, now, live))
 
     def selected(self) -> QueueEntry | None:
         key = self.table.cursor_key()
@@ -236,14 +232,19 @@ class MergeQueuePane(LivePane):
         entry = self.selected()
         prediction = self.predictions.get(entry.entry_id) if entry else None
         self.query_one("#mq-detail", Static).update(detail_text(entry, prediction))
-        log = self.query_one("#mq-log", Static)
-        lines = self.log_lines()
-        log.display = bool(lines)
-        log.update(Text("\n").join(lines))
+
+    @property
+    def live(self) -> QueueProcessing:
+        return self.query_one("#mq-log", QueueProcessing)
+
+    @property
+    def processing(self) -> str | None:
+        """The entry or batch being processed from this console, if any."""
+        return self.live.processing
 
     def log_lines(self) -> list[Text]:
         """Each step's latest line (with elapsed time), then the tail of the test output."""
-        return [*self.step_lines.values(), *self.output_lines]
+        return self.live.lines()
 
     def on_data_table_row_highlighted(self, event: KeyedTable.RowHighlighted) -> None:
         event.stop()
@@ -257,8 +258,8 @@ class MergeQueuePane(LivePane):
             return {"age": age_of(entry, now)} if entry is not None else None
 
         self.table.refresh_visible(age)
-        if self.processing:
-            self.refresh_header()
+        if self.processing or self.state.data.get("batches"):
+            self.refresh_header()  # elapsed times
 
     def refilter(self) -> None:
         self.sync(self.state, self.predictions)
@@ -300,7 +301,7 @@ class MergeQueuePane(LivePane):
         self.sync(message.state, self.predictions)
         self.rescan()
 
-    def action_process(self) -> None:
+    def action_process(self, every: bool = False) -> None:
         if self.processing:
             self.app.notify(f"already processing {self.processing}", severity="warning")
             return
@@ -309,71 +310,21 @@ class MergeQueuePane(LivePane):
             self.app.notify("nothing is waiting in the merge queue")
             return
         head = pending[0]
-        body = (
-            f"Rebase {head.branch} onto {self.queue.settings.main_branch}, run the tests, "
-            f"and merge it if they pass.\n{head.entry_id}"
-        )
+        title, body = QueueProcessing.question(pending, self.queue.settings, every)
         self.app.push_screen(
-            ConfirmScreen("Process the head of the queue?", body, "Process"),
-            lambda yes: self.start_processing(head.entry_id) if yes else None,
+            ConfirmScreen(title, body, "Process"),
+            lambda yes: self.live.start(head.entry_id, every) if yes else None,
         )
 
-    def start_processing(self, entry_id: str) -> None:
-        self.processing = entry_id
-        self.process_started = time.monotonic()
-        self.step = "starting"
-        self.step_lines.clear()
-        self.output_lines.clear()
+    def on_queue_processing_stepped(self, message: QueueProcessing.Stepped) -> None:
+        """The rows follow the queue as each step leaves it."""
+        message.stop()
+        if message.state is not None:
+            self.sync(message.state, self.predictions)
+
+    def on_queue_processing_processed(self, message: QueueProcessing.Processed) -> None:
+        message.stop()
         self.refresh_header()
-        self.run_process()
-
-    @background("merge-queue-process", exclusive=True)
-    def run_process(self) -> None:
-        def report(event: Progress) -> None:
-            step = not event.output and event.step not in (RECOVERED, PICKED_UP)
-            self.post_message(self.Stepped(event, self.queue.read() if step else None))
-
-        try:
-            result = self.queue.process(progress=report)
-        except Exception as exc:  # shown, and the pane stops saying it is processing
-            reason = exc.message if isinstance(exc, RuneError) else f"{type(exc).__name__}: {exc}"
-            self.post_message(self.Processed(None, reason))
-            return
-        self.post_message(self.Processed(result, None))
-
-    def on_merge_queue_pane_stepped(self, message: Stepped) -> None:
-        message.stop()
-        event = message.event
-        if event.step in (RECOVERED, PICKED_UP):  # before processing: not a step of it
-            self.app.notify(event.message, title="Merge queue")
-            return
-        self.processing = event.entry_id
-        if event.output:
-            self.output_lines.append(Text(f"  │ {event.message}", "dim"))
-        else:
-            if event.step == "rebase":  # a new round: the old test output is stale
-                self.output_lines.clear()
-            style = "red" if event.step == "failed" else "green" if event.step == "merged" else ""
-            self.step_lines[event.step] = Text(f"{event.elapsed:6.1f}s  {event.message}", style)
-            self.step = event.step
-            if message.state is not None:
-                self.sync(message.state, self.predictions)
-            return
-        self.refresh_detail()
-
-    def on_merge_queue_pane_processed(self, message: Processed) -> None:
-        message.stop()
-        result, error = message.result, message.error
-        self.processing = None
-        if error is not None:
-            self.app.notify(error, title="Merge queue", severity="error")
-        for outcome in result.outcomes if result else []:
-            if outcome.merged:
-                self.app.notify(f"merged {outcome.branch}", title="Merge queue")
-            else:
-                self.app.notify(
-                    f"{outcome.branch}: {outcome.reason}", title="Merge queue", severity="error"
-                )
         self.rescan()
 
     def action_retry(self) -> None:
@@ -401,3 +352,16 @@ class MergeQueuePane(LivePane):
 
     def action_toggle_pause(self) -> None:
         self._act("Pause", lambda: self.queue.set_paused(not self.state.paused))
+
+    def action_priority(self) -> None:
+        entry = self.selected()
+        if entry is None or entry.status != PENDING:
+            self.app.notify("only a pending entry's priority changes", severity="warning")
+            return
+
+        def chosen(priority: str | None) -> None:
+            if priority is not None:
+                self._act("Priority", lambda: self.queue.set_priority(entry.entry_id, priority))
+
+        screen = PriorityScreen(entry.entry_id, entry.priority, self.queue.settings.aging_minutes)
+        self.app.push_screen(screen, chosen)

@@ -1,4 +1,4 @@
-"""Problems: crashed, stale, waiting and low-context agents, most urgent first."""
+"""Problems: crashed, stale, stopped, waiting and low-context agents, most urgent first."""
 
 from __future__ import annotations
 
@@ -26,8 +26,10 @@ KIND_STYLE = {
     "crashed": "bold red",
     "unreadable": "bold red",
     "stale": "red",
+    "stopped": "bold red",
     "context": "yellow",
     "waiting": "bold yellow",
+    "budget": "bold red",
 }
 
 

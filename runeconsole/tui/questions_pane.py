@@ -25,7 +25,7 @@ from textual.widgets import Static
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.core.validate import ID_PATTERN
-from runeconsole.services.claude import answers
+from runeconsole.services.claude import answers, elicitation
 from runeconsole.services.questions import (
     AUTO_TIMEOUT,
     PENDING,
@@ -35,6 +35,7 @@ from runeconsole.services.questions import (
     format_left,
 )
 from runeconsole.services.questions.locations import BACKGROUND_DIR
+from runeconsole.tui.elicitation_modal import ElicitationModal
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import QUESTIONS, LivePane
 from runeconsole.tui.question_modal import QuestionModal
@@ -325,8 +326,11 @@ class QuestionsPane(LivePane):
         """The answer window for ``question`` and the rest of its call, if it is one."""
         if self.modal is not None:
             return
-        call = answers.call_of(question, list(self.open.values()))
-        modal = QuestionModal(self.questions, [q for q in call if q.open] or [question])
+        if elicitation.is_elicitation(question.fields):  # an MCP server's form
+            modal: QuestionModal = ElicitationModal(self.questions, question)
+        else:
+            call = answers.call_of(question, list(self.open.values()))
+            modal = QuestionModal(self.questions, [q for q in call if q.open] or [question])
         self.modal = modal
         self.app.push_screen(modal, self._modal_closed)
 

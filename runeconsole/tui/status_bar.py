@@ -27,6 +27,9 @@ class StatusBar(Static):
         self.figures: dict[str, dict[str, int]] = {}
         self.order: list[str] = []
         self.note = ""
+        # What the fleet spent today (after the colours), and in all with the plan's
+        # headroom (at the end): tui/spend.py.
+        self.spend: tuple[Text, Text] = (Text(), Text())
 
     def on_mount(self) -> None:
         self.refresh_text()
@@ -39,6 +42,11 @@ class StatusBar(Static):
     def _rank(self, pane_id: str) -> int:
         return self.order.index(pane_id) if pane_id in self.order else len(self.order)
 
+    def set_spend(self, spend: tuple[Text, Text]) -> None:
+        if spend != self.spend:
+            self.spend = spend
+            self.refresh_text()
+
     def set_note(self, note: str) -> None:
         self.note = note
         self.refresh_text()
@@ -50,6 +58,9 @@ class StatusBar(Static):
         for colour in ("green", "yellow", "red", "grey"):
             text.append("● ", LIVENESS_STYLE[colour])
             text.append(f"{agents.get(colour, 0)}  ")
+        if self.spend[0]:
+            text.append_text(self.spend[0])
+            text.append(" ")
         # Pane order, not arrival order; a pane's first figure always shows, the rest when
         # non-zero, so the line fits an 80-column pane.
         for pane_id in sorted(self.figures, key=self._rank):
@@ -58,6 +69,9 @@ class StatusBar(Static):
             for index, (label, count) in enumerate(self.figures[pane_id].items()):
                 if index == 0 or count:
                     text.append(f" {label} {count}", "bold" if count else "dim")
+        if self.spend[1]:
+            text.append("  ")
+            text.append_text(self.spend[1])
         if self.note:
             text.append(f"  {self.note}", "yellow")
         room = (self.size.width or 80) - 2 - text.cell_len - 3

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -20,14 +21,18 @@ from runeconsole.services.claude.presence import ConsolePresence
 from tests.support.cli import cli_env
 from tests.support.hook_runner import HookResult, HookRunner
 from tests.support.paths import FIXTURES
+from tests.support.polling import wait_until
 
 PAYLOADS = FIXTURES / "claude_hooks"
+STATUS_LINES = FIXTURES / "claude_statusline"  # what Claude Code gives its status line
 SESSION = "3decb0de-c9c6-4425-a24d-c537a5702e52"
 KEY = "claude-project-3decb0de"  # the project dir is named "project" by the fixture
 
 
-def payload(name: str, project: Path, transcript: Path, session: str = SESSION) -> dict[str, Any]:
-    text = (PAYLOADS / f"{name}.json").read_text(encoding="utf-8")
+def payload(
+    name: str, project: Path, transcript: Path, session: str = SESSION, where: Path = PAYLOADS
+) -> dict[str, Any]:
+    text = (where / f"{name}.json").read_text(encoding="utf-8")
     for mark, value in (
         ("$SESSION", session),
         ("$TRANSCRIPT", str(transcript)),
@@ -59,6 +64,25 @@ def assistant_line(message_id: str, **usage: int) -> str:
     }
     body = {"type": "assistant", "message": {"id": message_id, "usage": counts}}
     return json.dumps(body) + "\n"
+
+
+def recorders(project: Path) -> list[int]:
+    """Status line processes still recording for ``project`` (a chained line records in a
+    process of its own, after the user's line has been printed)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{name}/cmdline").read_bytes()
+            environ = Path(f"/proc/{name}/environ").read_bytes()
+        except OSError:
+            continue
+        if b"claude\0statusline" in argv and (
+            f"CLAUDE_PROJECT_DIR={project}".encode() in environ.split(b"\0")
+        ):
+            found.append(int(name))
+    return found
 
 
 async def in_thread(function: Callable[[], object]) -> object:
@@ -95,6 +119,29 @@ class Bridge:
         thread.start()
         self.threads.append(thread)
         return done
+
+    def status_input(self, name: str, **changes: Any) -> dict[str, Any]:
+        found = payload(name, self.project, self.transcript, self.session, STATUS_LINES)
+        return {**found, **changes}
+
+    def status_line(
+        self, data: bytes | dict[str, Any], **environ: str
+    ) -> subprocess.CompletedProcess[bytes]:
+        """The installed ``statusLine`` command run as Claude Code runs it: through a shell,
+        the JSON on stdin, in the project with ``$CLAUDE_PROJECT_DIR`` set."""
+        settings = json.loads((self.project / ".claude" / "settings.local.json").read_text())
+        raw = data if isinstance(data, bytes) else json.dumps(data).encode()
+        result = subprocess.run(
+            ["/bin/sh", "-c", settings["statusLine"]["command"]],
+            input=raw,
+            capture_output=True,
+            timeout=60,
+            cwd=self.project,
+            env=self.runner.environ | {"CLAUDE_PROJECT_DIR": str(self.project)} | environ,
+            check=False,
+        )
+        wait_until(lambda: not recorders(self.project), 30)  # a chained line records aside
+        return result
 
     def write_usage(self, message_id: str, **usage: int) -> None:
         with open(self.transcript, "a", encoding="utf-8") as handle:

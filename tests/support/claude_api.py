@@ -6,6 +6,10 @@ turn (a tool call, or a text that ends the turn). Other requests are side reques
 (titles, summaries) and get a short text. Every request body is kept, so a test can read
 what the model was told (a tool's result, the answers to a question).
 
+A turn can also be an API error (``error_turn``: the status, the error's type and
+message, and headers such as ``retry-after``), and any answer can carry extra response
+headers (``RATE_LIMIT_HEADERS``: the unified rate-limit headers a subscription gets).
+
     with MessagesApi([ask_turn, text_turn("Done.")]) as api:
         env["ANTHROPIC_BASE_URL"] = api.url
 """
@@ -31,6 +35,53 @@ USAGE = {
 
 
 @dataclass(frozen=True)
+class ApiError:
+    """An error answer: ``status`` with ``{"type": "error", "error": {type, message}}``."""
+
+    status: int
+    type: str
+    message: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def body(self) -> bytes:
+        error = {"type": self.type, "message": self.message}
+        return json.dumps({"type": "error", "error": error}).encode()
+
+
+BILLING_MESSAGE = (
+    "Your credit balance is too low to access the Anthropic API. Please go to Plans & "
+    "Billing to upgrade or purchase credits."
+)
+
+
+def rate_limit_headers(
+    reset_epoch: int,
+    status: str = "allowed",
+    used: float | None = None,
+    seven_day: float | None = None,
+    seven_day_reset: int | None = None,
+) -> dict[str, str]:
+    """The unified rate-limit headers of a subscription's answer: the five-hour window
+    (``used``: its utilization, 0..1), and the seven-day one when ``seven_day`` is given.
+    Claude Code hands them to its status line as ``rate_limits``."""
+    if used is None:
+        used = 1.0 if status == "rejected" else 0.42
+    headers = {
+        "anthropic-ratelimit-unified-status": status,
+        "anthropic-ratelimit-unified-reset": str(reset_epoch),
+        "anthropic-ratelimit-unified-5h-status": status,
+        "anthropic-ratelimit-unified-5h-reset": str(reset_epoch),
+        "anthropic-ratelimit-unified-5h-utilization": str(used),
+        "anthropic-ratelimit-unified-representative-claim": "five_hour",
+    }
+    if seven_day is not None:
+        headers["anthropic-ratelimit-unified-7d-status"] = "allowed"
+        headers["anthropic-ratelimit-unified-7d-utilization"] = str(seven_day)
+        headers["anthropic-ratelimit-unified-7d-reset"] = str(seven_day_reset or reset_epoch)
+    return headers
+
+
+@dataclass(frozen=True)
 class Turn:
     """One scripted answer of the main loop: a tool call, or text ending the turn."""
 
@@ -39,6 +90,8 @@ class Turn:
     tool_input: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=lambda: dict(USAGE))
     delay: float = 0.0  # seconds before the answer starts (a busy agent, on screen)
+    error: ApiError | None = None  # an error answer instead of a message
+    headers: dict[str, str] = field(default_factory=dict)  # more response headers
 
 
 def text_turn(text: str) -> Turn:
@@ -47,6 +100,25 @@ def text_turn(text: str) -> Turn:
 
 def tool_turn(tool: str, tool_input: dict[str, Any]) -> Turn:
     return Turn(tool=tool, tool_input=tool_input)
+
+
+def error_turn(status: int, kind: str, message: str, **headers: str) -> Turn:
+    """An API error (``retry_after="30"`` becomes the ``retry-after`` header)."""
+    named = {name.replace("_", "-"): value for name, value in headers.items()}
+    return Turn(error=ApiError(status, kind, message, named))
+
+
+def billing_error() -> Turn:
+    """What the API answers an account with no credit: 400, never retried."""
+    return error_turn(400, "invalid_request_error", BILLING_MESSAGE)
+
+
+def rate_limited(retry_after: int, reset_epoch: int | None = None) -> Turn:
+    """429 with ``retry-after`` (and the unified headers of a rejected subscription)."""
+    headers = {"retry-after": str(retry_after)}
+    if reset_epoch is not None:
+        headers.update(rate_limit_headers(reset_epoch, "rejected"))
+    return Turn(error=ApiError(429, "rate_limit_error", "Rate limited", headers))
 
 
 def _event(name: str, data: dict[str, Any]) -> bytes:
@@ -185,11 +257,19 @@ class MessagesApi:
             def log_message(self, *_: object) -> None:  # quiet
                 pass
 
-            def _send(self, status: int, body: bytes, content_type: str) -> None:
+            def _send(
+                self,
+                status: int,
+                body: bytes,
+                content_type: str,
+                headers: dict[str, str] | None = None,
+            ) -> None:
                 self.send_response(status)
                 self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(body)))
                 self.send_header("request-id", f"req_{uuid.uuid4().hex[:20]}")
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(body)
 
@@ -224,9 +304,13 @@ class MessagesApi:
                     turn = Turn(text="Working", usage={"input_tokens": 10, "output_tokens": 2})
                 if turn.delay:
                     time.sleep(turn.delay)
-                if body.get("stream"):
-                    self._send(200, stream(turn), "text/event-stream")
+                if turn.error is not None:
+                    error = turn.error
+                    self._send(error.status, error.body(), "application/json", error.headers)
+                elif body.get("stream"):
+                    self._send(200, stream(turn), "text/event-stream", turn.headers)
                 else:
-                    self._send(200, json.dumps(whole(turn)).encode(), "application/json")
+                    answer = json.dumps(whole(turn)).encode()
+                    self._send(200, answer, "application/json", turn.headers)
 
         return Handler

@@ -31,6 +31,12 @@ from tests.support.paths import PANES, REPO
 VERSION = (REPO / ".ci" / "claude-code-version").read_text().strip()
 INSTALLED = REPO / ".ci" / "claude-code" / "node_modules" / ".bin" / "claude"
 API_KEY = "sk-ant-api03-" + "r" * 70 + "runeconsole-tests"
+# A subscription's session (``env=SUBSCRIPTION``): Claude Code then reads the plan's rate
+# limits from the answers' headers; the stand-in accepts any token.
+SUBSCRIPTION: dict[str, str | None] = {
+    "CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-" + "s" * 80,
+    "ANTHROPIC_API_KEY": None,
+}
 WIDTH, HEIGHT = 120, 40
 
 ASK_INPUT = {
@@ -87,10 +93,19 @@ class ClaudeSession:
     """One interactive ``claude`` in a tmux pane of its own server, in a project ``root``
     (a git repository), against a stand-in API that plays ``script``."""
 
-    def __init__(self, root: Path, home: Path, script: list[Turn], *args: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        home: Path,
+        script: list[Turn],
+        *args: str,
+        env: dict[str, str | None] | None = None,
+    ) -> None:
+        """``env``: more of the session's environment (``None`` takes a variable out)."""
         path, why = binary()
         assert path is not None, why
         self.root, self.home, self.args = root, home, args
+        self.extra_env = env or {}
         self.api = MessagesApi(script)
         self.socket = f"rc-claude-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.binary = path
@@ -111,6 +126,10 @@ class ClaudeSession:
             place.write_text(json.dumps(state))
 
     def environment(self) -> dict[str, str]:
+        env = self._environment() | self.extra_env
+        return {name: value for name, value in env.items() if value is not None}
+
+    def _environment(self) -> dict[str, str | None]:
         return {
             "HOME": str(self.home),
             "CLAUDE_CONFIG_DIR": str(self.config_dir),

@@ -30,6 +30,11 @@ MATCHED_FIELD = {
     "PreToolUse": "tool_name",
     "PostToolUse": "tool_name",
     "PermissionRequest": "tool_name",
+    "PostToolUseFailure": "tool_name",
+    "PermissionDenied": "tool_name",
+    "SubagentStart": "agent_type",
+    "SubagentStop": "agent_type",
+    "Elicitation": "mcp_server_name",
     "Notification": "notification_type",
     "SessionStart": "source",
     "PreCompact": "trigger",
@@ -199,6 +204,14 @@ def read_output(result: HookResult, event: str) -> None:
         updated = specific.get("updatedInput")
         if updated is not None and not isinstance(updated, dict):
             result.errors.append("updatedInput is not an object")
+        if event == "Elicitation":
+            action, content = specific.get("action"), specific.get("content")
+            if action not in (None, "accept", "decline", "cancel"):
+                result.errors.append(
+                    f"Elicitation action is not accept, decline or cancel: {action!r}"
+                )
+            if content is not None and not isinstance(content, dict):
+                result.errors.append("Elicitation content is not an object")
     result.output = output
 
 

@@ -46,7 +46,9 @@ async def test_a_hook_fed_agent_appears_and_updates_live(hooked: Bridge) -> None
         await until(pilot, lambda: cell(app, KEY, "status") == "idle")
         assert cell(app, KEY, "role") == "claude"
         assert cell(app, KEY, "tokens") == "162k"
-        assert cell(app, KEY, "context").endswith("19%")
+        # 162,000 in use of the 1,000,000 of the model SessionStart names
+        assert cell(app, KEY, "context").endswith("84%")
+        assert cell(app, KEY, "cost") == "~$0.09"  # estimated at claude-opus-5-5's prices
         await in_thread(lambda: hooked.send("UserPromptSubmit"))
         await until(pilot, lambda: cell(app, KEY, "status") == "busy")
         await in_thread(lambda: hooked.send("Notification"))

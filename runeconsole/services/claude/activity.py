@@ -9,18 +9,25 @@
 | Notification | ``waiting`` | the message |
 | PreCompact | ``compacting`` | |
 | Stop | ``idle`` | |
+| StopFailure | ``stopped`` (the turn ended on an API error: ``session_facts``) | |
+| PostToolUseFailure, PermissionDenied | ``busy`` | |
+| Elicitation | ``waiting`` | ``input: {server}: {message}`` |
 | SessionEnd | ``ended`` (``idle`` for ``/clear``: the session goes on) | |
 
-Any other event only says the agent is alive.
+A stopped agent stays stopped until its next sign of work (``session_facts.CLEARS_STOP``),
+which makes it ``busy`` unless the event says more. Any other event only says the agent
+is alive.
 """
 
 from __future__ import annotations
 
 from runeconsole.services.claude import payload as events
 from runeconsole.services.claude.payload import HookPayload
+from runeconsole.services.claude.session_facts import CLEARS_STOP
 
 BUSY, IDLE, WAITING, COMPACTING, ENDED = "busy", "idle", "waiting", "compacting", "ended"
-ACTIVITIES = (BUSY, IDLE, WAITING, COMPACTING, ENDED)
+STOPPED = "stopped"
+ACTIVITIES = (BUSY, IDLE, WAITING, COMPACTING, ENDED, STOPPED)
 CLEAR = "clear"
 AUTO = "auto"
 _QUESTION_CHARS = 200
@@ -50,15 +57,39 @@ def permission(payload: HookPayload) -> str:
     return line[:_QUESTION_CHARS]
 
 
-def transition(payload: HookPayload, compact_trigger: object) -> tuple[str, str | None] | None:
+def elicited(payload: HookPayload) -> str:
+    """An MCP server's request for input in one line: the server and its message."""
+    server = payload.text("mcp_server_name") or "an MCP server"
+    message = " ".join((payload.message or "input").split())
+    return f"input: {server}: {message}"[:_QUESTION_CHARS]
+
+
+def transition(
+    payload: HookPayload, compact_trigger: object, current: object = None
+) -> tuple[str, str | None] | None:
     """``(activity, waiting_for)`` after the event, or ``None`` when it says nothing of that.
 
-    ``compact_trigger`` is what the last PreCompact said (``auto`` | ``manual``)."""
+    ``compact_trigger`` is what the last PreCompact said (``auto`` | ``manual``);
+    ``current`` the activity before the event."""
+    if current == STOPPED and payload.event not in CLEARS_STOP:
+        return None  # Claude Code's reminders that it waits: still the failed turn's stop
+    found = _transition(payload, compact_trigger)
+    if found is None and current == STOPPED:
+        return BUSY, None
+    return found
+
+
+def _transition(payload: HookPayload, compact_trigger: object) -> tuple[str, str | None] | None:
     event = payload.event
     if event == events.SESSION_START:
         compacted = payload.text("source") == "compact" and compact_trigger == AUTO
         return (BUSY if compacted else IDLE), None
-    if event in (events.USER_PROMPT_SUBMIT, events.POST_TOOL_USE):
+    if event in (
+        events.USER_PROMPT_SUBMIT,
+        events.POST_TOOL_USE,
+        events.POST_TOOL_USE_FAILURE,
+        events.PERMISSION_DENIED,
+    ):
         return BUSY, None
     if event == events.PRE_TOOL_USE:
         return (WAITING, asked(payload)) if payload.asks_the_user else (BUSY, None)
@@ -70,6 +101,10 @@ def transition(payload: HookPayload, compact_trigger: object) -> tuple[str, str 
         return COMPACTING, None
     if event == events.STOP:
         return IDLE, None
+    if event == events.STOP_FAILURE:
+        return STOPPED, None
+    if event == events.ELICITATION:
+        return WAITING, elicited(payload)
     if event == events.SESSION_END:
         return (IDLE if payload.text("reason") == CLEAR else ENDED), None
     return None

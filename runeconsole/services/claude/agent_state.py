@@ -12,6 +12,7 @@ refresh ``last_seen``, at most once a second.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from datetime import datetime
 
 from runeconsole.adapters.transcript import Usage, read_on
@@ -19,7 +20,7 @@ from runeconsole.core.files import atomic_write_json, parse_json_object, read_by
 from runeconsole.core.flock import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import activity, terminal
+from runeconsole.services.claude import activity, session_facts, terminal
 from runeconsole.services.claude import payload as events
 from runeconsole.services.claude.payload import HookPayload
 
@@ -31,7 +32,15 @@ THROTTLE_SECONDS = 1.0
 ACTIVE = "active"
 LAST_MESSAGE = "last_assistant_message"  # in ``claude``: what the Stop event said last
 LAST_MESSAGE_CHARS = 4000
-VISIBLE = ("activity", "waiting_for", "context_left_percent", "tokens", "session_id")
+VISIBLE = (
+    "activity",
+    "waiting_for",
+    "context_left_percent",
+    "tokens",
+    "session_id",
+    *session_facts.VISIBLE,
+    "cost",
+)
 
 
 class Outcome:
@@ -51,9 +60,11 @@ def read_identity(path: str) -> dict[str, Any] | None:
 
 
 def context_left(tokens: int | None, window: int) -> int | None:
+    """Percent of ``window`` left, rounded as Claude Code's status line rounds it (the used
+    share to the nearest whole, halves up), so the hook and the status line agree."""
     if tokens is None or window <= 0:
         return None
-    return max(0, min(100, int(100 - tokens * 100 / window)))
+    return 100 - max(0, min(100, int(tokens * 100 / window + 0.5)))
 
 
 def record(
@@ -62,10 +73,13 @@ def record(
     name: str,
     payload: HookPayload,
     now: datetime,
+    environ: Mapping[str, str] | None = None,
     where: tuple[str, str] | None = None,
 ) -> Outcome:
-    """Register the agent if its session is new, then apply the event under its lock.
-    ``where``: the session's tmux pane and socket (``terminal.from_environ``)."""
+    """Register the agent if its session is new, then apply the event under its lock
+    (``environ``: the hook's, default this process's: it says whether the session runs
+    in the background; ``where``: the session's tmux pane and socket,
+    ``terminal.from_environ``)."""
     key = f"{role}-{name}"
     path = os.fspath(paths.identities / f"{key}.json")
     fields = read_identity(path)
@@ -77,7 +91,9 @@ def record(
         if fields is None or fields.get("status") != ACTIVE:
             return Outcome(key, fields, False)  # ended meanwhile (a kill, a SessionEnd)
         written_at = _written_at(fields)
-        changed = _apply(paths, fields, payload, now, where)
+        changed = _apply(
+            paths, fields, payload, now, os.environ if environ is None else environ, key, where
+        )
         if not changed and 0 <= now.timestamp() - written_at < THROTTLE_SECONDS:
             return Outcome(key, fields, False)
         fields["last_seen"] = fields["last_heartbeat"] = iso_z(now)
@@ -141,6 +157,8 @@ def _apply(
     fields: dict[str, Any],
     payload: HookPayload,
     now: datetime,
+    environ: Mapping[str, str],
+    key: str,
     where: tuple[str, str] | None = None,
 ) -> bool:
     """Change ``fields`` for the event; True when something visible changed."""
@@ -165,6 +183,8 @@ def _apply(
     claude["last_event_at"] = iso_z(now)
     if payload.event == events.PRE_COMPACT:
         claude["compact_trigger"] = payload.text("trigger")
+    if payload.event == events.SESSION_START and payload.text("model"):
+        claude["model"] = payload.text("model")
     said = payload.text(LAST_MESSAGE) if payload.event == events.STOP else None
     if said:  # kept for `peek` (its transcript is written behind the events)
         moved = True
@@ -172,15 +192,16 @@ def _apply(
         claude[LAST_MESSAGE + "_at"] = iso_z(now)
     transcript = claude.get("transcript_path")
     if isinstance(transcript, str) and os.path.isabs(transcript):
+        offset = usage.offset
         usage = read_on(transcript, usage)
         fields["tokens"] = dict(usage.tokens)
-        if usage.context_tokens is not None:
-            from runeconsole.services.claude import settings
+        if usage.context_tokens is not None or usage.offset != offset:
+            from runeconsole.services.claude import meter
 
-            window = settings.load(paths).context_window_tokens
-            fields["context_left_percent"] = context_left(usage.context_tokens, window)
+            meter.from_transcript(meter.Entry(paths, key, fields, claude), usage, now)
         claude["transcript"] = usage.to_json()
-    state = activity.transition(payload, claude.get("compact_trigger"))
+    session_facts.apply(fields, claude, payload, claude["last_event_at"], environ, new_session)
+    state = activity.transition(payload, claude.get("compact_trigger"), fields.get("activity"))
     if state is not None:
         fields["activity"], fields["waiting_for"] = state
     fields["claude"] = claude

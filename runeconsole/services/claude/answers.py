@@ -6,7 +6,8 @@ under its call's lock, after reading it again: a call that expired meanwhile (Cl
 Code asked in its own dialog) refuses the answer rather than record one nobody receives.
 Its twin (the same question pending from a Rune orchestrator) gets the same answer, so
 one answer settles both. A relayed question whose hook is gone (the agent stopped
-waiting: interrupted, killed) is marked expired by ``expire_orphans``.
+waiting: interrupted, killed) is marked expired by ``expire_orphans``. A relayed MCP
+elicitation takes only a text that is a valid response to its form (``elicitation``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.locks import locked
 from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import parse_iso
-from runeconsole.services.claude import relay, relay_files
+from runeconsole.services.claude import elicitation, relay, relay_files
 from runeconsole.services.questions import AlreadyAnswered, Answer, Question, Questions
 
 
@@ -45,6 +46,10 @@ def answer(
         fresh = questions.read_question(question.path)
         if fresh.answer is None and fresh.fields.get("expired"):
             raise Expired(f"{question.id} {fresh.discarded or 'expired'}")
+        if elicitation.is_elicitation(fresh.fields):
+            if options or text is None:
+                raise RuneError(f"{question.id} is a form: answer it with its fields")
+            text = elicitation.checked_answer(fresh.fields, text)
         given = _write(questions, fresh, options, text)
     _settle_twin(questions, fresh, given)
     return given

@@ -75,14 +75,22 @@ def read_event(stream: IO[bytes]) -> HookPayload:
 # -- each event's own step (after the agent's state is updated) ---------------------------
 
 
-def _answer_questions(
-    paths: ProjectPaths, role: str, name: str, payload: HookPayload, now: datetime
-) -> str | None:
-    """An AskUserQuestion call: relayed to an open console (the answers printed), else
-    nothing printed and Claude Code asks in its own dialog. ``None``: not such a call."""
-    if not payload.asks_the_user:
-        return None
-    from runeconsole.services.claude import presence, relay
+Relay = Callable[..., str]
+
+
+def _relay(
+    paths: ProjectPaths,
+    role: str,
+    name: str,
+    payload: HookPayload,
+    now: datetime,
+    ask: Relay,
+    asked: str,
+) -> str:
+    """A question for the operator: relayed by ``ask`` to an open console (its answer
+    printed), else nothing printed, the operator notified (``asked``) and Claude Code
+    asks in its own dialog."""
+    from runeconsole.services.claude import presence
 
     def waiting() -> None:
         agent_state.record(paths, role, name, payload, now)
@@ -90,10 +98,32 @@ def _answer_questions(
     key = f"{role}-{name}"
     if not presence.console_open(paths):
         waiting()
-        _notify(paths, key, f"{key} asks", activity.asked(payload))
+        _notify(paths, key, f"{key} asks", asked)
         return ""
     signal.alarm(ASK_SECONDS)
-    return relay.ask(paths, key, payload, now, written=waiting)
+    return ask(paths, key, payload, now, written=waiting)
+
+
+def _answer_questions(
+    paths: ProjectPaths, role: str, name: str, payload: HookPayload, now: datetime
+) -> str | None:
+    """An AskUserQuestion call: relayed to an open console (the answers printed), else
+    nothing printed and Claude Code asks in its own dialog. ``None``: not such a call."""
+    if not payload.asks_the_user:
+        return None
+    from runeconsole.services.claude import relay
+
+    return _relay(paths, role, name, payload, now, relay.ask, activity.asked(payload))
+
+
+def _answer_elicitation(
+    paths: ProjectPaths, role: str, name: str, payload: HookPayload, now: datetime
+) -> str:
+    """An MCP server's request for input: its form relayed to an open console, else
+    Claude Code's own dialog (``elicitation``)."""
+    from runeconsole.services.claude import elicitation
+
+    return _relay(paths, role, name, payload, now, elicitation.ask, activity.elicited(payload))
 
 
 def _decide_permission(
@@ -110,9 +140,46 @@ def _decide_permission(
     return permission_hook.request(paths, f"{role}-{name}", payload, now, written=waiting)
 
 
+def _held(
+    paths: ProjectPaths, role: str, name: str, payload: HookPayload, now: datetime
+) -> str | None:
+    """A tool call of an agent whose budget is spent: denied, with the reason, and the hold
+    noted in its identity. ``None``: not held (or no budget set)."""
+    from runeconsole.services.claude import settings as claude_settings
+
+    limits = claude_settings.load(paths).budgets
+    if not any(limits.values()):
+        return None
+    from runeconsole.services.budgets import hold
+
+    key = f"{role}-{name}"
+    denied = hold.denial(paths, key, now, limits)
+    if denied is None:
+        return None
+    from runeconsole.services.cost.ledger import local_day
+
+    hold.note(paths, key, denied[1], local_day(now))
+    return denied[0]
+
+
 def _notify_prompt(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
     if payload.notification_type == "permission_prompt":
         _notify(paths, key, f"{key} needs your permission", payload.message or "")
+    return ""
+
+
+def _stopped(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
+    """The turn ended on an API error: the operator is told (the agent waits for them)."""
+    error = payload.text("error") or "an API error"
+    _notify(paths, key, f"{key} stopped: {error}", payload.text("last_assistant_message") or "")
+    return ""
+
+
+def _denied(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
+    """Auto mode's classifier refused a tool call: kept with the permission decisions."""
+    from runeconsole.services.claude import denials
+
+    denials.record(paths, key, payload, now)
     return ""
 
 
@@ -142,6 +209,9 @@ WENT_ON = frozenset(
         events.USER_PROMPT_SUBMIT,
         events.STOP,
         events.SESSION_END,
+        events.POST_TOOL_USE_FAILURE,
+        events.PERMISSION_DENIED,
+        events.STOP_FAILURE,
     }
 )
 
@@ -159,11 +229,14 @@ STEPS: dict[str, Step] = {
     events.NOTIFICATION: _notify_prompt,
     events.PRE_COMPACT: _checkpoint,
     events.SESSION_END: _end,
+    events.STOP_FAILURE: _stopped,
+    events.PERMISSION_DENIED: _denied,
 }
 Responder = Callable[[ProjectPaths, str, str, HookPayload, datetime], "str | None"]
 RESPONDERS: dict[str, Responder] = {
     events.PRE_TOOL_USE: _answer_questions,
     events.PERMISSION_REQUEST: _decide_permission,
+    events.ELICITATION: _answer_elicitation,
 }
 
 
@@ -186,14 +259,18 @@ def handle(payload: HookPayload, environ: Mapping[str, str]) -> str:
     if root is None:
         return ""  # not a project (outside any git checkout): nothing to record
     paths = ProjectPaths(root)
-    role, name = locate.agent_key(payload, environ)
+    role, name = locate.agent_key(payload, environ, paths)
     now = datetime.now(UTC)
+    if payload.event == events.PRE_TOOL_USE:
+        held = _held(paths, role, name, payload, now)
+        if held is not None:
+            return held
     respond = RESPONDERS.get(payload.event)
     answer = respond(paths, role, name, payload, now) if respond else None
     if answer is not None:
         return answer
     where = terminal.from_environ(environ)
-    outcome = agent_state.record(paths, role, name, payload, now, where)
+    outcome = agent_state.record(paths, role, name, payload, now, environ, where)
     if payload.event in WENT_ON:
         _went_on(paths, outcome.key)
     step = STEPS.get(payload.event)

@@ -7,7 +7,9 @@ runeconsole claude hook``), so it works whatever ``PATH`` Claude Code runs it wi
 ``-P`` keeps a project's own files from shadowing ours. An entry is ours when its command
 ends in ``claude hook`` and runs ``runeconsole``; everything else in the file (other keys,
 other hooks, other entries of the same event) is kept as it is and where it is. A second
-install changes nothing; uninstall takes out exactly ours.
+install changes nothing; uninstall takes out exactly ours. The status line is chained the
+same way (``statusline_install``). When what uninstall leaves is what the file held before
+an install (its backup beside it, unchanged since), that file comes back byte for byte.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from runeconsole.adapters.claude_settings import SettingsFile, dump
 from runeconsole.core.errors import InvalidInput
+from runeconsole.services.claude import statusline_install
 
 # (event, matcher, timeout in seconds). PreToolUse waits for the console's answer to an
 # AskUserQuestion call (at most runeconsole.claude.ask_wait_seconds, <= 3540 s), and
@@ -34,6 +37,19 @@ HOOK_EVENTS: tuple[tuple[str, str | None, int], ...] = (
     ("PreCompact", None, 120),
     ("Stop", None, 30),
     ("SessionEnd", None, 60),
+    # The newer events (``session_facts``); Elicitation waits for the console's form as
+    # long as an AskUserQuestion call does.
+    ("StopFailure", None, 30),
+    ("MessageDisplay", None, 30),
+    ("SubagentStart", None, 30),
+    ("SubagentStop", None, 30),
+    ("TaskCreated", None, 30),
+    ("TaskCompleted", None, 30),
+    ("PostCompact", None, 60),
+    ("PostToolUseFailure", "*", 30),
+    ("PermissionDenied", "*", 30),
+    ("CwdChanged", None, 30),
+    ("Elicitation", None, 3600),
 )
 
 
@@ -158,26 +174,35 @@ def installed(data: dict[str, Any]) -> dict[str, list[str]]:
 class Change:
     """What an install or uninstall did (or, with ``--dry-run``, would do) to one file."""
 
-    def __init__(self, settings: SettingsFile, after: dict[str, Any]) -> None:
+    def __init__(
+        self, settings: SettingsFile, after: dict[str, Any], restored: bytes | None = None
+    ) -> None:
         self.path = settings.path
         self.before = settings.data
         self.after = after
         self.changed = (settings.raw is None and bool(after)) or after != settings.data
         self.backup: Path | None = None
+        self.restored = restored if self.changed else None  # the file's bytes before install
         self._settings = settings
 
     @property
     def text(self) -> str:
+        if self.restored is not None:
+            return self.restored.decode("utf-8", "replace")
         return dump(self.after).decode("utf-8")
 
     def apply(self) -> None:
         if self.changed:
-            self.backup = self._settings.write(self.after)
+            self.backup = self._settings.write(self.after, self.restored)
 
     @property
     def events(self) -> list[str]:
         """The events our hook is installed for, after the change."""
         return sorted(installed(self.after))
+
+    @property
+    def status_line(self) -> str | None:
+        return statusline_install.describe(self.after)
 
     def to_json(self, scope: str) -> dict[str, Any]:
         return {
@@ -186,16 +211,27 @@ class Change:
             "changed": self.changed,
             "backup": str(self.backup) if self.backup else None,
             "events": self.events,
+            "status_line": self.status_line,
+            "restored": self.restored is not None,
         }
 
 
-def plan_install(path: Path, command: str | None = None) -> Change:
+def plan_install(
+    path: Path,
+    command: str | None = None,
+    beneath: dict[str, Any] | None = None,
+    python: str = "",
+) -> Change:
+    """Our hooks and status line merged in; ``beneath``: the status line in effect from a
+    less specific settings file (carried when this file has none)."""
     settings = SettingsFile.read(path)
-    return Change(settings, merged(settings.data, path, command or hook_command()))
+    with_hooks = merged(settings.data, path, command or hook_command(python or None))
+    return Change(settings, statusline_install.merged(with_hooks, path, beneath, python))
 
 
 def plan_uninstall(path: Path) -> Change:
     settings = SettingsFile.read(path)
     if settings.raw is None:
         return Change(settings, {})
-    return Change(settings, removed(settings.data, path))
+    after = statusline_install.removed(removed(settings.data, path), path)
+    return Change(settings, after, settings.backup_holding(after))

@@ -6,19 +6,25 @@ git checkout of ``$CLAUDE_PROJECT_DIR`` (or the event's ``cwd``); a linked workt
 where the console runs. Outside any git checkout there is no root and nothing is
 written (a user-wide install must not litter every directory Claude Code is opened in).
 
-The agent is ``$RUNECONSOLE_AGENT`` (``spawn`` sets it), else role ``claude`` and a name
-made of the project directory's name and the first 8 characters of the session id.
+The agent is ``$RUNECONSOLE_AGENT`` (``spawn`` sets it), else, for a background session
+``spawn --background`` started, the agent it registered under the session's name, else
+role ``claude`` and a name made of the project directory's name and the first 8
+characters of the session id (a background session's short id).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from runeconsole.core.files import parse_json_object, read_bytes
+from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.validate import ID_PATTERN, MAX_ID_LENGTH
 from runeconsole.services.claude.payload import HookInputError, HookPayload
+from runeconsole.services.claude.session_facts import JOB_DIR_ENV
 
 ROOT_ENV = "RUNECONSOLE_ROOT"
 AGENT_ENV = "RUNECONSOLE_AGENT"
@@ -90,11 +96,76 @@ def derived_key(payload: HookPayload, environ: Mapping[str, str]) -> tuple[str, 
     return ROLE, f"{directory}-{session}"
 
 
-def agent_key(payload: HookPayload, environ: Mapping[str, str]) -> tuple[str, str]:
-    """``(role, name)`` of the agent: ``$RUNECONSOLE_AGENT`` when it names one properly."""
-    given = environ.get(AGENT_ENV) or environ.get(AGENT_KEY_ENV) or ""
-    if "-" in given and len(given) <= MAX_ID_LENGTH and ID_PATTERN.fullmatch(given):
-        role, name = given.split("-", 1)
+def _split(key: str) -> tuple[str, str] | None:
+    if "-" in key and len(key) <= MAX_ID_LENGTH and ID_PATTERN.fullmatch(key):
+        role, name = key.split("-", 1)
         if role and name:
             return role, name
-    return derived_key(payload, environ)
+    return None
+
+
+def agent_key(
+    payload: HookPayload, environ: Mapping[str, str], paths: ProjectPaths | None = None
+) -> tuple[str, str]:
+    """``(role, name)`` of the agent: ``$RUNECONSOLE_AGENT`` when it names one properly,
+    else the agent ``spawn --background`` registered for this background session."""
+    named = _split(environ.get(AGENT_ENV) or environ.get(AGENT_KEY_ENV) or "")
+    if named is not None:
+        return named
+    spawned = _spawned(payload, environ, paths) if paths is not None else None
+    return spawned or derived_key(payload, environ)
+
+
+BOUND_DIR = "background"  # in the bridge's state: one file per bound session, its agent
+
+
+def bound_path(paths: ProjectPaths, short_id: str) -> str:
+    return os.path.join(paths.claude_bridge, BOUND_DIR, short_id)
+
+
+def bind(paths: ProjectPaths, short_id: str, key: str) -> None:
+    """Remember that background session ``short_id`` is agent ``key`` (written once)."""
+    from runeconsole.core.files import create_exclusive
+
+    path = paths.inside(Path(bound_path(paths, short_id)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        create_exclusive(path, key.encode())
+
+
+def _spawned(
+    payload: HookPayload, environ: Mapping[str, str], paths: ProjectPaths
+) -> tuple[str, str] | None:
+    """The agent ``spawn --background`` started for this background session: its daemon
+    passes no environment of ours, so the session is bound to the agent by its short id
+    (``bind``, when ``claude --bg`` said it), or, for an event that comes before that, by
+    its name (``session_title``, on SessionStart and UserPromptSubmit), which is the
+    agent's key: then the identity must be active, started in the background by
+    runeconsole and of no other session yet, and the binding is written for the events
+    that carry no name."""
+    job = os.path.basename(environ.get(JOB_DIR_ENV, "").rstrip("/"))
+    if not job or not ID_PATTERN.fullmatch(job):
+        return None
+    try:
+        with open(bound_path(paths, job), "rb") as handle:
+            return _split(handle.read(MAX_ID_LENGTH + 1).decode("ascii", "replace"))
+    except OSError:
+        pass
+    title = payload.text("session_title")
+    named = _split(title) if title else None
+    if named is None:
+        return None
+    try:
+        path = paths.identities / f"{title}.json"
+        fields = parse_json_object(path, read_bytes(path, follow_symlinks=False))
+    except Exception:
+        return None
+    metadata = fields.get("metadata")
+    if fields.get("status") != "active" or not isinstance(metadata, dict):
+        return None
+    if metadata.get("background") is not True:
+        return None
+    if fields.get("background_id") not in (None, job):
+        return None
+    bind(paths, job, f"{named[0]}-{named[1]}")
+    return named

@@ -5,7 +5,8 @@ Common fields: ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``
 ``tool_use_id`` (PreToolUse, PostToolUse; PermissionRequest has no ``tool_use_id``
 but ``permission_suggestions``), ``message`` / ``notification_type``
 (Notification), ``trigger`` (PreCompact), ``stop_hook_active`` (Stop), ``reason``
-(SessionEnd). Unknown fields are ignored; a missing optional one reads as ``None``; a
+(SessionEnd); the newer events' fields are read by ``session_facts`` and
+``elicitation``. Unknown fields are ignored; a missing optional one reads as ``None``; a
 field of the wrong type reads as missing, never as a crash.
 """
 
@@ -26,6 +27,17 @@ PRE_COMPACT = "PreCompact"
 STOP = "Stop"
 SESSION_END = "SessionEnd"
 PERMISSION_REQUEST = "PermissionRequest"
+STOP_FAILURE = "StopFailure"
+MESSAGE_DISPLAY = "MessageDisplay"
+SUBAGENT_START = "SubagentStart"
+SUBAGENT_STOP = "SubagentStop"
+TASK_CREATED = "TaskCreated"
+TASK_COMPLETED = "TaskCompleted"
+POST_COMPACT = "PostCompact"
+POST_TOOL_USE_FAILURE = "PostToolUseFailure"
+PERMISSION_DENIED = "PermissionDenied"
+CWD_CHANGED = "CwdChanged"
+ELICITATION = "Elicitation"
 EVENTS = (
     SESSION_START,
     USER_PROMPT_SUBMIT,
@@ -36,6 +48,17 @@ EVENTS = (
     STOP,
     SESSION_END,
     PERMISSION_REQUEST,
+    STOP_FAILURE,
+    MESSAGE_DISPLAY,
+    SUBAGENT_START,
+    SUBAGENT_STOP,
+    TASK_CREATED,
+    TASK_COMPLETED,
+    POST_COMPACT,
+    POST_TOOL_USE_FAILURE,
+    PERMISSION_DENIED,
+    CWD_CHANGED,
+    ELICITATION,
 )
 ASK_USER_QUESTION = "AskUserQuestion"
 MAX_TEXT = 2000  # a message or question kept in a state file is cut to this

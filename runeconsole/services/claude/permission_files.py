@@ -11,8 +11,9 @@ waits for a decision) and the waiting hook's pid.
 Its decision is ``{id}.decision``, created once and never replaced: ``behavior``
 (``allow`` | ``deny`` | null when nobody decided), the ``message`` a deny gives the
 model, ``decided_by`` (``operator``, ``rule`` or ``nobody``: Claude Code asked in its own
-dialog), the ``rule`` that applied, the ``reason`` nobody decided, ``decided_at`` and
-``via`` (``console`` | ``cli``).
+dialog; ``auto-mode`` for a call Claude Code's auto mode refused, ``denials``), the
+``rule`` that applied, the ``reason`` nobody decided, ``decided_at`` and ``via``
+(``console`` | ``cli``).
 
 Claude Code shows its own dialog while the hook waits, and does not stop the hook when
 the dialog is answered there. So a waiting hook leaves a marker (``waits_dir``), and the
@@ -42,8 +43,8 @@ FILE_MODE, DIR_MODE = 0o600, 0o700
 PREFIX = "perm-"
 WAITS = "permission-waits"
 ALLOW, DENY = "allow", "deny"
-OPERATOR, RULE, NOBODY = "operator", "rule", "nobody"
-DECIDERS = (OPERATOR, RULE, NOBODY)
+OPERATOR, RULE, NOBODY, AUTO_MODE = "operator", "rule", "nobody", "auto-mode"
+DECIDERS = (OPERATOR, RULE, NOBODY, AUTO_MODE)
 MAX_FILE = 256 * 1024
 MAX_INPUT = 64 * 1024  # a tool input larger than this is kept as its subject only
 MAX_SUBJECT = 16 * 1024

@@ -3,14 +3,20 @@
 ```yaml
 runeconsole:
   claude:
-    context_window_tokens: 200000   # context_left_percent is of this many tokens
+    context_window_tokens: 200000   # only when set: context_left_percent is of this many
+    context_windows: {claude-opus-5-5: 1000000}   # by model, over the built-in table
+    prices: {claude-opus-5-5: {input: 4, output: 20, cache_write: 5, cache_read: 0.2}}
     ask_wait_seconds: 300           # how long an AskUserQuestion waits for the console
     permission_wait_seconds: 120    # how long a permission request waits for a decision
   notify:
     command: [notify-send, "{title}", "{body}"]
     urls: ["ntfy://my-topic"]       # Apprise URLs (pip install 'runeconsole[notify]')
     every_seconds: 60               # at most one notification per agent this often
+  budgets: {per_agent_usd: 50, per_day_usd: 20, fleet_day_usd: 200}
 ```
+
+Without ``context_window_tokens`` the window is the one Claude Code's status line
+reports for the session, else the model's (``services/cost/prices.py``), else 200,000.
 
 Claude Code runs the hook for every event, and importing a YAML parser would be most
 of its time; so the values the hook needs are kept in
@@ -31,31 +37,34 @@ TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
     from typing import Any
 
-CONTEXT_WINDOW = 200_000
+CONTEXT_WINDOW = 200_000  # the window of a model nothing tells us about
 ASK_WAIT_SECONDS = 300.0
 PERMISSION_WAIT_SECONDS = 120.0
 MAX_ASK_WAIT_SECONDS = 3540.0  # the installed hooks' timeout (3600 s) must outlast a wait
 NOTIFY_EVERY_SECONDS = 60.0
 CACHE_NAME = "settings.json"
 TALISMAN_NAME = "talisman.yml"  # core.config.TALISMAN, named here so YAML is not imported
-_FORMAT = 3
+_FORMAT = 4  # the cache of an older version is read again from the talisman
 
 
 class ClaudeSettings:
     __slots__ = (
         "ask_wait_seconds",
+        "budgets",
         "context_window_tokens",
+        "context_windows",
         "notify_command",
         "notify_every_seconds",
         "notify_urls",
         "permission_wait_seconds",
+        "prices",
         "problems",
         "relay_enabled",
     )
 
     def __init__(
         self,
-        context_window_tokens: int = CONTEXT_WINDOW,
+        context_window_tokens: int | None = None,
         ask_wait_seconds: float = ASK_WAIT_SECONDS,
         relay_enabled: bool = True,
         notify_command: list[str] | None = None,
@@ -63,8 +72,11 @@ class ClaudeSettings:
         problems: list[str] | None = None,
         permission_wait_seconds: float = PERMISSION_WAIT_SECONDS,
         notify_urls: list[str] | None = None,
+        context_windows: dict[str, int] | None = None,
+        prices: dict[str, dict[str, float]] | None = None,
+        budgets: dict[str, float | None] | None = None,
     ) -> None:
-        self.context_window_tokens = context_window_tokens
+        self.context_window_tokens = context_window_tokens  # None: not set
         self.ask_wait_seconds = ask_wait_seconds
         self.relay_enabled = relay_enabled
         self.notify_command = notify_command
@@ -72,6 +84,24 @@ class ClaudeSettings:
         self.problems = problems or []
         self.permission_wait_seconds = permission_wait_seconds
         self.notify_urls = notify_urls
+        self.context_windows = context_windows or {}
+        self.prices = prices or {}
+        self.budgets = budgets or {}
+
+    def window_for(self, model: str | None, reported: object = None) -> int:
+        """The context window in tokens: the setting when set, else what Claude Code
+        reported for the session, else the model's, else ``CONTEXT_WINDOW``."""
+        if self.context_window_tokens is not None:
+            return self.context_window_tokens
+        if isinstance(reported, int) and not isinstance(reported, bool) and reported > 0:
+            return reported
+        from runeconsole.services.cost import prices
+
+        return prices.window(model, self.context_windows) or CONTEXT_WINDOW
+
+    @property
+    def budgeted(self) -> bool:
+        return any(limit for limit in self.budgets.values())
 
     def to_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -83,10 +113,25 @@ class ClaudeSettings:
     @classmethod
     def from_talisman(cls, talisman: Any) -> ClaudeSettings:
         """From a loaded ``core.config.Talisman`` (lenient or strict, as the caller loaded it)."""
+        from runeconsole.services.budgets.judge import checked_limits
+        from runeconsole.services.cost import prices
         from runeconsole.services.questions import RelaySettings
 
         claude = talisman.section("runeconsole", "claude")
-        window = claude.integer("context_window_tokens", CONTEXT_WINDOW, minimum=1000)
+        window = None
+        if claude.get("context_window_tokens", None) is not None:
+            window = claude.integer("context_window_tokens", CONTEXT_WINDOW, minimum=1000)
+        windows, wrong_windows = prices.checked_windows(claude.get("context_windows", None))
+        rates, wrong_prices = prices.checked_prices(claude.get("prices", None))
+        for key, wrong, allowed in (
+            ("context_windows", wrong_windows, "model: tokens (a whole number >= 1000)"),
+            ("prices", wrong_prices, "model: {input, output, cache_write, cache_read} in $/M"),
+        ):
+            for entry in wrong:
+                talisman.report(
+                    f"{claude.where(key)}: runeconsole.claude.{key} entry {entry} is not "
+                    f"usable; allowed: {allowed}"
+                )
         wait = claude.number(
             "ask_wait_seconds", ASK_WAIT_SECONDS, minimum=1, maximum=MAX_ASK_WAIT_SECONDS
         )
@@ -120,6 +165,10 @@ class ClaudeSettings:
             urls = None
         every = notify.number("every_seconds", NOTIFY_EVERY_SECONDS, minimum=0)
         notify.warn_unread()
+        budget_section = talisman.section("runeconsole", "budgets")
+        limits, wrong_limits = checked_limits(budget_section.data)
+        for entry in wrong_limits:
+            talisman.report(f"{talisman.where('runeconsole', 'budgets')}: runeconsole.{entry}")
         enabled = RelaySettings.from_talisman(talisman).enabled
         return cls(
             window,
@@ -130,6 +179,9 @@ class ClaudeSettings:
             list(talisman.problems),
             permission_wait,
             urls or None,
+            context_windows=windows,
+            prices=rates,
+            budgets=limits,
         )
 
 

@@ -11,7 +11,7 @@ from runeconsole.adapters.claude_settings import SCOPES, SettingsFile, settings_
 from runeconsole.core.errors import InvalidInput
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.claude import install as hooks_file
-from runeconsole.services.claude import presence
+from runeconsole.services.claude import presence, statusline_install
 from runeconsole.services.claude.hook import LOG_NAME
 
 
@@ -26,6 +26,7 @@ class ScopeStatus:
     current: bool = False
     commands: tuple[str, ...] = ()
     error: str | None = None
+    status_line: str | None = None
 
     @classmethod
     def read(cls, scope: str, path: Path) -> ScopeStatus:
@@ -43,17 +44,19 @@ class ScopeStatus:
             complete=wanted <= set(found),
             current=bool(found) and all(c == command for cs in found.values() for c in cs),
             commands=tuple(sorted({c for cs in found.values() for c in cs})),
+            status_line=statusline_install.describe(data),
         )
 
     def describe(self) -> str:
         if self.error is not None:
             return f"unreadable: {self.error}"
-        if not self.events:
-            return "not installed"
         total = len(hooks_file.HOOK_EVENTS)
-        text = f"installed ({len(self.events)} of {total} events)"
-        if not self.current:
+        text = f"installed ({len(self.events)} of {total} events)" if self.events else ""
+        if self.events and not self.current:
             text += f"; another command: {', '.join(self.commands)} (run install again)"
+        text = text or "not installed"
+        if self.status_line:
+            text += f"; status line: {self.status_line}"
         return text
 
     def to_json(self) -> dict[str, Any]:
@@ -66,7 +69,11 @@ class ScopeStatus:
         if self.error is not None:
             row["error"] = self.error
         else:
-            row.update(complete=self.complete, commands=list(self.commands))
+            row.update(
+                complete=self.complete,
+                commands=list(self.commands),
+                status_line=self.status_line,
+            )
         return row
 
 

@@ -91,15 +91,23 @@ class Outbox:
         sending them leaves them for recovery to send (``unless_sent``: skip any
         that did go out just before the kill). Returns the types sent.
         """
+        return self.deliver_all({entry_id: outgoing}, unless_sent=unless_sent)[entry_id]
+
+    def deliver_all(
+        self, owed: dict[str, list[dict[str, Any]]], *, unless_sent: bool = False
+    ) -> dict[str, list[str]]:
+        """``deliver`` for several entries (a batch that landed), cleared in one write."""
         pause_point("merge-queue-signals-due")
-        sent = []
-        for item in outgoing:
-            kind, target, payload = _signal_parts(item)
-            if kind is None or (unless_sent and self._was_sent(kind, target, payload)):
-                continue
-            self._send(kind, target, payload)
-            sent.append(kind)
-        self.queue.update_entry(entry_id, {"signals_pending": []})
+        sent: dict[str, list[str]] = {}
+        for entry_id, outgoing in owed.items():
+            sent[entry_id] = []
+            for item in outgoing:
+                kind, target, payload = _signal_parts(item)
+                if kind is None or (unless_sent and self._was_sent(kind, target, payload)):
+                    continue
+                self._send(kind, target, payload)
+                sent[entry_id].append(kind)
+        self.queue.update_entries({entry_id: {"signals_pending": []} for entry_id in owed})
         return sent
 
     def _was_sent(self, kind: str, target: str, payload: dict[str, Any]) -> bool:

@@ -24,8 +24,9 @@ from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.locks import locked
 from runeconsole.core.validate import name_or_none
+from runeconsole.services.merge_queue.claims import QueueClaims
 from runeconsole.services.merge_queue.model import IN_PROGRESS, PENDING, QueueEntry, QueueState
-from runeconsole.services.merge_queue.queue_file import LOCK_TIMEOUT, SIGNALS_ACTED_ON, QueueFile
+from runeconsole.services.merge_queue.queue_file import LOCK_TIMEOUT, SIGNALS_ACTED_ON
 from runeconsole.services.signal_parties import GUARDIAN, party
 from runeconsole.services.signals import Signal
 
@@ -84,7 +85,7 @@ class MergeRequest:
 
 
 class Intake:
-    def __init__(self, queue: QueueFile) -> None:
+    def __init__(self, queue: QueueClaims) -> None:
         self.queue = queue
         self.signals = queue.signals
         self.answer_guardian = queue.settings.answer_guardian_signals

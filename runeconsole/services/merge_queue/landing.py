@@ -17,6 +17,7 @@ class Landing:
         self.root = queue.root
         self.settings = queue.settings
         self.main_ref = queue.main_ref
+        self.main_name = queue.settings.main_branch
 
     def main_is(self, commit: str) -> bool:
         return gw.resolve_commit(self.root, self.main_ref) == commit
@@ -34,11 +35,29 @@ class Landing:
         if complaint is None:
             return None
         files = gw.local_changes(holder, gw.changed_between(self.root, base, tested))
-        what = ", ".join(files) if files else complaint
+        return self.overwrite_refusal(holder, ", ".join(files) if files else complaint)
+
+    def overwrite_refusal(self, holder: Path, what: str) -> str:
         return (
             f"the checkout of {self.settings.main_branch} in {holder} has local files this "
             f"merge would overwrite: {what}; commit, move or remove them, then retry"
         )
+
+    def blocked(
+        self, holder: Path | None, parents: dict[str, str], commits: dict[str, str]
+    ) -> dict[str, list[str]]:
+        """Of a batch's entries (``commits``: each one's commit, ``parents``: the commit
+        before it), those whose own changes hit local files in the checkout of main, with
+        those files: the ones a refused fast-forward is about."""
+        if holder is None:
+            return {}
+        found = {}
+        for entry_id, commit in commits.items():
+            changed = gw.changed_between(self.root, parents[entry_id], commit)
+            files = gw.local_changes(holder, changed)
+            if files:
+                found[entry_id] = files
+        return found
 
     def follow_in_checkout(
         self, holder: Path | None, base: str, tested: str, notes: list[str]

@@ -13,6 +13,7 @@ from typing import Any
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.timeutil import parse_iso
 from runeconsole.core.validate import ID_PATTERN, MAX_ID_LENGTH
+from runeconsole.services.merge_queue.priority import NORMAL, PRIORITIES, priority_of
 
 PENDING, IN_PROGRESS, COMPLETED, FAILED = "pending", "in_progress", "completed", "failed"
 STATUSES = (IN_PROGRESS, PENDING, FAILED, COMPLETED)
@@ -20,6 +21,12 @@ STATUSES = (IN_PROGRESS, PENDING, FAILED, COMPLETED)
 CONFLICT, TESTS_FAILED, BASE_MOVED = "conflict", "tests_failed", "base_moved"
 BRANCH_MISSING, TIMEOUT, INTERRUPTED = "branch_missing", "timeout", "interrupted"
 MAIN_DIRTY, GIT_ERROR = "main_dirty", "git_error"
+NORMAL_LANE = PRIORITIES.index(NORMAL)
+# Top-level fields of ours in the queue's file, beside the harness's ``entries``.
+BATCHES = "batches"  # the batches at work now, as the processor last wrote them
+WINDOW = "window"  # how many batches may test at once now (the speculative window)
+BATCH_SEQ = "batch_seq"  # the last batch number given
+FLAKY_COUNTS = "flaky_counts"  # {test command: entries that passed only on a retry}
 
 
 def node_id_from(branch: str) -> str:
@@ -45,7 +52,8 @@ class QueueEntry:
 
     fields: dict[str, Any]
     index: int
-    position: int | None = None  # 1-based among pending entries
+    position: int | None = None  # 1-based among pending entries, in the order taken
+    lane: int = NORMAL_LANE  # its priority now, aging included (0: urgent)
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.fields.get(name, default)
@@ -66,6 +74,15 @@ class QueueEntry:
     @property
     def branch(self) -> str:
         return str(self.fields.get("branch") or "")
+
+    @property
+    def priority(self) -> str:
+        return priority_of(self.fields)
+
+    @property
+    def batch_id(self) -> str | None:
+        value = self.fields.get("batch_id")
+        return value if isinstance(value, str) and value and self.status == IN_PROGRESS else None
 
     @property
     def identity(self) -> str | None:
@@ -94,12 +111,19 @@ class QueueEntry:
             self.fields.get("enqueued_at")
         )
 
-    def sort_key(self) -> tuple[int, int]:
+    def sort_key(self) -> tuple[int, int, int]:
         group = STATUSES.index(self.status) if self.status in STATUSES else len(STATUSES)
-        return group, self.index
+        return group, self.lane if self.status == PENDING else 0, self.index
 
     def to_json(self) -> dict[str, Any]:
-        return {**self.fields, "position": self.position, "reason": self.reason}
+        taken_as = PRIORITIES[self.lane] if self.status == PENDING else None
+        return {
+            **self.fields,
+            "position": self.position,
+            "reason": self.reason,
+            "priority": self.priority,
+            "taken_as": taken_as,
+        }
 
     def describe(self) -> str:
         """A failed entry's reason and error (and files) in one line; never ``None``."""
@@ -160,10 +184,13 @@ class QueueState:
     error: str | None = None
 
     def pending(self) -> list[QueueEntry]:
-        return [e for e in self.entries if e.status == PENDING]
+        """The pending entries in the order they are taken (priority lanes, then the
+        queue's order)."""
+        return sorted((e for e in self.entries if e.status == PENDING), key=QueueEntry.sort_key)
 
     def ordered(self) -> list[QueueEntry]:
-        """In progress first, then the pending queue in order, then failed, then done."""
+        """In progress first, then the pending queue in the order taken, then failed, then
+        done."""
         return sorted(self.entries, key=QueueEntry.sort_key)
 
     def counts(self) -> dict[str, int]:
@@ -227,6 +254,8 @@ class ProcessPlan:
     test_command: Any
     recovered: list[str] = field(default_factory=list)
     picked_up: list[dict[str, Any]] = field(default_factory=list)
+    batches: list[list[QueueEntry]] = field(default_factory=list)  # as they would form
+    window: int = 1  # how many of them would test at once
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -238,18 +267,30 @@ class ProcessPlan:
             "test_command": self.test_command,
             "recovered": self.recovered,
             "picked_up": self.picked_up,
+            "batches": [
+                [
+                    {"entry_id": e.get("entry_id"), "branch": e.branch, "priority": e.priority}
+                    | ({"from_signal": e.get("from_signal")} if e.get("from_signal") else {})
+                    for e in batch
+                ]
+                for batch in self.batches
+            ],
+            "window": self.window,
         }
 
 
 @dataclass(frozen=True)
 class Progress:
-    """A live report from processing: a step starting or ending, or a line of test output."""
+    """A live report from processing: a step starting or ending, or a line of test output.
+    ``entry_id`` names the entry, or the batch (``b7``) when it is about several."""
 
     entry_id: str
     step: str
     message: str
     elapsed: float
     output: bool = False
+    batch: str | None = None  # the batch it is part of
+    slot: int | None = None  # the test slot (1, 2, …) the batch runs in
 
 
 def id_or_none(value: Any) -> str | None:

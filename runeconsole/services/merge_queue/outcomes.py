@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runeconsole.core.errors import RuneError
+from runeconsole.core.pause import pause_point
 from runeconsole.services.hooks import MERGE_QUEUE, Hooks
 from runeconsole.services.merge_queue.delivery import Outbox
 from runeconsole.services.merge_queue.landing import Landing
@@ -93,37 +94,60 @@ class Recorder:
 
         ``sync_checkout``: the checkout of main still has to follow (after a crash).
         """
-        entry = run.entry
-        tidying: list[Callable[[], list[str]]] = [
-            lambda: self.landing.settle_branch(str(entry.get("branch")), tested, original),
-            lambda: self._mark_hook_merged(entry.get("identity_name")),
-        ]
-        if sync_checkout:
-            tidying.insert(0, lambda: self.landing.sync_main_checkout(base, tested))
-        for tidy in tidying:
-            try:
-                run.notes.extend(tidy())
-            except RuneError as exc:
-                run.notes.append(f"after the merge: {exc.message}")
-        complete = self.outbox.payload(entry, merged_commit=tested)
-        outgoing = [self.outbox.outgoing(entry, "MERGE_COMPLETE", complete)]
-        final = self.queue.update_entry(
-            run.entry_id,
-            {
+        return self.finish_all([(run, tested, original)], base, sync_checkout=sync_checkout)[0]
+
+    def finish_all(
+        self,
+        landed: list[tuple[Run, str, str]],
+        base: str,
+        *,
+        sync_checkout: bool = False,
+    ) -> list[Outcome]:
+        """Entries that landed together (``(run, its commit, its branch's commit)``, in
+        landing order): each tidied, then every outcome recorded in one write with the
+        signals it owes, then those sent."""
+        for run, tested, original in landed:
+            self._tidy(run, tested, base, original, sync_checkout)
+            pause_point("merge-queue-batch-tidying")
+        owed: dict[str, list[dict[str, Any]]] = {}
+        changes: dict[str, dict[str, Any]] = {}
+        for run, tested, _ in landed:
+            complete = self.outbox.payload(run.entry, merged_commit=tested)
+            owed[run.entry_id] = [self.outbox.outgoing(run.entry, "MERGE_COMPLETE", complete)]
+            changes[run.entry_id] = {
                 "status": COMPLETED,
                 "completed_at": self.queue.now(),
                 "merged_commit": tested,
                 "tested_commit": tested,
                 "current_step": None,
                 "notes": run.notes,
-                "signals_pending": outgoing,
-            },
-        )
-        self.outbox.deliver(run.entry_id, outgoing)
-        run.report("merged", f"merged {final.get('branch')} as {tested[:12]}")
-        return Outcome(
-            run.entry_id, str(final.get("branch")), COMPLETED, merged_commit=tested, notes=run.notes
-        )
+                "signals_pending": owed[run.entry_id],
+            }
+        self.queue.update_entries(changes)
+        self.outbox.deliver_all(owed)
+        outcomes = []
+        for run, tested, _ in landed:
+            branch = run.entry.get("branch")
+            run.report("merged", f"merged {branch} as {tested[:12]}")
+            outcomes.append(
+                Outcome(run.entry_id, str(branch), COMPLETED, merged_commit=tested, notes=run.notes)
+            )
+        return outcomes
+
+    def _tidy(self, run: Run, tested: str, base: str, original: str, sync: bool) -> None:
+        """The checkout of main, the merged branch, the agent's hook: never a failure."""
+        entry = run.entry
+        tidying: list[Callable[[], list[str]]] = [
+            lambda: self.landing.settle_branch(str(entry.get("branch")), tested, original),
+            lambda: self._mark_hook_merged(entry.get("identity_name")),
+        ]
+        if sync:
+            tidying.insert(0, lambda: self.landing.sync_main_checkout(base, tested))
+        for tidy in tidying:
+            try:
+                run.notes.extend(tidy())
+            except RuneError as exc:
+                run.notes.append(f"after the merge: {exc.message}")
 
     def _mark_hook_merged(self, identity: Any) -> list[str]:
         """Set the identity's hook (if it has one) to ``merged``; other fields are kept."""

@@ -1,7 +1,8 @@
-"""The merge queue's file, ``.claude/state/merge-queue.json``: reading it, and every change
-to it as a locked read-modify-write with an atomic replace. The file is the harness's
-format: every field it writes (and any we do not know) is kept, and ours are added beside
-them. Also who is processing now (the processor's pid file and the entries in progress)."""
+"""The merge queue's file, ``.claude/state/merge-queue.json``: reading it, and the locked
+read-modify-write with an atomic replace that every change to it goes through (the
+operator's in ``edits``, the processor's in ``claims``). The file is the harness's format:
+every field it writes (and any we do not know) is kept, and ours are added beside them.
+Also who is processing now (the processor's pid file and the entries in progress)."""
 
 from __future__ import annotations
 
@@ -12,26 +13,24 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from runeconsole.adapters import git_worktrees as gw
-from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
+from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_bytes, read_json_object
 from runeconsole.core.locks import locked
 from runeconsole.core.pids import pid_alive, process_start
 from runeconsole.core.timeutil import iso_z
-from runeconsole.core.validate import validate_id, validate_name
+from runeconsole.core.validate import validate_name
 from runeconsole.services.merge_queue.holders import blocking, holders, waiting_message
 from runeconsole.services.merge_queue.model import (
-    FAILED,
     IN_PROGRESS,
     PENDING,
     QueueEntry,
     QueueState,
     QueueStatus,
     UnknownEntry,
-    command_args,
-    node_id_from,
 )
+from runeconsole.services.merge_queue.priority import ranked
 from runeconsole.services.merge_queue.settings import MergeQueueSettings
+from runeconsole.services.merge_queue.timeouts import limit_for
 from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
 
@@ -85,20 +84,24 @@ class QueueFile:
             if not self.path.exists():
                 return QueueState()
             return QueueState(error=exc.reason)
-        return self._state(data)
+        return self.state_of(data)
 
-    @staticmethod
-    def _state(data: dict[str, Any]) -> QueueState:
+    def state_of(self, data: dict[str, Any]) -> QueueState:
+        """The queue in ``data``: each pending entry with its priority lane now (aging
+        included) and its position in the order entries are taken."""
         raw = data.get("entries")
         raw = raw if isinstance(raw, list) else []
         entries = [
             QueueEntry(item, index) for index, item in enumerate(raw) if isinstance(item, dict)
         ]
-        position = 0
-        for entry in entries:
-            if entry.status == PENDING:
-                position += 1
-                entry.position = position
+        pending = {e.index: e for e in entries if e.status == PENDING}
+        taken = ranked(
+            ((i, e.fields) for i, e in pending.items()),
+            self.clock.now(),
+            self.settings.aging_minutes,
+        )
+        for position, (lane, index) in enumerate(taken, start=1):
+            pending[index].position, pending[index].lane = position, lane
         return QueueState(entries, bool(data.get("paused")), data)
 
     def get(self, entry_id: str) -> QueueEntry:
@@ -155,198 +158,25 @@ class QueueFile:
             item.update(changes)
             return dict(item)
 
-    # -- queue operations --------------------------------------------------------------------
-
-    def add(
-        self,
-        branch: str,
-        *,
-        identity: str | None = None,
-        node_id: str | None = None,
-        bead_id: str | None = None,
-        pr_number: int | None = None,
-        worktree: str | None = None,
-        test_command: str | None = None,
-        source: str | None = None,
-        requested_by: str | None = None,
-    ) -> tuple[QueueEntry, bool]:
-        """Enqueue ``branch``; returns (entry, created). A waiting branch is not added twice.
-
-        ``source``: the ``MERGE_READY`` signal file it comes from (for the history);
-        ``requested_by``: that signal's sender, who is told the outcome."""
-        if not gw.valid_branch_name(branch):
-            raise InvalidInput(f"branch {branch!r} is not a valid git branch name")
-        if branch == self.settings.main_branch:
-            raise InvalidInput(f"cannot queue {branch!r}: it is the branch the queue merges into")
-        for value, what in ((identity, "identity"), (node_id, "node id")):
-            if value is not None:
-                validate_name(value, what)  # the harness's names may hold '.'
-        if bead_id is not None:
-            validate_id(bead_id, "bead id")
-        if pr_number is not None and pr_number < 0:
-            raise InvalidInput("--pr must be a positive number")
-        if test_command is not None and command_args(test_command) is None:
-            raise InvalidInput(
-                "--test-command must be a non-empty command line with balanced quotes"
-            )
-        node = node_id or node_id_from(branch)
-        with self._mutate() as data:
-            for index, item in enumerate(data["entries"]):
-                if (
-                    isinstance(item, dict)
-                    and item.get("branch") == branch
-                    and item.get("status") in (PENDING, IN_PROGRESS)
-                ):
-                    return QueueEntry(dict(item), index), False
-            now = self.now()
-            taken = {i.get("entry_id") for i in data["entries"] if isinstance(i, dict)}
-            base = f"mq-{node}-{int(self.clock.now().timestamp())}"
-            entry_id, suffix = base, 1
-            while entry_id in taken:
-                suffix += 1
-                entry_id = f"{base}-{suffix}"
-            item = {
-                "entry_id": entry_id,
-                "node_id": node,
-                "branch": branch,
-                "repo_root": str(self.root),
-                "enqueued_at": now,
-                "status": PENDING,
-                "started_at": None,
-                "completed_at": None,
-                "error": None,
-                "identity_name": identity,
-                "worktree_path": worktree,
-                "pr_number": pr_number,
-                "bead_id": bead_id,
-                "requested_at": now,
-                "attempts": 0,
-            }
-            if test_command is not None:
-                item["test_command"] = test_command
-            if requested_by is not None:
-                item["requested_by"] = requested_by
-            data["entries"].append(item)
-            self._record(data, "add", entry_id, branch=branch, source=source)
-            return QueueEntry(dict(item), len(data["entries"]) - 1), True
-
-    def retry(self, entry_id: str) -> QueueEntry:
-        validate_name(entry_id, "entry id")
-        with self._mutate() as data:
-            item = self._find(data, entry_id)
-            if item.get("status") != FAILED:
-                raise RuneError(
-                    f"{entry_id} is {item.get('status')}; only a failed entry is retried"
-                )
-            item.update(status=PENDING, started_at=None, completed_at=None, current_step=None)
-            item["last_failure"] = {"reason": item.get("reason"), "error": item.get("error")}
-            item.update(reason=None, error=None, conflict_files=[])
-            item.pop("interruptions", None)  # a person stepped in: one automatic re-run again
-            self._record(data, "retry", entry_id)
-            return QueueEntry(dict(item), 0)
-
-    def remove(self, entry_id: str) -> QueueEntry:
-        validate_name(entry_id, "entry id")
-        with self._mutate() as data:
-            item = self._find(data, entry_id)
-            if item.get("status") == IN_PROGRESS and self.processor_pid() is not None:
-                raise RuneError(f"{entry_id} is being processed; wait for it to finish")
-            data["entries"].remove(item)
-            self._record(
-                data, "remove", entry_id, branch=item.get("branch"), status=item.get("status")
-            )
-            return QueueEntry(dict(item), 0)
-
-    def move(self, entry_id: str, offset: int) -> tuple[QueueEntry, bool]:
-        """Swap a pending entry with its pending neighbour above (-1) or below (+1).
-
-        Returns (entry, moved); an entry already at that end stays and nothing is recorded.
-        """
-        validate_name(entry_id, "entry id")
-        with self._mutate() as data:
-            item = self._find(data, entry_id)
-            if item.get("status") != PENDING:
-                raise RuneError(f"{entry_id} is {item.get('status')}; only pending entries move")
-            entries = data["entries"]
-            slots = [
-                i
-                for i, e in enumerate(entries)
-                if isinstance(e, dict) and e.get("status") == PENDING
-            ]
-            here = slots.index(entries.index(item))
-            there = here + offset
-            if not 0 <= there < len(slots):
-                return QueueEntry(dict(item), 0), False
-            a, b = slots[here], slots[there]
-            entries[a], entries[b] = entries[b], entries[a]
-            self._record(data, "move", entry_id, direction="up" if offset < 0 else "down")
-            return QueueEntry(dict(item), 0), True
-
-    def set_paused(self, paused: bool) -> bool:
-        """Pause or resume; returns whether anything changed."""
-        with self._mutate() as data:
-            if bool(data.get("paused")) == paused:
-                return False
-            data["paused"] = paused
-            data["paused_at"] = self.now() if paused else None
-            self._record(data, "pause" if paused else "resume", None)
-            return True
-
-    def claim_head(self) -> dict[str, Any] | None:
-        """Mark the first pending entry in progress for this process; ``None`` if none waits."""
+    def update_entries(self, changes: dict[str, dict[str, Any]]) -> None:
+        """Several entries' changes in one locked write (a batch's step); an entry no
+        longer in the file is skipped."""
         with self._mutate() as data:
             for item in data["entries"]:
-                if isinstance(item, dict) and item.get("status") == PENDING:
-                    attempts = item.get("attempts")
-                    item.update(
-                        status=IN_PROGRESS,
-                        started_at=self.now(),
-                        completed_at=None,
-                        error=None,
-                        reason=None,
-                        conflict_files=[],
-                        attempts=(attempts if isinstance(attempts, int) else 0) + 1,
-                        processor_pid=os.getpid(),
-                        steps=[],
-                        current_step="claimed",
-                    )
-                    if not isinstance(item.get("entry_id"), str):
-                        item["entry_id"] = f"mq-{node_id_from(str(item.get('branch')))}-claimed"
-                    self._record(data, "start", item["entry_id"])
-                    return dict(item)
-        return None
+                if isinstance(item, dict) and item.get("entry_id") in changes:
+                    item.update(changes[item["entry_id"]])
 
-    def requeue(self, entry_id: str, reason: str, **changes: Any) -> None:
-        """Put an entry whose processor died back in the queue, at its place (``changes``
-        are recorded in it too)."""
-        with self._mutate() as data:
-            item = self._find(data, entry_id)
-            item.update(status=PENDING, current_step=None, processor_pid=None, started_at=None)
-            item.update(changes)
-            self._record(data, "requeue", entry_id, reason=reason)
-
-    def remember_signals(self, acted_on: list[str], present: set[str]) -> None:
-        """Add ``acted_on`` to the signals already turned into entries (``SIGNALS_ACTED_ON``),
-        forgetting those no longer in the signals directory (``present``). The file is only
-        rewritten when that changes the list (the console asks every few seconds)."""
-
-        def kept(data: dict[str, Any]) -> tuple[list[str], list[str]]:
-            known = data.get(SIGNALS_ACTED_ON)
-            known = [n for n in known if isinstance(n, str)] if isinstance(known, list) else []
-            return known, [n for n in dict.fromkeys([*known, *acted_on]) if n in present]
-
-        before, after = kept(self.read().data)
-        if before == after:
-            return
-        with self._mutate() as data:
-            data[SIGNALS_ACTED_ON] = kept(data)[1]
+    def test_limit(self, state: QueueState, command: list[str] | None = None) -> float:
+        """Seconds a test run may take (``test_timeout_seconds``, or from recent green runs
+        with ``auto``); also how long an entry another processor holds is waited for."""
+        return limit_for(self.settings, state.data, command or self.settings.test_command or [])
 
     # -- status ------------------------------------------------------------------------------
 
     def status(self) -> QueueStatus:
         state = self.read()
         history = state.data.get("history")
-        now, limit = self.clock.now(), self.settings.test_timeout
+        now, limit = self.clock.now(), self.test_limit(state)
         others = holders(state, now)
         waiting = blocking(state, now, limit)
         return QueueStatus(

@@ -18,10 +18,11 @@ from typing import Any
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.adapters.processes import stop_processes_in
 from runeconsole.core.errors import RuneError
-from runeconsole.core.validate import same_path
+from runeconsole.services.merge_queue.claims import QueueClaims
 from runeconsole.services.merge_queue.delivery import Outbox
 from runeconsole.services.merge_queue.holders import Holder, claimed_by_us, holders
 from runeconsole.services.merge_queue.model import (
+    BATCHES,
     COMPLETED,
     FAILED,
     IN_PROGRESS,
@@ -29,36 +30,26 @@ from runeconsole.services.merge_queue.model import (
     QueueState,
 )
 from runeconsole.services.merge_queue.outcomes import Recorder, Run
-from runeconsole.services.merge_queue.queue_file import QueueFile
+from runeconsole.services.merge_queue.slots import slot_worktrees
 
 LANDED, REQUEUE, FAIL = "landed", "requeue", "fail"
 
 
 class Recovery:
-    def __init__(self, queue: QueueFile, recorder: Recorder, outbox: Outbox) -> None:
+    def __init__(self, queue: QueueClaims, recorder: Recorder, outbox: Outbox) -> None:
         self.queue = queue
         self.root = queue.root
         self.settings = queue.settings
         self.recorder = recorder
         self.outbox = outbox
 
-    def recover(self, leftover: dict[str, Any], worktree: Path) -> list[str]:
-        """What was cleaned up, a line each; ``leftover`` is the dead processor's pid file,
-        ``worktree`` the queue's own. Runs under the processor lock: an entry a runeconsole
-        processor claimed is one whose processor is gone."""
+    def recover(self, leftover: dict[str, Any]) -> list[str]:
+        """What was cleaned up, a line each; ``leftover`` is the dead processor's pid file.
+        Runs under the processor lock: an entry a runeconsole processor claimed is one
+        whose processor is gone."""
         notes: list[str] = []
-        killed = stop_processes_in(worktree)
-        if killed:
-            who = leftover.get("pid", "a processor")
-            notes.append(f"stopped {len(killed)} process(es) left running by {who}")
-        registered = any(same_path(wt.path, worktree) for wt in gw.worktrees(self.root))
-        if worktree.exists() or registered:
-            if worktree.exists():
-                with contextlib.suppress(RuneError):
-                    if gw.rebase_in_progress(worktree):
-                        notes.append("discarded a rebase left in progress in the queue's worktree")
-            gw.remove_worktree(self.root, worktree)
-            notes.append(f"removed the leftover worktree {worktree}")
+        for worktree in slot_worktrees(self.root):
+            notes += self._clear_worktree(worktree, leftover)
         for entry in self.queue.read().entries:
             if entry.status == IN_PROGRESS and claimed_by_us(entry):
                 notes.append(self._recover_entry(entry.fields))
@@ -70,11 +61,28 @@ class Recovery:
                 sent = self.outbox.deliver(entry.entry_id, owed, unless_sent=True)
                 what = ", ".join(sent) if sent else "nothing (all had gone out)"
                 notes.append(f"{entry.entry_id}: sent the signals its processor had not: {what}")
+        if self.queue.read().data.get(BATCHES):
+            self.queue.show_batches([], None, {})  # a dead processor's batches
+        return notes
+
+    def _clear_worktree(self, worktree: Path, leftover: dict[str, Any]) -> list[str]:
+        """Stop what a dead processor left running in a slot's worktree, and remove it."""
+        notes = []
+        killed = stop_processes_in(worktree)
+        if killed:
+            who = leftover.get("pid", "a processor")
+            notes.append(f"stopped {len(killed)} process(es) left running by {who}")
+        if worktree.exists():
+            with contextlib.suppress(RuneError):
+                if gw.rebase_in_progress(worktree):
+                    notes.append("discarded a rebase left in progress in the queue's worktree")
+        gw.remove_worktree(self.root, worktree)
+        notes.append(f"removed the leftover worktree {worktree}")
         return notes
 
     def dead_holders(self, state: QueueState) -> list[Holder]:
         """Entries other processors hold that are provably dead."""
-        limit = self.settings.test_timeout
+        limit = self.queue.test_limit(state)
         return [h for h in holders(state, self.queue.clock.now()) if h.dead(limit)]
 
     def would_recover(self, state: QueueState) -> tuple[list[str], set[str]]:
@@ -125,7 +133,11 @@ class Recovery:
         if verdict == LANDED:
             tested = str(entry["tested_commit"])
             original = entry.get("original_commit") or tested
-            self.recorder.finish(run, tested, str(entry["base_commit"]), str(original))
+            tip = entry.get("batch_tip")
+            # Of a batch that landed, only its tip's entry brings the checkout of main along.
+            sync = not isinstance(tip, str) or tip == tested
+            base = str(entry["base_commit"])
+            self.recorder.finish(run, tested, base, str(original), sync_checkout=sync)
             return _note(entry_id, step, verdict, attempts)
         count = _count(entry.get("interruptions")) + 1
         if verdict == REQUEUE:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import functools
 
+from runeconsole.services.merge_queue.claims import QueueClaims
+from runeconsole.services.merge_queue.forming import next_batch
 from runeconsole.services.merge_queue.intake import Intake
 from runeconsole.services.merge_queue.model import (
-    PENDING,
+    WINDOW,
     Prediction,
     ProcessPlan,
     ProcessReport,
@@ -17,10 +19,11 @@ from runeconsole.services.merge_queue.model import (
 )
 from runeconsole.services.merge_queue.predictions import ConflictPredictor
 from runeconsole.services.merge_queue.processor import Processor
-from runeconsole.services.merge_queue.queue_file import QueueFile
+from runeconsole.services.merge_queue.stats import QueueStats, queue_stats
+from runeconsole.services.merge_queue.timeouts import describe as describe_limit
 
 
-class MergeQueue(QueueFile):
+class MergeQueue(QueueClaims):
     @functools.cached_property
     def predictor(self) -> ConflictPredictor:
         """Kept with the queue: its cache spares the entries nothing has changed for."""
@@ -44,12 +47,14 @@ class MergeQueue(QueueFile):
     def plan(self) -> ProcessPlan:
         """What ``process`` would do now, in its order: recover what a dead processor left
         (an entry queued again goes first, at its place), pick up ``MERGE_READY`` signals
-        (new entries join the tail), then the head: its prediction, why it would refuse."""
+        (new entries join the tail), then the head: its prediction, why it would refuse;
+        and the batches the waiting entries would form."""
         state = self.read()
         processor = Processor(self)
         recovered, requeued = processor.recovery.would_recover(state)
         requests = [r for r in Intake(self).requests(state) if r.new]
-        waiting = [e for e in state.entries if e.status == PENDING or e.entry_id in requeued]
+        again = [e for e in state.entries if e.entry_id in requeued]
+        waiting = sorted([*state.pending(), *again], key=lambda e: (e.lane, e.index))
         waiting += [r.preview(len(state.entries) + n) for n, r in enumerate(requests)]
         head = waiting[0] if waiting else None
         known = head is not None and head.get("entry_id") is not None
@@ -63,6 +68,38 @@ class MergeQueue(QueueFile):
             test_command=command or self.settings.test_command,
             recovered=recovered,
             picked_up=[r.to_json() for r in requests],
+            batches=self.batches_of(waiting),
+            window=self.window(state),
+        )
+
+    def batches_of(self, waiting: list[QueueEntry]) -> list[list[QueueEntry]]:
+        """The batches ``waiting`` (in the order taken) would form, one after the other."""
+        batches: list[list[QueueEntry]] = []
+        left = list(waiting)
+        while left:
+            batch = next_batch(left, self.settings.batch_max, self.settings.test_command)
+            batches.append(batch)
+            taken = {id(e) for e in batch}
+            left = [e for e in left if id(e) not in taken]
+        return batches
+
+    def window(self, state: QueueState) -> int:
+        """How many batches may test at once now (the speculative window)."""
+        stored = state.data.get(WINDOW)
+        runs = self.settings.parallel_runs
+        return min(runs, max(1, stored)) if isinstance(stored, int) else runs
+
+    def stats(self) -> QueueStats:
+        """Depth, waits, landings an hour, failures, flaky runs, the batches at work."""
+        settings, state = self.settings, self.read()
+        command = settings.test_command or []
+        return queue_stats(
+            state,
+            self.clock.now(),
+            parallel_runs=settings.parallel_runs,
+            batch_max=settings.batch_max,
+            test_timeout=describe_limit(settings, state.data, command),
+            test_timeout_seconds=self.test_limit(state),
         )
 
     def predict(self, state: QueueState | None = None) -> dict[str, Prediction]:

@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runeconsole.adapters import git_worktrees as gw
-from runeconsole.core.config import Talisman
+from runeconsole.core.config import Section, Talisman
 from runeconsole.services.merge_queue.model import command_args
+
+AUTO = "auto"
+DEFAULT_TEST_TIMEOUT = 900.0
 
 
 @dataclass(frozen=True)
@@ -14,7 +17,8 @@ class MergeQueueSettings:
     """``runeconsole.merge_queue`` in talisman.yml."""
 
     test_command: list[str] | None = None
-    test_timeout: float = 900.0
+    test_timeout: float = DEFAULT_TEST_TIMEOUT
+    test_timeout_auto: bool = False  # ``test_timeout_seconds: auto``: from recent green runs
     git_timeout: float = 300.0
     max_rebase_rounds: int = 3
     keep_branch: bool = False
@@ -23,6 +27,16 @@ class MergeQueueSettings:
     main_branch: str = "main"
     predict_limit: int = 0  # 0: every pending entry
     answer_guardian_signals: bool = False  # act on MERGE_READY sent to the harness's guardian
+    batch_max: int = 8  # entries rebased one on the next and tested once, at the tip
+    batch_wait_seconds: float = 0.0  # how long a partial batch waits for company
+    parallel_runs: int = 2  # test slots: the next batch tests on top of the one ahead
+    flaky_retries: int = 1  # an entry failing alone runs again this many times
+    aging_minutes: float = 30.0  # waiting this long raises an entry's priority one level
+
+    @property
+    def sequential(self) -> bool:
+        """One entry at a time, nothing speculative: the queue as it first was."""
+        return self.batch_max == 1 and self.parallel_runs == 1
 
     @classmethod
     def from_talisman(cls, talisman: Talisman) -> MergeQueueSettings:
@@ -40,9 +54,11 @@ class MergeQueueSettings:
             where = section.where("main_branch")
             talisman.report(f"{where}: runeconsole.merge_queue.main_branch {main!r}")
             main = "main"
+        timeout, auto = _timeout(section)
         settings = cls(
             test_command=command,
-            test_timeout=section.number("test_timeout_seconds", 900.0, minimum=1),
+            test_timeout=timeout,
+            test_timeout_auto=auto,
             git_timeout=section.number("git_timeout_seconds", 300.0, minimum=1),
             max_rebase_rounds=section.integer("max_rebase_rounds", 3, minimum=1, maximum=20),
             keep_branch=section.boolean("keep_branch", False),
@@ -51,6 +67,27 @@ class MergeQueueSettings:
             main_branch=main,
             predict_limit=section.integer("predict_limit", 0, minimum=0, maximum=100000),
             answer_guardian_signals=section.boolean("answer_guardian_signals", False),
+            batch_max=section.integer("batch_max", 8, minimum=1, maximum=256),
+            batch_wait_seconds=section.number("batch_wait_seconds", 0.0, minimum=0, maximum=86400),
+            parallel_runs=section.integer("parallel_runs", 2, minimum=1, maximum=64),
+            flaky_retries=section.integer("flaky_retries", 1, minimum=0, maximum=10),
+            aging_minutes=section.number("aging_minutes", 30.0, minimum=0.1, maximum=100000),
         )
         section.warn_unread()
         return settings
+
+
+def _timeout(section: Section) -> tuple[float, bool]:
+    """``test_timeout_seconds``: (seconds, False), or ``auto``: (the limit until the history
+    holds enough green runs, True)."""
+    raw = section.get("test_timeout_seconds", DEFAULT_TEST_TIMEOUT)
+    if raw == AUTO:
+        return DEFAULT_TEST_TIMEOUT, True
+    if isinstance(raw, str):
+        where = section.where("test_timeout_seconds")
+        section.talisman.report(
+            f"{where}: runeconsole.merge_queue.test_timeout_seconds is {raw!r}; "
+            "allowed: a number >= 1, or auto"
+        )
+        return DEFAULT_TEST_TIMEOUT, False
+    return section.number("test_timeout_seconds", DEFAULT_TEST_TIMEOUT, minimum=1), False

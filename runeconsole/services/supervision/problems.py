@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude.activity import STOPPED
+from runeconsole.services.claude.session_view import stop_of
 from runeconsole.services.claude.view import AgentView, agent_view
 from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.registry import ACTIVE, CRASHED, RED, AgentRecord
@@ -17,6 +19,7 @@ from runeconsole.services.supervision.settings import HIGH, MEDIUM, SupervisorSe
 # medium and low after prompts waiting for an answer.
 CONTEXT_RANK = {HIGH: 1, MEDIUM: 3}
 LOW_CONTEXT_RANK = 4
+BUDGET_RANK = {"held": 0, "warn": 3}
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,7 @@ class Problem:
     and within a rank less context left comes first (``context_left``, 0 when compacting)."""
 
     key: str
-    kind: str  # crashed | stale | waiting | context
+    kind: str  # crashed | stale | stopped | waiting | context | budget
     rank: int
     detail: str
     context_left: int | None = None
@@ -43,9 +46,10 @@ def find_problems(
     *,
     now: Any = None,
 ) -> list[Problem]:
-    """Crashed, stale, waiting and low-context agents; a screen counts only when it was
-    seen of the identity now registered (not of a predecessor). Works on records already
-    read, so the console derives it from its Agents pane without reading any file.
+    """Crashed, stale, stopped (a turn ended on an API error), waiting and low-context
+    agents; a screen counts only when it was seen of the identity now registered (not
+    of a predecessor). Works on records already read, so the console derives it from its
+    Agents pane without reading any file.
 
     Waiting comes from Claude Code's hooks when they report it, else from the screen; an
     agent no monitor watches has its hook-fed context judged by ``settings``' thresholds.
@@ -70,6 +74,10 @@ def find_problems(
         view = agent_view(record.fields, obs)
         if view.waiting:
             problems.append(Problem(record.key, "waiting", 2, view.waiting_for or "input"))
+        stop = stop_of(record.fields) if view.activity == STOPPED else None
+        if stop is not None:  # its turn ended on an API error: it waits for the operator
+            problems.append(Problem(record.key, STOPPED, 1, stop.problem))
+        problems.extend(_budget(record, now))
         if obs is None:
             problems.extend(_hook_fed_context(record.key, view, settings))
             continue
@@ -82,6 +90,22 @@ def find_problems(
                 Problem(record.key, "context", rank, f"{obs.urgency}: {left}", remaining)
             )
     return sorted(problems, key=lambda problem: problem.sort_key)
+
+
+def _budget(record: AgentRecord, now: Any) -> list[Problem]:
+    """Held by a budget (beside the crashed: it does nothing until the operator acts), or
+    past 80 % of one (after the waiting)."""
+    from runeconsole.services.cost.booking import budget_state
+    from runeconsole.services.cost.ledger import local_day
+
+    cost = record.get("cost")
+    when = now if now is not None else record.seen
+    state = budget_state(cost, local_day(when)) if when is not None else "ok"
+    if state not in BUDGET_RANK:
+        return []
+    detail = str(cost["budget"].get("detail") or "")
+    shown = f"held: {detail}" if state == "held" else detail
+    return [Problem(record.key, "budget", BUDGET_RANK[state], shown)]
 
 
 def _hook_fed_context(

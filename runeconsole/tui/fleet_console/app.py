@@ -23,14 +23,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.liveness import GREEN, RED, YELLOW
-from runeconsole.services.sources import DOWN, UP, RemoteActions, Verdict
+from runeconsole.services.sources import RemoteActions, Verdict
 from runeconsole.services.sources.fleet import SOURCE, FleetFeed
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.console_base import PanesApp
@@ -49,6 +48,7 @@ from runeconsole.tui.fleet_console.panes import (
 from runeconsole.tui.fleet_console.peek_modal import FleetPeekModal
 from runeconsole.tui.fleet_console.permission_modal import FleetPermissionModal
 from runeconsole.tui.fleet_console.rows import agent_record
+from runeconsole.tui.fleet_console.sources_bar import SourcesBar
 from runeconsole.tui.fleet_console.store import (
     AGENT,
     OBSERVATION,
@@ -60,7 +60,6 @@ from runeconsole.tui.fleet_console.store import (
 )
 from runeconsole.tui.message_modal import MessageModal
 from runeconsole.tui.suspended_detail import show_resumed
-from runeconsole.tui.theme import LIVENESS_STYLE
 
 CONFIRM = {
     "handoff": (
@@ -99,37 +98,6 @@ class RowsArrived(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, RowsArrived)
-
-
-class SourcesBar(Static):
-    """The top line: every source's agents by colour, problems (``!``), open questions
-    (``?``) and permission requests (``⚑``), or why it is down."""
-
-    DEFAULT_CSS = "SourcesBar { height: 1; padding: 0 1; background: $panel; }"
-
-    def show(self, store: FleetRows) -> None:
-        text = Text("runeconsole fleet ", "bold")
-        for name in store.sources:
-            state = store.states.get(name, {})
-            text.append(" ")
-            if state.get("state") == DOWN:
-                text.append(f"{name} down", "bold red")
-                continue
-            if state.get("state") != UP:
-                text.append(f"{name} …", "yellow")
-                continue
-            counts = store.counts(name)
-            text.append(name, "bold")
-            for colour in (GREEN, YELLOW, RED):
-                text.append(" ●", LIVENESS_STYLE[colour])
-                text.append(str(counts[colour]))
-            if counts["problems"]:
-                text.append(f" !{counts['problems']}", "bold red")
-            if counts["questions"]:
-                text.append(f" ?{counts['questions']}", "bold yellow")
-            if counts["permissions"]:
-                text.append(f" ⚑{counts['permissions']}", "bold magenta")
-        self.update(text)
 
 
 class FleetConsole(PanesApp):
@@ -179,7 +147,7 @@ class FleetConsole(PanesApp):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(SourcesBar).show(self.store)
+        self.query_one(SourcesBar).show(self.store, self.clock.now())
         self.follow()
         if self.tick_seconds:
             self.set_interval(self.tick_seconds, self.tick)
@@ -223,7 +191,7 @@ class FleetConsole(PanesApp):
             self.panes[1].moved(set(self.store.sources), set())
         if SOURCE in moved or PROBLEM in moved:
             for status in self.query(SourcesBar):  # none while the console closes
-                status.show(self.store)
+                status.show(self.store, self.clock.now())
 
     def tick(self) -> None:
         agents = self.panes[0]

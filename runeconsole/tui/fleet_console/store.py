@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from runeconsole.services.cost.totals import Totals
 from runeconsole.services.liveness import GREEN, RED, YELLOW, AgentRecord
 from runeconsole.services.sources.fleet import SOURCE
 from runeconsole.services.supervision.observations import AgentObservation
@@ -36,6 +37,7 @@ class FleetRows:
         self.states: dict[str, dict[str, Any]] = {name: {"state": "connecting"} for name in sources}
         self.settings = SupervisorSettings()
         self._problems_of: dict[str, set[str]] = defaultdict(set)  # agent -> its problem keys
+        self.spending = Totals()  # dollars by source, and the plan's headroom
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         return self.rows[kind].get(key)
@@ -70,6 +72,8 @@ class FleetRows:
                 continue
             if kind in (AGENT, QUESTION, PERMISSION, QUEUE) and event.get("source"):
                 moved[SOURCE].changed.add(str(event["source"]))
+        for key in moved[AGENT].changed | moved[AGENT].removed:
+            self.spending.update(key, self.rows[AGENT].get(key), self.source(AGENT, key))
         agents = moved[AGENT].changed | moved[AGENT].removed | moved[OBSERVATION].changed
         if agents | moved[OBSERVATION].removed:
             moved[PROBLEM] = self.rejudge(agents | moved[OBSERVATION].removed)

@@ -15,6 +15,7 @@ import pytest
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude import agent_state
 from runeconsole.services.claude.hook import LOG_NAME
+from runeconsole.services.claude.install import HOOK_EVENTS
 from runeconsole.services.claude.payload import HookPayload
 from tests.support.claude import KEY, PAYLOADS, Bridge, bridge
 from tests.support.cli import CliResult
@@ -35,6 +36,12 @@ def quiet(result: object) -> None:
     assert result.errors == [], result  # type: ignore[attr-defined]
 
 
+def session_facts_events() -> set[str]:
+    """The newer events we hook (each has a fixture)."""
+    first = [event for event, _, _ in HOOK_EVENTS].index("StopFailure")
+    return {event for event, _, _ in HOOK_EVENTS[first:]}
+
+
 def test_every_fixture_payload_is_a_real_event_shape() -> None:
     names = {path.stem for path in PAYLOADS.glob("*.json")}
     assert {name.split("-")[0] for name in names} == {
@@ -47,6 +54,7 @@ def test_every_fixture_payload_is_a_real_event_shape() -> None:
         "Stop",
         "SessionEnd",
         "PermissionRequest",
+        *session_facts_events(),
     }
 
 
@@ -124,7 +132,8 @@ def test_tokens_are_summed_over_the_session_and_context_is_the_latest_message(
         "cache_read": 26000,
         "cache_creation": 5000,
     }
-    assert row["context_left_percent"] == 89  # 20,200 of 200,000 in use
+    # 20,200 in use of the 1,000,000 tokens of the model SessionStart names (claude-opus-5-5)
+    assert row["context_left_percent"] == 98
     assert row["claude"]["transcript"]["context_tokens"] == 20200
 
 

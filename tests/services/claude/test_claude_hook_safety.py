@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runeconsole.adapters import git
-from runeconsole.services.claude import hook
-from runeconsole.services.claude.payload import EVENTS
+from runeconsole.services.claude import hook, statusline
+from runeconsole.services.claude.payload import EVENTS, HookInputError
 from tests.support.claude import Bridge
 from tests.support.cli import cli_env
 
@@ -168,3 +168,52 @@ def fuzz_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_fuzzed_stdin_never_raises_and_prints_nothing_or_json(fuzz_root: Path, data: bytes) -> None:
     out = hook.run(io.BytesIO(data), {"RUNECONSOLE_ROOT": str(fuzz_root)})
     assert out == "" or isinstance(json.loads(out), dict)
+
+
+# The status line's input: every field the recording reads, of any type, beside a
+# session the project knows (so the recording reaches the identity and the ledger).
+FUZZ_SESSION = "f022aa11-status"
+
+
+def maybe_object(**fields: st.SearchStrategy) -> st.SearchStrategy:
+    return st.fixed_dictionaries({}, optional=fields) | json_values
+
+
+status_inputs = st.fixed_dictionaries(
+    {"session_id": st.sampled_from([FUZZ_SESSION, "other"]) | json_values},
+    optional={
+        "cwd": json_values,
+        "model": maybe_object(id=json_values, display_name=json_values),
+        "workspace": maybe_object(project_dir=json_values),
+        "cost": maybe_object(total_cost_usd=json_values | st.floats(0, 1e6)),
+        "context_window": maybe_object(
+            context_window_size=json_values | st.integers(0, 10**7),
+            remaining_percentage=json_values | st.integers(-5, 105),
+            current_usage=maybe_object(
+                input_tokens=json_values, cache_read_input_tokens=json_values
+            ),
+        ),
+        "rate_limits": maybe_object(
+            five_hour=maybe_object(used_percentage=json_values, resets_at=json_values),
+            seven_day=json_values,
+        ),
+    },
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.binary(max_size=300) | status_inputs.map(lambda d: json.dumps(d).encode()))
+def test_fuzzed_status_line_input_is_recorded_or_refused_and_ours_stays_one_line(
+    fuzz_root: Path, data: bytes
+) -> None:
+    environ = {"RUNECONSOLE_ROOT": str(fuzz_root), "CLAUDE_PROJECT_DIR": str(fuzz_root)}
+    start = {"hook_event_name": "SessionStart", "session_id": FUZZ_SESSION, "cwd": "/"}
+    hook.run(io.BytesIO(json.dumps(start).encode()), environ)  # the agent, registered
+    try:
+        status, fields = statusline.record(data, environ)
+    except HookInputError:  # not JSON: refused (the process logs it; theirs still runs)
+        return
+    line = statusline.ours(status, fields)
+    assert line and "\n" not in line

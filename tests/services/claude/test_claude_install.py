@@ -22,7 +22,7 @@ THEIRS = {
         "PreToolUse": [
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/guard.sh"}]}
         ],
-        "SubagentStop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+        "TeammateIdle": [{"hooks": [{"type": "command", "command": "say done"}]}],
     },
 }
 
@@ -51,14 +51,14 @@ def test_install_merges_ours_and_keeps_every_other_key_and_hook(
     assert result.code == 0, result.err
     data = json.loads(path.read_text())
     assert data["permissions"] == THEIRS["permissions"] and data["model"] == "opus"
-    assert data["hooks"]["SubagentStop"] == THEIRS["hooks"]["SubagentStop"]
+    assert data["hooks"]["TeammateIdle"] == THEIRS["hooks"]["TeammateIdle"]
     pre = data["hooks"]["PreToolUse"]
     assert pre[0] == THEIRS["hooks"]["PreToolUse"][0]  # theirs first, where it was
     assert pre[1] == {
         "matcher": "*",
         "hooks": [{"type": "command", "command": hook_command(), "timeout": 3600}],
     }
-    assert set(data["hooks"]) == {event for event, _, _ in HOOK_EVENTS} | {"SubagentStop"}
+    assert set(data["hooks"]) == {event for event, _, _ in HOOK_EVENTS} | {"TeammateIdle"}
     (backup,) = backups(path)
     assert backup.read_bytes() == before
     assert "the previous file is kept as" in result.out
@@ -162,7 +162,10 @@ def test_status_says_which_scopes_have_the_hooks_and_whether_a_console_is_open(
 ) -> None:
     cli("claude", "install", "--root", str(project))
     text = cli("claude", "status", "--root", str(project)).out
-    assert "installed (9 of 9 events)" in text and "not installed" in text
+    assert (
+        f"installed ({len(HOOK_EVENTS)} of {len(HOOK_EVENTS)} events)" in text
+        and "not installed" in text
+    )
     assert "console: not open" in text
     presence = ConsolePresence(ProjectPaths(project))
     assert presence.try_hold()

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.services.merge_queue import COMPLETED, FAILED, INTERRUPTED, QueueBusy
 from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
@@ -21,40 +17,16 @@ from tests.support.merge_queue import (
     commit_in_checkout,
     commit_on,
     git,
+    kill_processor_when,
     make_queue,
+    paused_at,
     queue_file,
     rev,
+    start_processor,
     worktree_paths,
     write_talisman,
 )
 from tests.support.polling import wait_until
-
-
-def start_processor(root: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "runeconsole", "merge-queue", "process", "--root", str(root)],
-        env={**cli_env(), **(env or {})},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-
-
-def kill_processor_when(
-    root: Path,
-    ready: Callable[[], bool],
-    whole_group: bool = False,
-    env: dict[str, str] | None = None,
-) -> None:
-    """Start ``merge-queue process`` and kill -9 it (or its process group) once ``ready()``."""
-    processor = start_processor(root, env)
-    wait_until(ready, what="the processor to reach the step under test")
-    if whole_group:
-        os.killpg(processor.pid, signal.SIGKILL)
-    else:
-        os.kill(processor.pid, signal.SIGKILL)
-    processor.wait(timeout=10)
 
 
 def current_step(root: Path) -> str | None:
@@ -198,12 +170,6 @@ def test_concurrent_processors_are_refused_with_the_pid(repo: Path, clock, tmp_p
     assert json.loads(status.stdout)["processing_pid"] == first.pid
     assert first.returncode == 0, err
     assert "merged feat/c" in out
-
-
-def paused_at(point: str, directory: Path) -> tuple[dict[str, str], Callable[[], bool]]:
-    """Environment that stops a processor at ``point``, and a check that it got there."""
-    env = {PAUSE_AT_ENV: point, PAUSE_DIR_ENV: str(directory)}
-    return env, (directory / f"{point}.paused").exists
 
 
 def signal_types(root: Path, target: str) -> list[str]:

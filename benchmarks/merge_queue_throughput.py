@@ -1,0 +1,242 @@
+"""Merge queue throughput, sequential against batched: a real repository, a simulated day.
+
+Batches, bisection and speculative runs against the queue one entry at a time.
+
+Real part: 32 branches queued on two identical repositories, each branch adding a module;
+3 of them break the tests (a module that does not compile) and 1 is flaky (its test
+fails the first time it runs, then passes). The test command sleeps about 2 s, then
+really checks the tree it is given (every module compiles and imports, the flaky token).
+The sequential queue (``batch_max 1``, ``parallel_runs 1``) and the batched one (the
+defaults: ``batch_max 8``, ``parallel_runs 2``), both with ``flaky_retries 1``, each
+``process --all``, one after the other in this run. Printed for both: wall time, test
+runs, entries landed and failed; then the ratio of wall times (goal <= 0.30) and the
+checks: 0 bad merges (main only ever pointed at a commit a test run passed on, and holds
+no broken module), the final main passes the check, every good branch landed exactly
+once.
+
+Simulated day (``_queue_day.py``): 200 entries arriving over 10 hours (20 an hour, the
+fleet of the issue), 10 % failing, 5-minute tests, on a fake clock, through the queue's
+own rules: wait p50/p95, landed per hour and test runs, sequential against batched.
+
+    python benchmarks/merge_queue_throughput.py [--branches 32] [--test-seconds 2]
+        [--batch-max 8] [--parallel-runs 2] [--skip-real] [--skip-day]
+        [--day-entries 200] [--day-hours 10] [--dir DIR]
+
+Also printed: the same 32 branches through the queue's rules alone on a fake clock (no
+git, no files: only the test runs take time), which separates what the rules cost from
+what the machine adds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import git_out as git
+from _common import load, repository
+from _queue_day import Day, simulate
+
+from runeconsole.core.timeutil import format_age
+from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
+from runeconsole.services.project import Project
+
+# The check: sleep, then compile and import every module under src/ (a broken module
+# fails it), and fail the first run that sees a flaky module's token. One JSON line per
+# run in the log: its commit, whether it passed, when it started and ended.
+CHECK = r"""
+import json, os, pathlib, py_compile, sys, time
+log, pause = pathlib.Path(sys.argv[1]), float(sys.argv[2])
+started = time.time()
+time.sleep(pause)
+ok = True
+for path in sorted(pathlib.Path("src").glob("*.py")):
+    try:
+        py_compile.compile(str(path), doraise=True)
+    except py_compile.PyCompileError:
+        ok = False
+        print(f"does not compile: {path}")
+    if path.name.startswith("flaky_"):
+        seen = log.with_name("flaked-" + path.stem)
+        if not seen.exists():
+            seen.touch()
+            ok = False
+            print(f"flaked: {path}")
+line = {"commit": os.environ.get("RUNECONSOLE_MERGE_COMMIT"), "ok": ok,
+        "started": started, "ended": time.time()}
+with open(log, "a") as out:
+    out.write(json.dumps(line) + "\n")
+sys.exit(0 if ok else 1)
+"""
+
+
+def kinds(branches: int) -> dict[int, str]:
+    """Which branches break the check (3, spread out) and which one is flaky."""
+    bad = {round(branches * f) for f in (0.17, 0.45, 0.84)}
+    flaky = round(branches * 0.62)
+    return {n: "bad" if n in bad else "flaky" if n == flaky else "good" for n in range(branches)}
+
+
+def build(root: Path, branches: int) -> None:
+    """main with a package of modules, and one branch per module to add."""
+    branch_files = {}
+    for n, kind in kinds(branches).items():
+        name = f"flaky_{n}" if kind == "flaky" else f"mod_{n}"
+        body = f"def f{n}(:\n" if kind == "bad" else f"def f{n}():\n    return {n}\n"
+        branch_files[f"feat/m{n}"] = (f"add module {n}", {f"src/{name}.py": body})
+    repository(root, {f"src/base_{n}.py": f"VALUE = {n}\n" for n in range(50)}, branch_files)
+
+
+def run_queue(root: Path, branches: int, pause: float, **settings: int) -> dict[str, object]:
+    log = root.parent / f"{root.name}-runs.jsonl"
+    script = root.parent / "check.py"
+    command = [sys.executable, str(script), str(log), str(pause)]
+    queue = MergeQueue(
+        Project(root), MergeQueueSettings(test_command=command, flaky_retries=1, **settings)
+    )
+    for n in range(branches):
+        queue.add(f"feat/m{n}")
+    started = time.perf_counter()
+    report = queue.process(run_all=True)
+    wall = time.perf_counter() - started
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    return {"wall": wall, "runs": runs, "report": report, "queue": queue}
+
+
+def verify(root: Path, branches: int, runs: list[dict], pause: float) -> list[str]:
+    """What went wrong: bad merges, a final main that fails the check, a good branch not
+    landed once (an empty list: all is well)."""
+    problems = []
+    passed = {r["commit"] for r in runs if r["ok"]}
+    reflog = git(root, "reflog", "show", "--format=%H", "refs/heads/main").splitlines()[:-1]
+    untested = [c for c in reflog if c not in passed]
+    if untested:
+        problems.append(f"main pointed at {len(untested)} untested commit(s)")
+    files = git(root, "ls-tree", "-r", "--name-only", "main").splitlines()
+    subjects = git(root, "log", "--first-parent", "--format=%s", "main").splitlines()
+    for n, kind in kinds(branches).items():
+        landed = subjects.count(f"add module {n}")
+        if kind == "bad" and (landed or f"src/mod_{n}.py" in files):
+            problems.append(f"broken branch {n} landed")
+        if kind != "bad" and landed != 1:
+            problems.append(f"good branch {n} landed {landed} times")
+    check = root.parent / "final"
+    git(root, "worktree", "add", "--quiet", "--detach", str(check), "main")
+    log = root.parent / "final-check.jsonl"
+    for path in (check / "src").glob("flaky_*.py"):  # its token was seen: it passes now
+        log.with_name("flaked-" + path.stem).touch()
+    result = subprocess.run(
+        [sys.executable, str(root.parent / "check.py"), str(log), "0"], cwd=check, check=False
+    )
+    git(root, "worktree", "remove", "--force", str(check))
+    if result.returncode != 0:
+        problems.append("the final main fails the check")
+    return problems
+
+
+def real_part(args: argparse.Namespace) -> None:
+    scratch = Path(tempfile.mkdtemp(prefix="mq-throughput-", dir=args.dir))
+    try:
+        build(scratch / "sequential" / "repo", args.branches)
+        (scratch / "sequential" / "check.py").write_text(CHECK)
+        shutil.copytree(scratch / "sequential", scratch / "batched", symlinks=True)
+        before = load()
+        results = {}
+        for name, settings in (
+            ("sequential", {"batch_max": 1, "parallel_runs": 1}),
+            ("batched", {"batch_max": args.batch_max, "parallel_runs": args.parallel_runs}),
+        ):
+            root = scratch / name / "repo"
+            done = run_queue(root, args.branches, args.test_seconds, **settings)
+            problems = verify(root, args.branches, done["runs"], args.test_seconds)
+            outcomes = done["report"].outcomes
+            landed = sum(o.merged for o in outcomes)
+            print(
+                f"{name:10} ({', '.join(f'{k} {v}' for k, v in settings.items())}): "
+                f"wall {done['wall']:6.1f} s, {len(done['runs'])} test runs, "
+                f"{landed} landed, {len(outcomes) - landed} failed; "
+                f"{'checks pass' if not problems else 'PROBLEMS: ' + '; '.join(problems)}",
+                flush=True,
+            )
+            results[name] = done
+        ratio = results["batched"]["wall"] / results["sequential"]["wall"]
+        print(f"wall-time ratio batched / sequential: {ratio:.2f} (goal <= 0.30)")
+        print(f"  ({before} before, {load()} after)")
+        rules_alone(args)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def rules_alone(args: argparse.Namespace) -> None:
+    """The same workload through the queue's rules on a fake clock (``_queue_day``): no git,
+    no files, no processes; what the wall-time ratio would be if only the test runs took
+    time."""
+    workload = [(0.0, kind) for kind in kinds(args.branches).values()]
+    minutes = args.test_seconds / 60
+    sequential = simulate(Day(batch_max=1, parallel_runs=1, test_minutes=minutes), workload)
+    batched = simulate(
+        Day(batch_max=args.batch_max, parallel_runs=args.parallel_runs, test_minutes=minutes),
+        workload,
+    )
+    ratio = batched.finished_hours / sequential.finished_hours
+    print(
+        f"the rules alone (fake clock, only the test runs take time): sequential "
+        f"{sequential.runs} runs, batched {batched.runs} runs; ratio {ratio:.2f}"
+    )
+
+
+def day_part(args: argparse.Namespace) -> None:
+    print(
+        f"simulated day: {args.day_entries} entries over {args.day_hours:g} h, "
+        f"{args.day_failing:.0%} failing, {args.day_test_minutes:g}-minute tests, flaky_retries 1"
+    )
+    for name, batch_max, parallel in (("sequential", 1, 1), ("batched", 8, 2)):
+        day = Day(
+            entries=args.day_entries,
+            hours=args.day_hours,
+            failing=args.day_failing,
+            test_minutes=args.day_test_minutes,
+            batch_max=batch_max,
+            parallel_runs=parallel,
+        )
+        result = simulate(day)
+        f = result.figures
+        print(
+            f"  {name:10} (batch_max {batch_max}, parallel_runs {parallel}): wait p50 "
+            f"{format_age(f['wait_p50'])}, p95 {format_age(f['wait_p95'])}; "
+            f"{f['landed_per_hour']:.1f} landed/h; {f['landed']} landed, {f['failed']} failed; "
+            f"{result.runs} test runs; queue empty after {result.finished_hours:.1f} h"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--branches", type=int, default=32)
+    parser.add_argument("--test-seconds", type=float, default=2.0, help="the test's sleep")
+    parser.add_argument("--batch-max", type=int, default=8, help="of the batched queue")
+    parser.add_argument("--parallel-runs", type=int, default=2, help="of the batched queue")
+    parser.add_argument("--skip-real", action="store_true", help="only the simulated day")
+    parser.add_argument("--skip-day", action="store_true", help="only the real repository")
+    parser.add_argument("--day-entries", type=int, default=200)
+    parser.add_argument("--day-hours", type=float, default=10.0)
+    parser.add_argument("--day-failing", type=float, default=0.10)
+    parser.add_argument("--day-test-minutes", type=float, default=5.0)
+    parser.add_argument("--dir", type=Path, help="where to build the repositories")
+    args = parser.parse_args()
+    if not args.skip_real:
+        real_part(args)
+    if not args.skip_day:
+        day_part(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

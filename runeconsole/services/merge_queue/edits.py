@@ -1,0 +1,185 @@
+"""The operator's changes to the merge queue: add, retry, remove, move, pause and resume,
+and priority; each one locked read-modify-write of the queue's file, recorded in its
+``history``."""
+
+from __future__ import annotations
+
+from runeconsole.adapters import git_worktrees as gw
+from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.core.validate import validate_id, validate_name
+from runeconsole.services.merge_queue.model import (
+    FAILED,
+    IN_PROGRESS,
+    PENDING,
+    QueueEntry,
+    command_args,
+    node_id_from,
+)
+from runeconsole.services.merge_queue.priority import PRIORITIES, priority_of
+from runeconsole.services.merge_queue.queue_file import QueueFile
+
+
+class QueueEdits(QueueFile):
+    """What the operator (CLI, console, another tool's enqueue) changes in the queue."""
+
+    def add(
+        self,
+        branch: str,
+        *,
+        identity: str | None = None,
+        node_id: str | None = None,
+        bead_id: str | None = None,
+        pr_number: int | None = None,
+        worktree: str | None = None,
+        test_command: str | None = None,
+        source: str | None = None,
+        requested_by: str | None = None,
+        priority: str | None = None,
+    ) -> tuple[QueueEntry, bool]:
+        """Enqueue ``branch``; returns (entry, created). A waiting branch is not added twice.
+
+        ``source``: the ``MERGE_READY`` signal file it comes from (for the history);
+        ``requested_by``: that signal's sender, who is told the outcome; ``priority``:
+        its lane (``urgent``, ``high``, ``normal``: the default, ``low``)."""
+        if not gw.valid_branch_name(branch):
+            raise InvalidInput(f"branch {branch!r} is not a valid git branch name")
+        if branch == self.settings.main_branch:
+            raise InvalidInput(f"cannot queue {branch!r}: it is the branch the queue merges into")
+        for value, what in ((identity, "identity"), (node_id, "node id")):
+            if value is not None:
+                validate_name(value, what)  # the harness's names may hold '.'
+        if bead_id is not None:
+            validate_id(bead_id, "bead id")
+        if pr_number is not None and pr_number < 0:
+            raise InvalidInput("--pr must be a positive number")
+        if test_command is not None and command_args(test_command) is None:
+            raise InvalidInput(
+                "--test-command must be a non-empty command line with balanced quotes"
+            )
+        _check_priority(priority)
+        node = node_id or node_id_from(branch)
+        with self._mutate() as data:
+            for index, item in enumerate(data["entries"]):
+                if (
+                    isinstance(item, dict)
+                    and item.get("branch") == branch
+                    and item.get("status") in (PENDING, IN_PROGRESS)
+                ):
+                    return QueueEntry(dict(item), index), False
+            now = self.now()
+            taken = {i.get("entry_id") for i in data["entries"] if isinstance(i, dict)}
+            base = f"mq-{node}-{int(self.clock.now().timestamp())}"
+            entry_id, suffix = base, 1
+            while entry_id in taken:
+                suffix += 1
+                entry_id = f"{base}-{suffix}"
+            item = {
+                "entry_id": entry_id,
+                "node_id": node,
+                "branch": branch,
+                "repo_root": str(self.root),
+                "enqueued_at": now,
+                "status": PENDING,
+                "started_at": None,
+                "completed_at": None,
+                "error": None,
+                "identity_name": identity,
+                "worktree_path": worktree,
+                "pr_number": pr_number,
+                "bead_id": bead_id,
+                "requested_at": now,
+                "attempts": 0,
+            }
+            if test_command is not None:
+                item["test_command"] = test_command
+            if requested_by is not None:
+                item["requested_by"] = requested_by
+            if priority is not None:
+                item["priority"] = priority
+            data["entries"].append(item)
+            self._record(data, "add", entry_id, branch=branch, source=source, priority=priority)
+            return QueueEntry(dict(item), len(data["entries"]) - 1), True
+
+    def retry(self, entry_id: str) -> QueueEntry:
+        validate_name(entry_id, "entry id")
+        with self._mutate() as data:
+            item = self._find(data, entry_id)
+            if item.get("status") != FAILED:
+                raise RuneError(
+                    f"{entry_id} is {item.get('status')}; only a failed entry is retried"
+                )
+            item.update(status=PENDING, started_at=None, completed_at=None, current_step=None)
+            item.update(waiting_since=self.now())
+            item.pop("flaky", None)
+            item["last_failure"] = {"reason": item.get("reason"), "error": item.get("error")}
+            item.update(reason=None, error=None, conflict_files=[])
+            item.pop("interruptions", None)  # a person stepped in: one automatic re-run again
+            self._record(data, "retry", entry_id)
+            return QueueEntry(dict(item), 0)
+
+    def remove(self, entry_id: str) -> QueueEntry:
+        validate_name(entry_id, "entry id")
+        with self._mutate() as data:
+            item = self._find(data, entry_id)
+            if item.get("status") == IN_PROGRESS and self.processor_pid() is not None:
+                raise RuneError(f"{entry_id} is being processed; wait for it to finish")
+            data["entries"].remove(item)
+            self._record(
+                data, "remove", entry_id, branch=item.get("branch"), status=item.get("status")
+            )
+            return QueueEntry(dict(item), 0)
+
+    def move(self, entry_id: str, offset: int) -> tuple[QueueEntry, bool]:
+        """Swap a pending entry with its pending neighbour above (-1) or below (+1) in the
+        order entries are taken, within its priority lane.
+
+        Returns (entry, moved); an entry already at that end of its lane stays and nothing
+        is recorded (``set_priority`` moves it to another lane).
+        """
+        validate_name(entry_id, "entry id")
+        with self._mutate() as data:
+            item = self._find(data, entry_id)
+            if item.get("status") != PENDING:
+                raise RuneError(f"{entry_id} is {item.get('status')}; only pending entries move")
+            pending = self.state_of(data).pending()
+            here = next(n for n, e in enumerate(pending) if e.fields is item)
+            there = here + offset
+            if not 0 <= there < len(pending) or pending[there].lane != pending[here].lane:
+                return QueueEntry(dict(item), 0), False
+            entries = data["entries"]
+            a, b = pending[here].index, pending[there].index
+            entries[a], entries[b] = entries[b], entries[a]
+            self._record(data, "move", entry_id, direction="up" if offset < 0 else "down")
+            return QueueEntry(dict(item), 0), True
+
+    def set_paused(self, paused: bool) -> bool:
+        """Pause or resume; returns whether anything changed."""
+        with self._mutate() as data:
+            if bool(data.get("paused")) == paused:
+                return False
+            data["paused"] = paused
+            data["paused_at"] = self.now() if paused else None
+            self._record(data, "pause" if paused else "resume", None)
+            return True
+
+    def set_priority(self, entry_id: str, priority: str) -> tuple[QueueEntry, bool]:
+        """Give a pending entry another priority lane; returns (entry, changed)."""
+        validate_name(entry_id, "entry id")
+        _check_priority(priority)
+        with self._mutate() as data:
+            item = self._find(data, entry_id)
+            if item.get("status") != PENDING:
+                raise RuneError(
+                    f"{entry_id} is {item.get('status')}; only a pending entry's priority changes"
+                )
+            if priority_of(item) == priority:
+                return QueueEntry(dict(item), 0), False
+            before = priority_of(item)
+            item["priority"] = priority
+            self._record(data, "priority", entry_id, priority=priority, was=before)
+            return QueueEntry(dict(item), 0), True
+
+
+def _check_priority(priority: str | None) -> None:
+    if priority is not None and priority not in PRIORITIES:
+        raise InvalidInput(f"priority {priority!r}: one of {', '.join(PRIORITIES)}")

@@ -1,0 +1,375 @@
+"""Processing as a train of batches: form a batch from the head of the queue, build it on
+``main`` (or on the tip of the batch ahead: a speculative run), test it in a slot while
+the next is built, and act on the front batch's result as ``train`` decides: land it,
+split it, run it again, fail its culprit. Everything is written to the queue's file as
+it happens (each entry's step, the batches at work, the window), so the console and
+``status`` show it, and a processor killed at any point leaves what recovery needs.
+
+With ``batch_max: 1`` and ``parallel_runs: 1`` this is the sequential queue: one entry,
+rebased, tested and landed before the next is taken.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from runeconsole.adapters import git_worktrees as gw
+from runeconsole.core.errors import RuneError
+from runeconsole.core.pause import pause_point
+from runeconsole.services.merge_queue.builder import Builder
+from runeconsole.services.merge_queue.claims import QueueClaims
+from runeconsole.services.merge_queue.lander import LANDED, MOVED, Lander
+from runeconsole.services.merge_queue.landing import Landing
+from runeconsole.services.merge_queue.model import (
+    BASE_MOVED,
+    GIT_ERROR,
+    TESTS_FAILED,
+    TIMEOUT,
+    WINDOW,
+    ProcessReport,
+    ProgressCallback,
+    QueueEntry,
+)
+from runeconsole.services.merge_queue.outcomes import Recorder, Run
+from runeconsole.services.merge_queue.slots import Finished, Slots
+from runeconsole.services.merge_queue.taking import AGAIN, Taker
+from runeconsole.services.merge_queue.train import (
+    FAIL,
+    LAND,
+    RETRY,
+    SPLIT,
+    Batch,
+    Train,
+)
+from runeconsole.services.merge_queue.work import Work
+
+POLL = 1.0  # seconds between looks at the queue while runs go on (new entries, company)
+
+
+class Engine:
+    def __init__(
+        self,
+        queue: QueueClaims,
+        recorder: Recorder,
+        landing: Landing,
+        identity: Callable[[], list[str]],
+        *,
+        not_ready: Callable[[QueueEntry], str | None],
+        pick_up: Callable[[], list[str]],
+        run_all: bool,
+        progress: ProgressCallback | None,
+        report: ProcessReport,
+    ) -> None:
+        settings = self.settings = queue.settings
+        self.queue, self.recorder = queue, recorder
+        self.progress, self.report = progress, report
+        self.slots = Slots(queue.root, settings.parallel_runs, settings.git_timeout)
+        self.builder = Builder(recorder, landing, self.slots, identity, settings.git_timeout)
+        self.lander = Lander(queue, recorder, landing)
+        self.seq = queue.batch_seq()
+        window = queue.read().data.get(WINDOW)
+        self.train = Train(
+            parallel_runs=settings.parallel_runs,
+            flaky_retries=settings.flaky_retries,
+            new_id=self.new_id,
+            window=window if isinstance(window, int) and not isinstance(window, bool) else None,
+        )
+        self.taker = Taker(
+            queue,
+            run_all=run_all,
+            not_ready=not_ready,
+            pick_up=pick_up,
+            report=report,
+            new_id=self.new_id,
+        )
+        self.runs: dict[str, Run] = {}
+        self.works: dict[str, Work] = {}  # by batch id
+        self.moves = 0  # changes published so far
+
+    def run(self) -> None:
+        try:
+            while True:
+                moves = self.moves
+                self.settle()
+                self.fill()
+                if not self.train.batches and self.taker.company is None:
+                    break
+                if self.moves != moves:
+                    continue  # something changed: look again before waiting
+                finished = self.slots.wait(POLL)
+                if finished is not None:
+                    self.absorb(finished)
+        finally:
+            self.slots.close()
+            if self.moves:
+                self.queue.show_batches([], self.train.window, {})
+
+    # -- the queue's file ------------------------------------------------------------------------
+
+    def new_id(self) -> str:
+        """The next batch's name (written with the next ``publish``)."""
+        self.seq += 1
+        return f"b{self.seq}"
+
+    def publish(self, changes: dict[str, dict[str, Any]] | None = None) -> None:
+        """The batches at work and the window, with entries' ``changes``, in one write."""
+        self.moves += 1
+        shown = [self.works[b.batch_id].snapshot() for b in self.train.batches]
+        self.queue.show_batches(shown, self.train.window, changes or {}, self.seq)
+
+    # -- forming and starting batches ----------------------------------------------------------
+
+    def fill(self) -> None:
+        """Build and start what the window has room for; form new batches to do so."""
+        while (wanted := self.train.wanted()) is not None:
+            started = self.start(wanted) if isinstance(wanted, Batch) else self.form()
+            if not started:
+                return
+
+    def form(self) -> bool:
+        """Claim the next batch from the head of the queue; False if none is to be formed."""
+        taken = self.taker.take(busy=bool(self.train.batches))
+        if taken is None or taken == AGAIN:
+            return taken == AGAIN
+        batch_id, claimed, command = taken
+        for entry in claimed:
+            self.runs[entry["entry_id"]] = Run(entry, progress=self.progress)
+        batch = Batch(batch_id, [entry["entry_id"] for entry in claimed])
+        self.train.add(batch)
+        self.works[batch_id] = Work(batch, self.runs, command, self.progress)
+        self.publish()
+        pause_point("merge-queue-batch-claimed")
+        return True
+
+    def start(self, batch: Batch) -> bool:
+        """Build ``batch`` in a free slot and start its test run (or, built already and due
+        a retry, run it again). False: no slot is free yet."""
+        work = self.works[batch.batch_id]
+        slot = self.slots.take()
+        if slot is None:
+            return False
+        work.slot = slot
+        try:
+            if batch.retry_due:
+                work.report("retry", "failed alone: running its tests again (flaky_retries)")
+                pause_point("merge-queue-flaky-retry")
+                self.slots.check_out(slot, str(batch.tip))
+                self.test(work)
+                return True
+            tested = self.build(work)
+        except RuneError as exc:
+            self.slots.give_back(slot)
+            work.slot = None
+            self.give_up(work, exc.message)
+            return True
+        if not tested:
+            self.slots.give_back(slot)
+            work.slot = None
+            self.publish()
+            return True
+        pause_point("merge-queue-batch-built")
+        self.test(work)
+        if batch.on is not None:
+            pause_point("merge-queue-speculative-started")
+        return True
+
+    def build(self, work: Work) -> bool:
+        """Verify and rebase the batch; True: it is to be tested."""
+        batch = work.batch
+        write, now = self.publish, self.queue.now
+        self._leave(
+            batch, [o.entry_id for o in self._count(self.builder.verify(work, write, now()))]
+        )
+        main = gw.resolve_commit(self.queue.root, self.queue.main_ref)
+        if main is None:
+            raise RuneError(f"branch {self.settings.main_branch!r} disappeared")
+        ahead = self.train.ahead_of(batch)
+        base = ahead.tip if ahead is not None and ahead.tip else main
+        built = self.builder.build(work, base, main, write, now())
+        self._leave(batch, [o.entry_id for o in self._count(built.outcomes)])
+        if built.waiting:
+            self.queue.release(built.waiting, "conflicts with an entry ahead still in flight")
+            self.taker.waiting.update(built.waiting)
+            self._leave(batch, built.waiting)
+        if built.tip is None or not batch.entries:
+            self._stop(self.train.drop(batch))
+            del self.works[batch.batch_id]
+            return False
+        work.commits = {e: c for e, c in work.commits.items() if e in batch.entry_ids}
+        tree = gw.tree_of(self.queue.root, built.tip)
+        if self.train.built(batch, base, built.tip, tree):
+            return True
+        work.report("test", f"{batch.describe()}: this tree failed before; splitting it")
+        return False
+
+    def test(self, work: Work) -> None:
+        batch = work.batch
+        state = self.queue.read()
+        limit = self.queue.test_limit(state, work.command)
+        env = {
+            **os.environ,
+            "RUNECONSOLE_MERGE_ENTRY": batch.entries[-1],
+            "RUNECONSOLE_MERGE_ENTRIES": " ".join(batch.entries),
+            "RUNECONSOLE_MERGE_BATCH": batch.batch_id,
+            "RUNECONSOLE_MERGE_COMMIT": str(batch.tip),
+        }
+        self.train.started(batch)
+        work.end_test = work.begin(self.publish, self.queue.now(), "test")
+        assert work.slot is not None
+        work.token = self.slots.start(
+            work.slot,
+            work.command,
+            env=env,
+            timeout=limit,
+            on_line=lambda line: work.report("test", line, output=True),
+        )
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def absorb(self, finished: Finished) -> None:
+        """A test run ended: record it; a stopped run (its batch was sent back) is ignored."""
+        self.slots.give_back(finished.slot)
+        work = next((w for w in self.works.values() if w.token == finished.token), None)
+        if work is None or finished.result.cancelled:
+            return
+        result = work.result = finished.result
+        work.token, work.slot = None, None
+        passed = not result.timed_out and result.returncode == 0
+        if passed:
+            self.queue.remember_run(work.command, result.seconds, flaky=work.batch.runs > 1)
+        sent_back = self.train.finished(work.batch, passed, retryable=not result.timed_out)
+        word = (
+            "timeout" if result.timed_out else "passed" if passed else f"exit {result.returncode}"
+        )
+        if work.end_test is not None:  # with the batch's new state, in one write
+            work.end_test(word, {"output_tail": result.tail})
+        self._stop(sent_back)
+
+    def settle(self) -> None:
+        """Act on the front batch's result until the front has none."""
+        while (decision := self.train.decide()) is not None:
+            action, front = decision
+            work = self.works[front.batch_id]
+            if action == LAND:
+                self.land(work)
+            elif action == SPLIT:
+                self.split(work)
+            elif action == RETRY:
+                self.train.retry(front)
+                self.publish({e: {"current_step": "retry"} for e in front.entries})
+            elif action == FAIL:
+                self.fail_culprit(work)
+
+    def land(self, work: Work) -> None:
+        batch = work.batch
+        try:
+            landed = self.lander.land(work, self.publish)
+        except RuneError as exc:
+            self.give_up(work, exc.message)
+            return
+        self._count(landed.outcomes)
+        if landed.kind == LANDED:
+            self.train.landed(batch)
+            self._done(batch)
+            return
+        if landed.kind == MOVED:
+            batch.rounds += 1
+            for run in work.members:
+                run.notes.append(
+                    f"main moved during the run (was {str(batch.base)[:12]}); rebasing again"
+                )
+            if batch.rounds >= self.settings.max_rebase_rounds:
+                why = f"main kept moving: gave up after {self.settings.max_rebase_rounds} rebases"
+                self._count([self.recorder.fail(run, BASE_MOVED, why) for run in work.members])
+                self._stop(self.train.drop(batch))
+                self._done(batch)
+                return
+            self._stop(self.train.rebuild(batch))
+        elif landed.keep:
+            self._stop(self.train.rebuild(batch, landed.keep))
+        else:
+            self._stop(self.train.drop(batch))
+            self._done(batch)
+            return
+        work.commits = {}
+        self.publish()
+
+    def split(self, work: Work) -> None:
+        red = work.batch
+        halves, stop = self.train.split(red)
+        self._stop(stop)
+        for half in halves:
+            self.works[half.batch_id] = Work(half, self.runs, work.command, self.progress)
+        del self.works[red.batch_id]
+        first, second = halves
+        work.report(
+            "bisect",
+            f"{red.describe()} failed: testing its halves {first.describe()} and "
+            f"{second.describe()}",
+        )
+        self.publish({e: {"current_step": "bisect"} for e in red.entries})
+        pause_point("merge-queue-bisect-split")
+
+    def fail_culprit(self, work: Work) -> None:
+        """A single entry failed alone (and on every retry): it fails, with its output."""
+        batch, result = work.batch, work.result
+        (run,) = work.members
+        if batch.half_of:
+            run.notes.append(f"found by bisecting: it fails alone ({batch.describe()})")
+        if result is not None and result.timed_out:
+            limit = f"{self.queue.test_limit(self.queue.read(), work.command):g}s"
+            outcome = self.recorder.fail(
+                run, TIMEOUT, f"tests still running after {limit}; stopped"
+            )
+        else:
+            code = result.returncode if result is not None else "?"
+            if batch.runs > 1:
+                run.notes.append(f"failed on each of its {batch.runs} runs")
+            outcome = self.recorder.fail(run, TESTS_FAILED, f"tests failed (exit {code})")
+        self._count([outcome])
+        self._stop(self.train.fail(batch))
+        self._done(batch)
+
+    def give_up(self, work: Work, message: str) -> None:
+        """Git itself failed for this batch: its entries fail (``git_error``)."""
+        self._count([self.recorder.fail(run, GIT_ERROR, message) for run in work.members])
+        self._stop(self.train.drop(work.batch))
+        self._done(work.batch)
+
+    # -- bookkeeping -----------------------------------------------------------------------------
+
+    def _count(self, outcomes: list[Any]) -> list[Any]:
+        self.report.outcomes.extend(outcomes)
+        return outcomes
+
+    def _leave(self, batch: Batch, entry_ids: list[str]) -> None:
+        """Entries that have an outcome, or went back to wait, leave the batch."""
+        if entry_ids:
+            gone = set(entry_ids)
+            batch.entries = [e for e in batch.entries if e not in gone]
+            batch.entry_ids = set(batch.entries)
+
+    def _done(self, batch: Batch) -> None:
+        """A batch left the train (landed or failed): entries sent back may try again."""
+        self.works.pop(batch.batch_id, None)
+        self.taker.waiting.clear()
+        self.publish()
+
+    def _stop(self, batches: list[Batch]) -> None:
+        """Batches sent back to be built again on a new base: their runs stop."""
+        if not batches:
+            return
+        for batch in batches:
+            work = self.works.get(batch.batch_id)
+            if work is None:
+                continue
+            if work.token is not None:
+                self.slots.stop(work.token)
+                if work.end_test is not None:
+                    work.end_test("stopped", summary="stopped: what it was built on changed")
+            work.token, work.slot, work.step, work.commits = None, None, "waiting", {}
+            work.report("waiting", "sent back: to be built again on the new base")
+        self.publish({e: {"current_step": "waiting"} for b in batches for e in b.entries})
+        pause_point("merge-queue-batch-sent-back")

@@ -1,0 +1,106 @@
+"""Landing a green batch: ``main`` moves from the batch's base to its tip with one
+compare-and-swap, the checkout of ``main`` follows, and every entry is finished with its
+own commit (``MERGE_COMPLETE``, its branch settled, its agent's hook). Before the ref
+moves each entry records the commit it lands as (``tested_commit``) and the batch's tip,
+so a processor killed at any moment leaves enough for recovery to tell a landed batch
+from one that did not land. A checkout of ``main`` whose local files the batch would
+overwrite fails only the entries that touch them (``main_dirty``); the rest are built
+again without them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runeconsole.adapters import git_worktrees as gw
+from runeconsole.core.pause import pause_point
+from runeconsole.services.merge_queue.landing import Landing
+from runeconsole.services.merge_queue.model import MAIN_DIRTY, Outcome
+from runeconsole.services.merge_queue.outcomes import Recorder
+from runeconsole.services.merge_queue.queue_file import QueueFile
+from runeconsole.services.merge_queue.work import Work, Write
+
+LANDED, REFUSED, MOVED = "landed", "refused", "moved"
+
+
+@dataclass
+class Landed:
+    """How a landing went: ``LANDED``; ``REFUSED`` (``outcomes``: the entries failed,
+    ``keep``: those to build again); ``MOVED`` (main moved under the batch)."""
+
+    kind: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    keep: list[str] = field(default_factory=list)
+
+
+class Lander:
+    def __init__(self, queue: QueueFile, recorder: Recorder, landing: Landing) -> None:
+        self.queue = queue
+        self.recorder = recorder
+        self.landing = landing
+        self.root = queue.root
+
+    def land(self, work: Work, write: Write) -> Landed:
+        batch = work.batch
+        base, tip = str(batch.base), str(batch.tip)
+        # Written before the ref moves: recovery can tell a landed batch from a lost one.
+        landing = {
+            entry_id: {"tested_commit": commit, "base_commit": base, "batch_tip": tip}
+            for entry_id, commit in work.commits.items()
+        }
+        done = work.begin(write, self.queue.now(), "merge", extra=landing)
+        pause_point("merge-queue-batch-tested")
+        holder = gw.checked_out_at(self.root, self.landing.main_name)
+        refusal = self.landing.checkout_refuses(holder, base, tip)
+        if refusal is not None and self.landing.main_is(base):
+            done("refused")
+            return self._refused(work, holder, refusal)
+        notes: list[str] = []
+        if refusal is None and gw.compare_and_swap(self.root, self.queue.main_ref, tip, base):
+            refusal = self.landing.follow_in_checkout(holder, base, tip, notes)
+            if refusal is None:
+                done("ok")
+                return Landed(LANDED, self._finish(work, notes))
+            done("refused")
+            return self._refused(work, holder, refusal)
+        done("main moved")
+        return Landed(MOVED)
+
+    def _finish(self, work: Work, notes: list[str]) -> list[Outcome]:
+        """Every entry of the landed batch finished with its own commit."""
+        pause_point("merge-queue-batch-landed")
+        batch = work.batch
+        flaky = batch.runs > 1
+        landed = []
+        for run in work.members:
+            run.notes.extend(notes)
+            if len(batch.entries) > 1:
+                run.notes.append(f"landed in batch {batch.describe()}")
+            if flaky:
+                run.notes.append(f"passed on run {batch.runs} of its tests: marked flaky")
+                run.entry["flaky"] = True
+            commit = work.commits[run.entry_id]
+            landed.append((run, commit, str(run.entry.get("original_commit") or commit)))
+        if flaky:
+            self.queue.update_entries({run.entry_id: {"flaky": True} for run, _, _ in landed})
+        return self.recorder.finish_all(landed, str(batch.base))
+
+    def _refused(self, work: Work, holder: Path | None, refusal: str) -> Landed:
+        """The checkout of main refused the batch: fail the entries whose files it holds
+        (all of them, if that cannot be told), keep the others to build again."""
+        runs = work.members
+        blocked: dict[str, list[str]] = {}
+        if len(runs) > 1 and holder is not None:
+            parents, before = {}, str(work.batch.base)
+            for run in runs:
+                parents[run.entry_id], before = before, work.commits[run.entry_id]
+            blocked = self.landing.blocked(holder, parents, work.commits)
+        if not blocked or holder is None:
+            return Landed(REFUSED, [self.recorder.fail(run, MAIN_DIRTY, refusal) for run in runs])
+        outcomes = []
+        for run in runs:
+            if run.entry_id in blocked:
+                why = self.landing.overwrite_refusal(holder, ", ".join(blocked[run.entry_id]))
+                outcomes.append(self.recorder.fail(run, MAIN_DIRTY, why))
+        keep = [run.entry_id for run in runs if run.entry_id not in blocked]
+        return Landed(REFUSED, outcomes, keep)

@@ -1,0 +1,163 @@
+"""An MCP server's request for input (a relayed Elicitation), answered in a form built
+from its schema: a text or number field is an input (a number field takes digits only),
+a yes/no field a switch, a choice a select; a required field is marked ``*``.
+
+``Accept`` (or ``ctrl+s``) sends the values, checked against the schema first (a value
+out of bounds or a required field left empty is said under the form, nothing sent);
+``Decline`` tells the server the user said no; ``esc`` closes the window without
+answering (the agent keeps waiting until Claude Code asks in its own dialog). The answer
+goes the way every relayed answer goes (``QuestionModal``): one exclusive create under
+the call's lock, in a worker, the countdown running meanwhile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.events import Key
+from textual.widgets import Button, Input, Select, Static, Switch
+
+from runeconsole.core.errors import InvalidInput
+from runeconsole.services.claude import elicit_form, elicitation
+from runeconsole.services.questions import Question, Questions
+from runeconsole.tui.question_modal import QuestionModal
+
+INPUT_TYPES = {elicit_form.INTEGER: "integer", elicit_form.NUMBER: "number"}
+
+
+class ElicitationModal(QuestionModal):
+    DEFAULT_CSS = """
+    ElicitationModal .field-label {
+        height: auto;
+        padding-top: 1;
+    }
+    ElicitationModal Switch {
+        height: 3;
+    }
+    ElicitationModal #form-buttons {
+        height: auto;
+        padding-top: 1;
+    }
+    ElicitationModal #form-buttons Button {
+        margin-right: 2;
+    }
+    """
+    BINDINGS = [Binding("ctrl+s", "accept", "Accept", priority=True)]
+
+    def __init__(self, questions: Questions, question: Question) -> None:
+        super().__init__(questions, [question])
+        try:
+            self.form: elicit_form.Form | None = elicitation.form_of(question.fields)
+            self.problem = ""
+        except elicit_form.Unsupported as exc:
+            self.form, self.problem = None, str(exc)
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="question-modal", classes="window blocking"):
+            yield Static(id="question-title", classes="part")
+            yield Static(id="question-body", classes="part")
+            for index, field in enumerate(self.form.fields if self.form else []):
+                yield Static(self._label(field), classes="field-label")
+                yield self._widget(index, field)
+            with Horizontal(id="form-buttons"):
+                yield Button("Accept", id="form-accept", variant="success")
+                yield Button("Decline", id="form-decline", variant="error")
+            yield Static(id="question-countdown", classes="countdown")
+            yield Input(id="question-text", classes="typed")  # the window's other answers
+            yield Static(id="question-note", classes="note")
+
+    def _label(self, field: elicit_form.FormField) -> Text:
+        label = Text(field.title, "bold")
+        if field.required:
+            label.append(" *", "bold red")
+        if field.description:
+            label.append(f"  {field.description}", "dim")
+        return label
+
+    def _widget(self, index: int, field: elicit_form.FormField) -> Input | Switch | Select[Any]:
+        name = f"field-{index}"
+        if field.kind == elicit_form.BOOLEAN:
+            return Switch(value=field.default is True, id=name)
+        if field.kind == elicit_form.CHOICE:
+            options = [(label, value) for value, label in field.choices]
+            chosen = field.default if field.default is not None else Select.NULL
+            return Select(options, value=chosen, allow_blank=True, id=name, prompt="choose…")
+        given = "" if field.default is None else str(field.default)
+        kind = INPUT_TYPES.get(field.kind, "text")
+        bounds = self._bounds(field)
+        return Input(value=given, type=kind, id=name, placeholder=bounds)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _bounds(field: elicit_form.FormField) -> str:
+        if field.minimum is not None and field.maximum is not None:
+            return f"{field.minimum:g} to {field.maximum:g}"
+        if field.format:
+            return field.format
+        return ""
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        if self.problem:
+            self._note(f"This form cannot be shown: {self.problem}", "bold red")
+        fields = self.query(".window Input, .window Switch, .window Select").exclude(".typed")
+        if fields:
+            fields.first().focus()
+
+    def _body(self) -> Text:
+        body = super()._body()
+        server = elicitation.server_of(self.question.fields)
+        body.append(f"\n\nThe MCP server {server} asks: fill in the form, then Accept.", "dim")
+        return body
+
+    def _draw_options(self) -> None:
+        """A form has fields, not options."""
+
+    def on_key(self, event: Key) -> None:
+        """Keys go to the form's fields; only the window's own bindings act here."""
+
+    # -- answering ------------------------------------------------------------------------
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "form-accept":
+            self.action_accept()
+        elif event.button.id == "form-decline":
+            self._send(elicit_form.answer_text(elicit_form.DECLINE))
+
+    def action_accept(self) -> None:
+        if self.form is None:
+            return
+        try:
+            content = self.form.check_content(self.values())
+        except InvalidInput as exc:
+            self._note(exc.message, "bold red")
+            return
+        self._send(elicit_form.answer_text(elicit_form.ACCEPT, content))
+
+    def values(self) -> dict[str, Any]:
+        """Each field's value as the schema wants it (a field left empty: not given)."""
+        assert self.form is not None
+        content: dict[str, Any] = {}
+        for index, field in enumerate(self.form.fields):
+            widget = self.query_one(f"#field-{index}")
+            if isinstance(widget, Switch):
+                content[field.name] = widget.value
+            elif isinstance(widget, Select):
+                if widget.value is not Select.NULL:
+                    content[field.name] = widget.value
+            elif isinstance(widget, Input) and widget.value.strip():
+                content[field.name] = field.parse(widget.value)
+        return content
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """``enter`` in a field moves on to the next (after the last: Accept)."""
+        event.stop()
+        self.focus_next()
+
+    def _send(self, text: str) -> None:
+        if not (self.closing or self.sending):
+            self.answer(text=text)

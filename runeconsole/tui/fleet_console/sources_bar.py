@@ -1,0 +1,59 @@
+"""The fleet console's top line: every source's agents by colour, problems, open
+questions, permission requests and dollars spent today, or why it is down; then the
+fleet's spending and the plan's headroom."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.text import Text
+from textual.widgets import Static
+
+from runeconsole.services.cost.ledger import local_day
+from runeconsole.services.liveness import GREEN, RED, YELLOW
+from runeconsole.services.sources import DOWN, UP
+from runeconsole.tui.agent_cells import dollars
+from runeconsole.tui.fleet_console.store import FleetRows
+from runeconsole.tui.spend import spend_text
+from runeconsole.tui.theme import LIVENESS_STYLE
+
+
+class SourcesBar(Static):
+    """The top line: every source's agents by colour, problems (``!``), open questions
+    (``?``), permission requests (``⚑``) and dollars spent today, or why it is down; then
+    the fleet's spending and the plan's headroom (``tui/spend.py``)."""
+
+    DEFAULT_CSS = "SourcesBar { height: 1; padding: 0 1; background: $panel; }"
+
+    def show(self, store: FleetRows, now: datetime | None = None) -> None:
+        now = now or datetime.now().astimezone()
+        day = local_day(now)
+        text = Text("runeconsole fleet ", "bold")
+        for name in store.sources:
+            state = store.states.get(name, {})
+            text.append(" ")
+            if state.get("state") == DOWN:
+                text.append(f"{name} down", "bold red")
+                continue
+            if state.get("state") != UP:
+                text.append(f"{name} …", "yellow")
+                continue
+            counts = store.counts(name)
+            text.append(name, "bold")
+            for colour in (GREEN, YELLOW, RED):
+                text.append(" ●", LIVENESS_STYLE[colour])
+                text.append(str(counts[colour]))
+            if counts["problems"]:
+                text.append(f" !{counts['problems']}", "bold red")
+            if counts["questions"]:
+                text.append(f" ?{counts['questions']}", "bold yellow")
+            if counts["permissions"]:
+                text.append(f" ⚑{counts['permissions']}", "bold magenta")
+            if store.spending.usd(name) > 0:
+                text.append(f" {dollars(store.spending.today_usd(day, name))}", "dim")
+        today, rest = spend_text(store.spending, now)
+        for part in (today, rest):
+            if part:
+                text.append("  ")
+                text.append_text(part)
+        self.update(text)
