@@ -1,168 +1,20 @@
-"""KeyedTable draws what Textual's DataTable drew (cell by cell, in every state the console
-shows), and keeps its rows by key: a change redraws only its own line."""
+"""KeyedTable keeps its rows by key: a change redraws only its own cells, rows added below
+the screen draw nothing, columns fit their values, the rows on screen are the ones asked."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Awaitable, Callable, Iterable
-
 import pytest
-from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.geometry import Region
-from textual.pilot import Pilot
 from textual.strip import Strip
-from textual.widgets import Button, DataTable, Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane
 
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.table_view import SIZE_LAG
-from tests.support.paths import REPO
+from tests.support.tables import COLUMNS, TableApp, agents, drawn
 
-COLUMNS = (("name", "NAME", 8), ("state", "STATE", 10), ("note", "NOTE", 12))
 AUTO = (("name", "NAME", 8), ("note", "NOTE", None))
-
-
-Rows = list[tuple[str, tuple[object, ...]]]
-
-
-class TableApp(App[None]):
-    """A table (and a button to take focus), with ``rows`` in it from the start."""
-
-    def __init__(
-        self,
-        columns: tuple[tuple[str, str, int | None], ...] = COLUMNS,
-        rows: Rows | None = None,
-        kind: type[KeyedTable] = KeyedTable,
-    ) -> None:
-        super().__init__()
-        self.columns, self.rows, self.kind = columns, rows or [], kind
-        self.highlighted: list[str] = []
-        self.selected: list[str] = []
-
-    def compose(self) -> ComposeResult:
-        yield self.kind(self.columns)
-        yield Button("other")
-
-    def on_mount(self) -> None:
-        self.table.extend(self.rows)
-
-    @property
-    def table(self) -> KeyedTable:
-        return self.query_one(KeyedTable)
-
-    def on_data_table_row_highlighted(self, message: KeyedTable.RowHighlighted) -> None:
-        self.highlighted.append(message.key)
-
-    def on_data_table_row_selected(self, message: KeyedTable.RowSelected) -> None:
-        self.selected.append(message.key)
-
-
-class JKDataTable(DataTable[object]):
-    BINDINGS = [Binding("j", "cursor_down"), Binding("k", "cursor_up")]
-
-
-class DataTableApp(App[None]):
-    """The reference: DataTable as the console used it (a row cursor, fixed widths)."""
-
-    def compose(self) -> ComposeResult:
-        table = JKDataTable(cursor_type="row")
-        for key, label, width in COLUMNS:
-            table.add_column(label, key=key, width=width)
-        yield table
-        yield Button("other")
-
-
-def agents(
-    numbers: Iterable[int], state: str = "active", digits: int = 0
-) -> list[tuple[str, tuple[object, ...]]]:
-    """Rows ``k{n}`` of ``agent{n}`` (``n`` zero-padded to ``digits``) in ``state``."""
-    return [(f"k{n:0{digits}d}", (f"agent{n:0{digits}d}", state, "")) for n in numbers]
-
-
-def row(n: int) -> tuple[object, ...]:
-    note = Text(f"note {n}", "bold red" if n % 2 else "")
-    return (f"agent{n % 3}", Text("active", "green"), note)
-
-
-def drawn(table: KeyedTable) -> list[str]:
-    """Every line as it would be painted now (header included)."""
-    return [table.render_line(y).text.rstrip() for y in range(table.size.height)]
-
-
-def looks(strips: list[Strip]) -> list[list[tuple[str, Style]]]:
-    """Each character of each line with its style (what the terminal shows: no meta)."""
-    return [
-        [
-            (char, (segment.style or Style()).clear_meta_and_links())
-            for segment in strip
-            for char in segment.text
-        ]
-        for strip in strips
-    ]
-
-
-Step = Callable[[App[None], Pilot[None]], Awaitable[object]]
-
-
-async def painted_through(app: App[None], steps: list[Step], size: tuple[int, int], theme: str):
-    """What the app's table paints after each step."""
-    shots = []
-    async with app.run_test(size=size) as pilot:
-        app.theme = theme
-        table = the_table(app)
-        for n in range(20):
-            if isinstance(table, DataTable):
-                table.add_row(*row(n), key=f"k{n}")
-            else:
-                table.upsert(f"k{n}", row(n))
-        table.focus()
-        await pilot.pause()
-        for step in steps:
-            await step(app, pilot)
-            await pilot.pause()
-            shots.append(looks(table.render_lines(Region(0, 0, *table.size))))
-    return shots
-
-
-def the_table(app: App[None]) -> DataTable[object] | KeyedTable:
-    return app.query_one(DataTable if isinstance(app, DataTableApp) else KeyedTable)
-
-
-async def nothing(app: App[None], pilot: Pilot[None]) -> None:
-    pass
-
-
-async def focus_elsewhere(app: App[None], pilot: Pilot[None]) -> None:
-    app.query_one(Button).focus()  # the cursor is drawn blurred
-
-
-STEPS: list[Step] = [
-    nothing,
-    lambda app, pilot: pilot.press("j", "j", "down"),
-    lambda app, pilot: pilot.press("pagedown"),
-    lambda app, pilot: pilot.press("k", "up"),
-    lambda app, pilot: pilot.hover(the_table(app).__class__, offset=(3, 2)),
-    lambda app, pilot: pilot.hover(the_table(app).__class__, offset=(3, 0)),  # the header
-    lambda app, pilot: pilot.press("ctrl+home"),
-    focus_elsewhere,
-    lambda app, pilot: pilot.press("shift+tab"),
-    lambda app, pilot: pilot.press("right", "right"),  # scrolled sideways (when narrower)
-    lambda app, pilot: pilot.press("end"),
-    lambda app, pilot: pilot.press("ctrl+end"),
-]
-
-
-@pytest.mark.parametrize("theme", ["textual-dark", "textual-light", "ansi-dark"])
-@pytest.mark.parametrize("size", [(60, 10), (24, 10)])  # (24, 10): narrower than the table
-async def test_every_line_is_what_datatable_draws_through_keys_mouse_and_focus(
-    theme: str, size: tuple[int, int]
-) -> None:
-    ours = await painted_through(TableApp(), STEPS, size, theme)
-    reference = await painted_through(DataTableApp(), STEPS, size, theme)
-    for step, (mine, theirs) in enumerate(zip(ours, reference, strict=True)):
-        assert mine == theirs, f"after step {step}"
 
 
 async def test_a_changed_cell_is_drawn_and_the_other_rows_keep_the_lines_already_drawn() -> None:
@@ -246,40 +98,6 @@ async def test_sorting_keeps_the_cursor_on_its_row_and_reorder_sorts_only_when_r
         table.move_cursor(row=0)
         await pilot.pause()
         assert drawn(table)[1].split()[0] == "aaa"
-
-
-async def test_the_cursor_keys_move_and_scroll_and_tell_the_row_highlighted() -> None:
-    app = TableApp(rows=agents(range(40), digits=2))
-    async with app.run_test(size=(60, 8)) as pilot:  # the header and 7 rows
-        table = app.table
-        table.focus()
-        await pilot.press("j", "j", "down", "k")
-        assert table.cursor_key() == "k02"
-        await pilot.press("pagedown")
-        assert table.cursor_key() == "k09" and table.visible_keys()[0] != "k00"
-        assert "k09" in table.visible_keys()
-        await pilot.press("ctrl+end")
-        assert table.cursor_key() == "k39" and "k39" in table.visible_keys()
-        await pilot.press("pageup", "up")
-        assert table.cursor_key() == "k31"
-        await pilot.press("ctrl+home", "enter")
-        await pilot.pause()
-        assert table.cursor_key() == "k00" and table.visible_keys()[0] == "k00"
-        assert app.highlighted[:5] == ["k00", "k01", "k02", "k03", "k02"]
-        assert app.highlighted[-1] == "k00" and app.selected == ["k00"]
-
-
-async def test_a_click_moves_the_cursor_and_a_click_on_the_cursor_row_selects_it() -> None:
-    app = TableApp(rows=agents(range(5)))
-    async with app.run_test(size=(60, 8)) as pilot:
-        table = app.table
-        await pilot.pause()
-        await pilot.click(KeyedTable, offset=(2, 3))  # the header, then rows 0, 1, 2
-        assert table.cursor_key() == "k2" and not app.selected
-        await pilot.click(KeyedTable, offset=(2, 3))
-        await pilot.click(KeyedTable, offset=(2, 0))  # the header: nothing
-        await pilot.pause()
-        assert app.selected == ["k2"] and table.cursor_key() == "k2"
 
 
 class TabsApp(App[None]):
@@ -371,71 +189,6 @@ async def test_an_auto_width_column_fits_its_widest_value_shown_and_shrinks_back
         await pilot.pause()
         assert table.virtual_size.width == width
         assert "short" in drawn(table)[1]
-
-
-async def test_a_text_cell_that_looks_like_markup_is_shown_as_written() -> None:
-    app = TableApp()
-    async with app.run_test(size=(60, 8)) as pilot:
-        table = app.table
-        table.upsert("k0", ("above", "", ""))  # the cursor's row
-        table.upsert("k1", ("n[red]x", "[b]s", 1.5))
-        await pilot.pause()
-        line = drawn(table)[2]
-        assert "n[red]x" in line and "[b]s" in line and "1.50" in line
-        assert len({segment.style for segment in table.render_line(2)}) == 1  # all plain
-
-
-async def test_the_cursor_row_follows_focus_and_a_changed_cursor_style() -> None:
-    app = TableApp(rows=agents(range(4)))
-    async with app.run_test(size=(60, 8)) as pilot:
-        table = app.table
-        table.focus()
-        await pilot.pause()
-        focused = table.render_lines(Region(0, 0, 60, 3))
-        app.query_one(Button).focus()
-        await pilot.pause()
-        blurred = table.render_lines(Region(0, 0, 60, 3))
-        assert looks(focused)[1] != looks(blurred)[1]
-        app.stylesheet.add_source(
-            "KeyedTable > .table-view--cursor { background: red; }", read_from=("test", "css")
-        )
-        app.refresh_css()
-        await pilot.pause()
-        red = table.render_lines(Region(0, 0, 60, 3))
-        assert {s.style.bgcolor.name for s in red[1] if s.style and s.style.bgcolor} == {"#ff0000"}
-
-
-async def test_the_cursor_stays_on_its_row_when_rows_above_it_go() -> None:
-    """Enter acts on the row the operator chose, not on one that slid under the cursor."""
-    app = TableApp(rows=agents(range(8)))
-    async with app.run_test(size=(60, 10)) as pilot:
-        table = app.table
-        table.move_cursor(row=5)
-        table.sync(agents((1, 3, 5, 6, 7)))
-        await pilot.pause()
-        assert table.cursor_key() == "k5" and table.cursor_row == 2
-        assert "agent5" in table.render_line(1 + 2).text and table.keys()[2] == "k5"
-        table.drop("k5")  # its own row: the next one takes its place
-        assert table.cursor_key() == "k6"
-        table.drop("k7")
-        table.drop("k6")  # the last row: the cursor on the new last
-        assert table.cursor_key() == "k3" and table.cursor_row == 1
-        await pilot.press("enter")
-        assert app.selected == ["k3"]
-
-
-def test_the_table_s_messages_reach_handlers_named_as_datatable_s_were() -> None:
-    """The panes kept their handlers' names; one named for the widget would never run."""
-    assert KeyedTable.RowSelected.handler_name == "on_data_table_row_selected"
-    assert KeyedTable.RowHighlighted.handler_name == "on_data_table_row_highlighted"
-    never_run = re.compile(r"def on_(keyed_table|table_view)_")
-    found = [
-        f"{path.relative_to(REPO)}:{number}"
-        for path in (REPO / "runeconsole").rglob("*.py")
-        for number, line in enumerate(path.read_text().splitlines(), 1)
-        if never_run.search(line)
-    ]
-    assert not found
 
 
 class CountingTable(KeyedTable):
