@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import time
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -10,7 +11,6 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable
 
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.fleet import FleetModel
@@ -66,7 +66,7 @@ def by_role_and_name(cells: tuple[object, ...]) -> tuple[str, str]:
 
 
 def settle_memory() -> None:
-    """After a fill of the whole fleet: what is alive now (its records, rows and cells) is
+    """After a fill's chunk built rows: what is alive now (the records, rows and cells) is
     left out of the garbage collector's full passes (``gc.freeze``). Each full pass walks
     every live object, 100-350 ms at 50,000 agents, and one landing on a key is that
     key's delay; the fleet's objects are freed by reference counting, not by those passes."""
@@ -74,7 +74,8 @@ def settle_memory() -> None:
 
 
 FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
-CHUNK_ROWS = 5000  # ~20 ms of adding rows at any fleet size (OneLineRows: no walk of every row)
+CHUNK_SECONDS = 0.008  # a chunk of the fill stops after this long: a key waits no longer
+CHUNK_ROWS = 500  # rows looked for at a time within a chunk (the deadline is checked between)
 CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
 WHOLE = 500  # a change naming more keys than this and half the fleet refills the table
 
@@ -226,17 +227,18 @@ class AgentsPane(LivePane, AgentActions):
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, self._fill))
 
     def _matching(
-        self, keys: list[str], start: int, text: str, wanted: int
+        self, keys: list[str], start: int, text: str, wanted: int, walk: int | None = None
     ) -> tuple[list[str], int]:
-        """Up to ``wanted`` keys of ``keys[start:]`` that match ``text``, and the index the
-        search stopped at."""
+        """Up to ``wanted`` keys of ``keys[start:]`` that match ``text`` (looking at no more
+        than ``walk`` keys), and the index the search stopped at."""
         if not text:
             end = min(start + wanted, len(keys))
             return keys[start:end], end
         search, records = self._search, self.fleet.records
         found: list[str] = []
         index = start
-        while index < len(keys) and len(found) < wanted:
+        stop = len(keys) if walk is None else min(len(keys), start + walk)
+        while index < stop and len(found) < wanted:
             key = keys[index]
             index += 1
             seen = search.get(key)
@@ -267,8 +269,7 @@ class AgentsPane(LivePane, AgentActions):
 
     def _row_of(self, key: str) -> tuple[object, ...]:
         row = self._rows.get(key)
-        record = self.fleet.get(key)
-        if row is None and record is not None:
+        if row is None and (record := self.fleet.get(key)) is not None:
             row = self._build(record)
         return row or ()
 
@@ -282,24 +283,23 @@ class AgentsPane(LivePane, AgentActions):
         return (*row[:SEEN_AT], age_cell(record, now), *row[SEEN_AT + 1 :])
 
     def _add_rows(self, keys: list[str], start: int, text: str, fill: int) -> None:
+        """A chunk of the fill: rows (built if need be) added until ``CHUNK_SECONDS`` pass."""
         if fill != self._fill or not self.is_mounted:
             return  # a newer filter or fill took over
-        table, fleet = self.table, self.fleet
-        chunk, walked = self._matching(keys, start, text, CHUNK_ROWS)
-        table.extend(
-            [
-                (key, self._row_of(key))
-                for key in chunk
-                if not table.has(key) and fleet.get(key) is not None
-            ]
-        )
+        table, records = self.table, self.fleet.records
+        deadline = time.perf_counter() + CHUNK_SECONDS
+        walked, built = start, len(self._rows)
+        has, row_of = table.has, self._row_of
+        while walked < len(keys) and time.perf_counter() < deadline:
+            chunk, walked = self._matching(keys, walked, text, CHUNK_ROWS, 10 * CHUNK_ROWS)
+            table.extend([(key, row_of(key)) for key in chunk if key in records and not has(key)])
+        if len(self._rows) > built:
+            settle_memory()  # the rows just built: no full pass walks them again
         if walked < len(keys):
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, fill))
         else:
             self._filling = False
             table.reorder("role", "name", key=by_role_and_name, force=self._spliced)
-            if not self.filter_text:
-                settle_memory()
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""
@@ -403,7 +403,7 @@ class AgentsPane(LivePane, AgentActions):
             self.table.move_cursor(row=self.table.get_row_index(key))
             self.table.focus()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_details()
 

@@ -38,6 +38,7 @@ from runeconsole.tui.console_base import PanesApp
 from runeconsole.tui.console_monitor import ConsoleMonitor
 from runeconsole.tui.feed import ChangeFeed, FleetChanged, StateChanged
 from runeconsole.tui.filter_box import FilterBox
+from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import AGENTS, LivePane
 from runeconsole.tui.permissions_pane import PermissionsPane
@@ -365,7 +366,7 @@ class RuneConsole(PanesApp):
         belongs to the pane it was typed on: it is cleared when the pane changes."""
         self.action_clear_filter()
         self.query_one(TabbedContent).active = pane_id
-        self.current_pane().query_one("DataTable").focus()
+        self.current_pane().query_one(KeyedTable).focus()
 
     def on_work_failed(self, message: WorkFailed) -> None:
         """A background job failed (``tui/workers.py``): shown to the operator, not fatal."""

@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
@@ -250,11 +250,11 @@ class MergeQueuePane(LivePane):
         """Each step's latest line (with elapsed time), then the tail of the test output."""
         return self.live.lines()
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_data_table_row_highlighted(self, event: KeyedTable.RowHighlighted) -> None:
         event.stop()
         self.refresh_detail()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_review()
 

@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
@@ -316,9 +316,9 @@ class PermissionsPane(LivePane):
     def refilter(self) -> None:
         self.finish_batch()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
-        if event.data_table is self.table and self.writable():
+        if event.table is self.table and self.writable():
             self.action_decide()
 
     def action_decide(self) -> None:

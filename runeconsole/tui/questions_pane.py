@@ -20,7 +20,7 @@ from pathlib import Path
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
@@ -313,7 +313,7 @@ class QuestionsPane(LivePane):
     def select(self, key: str) -> None:
         self.table.move_to(key)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         if self.writable():
             self.action_answer()

@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable
 
 from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.supervisor import SupervisorSettings
@@ -224,7 +223,7 @@ class FleetAgentsPane(RowsPane):
     def action_act(self, action: str) -> None:
         self.ask(action)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.ask("peek")
 
@@ -263,7 +262,7 @@ class FleetQuestionsPane(RowsPane):
         row = self.store.get(QUESTION, key) or {}
         return (row.get("urgency") != "blocking", row.get("asked_at") or "", key)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_answer()
 
@@ -298,7 +297,7 @@ class FleetPermissionsPane(RowsPane):
         stamp = asked.timestamp() if asked else 0.0
         return (0, stamp, key) if rows.permission_open(row) else (1, -stamp, key)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_decide()
 
@@ -333,7 +332,7 @@ class FleetQueuePane(RowsPane):
     def action_process(self) -> None:
         self.ask("process")
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_review()
 
