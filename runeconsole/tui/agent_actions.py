@@ -1,8 +1,9 @@
-"""What a console does with an agent's row: the Agents pane asks, a console's ``Agents``
-does. The pane confirms what changes an agent (``h``, ``r``, ``x``), runs the action in a
-worker and shows what came back; enter opens the detail window on the agent's
-``AgentFacts``. The project console's ``LocalAgents`` acts on its root through the
-supervisor; the fleet console's (``fleet_console/agents.py``) on the row's source.
+"""What a console does with an agent's row: the Agents pane asks (``AgentActions``, its
+keys), a console's ``Agents`` does. The pane confirms what changes an agent (``h``, ``r``,
+``x``), runs the action in a worker and shows what came back; enter opens the detail
+window on the agent's ``AgentFacts``; ``d`` asks the app for the agent's review. The
+project console's ``LocalAgents`` acts on its root through the supervisor; the fleet
+console's (``fleet_console/agents.py``) on the row's source.
 
 ``AgentFacts`` is what a detail window reads of one agent beyond its record: its
 predecessors, its hook, its screen and last message (``peek``), its permission
@@ -11,19 +12,38 @@ decisions; and how a message reaches it (``say``).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Callable
+from datetime import datetime
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
 
+from textual.widget import Widget
+
+from runeconsole.core.errors import RuneError
 from runeconsole.services.budgets import hold as budget_hold
 from runeconsole.services.claude.permissions import PermissionRequest, Permissions
+from runeconsole.services.claude.session_view import is_background
 from runeconsole.services.claude.settings import ClaudeSettings
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.hooks import Hook
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.reply import Replies
+from runeconsole.services.review.records import ReviewRecord, ReviewRecords
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.workers import background
 
 CHANGES = ("handoff", "respawn", "kill")  # asked first: they change the agent
 PEEK_LINES = 15
+STOP_BACKGROUND = (
+    "Stop {key}?",
+    "Its Claude Code background session{on} is stopped (claude stop) and it is marked "
+    "terminated. Its conversation is kept: claude attach opens it again.",
+)
+
+
+def stopping(record: AgentRecord | None) -> bool:
+    """Whether ``x`` on this agent stops a Claude Code background session."""
+    return record is not None and not record.error and is_background(record.fields)
 
 
 class AgentFacts(Protocol):
@@ -51,6 +71,10 @@ class AgentFacts(Protocol):
 
     def permission_history(self, key: str) -> list[PermissionRequest]:
         """Its decided permission requests, oldest first (blocking: a worker's)."""
+        ...
+
+    def reviews(self, key: str) -> list[ReviewRecord]:
+        """Its reviews, newest first (blocking: a worker's)."""
         ...
 
 
@@ -91,6 +115,9 @@ class LocalAgents:
         return ""
 
     def confirm(self, action: str, key: str) -> tuple[str, str]:
+        if action == "kill" and stopping(self.fleet.get(key)):
+            question, detail = STOP_BACKGROUND
+            return question.format(key=key), detail.format(on="")
         timeout = self.supervisor.settings.handoff_timeout
         return {
             "handoff": (
@@ -160,3 +187,109 @@ class LocalFacts:
 
     def permission_history(self, key: str) -> list[PermissionRequest]:
         return Permissions(self.supervisor.project).history(key)
+
+    def reviews(self, key: str) -> list[ReviewRecord]:
+        return ReviewRecords(self.supervisor.project).history(key)
+
+
+class AgentActions(Widget):
+    """The keys of a pane of agents, on the agent under its cursor (the pane says which),
+    done by its console's ``Agents``."""
+
+    agents: Agents
+    if TYPE_CHECKING:
+        now: Callable[[], datetime]
+
+        def selected_key(self) -> str | None: ...
+
+    def _chosen(self) -> tuple[str, AgentRecord] | None:
+        key = self.selected_key()
+        record = self.agents.record(key) if key is not None else None
+        return None if key is None or record is None else (key, record)
+
+    def action_details(self) -> None:
+        from runeconsole.tui.agent_detail import AgentDetail
+
+        if (chosen := self._chosen()) is not None:
+            key, record = chosen
+            facts, where = self.agents.facts(key), self.agents.where(key)
+            self.app.push_screen(AgentDetail(key, record, facts, self.now, where))
+
+    def action_message(self) -> None:
+        from runeconsole.tui.message_modal import MessageModal
+
+        if (chosen := self._chosen()) is not None:
+            key = chosen[0]
+            say = partial(self.agents.facts(key).say, key)
+            self.app.push_screen(MessageModal(key, say, where=self.agents.where(key) or None))
+
+    def action_review(self) -> None:
+        from runeconsole.tui.review import ReviewWanted
+
+        if (chosen := self._chosen()) is not None:
+            self.post_message(ReviewWanted(chosen[0]))
+
+    def action_allow(self) -> None:
+        """``$``: how much more a held agent may spend (``budget_allow.py``), then allowed."""
+        from runeconsole.tui.budget_allow import Allowance, allow_window
+
+        if (chosen := self._chosen()) is None:
+            return
+        key, record = chosen
+
+        def given(allowance: Allowance | None) -> None:
+            if allowance is not None:
+                self.run("allow", key, allowance.usd)
+
+        self.app.push_screen(allow_window(record, self.now()), given)
+
+    def action_jump(self) -> None:
+        self._act("jump")
+
+    def action_handoff(self) -> None:
+        self._act("handoff")
+
+    def action_respawn(self) -> None:
+        self._act("respawn")
+
+    def action_kill(self) -> None:
+        self._act("kill")
+
+    def _act(self, action: str) -> None:
+        """``g``, ``h``, ``r``, ``x`` on the cursor's agent: the changing ones asked first,
+        each done in a worker."""
+        from runeconsole.tui.confirm import ConfirmScreen
+
+        if (chosen := self._chosen()) is None:
+            return
+        key, record = chosen
+        if record.error:
+            self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
+            return
+        if action not in CHANGES:
+            self.run(action, key)
+            return
+        question, detail = self.agents.confirm(action, key)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.notify(f"{action}: {key} …", timeout=3)
+                self.run(action, key)
+
+        self.app.push_screen(ConfirmScreen(question, detail, action.capitalize()), answered)
+
+    @background("agent-actions")
+    def run(self, action: str, key: str, usd: float | None = None) -> None:
+        """A handoff waits up to a minute, a source over SSH longer: off the UI thread."""
+        title = f"{action} {key}"
+        try:
+            told = (
+                self.agents.allow(key, usd) if action == "allow" else self.agents.run(action, key)
+            )
+        except RuneError as exc:
+            self.app.call_from_thread(
+                self.notify, exc.message, title=title, severity="error", markup=False
+            )
+            return
+        if told:
+            self.app.call_from_thread(self.notify, told, title=title, markup=False)

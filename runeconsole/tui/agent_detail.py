@@ -1,7 +1,7 @@
 """Detail of one identity: its screen and last message (kept current; ``m`` says something
-to it), every field as read, its predecessor chain, its hook and its permission
-decisions, as the console's ``AgentFacts`` give them (this root's, or a fleet's source's
-over SSH); in both consoles."""
+to it), what Claude Code's hooks told of its session, every field as read, its
+predecessor chain, its hook, its permission decisions and its reviews, as the console's
+``AgentFacts`` give them (this root's, or a fleet's source's over SSH); in both consoles."""
 
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude import session_view
 from runeconsole.services.registry import AgentRecord
+from runeconsole.services.review.records import ReviewRecord
+from runeconsole.services.review.report import review_line
 from runeconsole.tui.agent_actions import AgentFacts
 from runeconsole.tui.agent_cells import cost_words, spent
 from runeconsole.tui.agent_peek import AgentPeek
@@ -28,6 +31,17 @@ from runeconsole.tui.message_modal import MessageModal
 from runeconsole.tui.permissions_pane import decisions_text
 from runeconsole.tui.theme import LIVENESS_STYLE
 from runeconsole.tui.workers import background, cancelled
+
+
+def reviews_text(history: list[ReviewRecord]) -> Text:
+    """The agent's reviews (``d`` makes them), newest first: verdict, comments, head."""
+    if not history:
+        return Text("")
+    text = Text("\nReviews\n", "bold")
+    for record in history:
+        style = {"approved": "green", "changes_requested": "yellow"}.get(record.verdict or "", "")
+        text.append(review_line(record) + "\n", "red" if record.error else style)
+    return text
 
 
 def fields_table(fields: dict[str, object]) -> Table:
@@ -75,6 +89,9 @@ class AgentDetail(DetailModal):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail"):
             yield Static(self._title(), id="detail-title")
+            session = Static(self._session(), id="detail-session")
+            session.display = bool(self.session_facts())  # only when the hooks told something
+            yield session
             if self.record is not None and not self.record.error:
                 peek = partial(self.facts.peek, self.key)
                 yield AgentPeek(peek, self.now, every=self.facts.peek_every)
@@ -83,10 +100,21 @@ class AgentDetail(DetailModal):
             permissions = Static(id="detail-permissions")
             permissions.display = False  # until the agent has a decision to show
             yield permissions
+            reviews = Static(id="detail-reviews")
+            reviews.display = False  # until the agent has a review to show
+            yield reviews
 
     def on_mount(self) -> None:
         super().on_mount()
         self.load_permissions()
+        self.load_reviews()
+
+    @background("detail-reviews", exclusive=True)
+    def load_reviews(self) -> None:
+        """Every review of the agent, newest first (files: off the UI thread)."""
+        shown = reviews_text(self.facts.reviews(self.key))
+        if not cancelled():
+            self.app.call_from_thread(self._show_section, "#detail-reviews", shown)
 
     def action_message(self) -> None:
         """``m``: a message to the agent, pasted into its pane (a refusal shown there)."""
@@ -98,13 +126,30 @@ class AgentDetail(DetailModal):
         """The agent's permission requests and who decided each (files: off the UI thread)."""
         shown = decisions_text(self.facts.permission_history(self.key))
         if not cancelled():
-            self.app.call_from_thread(self._show_permissions, shown)
+            self.app.call_from_thread(self._show_section, "#detail-permissions", shown)
 
-    def _show_permissions(self, shown: Text) -> None:
+    def _show_section(self, box_id: str, shown: Text) -> None:
+        """A section read in a worker: shown when it has something to say."""
         if self.is_mounted:
-            box = self.query_one("#detail-permissions", Static)
+            box = self.query_one(box_id, Static)
             box.update(shown)
             box.display = bool(shown.plain)
+
+    def session_facts(self) -> list[tuple[str, str]]:
+        record = self.record
+        return session_view.facts(record.fields) if record is not None and not record.error else []
+
+    def _session(self) -> Table | Text:
+        """What Claude Code's hooks told of the session (kind, stop, subagents, tasks…)."""
+        facts = self.session_facts()
+        if not facts:
+            return Text("")
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold cyan", no_wrap=True)
+        grid.add_column(overflow="fold")
+        for label, value in facts:
+            grid.add_row(label, Text(value, "bold red" if label == "stopped" else ""))
+        return grid
 
     def _hook(self) -> Table | Text:
         hook = self.facts.hook(self.key)

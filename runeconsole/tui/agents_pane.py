@@ -2,37 +2,43 @@
 
 Both consoles show it: it draws a ``FleetRecords`` (the project console's model of its
 root, or the fleet console's model of every source, each row with its source first), and
-what the operator asks of a row (enter: the detail; ``g``, ``h``, ``r``, ``x``) is done
-by the console's ``Agents`` (``agent_actions.py``): here, or on the row's source.
+what the operator asks of a row (enter: the detail; ``d``, ``g``, ``h``, ``r``, ``x``, ``m``,
+``$``) is done by the console's ``Agents`` (``agent_actions.py``): here, or on the row's
+source. In the project console each agent's CHANGES and review state are kept beside it
+(``review_column.py``, looked at by ``changes_watch.py``), and the optional columns the
+talisman asks for follow the rest.
 """
 
 from __future__ import annotations
 
 import gc
+import time
 from datetime import datetime
 from functools import partial
 from typing import Any
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 
-from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.registry import AgentRecord
+from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervisor import SupervisorSettings
-from runeconsole.tui.agent_actions import CHANGES, Agents
-from runeconsole.tui.agent_cells import COLUMNS, cell, row_values
-from runeconsole.tui.agent_detail import AgentDetail
-from runeconsole.tui.budget_allow import Allowance, allow_window
-from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.agent_actions import AgentActions, Agents
+from runeconsole.tui.agent_cells import COLUMNS as AGENT_COLUMNS
+from runeconsole.tui.agent_cells import OPTIONAL_COLUMNS, cell, row_values
+from runeconsole.tui.changes_watch import ChangesWatch
 from runeconsole.tui.feed import FleetChanged
-from runeconsole.tui.message_modal import MessageModal
 from runeconsole.tui.pacing import after_frame
-from runeconsole.tui.pane import AGENTS, Pane
-from runeconsole.tui.workers import background
+from runeconsole.tui.pane import AGENTS, Columns, Pane
+from runeconsole.tui.review_cells import CHANGES_COLUMN
+from runeconsole.tui.review_column import ReviewColumn
 
 SEEN = frozenset({"seen"})
+CHANGES_AFTER = "context"  # the CHANGES column follows the context meter
+REVIEW_SUMMARY = "review"  # the top line's ready count
 
 
 def search_text(record: AgentRecord) -> str:
@@ -65,7 +71,7 @@ def as_shown(cells: Any) -> tuple[str, ...]:
 
 
 def settle_memory() -> None:
-    """After a fill of the whole fleet: what is alive now (its records, rows and cells) is
+    """After a fill's chunk built rows: what is alive now (the records, rows and cells) is
     left out of the garbage collector's full passes (``gc.freeze``). Each full pass walks
     every live object, 100-350 ms at 50,000 agents, and one landing on a key is that
     key's delay; the fleet's objects are freed by reference counting, not by those passes."""
@@ -73,49 +79,70 @@ def settle_memory() -> None:
 
 
 FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
-CHUNK_ROWS = 5000  # ~20 ms of adding rows at any fleet size (OneLineRows: no walk of every row)
+CHUNK_SECONDS = 0.008  # a chunk of the fill stops after this long: a key waits no longer
+CHUNK_ROWS = 500  # rows looked for at a time within a chunk (the deadline is checked between)
 CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
 WHOLE = 500  # a change naming more keys than this and half the fleet refills the table
 
 
-class AgentsPane(Pane[AgentRecord]):
+class AgentsPane(Pane[AgentRecord], AgentActions):
+    WRITES = frozenset({"handoff", "respawn", "kill"})
     BINDINGS = [
-        Binding("enter", "act('details')", "Details", show=False),
-        Binding("p", "act('details')", "Peek", show=False),
-        Binding("m", "act('message')", "Message", show=False),
-        Binding("g", "act('jump')", "Go to"),
-        Binding("h", "act('handoff')", "Handoff"),
-        Binding("r", "act('respawn')", "Respawn"),
-        Binding("x", "act('kill')", "Kill"),
-        Binding("dollar_sign", "act('allow')", "Allow", show=False),
+        Binding("enter", "details", "Details", show=False),
+        Binding("p", "details", "Peek", show=False),
+        Binding("d", "review", "Review"),
+        Binding("g", "jump", "Go to"),
+        Binding("h", "handoff", "Handoff"),
+        Binding("r", "respawn", "Respawn"),
+        Binding("x", "kill", "Kill"),
+        Binding("dollar_sign", "allow", "Allow", show=False),
+        Binding("m", "message", "Message", show=False),
     ]
     PANE_ID = AGENTS
     TITLE = "Agents"
     HELP_KEYS = (
         ("enter / p", "its screen and last message (kept current), every field, chain, hook"),
+        ("d", "review its changes: the diff, comments, approve, send back"),
         ("m", "a message to the agent: pasted into its pane and submitted (no attaching)"),
-        ("g", "switch your tmux client to the agent's session"),
+        ("g", "switch your tmux client to the agent's session (background: a new window)"),
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
-        ("x", "kill the agent's session; its worktree is left as it is (confirmed)"),
+        ("x", "kill the agent's session (background: claude stop); worktree kept (confirmed)"),
         ("$", "let an agent held by its budget go on: for the day, or for N dollars more"),
-        ("! / ?", "waiting for a permission / an answer;  ⟳ compacting"),
-        ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
+        ("! / ? / ⟳", "waiting for a permission / an answer / compacting"),
+        ("✗", "stopped: its turn ended on an API error (the Problems pane says which)"),
+        ("STATUS", "busy, idle, waiting, compacting, stopped (hooks, else its pane)"),
         ("COST", "so far (~ estimated); yellow past 80 % of a budget, red when held"),
+        ("CHANGES", "+added −removed files; ● ready (/ ready), ✓ approved, ⛙ merged"),
     )
-    COLUMNS = COLUMNS
+    COLUMNS = AGENT_COLUMNS
     MOVING = SEEN
 
     def __init__(
-        self, fleet: FleetRecords, settings: SupervisorSettings, agents: Agents, **kwargs: Any
+        self,
+        fleet: FleetRecords,
+        settings: SupervisorSettings,
+        agents: Agents,
+        *,
+        tracker: ChangeTracker | None = None,
+        extra: tuple[str, ...] = (),
+        **kwargs: Any,
     ) -> None:
+        # Before the table is made (its columns): the CHANGES column is shown where the
+        # console looks at the agents' changes; the optional columns the talisman asks for
+        # (runeconsole.agents.columns), last.
+        self.watch = ChangesWatch(tracker) if tracker is not None else None
+        self.review = ReviewColumn(fleet, self.watch) if self.watch is not None else None
+        self.extra = extra
         super().__init__(clock=fleet.clock, **kwargs)
         self.fleet = fleet
         self.settings = settings
         self.agents = agents
         self.records = fleet.records  # the model's own: rows are built from it, never copied
         self.order_columns = ("source", "role", "name") if self.sources else ("role", "name")
-        self.seen_at = [column[0] for column in self.columns()].index("seen")
+        names = [column[0] for column in self.columns()]
+        self.seen_at = names.index("seen")
+        self._ready_shown: int | None = None
         # Every record's row and search text, shown or filtered out: a filter typed or
         # cleared picks rows from here instead of building 10,000 rows again.
         self._rows: dict[str, tuple[object, ...]] = {}
@@ -132,15 +159,34 @@ class AgentsPane(Pane[AgentRecord]):
     def monitoring(self) -> bool:
         return self.fleet.monitoring
 
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        if self.watch is not None:
+            yield self.watch
+
     def on_mount(self) -> None:
         self.show_all()
+        if self.watch is not None:
+            self.watch.note(self.fleet.snapshot())
+        self._count_ready()
 
     # -- rows ------------------------------------------------------------------------------
+
+    def columns(self) -> Columns:
+        columns = super().columns()
+        if self.review is not None:
+            at = [column[0] for column in columns].index(CHANGES_AFTER) + 1
+            columns = (*columns[:at], CHANGES_COLUMN, *columns[at:])
+        return (*columns, *(OPTIONAL_COLUMNS[name] for name in self.extra))
 
     def cells(self, key: str, record: AgentRecord) -> tuple[object, ...]:
         fleet = self.fleet
         phase, observation = fleet.phases.get(key), fleet.observations.get(key)
-        return row_values(record, phase, observation, self.settings, self.now())
+        values = row_values(record, phase, observation, self.settings, self.now(), self.extra)
+        if self.review is None:
+            return values
+        at = [column[0] for column in AGENT_COLUMNS].index(CHANGES_AFTER) + 1
+        return (*values[:at], self.review.cell(key), *values[at:])
 
     def figures(self) -> dict[str, int]:
         return self.fleet.counts()
@@ -160,7 +206,9 @@ class AgentsPane(Pane[AgentRecord]):
         return values
 
     def _search_text(self, record: AgentRecord) -> str:
-        return search_text(record)
+        """What the filter looks in: the record's words and its review state (``ready``)."""
+        state = self.review.states.get(record.key) if self.review is not None else None
+        return search_text(record) + (f" {state}" if state else "")
 
     def upsert(self, record: AgentRecord, *, age: bool = True) -> None:
         """Add or update one row; ``age=False`` leaves an existing row's age to the tick."""
@@ -216,9 +264,11 @@ class AgentsPane(Pane[AgentRecord]):
         if self._filling:
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, self._fill))
 
-    def _matching(self, keys: list[str], start: int, wanted: int) -> tuple[list[str], int]:
-        """Up to ``wanted`` keys of ``keys[start:]`` that match the filter, and the index
-        the search stopped at."""
+    def _matching(
+        self, keys: list[str], start: int, wanted: int, walk: int | None = None
+    ) -> tuple[list[str], int]:
+        """Up to ``wanted`` keys of ``keys[start:]`` that match the filter (looking at no
+        more than ``walk`` keys), and the index the search stopped at."""
         source, text = self._filter()
         if not text and source is None:
             end = min(start + wanted, len(keys))
@@ -226,7 +276,8 @@ class AgentsPane(Pane[AgentRecord]):
         search, records, of = self._search, self.fleet.records, self.fleet.source
         found: list[str] = []
         index = start
-        while index < len(keys) and len(found) < wanted:
+        stop = len(keys) if walk is None else min(len(keys), start + walk)
+        while index < stop and len(found) < wanted:
             key = keys[index]
             index += 1
             if source is not None and of(key) != source:
@@ -270,28 +321,28 @@ class AgentsPane(Pane[AgentRecord]):
         return (*row[:at], age_cell(record, now), *row[at + 1 :])
 
     def _add_rows(self, keys: list[str], start: int, fill: int) -> None:
+        """A chunk of the fill: rows (built if need be) added until ``CHUNK_SECONDS`` pass."""
         if fill != self._fill or not self.is_mounted:
             return  # a newer filter or fill took over
-        table, fleet = self.table, self.fleet
-        chunk, walked = self._matching(keys, start, CHUNK_ROWS)
-        table.extend(
-            [
-                (key, self._row_of(key))
-                for key in chunk
-                if not table.has(key) and fleet.get(key) is not None
-            ]
-        )
+        table, records = self.table, self.fleet.records
+        deadline = time.perf_counter() + CHUNK_SECONDS
+        walked, built = start, len(self._rows)
+        has, row_of = table.has, self._row_of
+        while walked < len(keys) and time.perf_counter() < deadline:
+            chunk, walked = self._matching(keys, walked, CHUNK_ROWS, 10 * CHUNK_ROWS)
+            table.extend([(key, row_of(key)) for key in chunk if key in records and not has(key)])
+        if len(self._rows) > built:
+            settle_memory()  # the rows just built: no full pass walks them again
         if walked < len(keys):
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, fill))
         else:
             self._filling = False
             table.reorder(*self.order_columns, key=as_shown, force=self._spliced)
-            if not self.filter_text:
-                settle_memory()
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""
         change = message.change
+        self._follow_changes(change.changed, change.removed)
         # Most of the table (the first load): one refill. A burst of a mass crash (hundreds
         # of keys of a large fleet) goes row by row: a refill would cost every row each time.
         if len(change.changed) + len(change.removed) > max(WHOLE, len(self.fleet) // 2):
@@ -310,6 +361,47 @@ class AgentsPane(Pane[AgentRecord]):
         self.table.reorder(*self.order_columns, key=as_shown)
         if change.counts:
             self.finish()
+
+    # -- changes and review states (review_column.py) -------------------------------------
+
+    def _follow_changes(self, changed: frozenset[str], removed: frozenset[str]) -> None:
+        """Agents read again or gone: the rows rebuilt after this show their new state."""
+        if self.review is not None:
+            self.review.follow(changed, removed)
+            self._count_ready()
+
+    def on_changes_watch_looked(self, message: ChangesWatch.Looked) -> None:
+        """Agents' changes looked at: their CHANGES redrawn, and their rows placed again
+        by the filter when their state moved (``/ ready``)."""
+        message.stop()
+        review = self.review
+        if review is None:
+            return
+        at = [column[0] for column in self.columns()].index("changes")
+        for key in message.found:
+            moved = review.restate(key)
+            row = self._rows.get(key)
+            if row is not None:
+                changes = review.cell(key)
+                self._rows[key] = (*row[:at], changes, *row[at + 1 :])
+                if self.table.has(key):
+                    self.table.set_cell(key, "changes", changes)
+            if moved:
+                self._search.pop(key, None)
+                record = self.fleet.get(key)
+                if record is not None and self.filter_text:
+                    self.upsert(record, age=False)
+        self._count_ready()
+
+    def _count_ready(self) -> None:
+        count = len(self.review.ready) if self.review is not None else 0
+        if self.review is not None and count != self._ready_shown:
+            self._ready_shown = count
+            self.post_message(self.Summary(REVIEW_SUMMARY, {"ready": count}))
+
+    def review_state(self, key: str) -> str:
+        """The agent's review state as shown (``none`` without a worktree)."""
+        return self.review.state(key) if self.review is not None else "none"
 
     # -- time passing ----------------------------------------------------------------------
 
@@ -339,62 +431,4 @@ class AgentsPane(Pane[AgentRecord]):
             self.table.focus()
 
     def open_row(self, key: str) -> None:
-        self.action_act("details")
-
-    def action_act(self, action: str) -> None:
-        """Enter (``details``), ``g`` (``jump``), ``h``, ``r``, ``x`` on the cursor's agent:
-        the changing ones asked first, every one but the detail done in a worker."""
-        key = self.selected_key()
-        record = self.fleet.get(key or "")
-        if key is None or record is None:
-            return
-        facts, where = self.agents.facts(key), self.agents.where(key)
-        if action == "details":
-            self.app.push_screen(AgentDetail(key, record, facts, self.now, where))
-            return
-        if action == "message":
-            say = partial(facts.say, key)
-            self.app.push_screen(MessageModal(key, say, where=where or None))
-            return
-        if action == "allow":
-            self.ask_allowance(key, record)
-            return
-        if record.error:
-            self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
-            return
-        if action not in CHANGES:
-            self.run(action, key)
-            return
-        question, detail = self.agents.confirm(action, key)
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.notify(f"{action}: {key} …", timeout=3)
-                self.run(action, key)
-
-        self.app.push_screen(ConfirmScreen(question, detail, action.capitalize()), answered)
-
-    def ask_allowance(self, key: str, record: AgentRecord) -> None:
-        """``$``: how much more a held agent may spend (``budget_allow.py``), then allowed."""
-
-        def chosen(allowance: Allowance | None) -> None:
-            if allowance is not None:
-                self.run("allow", key, allowance.usd)
-
-        self.app.push_screen(allow_window(record, self.now()), chosen)
-
-    @background("agent-actions")
-    def run(self, action: str, key: str, usd: float | None = None) -> None:
-        """A handoff waits up to a minute, a source over SSH longer: off the UI thread."""
-        title = f"{action} {key}"
-        try:
-            told = (
-                self.agents.allow(key, usd) if action == "allow" else self.agents.run(action, key)
-            )
-        except RuneError as exc:
-            self.app.call_from_thread(
-                self.notify, exc.message, title=title, severity="error", markup=False
-            )
-            return
-        if told:
-            self.app.call_from_thread(self.notify, told, title=title, markup=False)
+        self.action_details()

@@ -15,21 +15,27 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock
 from runeconsole.core.errors import RuneError
+from runeconsole.core.files import unwritable
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.claude.presence import ConsolePresence
 from runeconsole.services.claude.settings import notifier_for
 from runeconsole.services.fleet import FleetChange, FleetModel
+from runeconsole.services.fleet.columns import AgentColumns
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
+from runeconsole.services.review.service import Reviews
+from runeconsole.services.review.targets import BranchReview, LocalReview
+from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervision.problems import judge_with
 from runeconsole.services.supervisor import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
 from runeconsole.tui.agent_actions import LocalAgents
 from runeconsole.tui.agents_pane import AgentsPane
+from runeconsole.tui.background_poll import BackgroundPoll
 from runeconsole.tui.commands import AgentCommands
 from runeconsole.tui.console_base import PanesApp
 from runeconsole.tui.console_monitor import ConsoleMonitor
@@ -40,10 +46,13 @@ from runeconsole.tui.pane import AGENTS, FilePane, Pane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
+from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.review.screen import open_review
 from runeconsole.tui.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 from runeconsole.tui.toasts import RepeatFilter, monitor_toast
+from runeconsole.tui.upkeep import Upkeep
 from runeconsole.tui.workers import WorkFailed, background
 
 PRESENCE_RETRY_SECONDS = 2.0
@@ -85,6 +94,13 @@ class RuneConsole(PanesApp):
         self.checkpoints = Checkpoints(project, suspension=self.suspension)
         self.merge_queue = MergeQueue(project)
         self.permissions = Permissions(project)
+        # What agents changed (the Agents pane's CHANGES, the review screen): one cache.
+        self.reviews = Reviews(
+            project,
+            registry=self.registry,
+            hooks=self.supervisor.hooks,
+            queue=self.merge_queue,
+        )
         self.feed: ChangeFeed | None = None
         # The one fleet model: the Agents and Problems panes draw it, file events, the
         # rescan, the tick and the monitor feed it (services/fleet/model.py).
@@ -106,6 +122,11 @@ class RuneConsole(PanesApp):
         # While it is open the console holds the project's console lock: Claude Code's
         # hooks then bring AskUserQuestion calls here (services/claude/presence.py).
         self.presence = ConsolePresence(self.registry.paths)
+        self.upkeep = Upkeep(self, project)  # the daily prune, what a kill left undone
+        # Why nothing can be written here (None: it can): then the console only watches.
+        self.read_only = unwritable(project.root)
+        if self.read_only:
+            self.monitor = False  # it would write what it sees
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
@@ -113,7 +134,13 @@ class RuneConsole(PanesApp):
             self.fleet.load()  # the first frame is then complete
         agents = LocalAgents(self.supervisor, self.fleet)
         self._fleet_views = [
-            AgentsPane(self.fleet, self.supervisor.settings, agents),
+            AgentsPane(
+                self.fleet,
+                self.supervisor.settings,
+                agents,
+                tracker=ChangeTracker(self.reviews),
+                extra=self.project.settings(AgentColumns).shown,
+            ),
             ProblemsPane(self.fleet),
         ]
         panes: list[Pane[Any]] = [
@@ -150,9 +177,13 @@ class RuneConsole(PanesApp):
     def on_mount(self) -> None:
         if not self.fleet.records and not self._quick_to_load():
             self.load_fleet()
-        if not self._hold_presence():
+        if self.read_only:
+            self.query_one(StatusBar).set_note("read-only", about="root")
+            self.upkeep.say_read_only(self.read_only)
+        elif not self._hold_presence():
             self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
         self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
+        self.background_poll = BackgroundPoll(self, self.project, self.registry)
         self.post_message(SpendMoved(None))
         talisman = self.project.talisman
         for problem in [*talisman.problems, *talisman.warnings]:
@@ -170,6 +201,10 @@ class RuneConsole(PanesApp):
             self.set_interval(self.rescan_seconds, self._rescan)
         if self.tick_seconds:
             self.set_interval(self.tick_seconds, self.tick)
+        # What a kill left undone is said; a console that follows the files prunes them.
+        self.upkeep.start(
+            prune=self.watch_files and not self.read_only, read_only=bool(self.read_only)
+        )
         if self.monitor and shutil.which("tmux") is None:
             self.monitor = False
             self.notify(
@@ -179,12 +214,19 @@ class RuneConsole(PanesApp):
                 severity="warning",
                 timeout=15,
             )
+        if self.watch_files:
+            self.background_poll.start()  # Claude Code's background sessions, if any
         if self.monitor:
             # After the first paint: the monitor's first pass (every agent's pane read over
             # tmux) would otherwise hold up the first screen the operator sees. Until its
             # first report the Agents pane follows saved passes (another monitor's, if any).
             self.call_after_refresh(self.run_monitor)
         self.agents_pane.table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer_oldest" and self.read_only:
+            return False
+        return super().check_action(action, parameters)
 
     def _quick_to_load(self) -> bool:
         """A small fleet is read before the first frame; a large one after it, in a worker
@@ -345,13 +387,23 @@ class RuneConsole(PanesApp):
         self.notify(message.reason, title=message.what, severity="error", timeout=15, markup=False)
 
     def on_pane_operator_wanted(self, message: Pane.OperatorWanted) -> None:
-        self.reach_operator(message.key, message.title, message.body)
+        if not self.read_only:  # the notifier keeps its times in the project
+            self.reach_operator(message.key, message.title, message.body)
 
     @background("notify command")
     def reach_operator(self, key: str, title: str, body: str) -> None:
         """``runeconsole.notify.command`` and the push URLs (if set), off the UI thread; a
         failure is shown (``WorkFailed``)."""
         notifier_for(self.registry.paths).notify(key, title, body)
+
+    def on_review_wanted(self, message: ReviewWanted) -> None:
+        """``d`` on an agent, ``enter`` or ``d`` on a queue entry: its review screen."""
+        if message.agent is not None and self.fleet.get(message.agent) is not None:
+            open_review(self, LocalReview(self.reviews, message.agent))
+        elif message.branch:
+            open_review(self, BranchReview(self.reviews, message.branch))
+        else:
+            self.notify(f"{message.agent}: no such agent", title="Review", severity="warning")
 
     def on_problems_pane_goto_agent(self, message: ProblemsPane.GotoAgent) -> None:
         self.goto_agent(message.key)
@@ -377,7 +429,7 @@ def create_app(
     """
     return RuneConsole(
         # Lenient: a bad setting is shown and its default used; it never stops the console.
-        Project(root, clock, strict=False),
+        Project(root, clock, strict=False, via="console"),
         watch=watch,
         monitor=monitor,
         rescan_seconds=rescan_seconds,

@@ -21,7 +21,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
@@ -48,6 +48,8 @@ from runeconsole.tui.merge_queue_rows import (
 )
 from runeconsole.tui.pane import MERGE_QUEUE, FilePane
 from runeconsole.tui.priority_modal import PriorityScreen
+from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.table_view import TableView
 from runeconsole.tui.workers import background, cancelled
 
 QUEUE_FILES = frozenset({"merge-queue.json", "merge-queue.processor.json"})
@@ -79,17 +81,20 @@ class MergeQueuePane(FilePane[QueueEntry]):
     HELP_KEYS = (
         ("p", "process the head batch (asks first), watching each step"),
         ("P", "process until the queue is empty, batches testing side by side (asks first)"),
+        ("enter / d", "review the selected entry's changes (its agent's, or its branch's)"),
         ("r", "retry the selected failed entry"),
-        ("d", "remove the selected entry (asks first)"),
+        ("x", "remove the selected entry (asks first)"),
         ("!", "the selected pending entry's priority: urgent, high, normal, low"),
         ("+ / -", "move the selected pending entry up / down (within its priority)"),
         ("space", "pause / resume the queue"),
     )
+    WRITES = frozenset({"process", "retry", "remove", "priority", "move", "toggle_pause"})
     BINDINGS = [
         Binding("p", "process", "Process head"),
         Binding("P", "process(True)", "Process all", show=False),
+        Binding("d", "review", "Review"),
         Binding("r", "retry", "Retry"),
-        Binding("d", "remove", "Remove"),
+        Binding("x", "remove", "Remove"),
         Binding("exclamation_mark", "priority", "Priority"),
         Binding("plus,equals_sign", "move(-1)", "Move up"),
         Binding("minus", "move(1)", "Move down"),
@@ -258,9 +263,17 @@ class MergeQueuePane(FilePane[QueueEntry]):
         """Each step's latest line (with elapsed time), then the tail of the test output."""
         return self.live.lines()
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_data_table_row_highlighted(self, event: TableView.RowHighlighted) -> None:
         event.stop()
         self.refresh_detail()
+
+    def open_row(self, key: str) -> None:
+        self.action_review()
+
+    def action_review(self) -> None:
+        entry = self.selected_entry()
+        if entry is not None:
+            self.post_message(ReviewWanted(entry.identity, entry.branch or None))
 
     def tick(self) -> None:
         super().tick()

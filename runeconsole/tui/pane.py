@@ -32,10 +32,11 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.tui.keyed_table import KeyedTable
+from runeconsole.tui.table_view import TableView
 
 # Every pane's id: its tab (``goto_pane``), its figures in the status bar (``Summary``),
 # and, with ``-pane`` after it, its widget's DOM id.
@@ -109,6 +110,8 @@ class Pane(Vertical, Generic[R]):
     """The columns that move with time alone (``moving`` gives their cells)."""
     SOURCE_AT: ClassVar[int] = 0
     """Where the source column goes, in the fleet console (after a mark column: 1)."""
+    WRITES: ClassVar[frozenset[str]] = frozenset()
+    """This pane's actions that write: none is offered on a read-only root."""
 
     class Summary(Message):
         """A pane's headline figures changed (shown in the status bar)."""
@@ -150,6 +153,22 @@ class Pane(Vertical, Generic[R]):
             return self.COLUMNS
         at = self.SOURCE_AT
         return (*self.COLUMNS[:at], self.sources.column, *self.COLUMNS[at:])
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A writing action is neither shown nor run on a read-only root."""
+        return not (action in self.WRITES and getattr(self.app, "read_only", None))
+
+    def writable(self) -> bool:
+        """For a writing action reached without its key (Enter on a row): False, and the
+        reason said, on a read-only root."""
+        reason = getattr(self.app, "read_only", None)
+        if reason:
+            self.notify(f"Read-only: {reason}", severity="warning", markup=False)
+        return not reason
+
+    def summarise(self, figures: dict[str, int]) -> None:
+        """Tell the app this pane's headline figures (it shows them in the status bar)."""
+        self.post_message(self.Summary(self.PANE_ID, figures))
 
     def compose(self) -> ComposeResult:
         yield self.table
@@ -252,7 +271,7 @@ class Pane(Vertical, Generic[R]):
         figures = self.figures()
         if figures is not None and figures != self._figures:
             self._figures = figures
-            self.post_message(self.Summary(self.PANE_ID, figures))
+            self.summarise(figures)
 
     def refilter(self) -> None:
         """The filter changed: show exactly the records that pass it."""
@@ -279,10 +298,10 @@ class Pane(Vertical, Generic[R]):
     def select(self, key: str) -> None:
         self.table.move_to(key)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.data_table is self.table and event.row_key.value is not None:
+    def on_data_table_row_selected(self, event: TableView.RowSelected) -> None:
+        if event.table is self.table:
             event.stop()
-            self.open_row(event.row_key.value)
+            self.open_row(event.key)
 
     def place(
         self,
@@ -292,11 +311,13 @@ class Pane(Vertical, Generic[R]):
         row: Callable[[], Sequence[object]],
         *,
         moving: frozenset[str] = frozenset(),
+        hidden: bool = False,
     ) -> bool:
         """A row of another table of the pane (the Suspended pane's checkpoints), by the
-        filter: upserted when its ``fields`` match, else dropped; ``row`` is built only
-        when shown. Once shown, its ``moving`` cells are left to the tick."""
-        if not self.shows(*fields):
+        filter: upserted when its ``fields`` match (and it is not ``hidden``), else
+        dropped; ``row`` is built only when shown. Once shown, its ``moving`` cells are
+        left to the tick. True when shown."""
+        if hidden or not self.shows(*fields):
             table.drop(key)
             return False
         table.upsert(key, row(), skip=moving if table.has(key) else frozenset())

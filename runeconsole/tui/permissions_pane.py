@@ -189,7 +189,8 @@ class PermissionTable(Pane[PermissionRequest]):
         raise NotImplementedError
 
     def open_row(self, key: str) -> None:
-        self.action_decide()
+        if self.writable():  # enter reaches no binding: a read-only root refuses here
+            self.action_decide()
 
     def action_decide(self) -> None:
         chosen = self.selected()
@@ -248,6 +249,7 @@ class PermissionsPane(PermissionTable, FilePane[PermissionRequest]):
         max-height: 7;
     }
     """
+    WRITES = frozenset({"decide", "remove_rule"})
     BINDINGS = [Binding("x", "remove_rule", "Remove rule")]
     HELP_KEYS = (
         *PermissionTable.HELP_KEYS,
@@ -270,7 +272,7 @@ class PermissionsPane(PermissionTable, FilePane[PermissionRequest]):
         return self.query_one("#permission-rules", KeyedTable)
 
     def on_mount(self) -> None:
-        self.load(self.permissions.requests())
+        self.load(self.permissions.shown())
         self.load_rules()
         self._loaded = True
 
@@ -333,7 +335,7 @@ class PermissionsPane(PermissionTable, FilePane[PermissionRequest]):
         self.rules_table.sync([(rule.id, rule_values(rule)) for rule in self.rules])
 
     def read_directory(self, directory: Path) -> None:
-        self.load(self.permissions.requests())
+        self.load(self.permissions.shown())
 
     def apply_changes(self, paths: set[Path]) -> None:
         where = self.permissions.directory
@@ -360,10 +362,10 @@ class PermissionsPane(PermissionTable, FilePane[PermissionRequest]):
 
     @background("permissions-rescan", exclusive=True)
     def read_all(self) -> None:
-        requests = self.permissions.requests()
+        requests = self.permissions.shown()
         try:  # requests whose agent stopped waiting: recorded as decided by nobody
             if self.permissions.expire_orphans(requests):
-                requests = self.permissions.requests()
+                requests = self.permissions.shown()
         except RuneError as exc:
             self.app.call_from_thread(self.notify, exc.message, severity="warning", markup=False)
         self.app.call_from_thread(self.load, requests)

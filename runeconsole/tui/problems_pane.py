@@ -102,6 +102,9 @@ class ProblemsPane(Pane[Problem]):
                     self.drop(key)
             for key, problem in zip(keys, found, strict=True):
                 if self.records.get(key) != problem:
+                    if key not in self.records and problem.kind == "stopped" and self.is_mounted:
+                        said = f"{agent} stopped"
+                        self.app.notify(problem.detail, title=said, severity="error", markup=False)
                     self.put(key, problem)
             if keys:
                 self._of_agent[agent] = keys

@@ -127,7 +127,8 @@ class QuestionTable(Pane[Question]):
         raise NotImplementedError
 
     def open_row(self, key: str) -> None:
-        self.action_answer()
+        if self.writable():  # enter reaches no binding: a read-only root refuses here
+            self.action_answer()
 
     def action_answer(self) -> None:
         chosen = self.selected()
@@ -180,6 +181,8 @@ class QuestionTable(Pane[Question]):
 
 
 class QuestionsPane(QuestionTable, FilePane[Question]):
+    WRITES = frozenset({"answer"})
+
     def __init__(self, questions: Questions, **kwargs: Any) -> None:
         super().__init__(clock=questions.clock, **kwargs)
         self.questions = questions

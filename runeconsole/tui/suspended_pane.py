@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.notifications import SeverityLevel
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from runeconsole.core.files import is_temp_name
 from runeconsole.core.timeutil import format_age
@@ -41,6 +41,7 @@ from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import SUSPENDED, FilePane, Pane
 from runeconsole.tui.resume_confirm import ResumeConfirm
 from runeconsole.tui.suspended_detail import ContextDetail, show_resumed
+from runeconsole.tui.table_view import TableView
 from runeconsole.tui.theme import ACTION_STYLE, DEMOTED_MARK, PHASE_MARK, VERDICT_STYLE
 from runeconsole.tui.workers import background, cancelled
 
@@ -186,6 +187,7 @@ class SuspendedPane(SuspendedTable, FilePane[ContextRecord]):
         text-style: bold;
     }
     """
+    WRITES = frozenset({"resume"})
     BINDINGS = [Binding("enter", "details", "Details", show=False)]
     HELP_KEYS = (
         ("enter", "a context file: frontmatter, files against git, the resume injection"),
@@ -323,10 +325,10 @@ class SuspendedPane(SuspendedTable, FilePane[ContextRecord]):
 
     # -- interaction -------------------------------------------------------------------------
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: TableView.RowSelected) -> None:
         event.stop()
-        if event.data_table.id == "arcs-table":
-            self.show_arc(event.row_key.value)
+        if event.table.id == "arcs-table":
+            self.show_arc(event.key)
         else:
             self.action_details()
 

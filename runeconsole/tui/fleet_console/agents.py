@@ -12,13 +12,21 @@ from typing import Any
 
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.permissions import PermissionRequest
+from runeconsole.services.claude.session_view import is_background
 from runeconsole.services.hooks import Hook
 from runeconsole.services.registry import AgentRecord
+from runeconsole.services.review.records import ReviewRecord
 from runeconsole.services.sources import LocalActions, RemoteActions
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
 from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.agent_actions import PEEK_LINES, AgentFacts, LocalFacts
+from runeconsole.tui.agent_actions import (
+    PEEK_LINES,
+    STOP_BACKGROUND,
+    AgentFacts,
+    LocalFacts,
+    stopping,
+)
 
 CONFIRM = {
     "handoff": (
@@ -49,6 +57,9 @@ class FleetAgents:
         return self.feed.own_key(self.where(key), key)
 
     def confirm(self, action: str, key: str) -> tuple[str, str]:
+        if action == "kill" and stopping(self.record(key)):
+            question, detail = STOP_BACKGROUND
+            return question.format(key=key), detail.format(on=f" on {self.where(key)}")
         question, detail = CONFIRM[action]
         return question.format(key=key), detail.format(source=self.where(key))
 
@@ -62,13 +73,15 @@ class FleetAgents:
 
     def attach(self, actions: LocalActions | RemoteActions, key: str, own: str) -> str | None:
         """``g``: the operator's tmux goes to the agent (a host's in a new window, over
-        ``ssh -t``); outside tmux, the command that attaches, to paste in a terminal."""
+        ``ssh -t``; a background session's through ``claude attach``); outside tmux, the
+        command that attaches, to paste in a terminal."""
         if not isinstance(actions, RemoteActions):
             actions.attach(own)
             return None
         record = self.model.agents.get(key)
-        session = str(record.get("tmux_session") or "") if record is not None else ""
-        if not session:
+        fields = record.fields if record is not None and not record.error else {}
+        session = str(fields.get("tmux_session") or "") or None
+        if session is None and not is_background(fields):
             raise RuneError(f"{key} has no tmux session")
         socket = actions.source.meta.get("tmux_socket")  # the host's, from its snapshot
         argv = actions.attach_window_argv(own, session, socket)
@@ -144,3 +157,7 @@ class FleetFacts:
             if keyed.source(k) == source and request.agent == own and not request.open
         ]
         return sorted(decided, key=PermissionRequest.sort_key)
+
+    def reviews(self, key: str) -> list[ReviewRecord]:
+        """A root of this machine's reviews of the agent (a host's are read with ``d``)."""
+        return self.local.reviews(self.agents.own(key)) if self.local is not None else []

@@ -24,9 +24,11 @@ from textual.message import Message
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
+from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.events import Event
 from runeconsole.services.events.sections import PERMISSION, QUESTION, QUEUE, SUSPENDED
+from runeconsole.services.review.targets import ActionsReview
 from runeconsole.services.sources.decode import Row, decode
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
@@ -51,6 +53,8 @@ from runeconsole.tui.fleet_console.panes import (
 from runeconsole.tui.fleet_console.sources_bar import SourcesBar
 from runeconsole.tui.pane import Pane, Sources
 from runeconsole.tui.problems_pane import ProblemsPane
+from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.review.screen import open_review
 from runeconsole.tui.suspended_detail import show_resumed
 from runeconsole.tui.workers import background
 
@@ -191,9 +195,13 @@ class FleetConsole(PanesApp):
     # -- actions on a row ------------------------------------------------------------------
 
     def on_act(self, message: Act) -> None:
-        """``p`` on a queue entry, ``s`` on a suspended task: asked first, then sent."""
+        """``p`` on a queue entry, ``s`` on a suspended task: asked first, then sent;
+        ``d`` or enter on a queue entry: its agent's review, on its source."""
         source, key = message.source, message.key
         own = self.feed.own_key(source, key)
+        if message.action == "review":
+            self.review(source, own)
+            return
         question, detail = CONFIRM[message.action]
 
         def confirmed(yes: bool | None) -> None:
@@ -245,6 +253,22 @@ class FleetConsole(PanesApp):
             [str(w) for w in warnings] if isinstance(warnings, list) else [],
             source,
         )
+
+    def on_review_wanted(self, message: ReviewWanted) -> None:
+        """``d`` on an agent: its review, read and decided on its source."""
+        if message.agent is not None:
+            source = self.feed.source_of(message.agent)
+            self.review(source, self.feed.own_key(source, message.agent))
+
+    def review(self, source: str, key: str) -> None:
+        """The review screen of an agent of ``source``: read and decided there, with the
+        same CLI commands (``review KEY --json``, ``review approve`` …)."""
+        try:
+            actions = self.feed.actions(source)
+        except RuneError as exc:
+            self.notify(exc.message, title=f"Cannot review {key}", severity="warning")
+            return
+        open_review(self, ActionsReview(actions, key, self.feed.key(source, key)))
 
     # -- panes -------------------------------------------------------------------------------
 

@@ -179,8 +179,14 @@ class FleetQueuePane(Pane[QueueEntry]):
     PANE_ID, TITLE = MERGE_QUEUE, "Merge queue"
     COLUMNS = QUEUE_COLUMNS
     MOVING = frozenset({"age"})
-    BINDINGS = [Binding("p", "process", "Process")]
-    HELP_KEYS = (("p", "process the selected entry's queue on its source (confirmed)"),)
+    BINDINGS = [
+        Binding("p", "process", "Process"),
+        Binding("d", "review", "Review"),
+    ]
+    HELP_KEYS = (
+        ("p", "process the selected entry's queue on its source (confirmed)"),
+        ("enter / d", "review the changes of the selected entry's agent, on its source"),
+    )
 
     def cells(self, key: str, record: QueueEntry) -> tuple[object, ...]:
         return row_values(record, None, self.now())
@@ -209,3 +215,18 @@ class FleetQueuePane(Pane[QueueEntry]):
         if chosen is not None:
             source = self.sources.of(chosen[0]) if self.sources is not None else ""
             self.post_message(Act("process", source, chosen[0]))
+
+    def open_row(self, key: str) -> None:
+        self.action_review()
+
+    def action_review(self) -> None:
+        """The review of the entry's agent (its identity), on its source."""
+        chosen = self.selected()
+        if chosen is None:
+            return
+        key, entry = chosen
+        if not entry.identity:
+            self.notify("this entry names no agent to review", severity="warning")
+            return
+        source = self.sources.of(key) if self.sources is not None else ""
+        self.post_message(Act("review", source, entry.identity))
