@@ -131,8 +131,10 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
         # Before the table is made (its columns): the CHANGES column is shown where the
         # console looks at the agents' changes; the optional columns the talisman asks for
         # (runeconsole.agents.columns), last.
-        self.watch = ChangesWatch(tracker) if tracker is not None else None
-        self.review = ReviewColumn(fleet, self.watch) if self.watch is not None else None
+        self.changes_watch = ChangesWatch(tracker) if tracker is not None else None
+        self.review = (
+            ReviewColumn(fleet, self.changes_watch) if self.changes_watch is not None else None
+        )
         self.extra = extra
         super().__init__(clock=fleet.clock, **kwargs)
         self.fleet = fleet
@@ -161,13 +163,13 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
-        if self.watch is not None:
-            yield self.watch
+        if self.changes_watch is not None:
+            yield self.changes_watch
 
     def on_mount(self) -> None:
         self.show_all()
-        if self.watch is not None:
-            self.watch.note(self.fleet.snapshot())
+        if self.changes_watch is not None:
+            self.changes_watch.note(self.fleet.snapshot())
         self._count_ready()
 
     # -- rows ------------------------------------------------------------------------------

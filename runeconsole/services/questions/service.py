@@ -131,11 +131,11 @@ class Questions:
         shown = found if include_closed else [q for q in found if q.open]
         return sorted(shown, key=Question.sort_key)
 
-    def _unanswered(self, directory: Path) -> list[Question]:
+    def _unanswered(self, directory: Path) -> builtins.list[Question]:
         """The questions of ``directory`` without an answer, read again only once it has
         changed (``core/dir_cache.py``)."""
 
-        def read() -> list[Question]:
+        def read() -> builtins.list[Question]:
             paths = self.locations.question_files(directory, unanswered=True)
             return [self.read_question(path) for path in paths]
 

@@ -10,6 +10,9 @@ are shown at once). Loading and every decision run in workers; what comes back i
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -82,7 +85,7 @@ class ReviewScreen(Screen[None]):
         Binding("question_mark", "help", "Keys"),
         Binding("escape,q", "close", "Close"),
     ]
-    HELP = HELP
+    KEYS_HELP = HELP
 
     class Done(Message):
         """A load or a decision came back: ``loaded`` or a message to show (``error``)."""
@@ -279,7 +282,7 @@ class ReviewScreen(Screen[None]):
         self.load()
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen("Review", self.HELP))
+        self.app.push_screen(HelpScreen("Review", self.KEYS_HELP))
 
     def action_close(self) -> None:
         if self.mode is not None:
@@ -313,7 +316,9 @@ class ReviewScreen(Screen[None]):
         document = self.document
         if document is None:
             return
-        place = None if whole else document.target(self.diff_view.cursor)
+        place: tuple[str, int | None, str] | None = (
+            None if whole else document.target(self.diff_view.cursor)
+        )
         if place is None and not whole:
             index = document.file_at(self.diff_view.cursor)
             if index < 0:
@@ -365,8 +370,12 @@ class ReviewScreen(Screen[None]):
         )
         self.app.push_screen(
             ConfirmScreen(f"Approve {self.target.label}?", body, "Approve"),
-            lambda yes: self.decide("approve") if yes else None,
+            partial(self._confirmed, "approve"),
         )
+
+    def _confirmed(self, decision: str, yes: bool | None) -> None:
+        if yes:
+            self.decide(decision)
 
     def action_send(self) -> None:
         if not self.comments:
@@ -380,7 +389,7 @@ class ReviewScreen(Screen[None]):
                 body + "\n\nThey reach the agent as one prompt, typed into its pane.",
                 "Send",
             ),
-            lambda yes: self.decide("send") if yes else None,
+            partial(self._confirmed, "send"),
         )
 
     @background("review-decide")
@@ -394,7 +403,7 @@ class ReviewScreen(Screen[None]):
         self.app.call_from_thread(self.load, "reload")  # its comments and state moved
 
 
-def open_review(app: App[object], target: ReviewTarget) -> ReviewScreen:
+def open_review(app: App[Any], target: ReviewTarget) -> ReviewScreen:
     """Show the review of ``target``: the one review screen of the app, kept between
     reviews (installed the first time)."""
     if app.is_screen_installed(SCREEN_NAME):
