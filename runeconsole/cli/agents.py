@@ -125,7 +125,7 @@ def _review_states(
 
     found = settled_states(records, views)
     if all(found.values()):
-        return found  # type: ignore[return-value]
+        return {key: state for key, state in found.items() if state}
     from runeconsole.services.review.service import Reviews
 
     return Reviews(registry.project, registry=registry).states(records, views, found)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from itertools import accumulate
+from typing import Any
 
 from rich.cells import cell_len
 from rich.style import Style
@@ -64,8 +65,8 @@ class DiffView(ScrollView, can_focus=True):
             self.view = view
             self.row = row
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.document: Document | None = None
         self.painter: Painter | None = None
         self.cursor = 0
