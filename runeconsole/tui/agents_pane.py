@@ -11,24 +11,22 @@ talisman asks for follow the rest.
 
 from __future__ import annotations
 
-import gc
 import time
 from datetime import datetime
 from functools import partial
 from typing import Any
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 
-from runeconsole.core.timeutil import format_age
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervisor import SupervisorSettings
 from runeconsole.tui.agent_actions import AgentActions, Agents
 from runeconsole.tui.agent_cells import COLUMNS as AGENT_COLUMNS
-from runeconsole.tui.agent_cells import OPTIONAL_COLUMNS, cell, row_values
+from runeconsole.tui.agent_cells import OPTIONAL_COLUMNS, row_values
+from runeconsole.tui.agent_rows import age_cell, as_shown, row_order, search_text, settle_memory
 from runeconsole.tui.changes_watch import ChangesWatch
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.pacing import after_frame
@@ -39,43 +37,6 @@ from runeconsole.tui.review_column import ReviewColumn
 SEEN = frozenset({"seen"})
 CHANGES_AFTER = "context"  # the CHANGES column follows the context meter
 REVIEW_SUMMARY = "review"  # the top line's ready count
-
-
-def search_text(record: AgentRecord) -> str:
-    """What the filter looks in, lower-cased once per read of the record."""
-    values = (
-        record.key,
-        record.status,
-        record.get("activity"),
-        record.get("node_id"),
-        record.get("tmux_session"),
-    )
-    return " ".join(str(v) for v in values if v).lower()
-
-
-def age_cell(record: AgentRecord, now: datetime) -> Text:
-    return cell(format_age(record.age_at(now)))
-
-
-def row_order(record: AgentRecord, source: str = "") -> tuple[str, str, str, str]:
-    """Rows by source (the fleet console's), role, then name (as their cells show them),
-    then key; an unreadable identity by its key (its role cell)."""
-    if record.error:
-        return (source, record.key, "", record.key)
-    return (source, str(record.get("role") or ""), str(record.get("name") or ""), record.key)
-
-
-def as_shown(cells: Any) -> tuple[str, ...]:
-    """The order of rows by the cells of their order columns, as they read."""
-    return tuple(str(value) for value in cells)
-
-
-def settle_memory() -> None:
-    """After a fill's chunk built rows: what is alive now (the records, rows and cells) is
-    left out of the garbage collector's full passes (``gc.freeze``). Each full pass walks
-    every live object, 100-350 ms at 50,000 agents, and one landing on a key is that
-    key's delay; the fleet's objects are freed by reference counting, not by those passes."""
-    gc.freeze()
 
 
 FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint

@@ -42,7 +42,7 @@ from runeconsole.tui.console_monitor import ConsoleMonitor
 from runeconsole.tui.feed import ChangeFeed, FleetChanged, StateChanged
 from runeconsole.tui.filter_box import FilterBox
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.pane import AGENTS, FilePane, Pane
+from runeconsole.tui.pane import FilePane, Pane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
@@ -53,7 +53,7 @@ from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 from runeconsole.tui.toasts import RepeatFilter, monitor_toast
 from runeconsole.tui.upkeep import Upkeep
-from runeconsole.tui.workers import WorkFailed, background
+from runeconsole.tui.workers import background
 
 PRESENCE_RETRY_SECONDS = 2.0
 INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
@@ -370,22 +370,6 @@ class RuneConsole(PanesApp):
 
     # -- actions ---------------------------------------------------------------------------
 
-    def action_show_pane(self, number: int) -> None:
-        panes = list(self.query_one(TabbedContent).query(TabPane))
-        if 0 < number <= len(panes):
-            self.goto_pane(panes[number - 1].id or "")
-
-    def goto_pane(self, pane_id: str) -> None:
-        """Show a pane by its id (``agents``, ``questions``…), whatever its number. A filter
-        belongs to the pane it was typed on: it is cleared when the pane changes."""
-        self.action_clear_filter()
-        self.query_one(TabbedContent).active = pane_id
-        self.current_pane().table.focus()
-
-    def on_work_failed(self, message: WorkFailed) -> None:
-        """A background job failed (``tui/workers.py``): shown to the operator, not fatal."""
-        self.notify(message.reason, title=message.what, severity="error", timeout=15, markup=False)
-
     def on_pane_operator_wanted(self, message: Pane.OperatorWanted) -> None:
         if not self.read_only:  # the notifier keeps its times in the project
             self.reach_operator(message.key, message.title, message.body)
@@ -404,13 +388,6 @@ class RuneConsole(PanesApp):
             open_review(self, BranchReview(self.reviews, message.branch))
         else:
             self.notify(f"{message.agent}: no such agent", title="Review", severity="warning")
-
-    def on_problems_pane_goto_agent(self, message: ProblemsPane.GotoAgent) -> None:
-        self.goto_agent(message.key)
-
-    def goto_agent(self, key: str) -> None:
-        self.goto_pane(AGENTS)
-        self.agents_pane.select(key)
 
 
 def create_app(

@@ -10,14 +10,17 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 from textual.filter import LineFilter
-from textual.widgets import Input, TabbedContent
+from textual.widgets import Input, TabbedContent, TabPane
 
+from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.filter_box import FilterBox
 from runeconsole.tui.help_screen import HelpScreen
-from runeconsole.tui.pane import Pane
+from runeconsole.tui.pane import AGENTS, Pane
 from runeconsole.tui.permissions_pane import PermissionTable
+from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionTable
 from runeconsole.tui.terminal_safe import NoControlCharacters
+from runeconsole.tui.workers import WorkFailed
 
 
 class PanesApp(App[None]):
@@ -59,6 +62,32 @@ class PanesApp(App[None]):
             questions.open_modal(question[1], question[0])
         else:
             self.notify("No open questions or permission requests.", title="Questions", timeout=3)
+
+    # -- moving between panes ----------------------------------------------------------------
+
+    def action_show_pane(self, number: int) -> None:
+        panes = list(self.query_one(TabbedContent).query(TabPane))
+        if 0 < number <= len(panes):
+            self.goto_pane(panes[number - 1].id or "")
+
+    def goto_pane(self, pane_id: str) -> None:
+        """Show a pane by its id (``agents``, ``questions``…), whatever its number. A filter
+        belongs to the pane it was typed on: it is cleared when the pane changes."""
+        self.action_clear_filter()
+        self.query_one(TabbedContent).active = pane_id
+        self.current_pane().table.focus()
+
+    def goto_agent(self, key: str) -> None:
+        """The palette's "Go to agent", enter on a problem: the Agents pane, its row."""
+        self.goto_pane(AGENTS)
+        self.query_one(AgentsPane).select(key)
+
+    def on_problems_pane_goto_agent(self, message: ProblemsPane.GotoAgent) -> None:
+        self.goto_agent(message.key)
+
+    def on_work_failed(self, message: WorkFailed) -> None:
+        """A background job failed (``tui/workers.py``): shown to the operator, not fatal."""
+        self.notify(message.reason, title=message.what, severity="error", timeout=15, markup=False)
 
     def action_help(self) -> None:
         pane = self.current_pane()

@@ -272,20 +272,6 @@ class FleetConsole(PanesApp):
 
     # -- panes -------------------------------------------------------------------------------
 
-    def action_show_pane(self, number: int) -> None:
-        if 0 < number <= len(self.panes):
-            self.action_clear_filter()
-            self.query_one(TabbedContent).active = self.panes[number - 1].PANE_ID
-            self.panes[number - 1].table.focus()
-
-    def goto_agent(self, key: str) -> None:
-        """The palette's "Go to agent": the Agents pane, its row."""
-        self.action_show_pane(1)
-        self.agents_pane.select(key)
-
-    def on_problems_pane_goto_agent(self, message: ProblemsPane.GotoAgent) -> None:
-        self.goto_agent(message.key)
-
 
 def create_fleet_app(specs: list[SourceSpec], **kwargs: Any) -> FleetConsole:
     """The fleet console over ``specs`` (a fleet file's sources)."""

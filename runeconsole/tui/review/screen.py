@@ -25,7 +25,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.gcpause import collector_paused
 from runeconsole.services.review.records import NEW, Comment
 from runeconsole.services.review.targets import Loaded, ReviewTarget
-from runeconsole.tui.agents_pane import settle_memory
+from runeconsole.tui.agent_rows import settle_memory
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.review.diff_view import DiffView
