@@ -48,6 +48,7 @@ WHOLE = 500  # a change naming more keys than this and half the fleet refills th
 
 class AgentsPane(Pane[AgentRecord], AgentActions):
     WRITES = frozenset({"handoff", "respawn", "kill"})
+    ENTER = "details"
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
         Binding("p", "details", "Peek", show=False),
@@ -392,6 +393,3 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
         if self.table.has(key):
             self.table.move_cursor(row=self.table.get_row_index(key))
             self.table.focus()
-
-    def open_row(self, key: str) -> None:
-        self.action_details()

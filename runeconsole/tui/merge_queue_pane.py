@@ -89,6 +89,7 @@ class MergeQueuePane(FilePane[QueueEntry]):
         ("space", "pause / resume the queue"),
     )
     WRITES = frozenset({"process", "retry", "remove", "priority", "move", "toggle_pause"})
+    ENTER = "review"
     BINDINGS = [
         Binding("p", "process", "Process head"),
         Binding("P", "process(True)", "Process all", show=False),
@@ -266,9 +267,6 @@ class MergeQueuePane(FilePane[QueueEntry]):
     def on_data_table_row_highlighted(self, event: TableView.RowHighlighted) -> None:
         event.stop()
         self.refresh_detail()
-
-    def open_row(self, key: str) -> None:
-        self.action_review()
 
     def action_review(self) -> None:
         entry = self.selected_entry()

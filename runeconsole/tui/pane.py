@@ -112,6 +112,8 @@ class Pane(Vertical, Generic[R]):
     """Where the source column goes, in the fleet console (after a mark column: 1)."""
     WRITES: ClassVar[frozenset[str]] = frozenset()
     """This pane's actions that write: none is offered on a read-only root."""
+    ENTER: ClassVar[str] = ""
+    """The action enter (or a click) on a row runs (``action_<ENTER>``); none: nothing."""
 
     class Summary(Message):
         """A pane's headline figures changed (shown in the status bar)."""
@@ -203,7 +205,10 @@ class Pane(Vertical, Generic[R]):
         return None
 
     def open_row(self, key: str) -> None:
-        """Enter on a row (or a click): the pane's own action."""
+        """Enter on a row (or a click): the pane's ``ENTER`` action, refused on a read-only
+        root when it writes (enter reaches no binding, so ``check_action`` never sees it)."""
+        if self.ENTER and (self.ENTER not in self.WRITES or self.writable()):
+            getattr(self, f"action_{self.ENTER}")()
 
     # -- the template ----------------------------------------------------------------------
 

@@ -129,6 +129,7 @@ def rule_values(rule: Rule) -> tuple[object, ...]:
 
 
 class PermissionTable(Pane[PermissionRequest]):
+    ENTER = "decide"
     BINDINGS = [
         Binding("a", "decide", "Decide"),
         Binding("enter", "decide", "Decide", show=False),
@@ -187,10 +188,6 @@ class PermissionTable(Pane[PermissionRequest]):
     def deciding(self, key: str) -> Decide:
         """``decide`` for the permission window of the request at ``key``."""
         raise NotImplementedError
-
-    def open_row(self, key: str) -> None:
-        if self.writable():  # enter reaches no binding: a read-only root refuses here
-            self.action_decide()
 
     def action_decide(self) -> None:
         chosen = self.selected()

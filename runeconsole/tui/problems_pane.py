@@ -55,6 +55,7 @@ class ProblemsPane(Pane[Problem]):
             self.key = key
 
     BINDINGS = [Binding("enter", "goto", "Go to agent", show=False)]
+    ENTER = "goto"
     PANE_ID = PROBLEMS
     TITLE = "Problems"
     HELP_KEYS = (
@@ -131,9 +132,6 @@ class ProblemsPane(Pane[Problem]):
         }
         if stale:
             self.show_agents(set(self.fleet.restate(stale, self.now()).problems))
-
-    def open_row(self, key: str) -> None:
-        self.action_goto()
 
     def action_goto(self) -> None:
         chosen = self.selected()

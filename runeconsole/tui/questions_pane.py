@@ -53,6 +53,7 @@ from runeconsole.tui.workers import background
 
 
 class QuestionTable(Pane[Question]):
+    ENTER = "answer"
     BINDINGS = [
         Binding("a", "answer", "Answer"),
         Binding("enter", "answer", "Answer", show=False),
@@ -125,10 +126,6 @@ class QuestionTable(Pane[Question]):
     def answering(self, key: str) -> tuple[Decide, Callable[[Question], bool]]:
         """``decide`` and ``settled`` for the answer window of the question at ``key``."""
         raise NotImplementedError
-
-    def open_row(self, key: str) -> None:
-        if self.writable():  # enter reaches no binding: a read-only root refuses here
-            self.action_answer()
 
     def action_answer(self) -> None:
         chosen = self.selected()

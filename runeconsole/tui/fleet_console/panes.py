@@ -177,6 +177,7 @@ class FleetSuspendedPane(SuspendedTable):
 
 class FleetQueuePane(Pane[QueueEntry]):
     PANE_ID, TITLE = MERGE_QUEUE, "Merge queue"
+    ENTER = "review"
     COLUMNS = QUEUE_COLUMNS
     MOVING = frozenset({"age"})
     BINDINGS = [
@@ -215,9 +216,6 @@ class FleetQueuePane(Pane[QueueEntry]):
         if chosen is not None:
             source = self.sources.of(chosen[0]) if self.sources is not None else ""
             self.post_message(Act("process", source, chosen[0]))
-
-    def open_row(self, key: str) -> None:
-        self.action_review()
 
     def action_review(self) -> None:
         """The review of the entry's agent (its identity), on its source."""
