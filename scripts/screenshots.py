@@ -164,7 +164,7 @@ async def _elicitation(pilot: Pilot) -> None:
     pane.rescan()
     while f"claude-code/{ELICIT_TASK}.q1" not in pane.open:
         await pilot.pause(0.05)
-    pane.open_modal(pane.open[f"claude-code/{ELICIT_TASK}.q1"])
+    pane.open_modal(pane.records[f"claude-code/{ELICIT_TASK}.q1"])
     while not pilot.app.screen.query("#field-0"):
         await pilot.pause(0.05)
     pilot.app.screen.query_one("#field-0", Input).value = "main"
