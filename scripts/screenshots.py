@@ -162,7 +162,7 @@ async def _elicitation(pilot: Pilot) -> None:
     elicitation_request(ProjectPaths(SCENE_ROOT), pilot.app.clock.now())  # type: ignore[attr-defined]
     pane = pilot.app.query_one(QuestionsPane)
     pane.rescan()
-    while f"claude-code/{ELICIT_TASK}.q1" not in pane.open:
+    while f"claude-code/{ELICIT_TASK}.q1" not in pane.records:
         await pilot.pause(0.05)
     pane.open_modal(pane.records[f"claude-code/{ELICIT_TASK}.q1"])
     while not pilot.app.screen.query("#field-0"):
@@ -235,7 +235,7 @@ def end_live_panes() -> None:
 
 async def _open_live(pilot: Pilot, prompt: tuple[str, str, str, list[str]] | None) -> None:
     live_pane(PEEK_AGENT, pilot.app.clock, prompt)  # type: ignore[attr-defined]
-    pilot.app.agents_pane.rescan()  # type: ignore[attr-defined]
+    pilot.app.rescan_fleet()  # type: ignore[attr-defined]
     await settle(pilot)
     pilot.app.agents_pane.select(PEEK_AGENT)  # type: ignore[attr-defined]
     await pilot.press("enter")
