@@ -26,8 +26,8 @@ from runeconsole.core.gcpause import collector_paused
 from runeconsole.services.review.records import NEW, Comment
 from runeconsole.services.review.targets import Loaded, ReviewTarget
 from runeconsole.tui.agent_rows import settle_memory
-from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.help_screen import HelpScreen
+from runeconsole.tui.review.confirms import approve_window, send_window
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.document import Document
 from runeconsole.tui.review.file_list import FileList
@@ -362,35 +362,19 @@ class ReviewScreen(Screen[None]):
         if not self.target.decides:
             self.notify("this branch is queued already; it has no agent here", severity="warning")
             return
-        changes = self.loaded.diff.changes if self.loaded else None
-        branch = changes.branch if changes else "its branch"
-        body = (
-            f"{branch} joins the merge queue with {self.target.label}'s identity, worktree and "
-            "node and bead ids; its predicted conflicts are shown at once."
-        )
-        self.app.push_screen(
-            ConfirmScreen(f"Approve {self.target.label}?", body, "Approve"),
-            partial(self._confirmed, "approve"),
-        )
-
-    def _confirmed(self, decision: str, yes: bool | None) -> None:
-        if yes:
-            self.decide(decision)
+        window = approve_window(self.target.label, self.loaded)
+        self.app.push_screen(window, partial(self._confirmed, "approve"))
 
     def action_send(self) -> None:
         if not self.comments:
             self.notify("no comments to send: c comments on a line, C on the whole change")
             return
-        count = len(self.comments)
-        body = "\n".join(f"• {c.file or 'the change'}: {c.text}" for c in self.comments[:6])
-        self.app.push_screen(
-            ConfirmScreen(
-                f"Send {count} comment{'s' * (count != 1)} to {self.target.label}?",
-                body + "\n\nThey reach the agent as one prompt, typed into its pane.",
-                "Send",
-            ),
-            partial(self._confirmed, "send"),
-        )
+        window = send_window(self.target.label, self.comments)
+        self.app.push_screen(window, partial(self._confirmed, "send"))
+
+    def _confirmed(self, decision: str, yes: bool | None) -> None:
+        if yes:
+            self.decide(decision)
 
     @background("review-decide")
     def decide(self, action: str) -> None:
