@@ -82,10 +82,10 @@ def test_bisection_finds_two_culprits_in_a_batch_of_eight(repo: Path, clock, tmp
         ["e5", "e6"],  # red
         ["e7", "e8"],  # likely to pass: first; green, lands
         ["e5"],  # green, lands: e6 holds all that e5+e6 failed for: it failed alone
+        ["e6"],  # its retry: the culprit
         ["e1", "e2"],  # green, lands: e3+e4 hold what e1-e4 failed for: split unrun
         ["e3"],  # red alone
-        ["e6"],  # its retry: the culprit
-        ["e3"],  # its retry: the culprit
+        ["e3"],  # and on its retry: the culprit
         ["e4"],
     ]
     for entry in queue_file(repo)["entries"]:
