@@ -25,6 +25,8 @@ from runeconsole.services.merge_queue.lander import LANDED, MOVED, Lander
 from runeconsole.services.merge_queue.landing import Landing
 from runeconsole.services.merge_queue.model import (
     BASE_MOVED,
+    BATCH_SEQ,
+    BATCHES,
     GIT_ERROR,
     TESTS_FAILED,
     TIMEOUT,
@@ -105,6 +107,7 @@ class Engine:
                     break
                 if self.moves != moves:
                     continue  # something changed: look again before waiting
+                self.queue.flush()
                 finished = self.slots.wait(POLL)
                 if finished is not None:
                     self.absorb(finished)
@@ -121,10 +124,12 @@ class Engine:
         return f"b{self.seq}"
 
     def publish(self, changes: dict[str, dict[str, Any]] | None = None) -> None:
-        """The batches at work and the window, with entries' ``changes``, in one write."""
+        """The batches at work and the window, with entries' ``changes`` (their steps),
+        written with the next write (at the latest before waiting for a run)."""
         self.moves += 1
         shown = [self.works[b.batch_id].snapshot() for b in self.train.batches]
-        self.queue.show_batches(shown, self.train.window, changes or {}, self.seq)
+        fields = {BATCHES: shown, WINDOW: self.train.window, BATCH_SEQ: self.seq}
+        self.queue.write_later(fields, changes)
 
     # -- forming and starting batches ----------------------------------------------------------
 

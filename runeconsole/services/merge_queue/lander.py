@@ -49,6 +49,7 @@ class Lander:
             for entry_id, commit in work.commits.items()
         }
         done = work.begin(write, self.queue.now(), "merge", extra=landing)
+        self.queue.flush()
         pause_point("merge-queue-batch-tested")
         holder = gw.checked_out_at(self.root, self.landing.main_name)
         refusal = self.landing.checkout_refuses(holder, base, tip)
