@@ -33,6 +33,18 @@ from runeconsole.core.timeutil import iso_z
 #                 row per agent in the Problems pane.
 FLEET_KINDS = ("sessions", "unsupervised", "crashed")
 
+# An AskUserQuestion call of one question, as the hook benchmarks send it.
+QUESTION = {
+    "questions": [
+        {
+            "question": "Which hash should the auth module use?",
+            "header": "Hash",
+            "multiSelect": False,
+            "options": [{"label": "bcrypt"}, {"label": "argon2"}],
+        }
+    ]
+}
+
 
 def make_fleet(
     root: Path,

@@ -142,6 +142,7 @@ class ConsolePane:
         monitor: bool = True,
         size: tuple[int, int] = (160, 45),
         console_args: Sequence[str] = (),
+        repo: Path = REPO,
     ) -> None:
         if shutil.which("tmux") is None:
             raise SystemExit("tmux is not installed")
@@ -149,6 +150,7 @@ class ConsolePane:
         self.monitor = monitor
         self.size = size
         self.console_args = list(console_args)
+        self.repo = repo  # the checkout whose code runs (another one's, to compare)
         self.socket = f"rc-bench-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.pid: int | None = None
         self.started_at = 0.0
@@ -204,13 +206,15 @@ class ConsolePane:
         command += self.console_args
         # The monitor looks for the agents' sessions on this private server.
         env = {
-            "PYTHONPATH": str(REPO),
+            "PYTHONPATH": str(self.repo),
             "TERM": "xterm-256color",
             "RUNECONSOLE_TMUX_SOCKET": self.socket,
         }
         self.started_at = time.monotonic()
         flags = [f"-e{name}={value}" for name, value in env.items()]
-        self.command("respawn-pane", "-k", "-t", "console", *flags, *command)
+        # In the root: ``-m runeconsole`` looks in the working directory first, which must
+        # not be a checkout other than ``repo``.
+        self.command("respawn-pane", "-k", "-t", "console", "-c", str(self.root), *flags, *command)
         pid = int(self.command("display-message", "-p", "-t", "console", "#{pane_pid}")[0])
         self.pid = pid
         return self.started_at

@@ -18,17 +18,27 @@ from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
 from runeconsole.adapters.clock import ManualClock
-from runeconsole.demo.claude_scene import ASK_TASK, PERMISSION_ID
+from runeconsole.core.paths import ProjectPaths
+from runeconsole.demo.claude_scene import (
+    ASK_TASK,
+    ELICIT_TASK,
+    PERMISSION_ID,
+    elicitation_request,
+)
 from runeconsole.demo.fleet_scene import build_fleet_scene
 from runeconsole.demo.merge_queue import build_batches, build_queue
+from runeconsole.demo.review_scene import COMMENT, READY_AGENT, fixed_repo
 from runeconsole.demo.scene import build_scene
 from runeconsole.demo.suspended import build_scene as build_suspended
 from runeconsole.tui.app import create_app
+from runeconsole.tui.changes_watch import ChangesWatch
 from runeconsole.tui.fleet_console.app import create_fleet_app
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import LivePane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.questions_pane import QuestionsPane
+from runeconsole.tui.review.diff_view import DiffView
+from runeconsole.tui.review.screen import ReviewScreen
 from runeconsole.tui.suspended_pane import SuspendedPane
 
 os.environ.setdefault("RUNECONSOLE_TMUX_SOCKET", "runeconsole-screenshots")  # never the user's
@@ -88,6 +98,28 @@ async def _suspended(pilot: Pilot) -> None:
     await _show_scanned(pilot, "suspended", SuspendedPane)
 
 
+async def _changes_looked(pilot: Pilot) -> None:
+    """Until the agents' changes are looked at (a worker's, after the first frame)."""
+    watches = list(pilot.app.query(ChangesWatch))
+    while not all(watch.idle for watch in watches):
+        await pilot.pause(0.05)
+    await pilot.pause()
+
+
+async def _review(pilot: Pilot) -> None:
+    """The ready agent's review, the cursor on the line its waiting comment is on."""
+    pilot.app.agents_pane.select(READY_AGENT)  # type: ignore[attr-defined]
+    await pilot.press("d")
+    while not (isinstance(pilot.app.screen, ReviewScreen) and pilot.app.screen.loads):
+        await pilot.pause(0.05)
+    screen = pilot.app.screen
+    line = COMMENT[1]
+    rows = screen.document.rows  # type: ignore[union-attr]
+    row = next(n for n, r in enumerate(rows) if r[3] == line and r[0] in "+ ")
+    screen.query_one(DiffView).move_to(row, center=True)
+    await pilot.pause()
+
+
 async def _questions(pilot: Pilot) -> None:
     pilot.app.goto_pane("questions")  # type: ignore[attr-defined]
 
@@ -119,6 +151,24 @@ async def _permission_modal(pilot: Pilot) -> None:
     """The scene's waiting Bash call in the permission window."""
     pane = pilot.app.query_one(PermissionsPane)
     pane.open_modal(pane.requests[PERMISSION_ID])
+    await pilot.pause()
+
+
+async def _elicitation(pilot: Pilot) -> None:
+    """An MCP server's form, asked by the hand-started session, partly filled in."""
+    from textual.widgets import Input, Select
+
+    elicitation_request(ProjectPaths(SCENE_ROOT), pilot.app.clock.now())  # type: ignore[attr-defined]
+    pane = pilot.app.query_one(QuestionsPane)
+    pane.rescan()
+    while f"claude-code/{ELICIT_TASK}.q1" not in pane.open:
+        await pilot.pause(0.05)
+    pane.open_modal(pane.open[f"claude-code/{ELICIT_TASK}.q1"])
+    while not pilot.app.screen.query("#field-0"):
+        await pilot.pause(0.05)
+    pilot.app.screen.query_one("#field-0", Input).value = "main"
+    pilot.app.screen.query_one("#field-3", Select).value = "eu"
+    pilot.app.screen.query_one("#form-accept").focus()
     await pilot.pause()
 
 
@@ -227,12 +277,15 @@ SHOTS: list[Shot] = [
     ("question-call", (90, 30), _question_call),
     ("permissions", (100, 24), _permissions),
     ("permission-modal", (80, 24), _permission_modal),
+    ("elicitation-form", (80, 24), _elicitation),
     ("permission-modal-phone", (64, 40), _permission_modal_served),
     ("suspended", (120, 32), _suspended),
     ("merge-queue-80x24", (80, 24), _merge_queue),
     ("merge-queue-wide", (150, 32), _merge_queue),
     ("merge-queue-batches-80x24", (80, 24), _merge_queue_batches),
     ("merge-queue-batches-wide", (150, 32), _merge_queue_batches),
+    ("review-80x24", (80, 24), _review),
+    ("review-wide", (150, 40), _review),
     ("agent-peek", (100, 34), _agent_peek),
     ("message-refused", (80, 24), _message_refused),
 ]
@@ -241,9 +294,7 @@ SHOTS: list[Shot] = [
 def fresh_scene(root: Path = SCENE_ROOT) -> ManualClock:
     if root.exists():
         shutil.rmtree(root)
-    from runeconsole.adapters import git
-
-    git.init_repo(root)
+    fixed_repo(root)  # its commit ids the same on every run
     clock = ManualClock()
     build_scene(root, clock)
     return clock
@@ -255,6 +306,7 @@ async def take(name: str, size: tuple[int, int], before: Callable | None) -> Pat
     app.animation_level = "none"  # the tab underline would be caught mid-slide
     try:
         async with app.run_test(size=size) as pilot:
+            await _changes_looked(pilot)
             if before is not None:
                 await before(pilot)
             await pilot.pause()

@@ -52,6 +52,10 @@ class ClaudeCli:
             )
         return os.path.abspath(found)
 
+    @property
+    def installed(self) -> bool:
+        return shutil.which(self.given, path=self.environ.get("PATH")) is not None
+
     def run(self, *args: str, cwd: Path | None = None) -> str:
         """``claude ARGS`` and its stdout (``RuneError`` with its message when it fails)."""
         argv = [self.program, *args]

@@ -72,7 +72,11 @@ class DirWatcher:
         observer = Observer()
         try:
             for directory in self.directories:
-                directory.mkdir(parents=True, exist_ok=True)
+                try:
+                    directory.mkdir(parents=True, exist_ok=True)
+                except OSError:
+                    if not directory.is_dir():
+                        continue  # cannot be made (a read-only root): nothing appears there
                 self._schedule(observer, directory)
             observer.start()
         except OSError as exc:

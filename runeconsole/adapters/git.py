@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -11,17 +12,30 @@ DEFAULT_TIMEOUT = 60.0
 
 
 def run_git(
-    args: list[str], cwd: Path, *, timeout: float = DEFAULT_TIMEOUT, check: bool = True
+    args: list[str],
+    cwd: Path,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    check: bool = True,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    errors: str = "strict",
 ) -> subprocess.CompletedProcess[str]:
+    """``git ARGS`` in ``cwd``; ``env``: variables set on top of ours; ``input``: stdin;
+    ``errors``: how output that is not UTF-8 is decoded (``replace`` for file contents)."""
     try:
         result = subprocess.run(
             ["git", *args],
             cwd=cwd,
             capture_output=True,
             text=True,
+            encoding="utf-8",
+            errors=errors,
             timeout=timeout,
             check=False,
-            stdin=subprocess.DEVNULL,
+            env={**os.environ, **env} if env else None,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
         )
     except FileNotFoundError:
         raise RuneError("git is not installed or not on PATH") from None

@@ -86,7 +86,11 @@ def _list_agents(args: argparse.Namespace) -> int:
     observations = ObservationFile.of(registry.paths).load()
     views = [agent_view(r.fields, observations.get(r.key)) for r in records]
     if args.json:
-        print_json([_json_row(r, view) for r, view in zip(records, views, strict=True)])
+        states = _review_states(registry, records, views)
+        rows = [_json_row(r, view) for r, view in zip(records, views, strict=True)]
+        for row, record in zip(rows, records, strict=True):
+            row["review_state"] = states[record.key]
+        print_json(rows)
         return 0
     if not records:
         if args.stale_only:
@@ -108,6 +112,21 @@ def _json_row(record: AgentRecord, view: AgentView) -> dict[str, object]:
     if not record.error:
         row.update(view.to_json())
     return row
+
+
+def _review_states(
+    registry: Registry, records: list[AgentRecord], views: list[AgentView]
+) -> dict[str, str]:
+    """Where each agent's work stands for a reviewer (``review_state``): most are settled
+    by what they are doing; git and the merge queue are brought in only for the others."""
+    from runeconsole.services.review.states import settled_states
+
+    found = settled_states(records, views)
+    if all(found.values()):
+        return found  # type: ignore[return-value]
+    from runeconsole.services.review.service import Reviews
+
+    return Reviews(registry.project, registry=registry).states(records, views, found)
 
 
 def register_agent(args: argparse.Namespace) -> int:

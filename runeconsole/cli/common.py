@@ -113,3 +113,9 @@ def print_table(
         cells = [cell.ljust(w) for cell, w in zip(row, widths, strict=True)]
         cells[0] = colour(cells[0], tint)
         print("  ".join(cells).rstrip())
+
+
+def warn_archive(retention: Any) -> None:
+    """What of the archive could not be read (``Retention.archive.errors``), on stderr."""
+    for error in retention.archive.errors:
+        print(f"runeconsole: warning: {error}", file=sys.stderr)

@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     budget = subparsers.add_parser("budget", help="spending budgets: status, allow")
     actions = budget.add_subparsers(dest="action", metavar="ACTION", required=True)
     status = actions.add_parser(
-        "status", parents=[common], help="each agent against the budgets (held, past 80 %)"
+        "status", parents=[common], help="each agent against the budgets (held, past 80 %%)"
     )
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=show_cost, by="agent", fleet=None, budgets_only=True)

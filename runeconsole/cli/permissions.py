@@ -28,6 +28,9 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
     pending.set_defaults(func=show_pending)
     history = actions.add_parser("history", parents=[common], help="every decision, who made it")
     history.add_argument("--agent", help="only this agent's (its key)")
+    history.add_argument(
+        "--all", action="store_true", help="also the archived ones (runeconsole prune)"
+    )
     history.add_argument("--json", action="store_true")
     history.set_defaults(func=show_history)
     decide = actions.add_parser("decide", parents=[common], help="allow or deny a request")
@@ -89,7 +92,16 @@ def show_pending(args: argparse.Namespace) -> int:
 
 
 def show_history(args: argparse.Namespace) -> int:
-    rows = _service(args).history(args.agent)
+    service = _service(args)
+    rows = service.history(args.agent)
+    if args.all:
+        from runeconsole.cli.common import warn_archive
+        from runeconsole.services.retention import Retention
+
+        retention = Retention(service.project)
+        old = retention.archived_permissions(service.history())
+        rows = [r for r in old if args.agent is None or r.agent == args.agent] + rows
+        warn_archive(retention)
     return _requests(rows, args.json, "No permission decisions recorded.")
 
 

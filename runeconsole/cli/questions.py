@@ -84,7 +84,11 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         "list", parents=[common], help="open questions first, with time left before auto-answer"
     )
     listing.add_argument("--json", action="store_true")
-    listing.add_argument("--all", action="store_true", help="include answered and discarded")
+    listing.add_argument(
+        "--all",
+        action="store_true",
+        help="include answered and discarded, and the archived ones (runeconsole prune)",
+    )
     listing.set_defaults(func=list_questions)
 
     wait = actions.add_parser(
@@ -220,6 +224,15 @@ def _deadline_note(question: Question) -> str:
 def list_questions(args: argparse.Namespace) -> int:
     service = Questions(open_project(args))
     questions = service.list(include_closed=args.all)
+    if args.all:
+        from runeconsole.cli.common import warn_archive
+        from runeconsole.services.retention import Retention
+
+        retention = Retention(service.project)
+        questions = sorted(
+            [*questions, *retention.archived_questions(questions)], key=Question.sort_key
+        )
+        warn_archive(retention)
     now = service.clock.now()
     if args.json:
         print_json([question.to_json(now) for question in questions])

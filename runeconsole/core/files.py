@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from runeconsole.core.errors import UnreadableFile
+from runeconsole.core.errors import UnreadableFile, refused
 from runeconsole.core.pids import pid_alive
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
@@ -56,16 +56,21 @@ def _write_temp(path: Path, data: bytes, mode: int) -> Path:
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _write_temp(path, data, mode)
+    """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix.
+    A full disk or a read-only file system raises ``WriteFailed`` with the old file as it
+    was and no temp file left."""
     try:
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _write_temp(path, data, mode)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _fsync_dir(path.parent)
+    except OSError as exc:
+        raise refused(path, exc) from None
 
 
 def create_exclusive(path: Path, data: bytes, mode: int = 0o644) -> None:
@@ -74,14 +79,17 @@ def create_exclusive(path: Path, data: bytes, mode: int = 0o644) -> None:
     ``os.link`` fails rather than replace, so an answer or a signal written once can
     never be overwritten, and readers never see it half-written.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _write_temp(path, data, mode)
     try:
-        os.link(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    _fsync_dir(path.parent)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _write_temp(path, data, mode)
+        try:
+            os.link(tmp, path)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        _fsync_dir(path.parent)
+    except OSError as exc:  # FileExistsError as it is; a full disk as WriteFailed
+        raise refused(path, exc) from None
 
 
 def dump_json(obj: Any) -> bytes:
@@ -199,3 +207,20 @@ def remove_orphan_temp(directory: Path | str, name: str) -> bool:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(directory, name))
     return True
+
+
+def unwritable(root: Path) -> str | None:
+    """Why nothing can be written under ``root`` (``None``: it can): a read-only file
+    system, or no permission on the deepest of its state directories that exists."""
+    try:
+        read_only = os.statvfs(root).f_flag & os.ST_RDONLY
+    except OSError as exc:
+        return f"{root}: {exc.strerror or exc}"
+    if read_only:
+        return f"{root} is on a read-only file system"
+    for directory in (root / ".claude" / "state", root / ".claude", root):
+        if directory.is_dir():
+            if not os.access(directory, os.W_OK | os.X_OK):
+                return f"no permission to write in {directory}"
+            return None
+    return None

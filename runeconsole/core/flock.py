@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from runeconsole.core.errors import RuneError
+from runeconsole.core.errors import RuneError, refused
 
 _BUSY = (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
 _NAP = 0.005
@@ -32,7 +32,10 @@ def _open(lock_path: str) -> int:
 def flocked(lock_path: str, timeout: float = 10.0, what: str = "") -> Iterator[None]:
     """Hold an exclusive lock on ``lock_path`` (created if needed) for the block, waiting
     up to ``timeout`` seconds for another holder to let go."""
-    fd = _open(lock_path)
+    try:
+        fd = _open(lock_path)
+    except OSError as exc:  # a read-only file system, a full disk: WriteFailed says so
+        raise refused(lock_path, exc) from None
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -71,3 +74,17 @@ def held_elsewhere(lock_path: str) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def remove_lock(lock_path: str, timeout: float = 5.0) -> bool:
+    """Delete a lock file nobody will need again (its subject is gone), holding it while
+    it goes: a holder that opened it before finds, once it has the lock, that what it
+    guarded is gone. An absent file is left absent (it is not created to be removed)."""
+    if not os.path.lexists(lock_path):
+        return False
+    with flocked(lock_path, timeout, what=os.path.basename(lock_path)):
+        try:
+            os.unlink(lock_path)
+        except FileNotFoundError:
+            return False
+    return True

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from runeconsole.core.errors import RuneError, UnreadableFile
+from runeconsole.core.errors import RuneError, UnreadableFile, refused
 from runeconsole.core.files import atomic_write_json, read_json_object
 from runeconsole.core.validate import contained
 
@@ -32,17 +32,19 @@ def locked(
     """
     if within is not None:
         contained(within, lock_path)
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
     from filelock import FileLock, Timeout  # here: read-only commands never lock
 
     lock = FileLock(str(lock_path), timeout=timeout)
     try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
         lock.acquire()
     except Timeout:
         raise RuneError(
             f"could not lock {what or lock_path} within {timeout:g}s: another process holds "
             f"{lock_path}; retry, or check for a stuck process"
         ) from None
+    except OSError as exc:  # a read-only file system, a full disk: WriteFailed says so
+        raise refused(lock_path, exc) from None
     try:
         yield
     finally:
@@ -71,17 +73,19 @@ def owned(lock_path: Path, owner_file: Path, what: str, **info: Any) -> Iterator
 
     Yields what a holder that died left in ``owner_file`` (empty after a clean release).
     """
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
     from filelock import FileLock, Timeout
 
     lock = FileLock(str(lock_path), timeout=0)
     try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
         lock.acquire()
     except Timeout:
         pid = _owner(owner_file).get("pid")
         holder = pid if isinstance(pid, int) else None
         who = f"pid {holder}" if holder is not None else "another process"
         raise LockBusy(f"{what} is held by {who}", holder) from None
+    except OSError as exc:  # (Timeout is one too: it comes first)
+        raise refused(lock_path, exc) from None
     try:
         leftover = _owner(owner_file)
         atomic_write_json(owner_file, {"pid": os.getpid(), **info})

@@ -64,6 +64,11 @@ class ProjectPaths:
         return self.state / "merge-queue.json"
 
     @property
+    def reviews(self) -> Path:
+        """Reviews of agents' changes: ``reviews/{agent}/{seq}-{stamp}.json``."""
+        return self.state / "reviews"
+
+    @property
     def locks(self) -> Path:
         return self.state / ".locks"
 

@@ -167,3 +167,39 @@ def decided_permissions(paths: ProjectPaths, now: datetime) -> None:
         with contextlib.suppress(FileExistsError):
             path = permission_files.write_request(paths, fields)
             permission_files.write_decision(path, decision)
+
+
+ELICIT_AGENT = "claude-shop-7f3a91c2"
+ELICIT_TASK = "elicit-7f3a91c2-20250101T120000000000"
+ELICIT_REQUEST = {
+    "hook_event_name": "Elicitation",
+    "session_id": "7f3a91c2-demo",
+    "mcp_server_name": "deploy",
+    "message": "Where should release 2.4 go?",
+    "mode": "form",
+    "requested_schema": {
+        "type": "object",
+        "properties": {
+            "branch": {"type": "string", "title": "Branch", "description": "to deploy"},
+            "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 9},
+            "canary": {"type": "boolean", "title": "Canary first", "default": True},
+            "region": {
+                "type": "string",
+                "title": "Region",
+                "enum": ["eu", "us"],
+                "enumNames": ["Europe", "America"],
+            },
+        },
+        "required": ["branch", "region"],
+    },
+}
+
+
+def elicitation_request(paths: ProjectPaths, now: datetime) -> None:
+    """An MCP server's form, asked by the hand-started session (not in the scene itself:
+    the form's snapshot and screenshot add it)."""
+    from runeconsole.services.claude import elicitation
+    from runeconsole.services.claude.payload import HookPayload
+
+    request = HookPayload(ELICIT_REQUEST)
+    elicitation.write_request(paths, ELICIT_AGENT, request, ELICIT_TASK, now, 300)

@@ -145,7 +145,12 @@ class ClaudeSession:
             "hook_event_name": event,
             **fields,
         }
-        env = {**os.environ, "CLAUDE_PROJECT_DIR": str(self.cwd)}
+        # Without tmux's variables: the hook would record this pane as the session's, with
+        # no Claude Code process in it to vouch for it (a fake agent is not one), and a
+        # message would be refused; the pane ``spawn`` recorded (with its process) is used.
+        hidden = ("TMUX", "TMUX_PANE")
+        env = {k: v for k, v in os.environ.items() if k not in hidden}
+        env["CLAUDE_PROJECT_DIR"] = str(self.cwd)
         answer = None
         for matcher, command, timeout in self.commands.get(event, []):
             if matcher not in (None, "", "*") and matcher != fields.get("tool_name"):

@@ -10,7 +10,8 @@ updates its hook; told ``GUARDIAN: Save your work and exit cleanly`` it saves it
 hook and exits 0.
 ``--suspend-at`` writes a suspended task's context file (as ``runeconsole suspend``
 does) and ``--merge-at`` commits on the agent's branch and requests its merge, once
-each (not again in a continuation).
+each (not again in a continuation); ``--ready-at`` commits its work and stops, ready for
+review, and addresses a review's comments when they arrive as a prompt.
 ``--hang-on-handoff`` makes it ignore that (and hang-ups) so the supervisor has
 to force-kill it; ``--crash-after`` makes it die abruptly.
 
@@ -33,9 +34,11 @@ from runeconsole.adapters.git import run_git
 from runeconsole.core.errors import RuneError
 from runeconsole.demo.claude_scene import ASK_CALL, PERMISSION_INPUT
 from runeconsole.demo.claude_session import NO_ANSWER_YET, ClaudeSession
+from runeconsole.demo.fake_options import options
 from runeconsole.demo.fake_script import HARNESS_PHASE, PROMPTS, TOOLS
 from runeconsole.demo.fake_terminal import ESCAPE, TRANSCRIPT_LINES, WIDTH, Keys, Prompt, screen
 from runeconsole.demo.merge_queue import commit_files
+from runeconsole.demo.review_work import REVIEW_HEADER, address, deliver
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.merge_queue import OUR_NAME, MergeQueue
 from runeconsole.services.pane_patterns import WORK_PHASES
@@ -83,6 +86,8 @@ class FakeAgent:
         self.interrupted = False  # declined with Esc: no work until told what to do
         self.claude = ClaudeSession(self.root, Path.cwd())  # its hooks, if installed
         self.asking = False  # an AskUserQuestion call waits for the console's answer
+        self.resting = False  # its work is done and committed: it waits for a review
+        self.fix_at: float | None = None  # a review's comments arrived: fixed at this moment
 
     @property
     def phase(self) -> str:
@@ -168,6 +173,11 @@ class FakeAgent:
                 while True:
                     time.sleep(3600)
             self.save_and_exit()
+        if text.startswith(REVIEW_HEADER):
+            self.say(f"> {text}")
+            self.claude.event("UserPromptSubmit", prompt=text)
+            self.fix_at = time.monotonic() + 3.0
+            return
         if text.startswith(CHECKPOINT_MESSAGE[:40]):
             self.say(f"> {text}")
             with contextlib.suppress(RuneError):
@@ -199,7 +209,21 @@ class FakeAgent:
             events.append((self.args.claude_ask_at, self.ask_claude))
         if self.args.claude_permission_at is not None:
             events.append((self.args.claude_permission_at, self.ask_permission))
+        if self.args.ready_at is not None:
+            events.append((self.args.ready_at, self.ready))
         return events
+
+    def ready(self) -> None:
+        """Commit the work and stop (Claude Code's Stop): ready for review."""
+        self.say(*deliver(self.worktree(), self.module))
+        self.resting = True
+        self.claude.event("Stop")
+
+    def fix(self) -> None:
+        """The review's comments, addressed in a new commit; then stop again."""
+        self.fix_at = None
+        self.say(*address(self.worktree(), self.module))
+        self.claude.event("Stop")
 
     def ask_claude(self) -> None:
         """An AskUserQuestion call: its dialog shows until the hook brings the console's
@@ -324,9 +348,12 @@ class FakeAgent:
                 scripted.remove(event)
                 event[1]()
             self.heartbeat()
+            if self.fix_at is not None and time.monotonic() >= self.fix_at:
+                self.fix()
             self.collect_answers()
             self.collect_decision()
-            if self.prompt is None and not self.interrupted and time.monotonic() >= next_step:
+            busy = self.prompt is None and not (self.interrupted or self.resting)
+            if busy and time.monotonic() >= next_step:
                 self.work()
                 next_step = time.monotonic() + self.args.tick
             self.draw()
@@ -338,45 +365,7 @@ class FakeAgent:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m runeconsole.demo.fake_agent")
-    parser.add_argument("--key", required=True, help="{role}-{name} of this agent")
-    parser.add_argument("--root", required=True, type=Path)
-    parser.add_argument("--tick", type=float, default=1.0, help="seconds per scripted step")
-    parser.add_argument("--heartbeat", type=float, default=5.0, help="seconds between heartbeats")
-    parser.add_argument(
-        "--context",
-        type=float,
-        default=80.0,
-        help="context left at start (%%); a continuation starts at 100",
-    )
-    parser.add_argument("--drain", type=float, default=1.0, help="context spent per step (%%)")
-    parser.add_argument("--phase-ticks", type=int, default=5, help="steps per work phase")
-    parser.add_argument("--ask-every", type=int, default=0, help="ask about every N steps")
-    parser.add_argument("--write-files", action="store_true", help="leave uncommitted notes")
-    parser.add_argument("--hang-on-handoff", action="store_true")
-    parser.add_argument("--crash-after", type=float, default=0.0, help="die after S seconds")
-    parser.add_argument(
-        "--crash-once", action="store_true", help="with --crash-after: a continuation lives on"
-    )
-    parser.add_argument(
-        "--suspend-at", type=float, metavar="S", help="write a suspended task's context at S s"
-    )
-    parser.add_argument("--suspend-task", default="1", metavar="ID", help="its task id")
-    parser.add_argument(
-        "--merge-at", type=float, metavar="S", help="commit on the agent branch, request a merge"
-    )
-    parser.add_argument(
-        "--merge-file", default="src/{m}.py", help="the file committed ({m}: the module)"
-    )
-    parser.add_argument("--merge-via", choices=("signal", "queue"), default="signal")
-    parser.add_argument(
-        "--claude-ask-at", type=float, metavar="S", help="an AskUserQuestion call at S s"
-    )
-    parser.add_argument(
-        "--claude-permission-at", type=float, metavar="S", help="a permission prompt at S s"
-    )
-    parser.add_argument("--seed", type=int, default=None)
-    args = parser.parse_args(argv)
+    args = options().parse_args(argv)
     if args.hang_on_handoff:
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -9,7 +9,9 @@ cleanly, one orchestrator burns its context until the console hands it off, anot
 stops at permission prompts, workers ask the operator questions, two workers suspend
 a task (context files), and three commit on their branches and ask for merges (one a
 MERGE_READY signal the console picks up, one straight into the queue, the second of
-two touching the same file predicted to conflict).
+two touching the same file predicted to conflict). Two commit their work and stop, ready
+for review (one then ends); the fleet sends one a review comment, as an operator would
+from the review screen, and it commits a fix.
 
 Without tmux on the machine every agent is heartbeated directly and the script's crash,
 kill and re-spawn are told through the registry, so the liveness colours still show.
@@ -31,6 +33,7 @@ from runeconsole.adapters import git
 from runeconsole.core.errors import RuneError
 from runeconsole.demo import fake_agent
 from runeconsole.demo.questions import ask_live
+from runeconsole.demo.review_work import review_one
 from runeconsole.services.project import Project
 from runeconsole.services.registry import ACTIVE, CRASHED
 from runeconsole.services.supervisor import Supervisor
@@ -48,13 +51,13 @@ TMUX_AGENTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "worker-parser": ("impl_search", ("--write-files", "--merge-at", "10", *SAME_FILE)),
     "worker-schema": (
         "impl_billing",
-        ("--drain", "0.5", "--suspend-at", "15", "--suspend-task", "4"),
+        ("--drain", "0.5", "--suspend-at", "15", "--suspend-task", "4", "--ready-at", "30"),
     ),
     "worker-tokens": (
         "impl_auth",
         ("--write-files", "--merge-at", "22", *SAME_FILE, "--merge-via", "queue"),
     ),
-    "worker-docs": ("docs", ("--claude-permission-at", "12")),
+    "worker-docs": ("docs", ("--ready-at", "10", "--claude-permission-at", "12")),
     "worker-migrate": (
         "impl_billing",
         ("--drain", "0.8", "--suspend-at", "28", "--suspend-task", "9", "--merge-at", "36"),
@@ -65,6 +68,7 @@ SILENT = "runner-search"
 CRASHES = "orchestrator-billing"
 KILLED = "worker-docs"
 SILENT_AT, CRASH_AT, KILL_AT, RESPAWN_AT = 2.0, 12.0, 18.0, 40.0
+REVIEWED, REVIEW_AT = "worker-schema", 45.0  # ready at 30 s; its review's comment sent back
 QUESTION_AT, QUESTION_EVERY = 6.0, 30.0
 
 
@@ -93,6 +97,8 @@ class Fleet:
             (KILL_AT, self.kill),
             (RESPAWN_AT, self.respawn_crashed),
         ]
+        if tmux:  # a review played as an operator would: a comment on a line, then S
+            self.script.append((REVIEW_AT, self.review))
         if not tmux:  # the fake agent crashes itself at 12 s; told here instead
             self.script.append((CRASH_AT, self.crash))
         self.next_question, self.asked = QUESTION_AT, 0
@@ -108,6 +114,10 @@ class Fleet:
             role, name = key.split("-", 1)
             node = TMUX_AGENTS[key][0] if key in TMUX_AGENTS else f"impl_{name}"
             self.registry.register(role, name, node_id=None if role == "guardian" else node)
+
+    def review(self) -> None:
+        with contextlib.suppress(RuneError):
+            review_one(self.root, REVIEWED, REVIEWED.rsplit("-", 1)[-1])
 
     def crash(self) -> None:
         self.registry.mark_crashed(CRASHES, "process exited 3")

@@ -14,6 +14,7 @@ from runeconsole.demo.claude_scene import (
     relay_call,
 )
 from runeconsole.demo.questions import scene_questions
+from runeconsole.demo.review_scene import build_reviews
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.project import Project
@@ -112,6 +113,7 @@ def build_scene(root: Path, clock: ManualClock) -> None:
     scene_questions(root, clock)
     relay_call(registry.paths, clock.now())
     permission_request(registry.paths, clock.now())
+    build_reviews(root, registry)
 
 
 def show_screens(registry: Registry) -> None:

@@ -45,7 +45,9 @@ class LivenessSettings:
             interval, stale = defaults.heartbeat_interval, defaults.stale_after
             multiplier = defaults.green_multiplier
         # read by their own loaders
-        section.warn_unread("tmux", "supervisor", "merge_queue", "claude", "notify", "budgets")
+        section.warn_unread(
+            "tmux", "supervisor", "merge_queue", "claude", "notify", "budgets", "review"
+        )
         return cls(interval, stale, multiplier)
 
     @property

@@ -35,10 +35,13 @@ S = TypeVar("S", bound=FromTalisman)
 
 
 class Project:
-    def __init__(self, root: Path, clock: Clock | None = None, *, strict: bool = True) -> None:
+    def __init__(
+        self, root: Path, clock: Clock | None = None, *, strict: bool = True, via: str = "cli"
+    ) -> None:
         self.root = root
         self.clock = clock or SystemClock()
         self.strict = strict
+        self.via = via  # who acts through it: the "console" or the "cli" (the journal says)
         self.paths = ProjectPaths(root)
         self._talisman: Talisman | None = None
         self._settings: dict[type, object] = {}

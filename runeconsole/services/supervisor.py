@@ -198,10 +198,7 @@ class Supervisor:
     # -- for the console -------------------------------------------------------------------
 
     def pane_tail(self, key: str, lines: int = 40) -> str:
-        """The agent's screen now, or the last screen saved when it stopped (a background
-        session's from ``claude logs``)."""
-        if self.in_background(key):
-            return "\n".join(self.background.peek_text(key).splitlines()[-lines:])
+        """The agent's screen now, or the last screen saved when it stopped."""
         return screens.pane_tail(self.sessions, key, lines)
 
     def last_screen(self, agent_id: str) -> str:

@@ -54,11 +54,11 @@ ACTIVITY_STYLE = {
 }
 
 
-@lru_cache(maxsize=4096)
 def _now() -> datetime:
     return datetime.now().astimezone()
 
 
+@lru_cache(maxsize=4096)
 def cell(text: str, style: str = "") -> Text:
     """A cell's ``Text``, one instance per text and style: most cells of a large fleet are
     the same few words, and building a ``Text`` (which strips control codes) is a third

@@ -15,9 +15,12 @@ from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude import session_view
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.reply import Replies
+from runeconsole.services.review.records import ReviewRecord, ReviewRecords
+from runeconsole.services.review.report import review_line
 from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.agent_cells import cost_words, spent
 from runeconsole.tui.agent_peek import AgentPeek
@@ -27,6 +30,17 @@ from runeconsole.tui.permissions_pane import decisions_text
 from runeconsole.tui.theme import LIVENESS_STYLE
 
 PEEK_LINES = 15
+
+
+def reviews_text(history: list[ReviewRecord]) -> Text:
+    """The agent's reviews (``d`` makes them), newest first: verdict, comments, head."""
+    if not history:
+        return Text("")
+    text = Text("\nReviews\n", "bold")
+    for record in history:
+        style = {"approved": "green", "changes_requested": "yellow"}.get(record.verdict or "", "")
+        text.append(review_line(record) + "\n", "red" if record.error else style)
+    return text
 
 
 def fields_table(fields: dict[str, object]) -> Table:
@@ -66,6 +80,9 @@ class AgentDetail(DetailModal):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail"):
             yield Static(self._title(), id="detail-title")
+            session = Static(self._session(), id="detail-session")
+            session.display = bool(self.facts())  # only when the hooks told something
+            yield session
             if self.record is not None and not self.record.error:
                 yield AgentPeek(self._peek, self.supervisor.clock.now)
             yield Static(self._body(), id="detail-body")
@@ -73,9 +90,19 @@ class AgentDetail(DetailModal):
             permissions = Static(id="detail-permissions")
             permissions.display = False  # until the agent has a decision to show
             yield permissions
+            reviews = Static(id="detail-reviews")
+            reviews.display = False  # until the agent has a review to show
+            yield reviews
 
     def on_mount(self) -> None:
         self.load_permissions()
+        self.load_reviews()
+
+    @work(thread=True, exclusive=True, group="detail-reviews")
+    def load_reviews(self) -> None:
+        """Every review of the agent, newest first (files: off the UI thread)."""
+        history = ReviewRecords(self.supervisor.project).history(self.key)
+        self.app.call_from_thread(self._show_section, "#detail-reviews", reviews_text(history))
 
     def _peek(self) -> object:
         return self.replies.peek(self.key, PEEK_LINES).to_json()
@@ -88,13 +115,32 @@ class AgentDetail(DetailModal):
     def load_permissions(self) -> None:
         """The agent's permission requests and who decided each (files: off the UI thread)."""
         history = Permissions(self.supervisor.project).history(self.key)
-        self.app.call_from_thread(self._show_permissions, decisions_text(history))
+        self.app.call_from_thread(
+            self._show_section, "#detail-permissions", decisions_text(history)
+        )
 
-    def _show_permissions(self, shown: Text) -> None:
+    def _show_section(self, box_id: str, shown: Text) -> None:
+        """A section read in a worker: shown when it has something to say."""
         if self.is_mounted:
-            box = self.query_one("#detail-permissions", Static)
+            box = self.query_one(box_id, Static)
             box.update(shown)
             box.display = bool(shown.plain)
+
+    def facts(self) -> list[tuple[str, str]]:
+        record = self.record
+        return session_view.facts(record.fields) if record is not None and not record.error else []
+
+    def _session(self) -> Table | Text:
+        """What Claude Code's hooks told of the session (kind, stop, subagents, tasks…)."""
+        facts = self.facts()
+        if not facts:
+            return Text("")
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold cyan", no_wrap=True)
+        grid.add_column(overflow="fold")
+        for label, value in facts:
+            grid.add_row(label, Text(value, "bold red" if label == "stopped" else ""))
+        return grid
 
     def _hook(self) -> Table | Text:
         hook = self.supervisor.hooks.read(self.key)

@@ -3,30 +3,39 @@
 from __future__ import annotations
 
 import gc
+import time
 from datetime import datetime
 from functools import partial
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable
 
-from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.fleet import FleetModel
+from runeconsole.services.fleet.columns import AgentColumns
 from runeconsole.services.registry import AgentRecord
+from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.agent_cells import COLUMNS, cell, row_values
-from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.agent_actions import AgentActions
+from runeconsole.tui.agent_cells import COLUMNS as AGENT_COLUMNS
+from runeconsole.tui.agent_cells import OPTIONAL_COLUMNS, cell, row_values
+from runeconsole.tui.changes_watch import ChangesWatch
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pacing import after_frame
 from runeconsole.tui.pane import AGENTS, LivePane
+from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.review_cells import CHANGES_COLUMN
+from runeconsole.tui.review_column import ReviewColumn
 
+# The agent's cells, with its changes after its context (``review_cells.py``).
+CHANGES_AT = [column[0] for column in AGENT_COLUMNS].index("context") + 1
+COLUMNS = (*AGENT_COLUMNS[:CHANGES_AT], CHANGES_COLUMN, *AGENT_COLUMNS[CHANGES_AT:])
 SEEN = frozenset({"seen"})
 SEEN_AT = [column[0] for column in COLUMNS].index("seen")
+REVIEW_SUMMARY = "review"  # the top line's ready count
 
 
 def search_text(record: AgentRecord) -> str:
@@ -57,7 +66,7 @@ def by_role_and_name(cells: tuple[object, ...]) -> tuple[str, str]:
 
 
 def settle_memory() -> None:
-    """After a fill of the whole fleet: what is alive now (its records, rows and cells) is
+    """After a fill's chunk built rows: what is alive now (the records, rows and cells) is
     left out of the garbage collector's full passes (``gc.freeze``). Each full pass walks
     every live object, 100-350 ms at 50,000 agents, and one landing on a key is that
     key's delay; the fleet's objects are freed by reference counting, not by those passes."""
@@ -65,14 +74,17 @@ def settle_memory() -> None:
 
 
 FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
-CHUNK_ROWS = 5000  # ~20 ms of adding rows at any fleet size (OneLineRows: no walk of every row)
+CHUNK_SECONDS = 0.008  # a chunk of the fill stops after this long: a key waits no longer
+CHUNK_ROWS = 500  # rows looked for at a time within a chunk (the deadline is checked between)
 CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
 WHOLE = 500  # a change naming more keys than this and half the fleet refills the table
 
 
-class AgentsPane(LivePane):
+class AgentsPane(LivePane, AgentActions):
+    WRITES = frozenset({"handoff", "respawn", "kill"})
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
+        Binding("d", "review", "Review"),
         Binding("g", "jump", "Go to"),
         Binding("h", "handoff", "Handoff"),
         Binding("r", "respawn", "Respawn"),
@@ -84,23 +96,38 @@ class AgentsPane(LivePane):
     TITLE = "Agents"
     HELP_KEYS = (
         ("enter", "its screen and last message (kept current), every field, chain, hook"),
+        ("d", "review its changes: the diff, comments, approve, send back"),
         ("m", "a message to the agent: pasted into its pane and submitted (no attaching)"),
-        ("g", "switch your tmux client to the agent's session"),
+        ("g", "switch your tmux client to the agent's session (background: a new window)"),
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
-        ("x", "kill the agent's session; its worktree is left as it is (confirmed)"),
+        ("x", "kill the agent's session (background: claude stop); worktree kept (confirmed)"),
         ("$", "let an agent held by its budget go on: for the day, or for N dollars more"),
-        ("! / ?", "waiting for a permission / an answer;  ⟳ compacting"),
-        ("STATUS", "an active agent's: busy, idle, waiting, compacting (hooks, else its pane)"),
+        ("! / ? / ⟳", "waiting for a permission / an answer / compacting"),
+        ("✗", "stopped: its turn ended on an API error (the Problems pane says which)"),
+        ("STATUS", "busy, idle, waiting, compacting, stopped (hooks, else its pane)"),
         ("COST", "so far (~ estimated); yellow past 80 % of a budget, red when held"),
+        ("CHANGES", "+added −removed files; ● ready (/ ready), ✓ approved, ⛙ merged"),
     )
 
-    def __init__(self, supervisor: Supervisor, fleet: FleetModel, **kwargs: object) -> None:
+    def __init__(
+        self,
+        supervisor: Supervisor,
+        fleet: FleetModel,
+        tracker: ChangeTracker | None = None,
+        **kwargs: object,
+    ) -> None:
         super().__init__(**kwargs)
         self.supervisor = supervisor
         self.fleet = fleet
+        self.watch = ChangesWatch(tracker) if tracker is not None else None
+        self.review = ReviewColumn(fleet, self.watch) if self.watch is not None else None
+        self._ready_shown: int | None = None
         self.filter_text = ""
-        self.table = KeyedTable(COLUMNS, id="agents-table")
+        # The optional columns the talisman asks for (runeconsole.agents.columns), last.
+        self.extra = supervisor.project.settings(AgentColumns).shown
+        columns = (*COLUMNS, *(OPTIONAL_COLUMNS[name] for name in self.extra))
+        self.table = KeyedTable(columns, id="agents-table")
         # Every record's row and search text, shown or filtered out: a filter typed or
         # cleared picks rows from here instead of building 10,000 rows again.
         self._rows: dict[str, tuple[object, ...]] = {}
@@ -123,9 +150,14 @@ class AgentsPane(LivePane):
 
     def compose(self) -> ComposeResult:
         yield self.table
+        if self.watch is not None:
+            yield self.watch
 
     def on_mount(self) -> None:
         self.show_all()
+        if self.watch is not None:
+            self.watch.note(self.fleet.snapshot())
+        self._count_ready()
 
     def watch_dirs(self) -> list[Path]:
         return []  # the app feeds the fleet model, which this pane draws
@@ -146,9 +178,12 @@ class AgentsPane(LivePane):
             fleet.observations.get(key),
             self.supervisor.settings,
             self.supervisor.clock.now(),
+            self.extra,
         )
+        changes = self.review.cell(key) if self.review is not None else cell("")
+        values = (*values[:CHANGES_AT], changes, *values[CHANGES_AT:])
         self._rows[key] = values
-        self._search[key] = search_text(record)  # a filter's first key finds it ready
+        self._search[key] = self._search_text(record)  # a filter's first key finds it ready
         if self._place.get(key) != row_order(record):
             self._order = None
         return values
@@ -192,22 +227,23 @@ class AgentsPane(LivePane):
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, self._fill))
 
     def _matching(
-        self, keys: list[str], start: int, text: str, wanted: int
+        self, keys: list[str], start: int, text: str, wanted: int, walk: int | None = None
     ) -> tuple[list[str], int]:
-        """Up to ``wanted`` keys of ``keys[start:]`` that match ``text``, and the index the
-        search stopped at."""
+        """Up to ``wanted`` keys of ``keys[start:]`` that match ``text`` (looking at no more
+        than ``walk`` keys), and the index the search stopped at."""
         if not text:
             end = min(start + wanted, len(keys))
             return keys[start:end], end
         search, records = self._search, self.fleet.records
         found: list[str] = []
         index = start
-        while index < len(keys) and len(found) < wanted:
+        stop = len(keys) if walk is None else min(len(keys), start + walk)
+        while index < stop and len(found) < wanted:
             key = keys[index]
             index += 1
             seen = search.get(key)
             if seen is None and (record := records.get(key)) is not None:
-                seen = search[key] = search_text(record)
+                seen = search[key] = self._search_text(record)
             if seen is not None and text in seen:
                 found.append(key)
         return found, index
@@ -223,13 +259,17 @@ class AgentsPane(LivePane):
     def _search_of(self, record: AgentRecord) -> str:
         text = self._search.get(record.key)
         if text is None:
-            text = self._search[record.key] = search_text(record)
+            text = self._search[record.key] = self._search_text(record)
         return text
+
+    def _search_text(self, record: AgentRecord) -> str:
+        """What the filter looks in: the record's words and its review state (``ready``)."""
+        state = self.review.states.get(record.key) if self.review is not None else None
+        return search_text(record) + (f" {state}" if state else "")
 
     def _row_of(self, key: str) -> tuple[object, ...]:
         row = self._rows.get(key)
-        record = self.fleet.get(key)
-        if row is None and record is not None:
+        if row is None and (record := self.fleet.get(key)) is not None:
             row = self._build(record)
         return row or ()
 
@@ -243,28 +283,28 @@ class AgentsPane(LivePane):
         return (*row[:SEEN_AT], age_cell(record, now), *row[SEEN_AT + 1 :])
 
     def _add_rows(self, keys: list[str], start: int, text: str, fill: int) -> None:
+        """A chunk of the fill: rows (built if need be) added until ``CHUNK_SECONDS`` pass."""
         if fill != self._fill or not self.is_mounted:
             return  # a newer filter or fill took over
-        table, fleet = self.table, self.fleet
-        chunk, walked = self._matching(keys, start, text, CHUNK_ROWS)
-        table.extend(
-            [
-                (key, self._row_of(key))
-                for key in chunk
-                if not table.has(key) and fleet.get(key) is not None
-            ]
-        )
+        table, records = self.table, self.fleet.records
+        deadline = time.perf_counter() + CHUNK_SECONDS
+        walked, built = start, len(self._rows)
+        has, row_of = table.has, self._row_of
+        while walked < len(keys) and time.perf_counter() < deadline:
+            chunk, walked = self._matching(keys, walked, text, CHUNK_ROWS, 10 * CHUNK_ROWS)
+            table.extend([(key, row_of(key)) for key in chunk if key in records and not has(key)])
+        if len(self._rows) > built:
+            settle_memory()  # the rows just built: no full pass walks them again
         if walked < len(keys):
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, fill))
         else:
             self._filling = False
             table.reorder("role", "name", key=by_role_and_name, force=self._spliced)
-            if not self.filter_text:
-                settle_memory()
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""
         change = message.change
+        self._follow_changes(change.changed, change.removed)
         # Most of the table (the first load): one refill. A burst of a mass crash (hundreds
         # of keys of a large fleet) goes row by row: a refill would cost every row each time.
         if len(change.changed) + len(change.removed) > max(WHOLE, len(self.fleet) // 2):
@@ -286,6 +326,51 @@ class AgentsPane(LivePane):
         self.table.reorder("role", "name", key=by_role_and_name)
         if change.counts:
             self.summarise(self.counts())
+
+    # -- changes and review states (review_column.py) -------------------------------------
+
+    def _follow_changes(self, changed: frozenset[str], removed: frozenset[str]) -> None:
+        """Agents read again or gone: the rows rebuilt after this show their new state."""
+        if self.review is not None:
+            self.review.follow(changed, removed)
+            self._count_ready()
+
+    def on_changes_watch_looked(self, message: ChangesWatch.Looked) -> None:
+        """Agents' changes looked at: their CHANGES redrawn, and their rows placed again
+        by the filter when their state moved (``/ ready``)."""
+        message.stop()
+        review = self.review
+        if review is None:
+            return
+        for key in message.found:
+            moved = review.restate(key)
+            row = self._rows.get(key)
+            if row is not None:
+                changes = review.cell(key)
+                self._rows[key] = (*row[:CHANGES_AT], changes, *row[CHANGES_AT + 1 :])
+                if self.table.has(key):
+                    self.table.set_cell(key, "changes", changes)
+            if moved:
+                self._search.pop(key, None)
+                record = self.fleet.get(key)
+                if record is not None and self.filter_text:
+                    self.upsert(record, age=False)
+        self._count_ready()
+
+    def _count_ready(self) -> None:
+        count = len(self.review.ready) if self.review is not None else 0
+        if self.review is not None and count != self._ready_shown:
+            self._ready_shown = count
+            self.post_message(self.Summary(REVIEW_SUMMARY, {"ready": count}))
+
+    def review_state(self, key: str) -> str:
+        """The agent's review state as shown (``none`` without a worktree)."""
+        return self.review.state(key) if self.review is not None else "none"
+
+    def action_review(self) -> None:
+        key = self.selected_key()
+        if key is not None:
+            self.post_message(ReviewWanted(key))
 
     # -- time passing ----------------------------------------------------------------------
 
@@ -318,7 +403,7 @@ class AgentsPane(LivePane):
             self.table.move_cursor(row=self.table.get_row_index(key))
             self.table.focus()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_details()
 
@@ -328,90 +413,3 @@ class AgentsPane(LivePane):
         key = self.selected_key()
         if key is not None:
             self.app.push_screen(AgentDetail(self.supervisor, key, self.records.get(key)))
-
-    # -- acting on an agent ------------------------------------------------------------------
-
-    def action_message(self) -> None:
-        from runeconsole.tui.message_modal import message_window
-
-        if (key := self.selected_key()) is not None:
-            self.app.push_screen(message_window(self.supervisor, key))
-
-    def action_jump(self) -> None:
-        key = self.selected_key()
-        if key is None:
-            return
-        try:
-            self.supervisor.switch_to(key)
-        except RuneError as exc:
-            self.notify(exc.message, title=f"Cannot switch to {key}", severity="warning")
-
-    def action_handoff(self) -> None:
-        self._confirmed(
-            "handoff",
-            "Hand off {key}?",
-            "It is asked to save its work and exit; after "
-            f"{self.supervisor.settings.handoff_timeout:g}s it is killed. Then a successor "
-            "starts with its hook. Its worktree is left as it is.",
-        )
-
-    def action_respawn(self) -> None:
-        self._confirmed(
-            "respawn",
-            "Re-spawn {key}?",
-            "A successor starts with the same command and worktree, and a wisdom prompt "
-            "built from the hook.",
-        )
-
-    def action_kill(self) -> None:
-        self._confirmed(
-            "kill",
-            "Kill {key}?",
-            "Its tmux session is killed and it is marked terminated. Uncommitted files stay "
-            "in its worktree and are listed in its hook.",
-        )
-
-    def _confirmed(self, action: str, question: str, detail: str) -> None:
-        key = self.selected_key()
-        record = self.records.get(key or "")
-        if key is None or record is None or record.error:
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.notify(f"{action}: {key} …", timeout=3)
-                self.act(action, key)
-
-        verb = action.capitalize()
-        self.app.push_screen(ConfirmScreen(question.format(key=key), detail, verb), answered)
-
-    def action_allow(self) -> None:
-        from runeconsole.tui.budget_allow import ask_and_allow
-
-        key = self.selected_key()
-        record = self.records.get(key or "")
-        if key is not None and record is not None and not record.error:
-            ask_and_allow(self, self.supervisor, record)
-
-    @work(thread=True, group="agent-actions")
-    def act(self, action: str, key: str) -> None:
-        """Handoffs wait up to a minute, so every action runs off the UI thread."""
-        supervisor = self.supervisor
-        try:
-            if action == "handoff":
-                result = supervisor.handoff(key)
-                message = f"{key}: handoff {result.outcome}"
-                if result.successor is not None:
-                    message += f"; successor {result.successor.record.get('agent_id')}"
-            elif action == "respawn":
-                spawned = supervisor.respawn(key)
-                message = f"{key}: re-spawned as {spawned.record.get('agent_id')}"
-            else:
-                supervisor.kill(key)
-                message = f"{key}: killed"
-        except RuneError as exc:
-            self.app.call_from_thread(
-                self.notify, exc.message, title=f"{action} {key}", severity="error"
-            )
-            return
-        self.app.call_from_thread(self.notify, message, title=action.capitalize())

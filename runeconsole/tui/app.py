@@ -15,6 +15,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock
 from runeconsole.core.errors import RuneError
+from runeconsole.core.files import unwritable
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.claude.permissions import Permissions
@@ -25,23 +26,31 @@ from runeconsole.services.notify import notifier_for
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
+from runeconsole.services.review.service import Reviews
+from runeconsole.services.review.targets import BranchReview, LocalReview
+from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervisor import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
 from runeconsole.tui.agents_pane import AgentsPane
+from runeconsole.tui.background_poll import BackgroundPoll
 from runeconsole.tui.commands import AgentCommands
 from runeconsole.tui.console_base import PanesApp
 from runeconsole.tui.console_monitor import ConsoleMonitor
 from runeconsole.tui.feed import ChangeFeed, FleetChanged, StateChanged
 from runeconsole.tui.filter_box import FilterBox
+from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import AGENTS, LivePane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
+from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.review.screen import open_review
 from runeconsole.tui.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 from runeconsole.tui.toasts import RepeatFilter, monitor_toast
+from runeconsole.tui.upkeep import Upkeep
 from runeconsole.tui.workers import WorkFailed
 
 PRESENCE_RETRY_SECONDS = 2.0
@@ -84,6 +93,13 @@ class RuneConsole(PanesApp):
         self.checkpoints = Checkpoints(project, suspension=self.suspension)
         self.merge_queue = MergeQueue(project)
         self.permissions = Permissions(project)
+        # What agents changed (the Agents pane's CHANGES, the review screen): one cache.
+        self.reviews = Reviews(
+            project,
+            registry=self.registry,
+            hooks=self.supervisor.hooks,
+            queue=self.merge_queue,
+        )
         self.feed: ChangeFeed | None = None
         # The one fleet model: the Agents and Problems panes draw it, file events, the
         # rescan, the tick and the monitor feed it (services/fleet/model.py).
@@ -104,13 +120,18 @@ class RuneConsole(PanesApp):
         # While it is open the console holds the project's console lock: Claude Code's
         # hooks then bring AskUserQuestion calls here (services/claude/presence.py).
         self.presence = ConsolePresence(self.registry.paths)
+        self.upkeep = Upkeep(self, project)  # the daily prune, what a kill left undone
+        # Why nothing can be written here (None: it can): then the console only watches.
+        self.read_only = unwritable(project.root)
+        if self.read_only:
+            self.monitor = False  # it would write what it sees
 
     def compose(self) -> ComposeResult:
         yield StatusBar(self.root, id="status")
         if self._quick_to_load():
             self.fleet.load()  # the first frame is then complete
         self._fleet_views = [
-            AgentsPane(self.supervisor, self.fleet),
+            AgentsPane(self.supervisor, self.fleet, ChangeTracker(self.reviews)),
             ProblemsPane(self.supervisor, self.fleet),
         ]
         panes: list[LivePane] = [
@@ -142,9 +163,13 @@ class RuneConsole(PanesApp):
     def on_mount(self) -> None:
         if not self.fleet.records and not self._quick_to_load():
             self.load_fleet()
-        if not self._hold_presence():
+        if self.read_only:
+            self.query_one(StatusBar).set_note("read-only", about="root")
+            self.upkeep.say_read_only(self.read_only)
+        elif not self._hold_presence():
             self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
         self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
+        self.background_poll = BackgroundPoll(self, self.project, self.registry)
         self.post_message(SpendMoved(None))
         talisman = self.project.talisman
         for problem in [*talisman.problems, *talisman.warnings]:
@@ -162,6 +187,10 @@ class RuneConsole(PanesApp):
             self.set_interval(self.rescan_seconds, self._rescan)
         if self.tick_seconds:
             self.set_interval(self.tick_seconds, self.tick)
+        # What a kill left undone is said; a console that follows the files prunes them.
+        self.upkeep.start(
+            prune=self.watch_files and not self.read_only, read_only=bool(self.read_only)
+        )
         if self.monitor and shutil.which("tmux") is None:
             self.monitor = False
             self.notify(
@@ -171,12 +200,19 @@ class RuneConsole(PanesApp):
                 severity="warning",
                 timeout=15,
             )
+        if self.watch_files:
+            self.background_poll.start()  # Claude Code's background sessions, if any
         if self.monitor:
             # After the first paint: the monitor's first pass (every agent's pane read over
             # tmux) would otherwise hold up the first screen the operator sees. Until its
             # first report the Agents pane follows saved passes (another monitor's, if any).
             self.call_after_refresh(self.run_monitor)
         self.agents_pane.table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer_oldest" and self.read_only:
+            return False
+        return super().check_action(action, parameters)
 
     def _quick_to_load(self) -> bool:
         """A small fleet is read before the first frame; a large one after it, in a worker
@@ -330,7 +366,7 @@ class RuneConsole(PanesApp):
         belongs to the pane it was typed on: it is cleared when the pane changes."""
         self.action_clear_filter()
         self.query_one(TabbedContent).active = pane_id
-        self.current_pane().query_one("DataTable").focus()
+        self.current_pane().query_one(KeyedTable).focus()
 
     def on_work_failed(self, message: WorkFailed) -> None:
         """A background job failed (``tui/workers.py``): shown to the operator, not fatal."""
@@ -354,7 +390,8 @@ class RuneConsole(PanesApp):
             self.notify("No open questions or permission requests.", title="Questions", timeout=3)
 
     def on_live_pane_operator_wanted(self, message: LivePane.OperatorWanted) -> None:
-        self.reach_operator(message.key, message.title, message.body)
+        if not self.read_only:  # the notifier keeps its times in the project
+            self.reach_operator(message.key, message.title, message.body)
 
     @work(thread=True, group="notify")
     def reach_operator(self, key: str, title: str, body: str) -> None:
@@ -365,6 +402,15 @@ class RuneConsole(PanesApp):
             self.call_from_thread(
                 self.notify, f"notify command: {exc}", severity="warning", markup=False
             )
+
+    def on_review_wanted(self, message: ReviewWanted) -> None:
+        """``d`` on an agent, ``enter`` or ``d`` on a queue entry: its review screen."""
+        if message.agent is not None and self.fleet.get(message.agent) is not None:
+            open_review(self, LocalReview(self.reviews, message.agent))
+        elif message.branch:
+            open_review(self, BranchReview(self.reviews, message.branch))
+        else:
+            self.notify(f"{message.agent}: no such agent", title="Review", severity="warning")
 
     def on_problems_pane_goto_agent(self, message: ProblemsPane.GotoAgent) -> None:
         self.goto_agent(message.key)
@@ -390,7 +436,7 @@ def create_app(
     """
     return RuneConsole(
         # Lenient: a bad setting is shown and its default used; it never stops the console.
-        Project(root, clock, strict=False),
+        Project(root, clock, strict=False, via="console"),
         watch=watch,
         monitor=monitor,
         rescan_seconds=rescan_seconds,

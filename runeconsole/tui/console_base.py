@@ -13,6 +13,7 @@ from textual.widgets import Input, TabbedContent
 
 from runeconsole.tui.filter_box import FilterBox
 from runeconsole.tui.help_screen import HelpScreen
+from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pane import LivePane
 from runeconsole.tui.terminal_safe import NoControlCharacters
 
@@ -56,10 +57,10 @@ class PanesApp(App[None]):
     def action_clear_filter(self) -> None:
         if self.query_one(FilterBox).clear_filter():
             self.current_pane().filter("")
-            self.current_pane().query_one("DataTable").focus()
+            self.current_pane().query_one(KeyedTable).focus()
 
     def on_filter_box_filter(self, message: FilterBox.Filter) -> None:
         self.current_pane().filter(message.text)
 
     def on_filter_box_done(self, _: FilterBox.Done) -> None:
-        self.current_pane().query_one("DataTable").focus()
+        self.current_pane().query_one(KeyedTable).focus()

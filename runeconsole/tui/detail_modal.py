@@ -30,6 +30,9 @@ class DetailModal(ModalScreen[None]):
     #detail-title {
         padding-bottom: 1;
     }
+    #detail > TapKeys {
+        dock: bottom;  /* Close stays in sight when the window scrolls */
+    }
     """
 
     BINDINGS = [

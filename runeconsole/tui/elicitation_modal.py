@@ -17,7 +17,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Key
 from textual.widgets import Button, Input, Select, Static, Switch
 
@@ -31,16 +31,28 @@ INPUT_TYPES = {elicit_form.INTEGER: "integer", elicit_form.NUMBER: "number"}
 
 class ElicitationModal(QuestionModal):
     DEFAULT_CSS = """
-    ElicitationModal .field-label {
+    ElicitationModal .field {
         height: auto;
-        padding-top: 1;
     }
-    ElicitationModal Switch {
-        height: 3;
+    ElicitationModal .field-label {
+        width: 24;
+        height: auto;
+        padding-right: 1;
+    }
+    ElicitationModal .field Input, ElicitationModal .field Select {
+        width: 1fr;
+    }
+    ElicitationModal .field Switch {
+        height: 1;
+        border: none;
+        padding: 0;
+    }
+    ElicitationModal #form-fields {
+        height: auto;
+        padding-bottom: 1;
     }
     ElicitationModal #form-buttons {
         height: auto;
-        padding-top: 1;
     }
     ElicitationModal #form-buttons Button {
         margin-right: 2;
@@ -60,12 +72,14 @@ class ElicitationModal(QuestionModal):
         with VerticalScroll(id="question-modal", classes="window blocking"):
             yield Static(id="question-title", classes="part")
             yield Static(id="question-body", classes="part")
-            for index, field in enumerate(self.form.fields if self.form else []):
-                yield Static(self._label(field), classes="field-label")
-                yield self._widget(index, field)
+            with Vertical(id="form-fields"):
+                for index, field in enumerate(self.form.fields if self.form else []):
+                    with Horizontal(classes="field"):
+                        yield Static(self._label(field), classes="field-label")
+                        yield self._widget(index, field)
             with Horizontal(id="form-buttons"):
-                yield Button("Accept", id="form-accept", variant="success")
-                yield Button("Decline", id="form-decline", variant="error")
+                yield Button("Accept", id="form-accept", variant="success", compact=True)
+                yield Button("Decline", id="form-decline", variant="error", compact=True)
             yield Static(id="question-countdown", classes="countdown")
             yield Input(id="question-text", classes="typed")  # the window's other answers
             yield Static(id="question-note", classes="note")
@@ -74,8 +88,8 @@ class ElicitationModal(QuestionModal):
         label = Text(field.title, "bold")
         if field.required:
             label.append(" *", "bold red")
-        if field.description:
-            label.append(f"  {field.description}", "dim")
+        if field.description and field.kind in (elicit_form.BOOLEAN, elicit_form.CHOICE):
+            label.append(f"\n{field.description}", "dim")  # an input shows it as its hint
         return label
 
     def _widget(self, index: int, field: elicit_form.FormField) -> Input | Switch | Select[Any]:
@@ -85,39 +99,59 @@ class ElicitationModal(QuestionModal):
         if field.kind == elicit_form.CHOICE:
             options = [(label, value) for value, label in field.choices]
             chosen = field.default if field.default is not None else Select.NULL
-            return Select(options, value=chosen, allow_blank=True, id=name, prompt="choose…")
+            return Select(
+                options, value=chosen, allow_blank=True, id=name, prompt="choose…", compact=True
+            )
         given = "" if field.default is None else str(field.default)
         kind = INPUT_TYPES.get(field.kind, "text")
-        bounds = self._bounds(field)
-        return Input(value=given, type=kind, id=name, placeholder=bounds)  # type: ignore[arg-type]
+        hint = " · ".join(part for part in (self._bounds(field), field.description) if part)
+        return Input(value=given, type=kind, id=name, placeholder=hint, compact=True)  # type: ignore[arg-type]
 
     @staticmethod
     def _bounds(field: elicit_form.FormField) -> str:
         if field.minimum is not None and field.maximum is not None:
             return f"{field.minimum:g} to {field.maximum:g}"
-        if field.format:
-            return field.format
-        return ""
+        if field.minimum is not None:
+            return f"at least {field.minimum:g}"
+        if field.maximum is not None:
+            return f"at most {field.maximum:g}"
+        return field.format
 
     def on_mount(self) -> None:
-        super().on_mount()
+        """(Textual then runs ``QuestionModal.on_mount``, which draws the title and body.)"""
         if self.problem:
             self._note(f"This form cannot be shown: {self.problem}", "bold red")
         fields = self.query(".window Input, .window Switch, .window Select").exclude(".typed")
         if fields:
             fields.first().focus()
 
+    def _title(self) -> Text:
+        question = self.question
+        server = elicitation.server_of(question.fields)
+        title = Text.assemble(("● blocking", "bold red"), "  ", (f"{server} asks", "bold cyan"))
+        title.append(f"  (an MCP server, through {question.worker or 'an agent'})")
+        title.append(f"\n{question.id}", "dim")
+        return title
+
     def _body(self) -> Text:
-        body = super()._body()
-        server = elicitation.server_of(self.question.fields)
-        body.append(f"\n\nThe MCP server {server} asks: fill in the form, then Accept.", "dim")
+        question = self.question
+        if question.error:
+            return super()._body()
+        body = Text(question.text, "bold")
+        body.append("\nAccept (ctrl+s) sends the form · Decline says no · esc closes", "dim")
         return body
+
+    def tap_keys(self) -> list[tuple[str, str]]:
+        """Served to a browser: the form's own buttons take taps; only Close is added."""
+        return [("escape", "Close")]
 
     def _draw_options(self) -> None:
         """A form has fields, not options."""
 
     def on_key(self, event: Key) -> None:
-        """Keys go to the form's fields; only the window's own bindings act here."""
+        """Keys go to the form's fields; only the window's own bindings act here (not the
+        option keys of ``QuestionModal.on_key``)."""
+        event.prevent_default()
 
     # -- answering ------------------------------------------------------------------------
 
@@ -154,8 +188,10 @@ class ElicitationModal(QuestionModal):
         return content
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        """``enter`` in a field moves on to the next (after the last: Accept)."""
+        """``enter`` in a field moves on to the next (after the last: Accept); a field's
+        text is never sent as the answer (``QuestionModal.on_input_submitted``)."""
         event.stop()
+        event.prevent_default()
         self.focus_next()
 
     def _send(self, text: str) -> None:

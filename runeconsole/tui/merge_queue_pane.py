@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
@@ -48,6 +48,7 @@ from runeconsole.tui.merge_queue_rows import (
 )
 from runeconsole.tui.pane import MERGE_QUEUE, LivePane
 from runeconsole.tui.priority_modal import PriorityScreen
+from runeconsole.tui.review import ReviewWanted
 from runeconsole.tui.workers import background, cancelled
 
 QUEUE_FILES = frozenset({"merge-queue.json", "merge-queue.processor.json"})
@@ -77,17 +78,20 @@ class MergeQueuePane(LivePane):
     HELP_KEYS = (
         ("p", "process the head batch (asks first), watching each step"),
         ("P", "process until the queue is empty, batches testing side by side (asks first)"),
+        ("enter / d", "review the selected entry's changes (its agent's, or its branch's)"),
         ("r", "retry the selected failed entry"),
-        ("d", "remove the selected entry (asks first)"),
+        ("x", "remove the selected entry (asks first)"),
         ("!", "the selected pending entry's priority: urgent, high, normal, low"),
         ("+ / -", "move the selected pending entry up / down (within its priority)"),
         ("space", "pause / resume the queue"),
     )
+    WRITES = frozenset({"process", "retry", "remove", "priority", "move", "toggle_pause"})
     BINDINGS = [
         Binding("p", "process", "Process head"),
         Binding("P", "process(True)", "Process all", show=False),
+        Binding("d", "review", "Review"),
         Binding("r", "retry", "Retry"),
-        Binding("d", "remove", "Remove"),
+        Binding("x", "remove", "Remove"),
         Binding("exclamation_mark", "priority", "Priority"),
         Binding("plus,equals_sign", "move(-1)", "Move up"),
         Binding("minus", "move(1)", "Move down"),
@@ -246,9 +250,18 @@ class MergeQueuePane(LivePane):
         """Each step's latest line (with elapsed time), then the tail of the test output."""
         return self.live.lines()
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_data_table_row_highlighted(self, event: KeyedTable.RowHighlighted) -> None:
         event.stop()
         self.refresh_detail()
+
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+        event.stop()
+        self.action_review()
+
+    def action_review(self) -> None:
+        entry = self.selected()
+        if entry is not None:
+            self.post_message(ReviewWanted(entry.identity, entry.branch or None))
 
     def tick(self) -> None:
         now = self.queue.clock.now()

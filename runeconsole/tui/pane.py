@@ -37,6 +37,8 @@ class LivePane(Vertical):
     TITLE: ClassVar[str] = ""
     HELP_KEYS: ClassVar[tuple[tuple[str, str], ...]] = ()
     """This pane's own keys, listed by ``?`` after the global ones."""
+    WRITES: ClassVar[frozenset[str]] = frozenset()
+    """This pane's actions that write: none is offered on a read-only root."""
 
     class Summary(Message):
         """A pane's headline figures changed (shown in the status bar)."""
@@ -68,6 +70,18 @@ class LivePane(Vertical):
 
     def __init__(self, *, id: str | None = None, **kwargs: Any) -> None:
         super().__init__(id=id or f"{self.PANE_ID}-pane", **kwargs)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A writing action is neither shown nor run on a read-only root."""
+        return not (action in self.WRITES and getattr(self.app, "read_only", None))
+
+    def writable(self) -> bool:
+        """For a writing action reached without its key (Enter on a row): False, and the
+        reason said, on a read-only root."""
+        reason = getattr(self.app, "read_only", None)
+        if reason:
+            self.notify(f"Read-only: {reason}", severity="warning", markup=False)
+        return not reason
 
     def summarise(self, figures: dict[str, int]) -> None:
         """Tell the app this pane's headline figures (it shows them in the status bar)."""

@@ -160,7 +160,12 @@ class PermissionModal(DecisionModal[PermissionRequest | None]):
         self.closing = True
         self.query_one("#permission-reason", Input).display = False
         self._note(note, "bold yellow")
-        self.set_timer(CLOSE_DELAY_SECONDS, lambda: self.dismiss(None))
+        self.set_timer(CLOSE_DELAY_SECONDS, self._close)
+
+    def _close(self) -> None:
+        # Not a lambda: a timer awaits what its callback returns, and awaiting the
+        # screen's own dismiss from its handler is an error that ends the console.
+        self.dismiss(None)
 
     def _note(self, text: str, style: str) -> None:
         note = self.query_one("#permission-note", Static)

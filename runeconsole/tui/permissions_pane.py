@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
@@ -148,6 +148,7 @@ class PermissionsPane(LivePane):
         max-height: 7;
     }
     """
+    WRITES = frozenset({"decide", "remove_rule"})
     BINDINGS = [
         Binding("a", "decide", "Decide"),
         Binding("enter", "decide", "Decide", show=False),
@@ -185,7 +186,7 @@ class PermissionsPane(LivePane):
         return self.query_one("#permission-rules", KeyedTable)
 
     def on_mount(self) -> None:
-        self.sync(self.permissions.requests())
+        self.sync(self.permissions.shown())
         self.load_rules()
         self._loaded = True
 
@@ -262,7 +263,7 @@ class PermissionsPane(LivePane):
         self.rules_table.sync([(rule.id, rule_values(rule)) for rule in self.rules])
 
     def read_directory(self, directory: Path) -> None:
-        self.sync(self.permissions.requests())
+        self.sync(self.permissions.shown())
 
     def apply_changes(self, paths: set[Path]) -> None:
         where = self.permissions.directory
@@ -286,10 +287,10 @@ class PermissionsPane(LivePane):
 
     @work(thread=True, exclusive=True, group="permissions-rescan")
     def rescan(self) -> None:
-        requests = self.permissions.requests()
+        requests = self.permissions.shown()
         try:  # requests whose agent stopped waiting: recorded as decided by nobody
             if self.permissions.expire_orphans(requests):
-                requests = self.permissions.requests()
+                requests = self.permissions.shown()
         except RuneError as exc:
             self.app.call_from_thread(self.notify, exc.message, severity="warning", markup=False)
         self.app.call_from_thread(self.sync, requests)
@@ -315,9 +316,9 @@ class PermissionsPane(LivePane):
     def refilter(self) -> None:
         self.finish_batch()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
-        if event.data_table is self.table:
+        if event.table is self.table and self.writable():
             self.action_decide()
 
     def action_decide(self) -> None:

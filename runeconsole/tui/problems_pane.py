@@ -9,7 +9,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable
 
 from runeconsole.services.fleet import FleetModel
 from runeconsole.services.supervision.problems import Problem, find_problems
@@ -132,6 +131,9 @@ class ProblemsPane(LivePane):
             for key, problem in zip(keys, problems, strict=True):
                 if self.problems.get(key) != problem:
                     touched = True
+                    if key not in self.problems and problem.kind == "stopped" and self.is_mounted:
+                        said = f"{agent} stopped"
+                        self.app.notify(problem.detail, title=said, severity="error", markup=False)
                     self.problems[key] = problem
                     self._draw(key, problem)
             if keys:
@@ -163,7 +165,7 @@ class ProblemsPane(LivePane):
             self._draw(key, problem)
         self._sort()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_goto()
 

@@ -24,7 +24,7 @@ EMPTY = "No open questions. Workers' questions appear here the moment they are a
 
 
 class Mark(Text):
-    """The urgency mark; carries the row's place, since DataTable sorts by cell values."""
+    """The urgency mark; carries the row's place, since the table sorts by cell values."""
 
     def __init__(self, question: Question) -> None:
         if question.error:

@@ -20,7 +20,7 @@ from pathlib import Path
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
@@ -62,6 +62,7 @@ class QuestionsPane(LivePane):
         color: $text-muted;
     }
     """
+    WRITES = frozenset({"answer"})
     BINDINGS = [
         Binding("a", "answer", "Answer"),
         Binding("enter", "answer", "Answer", show=False),
@@ -312,9 +313,10 @@ class QuestionsPane(LivePane):
     def select(self, key: str) -> None:
         self.table.move_to(key)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
-        self.action_answer()
+        if self.writable():
+            self.action_answer()
 
     def action_answer(self) -> None:
         key = self.table.cursor_key()

@@ -26,7 +26,7 @@ class StatusBar(Static):
         self.root = root
         self.figures: dict[str, dict[str, int]] = {}
         self.order: list[str] = []
-        self.note = ""
+        self.notes: dict[str, str] = {}  # by what they are about: "watching", "root"
         # What the fleet spent today (after the colours), and in all with the plan's
         # headroom (at the end): tui/spend.py.
         self.spend: tuple[Text, Text] = (Text(), Text())
@@ -47,8 +47,8 @@ class StatusBar(Static):
             self.spend = spend
             self.refresh_text()
 
-    def set_note(self, note: str) -> None:
-        self.note = note
+    def set_note(self, note: str, about: str = "watching") -> None:
+        self.notes[about] = note
         self.refresh_text()
 
     def refresh_text(self) -> None:
@@ -72,8 +72,9 @@ class StatusBar(Static):
         if self.spend[1]:
             text.append("  ")
             text.append_text(self.spend[1])
-        if self.note:
-            text.append(f"  {self.note}", "yellow")
+        for note in self.notes.values():
+            if note:
+                text.append(f"  {note}", "yellow")
         room = (self.size.width or 80) - 2 - text.cell_len - 3
         if room >= 8:
             root = shown_root(self.root, room)

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from runeconsole.core.files import is_temp_name
 from runeconsole.core.timeutil import format_age
@@ -130,6 +130,7 @@ class SuspendedPane(LivePane):
         text-style: bold;
     }
     """
+    WRITES = frozenset({"resume"})
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
         Binding("s", "resume", "Resume"),
@@ -311,10 +312,10 @@ class SuspendedPane(LivePane):
         key = self.table.cursor_key()
         return self.records.get(key) if key is not None else None
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
-        if event.data_table.id == "arcs-table":
-            self.show_arc(event.row_key.value)
+        if event.table.id == "arcs-table":
+            self.show_arc(event.key)
         else:
             self.action_details()
 

@@ -79,6 +79,10 @@ def test_a_background_session_is_spawned_listed_peeked_and_stopped(tmp_path: Pat
 
         peek = box.runeconsole("background", "logs", "worker-parser")
         assert peek.returncode == 0, peek.stderr
+        peeked = box.runeconsole("peek", "worker-parser", "--json")  # the same, through peek
+        assert peeked.returncode == 0, peeked.stderr
+        assert json.loads(peeked.stdout)["screen_from"] == f"claude logs {short}"
+        assert "Hello from the background." in json.loads(peeked.stdout)["screen"]
         assert "Hello from the background." in peek.stdout
         assert "Claude Code" in peek.stdout and "\x1b" not in peek.stdout
         raw = box.runeconsole("background", "logs", "worker-parser", "--raw").stdout
@@ -134,3 +138,45 @@ def test_attach_opens_the_session_in_a_new_window_of_the_operators_tmux(
             assert f"attach {short}" in outside.stderr and "not inside tmux" in outside.stderr
         finally:
             subprocess.run([*tmux, "kill-server"], check=False)
+
+
+async def test_the_console_shows_peeks_and_stops_a_background_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.widgets import Static
+
+    from runeconsole.tui.agent_detail import AgentDetail
+    from runeconsole.tui.app import create_app
+    from runeconsole.tui.confirm import ConfirmScreen
+    from tests.support.polling import until
+
+    root, home = new_project(tmp_path)
+    assert install(root).returncode == 0
+    with sandbox(root, home, [text_turn("Hello from the background.")]) as box:
+        short = spawned(box, "worker", "parser", "Say hello")["background_id"]
+        wait_until(lambda: identity(root, "worker-parser").get("last_message"), 60)
+        for name, value in box.environ.items():  # the console's Claude Code is the sandbox's
+            monkeypatch.setenv(name, value)
+        app = create_app(root, rescan_seconds=60)
+        async with app.run_test(size=(150, 40)) as pilot:
+            pane = app.agents_pane
+            await until(pilot, lambda: pane.table.has("worker-parser"))
+            pane.select("worker-parser")
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, AgentDetail))
+            screen = app.screen.query_one("#peek-screen", Static)  # through runeconsole peek's seam
+            await until(pilot, lambda: "Hello from the background." in str(screen.render()), 60)
+            title = str(app.screen.query_one("#peek-screen-title", Static).render())
+            assert f"claude logs {short}" in title
+            facts = dict(app.screen.facts())  # type: ignore[attr-defined]
+            assert facts["kind"] == f"background ({short})"
+            assert facts["last message"] == "Hello from the background."
+            await pilot.press("escape")
+            await pilot.press("x")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            await pilot.press("y")
+            await until(
+                pilot, lambda: identity(root, "worker-parser")["status"] == "terminated", 60
+            )
+        entry = next(s for s in box.sessions() if s.get("id") == short)
+        assert entry["state"] == "stopped"

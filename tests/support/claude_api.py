@@ -314,3 +314,13 @@ class MessagesApi:
                     self._send(200, answer, "application/json", turn.headers)
 
         return Handler
+
+
+def write_turn(path: str, content: str) -> Turn:
+    """The model writes a whole file (Claude Code's Write tool)."""
+    return tool_turn("Write", {"file_path": path, "content": content})
+
+
+def edit_turn(path: str, old: str, new: str) -> Turn:
+    """The model replaces ``old`` with ``new`` in a file it has read (the Edit tool)."""
+    return tool_turn("Edit", {"file_path": path, "old_string": old, "new_string": new})

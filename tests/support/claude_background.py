@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -103,20 +104,45 @@ class Sandbox:
             return pid if isinstance(pid, int) else None
         return None
 
+    def daemon_dir(self) -> str | None:
+        """Where the daemon keeps its sockets (``/tmp/cc-daemon-UID/HASH``), as it logged."""
+        log = self.session.config_dir / "daemon.log"
+        with contextlib.suppress(OSError):
+            found = re.search(r"control socket bound at (\S+)/control\.sock", log.read_text())
+            return found.group(1) if found else None
+        return None
+
     def stop_everything(self) -> None:
-        """Every session stopped, then the daemon and all under it (ours alone: it runs
-        with this sandbox's config dir)."""
+        """Every session stopped, then the daemon asked to end, then anything left of it
+        killed: its process tree, and any process started with its socket directory (a
+        spare terminal host it detached). Only this sandbox's: they name its directory."""
         with contextlib.suppress(Exception):
             for entry in self.sessions():
                 if entry.get("pid") and entry.get("id"):
                     self.claude("stop", entry["id"], check=False)
-        pid = self.daemon_pid()
-        if pid is None:
-            return
-        for member in reversed(_tree(pid)):
+        pid, where = self.daemon_pid(), self.daemon_dir()
+        members = _tree(pid) if pid is not None else []
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            with contextlib.suppress(AssertionError):
+                wait_until(lambda: not _alive(pid), 5, every=0.1)
+        for member in {*members, *(_started_in(where) if where else [])}:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(member, signal.SIGKILL)
-        wait_until(lambda: not any(_alive(p) for p in (pid,)), 10)
+        wait_until(lambda: not any(_alive(p) for p in members), 10)
+
+
+def _started_in(directory: str) -> list[int]:
+    """Processes whose command line names ``directory``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        with contextlib.suppress(OSError), open(f"/proc/{entry}/cmdline", "rb") as handle:
+            if directory.encode() in handle.read():
+                found.append(int(entry))
+    return found
 
 
 def _alive(pid: int) -> bool:

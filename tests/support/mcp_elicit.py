@@ -4,7 +4,8 @@ with bounds, a boolean with a default and an enum with labels), then returns wha
 client answered as the tool's result: ``elicitation answer: {…}``.
 
 JSON-RPC a line, as MCP's stdio transport has it; enough of the protocol for Claude
-Code to list the tool and call it. Run as ``python -m tests.support.mcp_elicit``.
+Code to list the tool and call it. Run as ``python -m tests.support.mcp_elicit`` (with
+this checkout importable: the form is the demo's).
 """
 
 from __future__ import annotations
@@ -13,21 +14,9 @@ import json
 import sys
 from typing import Any
 
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "branch": {"type": "string", "title": "Branch", "description": "Which branch to deploy"},
-        "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 9},
-        "canary": {"type": "boolean", "title": "Canary first", "default": True},
-        "region": {
-            "type": "string",
-            "title": "Region",
-            "enum": ["eu", "us"],
-            "enumNames": ["Europe", "America"],
-        },
-    },
-    "required": ["branch", "region"],
-}
+from runeconsole.demo.claude_scene import ELICIT_REQUEST
+
+SCHEMA = ELICIT_REQUEST["requested_schema"]  # the demo's form: text, integer, yes/no, choice
 MESSAGE = "Where should this deploy go?"
 TOOL = {
     "name": "deploy",

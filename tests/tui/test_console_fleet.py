@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from textual.coordinate import Coordinate
 from textual.geometry import Region
 from textual.pilot import Pilot
 
@@ -96,9 +95,7 @@ async def test_a_filter_matching_more_than_a_screenful_brings_every_match_in_ord
 
 def on_screen(app: RuneConsole) -> list[str]:
     """The Agents table's keys in the order they are drawn."""
-    table = app.agents_pane.table
-    cells = (table.coordinate_to_cell_key(Coordinate(i, 0)) for i in range(table.row_count))
-    return [str(cell.row_key.value) for cell in cells]
+    return app.agents_pane.table.keys()
 
 
 async def test_an_agent_changed_before_the_fill_reaches_it_still_ends_in_its_place(
@@ -147,3 +144,15 @@ async def test_escape_sequences_in_an_agent_s_fields_never_reach_the_terminal(
         assert "]0;owned" in text and "[2Jn" in text  # shown, as harmless text
         assert not CONTROL.search(text)
         assert all(line.cell_length == table.size.width for line in lines)
+
+
+async def test_rows_share_one_cell_per_text_and_style(project: Path, clock: ManualClock) -> None:
+    write_fleet(project, clock, 3)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(160, 30)) as pilot:
+        table = app.agents_pane.table
+        await until(pilot, lambda: table.row_count == 3)
+        first, second = (
+            table.get_cell(key, "status") for key in ("worker-w00000", "worker-w00001")
+        )
+        assert first is second  # one Text for the same words, however many rows show them

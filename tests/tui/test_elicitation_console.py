@@ -6,18 +6,45 @@ hook-runner double and the installed command, as Claude Code runs it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Input, Select, Switch
 
-from runeconsole.tui.app import create_app
+from runeconsole.adapters import git
+from runeconsole.adapters.clock import ManualClock
+from runeconsole.core.paths import ProjectPaths
+from runeconsole.demo.claude_scene import ELICIT_TASK, elicitation_request
+from runeconsole.demo.scene import build_scene
+from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.elicitation_modal import ElicitationModal
 from runeconsole.tui.questions_pane import QuestionsPane
 from tests.support.claude import KEY, Bridge, in_thread
+from tests.support.paths import SNAP
 from tests.support.polling import until
 
 pytestmark = pytest.mark.timeout(120)
+
+
+def form_open(app: object) -> bool:
+    """The form's window is on screen with its fields (composed, not only pushed)."""
+    screen = app.screen  # type: ignore[attr-defined]
+    return isinstance(screen, ElicitationModal) and bool(screen.query("#field-0"))
+
+
+async def form_asked(app: RuneConsole, pilot: Pilot, hooked: Bridge) -> tuple[dict, QuestionsPane]:
+    """A session asks for the fixture's form (its hook waiting, in a thread); ``a`` opens
+    it. The hook's result lands in the dict returned."""
+    await until(pilot, lambda: app.presence.held)
+    await in_thread(lambda: hooked.send("SessionStart"))
+    done = hooked.send_later("Elicitation")
+    pane = app.query_one(QuestionsPane)
+    await until(pilot, lambda: len(pane.open) == 1)
+    await pilot.press("a")
+    await until(pilot, lambda: form_open(app))
+    return done, pane
 
 
 def output(done: dict) -> dict:
@@ -29,23 +56,17 @@ def output(done: dict) -> dict:
 async def test_the_form_is_filled_checked_and_accepted_with_typed_values(hooked: Bridge) -> None:
     app = create_app(hooked.project, rescan_seconds=60)
     async with app.run_test(size=(100, 40)) as pilot:
-        await until(pilot, lambda: app.presence.held)
-        await in_thread(lambda: hooked.send("SessionStart"))
-        done = hooked.send_later("Elicitation")
-        pane = app.query_one(QuestionsPane)
-        await until(pilot, lambda: len(pane.open) == 1)
+        done, pane = await form_asked(app, pilot, hooked)
         (question,) = pane.open.values()
         assert question.text == "Where should this deploy go?" and question.worker == KEY
-        await pilot.press("a")
-        await until(pilot, lambda: isinstance(app.screen, ElicitationModal))
         modal = app.screen
         assert isinstance(modal, ElicitationModal)
         branch, replicas = modal.query_one("#field-0", Input), modal.query_one("#field-1", Input)
         assert isinstance(modal.query_one("#field-2"), Switch)
         assert modal.query_one("#field-2", Switch).value is True  # the schema's default
         assert app.focused is branch
-        await pilot.press(*"main")
-        replicas.focus()
+        await pilot.press(*"main", "enter")  # enter moves on, sends nothing
+        assert app.focused is replicas and "result" not in done
         await pilot.press(*"12")
         await pilot.press("ctrl+s")
         await pilot.pause()
@@ -71,13 +92,7 @@ async def test_the_form_is_filled_checked_and_accepted_with_typed_values(hooked:
 async def test_decline_tells_the_server_no(hooked: Bridge) -> None:
     app = create_app(hooked.project, rescan_seconds=60)
     async with app.run_test(size=(100, 40)) as pilot:
-        await until(pilot, lambda: app.presence.held)
-        await in_thread(lambda: hooked.send("SessionStart"))
-        done = hooked.send_later("Elicitation")
-        pane = app.query_one(QuestionsPane)
-        await until(pilot, lambda: len(pane.open) == 1)
-        await pilot.press("a")
-        await until(pilot, lambda: isinstance(app.screen, ElicitationModal))
+        done, _ = await form_asked(app, pilot, hooked)
         await pilot.click("#form-decline")
         await until(pilot, lambda: "result" in done)
         assert output(done) == {"hookEventName": "Elicitation", "action": "decline"}
@@ -141,3 +156,27 @@ def test_nobody_answering_in_time_leaves_claude_codes_dialog(project: Path, cli)
         listed = cli("question", "list", "--all", "--json", "--root", str(project)).json()
         (question,) = listed  # type: ignore[misc]
         assert question["state"] == "discarded" and "expired" in question["discarded"]
+
+
+# -- snapshot ----------------------------------------------------------------------------------
+
+
+def test_snapshot_the_form_at_80x24(
+    clock: ManualClock, snap_dir: Path, snap_compare: Callable
+) -> None:
+    root = SNAP / "elicitation"
+    git.init_repo(root)
+    build_scene(root, clock)
+    elicitation_request(ProjectPaths(root), clock.now())
+
+    async def open_form(pilot: Pilot) -> None:
+        pane = pilot.app.query_one(QuestionsPane)
+        pane.open_modal(pane.open[f"claude-code/{ELICIT_TASK}.q1"])
+        await until(pilot, lambda: form_open(pilot.app))
+        pilot.app.screen.query_one("#field-0", Input).value = "main"
+        pilot.app.screen.query_one("#field-3", Select).value = "eu"
+        pilot.app.screen.query_one("#form-accept").focus()  # no blinking cursor in the shot
+        await pilot.pause()
+
+    app = create_app(root, clock=clock, watch=False, tick_seconds=0)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=open_form)

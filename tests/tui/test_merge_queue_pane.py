@@ -50,7 +50,7 @@ async def test_rows_follow_queue_order_and_moves(fleet) -> None:
     app = console(root, clock)
     async with app.run_test(size=(120, 30)) as pilot:
         pane = await open_queue(pilot)
-        order = [row.key.value for row in pane.table.ordered_rows]
+        order = pane.table.keys()
         pending = [e.entry_id for e in pane.state.pending()]
         assert order[:4] == pending and len(order) == 5
         assert pane.predictions[pending[3]].with_entries == {pending[2]: ["src/api.py"]}
@@ -63,11 +63,11 @@ async def test_rows_follow_queue_order_and_moves(fleet) -> None:
             "feat/api-v2",
             "feat/billing-api",
         ]
-        assert [row.key.value for row in pane.table.ordered_rows][2] == pending[3]
+        assert pane.table.keys()[2] == pending[3]
         assert pane.table.cursor_key() == pending[3]
         await pilot.press("minus")
         await settle(pilot)
-        assert [row.key.value for row in pane.table.ordered_rows][:4] == pending
+        assert pane.table.keys()[:4] == pending
 
 
 class ThreadNoting(ConflictPredictor):
@@ -129,13 +129,13 @@ async def test_remove_asks_first(fleet) -> None:
     async with console(root, clock).run_test(size=(100, 30)) as pilot:
         pane = await open_queue(pilot)
         first = pane.table.cursor_key()
-        await pilot.press("d")
+        await pilot.press("x")
         await pilot.pause()
         assert isinstance(pilot.app.screen, ConfirmScreen)
         await pilot.press("n")
         await settle(pilot)
         assert len(queue_file(root)["entries"]) == 5
-        await pilot.press("d")
+        await pilot.press("x")
         await pilot.pause()
         await pilot.press("y")
         await settle(pilot)

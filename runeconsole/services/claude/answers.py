@@ -12,13 +12,16 @@ elicitation takes only a text that is a valid response to its form (``elicitatio
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 
-from runeconsole.core.errors import RuneError
+from runeconsole.core.errors import RuneError, WriteFailed
 from runeconsole.core.locks import locked
+from runeconsole.core.pause import pause_point
 from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.claude import elicitation, relay, relay_files
+from runeconsole.services.journal import journaled
 from runeconsole.services.questions import AlreadyAnswered, Answer, Question, Questions
 
 
@@ -39,20 +42,28 @@ def answer(
 ) -> Answer:
     """The operator's answer to ``question`` (``AlreadyAnswered``, ``Expired`` or another
     ``RuneError`` when it cannot be given)."""
-    if not is_relay(question):
-        return _write(questions, question, options, text)
-    lock = questions.paths.lock_for(relay.lock_name(question.task_id))
-    with locked(lock, what=f"question {question.id}"):
-        fresh = questions.read_question(question.path)
-        if fresh.answer is None and fresh.fields.get("expired"):
-            raise Expired(f"{question.id} {fresh.discarded or 'expired'}")
-        if elicitation.is_elicitation(fresh.fields):
-            if options or text is None:
-                raise RuneError(f"{question.id} is a form: answer it with its fields")
-            text = elicitation.checked_answer(fresh.fields, text)
-        given = _write(questions, fresh, options, text)
-    _settle_twin(questions, fresh, given)
-    return given
+    choice = ", ".join(options) if options else repr(text)
+    files = [question.answer_path]
+    twin = question.fields.get("twin")
+    if isinstance(twin, str):
+        with contextlib.suppress(RuneError):  # no twin to settle: only the answer is written
+            files.append(questions.locations.answer_path(questions.locations.path_of(twin)))
+    with journaled(questions.project, "answer", f"answering {question.id} with {choice}", files):
+        if not is_relay(question):
+            return _write(questions, question, options, text)
+        lock = questions.paths.lock_for(relay.lock_name(question.task_id))
+        with locked(lock, what=f"question {question.id}"):
+            fresh = questions.read_question(question.path)
+            if fresh.answer is None and fresh.fields.get("expired"):
+                raise Expired(f"{question.id} {fresh.discarded or 'expired'}")
+            if elicitation.is_elicitation(fresh.fields):
+                if options or text is None:
+                    raise RuneError(f"{question.id} is a form: answer it with its fields")
+                text = elicitation.checked_answer(fresh.fields, text)
+            given = _write(questions, fresh, options, text)
+        pause_point("answer-before-twin")
+        _settle_twin(questions, fresh, given)
+        return given
 
 
 def _write(
@@ -88,6 +99,11 @@ def _settle_twin(questions: Questions, question: Question, given: Answer) -> Non
             questions.answer_question(twin, text=given.answer)
     except AlreadyAnswered:
         pass  # its asker decided at the same moment: both answers stand where they are
+    except WriteFailed as exc:  # a full disk between the two answers: say which stands
+        raise RuneError(
+            f"{question.id} is answered ({given.answer}), but not its twin {twin.id}: "
+            f"{exc.message}; then answer {twin.id}"
+        ) from None
 
 
 def expires_in(question: Question, now: datetime) -> float | None:

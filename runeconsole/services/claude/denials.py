@@ -38,5 +38,9 @@ def record(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -
     decision = files.decision_fields(
         request_id, files.DENY, files.AUTO_MODE, message=reason[:2000], now=now
     )
-    files.write_decision(path, decision)
+    try:
+        files.write_decision(path, decision)
+    except OSError:  # a full disk: no request is left without its decision
+        files.withdraw(path)
+        raise
     return request_id

@@ -165,6 +165,24 @@ def waiting_on(paths: ProjectPaths, key: str) -> list[str]:
     return [request for agent, request in found if agent == key and valid_id(request)]
 
 
+def listing(where: Path, latest: int) -> tuple[list[str], list[str]]:
+    """From one listing of the requests' directory, by name alone: the ids of the requests
+    without a decision, and of the ``latest`` decided ones (ids sort by when they were
+    asked)."""
+    try:
+        names = set(os.listdir(where))
+    except OSError:
+        return [], []
+    ids = sorted(
+        name[: -len(REQUEST)]
+        for name in names
+        if name.endswith(REQUEST) and valid_id(name[: -len(REQUEST)])
+    )
+    undecided = [i for i in ids if i + DECISION not in names]
+    decided = [i for i in ids if i + DECISION in names]
+    return undecided, decided[-latest:] if latest else []
+
+
 def lock_name(request_id: str) -> str:
     return f"claude-permission-{request_id}"
 
@@ -240,6 +258,14 @@ def decision_fields(
 def write_decision(request: Path, fields: dict[str, Any]) -> None:
     """Created once: ``FileExistsError`` when the request is already decided."""
     create_exclusive(decision_path(request), dump_json(fields), FILE_MODE)
+
+
+def withdraw(request: Path) -> None:
+    """A request whose decision could not be recorded (a full disk) is taken back whole:
+    Claude Code asks in its own dialog, and no request is left looking undecided."""
+    if not os.path.lexists(decision_path(request)):
+        with contextlib.suppress(OSError):
+            request.unlink()
 
 
 def read_object(path: Path) -> dict[str, Any]:

@@ -67,14 +67,20 @@ def request(
         rules_error=rules_error,
     )
     path = files.write_request(paths, fields)
-    if rule is not None:
-        decided = files.decision_fields(fields["id"], rule.behavior, files.RULE, rule=rule.id)
-        if rule.behavior == files.DENY:
-            decided["message"] = f"Denied by the operator's standing rule {rule.id} (runeconsole)"
-        files.write_decision(path, decided)
-    elif not waits:
-        nobody = files.decision_fields(fields["id"], None, files.NOBODY, reason=NO_CONSOLE)
-        files.write_decision(path, nobody)
+    try:
+        if rule is not None:
+            decided = files.decision_fields(fields["id"], rule.behavior, files.RULE, rule=rule.id)
+            if rule.behavior == files.DENY:
+                decided["message"] = (
+                    f"Denied by the operator's standing rule {rule.id} (runeconsole)"
+                )
+            files.write_decision(path, decided)
+        elif not waits:
+            nobody = files.decision_fields(fields["id"], None, files.NOBODY, reason=NO_CONSOLE)
+            files.write_decision(path, nobody)
+    except OSError:  # a full disk: no request is left without its decision
+        files.withdraw(path)
+        raise
     if written is not None:
         written()
     if not waits:

@@ -17,13 +17,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.core.dir_cache import DirCache
+from runeconsole.core.errors import InvalidInput, RuneError, WriteFailed
 from runeconsole.core.locks import locked
+from runeconsole.core.pause import pause_point
 from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.claude import permission_files as files
 from runeconsole.services.claude import permission_rules
 from runeconsole.services.claude.permission_rules import Rule
+from runeconsole.services.journal import journaled
 from runeconsole.services.project import Project
 
 PENDING, UNDECIDED, ALLOWED, DENIED, ASKED, UNREADABLE = (
@@ -45,6 +48,13 @@ class AlreadyDecided(RuneError):
 
 class Gone(RuneError):
     """Nobody waits for this decision any more (Claude Code asked in its own dialog)."""
+
+
+def _deciding(request: PermissionRequest, behavior: str) -> str:
+    """``allowing perm-… (claude-web-1: Bash npm test)``: the action, as the journal says it."""
+    verb = "allowing" if behavior == files.ALLOW else "denying"
+    subject = " ".join(request.subject.split())[:60]
+    return f"{verb} {request.id} ({request.agent}: {request.tool} {subject})"
 
 
 def _text(fields: dict[str, Any], name: str) -> str:
@@ -174,6 +184,7 @@ class Permissions:
         self.project = project
         self.paths = project.paths
         self.clock = project.clock
+        self._listed: DirCache[tuple[list[str], list[str]]] = DirCache()
 
     @property
     def directory(self) -> Path:
@@ -198,13 +209,30 @@ class Permissions:
         )
 
     def shown(self) -> list[PermissionRequest]:
-        """The open requests and the ``RECENT`` latest decided ones, oldest first."""
-        requests = self.requests()
+        """The open requests and the ``RECENT`` latest decided ones, oldest first.
+
+        Only those are read: a request with a ``.decision`` beside it is decided (its name
+        says so), and ids sort by the moment they were asked, so a directory of 100,000
+        decisions costs one listing, not 100,000 reads (the console's pane and rescan, the
+        ``events`` stream)."""
+        undecided, latest = self._listing()
+        ids_read = [*undecided, *latest]
+        requests = sorted(
+            (PermissionRequest.read(self.directory / f"{i}{files.REQUEST}") for i in ids_read),
+            key=PermissionRequest.sort_key,
+        )
         decided = [r for r in requests if not r.open][-RECENT:]
         return [r for r in requests if r.open or r in decided]
 
+    def _listing(self) -> tuple[list[str], list[str]]:
+        """The undecided requests' ids and the ``RECENT`` latest decided ones', from one
+        listing of the directory, kept while it is unchanged (``core/dir_cache.py``: a
+        rescan of a directory of 100,000 decisions costs a ``stat``)."""
+        directory = self.directory
+        return self._listed.get(directory, lambda: files.listing(directory, RECENT), ([], []))
+
     def pending(self) -> list[PermissionRequest]:
-        return [r for r in self.requests() if r.open]
+        return [r for r in self.shown() if r.open]
 
     def history(self, agent: str | None = None) -> list[PermissionRequest]:
         """Decided (and unreadable) requests, oldest first; one agent's when named."""
@@ -234,6 +262,19 @@ class Permissions:
         if message is not None and behavior == files.ALLOW:
             raise InvalidInput("a message goes with a deny (the model reads it)")
         request = self.get(request_id)
+        decision = files.decision_path(request.path)
+        with journaled(self.project, "decide", _deciding(request, behavior), [decision]):
+            return self._decide(request, behavior, message=message, via=via, rule=rule)
+
+    def _decide(
+        self,
+        request: PermissionRequest,
+        behavior: str,
+        *,
+        message: str | None,
+        via: str,
+        rule: str | None,
+    ) -> PermissionRequest:
         with locked(self.paths.lock_for(files.lock_name(request.id)), what=request.id):
             fresh = PermissionRequest.read(request.path)
             if fresh.error is not None:
@@ -268,8 +309,26 @@ class Permissions:
             )
         agent = None if every_agent else request.agent
         made = permission_rules.rule_id(behavior, request.tool, request.subject, agent)
-        decided = self.decide(request.id, behavior, via=via, rule=made)
-        return self.add_rule(behavior, request.tool, request.subject, agent), decided
+        written = [files.decision_path(request.path), permission_rules.rules_path(self.paths)]
+        what = f"{_deciding(request, behavior)} always, with a rule for {agent or 'all agents'}"
+        with journaled(self.project, "decide-always", what, written):
+            decided = self._decide(request, behavior, message=None, via=via, rule=made)
+            pause_point("decide-before-rule")
+            return self._rule_after(decided, behavior, agent)
+
+    def _rule_after(
+        self, decided: PermissionRequest, behavior: str, agent: str | None
+    ) -> tuple[Rule, PermissionRequest]:
+        """The rule of a request just decided (a full disk: which of the two stands)."""
+        try:
+            return self._add_rule(behavior, decided.tool, decided.subject, agent), decided
+        except WriteFailed as exc:
+            command = f"runeconsole permissions {behavior} {decided.tool} {decided.subject!r}"
+            scope = "" if agent is None else f" --agent {agent}"
+            raise RuneError(
+                f"{decided.id} is {decided.state} once, but the rule was not saved: "
+                f"{exc.message}; then `{command}{scope}`"
+            ) from None
 
     def settle(
         self,
@@ -320,7 +379,14 @@ class Permissions:
         return permission_rules.read(self.paths)
 
     def add_rule(self, behavior: str, tool: str, subject: str, agent: str | None) -> Rule:
+        what = f"adding the rule {behavior} {tool} {subject[:60]!r} for {agent or 'all agents'}"
+        with journaled(self.project, "rule", what, [permission_rules.rules_path(self.paths)]):
+            return self._add_rule(behavior, tool, subject, agent)
+
+    def _add_rule(self, behavior: str, tool: str, subject: str, agent: str | None) -> Rule:
         return permission_rules.add(self.paths, behavior, tool, subject, agent, self.clock.now())
 
     def remove_rule(self, rule_id: str) -> Rule:
-        return permission_rules.remove(self.paths, rule_id)
+        what = f"taking out the rule {rule_id}"
+        with journaled(self.project, "rule", what, [permission_rules.rules_path(self.paths)]):
+            return permission_rules.remove(self.paths, rule_id)

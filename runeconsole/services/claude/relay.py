@@ -154,7 +154,9 @@ def _close_from_twin(question: RelayQuestion, answer: dict[str, Any]) -> None:
         "answered_at": iso_z(datetime.now(UTC)),
         "via": relay_files.twin_id(question.twin) if question.twin else None,
     }
-    with contextlib.suppress(FileExistsError):  # answered directly at that moment: it stands
+    # Answered directly at that moment: that answer stands. A full disk: the agent gets its
+    # answer all the same, and the console closes the question once the hook is gone.
+    with contextlib.suppress(OSError):
         create_exclusive(question.answer_path, dump_json(body), relay_files.FILE_MODE)
 
 

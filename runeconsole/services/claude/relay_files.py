@@ -169,27 +169,34 @@ def write_call(
     with contextlib.suppress(FileExistsError):
         os.mkdir(directory, DIR_MODE)
     twins = pending_twins(paths, specs)
-    written = []
+    written, created = [], []
     expires = ms(now + timedelta(seconds=wait_seconds))
-    for seq, spec in enumerate(specs, start=1):
-        path = directory / f"{task_id}.q{seq}{QUESTION}"
-        twin = twins.get(seq)
-        fields = question_fields(
-            spec,
-            seq,
-            len(specs),
-            task_id=task_id,
-            key=key,
-            now=now,
-            expires_at=expires,
-            session_id=session_id,
-            tool_use_id=tool_use_id,
-            hook_pid=os.getpid(),
-            twin=twin_id(twin) if twin else None,
-        )
-        with contextlib.suppress(FileExistsError):  # the same call again: its questions stand
-            create_exclusive(path, dump_json(fields), FILE_MODE)
-        written.append(RelayQuestion(path, spec, twin))
+    try:
+        for seq, spec in enumerate(specs, start=1):
+            path = directory / f"{task_id}.q{seq}{QUESTION}"
+            twin = twins.get(seq)
+            fields = question_fields(
+                spec,
+                seq,
+                len(specs),
+                task_id=task_id,
+                key=key,
+                now=now,
+                expires_at=expires,
+                session_id=session_id,
+                tool_use_id=tool_use_id,
+                hook_pid=os.getpid(),
+                twin=twin_id(twin) if twin else None,
+            )
+            with contextlib.suppress(FileExistsError):  # the same call again: it stands
+                create_exclusive(path, dump_json(fields), FILE_MODE)
+                created.append(path)
+            written.append(RelayQuestion(path, spec, twin))
+    except OSError:  # a full disk: a call is relayed whole or not at all
+        for path in created:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        raise
     return written
 
 

@@ -127,9 +127,14 @@ def record(data: bytes, environ: Mapping[str, str]) -> tuple[StatusInput | None,
         return None, None
     status = StatusInput(parsed)
     payload = HookPayload({**parsed, "hook_event_name": STATUS_LINE})
+    from runeconsole.core.errors import WriteFailed
     from runeconsole.services.claude import status_record
 
-    return status, status_record.record(payload, status, environ)
+    try:
+        return status, status_record.record(payload, status, environ)
+    except WriteFailed as exc:  # a full disk, a read-only root: the line shows all the same
+        _log(data, environ, exc.message)
+        return status, None
 
 
 def ours(status: StatusInput | None, fields: dict[str, Any] | None) -> str:

@@ -4,10 +4,14 @@ and priority; each one locked read-modify-write of the queue's file, recorded in
 
 from __future__ import annotations
 
+import contextlib
+
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.validate import validate_id, validate_name
+from runeconsole.services.journal import journaled
 from runeconsole.services.merge_queue.model import (
+    COMPLETED,
     FAILED,
     IN_PROGRESS,
     PENDING,
@@ -58,7 +62,7 @@ class QueueEdits(QueueFile):
             )
         _check_priority(priority)
         node = node_id or node_id_from(branch)
-        with self._mutate() as data:
+        with self._journal(f"queueing {branch}"), self._mutate() as data:
             for index, item in enumerate(data["entries"]):
                 if (
                     isinstance(item, dict)
@@ -102,7 +106,7 @@ class QueueEdits(QueueFile):
 
     def retry(self, entry_id: str) -> QueueEntry:
         validate_name(entry_id, "entry id")
-        with self._mutate() as data:
+        with self._journal(f"retrying {entry_id}"), self._mutate() as data:
             item = self._find(data, entry_id)
             if item.get("status") != FAILED:
                 raise RuneError(
@@ -119,7 +123,7 @@ class QueueEdits(QueueFile):
 
     def remove(self, entry_id: str) -> QueueEntry:
         validate_name(entry_id, "entry id")
-        with self._mutate() as data:
+        with self._journal(f"removing {entry_id}"), self._mutate() as data:
             item = self._find(data, entry_id)
             if item.get("status") == IN_PROGRESS and self.processor_pid() is not None:
                 raise RuneError(f"{entry_id} is being processed; wait for it to finish")
@@ -137,7 +141,8 @@ class QueueEdits(QueueFile):
         is recorded (``set_priority`` moves it to another lane).
         """
         validate_name(entry_id, "entry id")
-        with self._mutate() as data:
+        where = "up" if offset < 0 else "down"
+        with self._journal(f"moving {entry_id} {where}"), self._mutate() as data:
             item = self._find(data, entry_id)
             if item.get("status") != PENDING:
                 raise RuneError(f"{entry_id} is {item.get('status')}; only pending entries move")
@@ -154,7 +159,8 @@ class QueueEdits(QueueFile):
 
     def set_paused(self, paused: bool) -> bool:
         """Pause or resume; returns whether anything changed."""
-        with self._mutate() as data:
+        what = "pausing the merge queue" if paused else "resuming the merge queue"
+        with self._journal(what), self._mutate() as data:
             if bool(data.get("paused")) == paused:
                 return False
             data["paused"] = paused
@@ -166,7 +172,7 @@ class QueueEdits(QueueFile):
         """Give a pending entry another priority lane; returns (entry, changed)."""
         validate_name(entry_id, "entry id")
         _check_priority(priority)
-        with self._mutate() as data:
+        with self._journal(f"giving {entry_id} priority {priority}"), self._mutate() as data:
             item = self._find(data, entry_id)
             if item.get("status") != PENDING:
                 raise RuneError(
@@ -178,6 +184,28 @@ class QueueEdits(QueueFile):
             item["priority"] = priority
             self._record(data, "priority", entry_id, priority=priority, was=before)
             return QueueEntry(dict(item), 0), True
+
+    def remove_finished(self, entry_ids: set[str]) -> list[str]:
+        """The completed or failed entries among ``entry_ids`` taken out (retention
+        archives them first); an entry pending or in progress again by now stays. Returns
+        the ids taken out."""
+        with self._mutate() as data:
+            taken = [
+                item
+                for item in data["entries"]
+                if isinstance(item, dict)
+                and item.get("entry_id") in entry_ids
+                and item.get("status") in (COMPLETED, FAILED)
+            ]
+            for item in taken:
+                data["entries"].remove(item)
+            if taken:
+                self._record(data, "prune", None, count=len(taken))
+            return [str(item.get("entry_id")) for item in taken]
+
+    def _journal(self, what: str) -> contextlib.AbstractContextManager[None]:
+        """An operator's change to the queue, journaled (``services/journal.py``)."""
+        return journaled(self.project, "queue", what, [self.path])
 
 
 def _check_priority(priority: str | None) -> None:

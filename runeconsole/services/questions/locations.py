@@ -82,16 +82,28 @@ class Locations:
 
     # -- files -----------------------------------------------------------------------------
 
-    def question_files(self, directory: Path) -> list[Path]:
+    def question_files(self, directory: Path, *, unanswered: bool = False) -> list[Path]:
+        """The question files of ``directory`` (``unanswered``: those without an answer
+        beside them, told from the one listing: no file is looked at for it)."""
         pattern = BACKGROUND_NAME if self.is_background(directory) else FILE_NAME
         try:
-            names = [e.name for e in os.scandir(directory) if e.name.endswith(f".{QUESTION}")]
+            names = os.listdir(directory)
         except OSError:
             return []
-        return [directory / name for name in names if pattern.fullmatch(name)]
+        answered = {n for n in names if n.endswith(f".{ANSWER}")} if unanswered else set()
+        return [
+            directory / name
+            for name in names
+            if name.endswith(f".{QUESTION}")
+            and pattern.fullmatch(name)
+            and name[: -len(QUESTION)] + ANSWER not in answered
+        ]
+
+    def question_dirs(self) -> list[Path]:
+        return [*self.signal_dirs(), *self.background_dirs()]
 
     def all_question_files(self) -> Iterator[Path]:
-        for directory in [*self.signal_dirs(), *self.background_dirs()]:
+        for directory in self.question_dirs():
             yield from self.question_files(directory)
 
     def where(self, path: Path) -> Where:

@@ -48,6 +48,20 @@ class Answer:
     answered_at: str | None = None
     error: str | None = None
 
+    @classmethod
+    def from_body(cls, path: Path, task_id: str, seq: int, body: dict[str, Any]) -> Answer:
+        """An answer file's object (as read, or as archived)."""
+        option, answered_at = body.get("option"), body.get("answered_at")
+        return cls(
+            path,
+            task_id,
+            seq,
+            answer=str(body.get("answer") or ""),
+            decided_by=str(body.get("decided_by") or ""),
+            option=option if isinstance(option, str) else None,
+            answered_at=answered_at if isinstance(answered_at, str) else None,
+        )
+
     def relay_block(self) -> str:
         """What the orchestrator sends back to the worker (``ANSWER``, ``TASK``,
         ``DECIDED_BY``)."""

@@ -11,7 +11,8 @@ from typing import Any
 
 from runeconsole.adapters.tasks import TaskStore
 from runeconsole.core.config import TALISMAN
-from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
+from runeconsole.core.dir_cache import DirCache
+from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile, WriteFailed
 from runeconsole.core.files import create_exclusive, dump_json, read_json_object
 from runeconsole.core.locks import locked
 from runeconsole.core.timeutil import iso_z, parse_iso
@@ -57,6 +58,7 @@ class Questions:
         self.settings = settings or project.settings(RelaySettings)
         self.tasks = tasks or TaskStore()
         self.locations = Locations(project.paths)
+        self._unanswered_by_dir: DirCache[list[Question]] = DirCache()
 
     @property
     def base(self) -> Path:
@@ -72,18 +74,7 @@ class Questions:
             body = read_json_object(path)
         except UnreadableFile as exc:
             return Answer(path, task_id, seq, error=exc.reason)
-        option = body.get("option")
-        return Answer(
-            path,
-            task_id,
-            seq,
-            answer=str(body.get("answer") or ""),
-            decided_by=str(body.get("decided_by") or ""),
-            option=option if isinstance(option, str) else None,
-            answered_at=body.get("answered_at")
-            if isinstance(body.get("answered_at"), str)
-            else None,
-        )
+        return Answer.from_body(path, task_id, seq, body)
 
     def answer_for(self, question: Question) -> Answer | None:
         path = question.answer_path
@@ -132,14 +123,22 @@ class Questions:
     def list(self, *, include_closed: bool = False) -> list[Question]:
         """Open questions first (blocking, then non-blocking, oldest first), from both
         layouts (``locations``)."""
-        found = [
-            self.read_question(path)
-            for path in self.locations.all_question_files()
-            # an answered question is closed: skip reading it unless asked to
-            if include_closed or not self.locations.answer_path(path).exists()
-        ]
+        if include_closed:
+            found = [self.read_question(p) for p in self.locations.all_question_files()]
+        else:  # an answered question is closed: not read (its answer's name says so)
+            found = [q for d in self.locations.question_dirs() for q in self._unanswered(d)]
         shown = found if include_closed else [q for q in found if q.open]
         return sorted(shown, key=Question.sort_key)
+
+    def _unanswered(self, directory: Path) -> list[Question]:
+        """The questions of ``directory`` without an answer, read again only once it has
+        changed (``core/dir_cache.py``)."""
+
+        def read() -> list[Question]:
+            paths = self.locations.question_files(directory, unanswered=True)
+            return [self.read_question(path) for path in paths]
+
+        return self._unanswered_by_dir.get(directory, read, [])
 
     def open_count(self) -> OpenCount:
         open_questions = self.list()
@@ -389,4 +388,6 @@ def _make_private_dir(directory: Path) -> None:
 
 
 def _cannot_write(path: Path, exc: OSError) -> RuneError:
+    if isinstance(exc, WriteFailed):  # a full disk, a read-only root: it says so already
+        return exc
     return RuneError(f"cannot write {path}: {exc.strerror or exc}")

@@ -8,8 +8,8 @@ where a message is typed (``say``).
 - Neither, or gone: the last screen kept when it stopped (the supervisor keeps one),
   else no screen, and why.
 
-A session that runs without a terminal (Claude Code's background sessions) is read here
-too when its reader is added; nothing else needs to change.
+- A Claude Code background session (no pane: Claude Code's daemon holds its terminal):
+  ``claude logs ID``, replayed into the screen it shows (``services.claude.background``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from runeconsole.adapters.tmux import PaneLook, Tmux
 from runeconsole.core.errors import RuneError
-from runeconsole.services.claude import terminal
+from runeconsole.services.claude import session_view, terminal
+from runeconsole.services.claude.session_view import is_background
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.reply.ownership import foreign
 from runeconsole.services.supervision.screens import last_screen
@@ -85,6 +86,8 @@ def _squeezed(screen: str, lines: int) -> str:
 
 def read_screen(record: AgentRecord, sessions: AgentSessions, lines: int) -> Screen:
     """The agent's screen: its own pane while it is there, else the last screen kept."""
+    if background_id(record) is not None:
+        return _background_screen(record, sessions, lines)
     note = None
     try:
         place = find_pane(record, sessions)
@@ -111,3 +114,22 @@ def read_screen(record: AgentRecord, sessions: AgentSessions, lines: int) -> Scr
     if kept.strip():
         return Screen(_squeezed(kept, lines), SAVED, note)
     return Screen("", None, note)
+
+
+def background_id(record: AgentRecord) -> str | None:
+    """The short id of a Claude Code background session with no pane of its own."""
+    if record.error or record.get("tmux_session") or terminal.recorded(record.fields):
+        return None
+    return session_view.background_id(record.fields) if is_background(record.fields) else None
+
+
+def _background_screen(record: AgentRecord, sessions: AgentSessions, lines: int) -> Screen:
+    from runeconsole.services.claude.background import Background
+    from runeconsole.services.project import Project
+
+    background = Background(Project(sessions.root), registry=sessions.registry)
+    short = background_id(record)
+    try:
+        return Screen(_squeezed(background.peek_text(record.key), lines), f"claude logs {short}")
+    except RuneError as exc:
+        return Screen("", None, exc.message)

@@ -8,7 +8,10 @@ and nothing is sent: an answer is never lost silently in an outage.
 caller routes by the row's source and never asks which kind it holds.
 
 ``attach_argv`` is the ``g`` key for a remote agent: ``ssh -t HOST tmux -L SOCKET attach
--t =SESSION``, which the console opens in a new window of the operator's tmux.
+-t =SESSION``, which the console opens in a new window of the operator's tmux; for a
+Claude Code background session there, ``ssh -t HOST runeconsole background attach KEY``
+(``claude attach`` on its host). ``kill`` stops either kind (``runeconsole kill`` routes a
+background session to ``claude stop``).
 """
 
 from __future__ import annotations
@@ -93,6 +96,29 @@ class LocalActions:
         """``g``: the operator's tmux client switches to the agent's session."""
         Supervisor(self.project).switch_to(key)
 
+    # -- reviews (``review AGENT --json`` and its decisions) ---------------------------------
+
+    def _reviews(self) -> Any:
+        from runeconsole.services.review.service import Reviews
+
+        return Reviews(self.project)
+
+    def review(self, key: str) -> Any:
+        from runeconsole.services.review.report import review_report
+
+        return review_report(self._reviews(), key)
+
+    def review_comment(
+        self, key: str, text: str, file: str | None, line: int | None, side: str
+    ) -> Any:
+        return self._reviews().comment(key, text, file=file, line=line, side=side).to_json()
+
+    def review_approve(self, key: str) -> Any:
+        return self._reviews().approve(key).to_json()
+
+    def review_send(self, key: str) -> Any:
+        return self._reviews().send(key).to_json()
+
     def say(self, key: str, text: str) -> Any:
         """``m``: the message pasted into the agent's pane and submitted (or refused)."""
         from runeconsole.services.reply import Replies
@@ -171,6 +197,26 @@ class RemoteActions:
     def kill(self, key: str) -> Any:
         return self.call("kill", key, "--json")
 
+    def review(self, key: str) -> Any:
+        """``review KEY --json`` there: its changes, the diff, its open review (exit 1 with
+        a report when its worktree cannot be read: the report says why)."""
+        return self.call("review", key, "--json", accept=(0, 1))
+
+    def review_comment(
+        self, key: str, text: str, file: str | None, line: int | None, side: str
+    ) -> Any:
+        where = [*(["--file", file] if file else []), *(["--line", str(line)] if line else [])]
+        # --text=: a text that begins with '-' is never taken for an option
+        return self.call(
+            "review", "comment", key, *where, "--side", side, f"--text={text}", "--json"
+        )
+
+    def review_approve(self, key: str) -> Any:
+        return self.call("review", "approve", key, "--json")
+
+    def review_send(self, key: str) -> Any:
+        return self.call("review", "send", key, "--json")
+
     def say(self, key: str, text: str) -> Any:
         # One argument, whatever the text starts with (a dash, a newline).
         return self.call("say", key, f"--text={text}", "--json")
@@ -183,10 +229,23 @@ class RemoteActions:
         tmux = ["tmux", *(["-L", socket] if socket else []), "attach-session", "-t", f"={session}"]
         return self.source.transport.argv(tmux, tty=True)
 
+    def background_attach_argv(self, key: str) -> list[str]:
+        """The local argv that opens a background session there in a terminal here."""
+        spec = self.source.spec
+        remote = [*spec.command, "background", "attach", key, "--root", spec.root]
+        return self.source.transport.argv(remote, tty=True)
+
     def attach_window_argv(
-        self, key: str, session: str, socket: str | None = None, tmux: Sequence[str] = ("tmux",)
+        self,
+        key: str,
+        session: str | None,
+        socket: str | None = None,
+        tmux: Sequence[str] = ("tmux",),
     ) -> list[str]:
         """``tmux new-window`` on the operator's tmux (``tmux``: its command, ``-L`` and
-        all) running ``attach_argv``: the ``g`` key on a remote agent."""
+        all) running ``attach_argv``: the ``g`` key on a remote agent (with no tmux
+        session: a background session, ``background_attach_argv``)."""
         window = [*tmux, "new-window", "-n", f"{self.source.name}/{key}", "--"]
+        if session is None:
+            return [*window, *self.background_attach_argv(key)]
         return [*window, *self.attach_argv(session, socket)]

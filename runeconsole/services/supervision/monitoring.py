@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters.tmux import PaneInfo
-from runeconsole.core.errors import RuneError
+from runeconsole.core.errors import RuneError, WriteFailed
 from runeconsole.core.locks import LockBusy, owned
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.services.claude.view import overlay
@@ -126,11 +126,14 @@ class Monitor:
                 with self._hold():
                     self._loop(interval, stop, on_report)
                 return
-            except LockBusy as busy:
+            except (LockBusy, WriteFailed) as exc:  # or its pid file not written: a full disk
                 if not follow:
                     raise
                 report = MonitorReport(observed_at=iso_z(self.sessions.clock.now()))
-                report.skipped, report.other_monitor = True, busy.holder
+                if isinstance(exc, LockBusy):
+                    report.skipped, report.other_monitor = True, exc.holder
+                else:
+                    report.errors.append(exc.message)
                 if on_report is not None:
                     on_report(report)
                 stop.wait(interval)

@@ -24,8 +24,10 @@ from runeconsole.core import frontmatter
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.files import atomic_write_bytes, is_temp_name, read_bytes
 from runeconsole.core.locks import locked
+from runeconsole.core.pause import pause_point
 from runeconsole.core.timeutil import iso_z
 from runeconsole.core.validate import contained, validate_id
+from runeconsole.services.journal import journaled
 from runeconsole.services.project import Project
 from runeconsole.services.suspension.context_file import (
     LAST_ACTION_MAX,
@@ -226,12 +228,29 @@ class Suspension:
                     f"Context injected as advisory only.{record.stash_hint}"
                 )
             count = record.resume_count + 1
-            if not dry_run:
-                text = read_bytes(path).decode("utf-8")
-                atomic_write_bytes(path, with_resume_count(text, count).encode("utf-8"))
-            task = self.mark_task(record.task_id, team, RESUMED, dry_run=dry_run)
+            if dry_run:
+                task = self.mark_task(record.task_id, team, RESUMED, dry_run=True)
+            else:
+                task = self._count_resume(path, record, count, team)
             injection = self.injection(record, count, reason)
             return ResumeResult(record, count, injection, warnings, not dry_run, task)
+
+    def _count_resume(
+        self, path: Path, record: ContextRecord, count: int, team: str | None
+    ) -> TaskWrite:
+        """The context file's ``resume_count``, then the task file, as one journaled action
+        (a kill between the two is said at the console's next start)."""
+        task_file = None
+        if team:
+            with contextlib.suppress(RuneError):  # a bad team: mark_task says why
+                task_file = self.tasks.file_for(record.task_id, team)
+        files = [path, *([task_file] if task_file else [])]
+        what = f"resuming task #{record.task_id} ({self.key_for(path)}, resume {count})"
+        with journaled(self.project, "resume", what, files):
+            text = read_bytes(path).decode("utf-8")
+            atomic_write_bytes(path, with_resume_count(text, count).encode("utf-8"))
+            pause_point("resume-before-task")
+            return self.mark_task(record.task_id, team, RESUMED, dry_run=False)
 
     # -- suspending ------------------------------------------------------------------------
 

@@ -29,6 +29,8 @@ from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude.session_view import is_background
+from runeconsole.services.review.targets import ActionsReview
 from runeconsole.services.sources import RemoteActions, Verdict
 from runeconsole.services.sources.fleet import SOURCE, FleetFeed
 from runeconsole.tui.confirm import ConfirmScreen
@@ -59,8 +61,14 @@ from runeconsole.tui.fleet_console.store import (
     Moved,
 )
 from runeconsole.tui.message_modal import MessageModal
+from runeconsole.tui.review.screen import open_review
 from runeconsole.tui.suspended_detail import show_resumed
 
+STOP_BACKGROUND = (
+    "Stop {key}?",
+    "Its Claude Code background session on {source} is stopped (claude stop); its "
+    "conversation is kept.",
+)
 CONFIRM = {
     "handoff": (
         "Hand off {key}?",
@@ -229,10 +237,15 @@ class FleetConsole(PanesApp):
         if message.action == "attach":
             self.attach(source, own)
             return
+        if message.action == "review":
+            self.review(source, own)
+            return
         if message.action in ("say", "peek"):
             self.open_agent(message.action, source, own)
             return
         question, detail = CONFIRM[message.action]
+        if message.action == "kill" and is_background(self.store.get(AGENT, key) or {}):
+            question, detail = STOP_BACKGROUND
 
         def confirmed(yes: bool | None) -> None:
             if yes:
@@ -334,6 +347,17 @@ class FleetConsole(PanesApp):
             source,
         )
 
+    def review(self, source: str, key: str) -> None:
+        """The review screen of an agent of ``source``: read and decided there, with the
+        same CLI commands (``review KEY --json``, ``review approve`` …)."""
+        try:
+            actions = self.feed.actions(source)
+        except RuneError as exc:
+            self.notify(exc.message, title=f"Cannot review {key}", severity="warning")
+            return
+        label = f"{source}/{key}" if self.feed.prefixed else key
+        open_review(self, ActionsReview(actions, key, label))
+
     def attach(self, source: str, key: str) -> None:
         row = self.store.get(AGENT, f"{source}/{key}" if self.feed.prefixed else key) or {}
         try:
@@ -341,8 +365,8 @@ class FleetConsole(PanesApp):
             if not isinstance(actions, RemoteActions):
                 actions.attach(key)
                 return
-            session = str(row.get("tmux_session") or "")
-            if not session:
+            session = str(row.get("tmux_session") or "") or None
+            if session is None and not is_background(row):
                 raise RuneError(f"{key} has no tmux session")
             socket = actions.source.meta.get("tmux_socket")  # the host's, from its snapshot
             argv = actions.attach_window_argv(key, session, socket)

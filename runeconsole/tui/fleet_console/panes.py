@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable
 
 from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.supervisor import SupervisorSettings
@@ -189,6 +188,7 @@ class FleetAgentsPane(RowsPane):
     PANE_ID, TITLE, KIND = AGENTS, "Agents", AGENT
     COLUMNS = rows.AGENT_COLUMNS
     BINDINGS = [
+        Binding("d", "act('review')", "Review"),
         Binding("g", "act('attach')", "Go to"),
         Binding("h", "act('handoff')", "Handoff"),
         Binding("r", "act('respawn')", "Respawn"),
@@ -197,6 +197,7 @@ class FleetAgentsPane(RowsPane):
         Binding("p", "act('peek')", "Peek", show=False),
     ]
     HELP_KEYS = (
+        ("d", "review its changes (review AGENT --json on its source); decisions go there"),
         ("g", "attach: your tmux switches to it, or a new window ssh -t HOST tmux attach"),
         ("h / r / x", "hand off, re-spawn, kill: sent to the agent's source (confirmed)"),
         ("enter / p", "peek: its screen and last message, read on its source"),
@@ -222,7 +223,7 @@ class FleetAgentsPane(RowsPane):
     def action_act(self, action: str) -> None:
         self.ask(action)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.ask("peek")
 
@@ -261,7 +262,7 @@ class FleetQuestionsPane(RowsPane):
         row = self.store.get(QUESTION, key) or {}
         return (row.get("urgency") != "blocking", row.get("asked_at") or "", key)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_answer()
 
@@ -296,7 +297,7 @@ class FleetPermissionsPane(RowsPane):
         stamp = asked.timestamp() if asked else 0.0
         return (0, stamp, key) if rows.permission_open(row) else (1, -stamp, key)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_decide()
 
@@ -307,8 +308,15 @@ class FleetPermissionsPane(RowsPane):
 class FleetQueuePane(RowsPane):
     PANE_ID, TITLE, KIND = MERGE_QUEUE, "Merge queue", QUEUE
     COLUMNS = rows.QUEUE_COLUMNS
-    BINDINGS = [Binding("p", "process", "Process")]
-    HELP_KEYS = (("p", "process the selected entry's queue on its source (confirmed)"),)
+    BINDINGS = [
+        Binding("p", "process", "Process"),
+        Binding("d", "review", "Review"),
+        Binding("enter", "review", show=False),
+    ]
+    HELP_KEYS = (
+        ("p", "process the selected entry's queue on its source (confirmed)"),
+        ("enter / d", "review the changes of the selected entry's agent, on its source"),
+    )
 
     def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
         return rows.queue_row(self.source_of(key), row)
@@ -323,6 +331,20 @@ class FleetQueuePane(RowsPane):
 
     def action_process(self) -> None:
         self.ask("process")
+
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+        event.stop()
+        self.action_review()
+
+    def action_review(self) -> None:
+        """The review of the entry's agent (its ``identity_name``), on its source."""
+        chosen = self.selected()
+        row = self.store.get(QUEUE, chosen[1]) if chosen else None
+        agent = row.get("identity_name") if row else None
+        if chosen is None or not isinstance(agent, str) or not agent:
+            self.notify("this entry names no agent to review", severity="warning")
+            return
+        self.post_message(self.Act("review", chosen[0], agent))
 
 
 class FleetSuspendedPane(RowsPane):

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from runeconsole.adapters import git
 from runeconsole.services.claude import hook, statusline
 from runeconsole.services.claude.payload import EVENTS, HookInputError
-from tests.support.claude import Bridge
+from tests.support.claude import PAYLOADS, Bridge, payload
 from tests.support.cli import cli_env
 
 pytestmark = pytest.mark.timeout(180)
@@ -147,11 +147,40 @@ KNOWN = (
     "trigger",
     "tool_use_id",
     "prompt",
+    # the newer events' (session_facts, elicitation)
+    "error",
+    "error_details",
+    "last_assistant_message",
+    "message_id",
+    "delta",
+    "index",
+    "final",
+    "agent_id",
+    "agent_type",
+    "task_id",
+    "task_subject",
+    "compact_summary",
+    "is_interrupt",
+    "old_cwd",
+    "new_cwd",
+    "mcp_server_name",
+    "mode",
+    "requested_schema",
+    "session_title",
 )
 payloads = st.fixed_dictionaries(
-    {"hook_event_name": st.sampled_from([*EVENTS, "SubagentStop", "", 7])},
+    {"hook_event_name": st.sampled_from([*EVENTS, "TeammateIdle", "", 7])},
     optional={name: json_values for name in KNOWN},
 ).map(lambda d: {**d, "tool_name": d.get("tool_name", "AskUserQuestion")})
+# A background session's hook environment (its job directory names its short id).
+environs = st.fixed_dictionaries(
+    {},
+    optional={
+        "CLAUDE_JOB_DIR": st.sampled_from(["/x/jobs/3decb0de", "/x/jobs/../..", "", "/"])
+        | st.text(max_size=20),
+        "CLAUDE_PID": st.sampled_from(["4242", "-1", "x"]),
+    },
+)
 
 
 @pytest.fixture(scope="module")
@@ -164,10 +193,69 @@ def fuzz_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(data=st.binary(max_size=300) | payloads.map(lambda d: json.dumps(d).encode()))
-def test_fuzzed_stdin_never_raises_and_prints_nothing_or_json(fuzz_root: Path, data: bytes) -> None:
+@given(
+    data=st.binary(max_size=300) | payloads.map(lambda d: json.dumps(d).encode()),
+    environ=environs,
+)
+def test_fuzzed_stdin_never_raises_and_prints_nothing_or_json(
+    fuzz_root: Path, data: bytes, environ: dict[str, str]
+) -> None:
+    out = hook.run(io.BytesIO(data), {"RUNECONSOLE_ROOT": str(fuzz_root), **environ})
+    assert out == "" or isinstance(json.loads(out), dict)
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in PAYLOADS.glob("*.json")))
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(noise=st.dictionaries(st.sampled_from(KNOWN), json_values, max_size=4))
+def test_every_fixture_with_fields_of_the_wrong_kind_never_raises(
+    fuzz_root: Path, name: str, noise: dict[str, object]
+) -> None:
+    """The payloads Claude Code sent, each with some fields replaced by any JSON value."""
+    real = payload(name, fuzz_root, fuzz_root / "transcript.jsonl")
+    data = json.dumps({**real, **noise, "hook_event_name": real["hook_event_name"]}).encode()
     out = hook.run(io.BytesIO(data), {"RUNECONSOLE_ROOT": str(fuzz_root)})
     assert out == "" or isinstance(json.loads(out), dict)
+
+
+schemas = st.recursive(
+    json_values,
+    lambda inner: st.fixed_dictionaries(
+        {"type": st.sampled_from(["object", "string", "integer", "number", "boolean", 3])},
+        optional={
+            "properties": st.dictionaries(st.text(max_size=5), inner, max_size=3),
+            "required": st.lists(st.text(max_size=5), max_size=3) | inner,
+            "enum": st.lists(json_values, max_size=3),
+            "oneOf": st.lists(inner, max_size=3),
+            "minimum": json_values,
+            "maximum": json_values,
+            "default": json_values,
+            "enumNames": json_values,
+        },
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(schema=schemas, answer=json_values)
+def test_any_schema_is_a_form_or_refused_and_any_answer_checked_or_refused(
+    schema: object, answer: object
+) -> None:
+    from runeconsole.core.errors import InvalidInput
+    from runeconsole.services.claude.elicit_form import Form, Unsupported
+
+    try:
+        form = Form(schema)
+    except Unsupported:
+        return
+    try:
+        action, content = form.response(json.dumps(answer))
+    except InvalidInput:
+        return
+    assert action in ("accept", "decline", "cancel")
+    assert content is None or set(content) <= {field.name for field in form.fields}
 
 
 # The status line's input: every field the recording reads, of any type, beside a

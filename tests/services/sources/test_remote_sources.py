@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import stat
 import subprocess
@@ -245,6 +246,19 @@ def test_g_on_a_remote_agent_opens_ssh_t_tmux_attach_in_a_new_window(
         "alpha",
         "tmux -L 'sock $x' attach-session -t '=rc-worker a'",
     ]
+
+
+def test_g_on_a_remote_background_session_opens_its_claude_attach_over_ssh_t(
+    follow: Callable[..., RemoteSource], remote_root: Path
+) -> None:
+    source = RemoteSource(
+        SourceSpec("alpha", str(remote_root), "alpha"), lambda *_: None, heartbeat=1
+    )
+    argv = RemoteActions(source).attach_window_argv("worker-b", None)
+    assert argv[:5] == ["tmux", "new-window", "-n", "alpha/worker-b", "--"]
+    assert argv[5] == "ssh" and argv[-4:-1] == ["-t", "--", "alpha"]
+    remote = ["runeconsole", "background", "attach", "worker-b", "--root", str(remote_root)]
+    assert argv[-1] == shlex.join(remote)  # quoted once, whatever the root holds
 
 
 def test_listeners_hear_a_reset_with_the_snapshot_then_single_changes(

@@ -1,18 +1,17 @@
-"""What Textual's DataTable costs at N rows, each operation alone (the Agents pane's table).
+"""What the console's table (``KeyedTable``) costs at N rows, each operation alone.
 
 A headless app holding one ``KeyedTable`` with the Agents pane's columns and rows built
 by the pane's own ``row_values``; each operation is timed on the thread CPU clock, and
-apart from it what follows before the screen shows it: the idle-time work DataTable
-defers (its ``_on_idle`` measures new rows' cells) and the frame (``pilot.pause``).
+apart from it what follows before the screen shows it (the frame: ``pilot.pause``).
 RSS growth from the empty table to N rows is printed too.
 
-    python benchmarks/datatable_cost.py [ROWS ...]
+    python benchmarks/table_cost.py [ROWS ...]
 
-Operations: fill (``add_row`` per row, then sort), one cell updated, one row added,
-one row removed (``remove_row``, which rebuilds the row index), 100 removed in one go
-and added again, cursor down, page down, ``clear`` and the rows matching ``7`` added
-again (a filter done as a rebuild), and a projection of the same filter done row by row
-(``remove_row`` each, as the Agents pane does) from the cost of a removal in a batch.
+Operations: fill (``upsert`` per row, then sort), the same rows in bulk (``replace``),
+one cell updated, one row added, one row removed, 100 removed in one go and added again,
+cursor down, page down, the rows matching ``7`` shown instead (a filter), and a
+projection of the same filter done row by row from the cost of a removal in a batch.
+(Until issue 24 the table was Textual's DataTable: ``git log`` this file for its figures.)
 """
 
 from __future__ import annotations
@@ -75,14 +74,14 @@ async def measure(count: int) -> list[str]:
         empty = process_memory(os.getpid())["rss"]
 
         async def timed(label: str, operation: Callable[[], object]) -> float:
-            """The operation's own ms; then DataTable's idle work and the frame, apart."""
+            """The operation's own ms; then the frame, apart."""
             start = time.thread_time()
             operation()
             own = (time.thread_time() - start) * 1000
             start = time.thread_time()
             await pilot.pause()
             after = (time.thread_time() - start) * 1000
-            lines.append(f"  {label:<44} {own:9.1f} ms  + {after:7.1f} ms idle work and frame")
+            lines.append(f"  {label:<44} {own:9.1f} ms  + {after:7.1f} ms to the frame")
             return own
 
         def fill() -> None:
@@ -90,8 +89,10 @@ async def measure(count: int) -> list[str]:
                 table.upsert(key, row)
             table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
 
-        await timed(f"fill {count} rows (add_row each, sort)", fill)
+        await timed(f"fill {count} rows (upsert each, sort)", fill)
         full = process_memory(os.getpid())["rss"]
+        bulk = list(values.items())
+        await timed(f"the {count} rows again in bulk (replace)", lambda: table.replace(bulk))
         # The first change after the fill repaints every line (the caches are warming): untimed.
         table.upsert(rows[1].key, [*values[rows[1].key][:8], "warm", *values[rows[1].key][9:]])
         await pilot.pause()
@@ -103,7 +104,7 @@ async def measure(count: int) -> list[str]:
         extra = records(count + 1)[-1]
         extra_values = row_values(extra, None, None, settings)
         await timed("one row added", lambda: table.upsert(extra.key, extra_values))
-        await timed("one row removed (remove_row)", lambda: table.drop(extra.key))
+        await timed("one row removed", lambda: table.drop(extra.key))
         some = [row.key for row in rows[:100]]
         removal = await timed(
             "100 rows removed in one go", lambda: [table.drop(key) for key in some]
@@ -114,13 +115,10 @@ async def measure(count: int) -> list[str]:
         table.reorder("role", "name", key=lambda cells: (str(cells[0]), str(cells[1])))
         kept = {k: v for k, v in values.items() if "7" in k}
 
-        def rebuild() -> None:
-            table.clear()
-            table._values.clear()
-            for key, row in kept.items():
-                table.upsert(key, row)
-
-        await timed(f"clear, add the {len(kept)} rows matching '7'", rebuild)
+        await timed(
+            f"the {len(kept)} rows matching '7' instead (replace)",
+            lambda: table.replace(list(kept.items())),
+        )
         dropped = count - len(kept)
         lines.append(
             f"  {'filter row by row (projected)':<40} {dropped * removal:9.0f} ms  "

@@ -1,0 +1,147 @@
+"""The review screen, key to screen, in a real tmux pane: ``d`` on an agent -> its diff
+painted; ``n`` -> the next file at the top; ``page down`` -> the diff moved a page; and
+``d`` on an agent whose one file is 20,000 new lines -> its first lines painted.
+
+The project has two agents in worktrees of their own: ``worker-big`` with a change of
+``--files`` files and ``--lines`` changed lines in all (every other line of each file
+rewritten: as many hunks as a real refactor), committed on its branch, plus an
+untracked note; ``worker-huge`` with one new file of ``--huge`` lines. The console runs
+in a 160x45 pane of a private tmux server (``--no-monitor``) and the screen is read back
+through one tmux control-mode client about every millisecond (``_console.py``), so a
+figure is from handing tmux the key to the capture that showed its effect. Beside each,
+the CPU the console spent meanwhile (its threads and the git processes it ran, from
+``/proc``): what others' load on a shared machine distorts least.
+
+Each round opens ``worker-big``'s review twice: ``cold`` after its note was changed (the
+changes and the patch are worked out again with git) and ``warm`` (nothing moved: git
+is asked only whether anything did); in between it presses ``n`` and ``page down``
+``--steps`` times each. Then ``worker-huge``'s review, cold.
+
+Goals (issue 21): 50 files, 5,000 lines: key to first paint p95 <= 150 ms; ``n`` and
+page down p95 <= 50 ms; a 20,000-line single-file diff opens in <= 300 ms.
+
+    python benchmarks/review_screen.py [--rounds 10] [--steps 5] [--files 50]
+        [--lines 5000] [--huge 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import end_cleanly_on_sigterm, load, percentile, process_cpu, scratch, summary
+from _console import ConsolePane
+from _worktrees import agent, code, project, touch
+
+TIMEOUT = 30.0
+
+
+def diff_part(line: str) -> str:
+    """The diff's part of a screen line (right of the file list's edge, when shown)."""
+    return line.rsplit("▕", 1)[-1]
+
+
+class Rounds:
+    def __init__(self, pane: ConsolePane, note: Path, huge_note: Path, files: int) -> None:
+        self.pane, self.note, self.huge_note, self.files = pane, note, huge_note, files
+        self.times: dict[str, list[float]] = {}
+        self.cpu: dict[str, list[float]] = {}  # CPU the console spent meanwhile
+        self.rng = random.Random(7)
+
+    def press(self, label: str, key: str, shown) -> None:  # type: ignore[no-untyped-def]
+        time.sleep(self.rng.uniform(0.15, 0.4))
+        pid = self.pane.pid
+        assert pid is not None
+        cpu = process_cpu(pid, children=True)
+        sent = self.pane.send_keys(key)
+        seen = self.pane.wait_for(shown, timeout=TIMEOUT, what=f"the effect of {label}")
+        self.times.setdefault(label, []).append((seen - sent) * 1000)
+        spent = process_cpu(pid, children=True) - cpu  # the console's, and git's it ran
+        self.cpu.setdefault(label, []).append(spent * 1000)
+
+    def back(self) -> None:
+        self.pane.send_keys("Escape")
+        self.pane.wait_for(lambda s: "CHANGES" in "".join(s[:6]), timeout=TIMEOUT)
+
+    def open(self, label: str, key_name: str, first_line: str) -> None:
+        def painted(lines: list[str]) -> bool:
+            return lines[0].lstrip().startswith(f"Review {key_name}") and any(
+                first_line in line for line in lines
+            )
+
+        self.press(label, "d", painted)
+
+    def round(self, steps: int) -> None:
+        touch(self.note)
+        self.open("open cold", "worker-big", "value_0_1 = compute(1")
+        for index in range(min(steps, self.files)):
+            header = f"src/mod{index:02d}.py  +"
+            self.press("n", "n", lambda s, h=header: h in diff_part(s[1]))
+        for _ in range(steps):
+            top = diff_part(self.pane.capture()[1])
+            self.press("page down", "PageDown", lambda s, t=top: diff_part(s[1]) != t)
+        self.back()
+        self.open("open warm", "worker-big", "value_0_1 = compute(1")
+        self.back()
+        self.pane.send_keys("j")  # worker-huge
+        touch(self.huge_note)
+        self.open("20,000-line file", "worker-huge", "value_0_0 = 0 * 0")
+        self.back()
+        self.pane.send_keys("k")
+
+
+def main() -> int:
+    end_cleanly_on_sigterm()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--steps", type=int, default=5, help="n and page downs per round")
+    parser.add_argument("--files", type=int, default=50)
+    parser.add_argument("--lines", type=int, default=5000, help="changed lines in all")
+    parser.add_argument("--huge", type=int, default=20_000, help="lines of the one big file")
+    args = parser.parse_args()
+    per_file = max(2, args.lines // args.files)  # half of them removed, half added
+    with scratch("review") as base:
+        root = base / "project"
+        modules = {f"src/mod{m:02d}.py": code(m, per_file) for m in range(args.files)}
+        registry = project(root, modules)
+        changed = {name: code(m, per_file, changed=True) for m, name in enumerate(modules)}
+        big = agent(registry, "big", changed, {"work-notes.md": "notes\n"})  # last: w > s
+        huge = agent(registry, "huge", {"data/huge.py": code(0, args.huge)}, {"N.md": "n\n"})
+        with ConsolePane(root, monitor=False, size=(160, 45)) as pane:
+            pane.start_console()
+            pane.wait_for(lambda s: "ready 2" in s[0], timeout=60, what="both agents ready")
+            time.sleep(2)
+            before = load()
+            rounds = Rounds(pane, big / "work-notes.md", huge / "N.md", args.files)
+            for _ in range(args.rounds):
+                rounds.round(args.steps)
+            after = load()
+    print(
+        f"review of {args.files} files, {per_file * args.files} changed lines "
+        f"({per_file // 2} added and {per_file // 2} removed per file, every other line) "
+        f"and of one {args.huge}-line file; 160x45 tmux pane; {before} -> {after}"
+    )
+    goals = {
+        "open cold": "p95 <= 150 ms",
+        "open warm": "p95 <= 150 ms",
+        "n": "p95 <= 50 ms",
+        "page down": "p95 <= 50 ms",
+        "20,000-line file": "<= 300 ms",
+    }
+    for label, goal in goals.items():
+        print(summary(f"  {label} -> screen", rounds.times[label], goal))
+        cpu = rounds.cpu[label]
+        print(
+            f"      console CPU meanwhile (its own and git's, 10 ms ticks): p50 "
+            f"{percentile(cpu, 50):.0f} ms, p95 {percentile(cpu, 95):.0f} ms"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

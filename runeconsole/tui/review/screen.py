@@ -1,0 +1,408 @@
+"""The review screen: what an agent changed, file by file, and the reviewer's decisions.
+
+The changed files (with ``+``/``−``) beside the diff; the list folds away below 100
+columns (``f`` brings it back). Reading: ``n``/``p`` files, ``]``/``[`` hunks, ``/``
+search (``.``/``,`` next and previous match), ``w`` wrap. Deciding: ``c`` comments on the
+line under the cursor, ``C`` on the whole change, ``S`` sends the comments to the agent as
+one prompt, ``A`` approves (the branch joins the merge queue and its predicted conflicts
+are shown at once). Loading and every decision run in workers; what comes back is shown.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Input, OptionList, Static
+
+from runeconsole.core.errors import RuneError
+from runeconsole.core.gcpause import collector_paused
+from runeconsole.services.review.records import NEW, Comment
+from runeconsole.services.review.targets import Loaded, ReviewTarget
+from runeconsole.tui.agents_pane import settle_memory
+from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.help_screen import HelpScreen
+from runeconsole.tui.review.diff_view import DiffView
+from runeconsole.tui.review.document import Document
+from runeconsole.tui.review.file_list import FileList
+from runeconsole.tui.review.keys import HELP, KEYS
+from runeconsole.tui.review.painter import lexer_for
+from runeconsole.tui.review_cells import STATE_STYLE
+from runeconsole.tui.workers import background, cancelled
+
+SCREEN_NAME = "review"
+FOLD_BELOW = 100  # columns: narrower, the file list folds away
+SEARCH, COMMENT = "search", "comment"
+WARM_LEXERS = 200  # files whose highlighter is looked up before the diff is shown
+
+
+class ReviewScreen(Screen[None]):
+    DEFAULT_CSS = """
+    ReviewScreen {
+        layout: vertical;
+    }
+    #review-title {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+    }
+    #review-body {
+        height: 1fr;
+    }
+    #review-diff {
+        width: 1fr;
+        height: 1fr;
+    }
+    #review-status {
+        height: 1;
+        padding: 0 1;
+    }
+    #review-input {
+        display: none;
+        height: 3;
+    }
+    #review-keys {
+        height: 1;
+        padding: 0 1;
+        background: $footer-background;
+    }
+    """
+    BINDINGS = [
+        Binding("c", "comment(False)", "Comment"),
+        Binding("C", "comment(True)", "Comment all", show=False),
+        Binding("S", "send", "Send"),
+        Binding("A", "approve", "Approve"),
+        Binding("slash", "search", "Search"),
+        Binding("f", "toggle_files", "Files", show=False),
+        Binding("tab", "switch_focus", "Switch", show=False),
+        Binding("r", "reload", "Reload", show=False),
+        Binding("question_mark", "help", "Keys"),
+        Binding("escape,q", "close", "Close"),
+    ]
+    HELP = HELP
+
+    class Done(Message):
+        """A load or a decision came back: ``loaded`` or a message to show (``error``)."""
+
+        def __init__(
+            self,
+            action: str,
+            loaded: Loaded | None = None,
+            said: str = "",
+            error: bool = False,
+            document: Document | None = None,
+        ) -> None:
+            super().__init__()
+            self.action = action
+            self.loaded = loaded
+            self.said = said
+            self.error = error
+            self.document = document
+
+    def __init__(self, target: ReviewTarget) -> None:
+        super().__init__()
+        self.target = target
+        self.loaded: Loaded | None = None
+        self.document: Document | None = None
+        self.comments: list[Comment] = []
+        self.files_wanted: bool | None = None  # None: by the width
+        self.mode: str | None = None
+        self.pending: tuple[str | None, int | None, str] | None = None  # a comment's place
+        self.loads = 0  # loads shown (tests and the benchmark wait on it)
+        self._fresh = True  # a target not loaded yet: loaded when the screen shows
+        self._last_document: Document | None = None
+
+    def retarget(self, target: ReviewTarget) -> None:
+        """Review ``target`` next (the screen is kept between reviews: building it again
+        each time was most of what opening one cost)."""
+        other = target.label != self.target.label
+        self.target, self.loaded, self.document, self.comments = target, None, None, []
+        self.mode = self.pending = None
+        self.loads, self._fresh = 0, True
+        if self.is_mounted:
+            self.query_one("#review-title", Static).update(self._title())
+            self.query_one("#review-status", Static).update(Text("reading the changes…", "dim"))
+            self.query_one("#review-input", Input).display = False
+            self.diff_view.clear()
+            if other:  # another agent's files must not show while its own are read
+                self.file_list.show_files([])
+            self._fresh = False
+            self.load()  # at once: git runs while the screen is brought up
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="review-title")
+        with Horizontal(id="review-body"):
+            yield FileList(id="review-files")
+            yield DiffView(id="review-diff")
+        yield Static(Text("reading the changes…", "dim"), id="review-status")
+        yield Input(id="review-input")
+        yield Static(KEYS, id="review-keys")
+
+    @property
+    def diff_view(self) -> DiffView:
+        return self.query_one(DiffView)
+
+    @property
+    def file_list(self) -> FileList:
+        return self.query_one(FileList)
+
+    def on_screen_resume(self) -> None:
+        """Shown: a new target is read (a window closed over it reads nothing again)."""
+        self._fold()
+        if self._fresh:  # the first review (a later one's load began with retarget)
+            self._fresh = False
+            self.load()
+        if self.loads == 0:
+            self.diff_view.focus()
+
+    def on_resize(self) -> None:
+        self._fold()
+
+    def _fold(self) -> None:
+        wanted = self.files_wanted
+        shown = self.size.width >= FOLD_BELOW if wanted is None else wanted
+        self.file_list.set_class(not shown, "-hidden")
+
+    # -- loading -----------------------------------------------------------------------
+
+    @background("review-load", exclusive=True)
+    def load(self, action: str = "load") -> None:
+        """Read the review (git, files, or its source) and lay out its rows, off the UI
+        thread: what reaches the screen is ready to draw."""
+        try:
+            loaded = self.target.load()
+        except RuneError as exc:
+            if not cancelled():
+                self.post_message(self.Done(action, said=exc.message, error=True))
+            return
+        document = self._laid_out(loaded)
+        for file in loaded.diff.files[:WARM_LEXERS]:
+            lexer_for(file.path)  # found here, not while the first lines are drawn
+        if not cancelled():
+            self.post_message(self.Done(action, loaded, document=document))
+
+    def _laid_out(self, loaded: Loaded) -> Document:
+        """The rows of ``loaded``: the last ones again when the diff and its comments are
+        the same (the diff is kept by the cache while nothing moved)."""
+        kept = self._last_document
+        if kept is not None and kept.diff is loaded.diff and kept.comments == loaded.comments:
+            return kept
+        with collector_paused():  # a row per line: many objects, no cycles
+            document = Document(loaded.diff, loaded.comments)
+        self._last_document = document
+        return document
+
+    def show(self, loaded: Loaded, document: Document, *, keep_cursor: bool = False) -> None:
+        # What is alive now (the diff's lines among it) is left out of the collector's
+        # full passes, as a fleet's rows are: the next pass, set off by the drawing below,
+        # would otherwise walk every line of the diff (~50 ms of a big review's opening).
+        settle_memory()
+        self.loaded, self.comments = loaded, list(loaded.comments)
+        cursor = self.diff_view.cursor if keep_cursor else 0
+        self._redraw(cursor, document)
+        self.file_list.show_files([f.change for f in loaded.diff.files])
+        self.loads += 1
+
+    def _redraw(self, cursor: int, document: Document | None = None) -> None:
+        if self.loaded is None:
+            return
+        self.document = document or Document(self.loaded.diff, self.comments)
+        self.diff_view.show(self.document, cursor)
+        self.query_one("#review-title", Static).update(self._title(), layout=False)
+
+    def _title(self) -> Text:
+        """The agent, where its work stands and the comments waiting first (they fit in 80
+        columns), then the numbers and the branch."""
+        text = Text.assemble(("Review ", "bold"), (self.target.label, "bold cyan"))
+        loaded = self.loaded
+        if loaded is None:
+            return text
+        changes = loaded.diff.changes
+        text.append(f"  {loaded.state}", STATE_STYLE.get(loaded.state, ""))
+        if self.comments:
+            text.append(f"  ✎{len(self.comments)} to send", "yellow")
+        text.append(f"  {changes.summary()}", "red" if changes.error else "")
+        text.append(f"  {changes.branch or '(detached HEAD)'}", "dim")
+        return text
+
+    def on_review_screen_done(self, message: Done) -> None:
+        message.stop()
+        if message.error:
+            self.notify(message.said, title=f"Review: {message.action}", severity="error")
+            if message.action == "load":
+                status = self.query_one("#review-status", Static)
+                status.update(Text(message.said, "red"))
+            return
+        if message.loaded is not None and message.document is not None:
+            self.show(message.loaded, message.document, keep_cursor=message.action != "load")
+            return
+        self.notify(message.said, title="Review", timeout=8, markup=False)
+
+    # -- moving about ------------------------------------------------------------------
+
+    def on_diff_view_cursor_moved(self, message: DiffView.CursorMoved) -> None:
+        document = self.document
+        if document is not None:
+            self.file_list.follow(document.file_at(message.row))
+        self.query_one("#review-status", Static).update(self.diff_view.cursor_text(), layout=False)
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        self._to_file(event.option_index)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self._to_file(event.option_index)
+        self.diff_view.focus()
+
+    def _to_file(self, index: int) -> None:
+        document = self.document
+        if document is not None and 0 <= index < len(document.files):
+            self.diff_view.move_to(document.files[index])
+            self.diff_view._pin(document.files[index])
+
+    def action_toggle_files(self) -> None:
+        self.files_wanted = self.file_list.has_class("-hidden")
+        self._fold()
+
+    def action_switch_focus(self) -> None:
+        files = self.file_list
+        if self.diff_view.has_focus and not files.has_class("-hidden"):
+            files.focus()
+        else:
+            self.diff_view.focus()
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen("Review", self.HELP))
+
+    def action_close(self) -> None:
+        if self.mode is not None:
+            self._close_input()
+        else:
+            self.dismiss(None)
+
+    # -- the input line: search and comments -------------------------------------------
+
+    def _open_input(self, mode: str, placeholder: str) -> None:
+        box = self.query_one("#review-input", Input)
+        self.mode = mode
+        box.placeholder = placeholder
+        box.value = self.diff_view.search if mode == SEARCH else ""
+        box.display = True
+        box.focus()
+
+    def _close_input(self) -> None:
+        box = self.query_one("#review-input", Input)
+        box.display = False
+        self.mode = self.pending = None
+        self.diff_view.focus()
+
+    def action_search(self) -> None:
+        self._open_input(SEARCH, "search the diff (enter: go; . and , next and previous)")
+
+    def action_comment(self, whole: bool) -> None:
+        if not self.target.decides:
+            self.notify(f"{self.target.label} has no agent here to comment to", severity="warning")
+            return
+        document = self.document
+        if document is None:
+            return
+        place = None if whole else document.target(self.diff_view.cursor)
+        if place is None and not whole:
+            index = document.file_at(self.diff_view.cursor)
+            if index < 0:
+                self.notify("put the cursor on a line of a file (C: on the whole change)")
+                return
+            place = (document.diff.files[index].path, None, NEW)
+        file, line, side = place if place else (None, None, NEW)
+        self.pending = (file, line, side)
+        where = "the whole change" if file is None else file + (f":{line}" if line else "")
+        self._open_input(COMMENT, f"comment on {where} (enter adds it, esc cancels)")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text, mode, pending = event.value, self.mode, self.pending
+        self._close_input()
+        if mode == SEARCH:
+            if text and not self.diff_view.find(text):
+                self.notify(f"{text!r} is nowhere in this diff", severity="warning", timeout=3)
+            elif not text:
+                self.diff_view.search = ""
+        elif mode == COMMENT and pending is not None and text.strip():
+            self.add_comment(text, *pending)
+
+    @background("review-decide")
+    def add_comment(self, text: str, file: str | None, line: int | None, side: str) -> None:
+        try:
+            said = self.target.comment(text, file, line, side)
+        except RuneError as exc:
+            self.post_message(self.Done("comment", said=exc.message, error=True))
+            return
+        self.app.call_from_thread(self._commented, Comment(text, file, line, side), said)
+
+    def _commented(self, comment: Comment, said: str) -> None:
+        self.comments.append(comment)
+        self._redraw(self.diff_view.cursor)
+        self.notify(said, title="Review", timeout=4, markup=False)
+
+    # -- decisions ---------------------------------------------------------------------
+
+    def action_approve(self) -> None:
+        if not self.target.decides:
+            self.notify("this branch is queued already; it has no agent here", severity="warning")
+            return
+        changes = self.loaded.diff.changes if self.loaded else None
+        branch = changes.branch if changes else "its branch"
+        body = (
+            f"{branch} joins the merge queue with {self.target.label}'s identity, worktree and "
+            "node and bead ids; its predicted conflicts are shown at once."
+        )
+        self.app.push_screen(
+            ConfirmScreen(f"Approve {self.target.label}?", body, "Approve"),
+            lambda yes: self.decide("approve") if yes else None,
+        )
+
+    def action_send(self) -> None:
+        if not self.comments:
+            self.notify("no comments to send: c comments on a line, C on the whole change")
+            return
+        count = len(self.comments)
+        body = "\n".join(f"• {c.file or 'the change'}: {c.text}" for c in self.comments[:6])
+        self.app.push_screen(
+            ConfirmScreen(
+                f"Send {count} comment{'s' * (count != 1)} to {self.target.label}?",
+                body + "\n\nThey reach the agent as one prompt, typed into its pane.",
+                "Send",
+            ),
+            lambda yes: self.decide("send") if yes else None,
+        )
+
+    @background("review-decide")
+    def decide(self, action: str) -> None:
+        try:
+            said = self.target.approve() if action == "approve" else self.target.send()
+        except RuneError as exc:
+            self.post_message(self.Done(action, said=exc.message, error=True))
+            return
+        self.post_message(self.Done(action, said=said))
+        self.app.call_from_thread(self.load, "reload")  # its comments and state moved
+
+
+def open_review(app: App[object], target: ReviewTarget) -> ReviewScreen:
+    """Show the review of ``target``: the one review screen of the app, kept between
+    reviews (installed the first time)."""
+    if app.is_screen_installed(SCREEN_NAME):
+        screen = app.get_screen(SCREEN_NAME)
+        assert isinstance(screen, ReviewScreen)
+        screen.retarget(target)
+    else:
+        screen = ReviewScreen(target)
+        app.install_screen(screen, SCREEN_NAME)
+    app.push_screen(screen)
+    return screen

@@ -1,0 +1,68 @@
+"""A cell of text is drawn straight from its segments, as Rich's own layout draws it (the
+way DataTable drew every cell), for any text, styles and width."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+
+from runeconsole.tui.table_cells import draw_cell, draw_cell_through_rich
+
+LAID_OUT_OTHERWISE = (
+    Text("a\tb"),
+    Text("right", justify="right"),
+    Text("x" * 20, overflow="ellipsis"),
+)
+
+
+def shown(segments: list[Segment]) -> list[tuple[str, Style]]:
+    """What the terminal shows: each character and its style (no style: the plain one)."""
+    return [(char, segment.style or Style()) for segment in segments for char in segment.text]
+
+
+CONSOLE = Console(width=200, color_system="truecolor", legacy_windows=False)
+STYLES = st.sampled_from(["", "bold", "red", "bold red", "dim", "reverse yellow", "on blue"])
+CHARS = st.sampled_from([*"abc xyz-_/[]·●▰▱⟳✓", "界", "😀", "é"])
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> Text | str:
+    plain = "".join(draw(st.lists(CHARS, max_size=30)))
+    if draw(st.booleans()):
+        return plain
+    text = Text(plain, style=draw(STYLES), end=draw(st.sampled_from(["", "\n"])))
+    for _ in range(draw(st.integers(0, 3))):
+        start = draw(st.integers(0, len(plain)))
+        text.stylize(draw(STYLES), start, draw(st.integers(start, len(plain))))
+    return text
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts(),
+    st.integers(2, 40),
+    st.sampled_from([Style(), Style(color="#e0e0e0", bgcolor="#272727"), Style(bold=True)]),
+    st.sampled_from([Style(), Style.from_color(None), Style(color="#ddedf9")]),
+)
+def test_a_text_cell_is_drawn_as_rich_lays_it_out(
+    value: Text | str, width: int, pre: Style, post: Style
+) -> None:
+    options = CONSOLE.options
+    ours = draw_cell(CONSOLE, options, value, width, pre, post)
+    assert shown(ours) == shown(draw_cell_through_rich(CONSOLE, options, value, width, pre, post))
+
+
+def test_text_that_lays_out_otherwise_goes_through_rich() -> None:
+    options = CONSOLE.options
+    for value in (
+        Text("a\tb"),
+        Text("right", justify="right"),
+        Text("x" * 20, overflow="ellipsis"),
+    ):
+        assert draw_cell(CONSOLE, options, value, 10, Style(), Style()) == draw_cell_through_rich(
+            CONSOLE, options, value, 10, Style(), Style()
+        )
