@@ -140,7 +140,10 @@ class Builder:
 
     def _rebase(self, slot: int, onto: str, original: str, *, first: bool) -> gw.RebaseResult:
         """``original`` rebased onto ``onto`` in the slot's worktree (the first time, the
-        worktree is cleaned of what a test run left and checked out at ``original``)."""
+        worktree is cleaned of what a test run left and checked out at ``original``). The
+        step is on disk before git starts: a processor killed in a long rebase is
+        recovered as interrupted during it."""
+        self.recorder.queue.flush()
         if first:
             self.slots.check_out(slot, original)
         return gw.rebase(
