@@ -49,6 +49,12 @@ def add(t: Train, *batches: Batch) -> None:
         t.add(batch)
 
 
+def split_red(t: Train, entries: list[str]) -> tuple[Batch, Batch, Batch]:
+    """A batch of ``entries`` built, run red and split: (it, its first half, its second)."""
+    whole, first, second = split_red(t, entries)
+    return whole, first, second
+
+
 def test_the_window_grows_by_one_per_clean_landing_and_halves_per_failure() -> None:
     t = train(parallel_runs=4)
     assert t.window == 4 and t.batch_size(8) == 8
@@ -160,11 +166,7 @@ def test_a_run_on_the_old_main_that_fails_is_red_on_the_new_one_without_another_
 
 def test_the_second_half_of_a_red_batch_whose_first_half_landed_is_red_without_a_build() -> None:
     t = train(parallel_runs=1)
-    whole = Batch("w", ["1", "2", "3", "4"])
-    add(t, whole)
-    build_and_start(t, whole)
-    t.finished(whole, False)
-    (first, second), _ = t.split(whole)
+    _, first, second = split_red(t, ["1", "2", "3", "4"])
     build_and_start(t, first)
     t.finished(first, True)
     t.landed(first)
@@ -243,11 +245,7 @@ def test_a_red_batch_whose_entries_all_land_in_the_end_flaked() -> None:
 
 def test_a_first_half_that_fails_sends_its_second_half_first() -> None:
     t = train(parallel_runs=1)
-    whole = Batch("w", [str(n) for n in range(8)])
-    add(t, whole)
-    build_and_start(t, whole)
-    t.finished(whole, False)
-    (first, second), _ = t.split(whole)
+    _, first, second = split_red(t, [str(n) for n in range(8)])
     build_and_start(t, first)
     t.finished(first, False)
     halves, _ = t.split(first)
