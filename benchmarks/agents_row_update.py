@@ -22,7 +22,7 @@ from _common import make_fleet, numbers, summary
 
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from runeconsole.tui.app import create_app
+from runeconsole.tui.console.app import create_app
 
 
 def writer(root: str, jobs: Connection) -> None:

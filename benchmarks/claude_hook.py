@@ -47,11 +47,11 @@ from benchmarks._common import QUESTION, percentile  # noqa: E402
 from runeconsole.adapters import git  # noqa: E402
 from runeconsole.adapters.claude_settings import settings_path  # noqa: E402
 from runeconsole.services.claude.install import plan_install  # noqa: E402
-from runeconsole.tui.app import RuneConsole, create_app  # noqa: E402
-from runeconsole.tui.permission_modal import PermissionModal  # noqa: E402
-from runeconsole.tui.permissions_pane import PermissionsPane  # noqa: E402
-from runeconsole.tui.question_modal import QuestionModal  # noqa: E402
-from runeconsole.tui.questions_pane import QuestionsPane  # noqa: E402
+from runeconsole.tui.console.app import RuneConsole, create_app  # noqa: E402
+from runeconsole.tui.modals.permission_modal import PermissionModal  # noqa: E402
+from runeconsole.tui.modals.question_modal import QuestionModal  # noqa: E402
+from runeconsole.tui.panes.permissions_pane import PermissionsPane  # noqa: E402
+from runeconsole.tui.panes.questions_pane import QuestionsPane  # noqa: E402
 
 SESSION = "5b2c7f10-bench"
 

@@ -26,7 +26,7 @@ from tmux_fleet import Fleet, fleet, percentiles
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.files import atomic_write_bytes
-from runeconsole.tui.app import RuneConsole, create_app
+from runeconsole.tui.console.app import RuneConsole, create_app
 
 KEY = "worker-bench"
 TALISMAN = """\

@@ -42,9 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import end_cleanly_on_sigterm, make_fleet, scratch
 
 from runeconsole.adapters import fswatch
-from runeconsole.tui.app import create_app
-from runeconsole.tui.feed import FleetChanged
-from runeconsole.tui.problems_pane import ProblemsPane
+from runeconsole.tui.console.app import create_app
+from runeconsole.tui.console.feed import FleetChanged
+from runeconsole.tui.panes.problems_pane import ProblemsPane
 
 EVENTS: Counter[str] = Counter()
 _forward = fswatch._Forward.on_any_event

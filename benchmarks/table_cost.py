@@ -32,8 +32,8 @@ from textual.app import App, ComposeResult
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.registry import AgentRecord, LivenessSettings
 from runeconsole.services.supervisor import SupervisorSettings
-from runeconsole.tui.agent_cells import COLUMNS, row_values
-from runeconsole.tui.keyed_table import KeyedTable
+from runeconsole.tui.panes.agent_cells import COLUMNS, row_values
+from runeconsole.tui.widgets.keyed_table import KeyedTable
 
 
 def records(count: int) -> list[AgentRecord]:

@@ -31,16 +31,16 @@ from runeconsole.demo.merge_queue import build_batches, build_queue
 from runeconsole.demo.review_scene import COMMENT, READY_AGENT, fixed_repo
 from runeconsole.demo.scene import build_scene
 from runeconsole.demo.suspended import build_scene as build_suspended
-from runeconsole.tui.app import create_app
-from runeconsole.tui.changes_watch import ChangesWatch
+from runeconsole.tui.console.app import create_app
 from runeconsole.tui.fleet_console.app import create_fleet_app
-from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.pane import Pane
-from runeconsole.tui.permissions_pane import PermissionsPane
-from runeconsole.tui.questions_pane import QuestionsPane
+from runeconsole.tui.panes.changes_watch import ChangesWatch
+from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
+from runeconsole.tui.panes.pane import Pane
+from runeconsole.tui.panes.permissions_pane import PermissionsPane
+from runeconsole.tui.panes.questions_pane import QuestionsPane
+from runeconsole.tui.panes.suspended_pane import SuspendedPane
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.screen import ReviewScreen
-from runeconsole.tui.suspended_pane import SuspendedPane
 
 os.environ.setdefault("RUNECONSOLE_TMUX_SOCKET", "runeconsole-screenshots")  # never the user's
 OUT = Path(__file__).resolve().parents[1] / "screenshots"

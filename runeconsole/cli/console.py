@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "fleet", None):
         return run_fleet(args.fleet)
     root = resolve_root(args)
-    from runeconsole.tui.app import create_app
+    from runeconsole.tui.console.app import create_app
 
     create_app(root, monitor=not getattr(args, "no_monitor", False)).run()
     return 0

@@ -21,7 +21,7 @@ from runeconsole.demo.project import demo_socket, make_project
 from runeconsole.services.supervision.settings import SOCKET_ENV
 
 if TYPE_CHECKING:
-    from runeconsole.tui.app import RuneConsole
+    from runeconsole.tui.console.app import RuneConsole
 
 
 def register(
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
             while teardown.fleet.poll() is None:
                 time.sleep(0.2)
         else:
-            from runeconsole.tui.app import create_app
+            from runeconsole.tui.console.app import create_app
 
             teardown.console = create_app(root, monitor=True)
             teardown.console.run()

@@ -9,13 +9,13 @@ import pytest
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
-from runeconsole.tui.app import PRESENCE_RETRY_SECONDS, RuneConsole, create_app
-from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.permission_modal import PermissionModal
-from runeconsole.tui.permissions_pane import PermissionsPane
-from runeconsole.tui.question_modal import QuestionModal
-from runeconsole.tui.questions_pane import QuestionsPane
-from runeconsole.tui.suspended_pane import SuspendedPane
+from runeconsole.tui.console.app import PRESENCE_RETRY_SECONDS, RuneConsole, create_app
+from runeconsole.tui.modals.permission_modal import PermissionModal
+from runeconsole.tui.modals.question_modal import QuestionModal
+from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
+from runeconsole.tui.panes.permissions_pane import PermissionsPane
+from runeconsole.tui.panes.questions_pane import QuestionsPane
+from runeconsole.tui.panes.suspended_pane import SuspendedPane
 from tests.disk.conftest import Scene
 from tests.support.polling import until
 

@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from runeconsole.tui.app import RuneConsole, create_app
-from runeconsole.tui.pane import MERGE_QUEUE, PERMISSIONS, QUESTIONS, SUSPENDED
-from runeconsole.tui.question_modal import QuestionModal
-from runeconsole.tui.questions_pane import QuestionsPane
-from runeconsole.tui.status_bar import StatusBar
+from runeconsole.tui.console.app import RuneConsole, create_app
+from runeconsole.tui.console.status_bar import StatusBar
+from runeconsole.tui.modals.question_modal import QuestionModal
+from runeconsole.tui.panes.pane import MERGE_QUEUE, PERMISSIONS, QUESTIONS, SUSPENDED
+from runeconsole.tui.panes.questions_pane import QuestionsPane
 from tests.disk.conftest import Scene
 from tests.support.claude import bridge
 from tests.support.cli import cli_env

@@ -145,9 +145,9 @@ async def test_the_console_shows_peeks_and_stops_a_background_session(
 ) -> None:
     from textual.widgets import Static
 
-    from runeconsole.tui.agent_detail import AgentDetail
-    from runeconsole.tui.app import create_app
-    from runeconsole.tui.confirm import ConfirmScreen
+    from runeconsole.tui.console.app import create_app
+    from runeconsole.tui.modals.agent_detail import AgentDetail
+    from runeconsole.tui.modals.confirm import ConfirmScreen
     from tests.support.polling import until
 
     root, home = new_project(tmp_path)

@@ -15,9 +15,9 @@ from runeconsole.services.claude.view import agent_view
 from runeconsole.services.pane_patterns import read_pane
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from runeconsole.tui.app import create_app
-from runeconsole.tui.question_modal import QuestionModal
-from runeconsole.tui.questions_pane import QuestionsPane
+from runeconsole.tui.console.app import create_app
+from runeconsole.tui.modals.question_modal import QuestionModal
+from runeconsole.tui.panes.questions_pane import QuestionsPane
 from tests.support.claude import in_thread, install
 from tests.support.claude_api import text_turn, tool_turn
 from tests.support.claude_binary import ASK_INPUT, BASH_INPUT, ClaudeSession, binary, new_project

@@ -16,9 +16,9 @@ import pytest
 from runeconsole.services.claude.hook import LOG_NAME
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.project import Project
-from runeconsole.tui.app import create_app
-from runeconsole.tui.permission_modal import PermissionModal
-from runeconsole.tui.permissions_pane import PermissionsPane
+from runeconsole.tui.console.app import create_app
+from runeconsole.tui.modals.permission_modal import PermissionModal
+from runeconsole.tui.panes.permissions_pane import PermissionsPane
 from tests.support.claude import in_thread, install
 from tests.support.claude_api import text_turn, tool_turn
 from tests.support.claude_binary import BASH_INPUT, ClaudeSession, binary, new_project

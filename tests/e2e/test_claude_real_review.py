@@ -14,8 +14,8 @@ from runeconsole.services.claude.hook import LOG_NAME
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.review.records import CHANGES_REQUESTED, ReviewRecords
-from runeconsole.tui.app import create_app
-from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.console.app import create_app
+from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.screen import ReviewScreen
 from tests.e2e.test_claude_real_reply import recorded_pane, user_texts

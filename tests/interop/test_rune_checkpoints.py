@@ -17,7 +17,7 @@ from runeconsole.core.pids import ancestors
 from runeconsole.core.validate import real_path
 from runeconsole.services.checkpoints import PHASE_ORDER, SCHEMA_VERSION, Checkpoints
 from runeconsole.services.project import Project
-from runeconsole.tui.suspended_pane import phase_strip
+from runeconsole.tui.panes.suspended_pane import phase_strip
 from tests.interop import rune_writers
 from tests.interop.rune_writers import arc_checkpoint
 from tests.support.cli import cli_env

@@ -12,8 +12,8 @@ from pathlib import Path
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.services.project import Project
 from runeconsole.services.questions import ANOTHER_TOOL, AskRequest, Questions
-from runeconsole.tui.app import create_app
-from runeconsole.tui.questions_pane import QuestionsPane
+from runeconsole.tui.console.app import create_app
+from runeconsole.tui.panes.questions_pane import QuestionsPane
 from tests.interop.rune_writers import background_question, orchestrator_question, signal_dir
 
 QUESTION = "Should the auth module use bcrypt or argon2 for password hashing?"

@@ -32,7 +32,7 @@ async def settle(pilot: Pilot) -> None:
 async def changes_looked(pilot: Pilot) -> None:
     """Until the Agents pane's CHANGES have been looked at (the first look runs in a
     worker after the first frame) and drawn."""
-    from runeconsole.tui.changes_watch import ChangesWatch
+    from runeconsole.tui.panes.changes_watch import ChangesWatch
     from tests.support.polling import until
 
     watches = list(pilot.app.query(ChangesWatch))

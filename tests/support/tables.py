@@ -9,7 +9,7 @@ from textual.app import App, ComposeResult
 from textual.strip import Strip
 from textual.widgets import Button
 
-from runeconsole.tui.keyed_table import KeyedTable
+from runeconsole.tui.widgets.keyed_table import KeyedTable
 
 COLUMNS = (("name", "NAME", 8), ("state", "STATE", 10), ("note", "NOTE", 12))
 

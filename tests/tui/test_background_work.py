@@ -1,4 +1,4 @@
-"""Blocking work runs in workers (``tui/workers.py``): the console keeps answering keys and
+"""Blocking work runs in workers (``tui/support/workers.py``): the console keeps answering keys and
 ticking while a write waits, the outcome comes back as a message, and a failure is shown
 to the operator instead of ending the console."""
 
@@ -20,12 +20,12 @@ from runeconsole.demo.suspended import build_scene as build_suspended
 from runeconsole.services.claude import answers
 from runeconsole.services.questions import Questions
 from runeconsole.services.suspension import Suspension
-from runeconsole.tui.app import create_app
-from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.question_modal import QuestionModal
-from runeconsole.tui.questions_pane import QuestionsPane
-from runeconsole.tui.suspended_pane import SuspendedPane
-from runeconsole.tui.workers import WorkFailed
+from runeconsole.tui.console.app import create_app
+from runeconsole.tui.modals.question_modal import QuestionModal
+from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
+from runeconsole.tui.panes.questions_pane import QuestionsPane
+from runeconsole.tui.panes.suspended_pane import SuspendedPane
+from runeconsole.tui.support.workers import WorkFailed
 from tests.support.console import settle
 from tests.support.merge_queue import write_talisman
 from tests.support.polling import until

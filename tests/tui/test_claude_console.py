@@ -16,10 +16,10 @@ from runeconsole.demo.claude_scene import ASK_CALL, ASK_TASK, relay_call
 from runeconsole.demo.scene import build_scene
 from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
-from runeconsole.tui.app import RuneConsole, create_app
-from runeconsole.tui.problems_pane import ProblemsPane
-from runeconsole.tui.question_modal import QuestionModal
-from runeconsole.tui.questions_pane import QuestionsPane
+from runeconsole.tui.console.app import RuneConsole, create_app
+from runeconsole.tui.modals.question_modal import QuestionModal
+from runeconsole.tui.panes.problems_pane import ProblemsPane
+from runeconsole.tui.panes.questions_pane import QuestionsPane
 from tests.support.claude import KEY, Bridge, in_thread
 from tests.support.hook_runner import decision
 from tests.support.paths import SNAP

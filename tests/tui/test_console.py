@@ -11,11 +11,11 @@ from runeconsole.core.files import atomic_write_bytes
 from runeconsole.demo.scene import CAST, build_scene
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from runeconsole.tui.agent_detail import AgentDetail
-from runeconsole.tui.app import create_app
-from runeconsole.tui.confirm import ConfirmScreen
-from runeconsole.tui.help_screen import HelpScreen
-from runeconsole.tui.status_bar import StatusBar
+from runeconsole.tui.console.app import create_app
+from runeconsole.tui.console.status_bar import StatusBar
+from runeconsole.tui.modals.agent_detail import AgentDetail
+from runeconsole.tui.modals.confirm import ConfirmScreen
+from runeconsole.tui.modals.help_screen import HelpScreen
 from tests.support.console import burst
 from tests.support.polling import until
 
@@ -155,7 +155,7 @@ async def test_command_palette_jumps_to_an_agent(project: Path, clock: ManualClo
 
 async def test_problems_pane_keeps_urgency_then_context_order(project: Path) -> None:
     from runeconsole.services.fleet import Problem
-    from runeconsole.tui.problems_pane import ProblemsPane
+    from runeconsole.tui.panes.problems_pane import ProblemsPane
 
     def context(key: str, rank: int, left: int) -> Problem:
         return Problem(key, "context", rank, f"{left}% context left", left)

@@ -15,10 +15,10 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.control import CONTROL
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.fleet.model import FleetChange
-from runeconsole.tui.agents_pane import FIRST_ROWS
-from runeconsole.tui.app import INLINE_LOAD, RuneConsole, create_app
-from runeconsole.tui.feed import FleetChanged
-from runeconsole.tui.status_bar import StatusBar
+from runeconsole.tui.console.app import INLINE_LOAD, RuneConsole, create_app
+from runeconsole.tui.console.feed import FleetChanged
+from runeconsole.tui.console.status_bar import StatusBar
+from runeconsole.tui.panes.agents_pane import FIRST_ROWS
 from tests.support.polling import until
 
 AGENTS = INLINE_LOAD + 300

@@ -26,7 +26,7 @@ from runeconsole.services.journal import Journal
 from runeconsole.services.merge_queue.edits import QueueEdits
 from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
-from runeconsole.tui.app import create_app
+from runeconsole.tui.console.app import create_app
 from tests.support.cli import cli_env
 from tests.support.polling import until, wait_until
 from tests.support.suspended import task_file, write_context

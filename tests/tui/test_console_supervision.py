@@ -12,9 +12,9 @@ from runeconsole.core.files import atomic_write_bytes
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.agent_detail import AgentDetail
-from runeconsole.tui.app import RuneConsole, create_app
-from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.console.app import RuneConsole, create_app
+from runeconsole.tui.modals.agent_detail import AgentDetail
+from runeconsole.tui.modals.confirm import ConfirmScreen
 from tests.support.cli import cli_env
 from tests.support.polling import until
 from tests.support.tmux import fake_agent, wait_for_monitor

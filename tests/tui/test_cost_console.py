@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from runeconsole.core.fleet_file import SourceSpec
-from runeconsole.tui.app import create_app
-from runeconsole.tui.budget_allow import AllowWindow
+from runeconsole.tui.console.app import create_app
+from runeconsole.tui.console.status_bar import StatusBar
 from runeconsole.tui.fleet_console.app import create_fleet_app
 from runeconsole.tui.fleet_console.sources_bar import SourcesBar
-from runeconsole.tui.problems_pane import ProblemsPane
-from runeconsole.tui.status_bar import StatusBar
+from runeconsole.tui.modals.budget_allow import AllowWindow
+from runeconsole.tui.panes.problems_pane import ProblemsPane
 from tests.support.claude import KEY, Bridge, in_thread
 from tests.support.cost import spend as book
 from tests.support.fleet import project_root

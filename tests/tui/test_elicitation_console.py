@@ -18,9 +18,9 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.demo.claude_scene import ELICIT_TASK, elicitation_request
 from runeconsole.demo.scene import build_scene
-from runeconsole.tui.app import RuneConsole, create_app
-from runeconsole.tui.elicitation_modal import ElicitationModal
-from runeconsole.tui.questions_pane import QuestionsPane
+from runeconsole.tui.console.app import RuneConsole, create_app
+from runeconsole.tui.modals.elicitation_modal import ElicitationModal
+from runeconsole.tui.panes.questions_pane import QuestionsPane
 from tests.support.claude import KEY, Bridge, in_thread
 from tests.support.paths import SNAP
 from tests.support.polling import until

@@ -17,8 +17,8 @@ from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.claude.presence import console_open
 from runeconsole.services.project import Project
 from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
-from runeconsole.tui.permission_modal import PermissionModal
-from runeconsole.tui.question_modal import QuestionModal
+from runeconsole.tui.modals.permission_modal import PermissionModal
+from runeconsole.tui.modals.question_modal import QuestionModal
 from tests.support.claude import Bridge, in_thread
 from tests.support.fleet import project_root
 from tests.support.hook_runner import HookResult, decision

@@ -26,12 +26,12 @@ from runeconsole.services.project import Project
 from runeconsole.services.questions import Question, Questions
 from runeconsole.services.registry import Registry
 from runeconsole.services.suspension import Suspension
-from runeconsole.tui.agent_detail import AgentDetail
-from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
 from runeconsole.tui.fleet_console.panes import FleetQuestionsPane
-from runeconsole.tui.question_modal import QuestionModal
-from runeconsole.tui.suspended_detail import InjectionScreen
+from runeconsole.tui.modals.agent_detail import AgentDetail
+from runeconsole.tui.modals.confirm import ConfirmScreen
+from runeconsole.tui.modals.question_modal import QuestionModal
+from runeconsole.tui.modals.suspended_detail import InjectionScreen
 from tests.support.fleet import project_root
 from tests.support.polling import until
 from tests.support.questions import QUESTION_DIR, ask

@@ -11,7 +11,7 @@ from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.review.records import ReviewRecords
-from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.screen import ReviewScreen
 from tests.support.fleet import project_root

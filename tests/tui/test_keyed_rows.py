@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runeconsole.tui.keyed_rows import KeyedRows
+from runeconsole.tui.widgets.keyed_rows import KeyedRows
 
 KEYS = st.sampled_from([f"k{n}" for n in range(12)])
 OPERATIONS = st.lists(

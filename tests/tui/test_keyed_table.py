@@ -10,8 +10,8 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import Static, TabbedContent, TabPane
 
-from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.table_view import SIZE_LAG
+from runeconsole.tui.widgets.keyed_table import KeyedTable
+from runeconsole.tui.widgets.table_view import SIZE_LAG
 from tests.support.tables import COLUMNS, TableApp, agents, drawn
 
 AUTO = (("name", "NAME", 8), ("note", "NOTE", None))

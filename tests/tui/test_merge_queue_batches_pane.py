@@ -13,9 +13,9 @@ from textual.message import Message
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.merge_queue import build_batches
-from runeconsole.tui.confirm import ConfirmScreen
-from runeconsole.tui.merge_queue_processing import QueueProcessing
-from runeconsole.tui.priority_modal import PriorityScreen
+from runeconsole.tui.modals.confirm import ConfirmScreen
+from runeconsole.tui.modals.priority_modal import PriorityScreen
+from runeconsole.tui.panes.merge_queue_processing import QueueProcessing
 from tests.support.console import settle
 from tests.support.merge_batches import make_branches
 from tests.support.merge_queue import make_queue, queue_file, write_talisman

@@ -11,9 +11,9 @@ from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.merge_queue import build_queue
 from runeconsole.services.merge_queue import ConflictPredictor
-from runeconsole.tui.app import RuneConsole, create_app
-from runeconsole.tui.confirm import ConfirmScreen
-from runeconsole.tui.merge_queue_pane import MergeQueuePane
+from runeconsole.tui.console.app import RuneConsole, create_app
+from runeconsole.tui.modals.confirm import ConfirmScreen
+from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
 from tests.support.console import settle
 from tests.support.merge_queue import queue_file, write_talisman
 from tests.support.paths import SNAP

@@ -23,11 +23,11 @@ from runeconsole.demo.scene import build_scene
 from runeconsole.services.claude import permission_files as files
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.project import Project
-from runeconsole.tui.agent_detail import AgentDetail
-from runeconsole.tui.app import RuneConsole, create_app
-from runeconsole.tui.confirm import ConfirmScreen
-from runeconsole.tui.permission_modal import PermissionModal
-from runeconsole.tui.permissions_pane import PermissionsPane
+from runeconsole.tui.console.app import RuneConsole, create_app
+from runeconsole.tui.modals.agent_detail import AgentDetail
+from runeconsole.tui.modals.confirm import ConfirmScreen
+from runeconsole.tui.modals.permission_modal import PermissionModal
+from runeconsole.tui.panes.permissions_pane import PermissionsPane
 from tests.support.claude import KEY, Bridge, bridge, in_thread
 from tests.support.hook_runner import HookResult
 from tests.support.polling import until

@@ -26,10 +26,10 @@ from runeconsole.services.questions import (
     Questions,
     RelaySettings,
 )
-from runeconsole.tui.app import RuneConsole, create_app
-from runeconsole.tui.help_screen import HelpScreen
-from runeconsole.tui.question_modal import QuestionModal
-from runeconsole.tui.questions_pane import QuestionsPane
+from runeconsole.tui.console.app import RuneConsole, create_app
+from runeconsole.tui.modals.help_screen import HelpScreen
+from runeconsole.tui.modals.question_modal import QuestionModal
+from runeconsole.tui.panes.questions_pane import QuestionsPane
 from tests.support.cli import cli_env
 from tests.support.console import burst, settle
 from tests.support.paths import SNAP

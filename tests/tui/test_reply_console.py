@@ -14,10 +14,10 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from runeconsole.core.fleet_file import SourceSpec
-from runeconsole.tui.agent_detail import AgentDetail
-from runeconsole.tui.app import create_app
+from runeconsole.tui.console.app import create_app
 from runeconsole.tui.fleet_console.app import FleetConsole, create_fleet_app
-from runeconsole.tui.message_modal import MessageModal
+from runeconsole.tui.modals.agent_detail import AgentDetail
+from runeconsole.tui.modals.message_modal import MessageModal
 from tests.support.paste_reader import PASTE_END, PASTE_START
 from tests.support.polling import until
 from tests.support.replies import TmuxAgents

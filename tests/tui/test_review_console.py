@@ -18,13 +18,13 @@ from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.review.records import ReviewRecords
 from runeconsole.services.review.service import Reviews
-from runeconsole.tui.app import RuneConsole, create_app
-from runeconsole.tui.confirm import ConfirmScreen
-from runeconsole.tui.merge_queue_pane import MergeQueuePane
+from runeconsole.tui.console.app import RuneConsole, create_app
+from runeconsole.tui.console.status_bar import StatusBar
+from runeconsole.tui.modals.confirm import ConfirmScreen
+from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.file_list import FileList
 from runeconsole.tui.review.screen import ReviewScreen
-from runeconsole.tui.status_bar import StatusBar
 from tests.support.console import changes_looked, settle
 from tests.support.merge_queue import commit_in_checkout
 from tests.support.paths import SNAP

@@ -9,7 +9,7 @@ import pytest
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.scene import build_scene
-from runeconsole.tui.app import RuneConsole, create_app
+from runeconsole.tui.console.app import RuneConsole, create_app
 from tests.support.paths import SNAP
 
 SNAP_ROOT = SNAP / "agents"

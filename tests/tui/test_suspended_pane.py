@@ -12,11 +12,11 @@ from rich.text import Text
 from textual.widgets import Static
 
 from runeconsole.adapters.clock import ManualClock
-from runeconsole.tui.app import RuneConsole, create_app
-from runeconsole.tui.arc_detail import ArcDetail
-from runeconsole.tui.resume_confirm import ResumeConfirm
-from runeconsole.tui.suspended_detail import ContextDetail, InjectionScreen
-from runeconsole.tui.suspended_pane import SuspendedPane
+from runeconsole.tui.console.app import RuneConsole, create_app
+from runeconsole.tui.modals.arc_detail import ArcDetail
+from runeconsole.tui.modals.resume_confirm import ResumeConfirm
+from runeconsole.tui.modals.suspended_detail import ContextDetail, InjectionScreen
+from runeconsole.tui.panes.suspended_pane import SuspendedPane
 from tests.support.paths import SNAP
 from tests.support.polling import until
 from tests.support.suspended import build_scene, task_file, write_context
@@ -303,7 +303,7 @@ async def test_file_events_update_the_row_while_watching(scene: Path) -> None:
 
 
 async def test_help_lists_the_pane_keys(scene: Path) -> None:
-    from runeconsole.tui.help_screen import HelpScreen
+    from runeconsole.tui.modals.help_screen import HelpScreen
 
     app = console(scene)
     async with app.run_test(size=(120, 36)) as pilot:

@@ -10,7 +10,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from runeconsole.tui.table_cells import draw_cell, draw_cell_through_rich
+from runeconsole.tui.widgets.table_cells import draw_cell, draw_cell_through_rich
 
 LAID_OUT_OTHERWISE = (
     Text("a\tb"),

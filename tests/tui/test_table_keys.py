@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from runeconsole.tui.keyed_table import KeyedTable
+from runeconsole.tui.widgets.keyed_table import KeyedTable
 from tests.support.paths import REPO
 from tests.support.tables import TableApp, agents
 

@@ -14,7 +14,7 @@ from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import Button, DataTable
 
-from runeconsole.tui.keyed_table import KeyedTable
+from runeconsole.tui.widgets.keyed_table import KeyedTable
 from tests.support.tables import COLUMNS, TableApp, agents, drawn, looks
 
 

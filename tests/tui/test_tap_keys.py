@@ -12,10 +12,10 @@ from textual.pilot import Pilot
 
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.project import Project
-from runeconsole.tui.app import RuneConsole, create_app
-from runeconsole.tui.permission_modal import PermissionModal
-from runeconsole.tui.question_modal import QuestionModal
-from runeconsole.tui.tap_keys import TapButton, TapKeys
+from runeconsole.tui.console.app import RuneConsole, create_app
+from runeconsole.tui.modals.permission_modal import PermissionModal
+from runeconsole.tui.modals.question_modal import QuestionModal
+from runeconsole.tui.widgets.tap_keys import TapButton, TapKeys
 from tests.support.claude import Bridge
 from tests.support.polling import until
 from tests.support.questions import QUESTION_DIR, ask

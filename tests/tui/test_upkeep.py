@@ -12,8 +12,8 @@ from runeconsole.demo.old_records import decided_requests
 from runeconsole.services.claude.permissions import RECENT, PermissionRequest, Permissions
 from runeconsole.services.project import Project
 from runeconsole.services.retention import Retention
-from runeconsole.tui.app import create_app
-from runeconsole.tui.permissions_pane import PermissionsPane
+from runeconsole.tui.console.app import create_app
+from runeconsole.tui.panes.permissions_pane import PermissionsPane
 from tests.support.polling import until
 
 pytestmark = pytest.mark.timeout(120)

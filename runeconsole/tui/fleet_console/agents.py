@@ -20,7 +20,7 @@ from runeconsole.services.sources import LocalActions, RemoteActions
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
 from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.agent_actions import (
+from runeconsole.tui.panes.agent_actions import (
     PEEK_LINES,
     STOP_BACKGROUND,
     AgentFacts,

@@ -34,12 +34,7 @@ from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
 from runeconsole.services.supervision.problems import judge_with
 from runeconsole.services.supervision.settings import SupervisorSettings
-from runeconsole.tui.agents_pane import AgentsPane
-from runeconsole.tui.commands import AgentCommands
-from runeconsole.tui.confirm import ConfirmScreen
-from runeconsole.tui.console_base import PanesApp
-from runeconsole.tui.feed import FleetChanged
-from runeconsole.tui.filter_box import FilterBox
+from runeconsole.tui.console.feed import FleetChanged
 from runeconsole.tui.fleet_console.agents import FleetAgents
 from runeconsole.tui.fleet_console.panes import (
     Act,
@@ -51,12 +46,17 @@ from runeconsole.tui.fleet_console.panes import (
     follow,
 )
 from runeconsole.tui.fleet_console.sources_bar import SourcesBar
-from runeconsole.tui.pane import Pane, Sources
-from runeconsole.tui.problems_pane import ProblemsPane
+from runeconsole.tui.modals.confirm import ConfirmScreen
+from runeconsole.tui.modals.suspended_detail import show_resumed
+from runeconsole.tui.panes.agents_pane import AgentsPane
+from runeconsole.tui.panes.pane import Pane, Sources
+from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.review import ReviewWanted
 from runeconsole.tui.review.screen import open_review
-from runeconsole.tui.suspended_detail import show_resumed
-from runeconsole.tui.workers import background
+from runeconsole.tui.support.commands import AgentCommands
+from runeconsole.tui.support.console_base import PanesApp
+from runeconsole.tui.support.workers import background
+from runeconsole.tui.widgets.filter_box import FilterBox
 
 CONFIRM = {
     "process": (
@@ -80,7 +80,7 @@ class RowsArrived(Message):
 
 class FleetConsole(PanesApp):
     TITLE = "runeconsole fleet"
-    CSS_PATH = "../console.tcss"
+    CSS_PATH = "../console/console.tcss"
     COMMANDS = App.COMMANDS | {AgentCommands}
     BINDINGS = [
         *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 8)),

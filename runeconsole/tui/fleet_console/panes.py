@@ -24,14 +24,14 @@ from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import Keyed, Moved, SourcesModel
 from runeconsole.services.suspension import ContextRecord
 from runeconsole.tui.fleet_console.rows import SOURCE_COLUMNS, source_row
-from runeconsole.tui.merge_queue_rows import COLUMNS as QUEUE_COLUMNS
-from runeconsole.tui.merge_queue_rows import age_of, row_values, search_fields
-from runeconsole.tui.pane import MERGE_QUEUE, Columns, Pane, Sources, matches
-from runeconsole.tui.permission_modal import Decide as DecidePermission
-from runeconsole.tui.permissions_pane import PermissionTable
-from runeconsole.tui.question_modal import Decide as DecideQuestion
-from runeconsole.tui.questions_pane import QuestionTable
-from runeconsole.tui.suspended_pane import SuspendedTable
+from runeconsole.tui.modals.permission_modal import Decide as DecidePermission
+from runeconsole.tui.modals.question_modal import Decide as DecideQuestion
+from runeconsole.tui.panes.merge_queue_rows import COLUMNS as QUEUE_COLUMNS
+from runeconsole.tui.panes.merge_queue_rows import age_of, row_values, search_fields
+from runeconsole.tui.panes.pane import MERGE_QUEUE, Columns, Pane, Sources, matches
+from runeconsole.tui.panes.permissions_pane import PermissionTable
+from runeconsole.tui.panes.questions_pane import QuestionTable
+from runeconsole.tui.panes.suspended_pane import SuspendedTable
 
 SOURCES = "sources"
 R = TypeVar("R")

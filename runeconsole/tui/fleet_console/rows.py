@@ -8,7 +8,7 @@ from rich.text import Text
 from runeconsole.services.liveness import GREEN, RED, YELLOW
 from runeconsole.services.sources import CONNECTING, DOWN, UP
 from runeconsole.services.sources.decode import SourceState
-from runeconsole.tui.theme import LIVENESS_STYLE
+from runeconsole.tui.support.theme import LIVENESS_STYLE
 
 SOURCE_COLUMNS = (
     ("state", " ", 1),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from runeconsole.services.review.records import Comment
 from runeconsole.services.review.targets import Loaded
-from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.modals.confirm import ConfirmScreen
 
 
 def approve_window(label: str, loaded: Loaded | None) -> ConfirmScreen:

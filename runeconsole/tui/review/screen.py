@@ -25,16 +25,16 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.gcpause import collector_paused
 from runeconsole.services.review.records import NEW, Comment
 from runeconsole.services.review.targets import Loaded, ReviewTarget
-from runeconsole.tui.agent_rows import settle_memory
-from runeconsole.tui.help_screen import HelpScreen
+from runeconsole.tui.modals.help_screen import HelpScreen
+from runeconsole.tui.panes.agent_rows import settle_memory
+from runeconsole.tui.panes.review_cells import STATE_STYLE
 from runeconsole.tui.review.confirms import approve_window, send_window
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.document import Document
 from runeconsole.tui.review.file_list import FileList
 from runeconsole.tui.review.keys import HELP, KEYS
 from runeconsole.tui.review.painter import lexer_for
-from runeconsole.tui.review_cells import STATE_STYLE
-from runeconsole.tui.workers import background, cancelled
+from runeconsole.tui.support.workers import background, cancelled
 
 SCREEN_NAME = "review"
 FOLD_BELOW = 100  # columns: narrower, the file list folds away

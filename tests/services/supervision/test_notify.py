@@ -17,7 +17,7 @@ from runeconsole.services.notify import Notifier, arguments
 from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings
-from runeconsole.tui.app import create_app
+from runeconsole.tui.console.app import create_app
 from tests.support.claude import Bridge
 from tests.support.polling import wait_until
 from tests.support.tmux import sleeper

@@ -1,0 +1,2 @@
+"""The project console (``runeconsole``): ``create_app``, its top line, its feed of file
+events and its own upkeep."""

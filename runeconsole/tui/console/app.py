@@ -1,0 +1,414 @@
+"""The console app and its factory (used by the CLI, the tests and the screenshots)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from runeconsole.adapters.clock import Clock
+from runeconsole.core.errors import RuneError
+from runeconsole.core.files import unwritable
+from runeconsole.core.timeutil import iso_z
+from runeconsole.services.checkpoints import Checkpoints
+from runeconsole.services.claude.permissions import Permissions
+from runeconsole.services.claude.presence import ConsolePresence
+from runeconsole.services.claude.settings import notifier_for
+from runeconsole.services.fleet import FleetChange, FleetModel
+from runeconsole.services.fleet.columns import AgentColumns
+from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.project import Project
+from runeconsole.services.questions import Questions
+from runeconsole.services.registry import Registry
+from runeconsole.services.review.service import Reviews
+from runeconsole.services.review.targets import BranchReview, LocalReview
+from runeconsole.services.review.tracker import ChangeTracker
+from runeconsole.services.supervision.problems import judge_with
+from runeconsole.services.supervisor import MonitorReport, Supervisor
+from runeconsole.services.suspension import Suspension
+from runeconsole.tui.console.background_poll import BackgroundPoll
+from runeconsole.tui.console.console_monitor import ConsoleMonitor
+from runeconsole.tui.console.feed import ChangeFeed, FleetChanged, StateChanged
+from runeconsole.tui.console.status_bar import StatusBar
+from runeconsole.tui.console.toasts import RepeatFilter, monitor_toast
+from runeconsole.tui.console.upkeep import Upkeep
+from runeconsole.tui.panes.agent_actions import LocalAgents
+from runeconsole.tui.panes.agents_pane import AgentsPane
+from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
+from runeconsole.tui.panes.pane import FilePane, Pane
+from runeconsole.tui.panes.permissions_pane import PermissionsPane
+from runeconsole.tui.panes.problems_pane import ProblemsPane
+from runeconsole.tui.panes.questions_pane import QuestionsPane
+from runeconsole.tui.panes.suspended_pane import SuspendedPane
+from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.review.screen import open_review
+from runeconsole.tui.support.commands import AgentCommands
+from runeconsole.tui.support.console_base import PanesApp
+from runeconsole.tui.support.spend import SpendMoved, SpendWatch, spend_text
+from runeconsole.tui.support.workers import background
+from runeconsole.tui.widgets.filter_box import FilterBox
+
+PRESENCE_RETRY_SECONDS = 2.0
+INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
+
+
+class RuneConsole(PanesApp):
+    TITLE = "runeconsole"
+    CSS_PATH = "console.tcss"  # beside this module; panes and modals own the rest
+    COMMANDS = App.COMMANDS | {AgentCommands}
+    BINDINGS = [
+        *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 10)),
+    ]
+
+    def __init__(
+        self,
+        project: Project,
+        *,
+        watch: bool = True,
+        monitor: bool = False,
+        rescan_seconds: float = 5.0,
+        tick_seconds: float = 1.0,
+    ) -> None:
+        """Every service the panes use is built here, once, from ``project``."""
+        super().__init__()
+        self.project = project
+        self.root, self.clock = project.root, project.clock
+        self.watch_files = watch
+        self.rescan_seconds = rescan_seconds
+        self.tick_seconds = tick_seconds
+        self.registry = Registry(project)
+        self.supervisor = Supervisor(project, registry=self.registry)
+        self.monitor = monitor
+        self.monitor_loop = ConsoleMonitor(
+            self.supervisor, lambda report: self.call_from_thread(self._apply_report, report)
+        )
+        self.questions = Questions(project)
+        self.suspension = Suspension(project)
+        self.checkpoints = Checkpoints(project, suspension=self.suspension)
+        self.merge_queue = MergeQueue(project)
+        self.permissions = Permissions(project)
+        # What agents changed (the Agents pane's CHANGES, the review screen): one cache.
+        self.reviews = Reviews(
+            project,
+            registry=self.registry,
+            hooks=self.supervisor.hooks,
+            queue=self.merge_queue,
+        )
+        self.feed: ChangeFeed | None = None
+        # The one fleet model: the Agents and Problems panes draw it, file events, the
+        # rescan, the tick and the monitor feed it (services/fleet/model.py).
+        self.fleet = FleetModel(
+            self.registry,
+            self.supervisor.hooks,
+            saved_observations=self.supervisor.observations,
+            observations_path=self.supervisor.observations_path,
+            supervised=self.supervisor.supervised,
+            judge=judge_with(self.supervisor.settings),  # problems judged once, in the model
+        )
+        self._fleet_views: list[Pane[Any]] = []
+        # Which directories each pane follows, worked out once (some panes ask git or list
+        # a directory to know) and refreshed with the rescan, not on every file event.
+        self._routes: dict[FilePane[Any], set[Path]] = {}
+        self._toasts = RepeatFilter()
+        self.spending = SpendWatch()  # the top line's dollars and plan; budget toasts
+        self._spend_minute: object = None
+        # While it is open the console holds the project's console lock: Claude Code's
+        # hooks then bring AskUserQuestion calls here (services/claude/presence.py).
+        self.presence = ConsolePresence(self.registry.paths)
+        self.upkeep = Upkeep(self, project)  # the daily prune, what a kill left undone
+        # Why nothing can be written here (None: it can): then the console only watches.
+        self.read_only = unwritable(project.root)
+        if self.read_only:
+            self.monitor = False  # it would write what it sees
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(self.root, id="status")
+        if self._quick_to_load():
+            self.fleet.load()  # the first frame is then complete
+        agents = LocalAgents(self.supervisor, self.fleet)
+        self._fleet_views = [
+            AgentsPane(
+                self.fleet,
+                self.supervisor.settings,
+                agents,
+                tracker=ChangeTracker(self.reviews),
+                extra=self.project.settings(AgentColumns).shown,
+            ),
+            ProblemsPane(self.fleet),
+        ]
+        panes: list[Pane[Any]] = [
+            *self._fleet_views,
+            QuestionsPane(self.questions),
+            SuspendedPane(self.suspension, self.checkpoints),
+            MergeQueuePane(self.merge_queue),
+            PermissionsPane(self.permissions),
+        ]
+        with TabbedContent(id="panes"):
+            for number, pane in enumerate(panes, 1):
+                with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
+                    yield pane
+        yield FilterBox()
+        yield Footer()
+
+    # -- panes -----------------------------------------------------------------------------
+
+    @property
+    def panes(self) -> list[Pane[Any]]:
+        return list(self.query(Pane))
+
+    @property
+    def file_panes(self) -> list[FilePane[Any]]:
+        # Not query(FilePane): a query by type follows each class's first base only.
+        return [pane for pane in self.panes if isinstance(pane, FilePane)]
+
+    @property
+    def agents_pane(self) -> AgentsPane:
+        return self.query_one(AgentsPane)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        if not self.fleet.records and not self._quick_to_load():
+            self.load_fleet()
+        if self.read_only:
+            self.query_one(StatusBar).set_note("read-only", about="root")
+            self.upkeep.say_read_only(self.read_only)
+        elif not self._hold_presence():
+            self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
+        self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
+        self.background_poll = BackgroundPoll(self, self.project, self.registry)
+        self.post_message(SpendMoved(None))
+        talisman = self.project.talisman
+        for problem in [*talisman.problems, *talisman.warnings]:
+            self.notify(problem, title="Configuration", severity="warning", timeout=15)
+        if self.watch_files:
+            self._routes = {pane: set(pane.watch_dirs()) for pane in self.file_panes}
+            self.feed = ChangeFeed(self, set().union(self.fleet_dirs, *self._routes.values()))
+            if self.feed.start():
+                # Its events keep the model current: the monitor visits the model's
+                # supervised agents instead of finding them by stat each pass.
+                self.supervisor.follow_fleet(self.fleet.supervised)
+            else:
+                self.query_one(StatusBar).set_note("watching off: rescanning")
+                self.notify(self.feed.unavailable or "", severity="warning")
+            self.set_interval(self.rescan_seconds, self._rescan)
+        if self.tick_seconds:
+            self.set_interval(self.tick_seconds, self.tick)
+        # What a kill left undone is said; a console that follows the files prunes them.
+        self.upkeep.start(
+            prune=self.watch_files and not self.read_only, read_only=bool(self.read_only)
+        )
+        if self.monitor and shutil.which("tmux") is None:
+            self.monitor = False
+            self.notify(
+                "tmux is not installed: agents are followed through their files only "
+                "(no pane readings, crash detection or re-spawn)",
+                title="Not monitoring",
+                severity="warning",
+                timeout=15,
+            )
+        if self.watch_files:
+            self.background_poll.start()  # Claude Code's background sessions, if any
+        if self.monitor:
+            # After the first paint: the monitor's first pass (every agent's pane read over
+            # tmux) would otherwise hold up the first screen the operator sees. Until its
+            # first report the Agents pane follows saved passes (another monitor's, if any).
+            self.call_after_refresh(self.run_monitor)
+        self.agents_pane.table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer_oldest" and self.read_only:
+            return False
+        return super().check_action(action, parameters)
+
+    def _quick_to_load(self) -> bool:
+        """A small fleet is read before the first frame; a large one after it, in a worker
+        (paint first, fill after)."""
+        try:
+            with os.scandir(self.registry.paths.identities) as entries:
+                return sum(1 for _ in entries) <= INLINE_LOAD
+        except OSError:
+            return True
+
+    @background("fleet-rescan", exclusive=True)
+    def load_fleet(self) -> None:
+        self.fleet_changed(self.fleet.load())
+
+    def _hold_presence(self) -> bool:
+        """Take the console lock (another console on the root may hold it: then later)."""
+        try:
+            return self.presence.try_hold(started_at=iso_z(self.clock.now()))
+        except (RuneError, OSError):
+            return False
+
+    def on_unmount(self) -> None:
+        self.presence.release()
+        self.monitor_loop.stop()
+        if self.feed is not None:
+            self.feed.stop()
+
+    @background("monitor", exclusive=True)
+    def run_monitor(self) -> None:
+        self.monitor_loop.run()
+
+    def stop_monitor(self, timeout: float) -> bool:
+        """Stop the monitor; True once its pass has ended (``ConsoleMonitor.stop``)."""
+        return self.monitor_loop.stop(timeout)
+
+    def _apply_report(self, report: MonitorReport) -> None:
+        # Another monitor (e.g. `runeconsole monitor`) holds the lock: follow its saved passes.
+        self.fleet.monitoring = not report.skipped
+        if report.skipped:
+            return
+        self.fleet_changed(self.fleet.apply_observations(report.observations))
+        toast = monitor_toast(report)
+        if toast is not None:
+            self.notify(toast[0], title="Agents", severity=toast[1], markup=False)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """A toast, unless the same one was shown moments ago (``tui/console/toasts.py``)."""
+        if not self._toasts.fresh(title, message):
+            return
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def follow_dir(self, pane: FilePane[Any], directory: Path) -> None:
+        """Follow a directory that appeared after start (a new signal or context dir)."""
+        if self.feed is not None and self.feed.add(directory):
+            self._routes.setdefault(pane, set()).add(directory)
+
+    def on_file_pane_follow_directory(self, message: FilePane.FollowDirectory) -> None:
+        self.follow_dir(message.pane, message.directory)
+        message.pane.read_directory(message.directory)
+
+    # -- the fleet model -------------------------------------------------------------------
+
+    @property
+    def fleet_dirs(self) -> set[Path]:
+        paths = self.registry.paths
+        return {paths.identities, paths.hooks, paths.supervisor}
+
+    def fleet_changed(self, change: FleetChange) -> None:
+        """Tell the panes that draw the model which keys changed (from any thread)."""
+        if change:
+            for view in self._fleet_views:
+                view.post_message(FleetChanged(change))
+            if change.changed or change.removed:
+                self.post_message(SpendMoved(change.changed | change.removed))
+
+    def on_spend_moved(self, message: SpendMoved) -> None:
+        """The top line's spending follows the agents that changed; a budget crossed is a
+        toast (``tui/support/spend.py``)."""
+        keys = self.fleet.records.keys() if message.keys is None else message.keys
+        now = self.clock.now()
+        for toast, severity in self.spending.follow({k: self.fleet.get(k) for k in keys}, now):
+            self.notify(toast, title="Budget", severity=severity, timeout=15, markup=False)
+        self._show_spend()
+
+    def _show_spend(self) -> None:
+        for bar in self.query(StatusBar):
+            bar.set_spend(spend_text(self.spending.totals, self.clock.now()))
+
+    @background("fleet-rescan", exclusive=True)
+    def rescan_fleet(self) -> None:
+        """Recover from dropped events: by stat, reading only files that changed."""
+        self.fleet_changed(self.fleet.rescan(paced=True))
+
+    def on_state_changed(self, _: StateChanged) -> None:
+        if self.feed is None:
+            return
+        paths = self.feed.drain()
+        fleet_dirs = self.fleet_dirs
+        self.fleet_changed(self.fleet.apply_paths(p for p in paths if p.parent in fleet_dirs))
+        for pane, dirs in self._routes.items():
+            mine = {p for p in paths if p.parent in dirs}
+            if mine:
+                try:
+                    pane.apply_changes(mine)
+                except NoMatches:  # the console is closing: the pane's table is already gone
+                    return
+
+    def on_pane_summary(self, message: Pane.Summary) -> None:
+        # A worker's summary can arrive while the console is closing: nothing to show it on.
+        for bar in self.query(StatusBar):
+            bar.set_figures(message.pane_id, message.figures)
+
+    def _rescan(self) -> None:
+        self.rescan_fleet()
+        for pane in self.file_panes:
+            for directory in set(pane.watch_dirs()) - self._routes.get(pane, set()):
+                self.follow_dir(pane, directory)
+            pane.rescan()
+
+    def tick(self) -> None:
+        """A second passed: colours due to change turn (the model's deadlines), then every
+        pane moves its clocks."""
+        self.fleet_changed(self.fleet.tick(self.clock.now()))
+        minute = self.clock.now().replace(second=0, microsecond=0)
+        if minute != self._spend_minute:  # past midnight, today starts again at nothing;
+            self._spend_minute = minute  # a window of the plan resets
+            self._show_spend()
+        try:
+            for pane in self.panes:
+                pane.tick()
+        except NoMatches:  # a tick that fires while the console closes: nothing to redraw
+            return
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def on_pane_operator_wanted(self, message: Pane.OperatorWanted) -> None:
+        if not self.read_only:  # the notifier keeps its times in the project
+            self.reach_operator(message.key, message.title, message.body)
+
+    @background("notify command")
+    def reach_operator(self, key: str, title: str, body: str) -> None:
+        """``runeconsole.notify.command`` and the push URLs (if set), off the UI thread; a
+        failure is shown (``WorkFailed``)."""
+        notifier_for(self.registry.paths).notify(key, title, body)
+
+    def on_review_wanted(self, message: ReviewWanted) -> None:
+        """``d`` on an agent, ``enter`` or ``d`` on a queue entry: its review screen."""
+        if message.agent is not None and self.fleet.get(message.agent) is not None:
+            open_review(self, LocalReview(self.reviews, message.agent))
+        elif message.branch:
+            open_review(self, BranchReview(self.reviews, message.branch))
+        else:
+            self.notify(f"{message.agent}: no such agent", title="Review", severity="warning")
+
+
+def create_app(
+    root: Path,
+    *,
+    clock: Clock | None = None,
+    watch: bool = True,
+    monitor: bool = False,
+    rescan_seconds: float = 5.0,
+    tick_seconds: float = 1.0,
+) -> RuneConsole:
+    """Build the console for ``root``. Tests pass a manual clock and ``watch=False``.
+
+    ``monitor`` runs the tmux supervisor loop inside the console (the CLI turns it on;
+    tests that do not bring their own tmux server leave it off).
+    """
+    return RuneConsole(
+        # Lenient: a bad setting is shown and its default used; it never stops the console.
+        Project(root, clock, strict=False, via="console"),
+        watch=watch,
+        monitor=monitor,
+        rescan_seconds=rescan_seconds,
+        tick_seconds=tick_seconds,
+    )

@@ -1,0 +1,197 @@
+"""Detail of one identity: its screen and last message (kept current; ``m`` says something
+to it), what Claude Code's hooks told of its session, every field as read, its
+predecessor chain, its hook, its permission decisions and its reviews, as the console's
+``AgentFacts`` give them (this root's, or a fleet's source's over SSH); in both consoles."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+from functools import partial
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from runeconsole.core.errors import RuneError
+from runeconsole.core.timeutil import format_age
+from runeconsole.services.claude import session_view
+from runeconsole.services.registry import AgentRecord
+from runeconsole.services.review.records import ReviewRecord
+from runeconsole.services.review.report import review_line
+from runeconsole.tui.modals.agent_peek import AgentPeek
+from runeconsole.tui.modals.detail_modal import DetailModal
+from runeconsole.tui.modals.message_modal import MessageModal
+from runeconsole.tui.panes.agent_actions import AgentFacts
+from runeconsole.tui.panes.agent_cells import cost_words, spent
+from runeconsole.tui.panes.permissions_pane import decisions_text
+from runeconsole.tui.support.theme import LIVENESS_STYLE
+from runeconsole.tui.support.workers import background, cancelled
+
+
+def reviews_text(history: list[ReviewRecord]) -> Text:
+    """The agent's reviews (``d`` makes them), newest first: verdict, comments, head."""
+    if not history:
+        return Text("")
+    text = Text("\nReviews\n", "bold")
+    for record in history:
+        style = {"approved": "green", "changes_requested": "yellow"}.get(record.verdict or "", "")
+        text.append(review_line(record) + "\n", "red" if record.error else style)
+    return text
+
+
+def fields_table(fields: dict[str, object]) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column(overflow="fold")
+    for name, value in fields.items():
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        table.add_row(name, Text(str(shown)))
+    return table
+
+
+def chain_text(chain: list[AgentRecord]) -> Text:
+    text = Text()
+    for depth, record in enumerate(chain):
+        if depth:
+            text.append("   " * (depth - 1) + "└─ ", "dim")
+        text.append("● ", LIVENESS_STYLE[record.liveness])
+        text.append(str(record.get("agent_id") or record.key), "bold" if depth == 0 else "")
+        text.append(f"  {record.status}", "dim")
+        text.append("\n")
+    return text
+
+
+class AgentDetail(DetailModal):
+    """An agent's screen and last message (kept current), its record and its hook file."""
+
+    BINDINGS = [Binding("m", "message", "Message")]
+
+    def __init__(
+        self,
+        key: str,
+        record: AgentRecord | None,
+        facts: AgentFacts,
+        now: Callable[[], datetime],
+        where: str = "",
+    ) -> None:
+        super().__init__()
+        self.key = key
+        self.record = record
+        self.facts = facts
+        self.now = now
+        self.where = where  # the source it runs on, in the fleet console
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail"):
+            yield Static(self._title(), id="detail-title")
+            session = Static(self._session(), id="detail-session")
+            session.display = bool(self.session_facts())  # only when the hooks told something
+            yield session
+            if self.record is not None and not self.record.error:
+                peek = partial(self.facts.peek, self.key)
+                yield AgentPeek(peek, self.now, every=self.facts.peek_every)
+            yield Static(self._body(), id="detail-body")
+            yield Static(self._hook(), id="detail-hook")
+            permissions = Static(id="detail-permissions")
+            permissions.display = False  # until the agent has a decision to show
+            yield permissions
+            reviews = Static(id="detail-reviews")
+            reviews.display = False  # until the agent has a review to show
+            yield reviews
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.load_permissions()
+        self.load_reviews()
+
+    @background("detail-reviews", exclusive=True)
+    def load_reviews(self) -> None:
+        """Every review of the agent, newest first (files: off the UI thread)."""
+        shown = reviews_text(self.facts.reviews(self.key))
+        if not cancelled():
+            self.app.call_from_thread(self._show_section, "#detail-reviews", shown)
+
+    def action_message(self) -> None:
+        """``m``: a message to the agent, pasted into its pane (a refusal shown there)."""
+        say = partial(self.facts.say, self.key)
+        self.app.push_screen(MessageModal(self.key, say, where=self.where or None))
+
+    @background("detail-permissions", exclusive=True)
+    def load_permissions(self) -> None:
+        """The agent's permission requests and who decided each (files: off the UI thread)."""
+        shown = decisions_text(self.facts.permission_history(self.key))
+        if not cancelled():
+            self.app.call_from_thread(self._show_section, "#detail-permissions", shown)
+
+    def _show_section(self, box_id: str, shown: Text) -> None:
+        """A section read in a worker: shown when it has something to say."""
+        if self.is_mounted:
+            box = self.query_one(box_id, Static)
+            box.update(shown)
+            box.display = bool(shown.plain)
+
+    def session_facts(self) -> list[tuple[str, str]]:
+        record = self.record
+        return session_view.facts(record.fields) if record is not None and not record.error else []
+
+    def _session(self) -> Table | Text:
+        """What Claude Code's hooks told of the session (kind, stop, subagents, tasks…)."""
+        facts = self.session_facts()
+        if not facts:
+            return Text("")
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold cyan", no_wrap=True)
+        grid.add_column(overflow="fold")
+        for label, value in facts:
+            grid.add_row(label, Text(value, "bold red" if label == "stopped" else ""))
+        return grid
+
+    def _hook(self) -> Table | Text:
+        hook = self.facts.hook(self.key)
+        if hook is None:
+            phase = self.facts.phase(self.key)
+            return Text(f"\nhook: phase {phase}" if phase else "\nno hook file", "dim")
+        if hook.error:
+            return Text(f"\nhook unreadable: {hook.error}", "red")
+        grid = Table.grid()
+        grid.add_row(Text("\nHook", "bold"))
+        grid.add_row(fields_table(hook.fields))
+        return grid
+
+    def _title(self) -> Text:
+        record = self.record
+        title = Text(self.key, "bold")
+        if record is not None:
+            title = Text.assemble(("● ", LIVENESS_STYLE[record.liveness]), title)
+            title.append(f"  {record.status} · seen {format_age(record.age_seconds)} ago", "dim")
+            title.append("   m: send it a message", "dim")
+            cost = spent(record, self.now()) if not record.error else None
+            if cost is not None:
+                title.append(f"\ncost: {cost_words(cost)}", "dim")
+        if self.where:
+            title.append(f"  on {self.where}", "bold cyan")
+        return title
+
+    def _body(self) -> Table | Text:
+        record = self.record
+        if record is None:
+            return Text("this identity no longer exists", "dim")
+        if record.error:
+            return Text(f"unreadable: {record.error}\n{record.path}", "red")
+        try:
+            chain = self.facts.chain(self.key)
+        except RuneError as exc:
+            chain, note = [record], Text(str(exc), "red")
+        else:
+            note = Text("")
+        grid = Table.grid()
+        grid.add_row(fields_table(record.fields))
+        grid.add_row(Text("\nPredecessor chain", "bold"))
+        grid.add_row(chain_text(chain))
+        grid.add_row(note)
+        return grid

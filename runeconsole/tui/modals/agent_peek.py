@@ -1,0 +1,115 @@
+"""An agent's screen and its last assistant message, kept current while shown.
+
+``peek`` returns what ``runeconsole peek --json`` prints (``PeekResult.to_json()``): read
+in-process for an agent of this project, or from the agent's source over SSH in the fleet
+console, so both draw it the same way. It is read off the UI thread every ``every``
+seconds (one read at a time: a slow source is not asked again meanwhile).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from runeconsole.core.errors import RuneError
+from runeconsole.core.timeutil import format_age, parse_iso
+from runeconsole.tui.support.workers import background
+
+Peek = Callable[[], Any]
+
+
+def _text(data: dict[str, Any], name: str) -> str:
+    value = data.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def screen_title(data: dict[str, Any], every: float) -> Text:
+    title = Text("Screen", "bold")
+    where = _text(data, "screen_from")
+    title.append(f"  {where or 'none'}", "dim" if where else "yellow")
+    if where.startswith(("pane", "tmux")):  # live: read again and again
+        title.append(f" · every {every:g}s", "dim")
+    note = _text(data, "screen_note")
+    if note:
+        title.append(f"\n{note}", "yellow")
+    return title
+
+
+def message_title(data: dict[str, Any], now: Any) -> Text:
+    title = Text("Last message", "bold")
+    source, at = _text(data, "last_message_from"), parse_iso(data.get("last_message_at"))
+    if source:
+        title.append(f"  {source}", "dim")
+    if at is not None:
+        title.append(f" · {format_age((now - at).total_seconds())} ago", "dim")
+    return title
+
+
+class AgentPeek(Vertical):
+    """The screen (cropped to the window, as a screen is) and the last message."""
+
+    DEFAULT_CSS = """
+    AgentPeek { height: auto; margin-bottom: 1; }
+    AgentPeek Static { height: auto; }
+    AgentPeek #peek-screen {
+        background: $boost;
+        padding: 0 1;
+        text-wrap: nowrap;
+        text-overflow: clip;
+    }
+    AgentPeek #peek-message-title { margin-top: 1; }
+    """
+
+    def __init__(self, peek: Peek, now: Callable[[], Any], *, every: float = 1.0) -> None:
+        super().__init__()
+        self.peek = peek
+        self.now = now
+        self.every = every
+        self.reading = False
+        self.last: dict[str, Any] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Screen", "bold"), id="peek-screen-title")
+        yield Static(Text("reading…", "dim"), id="peek-screen")
+        yield Static(Text("Last message", "bold"), id="peek-message-title")
+        yield Static(Text("…", "dim"), id="peek-message")
+
+    def on_mount(self) -> None:
+        self.read()
+        if self.every:
+            self.set_interval(self.every, self.read)
+
+    def read(self) -> None:
+        if not self.reading:
+            self.reading = True
+            self.read_now()
+
+    @background("agent-peek")
+    def read_now(self) -> None:
+        try:
+            data = self.peek()
+        except Exception as exc:  # the agent is gone, the source is down: said, not fatal
+            said = exc.message if isinstance(exc, RuneError) else f"{type(exc).__name__}: {exc}"
+            data = {"screen": "", "screen_from": None, "screen_note": said}
+        self.app.call_from_thread(self.show, data if isinstance(data, dict) else {})
+
+    def show(self, data: dict[str, Any]) -> None:
+        self.reading = False
+        if not self.is_mounted or data == self.last:
+            return
+        self.last = data
+        screen, where = _text(data, "screen"), _text(data, "screen_from")
+        body = Text(screen) if screen else Text("(blank)", "dim")  # cropped, as a screen is
+        self.query_one("#peek-screen-title", Static).update(screen_title(data, self.every))
+        box = self.query_one("#peek-screen", Static)
+        box.update(body)
+        box.display = bool(where)  # no screen: the title says why
+        self.query_one("#peek-message-title", Static).update(message_title(data, self.now()))
+        said = _text(data, "last_message")
+        message = Text(said) if said else Text("(none yet)", "dim")
+        self.query_one("#peek-message", Static).update(message)

@@ -1,0 +1,139 @@
+"""Problems: crashed, stale, stopped, waiting and low-context agents, and budgets, most
+urgent first.
+
+The problems are the fleet model's (``FleetRecords``: judged once, there, when an agent
+changes); this pane draws them, in both consoles. Time alone changes one thing: a stale
+agent's silence grows, so the stale rows on screen are judged again each second."""
+
+from __future__ import annotations
+
+from collections.abc import Set as AbstractSet
+from typing import Any
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+
+from runeconsole.services.fleet import FleetRecords, Problem
+from runeconsole.tui.console.feed import FleetChanged
+from runeconsole.tui.panes.pane import PROBLEMS, Pane
+
+COLUMNS = (
+    ("kind", "PROBLEM", 12),
+    ("agent", "AGENT", 24),
+    ("detail", "DETAIL", None),
+)
+KIND_STYLE = {
+    "crashed": "bold red",
+    "unreadable": "bold red",
+    "stale": "red",
+    "stopped": "bold red",
+    "context": "yellow",
+    "waiting": "bold yellow",
+    "budget": "bold red",
+}
+
+
+def problem_key(problem: Problem) -> str:
+    return f"{problem.key}/{problem.kind}"
+
+
+def problem_values(problem: Problem) -> tuple[object, ...]:
+    return (
+        Text(problem.kind, KIND_STYLE.get(problem.kind, "")),
+        Text(problem.key),
+        Text(problem.detail),
+    )
+
+
+class ProblemsPane(Pane[Problem]):
+    class GotoAgent(Message):
+        """The operator asked to see this agent in the Agents pane."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    BINDINGS = [Binding("enter", "goto", "Go to agent", show=False)]
+    ENTER = "goto"
+    PANE_ID = PROBLEMS
+    TITLE = "Problems"
+    HELP_KEYS = (
+        ("enter", "show the agent in the Agents pane"),
+        ("PROBLEM", "crashed, stale, stopped, waiting, low context, budget: the monitor's rules"),
+    )
+    COLUMNS = COLUMNS
+    SORT = ("kind", "agent")
+
+    def __init__(self, fleet: FleetRecords, **kwargs: Any) -> None:
+        super().__init__(clock=fleet.clock, **kwargs)
+        self.fleet = fleet
+        self._of_agent: dict[str, list[str]] = {}  # agent key -> its problems' keys
+        self._ranked: list[str] = []  # problem keys, most urgent first
+
+    def on_mount(self) -> None:
+        self.show_agents(set(self.fleet.problems) | set(self._of_agent))
+
+    def on_fleet_changed(self, message: FleetChanged) -> None:
+        self.show_agents(message.change.problems)
+
+    def cells(self, key: str, record: Problem) -> tuple[object, ...]:
+        return problem_values(record)
+
+    def search_fields(self, key: str, record: Problem) -> tuple[str, ...]:
+        return (key, record.detail)
+
+    def sort_key(self, value: Any) -> Any:
+        """A row's place by its problem's (the kind and agent cells name it)."""
+        kind, agent = value
+        problem = self.records.get(f"{agent}/{kind}")
+        return problem.sort_key if problem is not None else (99, float("inf"), "")
+
+    def figures(self) -> dict[str, int]:
+        return {"problems": len(self.records)}
+
+    def show_agents(self, agents: AbstractSet[str]) -> None:
+        """Draw again the problems of ``agents`` as the model holds them now."""
+        problems = self.fleet.problems
+        for agent in agents:
+            found = problems.get(agent, [])
+            keys = [problem_key(p) for p in found]
+            for key in self._of_agent.get(agent, []):
+                if key not in keys:
+                    self.drop(key)
+            for key, problem in zip(keys, found, strict=True):
+                if self.records.get(key) != problem:
+                    if key not in self.records and problem.kind == "stopped" and self.is_mounted:
+                        said = f"{agent} stopped"
+                        self.app.notify(problem.detail, title=said, severity="error", markup=False)
+                    self.put(key, problem)
+            if keys:
+                self._of_agent[agent] = keys
+            else:
+                self._of_agent.pop(agent, None)
+        self.finish()
+
+    def finish(self) -> None:
+        """Most urgent first (each problem's ``sort_key``): a row whose rank moved without
+        a row added (context left falling) moves too."""
+        ranked = sorted(self.records, key=lambda key: self.records[key].sort_key)
+        if ranked != self._ranked:
+            self._ranked = ranked
+            self.table.reorder(*self.SORT, key=self.sort_key, force=True)
+        super().finish()
+
+    def tick(self) -> None:
+        """A stale agent's "no heartbeat for …" grows: the ones on screen are judged
+        again as of now."""
+        stale = {
+            problem.key
+            for key in self.table.visible_keys()
+            if (problem := self.records.get(key)) is not None and problem.kind == "stale"
+        }
+        if stale:
+            self.show_agents(set(self.fleet.restate(stale, self.now()).problems))
+
+    def action_goto(self) -> None:
+        chosen = self.selected()
+        if chosen is not None:
+            self.post_message(self.GotoAgent(chosen[1].key))

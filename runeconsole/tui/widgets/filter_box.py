@@ -1,0 +1,63 @@
+"""The filter line at the foot of the console: ``/`` opens it, typing narrows the pane
+shown, enter keeps the filter (the line stays in sight while it holds text), escape
+clears it. It tells the app with messages; which pane a filter applies to is the app's
+business."""
+
+from __future__ import annotations
+
+from textual.message import Message
+from textual.widgets import Input
+
+from runeconsole.tui.widgets.reveal import reveal
+
+FILTER_FRAME = 0.002  # seconds the screen waits for the pane's rows after a key
+
+
+class FilterBox(Input):
+    DEFAULT_CSS = """
+    FilterBox {
+        display: none;
+        dock: bottom;
+        height: 3;
+        margin-bottom: 1;
+    }
+    """
+
+    class Filter(Message):
+        """The text to filter by changed (empty: show everything)."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class Done(Message):
+        """The operator is done with the line (enter, or cleared): back to the table."""
+
+    def __init__(self) -> None:
+        super().__init__(placeholder="filter… (enter keeps it, esc clears)", id="filter")
+
+    def open(self) -> None:
+        reveal(self)
+
+    def clear_filter(self) -> bool:
+        """Empty and hide the line, quietly; True when there was something to clear (the
+        caller unfilters its pane at once: a pane change must not wait for a message)."""
+        if not (self.value or self.display):
+            return False
+        with self.prevent(Input.Changed):
+            self.value = ""
+        self.display = False
+        return True
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        # The typed character and the pane it filters are drawn in one frame: without
+        # this the character's frame goes first and the pane's waits a frame period.
+        self.app.delay_update(FILTER_FRAME)
+        self.post_message(self.Filter(event.value))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        # A filter in force stays in sight (the status bar is cut at 80 columns).
+        self.display = bool(event.value)
+        self.post_message(self.Done())

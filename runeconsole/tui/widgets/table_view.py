@@ -1,0 +1,385 @@
+"""A table of one-line rows with a row cursor, drawn line by line on Textual's Line API.
+
+A ``ScrollView`` whose ``render_line`` draws row ``scroll_y + y`` (the header stays on
+the first line), as Textual's own DataTable and Toolong's log view do, with nothing of
+them but public API: only the rows on screen are ever drawn, whatever the row count. A
+row's line is kept until the row, the styles or the geometry change; lines are built by
+``table_cells.LinePainter``. The rows themselves (``KeyedRows``) are ``KeyedTable``'s to
+change; here they are only read.
+
+It looks and acts as DataTable with a row cursor and no zebra stripes: the same styles
+(component classes ``table-view--*``), keys (``j``/``k`` too), mouse hover and clicks.
+``RowHighlighted`` when the cursor moves to another row (or onto the first row added),
+``RowSelected`` on enter or a click on the cursor's row. Their handlers keep the names
+DataTable's messages had (``on_data_table_row_selected``, ``…_row_highlighted``): the
+panes handled those before this table, and a handler of another name would never run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widget import Widget
+
+from runeconsole.tui.widgets.keyed_rows import KeyedRows
+from runeconsole.tui.widgets.table_cells import Column, LinePainter, Look
+
+HEADER = 1  # the header's height: the first line, never scrolled
+LINES_KEPT = 2000  # rows whose drawn line is kept (a few screens' worth)
+SIZE_LAG = 0.25  # seconds the scrollbar may lag behind rows added below the screen
+
+
+class RowMessage(Message):
+    """About one row of a table: its place and key."""
+
+    def __init__(self, table: TableView, cursor_row: int, key: str) -> None:
+        super().__init__()
+        self.table, self.cursor_row, self.key = table, cursor_row, key
+
+    @property
+    def control(self) -> TableView:
+        return self.table
+
+
+class TableView(ScrollView, can_focus=True):
+    ALLOW_SELECT = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select_cursor", "Select", show=False),
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("right", "scroll_right", "Scroll right", show=False),
+        Binding("left", "scroll_left", "Scroll left", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("ctrl+home", "scroll_top", "Top", show=False),
+        Binding("ctrl+end", "scroll_bottom", "Bottom", show=False),
+        Binding("home", "scroll_home", "Leftmost", show=False),
+        Binding("end", "scroll_end", "Rightmost", show=False),
+    ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "table-view--header",
+        "table-view--cursor",
+        "table-view--hover",
+        "table-view--header-hover",
+    }
+    DEFAULT_CSS = """
+    TableView {
+        background: $surface;
+        color: $foreground;
+        height: auto;
+        max-height: 100%;
+        &:focus {
+            background-tint: $foreground 5%;
+            & > .table-view--cursor {
+                background: $block-cursor-background;
+                color: $block-cursor-foreground;
+                text-style: $block-cursor-text-style;
+            }
+            & > .table-view--header {
+                background-tint: $foreground 5%;
+            }
+        }
+        & > .table-view--header {
+            text-style: bold;
+            background: $panel;
+            color: $foreground;
+        }
+        &:ansi > .table-view--header {
+            background: ansi_bright_blue;
+            color: ansi_default;
+        }
+        & > .table-view--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        & > .table-view--hover {
+            background: $block-hover-background;
+        }
+        & > .table-view--header-hover {
+            background: $accent 30%;
+        }
+    }
+    """
+
+    class RowHighlighted(RowMessage, namespace="data_table"):
+        """The cursor is on another row (or on the first row added)."""
+
+    class RowSelected(RowMessage, namespace="data_table"):
+        """Enter on the cursor's row, or a click on it."""
+
+    def __init__(self, columns: Sequence[tuple[str, str, int | None]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._columns = [Column(key, Text(label), width) for key, label, width in columns]
+        self._widths = tuple(column.render_width for column in self._columns)
+        self._labels = tuple(column.label for column in self._columns)
+        self._rows = KeyedRows([column.key for column in self._columns])
+        self._cursor = 0
+        self._follow: str | None = None  # the cursor's row, while rows above may go
+        self._hover: int | None = None  # the row under the mouse (-1: the header), if shown
+        self._size_due = False
+        self._size_lagging = False
+        self._painter = LinePainter()
+        # Lines drawn, by row and the values they show (kept with them: an id is not
+        # reused while its object lives), look, cursor and hover.
+        self._drawn: LRUCache[tuple[Any, ...], tuple[object, Strip]] = LRUCache(LINES_KEPT)
+        self._frame_look: Look | None = None  # while a frame is drawn
+
+    def on_mount(self) -> None:
+        self._settle_size()
+
+    # -- geometry --------------------------------------------------------------------------
+
+    def _resize(self, *, lag: bool = False) -> None:
+        """The scrollable size follows the rows, once for a burst of changes (after the
+        message being handled), or at once where the cursor or scrolling needs it. Rows
+        added below the screen (a fill's chunks) change only the scrollbar: it follows
+        within ``SIZE_LAG``, sparing a layout of the screen per chunk."""
+        if lag:
+            if not self._size_due and not self._size_lagging:
+                self._size_lagging = True
+                self.set_timer(SIZE_LAG, self._settle_lagging)
+        elif not self._size_due:
+            self._size_due = True
+            self.call_next(self._settle_size)
+
+    def _settle_lagging(self) -> None:
+        self._size_lagging = False
+        self._settle_size()
+
+    def _settle_size(self) -> None:
+        self._size_due = False
+        size = Size(sum(self._widths), len(self._rows) + HEADER)
+        if size != self.virtual_size:
+            # Set without the reactive's repaint of every line: a layout pass updates the
+            # scrollbars; the lines that changed were asked for by whoever changed them.
+            self.set_reactive(Widget.virtual_size, size)
+            self.refresh(layout=True, repaint=False)
+
+    def _scroll_y_to(self, y: int) -> None:
+        """Scroll to line ``y`` at once; the scrollable size is brought up to date first
+        only if it falls short (a key during a fill then costs no layout of the screen)."""
+        if y > self.max_scroll_y and (self._size_due or self._size_lagging):
+            self._settle_size()
+        self.scroll_to(y=y, animate=False, force=True)
+
+    def _window(self) -> tuple[int, int]:
+        """The places of the first and last rows on screen (the last perhaps partly)."""
+        top = self.scroll_offset.y
+        return top, top + max(0, self.size.height - HEADER)
+
+    def _refresh_row(self, place: int) -> None:
+        top, bottom = self._window()
+        if top <= place <= bottom and place < len(self._rows):
+            self.refresh_line(place + HEADER)
+
+    def _refresh_cells(self, place: int, columns: list[int]) -> None:
+        """Repaint only these cells of a row on screen: the terminal is sent what changed
+        (a row's age each second is a few cells, not a line 160 wide)."""
+        top, bottom = self._window()
+        if not top <= place <= bottom:
+            return
+        y, x = place + HEADER - top, -self.scroll_offset.x
+        starts = [x]
+        for width in self._widths:
+            starts.append(starts[-1] + width)
+        for column in columns:
+            start = starts[column]
+            self.refresh(Region(start, y, starts[column + 1] - start, 1))
+
+    def _page(self) -> int:
+        return max(1, self.scrollable_content_region.height - HEADER)
+
+    # -- the cursor ------------------------------------------------------------------------
+
+    @property
+    def cursor_row(self) -> int:
+        """The cursor's place: on the row it was on, when rows were dropped (at the same
+        place when its own row was)."""
+        follow = self._follow
+        if follow is not None:
+            self._follow = None
+            place = self._rows.place(follow)
+            last = max(0, len(self._rows) - 1)
+            self._cursor = place if place is not None else min(self._cursor, last)
+        return self._cursor
+
+    def cursor_key(self) -> str | None:
+        if not self._rows:
+            return None
+        return self._rows.key_at(min(max(self.cursor_row, 0), len(self._rows) - 1))
+
+    def _keep_cursor_on_its_row(self) -> None:
+        """Rows are about to be dropped: the cursor stays on its own, if that is kept."""
+        if self._follow is None and self._rows:
+            self._follow = self.cursor_key()
+
+    def move_cursor(self, *, row: int, animate: bool = False, scroll: bool = True) -> None:
+        """The cursor to ``row`` (clamped to the rows), scrolled into view."""
+        del animate, scroll  # the cursor is always kept in view, at once (as DataTable does)
+        row = max(0, min(row, len(self._rows) - 1))
+        old, self._cursor = self.cursor_row, row
+        rows = self._page()
+        top = self.scroll_offset.y
+        if row < top:
+            self._scroll_y_to(row)
+        elif row >= top + rows:
+            self._scroll_y_to(row - rows + 1)
+        if row != old and self._rows:
+            self._refresh_row(old)
+            self._refresh_row(row)
+            key = self._rows.key_at(row)
+            if key is not None:
+                self.post_message(self.RowHighlighted(self, row, key))
+
+    def action_cursor_up(self) -> None:
+        self._show_hover(None)
+        self.move_cursor(row=self.cursor_row - 1)
+
+    def action_cursor_down(self) -> None:
+        self._show_hover(None)
+        self.move_cursor(row=self.cursor_row + 1)
+
+    def action_page_down(self) -> None:
+        self._page_by(1)
+
+    def action_page_up(self) -> None:
+        self._page_by(-1)
+
+    def _page_by(self, pages: int) -> None:
+        """A page down (1) or up (-1): the rows and the cursor move by a screenful."""
+        self._show_hover(None)
+        page = self._page() * pages
+        self._scroll_y_to(self.scroll_offset.y + page)
+        self.move_cursor(row=self.cursor_row + page)
+
+    def action_scroll_top(self) -> None:
+        self._show_hover(None)
+        self.move_cursor(row=0)
+
+    def action_scroll_bottom(self) -> None:
+        self._show_hover(None)
+        self.move_cursor(row=len(self._rows) - 1)
+
+    def action_scroll_home(self) -> None:
+        self._show_hover(None)
+        self.scroll_to(x=0, animate=False)
+
+    def action_scroll_end(self) -> None:
+        self._show_hover(None)
+        self.scroll_to(x=self.max_scroll_x, animate=False)
+
+    def action_select_cursor(self) -> None:
+        self._show_hover(None)
+        key = self.cursor_key()
+        if key is not None:
+            self.post_message(self.RowSelected(self, self.cursor_row, key))
+
+    # -- the mouse -------------------------------------------------------------------------
+
+    def _row_under(self, event: events.MouseEvent) -> int | None:
+        """The row under the mouse (-1: the header), or None (below the rows)."""
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return None
+        if offset.y < HEADER:
+            return -1
+        place = offset.y - HEADER + self.scroll_offset.y
+        return place if place < len(self._rows) else None
+
+    def _show_hover(self, row: int | None) -> None:
+        if row != self._hover:
+            old, self._hover = self._hover, row
+            for place in (old, row):
+                if place == -1:
+                    self.refresh_line(self.scroll_offset.y)  # the header's line
+                elif place is not None:
+                    self._refresh_row(place)
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self._show_hover(self._row_under(event))
+
+    def on_leave(self, _: events.Leave) -> None:
+        self._show_hover(None)
+
+    def on_click(self, event: events.Click) -> None:
+        row = self._row_under(event)
+        self._show_hover(row)
+        if row is None or row < 0:
+            return
+        event.stop()
+        if row == self.cursor_row:
+            self.action_select_cursor()
+            self._show_hover(row)
+        else:
+            self.move_cursor(row=row)
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def on_show(self) -> None:
+        """Shown again (its tab chosen): lines changed while hidden were not drawn."""
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self.refresh()
+
+    def _look(self) -> Look:
+        style = self.get_component_rich_style
+        return Look(
+            base=self.rich_style,
+            header=style("table-view--header"),
+            cursor=style("table-view--cursor"),
+            hover=style("table-view--hover"),
+            header_hover=style("table-view--header-hover"),
+            widths=self._widths,
+            width=self.size.width,
+            scroll_x=self.scroll_offset.x,
+        )
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._frame_look = self._look()  # DOMNode works styles out walking every ancestor
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame_look = None
+
+    def render_line(self, y: int) -> Strip:
+        look = self._frame_look or self._look()
+        if y < HEADER:
+            return self._line(look, None, -1)
+        place = y - HEADER + self.scroll_offset.y
+        key = self._rows.key_at(place)
+        if key is None:
+            return Strip.blank(look.width, look.base)
+        return self._line(look, key, place)
+
+    def _line(self, look: Look, key: str | None, place: int) -> Strip:
+        """Row ``key``'s line (the header's for None), drawn again only when it changed."""
+        cursor = key is not None and place == self.cursor_row
+        hover = self._hover == place
+        values = self._rows.values[key] if key else self._labels
+        stamp = (key, id(values), look, cursor, hover)
+        drawn = self._drawn.get(stamp)
+        if drawn is None:
+            strip = self._painter.line(
+                self.app.console,
+                self.app.console_options,
+                look,
+                values,
+                header=key is None,
+                cursor=cursor,
+                hover=hover,
+            )
+            self._drawn[stamp] = (values, strip)
+            return strip
+        return drawn[1]
