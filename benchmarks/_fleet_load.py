@@ -30,7 +30,7 @@ from _common import QUESTION
 
 from runeconsole.adapters import git
 from runeconsole.adapters.claude_settings import settings_path
-from runeconsole.services.claude.install import plan_install
+from runeconsole.services.claude.install.install import plan_install
 
 TALISMAN = """\
 runeconsole:

@@ -46,7 +46,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks._common import QUESTION, percentile  # noqa: E402
 from runeconsole.adapters import git  # noqa: E402
 from runeconsole.adapters.claude_settings import settings_path  # noqa: E402
-from runeconsole.services.claude.install import plan_install  # noqa: E402
+from runeconsole.services.claude.install.install import plan_install  # noqa: E402
 from runeconsole.tui.console.app import RuneConsole, create_app  # noqa: E402
 from runeconsole.tui.modals.permission_modal import PermissionModal  # noqa: E402
 from runeconsole.tui.modals.question_modal import QuestionModal  # noqa: E402

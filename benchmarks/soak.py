@@ -40,7 +40,7 @@ from _fleet_load import Fleet
 from _workday import Operator
 
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude import presence
+from runeconsole.services.claude.bridge import presence
 
 GROWTH_GOAL = 5.0
 

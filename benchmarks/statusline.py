@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks._common import load, percentile  # noqa: E402
 from runeconsole.adapters import git  # noqa: E402
 from runeconsole.adapters.claude_settings import settings_path  # noqa: E402
-from runeconsole.services.claude.install import plan_install  # noqa: E402
+from runeconsole.services.claude.install.install import plan_install  # noqa: E402
 
 SESSION = "5b2c7f10-bench"
 THEIRS = "printf 'main · %s\\n' \"$(head -c 24)\""

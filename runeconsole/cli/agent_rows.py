@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.claude.session_view import activity_text
-from runeconsole.services.claude.view import AgentView
+from runeconsole.services.claude.session.session_view import activity_text
+from runeconsole.services.claude.session.view import AgentView
 from runeconsole.services.liveness import AgentRecord
 
 COLUMNS = ("LIVENESS", "KEY", "STATUS", "ACTIVITY", "SEEN", "NODE", "TMUX", "PREDECESSOR")

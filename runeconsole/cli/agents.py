@@ -14,7 +14,7 @@ from runeconsole.cli.common import (
     warn_problems,
 )
 from runeconsole.core.gcpause import collector_paused
-from runeconsole.services.claude.view import AgentView, agent_view
+from runeconsole.services.claude.session.view import AgentView, agent_view
 from runeconsole.services.registry import AgentRecord, Registry
 from runeconsole.services.supervision.observations import ObservationFile
 

@@ -16,7 +16,7 @@ import os
 import sys
 
 from runeconsole.cli.common import open_project, print_json, print_table
-from runeconsole.services.claude.background import Background, SyncReport
+from runeconsole.services.claude.background.sessions import Background, SyncReport
 from runeconsole.services.supervisor import Supervisor
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from runeconsole.adapters.claude_settings import SCOPES, settings_path
 from runeconsole.cli.common import print_json, resolve_root
-from runeconsole.services.claude import install as hooks_file
-from runeconsole.services.claude import statusline_install
-from runeconsole.services.claude.status import BridgeStatus
+from runeconsole.services.claude.install import install as hooks_file
+from runeconsole.services.claude.install import statusline_install
+from runeconsole.services.claude.install.status import BridgeStatus
 
 
 def register(
@@ -119,12 +119,12 @@ def show_status(args: argparse.Namespace) -> int:
 
 
 def run_hook(args: argparse.Namespace) -> int:
-    from runeconsole.services.claude.hook import main
+    from runeconsole.services.claude.hooks.hook import main
 
     return main()
 
 
 def run_statusline(args: argparse.Namespace) -> int:
-    from runeconsole.services.claude.statusline import main
+    from runeconsole.services.claude.statusline.statusline import main
 
     return main(list(args.rest))

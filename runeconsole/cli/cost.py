@@ -18,7 +18,7 @@ from runeconsole.core.errors import InvalidInput
 from runeconsole.core.validate import validate_name
 from runeconsole.services.budgets import hold
 from runeconsole.services.budgets.judge import HELD, WARN, money
-from runeconsole.services.claude.settings import ClaudeSettings
+from runeconsole.services.claude.bridge.settings import ClaudeSettings
 from runeconsole.services.cost import ledger, summary
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry

@@ -17,7 +17,7 @@ from runeconsole.cli.common import (
     warn_problems,
 )
 from runeconsole.core.control import printable
-from runeconsole.services.claude.presence import ConsolePresence
+from runeconsole.services.claude.bridge.presence import ConsolePresence
 from runeconsole.services.events import Event, EventStream, follow
 
 

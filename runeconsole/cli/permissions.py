@@ -14,8 +14,8 @@ import argparse
 from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.core.control import printable
 from runeconsole.core.errors import InvalidInput
-from runeconsole.services.claude.permission_files import ALLOW, DENY
-from runeconsole.services.claude.permissions import PermissionRequest, Permissions
+from runeconsole.services.claude.permissions.permission_files import ALLOW, DENY
+from runeconsole.services.claude.permissions.permissions import PermissionRequest, Permissions
 
 
 def register(

@@ -274,7 +274,7 @@ def countdown(question: Question, now: datetime) -> str:
         return f"by {question.answer.decided_by or 'unreadable answer'}"
     if question.discarded:
         return "discarded"
-    from runeconsole.services.claude.answers import expires_in
+    from runeconsole.services.claude.questions.answers import expires_in
 
     expiry = expires_in(question, now)  # a relayed Claude Code call: never auto-answered
     if expiry is not None:
@@ -295,7 +295,7 @@ def _summary(question: Question) -> str:
 
 
 def answer_question(args: argparse.Namespace) -> int:
-    from runeconsole.services.claude.answers import answer as give
+    from runeconsole.services.claude.questions.answers import answer as give
 
     service = Questions(open_project(args))
     question = service.get(args.id)
@@ -311,7 +311,7 @@ def answer_question(args: argparse.Namespace) -> int:
 
 
 def _form_answer(question: Question, action: str | None, given: list[str]) -> str:
-    from runeconsole.services.claude import elicitation
+    from runeconsole.services.claude.questions import elicitation
 
     typed: dict[str, str] = {}
     for item in given:

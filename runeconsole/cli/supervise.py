@@ -109,7 +109,7 @@ def spawn_agent(args: argparse.Namespace) -> int:
 
 def _spawn_background(args: argparse.Namespace, command: list[str]) -> int:
     """``claude --bg``: the words after ``claude`` are its options and the task."""
-    from runeconsole.services.claude.background import Background
+    from runeconsole.services.claude.background.sessions import Background
 
     if Path(command[0]).name == "claude":
         command = command[1:]

@@ -11,7 +11,8 @@ from typing import Any
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import permission_files, permission_rules, relay_files
+from runeconsole.services.claude.permissions import permission_files, permission_rules
+from runeconsole.services.claude.questions import relay_files
 from runeconsole.services.cost import booking
 from runeconsole.services.registry import Registry
 
@@ -199,8 +200,8 @@ ELICIT_REQUEST = {
 def elicitation_request(paths: ProjectPaths, now: datetime) -> None:
     """An MCP server's form, asked by the hand-started session (not in the scene itself:
     the form's snapshot and screenshot add it)."""
-    from runeconsole.services.claude import elicitation
-    from runeconsole.services.claude.payload import HookPayload
+    from runeconsole.services.claude.bridge.payload import HookPayload
+    from runeconsole.services.claude.questions import elicitation
 
     request = HookPayload(ELICIT_REQUEST)
     elicitation.write_request(paths, ELICIT_AGENT, request, ELICIT_TASK, now, 300)

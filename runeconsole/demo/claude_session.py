@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.demo.claude_scene import ASK_CALL, PERMISSION_INPUT
-from runeconsole.services.claude.settings import CONTEXT_WINDOW
+from runeconsole.services.claude.bridge.settings import CONTEXT_WINDOW
 
 NO_ANSWER_YET = object()
 TOOL_EVENT_EVERY = 3  # a tool call's Pre/PostToolUse every this many steps (they cost a process)

@@ -8,7 +8,7 @@ from pathlib import Path
 from runeconsole.adapters import git
 from runeconsole.adapters.claude_settings import settings_path
 from runeconsole.core.files import atomic_write_bytes
-from runeconsole.services.claude.install import plan_install
+from runeconsole.services.claude.install.install import plan_install
 
 DEMO_TALISMAN = """\
 # Demo thresholds: short, so every liveness colour shows within a minute.

@@ -46,7 +46,7 @@ from runeconsole.services.supervision.spawning import Spawner, SpawnResult
 from runeconsole.services.supervision.wisdom import WISDOM_ENV, build_wisdom
 
 if TYPE_CHECKING:
-    from runeconsole.services.claude.background import Background
+    from runeconsole.services.claude.background.sessions import Background
 
 __all__ = [
     "CHECKPOINT_MESSAGE",
@@ -179,7 +179,7 @@ class Supervisor:
 
     @property
     def background(self) -> Background:
-        from runeconsole.services.claude.background import Background
+        from runeconsole.services.claude.background.sessions import Background
 
         if self._background is None:
             self._background = Background(self.project, registry=self.registry)
@@ -187,7 +187,7 @@ class Supervisor:
 
     def in_background(self, key: str) -> bool:
         """The agent is a Claude Code background session (and has no tmux session)."""
-        from runeconsole.services.claude.session_view import is_background
+        from runeconsole.services.claude.session.session_view import is_background
 
         record = self.registry.get(key)
         return not record.error and not record.get("tmux_session") and is_background(record.fields)

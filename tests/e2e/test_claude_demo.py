@@ -14,8 +14,8 @@ from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.demo.fleet import agent_worktree
 from runeconsole.demo.project import make_project
-from runeconsole.services.claude.presence import ConsolePresence
-from runeconsole.services.claude.view import AgentView, agent_view
+from runeconsole.services.claude.bridge.presence import ConsolePresence
+from runeconsole.services.claude.session.view import AgentView, agent_view
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings

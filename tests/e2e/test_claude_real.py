@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.services.claude.hook import LOG_NAME
-from runeconsole.services.claude.view import agent_view
+from runeconsole.services.claude.hooks.hook import LOG_NAME
+from runeconsole.services.claude.session.view import agent_view
 from runeconsole.services.pane_patterns import read_pane
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry

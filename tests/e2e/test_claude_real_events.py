@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.services.claude import answers
-from runeconsole.services.claude.hook import LOG_NAME
-from runeconsole.services.claude.presence import ConsolePresence
-from runeconsole.services.claude.view import agent_view
+from runeconsole.services.claude.bridge.presence import ConsolePresence
+from runeconsole.services.claude.hooks.hook import LOG_NAME
+from runeconsole.services.claude.questions import answers
+from runeconsole.services.claude.session.view import agent_view
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry

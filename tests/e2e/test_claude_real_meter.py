@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.services.claude.hook import LOG_NAME
+from runeconsole.services.claude.hooks.hook import LOG_NAME
 from tests.support.claude import install
 from tests.support.claude_api import Turn, rate_limit_headers, text_turn, tool_turn
 from tests.support.claude_binary import (

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from runeconsole.services.claude.hook import LOG_NAME
+from runeconsole.services.claude.hooks.hook import LOG_NAME
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.reply import ENDED, WAITING, Refused, Replies

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.services.claude.hook import LOG_NAME
+from runeconsole.services.claude.hooks.hook import LOG_NAME
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.review.records import CHANGES_REQUESTED, ReviewRecords

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude.presence import ConsolePresence
+from runeconsole.services.claude.bridge.presence import ConsolePresence
 from tests.support.cli import cli_env
 from tests.support.hook_runner import HookResult, HookRunner
 from tests.support.paths import FIXTURES

@@ -17,7 +17,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.merge_queue import build_queue
 from runeconsole.demo.questions import SIGNAL_DIR, scene_questions
 from runeconsole.demo.suspended import build_scene as build_suspended
-from runeconsole.services.claude import answers
+from runeconsole.services.claude.questions import answers
 from runeconsole.services.questions import Questions
 from runeconsole.services.suspension import Suspension
 from runeconsole.tui.console.app import create_app

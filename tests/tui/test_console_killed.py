@@ -21,7 +21,7 @@ from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.core.pids import pid_alive
 from runeconsole.demo.old_records import decided_requests
-from runeconsole.services.claude import permission_files as files
+from runeconsole.services.claude.permissions import permission_files as files
 from runeconsole.services.journal import Journal
 from runeconsole.services.merge_queue.edits import QueueEdits
 from runeconsole.services.project import Project

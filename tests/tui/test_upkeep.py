@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 
 from runeconsole.demo.old_records import decided_requests
-from runeconsole.services.claude.permissions import RECENT, PermissionRequest, Permissions
+from runeconsole.services.claude.permissions.permissions import (
+    RECENT,
+    PermissionRequest,
+    Permissions,
+)
 from runeconsole.services.project import Project
 from runeconsole.services.retention import Retention
 from runeconsole.tui.console.app import create_app

@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from runeconsole.services.claude import presence
+from runeconsole.services.claude.bridge import presence
 from tests.support.browser import PHONE, session
 from tests.support.claude import Bridge
 from tests.support.fleet import fleet_file, project_root

@@ -34,7 +34,7 @@ from runeconsole import __version__
 from runeconsole.adapters.fswatch import DirWatcher
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude.presence import ConsolePresence
+from runeconsole.services.claude.bridge.presence import ConsolePresence
 from runeconsole.services.events.sections import RowKey, Rows, Section, sections_of
 from runeconsole.services.project import Project
 from runeconsole.services.supervision.settings import SupervisorSettings

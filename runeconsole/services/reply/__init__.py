@@ -18,7 +18,7 @@ from __future__ import annotations
 from runeconsole.core.errors import InvalidInput
 from runeconsole.core.timeutil import iso_z
 from runeconsole.core.validate import validate_name
-from runeconsole.services.claude.view import agent_view
+from runeconsole.services.claude.session.view import agent_view
 from runeconsole.services.pane_patterns import read_pane
 from runeconsole.services.project import Project
 from runeconsole.services.reply import readiness

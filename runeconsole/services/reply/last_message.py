@@ -9,7 +9,7 @@ from typing import Any
 
 from runeconsole.adapters.transcript import last_said
 from runeconsole.core.timeutil import parse_iso
-from runeconsole.services.claude.agent_state import LAST_MESSAGE
+from runeconsole.services.claude.hooks.agent_state import LAST_MESSAGE
 from runeconsole.services.reply.results import LastMessage
 
 MAX_CHARS = 8000

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 from runeconsole.adapters.tmux import PaneLook, Tmux
 from runeconsole.core.errors import RuneError
-from runeconsole.services.claude import session_view, terminal
-from runeconsole.services.claude.session_view import is_background
+from runeconsole.services.claude.hooks import terminal
+from runeconsole.services.claude.session import session_view
+from runeconsole.services.claude.session.session_view import is_background
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.reply.ownership import foreign
 from runeconsole.services.supervision.screens import last_screen
@@ -124,7 +125,7 @@ def background_id(record: AgentRecord) -> str | None:
 
 
 def _background_screen(record: AgentRecord, sessions: AgentSessions, lines: int) -> Screen:
-    from runeconsole.services.claude.background import Background
+    from runeconsole.services.claude.background.sessions import Background
     from runeconsole.services.project import Project
 
     background = Background(Project(sessions.root), registry=sessions.registry)

@@ -10,9 +10,9 @@ input) is no dialog: that is exactly when a message is welcome.
 
 from __future__ import annotations
 
-from runeconsole.services.claude import payload as events
-from runeconsole.services.claude.activity import ENDED
-from runeconsole.services.claude.view import AgentView
+from runeconsole.services.claude.bridge import payload as events
+from runeconsole.services.claude.session.activity import ENDED
+from runeconsole.services.claude.session.view import AgentView
 from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.registry import ACTIVE, AgentRecord
 

@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from runeconsole.core.files import atomic_write_json
 from runeconsole.core.flock import flocked
-from runeconsole.services.claude.hook import LOG_LIMIT, LOG_NAME
+from runeconsole.services.claude.hooks.hook import LOG_LIMIT, LOG_NAME
 from runeconsole.services.notify import LOG_NAME as PUSH_LOG
 from runeconsole.services.notify import STATE_NAME
 from runeconsole.services.retention.pruner import Job

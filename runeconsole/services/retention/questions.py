@@ -22,7 +22,7 @@ from runeconsole.core.errors import InvalidInput, UnreadableFile
 from runeconsole.core.files import read_json_object
 from runeconsole.core.flock import flocked, remove_lock
 from runeconsole.core.timeutil import iso_z, parse_iso
-from runeconsole.services.claude import relay
+from runeconsole.services.claude.questions import relay
 from runeconsole.services.questions import ANSWER, FILE_NAME, QUESTION, Answer, Question, Questions
 from runeconsole.services.questions.locations import QUESTION_ID
 from runeconsole.services.retention.archive import Archive, month_of, unique
@@ -56,7 +56,7 @@ class QuestionPruner(Pruner[Path]):
         return closed
 
     def prepare(self, report: KindReport) -> None:
-        from runeconsole.services.claude import answers
+        from runeconsole.services.claude.questions import answers
 
         try:
             answers.expire_orphans(self.questions, self.questions.list(), self.job.now)

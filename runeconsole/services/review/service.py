@@ -21,7 +21,7 @@ from runeconsole.adapters import git_diff
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.files import read_bytes
 from runeconsole.core.validate import ID_PATTERN, contained, name_or_none, validate_name
-from runeconsole.services.claude.view import AgentView, agent_view
+from runeconsole.services.claude.session.view import AgentView, agent_view
 from runeconsole.services.fleet import hook_phase
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.liveness import ACTIVE, AgentRecord

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from runeconsole.services.claude.activity import BUSY, COMPACTING
-from runeconsole.services.claude.view import AgentView
+from runeconsole.services.claude.session.activity import BUSY, COMPACTING
+from runeconsole.services.claude.session.view import AgentView
 from runeconsole.services.liveness import ACTIVE, AgentRecord
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from typing import Any
 
 from runeconsole.adapters.ssh import failure_reason
 from runeconsole.core.errors import RuneError
-from runeconsole.services.claude.permissions import Verdict
+from runeconsole.services.claude.permissions.permissions import Verdict
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
@@ -46,7 +46,7 @@ class LocalActions:
     def answer(
         self, question_id: str, *, options: Sequence[str] = (), text: str | None = None
     ) -> Any:
-        from runeconsole.services.claude.answers import answer as give
+        from runeconsole.services.claude.questions.answers import answer as give
 
         questions = Questions(self.project)
         given = give(
@@ -55,7 +55,7 @@ class LocalActions:
         return given.to_json()
 
     def decide(self, request_id: str, verdict: Verdict) -> Any:
-        from runeconsole.services.claude.permissions import Permissions
+        from runeconsole.services.claude.permissions.permissions import Permissions
 
         return Permissions(self.project).settle(
             request_id,
@@ -89,7 +89,7 @@ class LocalActions:
     def allow(self, key: str, usd: float | None) -> Any:
         """``$``: an agent held by its budget goes on (``usd`` more, or for the day)."""
         from runeconsole.services.budgets import hold
-        from runeconsole.services.claude.settings import ClaudeSettings
+        from runeconsole.services.claude.bridge.settings import ClaudeSettings
 
         limits = self.project.settings(ClaudeSettings).budgets
         return hold.allow(self.project.paths, key, usd, self.project.clock.now(), limits).to_json()

@@ -20,7 +20,7 @@ from runeconsole import __version__
 from runeconsole.adapters.clock import Clock
 from runeconsole.adapters.ssh import SshTransport
 from runeconsole.core.fleet_file import SourceSpec
-from runeconsole.services.claude.presence import ConsolePresence
+from runeconsole.services.claude.bridge.presence import ConsolePresence
 from runeconsole.services.events import PROTOCOL, Event, EventStream, follow
 from runeconsole.services.events.sections import RowKey
 from runeconsole.services.project import Project

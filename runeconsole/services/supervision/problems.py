@@ -7,9 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.claude.activity import STOPPED
-from runeconsole.services.claude.session_view import stop_of
-from runeconsole.services.claude.view import AgentView, agent_view
+from runeconsole.services.claude.session.activity import STOPPED
+from runeconsole.services.claude.session.session_view import stop_of
+from runeconsole.services.claude.session.view import AgentView, agent_view
 from runeconsole.services.fleet.problem import Judge, Problem
 from runeconsole.services.observation import AgentObservation
 from runeconsole.services.pane_patterns import PaneReading

@@ -18,9 +18,9 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.files import unwritable
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.checkpoints import Checkpoints
-from runeconsole.services.claude.permissions import Permissions
-from runeconsole.services.claude.presence import ConsolePresence
-from runeconsole.services.claude.settings import notifier_for
+from runeconsole.services.claude.bridge.presence import ConsolePresence
+from runeconsole.services.claude.bridge.settings import notifier_for
+from runeconsole.services.claude.permissions.permissions import Permissions
 from runeconsole.services.fleet import FleetChange, FleetModel
 from runeconsole.services.fleet.columns import AgentColumns
 from runeconsole.services.merge_queue import MergeQueue
@@ -36,6 +36,7 @@ from runeconsole.services.suspension import Suspension
 from runeconsole.tui.console.background_poll import BackgroundPoll
 from runeconsole.tui.console.console_monitor import ConsoleMonitor
 from runeconsole.tui.console.feed import ChangeFeed, FleetChanged, StateChanged
+from runeconsole.tui.console.routes import Routes
 from runeconsole.tui.console.status_bar import StatusBar
 from runeconsole.tui.console.toasts import RepeatFilter, monitor_toast
 from runeconsole.tui.console.upkeep import Upkeep
@@ -113,14 +114,13 @@ class RuneConsole(PanesApp):
             judge=judge_with(self.supervisor.settings),  # problems judged once, in the model
         )
         self._fleet_views: list[Pane[Any]] = []
-        # Which directories each pane follows, worked out once (some panes ask git or list
-        # a directory to know) and refreshed with the rescan, not on every file event.
-        self._routes: dict[FilePane[Any], set[Path]] = {}
+        paths = self.registry.paths
+        self.routes = Routes({paths.identities, paths.hooks, paths.supervisor})
         self._toasts = RepeatFilter()
         self.spending = SpendWatch()  # the top line's dollars and plan; budget toasts
         self._spend_minute: object = None
         # While it is open the console holds the project's console lock: Claude Code's
-        # hooks then bring AskUserQuestion calls here (services/claude/presence.py).
+        # hooks then bring AskUserQuestion calls here (services/claude/bridge/presence.py).
         self.presence = ConsolePresence(self.registry.paths)
         self.upkeep = Upkeep(self, project)  # the daily prune, what a kill left undone
         # Why nothing can be written here (None: it can): then the console only watches.
@@ -189,8 +189,7 @@ class RuneConsole(PanesApp):
         for problem in [*talisman.problems, *talisman.warnings]:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
         if self.watch_files:
-            self._routes = {pane: set(pane.watch_dirs()) for pane in self.file_panes}
-            self.feed = ChangeFeed(self, set().union(self.fleet_dirs, *self._routes.values()))
+            self.feed = ChangeFeed(self, self.routes.learn(self.file_panes))
             if self.feed.start():
                 # Its events keep the model current: the monitor visits the model's
                 # supervised agents instead of finding them by stat each pass.
@@ -289,18 +288,13 @@ class RuneConsole(PanesApp):
     def follow_dir(self, pane: FilePane[Any], directory: Path) -> None:
         """Follow a directory that appeared after start (a new signal or context dir)."""
         if self.feed is not None and self.feed.add(directory):
-            self._routes.setdefault(pane, set()).add(directory)
+            self.routes.add(pane, directory)
 
     def on_file_pane_follow_directory(self, message: FilePane.FollowDirectory) -> None:
         self.follow_dir(message.pane, message.directory)
         message.pane.read_directory(message.directory)
 
     # -- the fleet model -------------------------------------------------------------------
-
-    @property
-    def fleet_dirs(self) -> set[Path]:
-        paths = self.registry.paths
-        return {paths.identities, paths.hooks, paths.supervisor}
 
     def fleet_changed(self, change: FleetChange) -> None:
         """Tell the panes that draw the model which keys changed (from any thread)."""
@@ -332,15 +326,12 @@ class RuneConsole(PanesApp):
         if self.feed is None:
             return
         paths = self.feed.drain()
-        fleet_dirs = self.fleet_dirs
-        self.fleet_changed(self.fleet.apply_paths(p for p in paths if p.parent in fleet_dirs))
-        for pane, dirs in self._routes.items():
-            mine = {p for p in paths if p.parent in dirs}
-            if mine:
-                try:
-                    pane.apply_changes(mine)
-                except NoMatches:  # the console is closing: the pane's table is already gone
-                    return
+        self.fleet_changed(self.fleet.apply_paths(self.routes.fleet_paths(paths)))
+        for pane, mine in self.routes.by_pane(paths):
+            try:
+                pane.apply_changes(mine)
+            except NoMatches:  # the console is closing: the pane's table is already gone
+                return
 
     def on_pane_summary(self, message: Pane.Summary) -> None:
         # A worker's summary can arrive while the console is closing: nothing to show it on.
@@ -350,7 +341,7 @@ class RuneConsole(PanesApp):
     def _rescan(self) -> None:
         self.rescan_fleet()
         for pane in self.file_panes:
-            for directory in set(pane.watch_dirs()) - self._routes.get(pane, set()):
+            for directory in self.routes.unfollowed(pane):
                 self.follow_dir(pane, directory)
             pane.rescan()
 

@@ -11,7 +11,7 @@ from typing import Any
 from textual.app import App
 
 from runeconsole.core.errors import RuneError
-from runeconsole.services.claude.background import Background, BackgroundSettings
+from runeconsole.services.claude.background.sessions import Background, BackgroundSettings
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 

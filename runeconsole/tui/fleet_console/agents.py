@@ -11,8 +11,8 @@ import subprocess
 from typing import Any
 
 from runeconsole.core.errors import RuneError
-from runeconsole.services.claude.permissions import PermissionRequest
-from runeconsole.services.claude.session_view import is_background
+from runeconsole.services.claude.permissions.permissions import PermissionRequest
+from runeconsole.services.claude.session.session_view import is_background
 from runeconsole.services.hooks import Hook
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.records import ReviewRecord

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from textual.binding import Binding
 from textual.message import Message
 
-from runeconsole.services.claude.permissions import PermissionRequest
+from runeconsole.services.claude.permissions.permissions import PermissionRequest
 from runeconsole.services.merge_queue import QueueEntry
 from runeconsole.services.questions import Answer, Question
 from runeconsole.services.sources.decode import SourceState

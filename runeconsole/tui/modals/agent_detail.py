@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.claude import session_view
+from runeconsole.services.claude.session import session_view
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.records import ReviewRecord
 from runeconsole.services.review.report import review_line

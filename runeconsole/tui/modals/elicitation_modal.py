@@ -24,7 +24,7 @@ from textual.events import Key
 from textual.widgets import Button, Input, Select, Static, Switch
 
 from runeconsole.core.errors import InvalidInput
-from runeconsole.services.claude import elicit_form, elicitation
+from runeconsole.services.claude.questions import elicit_form, elicitation
 from runeconsole.services.questions import Question
 from runeconsole.tui.modals.question_modal import Decide, QuestionModal
 

@@ -33,7 +33,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from runeconsole.core.errors import RuneError
-from runeconsole.services.claude import answers
+from runeconsole.services.claude.questions import answers
 from runeconsole.services.questions import (
     AlreadyAnswered,
     Answer,

@@ -21,9 +21,9 @@ from textual.widget import Widget
 
 from runeconsole.core.errors import RuneError
 from runeconsole.services.budgets import hold as budget_hold
-from runeconsole.services.claude.permissions import PermissionRequest, Permissions
-from runeconsole.services.claude.session_view import is_background
-from runeconsole.services.claude.settings import ClaudeSettings
+from runeconsole.services.claude.bridge.settings import ClaudeSettings
+from runeconsole.services.claude.permissions.permissions import PermissionRequest, Permissions
+from runeconsole.services.claude.session.session_view import is_background
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.hooks import Hook
 from runeconsole.services.registry import AgentRecord

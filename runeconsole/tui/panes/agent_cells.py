@@ -9,9 +9,9 @@ from functools import lru_cache
 from rich.text import Text
 
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.claude.activity import STOPPED
-from runeconsole.services.claude.session_view import last_line
-from runeconsole.services.claude.view import AgentView, agent_view
+from runeconsole.services.claude.session.activity import STOPPED
+from runeconsole.services.claude.session.session_view import last_line
+from runeconsole.services.claude.session.view import AgentView, agent_view
 from runeconsole.services.cost.ledger import local_day
 from runeconsole.services.cost.summary import AgentCost, from_fields
 from runeconsole.services.registry import AgentRecord

@@ -24,10 +24,10 @@ from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.claude import permission_files as files
-from runeconsole.services.claude import permission_rules
-from runeconsole.services.claude.permission_rules import Rule
-from runeconsole.services.claude.permissions import (
+from runeconsole.services.claude.permissions import permission_files as files
+from runeconsole.services.claude.permissions import permission_rules
+from runeconsole.services.claude.permissions.permission_rules import Rule
+from runeconsole.services.claude.permissions.permissions import (
     ALLOWED,
     ASKED,
     DENIED,

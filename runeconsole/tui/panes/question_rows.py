@@ -8,7 +8,7 @@ from datetime import datetime
 from rich.text import Text
 
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.claude import answers
+from runeconsole.services.claude.questions import answers
 from runeconsole.services.questions import ANOTHER_TOOL, Question, format_left
 
 COLUMNS = (

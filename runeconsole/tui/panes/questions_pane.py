@@ -27,7 +27,7 @@ from textual.binding import Binding
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.core.validate import ID_PATTERN
-from runeconsole.services.claude import answers, elicitation
+from runeconsole.services.claude.questions import answers, elicitation
 from runeconsole.services.questions import (
     AUTO_TIMEOUT,
     PENDING,

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from rich.text import Text
 
-from runeconsole.services.claude.view import agent_view
+from runeconsole.services.claude.session.view import agent_view
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.liveness import ACTIVE, AgentRecord
 from runeconsole.services.review.states import NONE, READY, settled

@@ -14,7 +14,7 @@ import pytest
 from runeconsole.adapters.claude_cli import ClaudeCli
 from runeconsole.adapters.terminal_screen import plain, replay
 from runeconsole.core.errors import RuneError
-from runeconsole.services.claude.background import Background
+from runeconsole.services.claude.background.sessions import Background
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 

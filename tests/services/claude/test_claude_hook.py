@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import agent_state
-from runeconsole.services.claude.hook import LOG_NAME
-from runeconsole.services.claude.install import HOOK_EVENTS
-from runeconsole.services.claude.payload import HookPayload
+from runeconsole.services.claude.bridge.payload import HookPayload
+from runeconsole.services.claude.hooks import agent_state
+from runeconsole.services.claude.hooks.hook import LOG_NAME
+from runeconsole.services.claude.install.install import HOOK_EVENTS
 from tests.support.claude import KEY, PAYLOADS, Bridge, bridge
 from tests.support.cli import CliResult
 

@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from runeconsole.adapters import git
-from runeconsole.services.claude import hook, statusline
-from runeconsole.services.claude.payload import EVENTS, HookInputError
+from runeconsole.services.claude.bridge.payload import EVENTS, HookInputError
+from runeconsole.services.claude.hooks import hook
+from runeconsole.services.claude.statusline import statusline
 from tests.support.claude import PAYLOADS, Bridge, payload
 from tests.support.cli import cli_env
 
@@ -103,7 +104,7 @@ def test_the_hook_loads_no_console_watcher_tmux_parser_yaml_or_filelock(hooked: 
         for line in result.stderr.decode().splitlines()
         if line.startswith("import time:")
     }
-    assert "runeconsole.services.claude.hook" in loaded
+    assert "runeconsole.services.claude.hooks.hook" in loaded
     for heavy in ("textual", "watchdog", "libtmux", "argparse", "yaml", "filelock"):
         assert heavy not in loaded, heavy
     assert not any(name.startswith("runeconsole.cli") for name in loaded)
@@ -244,7 +245,7 @@ def test_any_schema_is_a_form_or_refused_and_any_answer_checked_or_refused(
     schema: object, answer: object
 ) -> None:
     from runeconsole.core.errors import InvalidInput
-    from runeconsole.services.claude.elicit_form import Form, Unsupported
+    from runeconsole.services.claude.questions.elicit_form import Form, Unsupported
 
     try:
         form = Form(schema)

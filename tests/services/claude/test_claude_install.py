@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude.install import HOOK_EVENTS, hook_command, is_ours
-from runeconsole.services.claude.presence import ConsolePresence
+from runeconsole.services.claude.bridge.presence import ConsolePresence
+from runeconsole.services.claude.install.install import HOOK_EVENTS, hook_command, is_ours
 from tests.support.cli import CliResult
 
 THEIRS = {

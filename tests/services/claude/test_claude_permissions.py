@@ -15,9 +15,9 @@ import pytest
 
 from runeconsole.core.errors import InvalidInput
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude import permission_files as files
-from runeconsole.services.claude import waiting
-from runeconsole.services.claude.permissions import AlreadyDecided, Gone, Permissions
+from runeconsole.services.claude.bridge import waiting
+from runeconsole.services.claude.permissions import permission_files as files
+from runeconsole.services.claude.permissions.permissions import AlreadyDecided, Gone, Permissions
 from runeconsole.services.project import Project
 from tests.support.claude import KEY, Bridge, bridge
 from tests.support.cli import CliResult

@@ -13,7 +13,7 @@ import pytest
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tasks import TaskStore
 from runeconsole.core.errors import RuneError
-from runeconsole.services.claude import answers, relay, relay_files
+from runeconsole.services.claude.questions import answers, relay, relay_files
 from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions, RelaySettings
 from tests.support.claude import KEY, Bridge

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.services.claude.hook import LOG_NAME
+from runeconsole.services.claude.hooks.hook import LOG_NAME
 from tests.support.claude import KEY, Bridge, bridge
 
 pytestmark = pytest.mark.timeout(120)
@@ -185,10 +185,10 @@ def test_the_status_line_loads_no_console_watcher_tmux_parser_or_yaml(
                 for line in result.stderr.decode().splitlines()
                 if line.startswith("import time:")
             }
-            assert "runeconsole.services.claude.statusline" in loaded
+            assert "runeconsole.services.claude.statusline.statusline" in loaded
             for heavy in ("textual", "rich", "watchdog", "libtmux", "argparse", "yaml", "filelock"):
                 assert heavy not in loaded, (argv, heavy)
             if argv is words and chained:  # the recording is the other process's: this one
-                assert "runeconsole.services.claude.meter" not in loaded  # runs theirs only
+                assert "runeconsole.services.claude.session.meter" not in loaded  # runs theirs only
                 assert "json" not in loaded
         assert made.identity()["cost"]["usd"] == pytest.approx(0.0238)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.services.claude.statusline_install import carried, is_ours
+from runeconsole.services.claude.install.statusline_install import carried, is_ours
 from tests.support.cli import CliResult
 
 THEIRS = {"type": "command", "command": "~/bin/line.sh --short 'a b'", "padding": 0}

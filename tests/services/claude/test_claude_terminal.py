@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from runeconsole.core.pids import process_start
-from runeconsole.services.claude import terminal
+from runeconsole.services.claude.hooks import terminal
 from tests.support.claude import Bridge, bridge
 
 pytestmark = pytest.mark.timeout(120)

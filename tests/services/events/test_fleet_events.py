@@ -12,7 +12,7 @@ from typing import Any
 
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude.presence import console_open
+from runeconsole.services.claude.bridge.presence import console_open
 from runeconsole.services.events import Event
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry

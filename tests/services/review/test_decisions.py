@@ -10,7 +10,7 @@ import pytest
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.errors import InvalidInput, RuneError
-from runeconsole.services.claude.view import AgentView
+from runeconsole.services.claude.session.view import AgentView
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runeconsole.services.claude.view import AgentView
+from runeconsole.services.claude.session.view import AgentView
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.review.tracker import ChangeTracker

@@ -11,8 +11,8 @@ from typing import Any
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.claude_scene import permission_request, relay_call
 from runeconsole.demo.suspended import write_context
-from runeconsole.services.claude import answers
-from runeconsole.services.claude.permissions import PermissionRequest, Permissions
+from runeconsole.services.claude.permissions.permissions import PermissionRequest, Permissions
+from runeconsole.services.claude.questions import answers
 from runeconsole.services.events.sections import Rows, sections_of
 from runeconsole.services.liveness import AgentRecord
 from runeconsole.services.merge_queue import QueueEntry

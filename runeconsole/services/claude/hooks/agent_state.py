@@ -20,9 +20,10 @@ from runeconsole.core.files import atomic_write_json, parse_json_object, read_by
 from runeconsole.core.flock import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import activity, session_facts, terminal
-from runeconsole.services.claude import payload as events
-from runeconsole.services.claude.payload import HookPayload
+from runeconsole.services.claude.bridge import payload as events
+from runeconsole.services.claude.bridge.payload import HookPayload
+from runeconsole.services.claude.hooks import terminal
+from runeconsole.services.claude.session import activity, session_facts
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
@@ -57,14 +58,6 @@ def read_identity(path: str) -> dict[str, Any] | None:
     if not os.path.lexists(path):
         return None
     return parse_json_object(path, read_bytes(path, follow_symlinks=False))
-
-
-def context_left(tokens: int | None, window: int) -> int | None:
-    """Percent of ``window`` left, rounded as Claude Code's status line rounds it (the used
-    share to the nearest whole, halves up), so the hook and the status line agree."""
-    if tokens is None or window <= 0:
-        return None
-    return 100 - max(0, min(100, int(tokens * 100 / window + 0.5)))
 
 
 def record(
@@ -115,7 +108,7 @@ def _register(
         return False
     if fields is not None and payload.event != events.SESSION_START:
         return False
-    from runeconsole.services.claude import lifecycle
+    from runeconsole.services.claude.hooks import lifecycle
 
     key = f"{role}-{name}"
     # Two events of a new session at once (parallel tool calls) register it once.
@@ -196,7 +189,7 @@ def _apply(
         usage = read_on(transcript, usage)
         fields["tokens"] = dict(usage.tokens)
         if usage.context_tokens is not None or usage.offset != offset:
-            from runeconsole.services.claude import meter
+            from runeconsole.services.claude.session import meter
 
             meter.from_transcript(meter.Entry(paths, key, fields, claude), usage, now)
         claude["transcript"] = usage.to_json()

@@ -21,9 +21,9 @@ is alive.
 
 from __future__ import annotations
 
-from runeconsole.services.claude import payload as events
-from runeconsole.services.claude.payload import HookPayload
-from runeconsole.services.claude.session_facts import CLEARS_STOP
+from runeconsole.services.claude.bridge import payload as events
+from runeconsole.services.claude.bridge.payload import HookPayload
+from runeconsole.services.claude.session.session_facts import CLEARS_STOP
 
 BUSY, IDLE, WAITING, COMPACTING, ENDED = "busy", "idle", "waiting", "compacting", "ended"
 STOPPED = "stopped"

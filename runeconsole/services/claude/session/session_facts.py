@@ -22,8 +22,9 @@ import os
 import re
 from collections.abc import Mapping
 
-from runeconsole.services.claude import payload as events
-from runeconsole.services.claude.payload import HookPayload
+from runeconsole.services.claude.bridge import payload as events
+from runeconsole.services.claude.bridge.locate import JOB_DIR_ENV
+from runeconsole.services.claude.bridge.payload import HookPayload
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
@@ -51,7 +52,6 @@ MAX_RUNNING = 64  # subagents tracked at once
 MAX_OPEN_TASKS = 200
 DONE_MESSAGES = 8  # messages whose last delta came: a late delta of theirs is ignored
 BACKGROUND, INTERACTIVE = "background", "interactive"
-JOB_DIR_ENV = "CLAUDE_JOB_DIR"  # set by Claude Code for a background session's hooks
 _SHORT_ID = re.compile(r"[0-9a-f]{8}")
 _RESETS = re.compile(r"\bresets?\s+(?:at\s+)?([^·\n]{1,40}?)\s*(?:$|[·\n])", re.IGNORECASE)
 

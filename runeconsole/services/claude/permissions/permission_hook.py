@@ -17,10 +17,11 @@ from collections.abc import Callable
 from datetime import datetime
 
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude import permission_files as files
-from runeconsole.services.claude import permission_rules, presence, waiting
-from runeconsole.services.claude import settings as claude_settings
-from runeconsole.services.claude.payload import HookPayload
+from runeconsole.services.claude.bridge import presence, waiting
+from runeconsole.services.claude.bridge import settings as claude_settings
+from runeconsole.services.claude.bridge.payload import HookPayload
+from runeconsole.services.claude.permissions import permission_files as files
+from runeconsole.services.claude.permissions import permission_rules
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from runeconsole.core.locks import locked
 from runeconsole.core.pause import pause_point
 from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import parse_iso
-from runeconsole.services.claude import elicitation, relay, relay_files
+from runeconsole.services.claude.questions import elicitation, relay, relay_files
 from runeconsole.services.journal import journaled
 from runeconsole.services.questions import AlreadyAnswered, Answer, Question, Questions
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from runeconsole.services.claude.meter import StatusInput
+    from runeconsole.services.claude.session.meter import StatusInput
 
 STATUS_LINE = "StatusLine"  # its name in the hook log
 CARRIED = ("--previous", "--beneath")  # then the user's command (statusline_install)
@@ -116,13 +116,13 @@ def record(
     ``None`` when there is no agent to record it for)."""
     import json
 
-    from runeconsole.services.claude.meter import StatusInput
-    from runeconsole.services.claude.payload import HookPayload
+    from runeconsole.services.claude.bridge.payload import HookPayload
+    from runeconsole.services.claude.session.meter import StatusInput
 
     try:
         parsed = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        from runeconsole.services.claude.payload import HookInputError
+        from runeconsole.services.claude.bridge.payload import HookInputError
 
         raise HookInputError("stdin is not a JSON status line") from None
     if not isinstance(parsed, dict):
@@ -130,7 +130,7 @@ def record(
     status = StatusInput(parsed)
     payload = HookPayload({**parsed, "hook_event_name": STATUS_LINE})
     from runeconsole.core.errors import WriteFailed
-    from runeconsole.services.claude import status_record
+    from runeconsole.services.claude.statusline import status_record
 
     try:
         return status, status_record.record(payload, status, environ)
@@ -143,7 +143,7 @@ def ours(status: StatusInput | None, fields: dict[str, Any] | None) -> str:
     """The short line shown when the user had none of their own."""
     if status is None:
         return "runeconsole"
-    from runeconsole.services.claude.status_record import summary
+    from runeconsole.services.claude.statusline.status_record import summary
 
     return summary(status, fields)
 
@@ -234,8 +234,8 @@ def _log(data: bytes, environ: Mapping[str, str], message: str) -> None:
     try:
         import json
 
-        from runeconsole.services.claude.hook import log
-        from runeconsole.services.claude.payload import HookPayload
+        from runeconsole.services.claude.bridge.payload import HookPayload
+        from runeconsole.services.claude.hooks.hook import log
 
         try:
             parsed = json.loads(data.decode("utf-8"))

@@ -11,7 +11,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from runeconsole.services.claude.activity import ACTIVITIES, BUSY, COMPACTING, ENDED, IDLE, WAITING
+from runeconsole.services.claude.session.activity import (
+    ACTIVITIES,
+    BUSY,
+    COMPACTING,
+    ENDED,
+    IDLE,
+    WAITING,
+)
 from runeconsole.services.observation import RUNNING, AgentObservation
 from runeconsole.services.pane_patterns import PaneReading
 

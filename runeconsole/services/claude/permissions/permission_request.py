@@ -13,7 +13,7 @@ from typing import Any
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import parse_iso
-from runeconsole.services.claude import permission_files as files
+from runeconsole.services.claude.permissions import permission_files as files
 
 PENDING, UNDECIDED, ALLOWED, DENIED, ASKED, UNREADABLE = (
     "pending",

@@ -21,10 +21,15 @@ from datetime import UTC, datetime
 from runeconsole.core.files import create_exclusive, dump_json
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import presence, relay_files, waiting
-from runeconsole.services.claude import settings as claude_settings
-from runeconsole.services.claude.payload import HookInputError, HookPayload
-from runeconsole.services.claude.relay_files import QuestionSpec, RelayQuestion, read_fields
+from runeconsole.services.claude.bridge import presence, waiting
+from runeconsole.services.claude.bridge import settings as claude_settings
+from runeconsole.services.claude.bridge.payload import HookInputError, HookPayload
+from runeconsole.services.claude.questions import relay_files
+from runeconsole.services.claude.questions.relay_files import (
+    QuestionSpec,
+    RelayQuestion,
+    read_fields,
+)
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude import permission_files as files
-from runeconsole.services.claude.payload import HookPayload
+from runeconsole.services.claude.bridge.payload import HookPayload
+from runeconsole.services.claude.permissions import permission_files as files
 
 REASON = "refused by Claude Code's auto mode"
 

@@ -10,9 +10,10 @@ from typing import Any
 from runeconsole.adapters.claude_settings import SCOPES, SettingsFile, settings_path
 from runeconsole.core.errors import InvalidInput
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude import install as hooks_file
-from runeconsole.services.claude import presence, statusline_install
-from runeconsole.services.claude.hook import LOG_NAME
+from runeconsole.services.claude.bridge import presence
+from runeconsole.services.claude.hooks.hook import LOG_NAME
+from runeconsole.services.claude.install import install as hooks_file
+from runeconsole.services.claude.install import statusline_install
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,7 @@ resets_at}, and ``reported_at``), and in ``claude``: ``model``, ``context_window
 from __future__ import annotations
 
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import settings as claude_settings
-from runeconsole.services.claude.agent_state import context_left
+from runeconsole.services.claude.bridge import settings as claude_settings
 from runeconsole.services.cost import booking, prices
 from runeconsole.services.cost.booking import Entry
 
@@ -33,6 +32,14 @@ if TYPE_CHECKING:
     from runeconsole.adapters.transcript import Usage
 
 WINDOWS = ("five_hour", "seven_day")
+
+
+def context_left(tokens: int | None, window: int) -> int | None:
+    """Percent of ``window`` left, rounded as Claude Code's status line rounds it (the used
+    share to the nearest whole, halves up), so the hook and the status line agree."""
+    if tokens is None or window <= 0:
+        return None
+    return 100 - max(0, min(100, int(tokens * 100 / window + 0.5)))
 
 
 def _number(value: object) -> float | None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runeconsole.services.claude.activity import STOPPED
-from runeconsole.services.claude.session_facts import BACKGROUND
+from runeconsole.services.claude.session.activity import STOPPED
+from runeconsole.services.claude.session.session_facts import BACKGROUND
 
 
 def _text(value: object) -> str | None:

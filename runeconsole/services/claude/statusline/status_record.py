@@ -18,9 +18,10 @@ from runeconsole.core.files import atomic_write_json
 from runeconsole.core.flock import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import locate, meter
-from runeconsole.services.claude.agent_state import ACTIVE, read_identity
-from runeconsole.services.claude.payload import HookPayload
+from runeconsole.services.claude.bridge import locate
+from runeconsole.services.claude.bridge.payload import HookPayload
+from runeconsole.services.claude.hooks.agent_state import ACTIVE, read_identity
+from runeconsole.services.claude.session import meter
 
 TYPE_CHECKING = False  # typing itself is not imported: the line starts faster
 if TYPE_CHECKING:

@@ -33,15 +33,12 @@ except ImportError:  # pragma: no cover - another Python
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import (
-    activity,
-    agent_state,
-    locate,
-    permission_files,
-    terminal,
-)
-from runeconsole.services.claude import payload as events
-from runeconsole.services.claude.payload import HookInputError, HookPayload
+from runeconsole.services.claude.bridge import locate
+from runeconsole.services.claude.bridge import payload as events
+from runeconsole.services.claude.bridge.payload import HookInputError, HookPayload
+from runeconsole.services.claude.hooks import agent_state, terminal
+from runeconsole.services.claude.permissions import permission_files
+from runeconsole.services.claude.session import activity
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
@@ -90,7 +87,7 @@ def _relay(
     """A question for the operator: relayed by ``ask`` to an open console (its answer
     printed), else nothing printed, the operator notified (``asked``) and Claude Code
     asks in its own dialog."""
-    from runeconsole.services.claude import presence
+    from runeconsole.services.claude.bridge import presence
 
     def waiting() -> None:
         agent_state.record(paths, role, name, payload, now)
@@ -111,7 +108,7 @@ def _answer_questions(
     nothing printed and Claude Code asks in its own dialog. ``None``: not such a call."""
     if not payload.asks_the_user:
         return None
-    from runeconsole.services.claude import relay
+    from runeconsole.services.claude.questions import relay
 
     return _relay(paths, role, name, payload, now, relay.ask, activity.asked(payload))
 
@@ -121,7 +118,7 @@ def _answer_elicitation(
 ) -> str:
     """An MCP server's request for input: its form relayed to an open console, else
     Claude Code's own dialog (``elicitation``)."""
-    from runeconsole.services.claude import elicitation
+    from runeconsole.services.claude.questions import elicitation
 
     return _relay(paths, role, name, payload, now, elicitation.ask, activity.elicited(payload))
 
@@ -131,7 +128,7 @@ def _decide_permission(
 ) -> str:
     """A permission request: a rule's decision, the operator's from an open console, or
     nothing printed (Claude Code asks in its own dialog)."""
-    from runeconsole.services.claude import permission_hook
+    from runeconsole.services.claude.permissions import permission_hook
 
     def waiting() -> None:
         agent_state.record(paths, role, name, payload, now)
@@ -145,7 +142,7 @@ def _held(
 ) -> str | None:
     """A tool call of an agent whose budget is spent: denied, with the reason, and the hold
     noted in its identity. ``None``: not held (or no budget set)."""
-    from runeconsole.services.claude import settings as claude_settings
+    from runeconsole.services.claude.bridge import settings as claude_settings
 
     limits = claude_settings.load(paths).budgets
     if not any(limits.values()):
@@ -177,14 +174,14 @@ def _stopped(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime)
 
 def _denied(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
     """Auto mode's classifier refused a tool call: kept with the permission decisions."""
-    from runeconsole.services.claude import denials
+    from runeconsole.services.claude.permissions import denials
 
     denials.record(paths, key, payload, now)
     return ""
 
 
 def _checkpoint(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
-    from runeconsole.services.claude import lifecycle
+    from runeconsole.services.claude.hooks import lifecycle
 
     fields = agent_state.read_identity(os.fspath(paths.identities / f"{key}.json")) or {}
     lifecycle.checkpoint(paths, key, fields.get("worktree_path") or fields.get("worktree"))
@@ -193,7 +190,7 @@ def _checkpoint(paths: ProjectPaths, key: str, payload: HookPayload, now: dateti
 
 def _end(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
     if activity.ends_session(payload):
-        from runeconsole.services.claude import lifecycle
+        from runeconsole.services.claude.hooks import lifecycle
 
         fields = agent_state.read_identity(os.fspath(paths.identities / f"{key}.json")) or {}
         lifecycle.terminate(paths, key, fields.get("agent_id"), payload.text("reason") or "other")
@@ -219,7 +216,7 @@ WENT_ON = frozenset(
 def _went_on(paths: ProjectPaths, key: str) -> None:
     waited = permission_files.waiting_on(paths, key)
     if waited:
-        from runeconsole.services.claude import permission_hook
+        from runeconsole.services.claude.permissions import permission_hook
 
         permission_hook.went_on(paths, key, waited)
 
@@ -241,11 +238,11 @@ RESPONDERS: dict[str, Responder] = {
 
 
 def _notify(paths: ProjectPaths, key: str, title: str, body: str) -> None:
-    from runeconsole.services.claude import settings as claude_settings
+    from runeconsole.services.claude.bridge import settings as claude_settings
 
     settings = claude_settings.load(paths)
     if settings.notify_command or settings.notify_urls:
-        from runeconsole.services.claude.settings import notifier_for
+        from runeconsole.services.claude.bridge.settings import notifier_for
 
         notifier_for(paths).notify(key, title, body)
 

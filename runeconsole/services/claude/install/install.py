@@ -22,7 +22,7 @@ from typing import Any
 
 from runeconsole.adapters.claude_settings import SettingsFile, dump
 from runeconsole.core.errors import InvalidInput
-from runeconsole.services.claude import statusline_install
+from runeconsole.services.claude.install import statusline_install
 
 # (event, matcher, timeout in seconds). PreToolUse waits for the console's answer to an
 # AskUserQuestion call (at most runeconsole.claude.ask_wait_seconds, <= 3540 s), and

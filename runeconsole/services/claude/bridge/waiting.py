@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from runeconsole.core.flock import flocked
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude import presence
+from runeconsole.services.claude.bridge import presence
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude.payload import HookPayload
+from runeconsole.services.claude.bridge.payload import HookPayload
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:

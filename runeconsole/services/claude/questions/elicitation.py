@@ -29,9 +29,10 @@ from runeconsole.core.errors import InvalidInput
 from runeconsole.core.files import create_exclusive, dump_json
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude import elicit_form, presence, relay, relay_files, waiting
-from runeconsole.services.claude import settings as claude_settings
-from runeconsole.services.claude.payload import HookPayload
+from runeconsole.services.claude.bridge import presence, waiting
+from runeconsole.services.claude.bridge import settings as claude_settings
+from runeconsole.services.claude.bridge.payload import HookPayload
+from runeconsole.services.claude.questions import elicit_form, relay, relay_files
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:

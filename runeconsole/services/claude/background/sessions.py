@@ -35,10 +35,11 @@ from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.core.validate import validate_id
-from runeconsole.services.claude import locate, session_view
-from runeconsole.services.claude.lifecycle import STARTED_BY
-from runeconsole.services.claude.payload import HookPayload
-from runeconsole.services.claude.session_facts import BACKGROUND
+from runeconsole.services.claude.bridge import locate
+from runeconsole.services.claude.bridge.payload import HookPayload
+from runeconsole.services.claude.hooks.lifecycle import STARTED_BY
+from runeconsole.services.claude.session import session_view
+from runeconsole.services.claude.session.session_facts import BACKGROUND
 from runeconsole.services.project import Project
 from runeconsole.services.registry import ACTIVE, AgentRecord, Registry
 

@@ -21,9 +21,9 @@ from runeconsole.core.errors import InvalidInput, RuneError, WriteFailed
 from runeconsole.core.locks import locked
 from runeconsole.core.pause import pause_point
 from runeconsole.core.pids import pid_alive
-from runeconsole.services.claude import permission_files as files
-from runeconsole.services.claude import permission_rules
-from runeconsole.services.claude.permission_request import (
+from runeconsole.services.claude.permissions import permission_files as files
+from runeconsole.services.claude.permissions import permission_rules
+from runeconsole.services.claude.permissions.permission_request import (
     ALLOWED,
     ASKED,
     DENIED,
@@ -36,7 +36,7 @@ from runeconsole.services.claude.permission_request import (
     PermissionRequest,
     Verdict,
 )
-from runeconsole.services.claude.permission_rules import Rule
+from runeconsole.services.claude.permissions.permission_rules import Rule
 from runeconsole.services.journal import journaled
 from runeconsole.services.project import Project
 

@@ -23,9 +23,9 @@ from pathlib import Path
 from runeconsole.core.files import parse_json_object, read_bytes
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.validate import ID_PATTERN, MAX_ID_LENGTH
-from runeconsole.services.claude.payload import HookInputError, HookPayload
-from runeconsole.services.claude.session_facts import JOB_DIR_ENV
+from runeconsole.services.claude.bridge.payload import HookInputError, HookPayload
 
+JOB_DIR_ENV = "CLAUDE_JOB_DIR"  # set by Claude Code for a background session's hooks
 ROOT_ENV = "RUNECONSOLE_ROOT"
 AGENT_ENV = "RUNECONSOLE_AGENT"
 AGENT_KEY_ENV = "RUNECONSOLE_AGENT_KEY"  # what `spawn` set before it also set AGENT_ENV

@@ -1,0 +1,1 @@
+"""Claude Code's background sessions (``claude --bg``) as agents of the project."""

@@ -1,0 +1,1 @@
+"""The status line Claude Code runs, recorded in the agent's identity."""
