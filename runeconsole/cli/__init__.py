@@ -40,7 +40,7 @@ COMMANDS = {
     "respawn": "supervise",
     "handoff": "supervise",
     "kill": "supervise",
-    "hook": "hooks",
+    "hook": "hook_files",
     "merge-queue": "merge_queue",
     "claude": "claude",
     "events": "events",

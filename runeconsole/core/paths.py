@@ -51,13 +51,13 @@ class ProjectPaths:
         return self.identities / "history"
 
     @property
-    def hooks(self) -> Path:
+    def hook_files(self) -> Path:
         return self.state / "hooks"
 
     @property
     def hook_history(self) -> Path:
         """Replaced hooks, kept so a fresh spawn never loses resumption instructions."""
-        return self.hooks / "history"
+        return self.hook_files / "history"
 
     @property
     def merge_queue(self) -> Path:

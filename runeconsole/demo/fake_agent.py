@@ -40,7 +40,7 @@ from runeconsole.demo.fake_script import HARNESS_PHASE, PROMPTS, TOOLS
 from runeconsole.demo.fake_terminal import ESCAPE, TRANSCRIPT_LINES, WIDTH, Keys, Prompt, screen
 from runeconsole.demo.merge_queue import commit_files
 from runeconsole.demo.review_work import REVIEW_HEADER, address, deliver
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.merge_queue import OUR_NAME, MergeQueue
 from runeconsole.services.pane_patterns import WORK_PHASES
 from runeconsole.services.project import Project
@@ -74,7 +74,7 @@ class FakeAgent:
         # Lenient, as heartbeats are: a simulated agent never stops over a setting.
         self.project = Project(self.root, strict=False)
         self.registry = Registry(self.project)
-        self.hooks = Hooks(self.project, self.registry.signals)
+        self.hook_files = HookFiles(self.project, self.registry.signals)
         self.module = self.key.rsplit("-", 1)[-1]
         self.context = float(args.context)
         self.transcript: list[str] = []
@@ -120,7 +120,7 @@ class FakeAgent:
         self.ticks_in_phase = 0
         self.say(f"⏺ Phase: {self.phase} — {self.module}")
         with contextlib.suppress(RuneError):
-            self.hooks.update(
+            self.hook_files.update(
                 self.key,
                 phase=HARNESS_PHASE[self.phase],
                 work_phase=self.phase,
@@ -182,7 +182,7 @@ class FakeAgent:
         if text.startswith(CHECKPOINT_MESSAGE[:40]):
             self.say(f"> {text}")
             with contextlib.suppress(RuneError):
-                self.hooks.update(
+                self.hook_files.update(
                     self.key,
                     summary=f"{self.phase} of the {self.module} module (checkpoint)",
                     worktree=self.worktree(),
@@ -314,7 +314,7 @@ class FakeAgent:
 
     def save_and_exit(self) -> None:
         with contextlib.suppress(RuneError):
-            self.hooks.update(
+            self.hook_files.update(
                 self.key,
                 summary=f"{self.phase} of the {self.module} module (saved at handoff)",
                 instructions=f"Continue the {self.phase} of {self.module}; the notes file "
@@ -333,7 +333,7 @@ class FakeAgent:
             with contextlib.suppress(OSError):
                 first = Path(wisdom).read_text(encoding="utf-8").splitlines()[0]
                 self.say(f"⏺ Resuming. {first}")
-        hook = self.hooks.read(self.key)
+        hook = self.hook_files.read(self.key)
         resume = hook.work_phase if hook is not None and not hook.error else None
         self.set_phase(WORK_PHASES.index(resume) if wisdom and resume in WORK_PHASES else 0)
         next_step = time.monotonic()

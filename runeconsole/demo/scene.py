@@ -15,7 +15,7 @@ from runeconsole.demo.claude_scene import (
 )
 from runeconsole.demo.questions import scene_questions
 from runeconsole.demo.review_scene import build_reviews
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
@@ -117,9 +117,9 @@ def build_scene(root: Path, clock: ManualClock) -> None:
 
 
 def show_screens(registry: Registry) -> None:
-    """Hooks and a saved monitor pass for the tmux agents: the phase, context meter and
+    """Hook files and a saved monitor pass for the tmux agents: the phase, context meter and
     waiting marker columns, and the Problems pane's prompts and low context."""
-    hooks = Hooks(registry.project, registry.signals)
+    hooks = HookFiles(registry.project, registry.signals)
     clock = registry.clock
     observed = {}
     for key, (phase, summary, left, urgency, waiting, prompt) in SCREENS.items():

@@ -224,7 +224,7 @@ class Registry:
             "tmux_session": tmux_session,
             "node_id": node_id,
             "bead_id": bead_id,
-            "hook_path": str(self.paths.hooks / f"{key}.json"),
+            "hook_path": str(self.paths.hook_files / f"{key}.json"),
         }
         with self._locked(key) as path:
             fields["agent_id"] = self._new_agent_id(key, now, predecessor_id)

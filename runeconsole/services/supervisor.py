@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from runeconsole.adapters.tmux import Tmux, open_window
 from runeconsole.services.fleet.problem import Problem
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.project import Project
 from runeconsole.services.registry import AgentRecord, Registry
 from runeconsole.services.signals import Signals
@@ -76,7 +76,7 @@ class Supervisor:
         settings: SupervisorSettings | None = None,
         tmux: Tmux | None = None,
         registry: Registry | None = None,
-        hooks: Hooks | None = None,
+        hook_files: HookFiles | None = None,
     ) -> None:
         """``settings``: the project's unless given (the CLI's ``--tmux-socket``)."""
         settings = settings or project.settings(SupervisorSettings)
@@ -87,13 +87,13 @@ class Supervisor:
             tmux=tmux or Tmux(settings.socket_name),
             signals=signals,
             registry=registry or Registry(project, signals=signals),
-            hooks=hooks or Hooks(project, signals),
+            hook_files=hook_files or HookFiles(project, signals),
         )
         # The console's panes reach these through the supervisor.
         self.project = project
         self.root, self.paths, self.clock = project.root, project.paths, project.clock
         self.settings, self.tmux, self.signals = settings, self.sessions.tmux, signals
-        self.registry, self.hooks = self.sessions.registry, self.sessions.hooks
+        self.registry, self.hook_files = self.sessions.registry, self.sessions.hook_files
         self._spawner = Spawner(self.sessions)
         self._handoffs = Handoffs(self.sessions, self._spawner)
         self._observation_file = ObservationFile.of(self.paths)

@@ -12,7 +12,7 @@ import pytest
 
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.pids import pid_alive
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervisor import (
@@ -114,7 +114,7 @@ def test_spawn_over_an_old_hook_keeps_it_and_says_where(
     base = ("--root", str(project), "--tmux-socket", tmux_socket)
     first = cli("spawn", *base, "--role", "worker", "--name", "again", "--json", "--", *sleeper())
     assert first.code == 0, first.err
-    hooks = Hooks(Project(project))
+    hooks = HookFiles(Project(project))
     first_hook = hooks.get("worker-again").get("hook_id")
     hooks.update("worker-again", instructions="resume at the lexer")
     assert cli("kill", "worker-again", *base).code == 0

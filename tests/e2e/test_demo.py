@@ -189,7 +189,7 @@ def test_without_tmux_the_fleet_still_shows_every_colour(project: Path) -> None:
     fleet = Fleet(project, tmux=False)
     fleet.launch()
     registry = Registry(Project(project))
-    assert len(registry.list()) == 12 and not registry.paths.hooks.exists()  # nothing spawned
+    assert len(registry.list()) == 12 and not registry.paths.hook_files.exists()  # nothing spawned
     first = registry.get(CRASHES).get("agent_id")
     fleet.crash()
     fleet.kill()

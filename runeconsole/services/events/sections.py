@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from runeconsole.services.claude.permissions.permissions import Permissions
 from runeconsole.services.fleet import FleetModel
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.liveness import AgentRecord
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
@@ -65,14 +65,14 @@ class AgentSection:
         self.observation_file = ObservationFile.of(project.paths)
         self.model = FleetModel(
             Registry(project),
-            Hooks(project),
+            HookFiles(project),
             saved_observations=self.observation_file.load,
             observations_path=self.observation_file.path,
         )
         self._loaded = False
 
     def watch_dirs(self) -> list[Path]:
-        return [self.paths.identities, self.paths.hooks, self.paths.supervisor]
+        return [self.paths.identities, self.paths.hook_files, self.paths.supervisor]
 
     def read(self) -> Rows:
         if self._loaded:  # a rescan: only files whose stamp moved are read

@@ -26,7 +26,7 @@ from runeconsole.core.gcpause import collector_paused
 from runeconsole.services.fleet.index import FULL_SECONDS, Listing, Stamp, StatIndex, stat_path
 from runeconsole.services.fleet.problem import Judge
 from runeconsole.services.fleet.records import FleetChange, FleetRecords, Observations
-from runeconsole.services.hooks import Hook, Hooks
+from runeconsole.services.hook_files import HookFile, HookFiles
 from runeconsole.services.liveness import AgentRecord
 from runeconsole.services.registry import Registry
 
@@ -46,7 +46,7 @@ class Scan:
     read_at_ns: int = 0
 
 
-def hook_phase(hook: Hook | None) -> str | None:
+def hook_phase(hook: HookFile | None) -> str | None:
     if hook is None or hook.error:
         return None
     return hook.work_phase or hook.phase
@@ -58,7 +58,7 @@ class FleetModel(FleetRecords):
     def __init__(
         self,
         registry: Registry,
-        hooks: Hooks,
+        hook_files: HookFiles,
         *,
         saved_observations: Callable[[], Observations] | None = None,
         observations_path: Path | None = None,
@@ -67,11 +67,11 @@ class FleetModel(FleetRecords):
         judge: Judge | None = None,
     ) -> None:
         super().__init__(registry.settings, registry.clock, supervised=supervised, judge=judge)
-        self.registry, self.hooks = registry, hooks
+        self.registry, self.hook_files = registry, hook_files
         self._saved_observations = saved_observations or dict
         self.observations_path = observations_path
         self._identities = StatIndex(registry.paths.identities, full_rescan_seconds)
-        self._hook_files = StatIndex(registry.paths.hooks, full_rescan_seconds)
+        self._hook_files = StatIndex(registry.paths.hook_files, full_rescan_seconds)
         self._reads: dict[str, int] = {}  # identity reads applied per key (stale-read guard)
         self._hook_reads: dict[str, int] = {}
         self._next_rescan = 0.0  # monotonic moment a paced rescan may run again
@@ -113,9 +113,9 @@ class FleetModel(FleetRecords):
                     self._reads[key] = self._reads.get(key, 0) + 1
                     changed.add(key)
                     removed.discard(key)
-                elif path.parent == layout.hooks:
+                elif path.parent == layout.hook_files:
                     stamp = stat_path(str(path))
-                    phase = hook_phase(self.hooks.read_path(path)) if stamp else None
+                    phase = hook_phase(self.hook_files.read_path(path)) if stamp else None
                     self._hook_reads[key] = self._hook_reads.get(key, 0) + 1
                     if stamp is None:
                         self._hook_files.forget(key)
@@ -146,7 +146,7 @@ class FleetModel(FleetRecords):
         scan.gone = {key: reads.get(key, 0) for key in listing.gone}
         hooks = self._hook_files.scan(known_hooks, paced=paced)
         for key, (path, stamp) in hooks.changed.items():
-            phase = hook_phase(self.hooks.read_path(Path(path)))
+            phase = hook_phase(self.hook_files.read_path(Path(path)))
             scan.phases[key] = (phase, stamp, hook_reads.get(key, 0))
         scan.phases_gone = {key: hook_reads.get(key, 0) for key in hooks.gone}
         if not self.monitoring:

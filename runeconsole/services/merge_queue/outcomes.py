@@ -12,7 +12,8 @@ from typing import Any
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.pause import pause_point
-from runeconsole.services.hooks import MERGE_QUEUE, Hooks
+from runeconsole.services.hook_files import MERGE_QUEUE
+from runeconsole.services.hook_files import HookFiles as Hooks
 from runeconsole.services.merge_queue.delivery import Outbox
 from runeconsole.services.merge_queue.landing import Landing
 from runeconsole.services.merge_queue.model import (

@@ -20,7 +20,7 @@ from typing import Any
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.locks import LockBusy, owned
 from runeconsole.core.pids import process_start
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hook_files import HookFiles as Hooks
 from runeconsole.services.merge_queue.claims import QueueClaims
 from runeconsole.services.merge_queue.delivery import Outbox
 from runeconsole.services.merge_queue.engine import Engine

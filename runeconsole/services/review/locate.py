@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runeconsole.services.hooks import Hook
+from runeconsole.services.hook_files import HookFile
 from runeconsole.services.liveness import AgentRecord
 
 
@@ -17,7 +17,7 @@ def _path(value: object, root: Path) -> Path | None:
     return path if path.is_absolute() else root / path
 
 
-def worktree_of(record: AgentRecord, hook: Hook | None, root: Path) -> Path | None:
+def worktree_of(record: AgentRecord, hook: HookFile | None, root: Path) -> Path | None:
     found = record.worktree_in(root)
     if found is not None:
         return found

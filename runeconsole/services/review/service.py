@@ -23,7 +23,7 @@ from runeconsole.core.files import read_bytes
 from runeconsole.core.validate import ID_PATTERN, contained, name_or_none, validate_name
 from runeconsole.services.claude.session.view import AgentView, agent_view
 from runeconsole.services.fleet import hook_phase
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.liveness import ACTIVE, AgentRecord
 from runeconsole.services.merge_queue import MergeQueue, Prediction, QueueEntry, QueueState
 from runeconsole.services.project import Project
@@ -108,7 +108,7 @@ class Reviews:
         project: Project,
         *,
         registry: Registry | None = None,
-        hooks: Hooks | None = None,
+        hook_files: HookFiles | None = None,
         queue: MergeQueue | None = None,
         cache: ChangesCache | None = None,
     ) -> None:
@@ -116,7 +116,7 @@ class Reviews:
         self.root = project.root
         self.settings = project.settings(ReviewSettings)
         self.registry = registry or Registry(project)
-        self.hooks = hooks or Hooks(project)
+        self.hook_files = hook_files or HookFiles(project)
         self.queue = queue or MergeQueue(project)
         self.cache = cache or ChangesCache(max_commits=self.settings.max_commits)
         self.records = ReviewRecords(project)
@@ -133,7 +133,7 @@ class Reviews:
     # -- where the agent works ---------------------------------------------------------------
 
     def worktree(self, record: AgentRecord) -> Path | None:
-        return worktree_of(record, self.hooks.read(record.key), self.root)
+        return worktree_of(record, self.hook_files.read(record.key), self.root)
 
     def target(self, key: str) -> tuple[AgentRecord, Path]:
         """The agent's identity and worktree; ``NoWorktree`` when it has none."""
@@ -270,7 +270,7 @@ class Reviews:
             changes = self.changes_at(worktree, probe=probe)
         latest = self.records.latest(record.key)
         standing = Standing(changes, latest, queue_status(queue or self.queue.read(), latest))
-        return standing.state(record, view, hook_phase(self.hooks.read(record.key)))
+        return standing.state(record, view, hook_phase(self.hook_files.read(record.key)))
 
     def states(
         self,

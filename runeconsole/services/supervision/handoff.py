@@ -15,7 +15,7 @@ from typing import Any
 from runeconsole.adapters.tmux import PaneInfo, Tmux
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.hooks import SUPERVISOR, agent_wrote
+from runeconsole.services.hook_files import SUPERVISOR, agent_wrote
 from runeconsole.services.pane_patterns import read_pane
 from runeconsole.services.registry import ACTIVE, AgentRecord
 from runeconsole.services.supervision.screens import capture_screen, keep_screen
@@ -84,7 +84,7 @@ class Handoffs:
         """Ask the agent to save and exit, wait for its hook update or exit up to ``timeout``
         seconds, force-kill it if it hangs (``ORCHESTRATOR_STUCK``), re-spawn."""
         sessions = self.sessions
-        registry, hooks = sessions.registry, sessions.hooks
+        registry, hooks = sessions.registry, sessions.hook_files
         timeout = sessions.settings.handoff_timeout if timeout is None else timeout
         record = registry.get(key)
         tmux = sessions.tmux_for(record)
@@ -182,7 +182,7 @@ class Handoffs:
         while time.monotonic() < deadline:
             if not self.sessions.running(record):
                 return "exited", time.monotonic() - started
-            hook = self.sessions.hooks.read(record.key)
+            hook = self.sessions.hook_files.read(record.key)
             if outcome == "forced" and agent_wrote(saved_from, hook):
                 outcome = "hook_updated"
                 deadline = min(deadline, time.monotonic() + HOOK_EXIT_GRACE)

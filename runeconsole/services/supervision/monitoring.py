@@ -59,14 +59,16 @@ class Monitor:
         self.spawner = spawner
         self.handoffs = handoffs
         self.observation_file = observation_file
-        self.phases = PhaseFollower(sessions.hooks)
+        self.phases = PhaseFollower(sessions.hook_files)
         self._step_lock = threading.Lock()
         self._last_seen_screen: dict[str, AgentObservation] = {}
         self._settled: set[str] = set()
         # The agents a pass visits. By default its own fleet model, brought up to date by
         # stat each pass (only changed identity files are read); the console hands in its
         # model's, which its file events keep current (``follow``).
-        self._fleet = FleetModel(sessions.registry, sessions.hooks, supervised=sessions.supervised)
+        self._fleet = FleetModel(
+            sessions.registry, sessions.hook_files, supervised=sessions.supervised
+        )
         self._agents: Callable[[], list[AgentRecord]] = self._own_agents
 
     def _own_agents(self) -> list[AgentRecord]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from runeconsole.core.errors import RuneError
-from runeconsole.services.hooks import MONITOR, Hooks
+from runeconsole.services.hook_files import MONITOR, HookFiles
 from runeconsole.services.pane_patterns import WORK_PHASES, PaneReading
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervision.observations import MonitorReport
@@ -13,8 +13,8 @@ from runeconsole.services.supervision.sessions import existing_worktree
 class PhaseFollower:
     """Remembers the phase applied per identity, so an unchanged screen reads no hook."""
 
-    def __init__(self, hooks: Hooks) -> None:
-        self.hooks = hooks
+    def __init__(self, hook_files: HookFiles) -> None:
+        self.hook_files = hook_files
         self._applied: dict[str, str] = {}
 
     def follow(self, record: AgentRecord, reading: PaneReading, report: MonitorReport) -> None:
@@ -24,7 +24,7 @@ class PhaseFollower:
         phase = str(reading.phase)
         if self._applied.get(agent_id) == phase:
             return
-        hook = self.hooks.read(record.key)
+        hook = self.hook_files.read(record.key)
         current = hook.work_phase if hook and not hook.error else None
         self._applied[agent_id] = phase
         if current == phase:
@@ -37,10 +37,10 @@ class PhaseFollower:
             self._applied[agent_id] = current
             return
         try:
-            self.hooks.update(
+            self.hook_files.update(
                 record.key,
                 work_phase=phase,
-                worktree=existing_worktree(record, self.hooks.paths.root),
+                worktree=existing_worktree(record, self.hook_files.paths.root),
                 writer=MONITOR,
             )
         except RuneError as exc:

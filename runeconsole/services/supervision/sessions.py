@@ -17,7 +17,7 @@ from runeconsole.core import pids
 from runeconsole.core.errors import RuneError
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.validate import ID_PATTERN
-from runeconsole.services.hooks import SUPERVISOR, Hooks
+from runeconsole.services.hook_files import SUPERVISOR, HookFiles
 from runeconsole.services.pane_patterns import PaneReading, safe_to_type
 from runeconsole.services.project import Project
 from runeconsole.services.registry import (
@@ -59,7 +59,7 @@ class AgentSessions:
     tmux: Tmux
     signals: Signals
     registry: Registry
-    hooks: Hooks
+    hook_files: HookFiles
     _servers: dict[str | None, Tmux] = field(init=False, default_factory=dict)
 
     @property
@@ -239,6 +239,6 @@ class AgentSessions:
                 f"{key} is marked {record.status}, but stopping its session failed: {exc.message}"
             ) from None
         worktree = existing_worktree(record, self.root)
-        if self.hooks.read(key) is not None and worktree:
-            self.hooks.update(key, worktree=worktree, writer=SUPERVISOR)
+        if self.hook_files.read(key) is not None and worktree:
+            self.hook_files.update(key, worktree=worktree, writer=SUPERVISOR)
         return self.registry.get(key)

@@ -13,7 +13,7 @@ from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.locks import locked
 from runeconsole.core.timeutil import compact_stamp
 from runeconsole.core.validate import validate_id, validate_name
-from runeconsole.services.hooks import Hook
+from runeconsole.services.hook_files import HookFile
 from runeconsole.services.registry import ACTIVE, AgentRecord
 from runeconsole.services.supervision.sessions import AgentSessions
 from runeconsole.services.supervision.wisdom import WISDOM_ENV, write_wisdom
@@ -25,7 +25,7 @@ RESPAWN_CAUSES = ("operator", "auto", "handoff")
 @dataclass
 class SpawnResult:
     record: AgentRecord
-    hook: Hook
+    hook: HookFile
     tmux_session: str
     pid: int | None
     wisdom_file: Path | None = None
@@ -122,7 +122,7 @@ class Spawner:
                 )
             worktree = self._checked_worktree(Path(record.worktree or self.sessions.root))
             predecessor_id = validate_name(str(record.get("agent_id") or key), "agent id")
-            hook = self.sessions.hooks.read(key)
+            hook = self.sessions.hook_files.read(key)
             wisdom, wisdom_file = write_wisdom(self.sessions.paths, predecessor_id, hook, worktree)
             auto = int(metadata.get("auto_respawns") or 0)
             if cause == "auto":
@@ -160,7 +160,7 @@ class Spawner:
         bead_id: str | None,
         metadata: dict[str, Any],
         predecessor: AgentRecord | None = None,
-        hook: Hook | None = None,
+        hook: HookFile | None = None,
         wisdom: str | None = None,
         wisdom_file: Path | None = None,
     ) -> SpawnResult:
@@ -191,7 +191,7 @@ class Spawner:
                 "tmux_socket": tmux.socket_name,
             },
         )
-        new_hook = self.sessions.hooks.create(
+        new_hook = self.sessions.hook_files.create(
             role, name, node=node_id, bead=bead_id, worktree=worktree, predecessor=hook
         )
         env = {

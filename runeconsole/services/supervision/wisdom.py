@@ -8,13 +8,13 @@ from pathlib import Path
 from runeconsole.core.errors import RuneError
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.hooks import Hook, uncommitted_files
+from runeconsole.services.hook_files import HookFile, uncommitted_files
 
 WISDOM_ENV = "RUNECONSOLE_WISDOM_FILE"
 
 
 def build_wisdom(
-    predecessor_id: str, hook: Hook | None, uncommitted: Sequence[str], worktree: Path
+    predecessor_id: str, hook: HookFile | None, uncommitted: Sequence[str], worktree: Path
 ) -> str:
     """The successor's first prompt: that it continues its predecessor's work, then what
     the hook knows."""
@@ -46,7 +46,7 @@ def build_wisdom(
 
 
 def write_wisdom(
-    paths: ProjectPaths, predecessor_id: str, hook: Hook | None, worktree: Path
+    paths: ProjectPaths, predecessor_id: str, hook: HookFile | None, worktree: Path
 ) -> tuple[str, Path]:
     """The prompt and the file that keeps it whole (only its first line is typed into the
     pane); the hook's file list stands in when git cannot list the worktree."""

@@ -99,7 +99,7 @@ class RuneConsole(PanesApp):
         self.reviews = Reviews(
             project,
             registry=self.registry,
-            hooks=self.supervisor.hooks,
+            hook_files=self.supervisor.hook_files,
             queue=self.merge_queue,
         )
         self.feed: ChangeFeed | None = None
@@ -107,7 +107,7 @@ class RuneConsole(PanesApp):
         # rescan, the tick and the monitor feed it (services/fleet/model.py).
         self.fleet = FleetModel(
             self.registry,
-            self.supervisor.hooks,
+            self.supervisor.hook_files,
             saved_observations=self.supervisor.observations,
             observations_path=self.supervisor.observations_path,
             supervised=self.supervisor.supervised,
@@ -115,7 +115,7 @@ class RuneConsole(PanesApp):
         )
         self._fleet_views: list[Pane[Any]] = []
         paths = self.registry.paths
-        self.routes = Routes({paths.identities, paths.hooks, paths.supervisor})
+        self.routes = Routes({paths.identities, paths.hook_files, paths.supervisor})
         self._toasts = RepeatFilter()
         self.spending = SpendWatch()  # the top line's dollars and plan; budget toasts
         self._spend_minute: object = None

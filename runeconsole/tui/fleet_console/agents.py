@@ -13,7 +13,7 @@ from typing import Any
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.permissions.permissions import PermissionRequest
 from runeconsole.services.claude.session.session_view import is_background
-from runeconsole.services.hooks import Hook
+from runeconsole.services.hook_files import HookFile
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.records import ReviewRecord
 from runeconsole.services.sources import LocalActions, RemoteActions
@@ -131,8 +131,8 @@ class FleetFacts:
             chain.append(by_id[previous])
         return chain
 
-    def hook(self, key: str) -> Hook | None:
-        return self.local.hook(self.agents.own(key)) if self.local is not None else None
+    def hook_file(self, key: str) -> HookFile | None:
+        return self.local.hook_file(self.agents.own(key)) if self.local is not None else None
 
     def phase(self, key: str) -> str | None:
         return self.model.agents.phases.get(key)

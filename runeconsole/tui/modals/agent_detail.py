@@ -152,7 +152,7 @@ class AgentDetail(DetailModal):
         return grid
 
     def _hook(self) -> Table | Text:
-        hook = self.facts.hook(self.key)
+        hook = self.facts.hook_file(self.key)
         if hook is None:
             phase = self.facts.phase(self.key)
             return Text(f"\nhook: phase {phase}" if phase else "\nno hook file", "dim")

@@ -25,7 +25,7 @@ from runeconsole.services.claude.bridge.settings import ClaudeSettings
 from runeconsole.services.claude.permissions.permissions import PermissionRequest, Permissions
 from runeconsole.services.claude.session.session_view import is_background
 from runeconsole.services.fleet import FleetRecords
-from runeconsole.services.hooks import Hook
+from runeconsole.services.hook_files import HookFile
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.reply import Replies
 from runeconsole.services.review.records import ReviewRecord, ReviewRecords
@@ -53,7 +53,7 @@ class AgentFacts(Protocol):
         """The agent and its predecessors, newest first (``RuneError`` with why not)."""
         ...
 
-    def hook(self, key: str) -> Hook | None:
+    def hook_file(self, key: str) -> HookFile | None:
         """Its hook file as read (``None``: none, or not readable from here)."""
         ...
 
@@ -173,8 +173,8 @@ class LocalFacts:
     def chain(self, key: str) -> list[AgentRecord]:
         return self.supervisor.registry.chain(key)
 
-    def hook(self, key: str) -> Hook | None:
-        return self.supervisor.hooks.read(key)
+    def hook_file(self, key: str) -> HookFile | None:
+        return self.supervisor.hook_files.read(key)
 
     def phase(self, key: str) -> str | None:
         return self.fleet.phases.get(key)

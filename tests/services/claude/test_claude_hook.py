@@ -220,7 +220,7 @@ def test_precompact_checkpoints_the_hook_file_without_counting_as_the_agents_sav
 ) -> None:
     quiet(hooked.send("SessionStart"))
     quiet(hooked.send("PreCompact"))
-    hook = json.loads((hooked.paths.hooks / f"{KEY}.json").read_text())
+    hook = json.loads((hooked.paths.hook_files / f"{KEY}.json").read_text())
     assert hook["updated_by"] == "claude_hook"
     assert hook["agent_updates"] == 0 if "agent_updates" in hook else True
     assert hook["last_checkpoint_at"]

@@ -16,7 +16,7 @@ from runeconsole.services.fleet import FleetModel
 from runeconsole.services.fleet import index as index_module
 from runeconsole.services.fleet import model as model_module
 from runeconsole.services.fleet.index import trusted
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.project import Project
 from runeconsole.services.registry import LivenessSettings, Registry
 
@@ -25,7 +25,7 @@ OLD = 10**9  # an mtime far enough back for the stat index to trust it
 
 def model_of(project: Path, clock: ManualClock) -> tuple[FleetModel, Registry]:
     registry = Registry(Project(project, clock), LivenessSettings(60, 300))
-    hooks = Hooks(Project(project, clock))
+    hooks = HookFiles(Project(project, clock))
     model = FleetModel(registry, hooks, supervised=lambda r: bool(r.get("tmux_session")))
     return model, registry
 
@@ -134,7 +134,7 @@ def test_a_hook_file_changes_the_phase_of_its_agent(project: Path, clock: Manual
     model, registry = model_of(project, clock)
     registry.register("worker", "a")
     model.load()
-    hook = registry.paths.hooks / "worker-a.json"
+    hook = registry.paths.hook_files / "worker-a.json"
     hook.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(hook, {"phase": "implementation"})
     change = model.apply_paths([hook])
@@ -176,7 +176,9 @@ def paced_model(
     project: Path, clock: ManualClock, full_seconds: float
 ) -> tuple[FleetModel, Registry]:
     registry = Registry(Project(project, clock), LivenessSettings(60, 300))
-    model = FleetModel(registry, Hooks(Project(project, clock)), full_rescan_seconds=full_seconds)
+    model = FleetModel(
+        registry, HookFiles(Project(project, clock)), full_rescan_seconds=full_seconds
+    )
     return model, registry
 
 

@@ -18,7 +18,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.core.locks import locked
 from runeconsole.core.pids import pid_alive
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
@@ -69,7 +69,7 @@ def test_spawn_records_session_pid_command_and_initial_hook(
     assert record.get("pid") == result.pid and pid_alive(result.pid)
     assert record.get("metadata")["command"] == sleeper()
     assert record.worktree == str(project.resolve())
-    hook = Hooks(Project(project)).get("worker-parser")
+    hook = HookFiles(Project(project)).get("worker-parser")
     assert (hook.get("current_node"), hook.get("current_bead")) == ("impl_search", "bd-7")
     assert hook.work_phase == "investigation"
     with pytest.raises(RuneError, match="already running"):
@@ -82,7 +82,7 @@ def test_killed_session_is_crashed_once_and_respawned_with_wisdom(
     key = "orchestrator-auth"
     first = supervisor.spawn("orchestrator", "auth", fake_agent(key, project, "--ask-every", "0"))
     wait_until(lambda: "Phase: investigation" in screen_of(supervisor, key))
-    Hooks(Project(project)).update(key, work_phase="testing", summary="token refresh endpoint")
+    HookFiles(Project(project)).update(key, work_phase="testing", summary="token refresh endpoint")
     supervisor.tmux.kill_session(first.tmux_session)
 
     report = supervisor.monitor_step()
@@ -157,7 +157,7 @@ def test_clean_handoff_saves_hook_exits_and_respawns(supervisor: Supervisor, pro
     assert result.waited_seconds < 15
     assert result.uncommitted == ["invoice.py"]
     assert (project / "invoice.py").read_text() == "unsaved = True\n"  # work left in place
-    hook = Hooks(Project(project)).get(key)
+    hook = HookFiles(Project(project)).get(key)
     assert "saved at handoff" in hook.get("work_summary")
     assert hook.files_modified == ["invoice.py"]
     assert not pid_alive(first.pid)
@@ -265,7 +265,7 @@ def test_medium_urgency_asks_for_a_checkpoint_when_cycling_is_on(
     assert report.handoffs_started == []
     assert [g["key"] for g in signals(project, "GUIDANCE")] == [key]
     wait_until(lambda: "Checkpoint saved to the hook." in screen_of(supervisor, key))
-    assert "(checkpoint)" in Hooks(Project(project)).get(key).summary
+    assert "(checkpoint)" in HookFiles(Project(project)).get(key).summary
 
 
 def test_phase_seen_on_screen_goes_into_the_hook(supervisor: Supervisor, project: Path) -> None:
@@ -273,7 +273,7 @@ def test_phase_seen_on_screen_goes_into_the_hook(supervisor: Supervisor, project
     wait_until(lambda: "Phase: testing" in screen_of(supervisor, "worker-phases"))
     report = supervisor.monitor_step()
     assert report.phase_changes == {"worker-phases": "testing"}
-    assert Hooks(Project(project)).get("worker-phases").work_phase == "testing"
+    assert HookFiles(Project(project)).get("worker-phases").work_phase == "testing"
     assert signals(project, "HOOK_UPDATED")[-1]["work_phase"] == "testing"
     assert supervisor.monitor_step().phase_changes == {}
 
@@ -319,7 +319,7 @@ def test_respawn_refuses_a_running_agent_and_kill_stops_it(
     assert record.status == "terminated"
     assert not pid_alive(spawned.pid)
     assert (project / "draft.txt").exists()
-    assert Hooks(Project(project)).get("worker-busy").files_modified == ["draft.txt"]
+    assert HookFiles(Project(project)).get("worker-busy").files_modified == ["draft.txt"]
     assert supervisor.monitor_step().crashed == []
 
 
@@ -586,7 +586,7 @@ def test_only_the_agents_own_hook_update_confirms_a_handoff(
     )
     waiting.start()
     wait_until(lambda: len(signals(project, "HANDOFF_REQUESTED")) == 2)
-    Hooks(Project(project)).update(
+    HookFiles(Project(project)).update(
         "worker-saver", work_phase="testing"
     )  # as `runeconsole hook update`
     waiting.join(timeout=30)
@@ -633,7 +633,7 @@ def test_handoff_declines_a_prompt_with_esc_before_asking(
     assert result.outcome in ("exited", "hook_updated")
     screen = supervisor.last_screen(result.predecessor_id or "")
     assert "Declined (esc)" in screen and "Chose" not in screen
-    assert "saved at handoff" in Hooks(Project(project)).get(key).summary
+    assert "saved at handoff" in HookFiles(Project(project)).get(key).summary
 
 
 def test_handoff_never_types_into_a_menu_it_cannot_decline(

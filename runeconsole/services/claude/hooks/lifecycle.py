@@ -77,8 +77,8 @@ def terminate(paths: ProjectPaths, key: str, agent_id: object, reason: str) -> N
 def checkpoint(paths: ProjectPaths, key: str, worktree: object) -> None:
     """Before a compaction: the hook file's uncommitted files and checkpoint time, so a
     successor starts from the latest state. The agent's own fields are left alone."""
-    from runeconsole.services.hooks import Hooks
+    from runeconsole.services.hook_files import HookFiles
     from runeconsole.services.project import Project
 
     where = Path(worktree) if isinstance(worktree, str) and Path(worktree).is_dir() else None
-    Hooks(Project(paths.root)).update(key, worktree=where, writer=CLAUDE_HOOK)
+    HookFiles(Project(paths.root)).update(key, worktree=where, writer=CLAUDE_HOOK)

@@ -14,7 +14,7 @@ from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.files import atomic_write_json
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.signals import Signals
@@ -40,7 +40,7 @@ def hook_signals(root: Path) -> list[dict]:
 
 
 def test_create_writes_both_field_sets_and_signals(project: Path, clock: ManualClock) -> None:
-    hooks = Hooks(Project(project, clock))
+    hooks = HookFiles(Project(project, clock))
     hook = hooks.create("orchestrator", "auth", node="impl_auth", bead="bd-12", worktree=project)
     on_disk = json.loads(hook.path.read_text())
     assert hook.path == project / ".claude/state/hooks/orchestrator-auth.json"
@@ -54,7 +54,7 @@ def test_create_writes_both_field_sets_and_signals(project: Path, clock: ManualC
 
 
 def test_update_keeps_unknown_fields_of_a_harness_hook(project: Path, clock: ManualClock) -> None:
-    hooks = Hooks(Project(project, clock))
+    hooks = HookFiles(Project(project, clock))
     path = hooks.path_for("orchestrator-auth")
     atomic_write_json(path, HARNESS_HOOK)
     hook = hooks.update("orchestrator-auth", work_phase="testing", summary="refresh tokens")
@@ -69,7 +69,7 @@ def test_update_keeps_unknown_fields_of_a_harness_hook(project: Path, clock: Man
 
 
 def test_every_update_signals(project: Path, clock: ManualClock) -> None:
-    hooks = Hooks(Project(project, clock))
+    hooks = HookFiles(Project(project, clock))
     hooks.update("worker-a", summary="one")
     hooks.update("worker-a", summary="one")
     assert len(hook_signals(project)) == 2
@@ -87,7 +87,7 @@ def test_every_update_signals(project: Path, clock: ManualClock) -> None:
 def test_bad_values_are_refused_before_writing(
     project: Path, clock: ManualClock, change: dict, message: str
 ) -> None:
-    hooks = Hooks(Project(project, clock))
+    hooks = HookFiles(Project(project, clock))
     with pytest.raises(InvalidInput, match=message):
         hooks.update("worker-a", **change)
     assert hooks.read("worker-a") is None
@@ -100,7 +100,7 @@ def test_files_modified_comes_from_git_not_the_caller(project: Path, clock: Manu
     git.run_git(["commit", "-q", "-m", "tracked"], project)
     (project / "tracked.py").write_text("a = 2\n")
     (project / "new_file.py").write_text("b = 1\n")
-    hooks = Hooks(Project(project, clock))
+    hooks = HookFiles(Project(project, clock))
     hooks.create("worker", "a", worktree=project)  # our own state files are not listed
     hook = hooks.update("worker-a", summary="editing", worktree=project)
     assert hook.files_modified == ["new_file.py", "tracked.py"]
@@ -109,7 +109,7 @@ def test_files_modified_comes_from_git_not_the_caller(project: Path, clock: Manu
 
 
 def test_unreadable_hook_is_reported_not_overwritten(project: Path, clock: ManualClock) -> None:
-    hooks = Hooks(Project(project, clock))
+    hooks = HookFiles(Project(project, clock))
     path = hooks.path_for("worker-a")
     path.parent.mkdir(parents=True)
     path.write_text('{"phase": ')
@@ -121,7 +121,7 @@ def test_unreadable_hook_is_reported_not_overwritten(project: Path, clock: Manua
 
 
 def test_successor_hook_inherits_work_state(project: Path, clock: ManualClock) -> None:
-    hooks = Hooks(Project(project, clock))
+    hooks = HookFiles(Project(project, clock))
     first = hooks.create("worker", "a", node="n1")
     first = hooks.update("worker-a", work_phase="testing", summary="s", instructions="go on")
     clock.advance(5)
@@ -178,7 +178,7 @@ def test_agent_in_its_worktree_updates_the_project_hook(project: Path, tmp_path:
         cwd=worktree, env=env, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    hook = Hooks(Project(project)).get("worker-wt")
+    hook = HookFiles(Project(project)).get("worker-wt")
     assert (hook.summary, hook.files_modified) == ("wt", ["draft.py"])
     assert not (worktree / ".claude").exists()
 
@@ -186,9 +186,9 @@ def test_agent_in_its_worktree_updates_the_project_hook(project: Path, tmp_path:
 WRITER = """
 import sys
 from pathlib import Path
-from runeconsole.services.hooks import Hooks
+from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.project import Project
-hooks = Hooks(Project(Path(sys.argv[1])))
+hooks = HookFiles(Project(Path(sys.argv[1])))
 for i in range(int(sys.argv[3])):
     hooks.update("orchestrator-auth", summary=f"{sys.argv[2]}-{i}", tests_status=str(i))
     print(i, flush=True)
@@ -197,7 +197,7 @@ for i in range(int(sys.argv[3])):
 
 def test_concurrent_writers_and_a_killed_one_never_corrupt_the_hook(project: Path) -> None:
     """Readers only ever see a whole hook, and no writer loses another's fields."""
-    hooks = Hooks(Project(project))
+    hooks = HookFiles(Project(project))
     atomic_write_json(hooks.path_for("orchestrator-auth"), HARNESS_HOOK)
     writers = [
         subprocess.Popen(
@@ -235,9 +235,9 @@ def test_concurrent_writers_and_a_killed_one_never_corrupt_the_hook(project: Pat
 def test_each_write_says_who_made_it_and_only_the_agent_counts(
     project: Path, clock: ManualClock
 ) -> None:
-    from runeconsole.services.hooks import MONITOR, SUPERVISOR, agent_wrote
+    from runeconsole.services.hook_files import MONITOR, SUPERVISOR, agent_wrote
 
-    hooks = Hooks(Project(project, clock))
+    hooks = HookFiles(Project(project, clock))
     start = hooks.create("worker", "a").fields
     assert (start["updated_by"], start["agent_updates"]) == (SUPERVISOR, 0)
     by_monitor = hooks.update("worker-a", work_phase="testing", writer=MONITOR)
@@ -254,7 +254,7 @@ def test_each_write_says_who_made_it_and_only_the_agent_counts(
 
 
 def test_a_new_hook_keeps_the_one_it_replaces(project: Path, clock: ManualClock) -> None:
-    hooks = Hooks(Project(project, clock))
+    hooks = HookFiles(Project(project, clock))
     first = hooks.create("worker", "a")
     hooks.update("worker-a", instructions="resume at step 3", summary="half the parser")
     clock.advance(5)
@@ -274,9 +274,9 @@ def test_hooks_are_never_written_through_a_link_out_of_the_root(
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
-    hooks = Hooks(Project(project, clock))
-    hooks.paths.hooks.parent.mkdir(parents=True)
-    hooks.paths.hooks.symlink_to(outside, target_is_directory=True)
+    hooks = HookFiles(Project(project, clock))
+    hooks.paths.hook_files.parent.mkdir(parents=True)
+    hooks.paths.hook_files.symlink_to(outside, target_is_directory=True)
     with pytest.raises(RuneError, match="leads outside the project root"):
         hooks.create("orchestrator", "auth", worktree=project)
     assert list(outside.iterdir()) == []

@@ -51,7 +51,7 @@ SUPERVISOR_FIELDS = frozenset(
 
 
 @dataclass
-class Hook:
+class HookFile:
     """One hook file as read: every field kept; ``error`` when it cannot be used.
     ``replaced``: where the hook this one replaced was kept (set by ``create``)."""
 
@@ -104,7 +104,7 @@ def _agent_updates(fields: dict[str, Any]) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) else 0
 
 
-def agent_wrote(before: dict[str, Any], after: Hook | None) -> bool:
+def agent_wrote(before: dict[str, Any], after: HookFile | None) -> bool:
     """Whether the agent updated its hook since ``before`` (the fields as they were).
 
     Our writers count the agent's updates; a tool that does not know that count (the
@@ -129,14 +129,14 @@ def uncommitted_files(worktree: Path) -> list[str]:
     return sorted(name for name in found if not name.startswith(RUNTIME_PREFIXES))
 
 
-class Hooks:
+class HookFiles:
     def __init__(self, project: Project, signals: Signals | None = None) -> None:
         self.project = project
         self.root, self.paths, self.clock = project.root, project.paths, project.clock
         self.signals = signals or Signals(project)
 
     def path_for(self, key: str) -> Path:
-        return self.paths.hooks / f"{validate_name(key, 'agent key')}.json"
+        return self.paths.hook_files / f"{validate_name(key, 'agent key')}.json"
 
     def archived(self, hook_id: str) -> Path:
         """Where a replaced hook is kept (``hooks/history/{hook_id}.json``)."""
@@ -158,29 +158,29 @@ class Hooks:
             create_exclusive(self.paths.inside(kept), data)
         return kept
 
-    def read_path(self, path: Path) -> Hook:
+    def read_path(self, path: Path) -> HookFile:
         key = path.name[: -len(".json")]
         try:
-            return Hook(key, path, read_json_object(path))
+            return HookFile(key, path, read_json_object(path))
         except UnreadableFile as exc:
-            return Hook(key, path, error=exc.reason)
+            return HookFile(key, path, error=exc.reason)
 
-    def read(self, key: str) -> Hook | None:
+    def read(self, key: str) -> HookFile | None:
         """The hook of ``key``; ``None`` if it has none (bad files come back with ``error``)."""
         path = self.path_for(key)
         return self.read_path(path) if path.exists() else None
 
-    def get(self, key: str) -> Hook:
+    def get(self, key: str) -> HookFile:
         hook = self.read(key)
         if hook is None:
-            raise RuneError(f"no hook for {key!r} in {self.paths.hooks}")
+            raise RuneError(f"no hook for {key!r} in {self.paths.hook_files}")
         if hook.error:
             raise RuneError(f"hook of {key!r} ({hook.path}) is unreadable: {hook.error}")
         return hook
 
-    def list(self) -> list[Hook]:
+    def list(self) -> list[HookFile]:
         try:
-            entries = list(os.scandir(self.paths.hooks))
+            entries = list(os.scandir(self.paths.hook_files))
         except FileNotFoundError:
             return []
         hooks = [
@@ -200,8 +200,8 @@ class Hooks:
         worktree: Path | None = None,
         summary: str | None = None,
         instructions: str | None = None,
-        predecessor: Hook | None = None,
-    ) -> Hook:
+        predecessor: HookFile | None = None,
+    ) -> HookFile:
         """The initial hook at spawn: a successor inherits its predecessor's work state.
 
         A hook already there is kept in ``hooks/history/`` first (``archived``), so a fresh
@@ -258,7 +258,7 @@ class Hooks:
         instructions: str | None = None,
         worktree: Path | None = None,
         writer: str = AGENT,
-    ) -> Hook:
+    ) -> HookFile:
         """Change the given fields (others kept) and re-read ``files_modified`` from git.
 
         A missing hook is created; ``worktree`` is where git is asked (the agent's own
@@ -310,7 +310,7 @@ class Hooks:
                 f"hook of {key!r} cannot be updated: {exc.reason}; fix or remove {path}"
             ) from None
 
-    def _announce(self, key: str, fields: dict[str, Any]) -> Hook:
+    def _announce(self, key: str, fields: dict[str, Any]) -> HookFile:
         payload = {"key": key, **fields}
         self.signals.send("HOOK_UPDATED", role_of(fields), SIGNAL_TARGET, payload)
-        return Hook(key, self.path_for(key), fields)
+        return HookFile(key, self.path_for(key), fields)

@@ -9,7 +9,7 @@ from pathlib import Path
 from runeconsole.cli.common import open_project, print_json
 from runeconsole.core.control import printable
 from runeconsole.core.errors import RuneError
-from runeconsole.services.hooks import HARNESS_PHASES, Hook, Hooks
+from runeconsole.services.hook_files import HARNESS_PHASES, HookFile, HookFiles
 from runeconsole.services.pane_patterns import WORK_PHASES
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
@@ -55,7 +55,7 @@ def register(
 
 
 def show_hook(args: argparse.Namespace) -> int:
-    hook = Hooks(open_project(args, strict=False)).get(args.key)
+    hook = HookFiles(open_project(args, strict=False)).get(args.key)
     if args.json:
         print_json(hook.to_json())
         return 0
@@ -63,7 +63,7 @@ def show_hook(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print(hook: Hook) -> None:
+def _print(hook: HookFile) -> None:
     print(f"{hook.key}  ({hook.path})")
     for name, label in SHOWN:
         value = hook.get(name)
@@ -88,7 +88,7 @@ def _worktree(project: Project, key: str) -> Path | None:
 def update_hook(args: argparse.Namespace) -> int:
     # Lenient: an agent recording its work state must not be stopped by a talisman typo.
     project = open_project(args, strict=False)
-    hook = Hooks(project).update(
+    hook = HookFiles(project).update(
         args.key,
         phase=args.phase,
         work_phase=args.work_phase,
