@@ -35,15 +35,6 @@ class FileDiff:
     def path(self) -> str:
         return self.change.path
 
-    def line_at(self, line: int, side: str = "new") -> int | None:
-        """The index of the body line that is line ``line`` of the ``side`` file."""
-        numbers = self.new if side == "new" else self.old
-        kinds = "+ " if side == "new" else "- "
-        for index, number in enumerate(numbers):
-            if number == line and self.lines[index][:1] in kinds:
-                return index
-        return None
-
 
 @dataclass
 class ReviewDiff:

@@ -72,8 +72,8 @@ def test_a_ten_thousand_line_file_is_counted_and_numbered(repo: Path) -> None:
     assert (big.change.added, big.change.removed) == (10_000, 0)
     assert big.change.where == ("committed", "unstaged")
     assert len(big.lines) == 10_001  # its hunk header and every line
-    index = big.line_at(5000)
-    assert big.lines[index] == "+line five thousand"
+    index = big.lines.index("+line five thousand")
+    assert big.new[index] == 5000
     assert big.new[-1] == 10_000
 
 

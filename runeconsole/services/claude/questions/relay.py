@@ -165,25 +165,6 @@ def _close_from_twin(question: RelayQuestion, answer: dict[str, Any]) -> None:
         create_exclusive(question.answer_path, dump_json(body), relay_files.FILE_MODE)
 
 
-def expire(
-    paths: ProjectPaths,
-    task_id: str,
-    questions: list[RelayQuestion],
-    tool_input: dict[str, Any],
-    reason: str,
-) -> str:
-    """Nobody answered: the open questions are marked expired and the hook prints nothing,
-    unless the last answer arrived while the lock was awaited."""
-    answers = waiting.settle(
-        paths,
-        lock_name(task_id),
-        lambda: collect(questions),
-        lambda why: _mark_expired(questions, why),
-        reason,
-    )
-    return "" if answers is None else output(tool_input, questions, answers)
-
-
 def _mark_expired(questions: list[RelayQuestion], why: str) -> None:
     now = datetime.now(UTC)
     reason = f"expired: {why}; Claude Code asked in its own dialog"
