@@ -96,12 +96,6 @@ def checked_out_branches(repo: Path) -> dict[str, Path]:
     }
 
 
-def is_dirty(worktree: Path) -> bool:
-    """Tracked files changed, staged or not (untracked files do not count)."""
-    args = ["status", "--porcelain", "--untracked-files=no"]
-    return bool(run_git(args, worktree, timeout=60).stdout.strip())
-
-
 def changed_between(repo: Path, old: str, new: str) -> list[str]:
     """Paths that differ between two commits (no worktree involved)."""
     out = run_git(["diff", "--name-only", "--no-renames", "-z", old, new], repo, timeout=120)

@@ -20,7 +20,9 @@ from runeconsole.services.claude import statusline_install
 from runeconsole.services.claude.status import BridgeStatus
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     group = subparsers.add_parser(
         "claude", help="Claude Code hooks: install, uninstall, status (and the hook itself)"
     )

@@ -84,9 +84,9 @@ class Builder:
         done(results, extra, per_entry=True)
         outcomes = []
         for run in missing:
-            branch = run.entry.get("branch")
+            named = run.entry.get("branch")
             outcomes.append(
-                self.recorder.fail(run, BRANCH_MISSING, f"branch {branch!r} does not exist")
+                self.recorder.fail(run, BRANCH_MISSING, f"branch {named!r} does not exist")
             )
         return outcomes
 

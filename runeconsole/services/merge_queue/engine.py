@@ -150,7 +150,7 @@ class Engine:
         """Claim the next batch from the head of the queue; False if none is to be formed."""
         size = self.train.batch_size(self.settings.batch_max)
         taken = self.taker.take(busy=bool(self.train.batches), size=size)
-        if taken is None or taken == AGAIN:
+        if taken is None or isinstance(taken, str):
             return taken == AGAIN
         batch_id, claimed, command = taken
         for entry in claimed:

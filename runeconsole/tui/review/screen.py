@@ -10,6 +10,9 @@ are shown at once). Loading and every decision run in workers; what comes back i
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -22,9 +25,9 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.gcpause import collector_paused
 from runeconsole.services.review.records import NEW, Comment
 from runeconsole.services.review.targets import Loaded, ReviewTarget
-from runeconsole.tui.agents_pane import settle_memory
-from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.agent_rows import settle_memory
 from runeconsole.tui.help_screen import HelpScreen
+from runeconsole.tui.review.confirms import approve_window, send_window
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.document import Document
 from runeconsole.tui.review.file_list import FileList
@@ -82,7 +85,7 @@ class ReviewScreen(Screen[None]):
         Binding("question_mark", "help", "Keys"),
         Binding("escape,q", "close", "Close"),
     ]
-    HELP = HELP
+    KEYS_HELP = HELP
 
     class Done(Message):
         """A load or a decision came back: ``loaded`` or a message to show (``error``)."""
@@ -279,7 +282,7 @@ class ReviewScreen(Screen[None]):
         self.load()
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen("Review", self.HELP))
+        self.app.push_screen(HelpScreen("Review", self.KEYS_HELP))
 
     def action_close(self) -> None:
         if self.mode is not None:
@@ -313,7 +316,9 @@ class ReviewScreen(Screen[None]):
         document = self.document
         if document is None:
             return
-        place = None if whole else document.target(self.diff_view.cursor)
+        place: tuple[str, int | None, str] | None = (
+            None if whole else document.target(self.diff_view.cursor)
+        )
         if place is None and not whole:
             index = document.file_at(self.diff_view.cursor)
             if index < 0:
@@ -357,31 +362,19 @@ class ReviewScreen(Screen[None]):
         if not self.target.decides:
             self.notify("this branch is queued already; it has no agent here", severity="warning")
             return
-        changes = self.loaded.diff.changes if self.loaded else None
-        branch = changes.branch if changes else "its branch"
-        body = (
-            f"{branch} joins the merge queue with {self.target.label}'s identity, worktree and "
-            "node and bead ids; its predicted conflicts are shown at once."
-        )
-        self.app.push_screen(
-            ConfirmScreen(f"Approve {self.target.label}?", body, "Approve"),
-            lambda yes: self.decide("approve") if yes else None,
-        )
+        window = approve_window(self.target.label, self.loaded)
+        self.app.push_screen(window, partial(self._confirmed, "approve"))
 
     def action_send(self) -> None:
         if not self.comments:
             self.notify("no comments to send: c comments on a line, C on the whole change")
             return
-        count = len(self.comments)
-        body = "\n".join(f"• {c.file or 'the change'}: {c.text}" for c in self.comments[:6])
-        self.app.push_screen(
-            ConfirmScreen(
-                f"Send {count} comment{'s' * (count != 1)} to {self.target.label}?",
-                body + "\n\nThey reach the agent as one prompt, typed into its pane.",
-                "Send",
-            ),
-            lambda yes: self.decide("send") if yes else None,
-        )
+        window = send_window(self.target.label, self.comments)
+        self.app.push_screen(window, partial(self._confirmed, "send"))
+
+    def _confirmed(self, decision: str, yes: bool | None) -> None:
+        if yes:
+            self.decide(decision)
 
     @background("review-decide")
     def decide(self, action: str) -> None:
@@ -394,7 +387,7 @@ class ReviewScreen(Screen[None]):
         self.app.call_from_thread(self.load, "reload")  # its comments and state moved
 
 
-def open_review(app: App[object], target: ReviewTarget) -> ReviewScreen:
+def open_review(app: App[Any], target: ReviewTarget) -> ReviewScreen:
     """Show the review of ``target``: the one review screen of the app, kept between
     reviews (installed the first time)."""
     if app.is_screen_installed(SCREEN_NAME):
