@@ -11,7 +11,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock
 from runeconsole.core.errors import RuneError
@@ -38,6 +38,7 @@ from runeconsole.tui.console_base import PanesApp
 from runeconsole.tui.console_monitor import ConsoleMonitor
 from runeconsole.tui.feed import ChangeFeed, FleetChanged, StateChanged
 from runeconsole.tui.filter_box import FilterBox
+from runeconsole.tui.footer import ConsoleFooter
 from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import AGENTS, LivePane
@@ -146,7 +147,7 @@ class RuneConsole(PanesApp):
                 with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
                     yield pane
         yield FilterBox()
-        yield Footer()
+        yield ConsoleFooter()
 
     # -- panes -----------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import RuneError
@@ -60,6 +60,7 @@ from runeconsole.tui.fleet_console.store import (
     FleetRows,
     Moved,
 )
+from runeconsole.tui.footer import ConsoleFooter
 from runeconsole.tui.message_modal import MessageModal
 from runeconsole.tui.review.screen import open_review
 from runeconsole.tui.suspended_detail import show_resumed
@@ -152,7 +153,7 @@ class FleetConsole(PanesApp):
                 with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
                     yield pane
         yield FilterBox()
-        yield Footer()
+        yield ConsoleFooter()
 
     def on_mount(self) -> None:
         self.query_one(SourcesBar).show(self.store, self.clock.now())

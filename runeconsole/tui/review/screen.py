@@ -123,8 +123,9 @@ class ReviewScreen(Screen[None]):
         self.mode = self.pending = None
         self.loads, self._fresh = 0, True
         if self.is_mounted:
-            self.query_one("#review-title", Static).update(self._title())
-            self.query_one("#review-status", Static).update(Text("reading the changes…", "dim"))
+            self.query_one("#review-title", Static).update(self._title(), layout=False)
+            status = self.query_one("#review-status", Static)
+            status.update(Text("reading the changes…", "dim"), layout=False)
             self.query_one("#review-input", Input).display = False
             self.diff_view.clear()
             if other:  # another agent's files must not show while its own are read
