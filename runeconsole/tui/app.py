@@ -46,7 +46,7 @@ from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.review import ReviewWanted
-from runeconsole.tui.review.screen import open_review
+from runeconsole.tui.review.opening import open_review
 from runeconsole.tui.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane

@@ -62,7 +62,7 @@ from runeconsole.tui.fleet_console.store import (
 )
 from runeconsole.tui.footer import ConsoleFooter
 from runeconsole.tui.message_modal import MessageModal
-from runeconsole.tui.review.screen import open_review
+from runeconsole.tui.review.opening import open_review
 from runeconsole.tui.suspended_detail import show_resumed
 
 STOP_BACKGROUND = (
