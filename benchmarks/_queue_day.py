@@ -148,12 +148,15 @@ class Simulation:
     def fill(self) -> None:
         while (wanted := self.train.wanted()) is not None:
             if isinstance(wanted, Batch):
-                self.start_run(wanted)
+                if not self.start_run(wanted):
+                    return  # red without a run: decide first
             elif not self.form():
-                return
+                idle = self.train.next_to_build(idle=True)
+                if idle is None or not self.start_run(idle):
+                    return
 
     def form(self) -> bool:
-        chosen = next_batch(self.pending(), self.day.batch_max, COMMAND)
+        chosen = next_batch(self.pending(), self.train.batch_size(self.day.batch_max), COMMAND)
         if not chosen:
             return False
         for entry in chosen:
@@ -161,29 +164,31 @@ class Simulation:
         self.train.add(Batch(f"b{next(self.ids)}", [e.entry_id for e in chosen]))
         return True
 
-    def start_run(self, batch: Batch) -> None:
+    def start_run(self, batch: Batch) -> bool:
         if not batch.retry_due:
-            ahead = self.train.ahead_of(batch)  # what it is built on, as for real
-            below = ahead.tree.split(",") if ahead is not None and ahead.tree else self.landed
+            if self.train.red_unbuilt(batch):
+                return False  # holds what a red run failed for: split it
+            on = self.train.base_for(batch)  # what it is built on, as for real
+            below = on.tree.split(",") if on is not None and on.tree else self.landed
             tree = ",".join(sorted([*below, *batch.entries]))
-            base = ahead.tip if ahead is not None and ahead.tip else "main"
-            if not self.train.built(batch, str(base), f"tip-{batch.batch_id}", tree):
-                return  # red already: its tree failed before
+            base = on.tip if on is not None and on.tip else f"main-{len(self.landed)}"
+            if not self.train.built(batch, on, str(base), f"tip-{batch.batch_id}", tree):
+                return False  # red already: its tree failed before
         self.train.started(batch)
         self.runs += 1
         token = next(self.seq)
         self.tokens[token] = batch
-        tree = (batch.tree or "").split(",")
-        red = any(entry in self.bad for entry in tree)
-        flaked = self.flaky.intersection(tree)
-        self.flaky -= flaked
-        red = red or bool(flaked)
-        self.at(self.now() + self.day.test_minutes * 60, "ran", (token, not red))
+        self.at(self.now() + self.day.test_minutes * 60, "ran", (token, batch.tree))
+        return True
 
-    def ran(self, token: int, passed: bool) -> None:
+    def ran(self, token: int, tree: str) -> None:
         batch = self.tokens.pop(token, None)
         if batch is None or batch.state != TESTING or batch not in self.train.batches:
-            return  # sent back meanwhile: its run was stopped
+            return  # sent back meanwhile: its run was stopped (a flaky entry unseen)
+        entries = tree.split(",")
+        flaked = self.flaky.intersection(entries)  # the first run to end that holds it
+        self.flaky -= flaked
+        passed = not flaked and not any(entry in self.bad for entry in entries)
         self.stop(self.train.finished(batch, passed))
 
     def stop(self, batches: list[Batch]) -> None:
@@ -197,7 +202,7 @@ class Simulation:
             if action == LAND:
                 for entry in front.entries:
                     self.finish(entry, "completed")
-                self.train.landed(front)
+                self.stop(self.train.landed(front))
             elif action == SPLIT:
                 self.stop(self.train.split(front)[1])
             elif action == RETRY:

@@ -320,7 +320,7 @@ def ask(project: Project, samples: int) -> tuple[list[float], list[float]]:
     return asyncio.run(
         console_rounds(
             project, samples, QuestionsPane, data,
-            lambda pane, index: pane.open.get(f"claude-code/ask-toolu_bench{index:04d}.q1"),
+            lambda pane, index: pane.records.get(f"claude-code/ask-toolu_bench{index:04d}.q1"),
             QuestionModal, "B", answered,
         )
     )  # fmt: skip
@@ -334,10 +334,13 @@ def permission(project: Project, samples: int) -> tuple[list[float], list[float]
     def allowed(line: dict[str, Any]) -> bool:
         return line["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
 
+    def waiting(pane: PermissionsPane, _: int) -> object:
+        oldest = pane.oldest()
+        return oldest[1] if oldest is not None else None
+
     return asyncio.run(
         console_rounds(
-            project, samples, PermissionsPane, data, lambda pane, _: pane.oldest(),
-            PermissionModal, "y", allowed,
+            project, samples, PermissionsPane, data, waiting, PermissionModal, "y", allowed,
         )
     )  # fmt: skip
 

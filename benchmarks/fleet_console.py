@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import summary, three_sources_over_ssh
+from _common import numbers, summary, three_sources_over_ssh
 
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.project import Project
@@ -49,8 +49,8 @@ async def poll(condition, timeout: float = 30.0) -> None:
 
 
 def complete(app: FleetConsole, total: int) -> bool:
-    states = app.store.states.values()
-    return all(s.get("state") == "up" for s in states) and app.panes[0].table.row_count >= total
+    states = app.model.states.values()
+    return all(s.state == "up" for s in states) and app.panes[0].table.row_count >= total
 
 
 async def first_paint(sshd: Sshd, roots: list[Path], agents: int) -> float:
@@ -87,8 +87,8 @@ async def change_latency(sshd: Sshd, roots: list[Path], keys: list[str], rounds:
 
 
 def main() -> None:
-    agents = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    args = numbers(__doc__, agents=1000, rounds=100)
+    agents, rounds = args.agents, args.rounds
     with three_sources_over_ssh(agents, "rc-bench-fleet-") as (sshd, roots, keys):
         paints = [asyncio.run(first_paint(sshd, roots, agents)) * 1000 for _ in range(5)]
         label = f"fleet console, 3 sources x {agents} agents, first complete paint"

@@ -49,7 +49,7 @@ from _console import ConsolePane, PaneError, console_on_fleet
 
 from runeconsole.services.project import Project
 from runeconsole.services.registry import AgentRecord, Registry
-from runeconsole.tui.agents_pane import search_text
+from runeconsole.tui.agent_rows import search_text
 
 BACKGROUND = re.compile(r"\x1b\[[0-9;]*48;5;(\d+)")
 NAME = re.compile(r"w\d{5}")

@@ -117,7 +117,7 @@ async def relay(root: Path, tmp: Path, samples: int) -> tuple[list[float], list[
         def timed_apply(paths: set[Path]) -> None:
             apply_changes(paths)
             now = time.perf_counter()
-            for key in pane.open:
+            for key in pane.records:
                 shown.setdefault(key, now)
 
         pane.apply_changes = timed_apply  # type: ignore[method-assign]

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
@@ -34,7 +35,7 @@ from runeconsole.tui.app import create_app
 from runeconsole.tui.changes_watch import ChangesWatch
 from runeconsole.tui.fleet_console.app import create_fleet_app
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import Pane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.review.diff_view import DiffView
@@ -66,7 +67,7 @@ async def _filter(pilot: Pilot) -> None:
     await pilot.press("slash", *"worker")
 
 
-async def _show_scanned(pilot: Pilot, pane_id: str, pane_type: type[LivePane]) -> LivePane:
+async def _show_scanned(pilot: Pilot, pane_id: str, pane_type: type[Pane[Any]]) -> Pane[Any]:
     """Show a pane once it has read what was just built (its scan runs in a worker)."""
     pilot.app.goto_pane(pane_id)  # type: ignore[attr-defined]
     pane = pilot.app.query_one(pane_type)
@@ -135,7 +136,7 @@ async def _question_call(pilot: Pilot) -> None:
     await _questions(pilot)
     await pilot.pause()
     pane = pilot.app.query_one(QuestionsPane)
-    pane.open_modal(pane.open[f"claude-code/{ASK_TASK}.q1"])
+    pane.open_modal(pane.records[f"claude-code/{ASK_TASK}.q1"])
     await pilot.pause()
     await pilot.press("A")
     await pilot.pause()
@@ -150,7 +151,7 @@ async def _permissions(pilot: Pilot) -> None:
 async def _permission_modal(pilot: Pilot) -> None:
     """The scene's waiting Bash call in the permission window."""
     pane = pilot.app.query_one(PermissionsPane)
-    pane.open_modal(pane.requests[PERMISSION_ID])
+    pane.open_modal(pane.records[PERMISSION_ID])
     await pilot.pause()
 
 
@@ -161,9 +162,9 @@ async def _elicitation(pilot: Pilot) -> None:
     elicitation_request(ProjectPaths(SCENE_ROOT), pilot.app.clock.now())  # type: ignore[attr-defined]
     pane = pilot.app.query_one(QuestionsPane)
     pane.rescan()
-    while f"claude-code/{ELICIT_TASK}.q1" not in pane.open:
+    while f"claude-code/{ELICIT_TASK}.q1" not in pane.records:
         await pilot.pause(0.05)
-    pane.open_modal(pane.open[f"claude-code/{ELICIT_TASK}.q1"])
+    pane.open_modal(pane.records[f"claude-code/{ELICIT_TASK}.q1"])
     while not pilot.app.screen.query("#field-0"):
         await pilot.pause(0.05)
     pilot.app.screen.query_one("#field-0", Input).value = "main"
@@ -234,7 +235,7 @@ def end_live_panes() -> None:
 
 async def _open_live(pilot: Pilot, prompt: tuple[str, str, str, list[str]] | None) -> None:
     live_pane(PEEK_AGENT, pilot.app.clock, prompt)  # type: ignore[attr-defined]
-    pilot.app.agents_pane.rescan()  # type: ignore[attr-defined]
+    pilot.app.rescan_fleet()  # type: ignore[attr-defined]
     await settle(pilot)
     pilot.app.agents_pane.select(PEEK_AGENT)  # type: ignore[attr-defined]
     await pilot.press("enter")
@@ -324,7 +325,7 @@ async def take_fleet(
     app = create_fleet_app(specs, clock=clock, tick_seconds=0)
     app.animation_level = "none"
     async with app.run_test(size=size) as pilot:
-        while not all(s.get("state") in ("up", "down") for s in app.store.states.values()):
+        while not all(s.state in ("up", "down") for s in app.model.states.values()):
             await pilot.pause(0.05)
         await pilot.pause(0.3)
         await pilot.press(pane)
@@ -341,6 +342,8 @@ FLEET_SHOTS: list[tuple[str, tuple[int, int], str, tuple[str, ...]]] = [
     ("fleet-sources", (100, 24), "2", ()),
     ("fleet-permissions", (120, 24), "7", ()),
     ("fleet-permission-window", (80, 24), "7", ("enter",)),
+    ("fleet-question-window", (100, 30), "4", ("down", "enter")),
+    ("fleet-agent-detail", (100, 34), "1", ("enter",)),
 ]
 
 

@@ -23,8 +23,25 @@ from runeconsole.cli import main
 from tests.support.claude import Bridge, bridge
 from tests.support.cli import CliResult, cli_env
 from tests.support.merge_queue import commit_in_checkout, ignore_state
+from tests.support.paths import TESTS
 from tests.support.replies import TmuxAgents, make_tmux_agents
 from tests.support.sshd import Sshd, find_sshd, start_sshd
+
+# The end-to-end floors, marked ``e2e``: the real Claude Code and the demo (tests/e2e/),
+# runeconsole serve in a browser (tests/web/), and every test on a real tmux server or
+# sshd, here; the stress tests of real processes (kill -9 at every pause point, thousands
+# of racing writers) where they are. ``pytest -m "not e2e"`` runs the rest, the fast
+# floors; ``.ci/run`` runs all.
+E2E_DIRECTORIES = frozenset({"e2e", "web"})
+E2E_FIXTURES = frozenset({"tmux_socket", "other_tmux_socket", "sshd"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.relative_to(TESTS).parts[0]
+        fixtures = getattr(item, "fixturenames", ())
+        if folder in E2E_DIRECTORIES or E2E_FIXTURES.intersection(fixtures):
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -23,6 +23,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 # watchdog complains on stderr when an event races ``stop()`` (as a warning, or as an
 # error in newer versions); harmless, and it would land in the output of commands that
@@ -64,7 +65,7 @@ class DirWatcher:
 
     def __init__(self, directories: Iterable[Path], callback: Callable[[Path], None]) -> None:
         self.directories = list(directories)
-        self._observer: Observer | None = None
+        self._observer: BaseObserver | None = None
         self._handler = _Forward(callback)
         self.unavailable: str | None = None
 
@@ -85,7 +86,7 @@ class DirWatcher:
         self._observer = observer
         return True
 
-    def _schedule(self, observer: Observer, directory: Path) -> None:
+    def _schedule(self, observer: BaseObserver, directory: Path) -> None:
         observer.schedule(self._handler, str(directory), recursive=False, event_filter=CHANGES)
 
     def add(self, directory: Path) -> bool:

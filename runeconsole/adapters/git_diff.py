@@ -333,9 +333,9 @@ def parse_raw_numstat(out: str) -> list[RawChange]:
     index = 0
     while index < len(fields) and fields[index].startswith(":"):
         letters = fields[index].split(" ")[-1]
-        letter, score = letters[:1], letters[1:]
+        letter, similarity = letters[:1], letters[1:]
         if letter in ("R", "C"):
-            raw.append((letter, int(score or 0), fields[index + 2], fields[index + 1]))
+            raw.append((letter, int(similarity or 0), fields[index + 2], fields[index + 1]))
             index += 3
         else:
             raw.append((letter, None, fields[index + 1], None))
@@ -345,9 +345,9 @@ def parse_raw_numstat(out: str) -> list[RawChange]:
         added, removed, path = fields[index].split("\t", 2)
         numbers.append((None, None) if added == "-" else (int(added), int(removed)))
         index += 3 if path == "" else 1  # a rename: its two paths follow, NUL-separated
-    changes = []
-    for (letter, score, path, old), (added, removed) in zip(raw, numbers, strict=False):
-        changes.append(RawChange(letter, path, old, added, removed, score))
+    changes: list[RawChange] = []
+    for (letter, score, path, old), (plus, minus) in zip(raw, numbers, strict=False):
+        changes.append(RawChange(letter, path, old, plus, minus, score))
     return changes
 
 

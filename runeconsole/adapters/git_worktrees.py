@@ -87,10 +87,13 @@ def checked_out_at(repo: Path, branch: str) -> Path | None:
     return next((wt.path for wt in worktrees(repo) if wt.branch == ref and wt.path.is_dir()), None)
 
 
-def is_dirty(worktree: Path) -> bool:
-    """Tracked files changed, staged or not (untracked files do not count)."""
-    args = ["status", "--porcelain", "--untracked-files=no"]
-    return bool(run_git(args, worktree, timeout=60).stdout.strip())
+def checked_out_branches(repo: Path) -> dict[str, Path]:
+    """Every branch checked out in a worktree (whose directory is there), and where."""
+    return {
+        wt.branch.removeprefix("refs/heads/"): wt.path
+        for wt in worktrees(repo)
+        if wt.branch and wt.branch.startswith("refs/heads/") and wt.path.is_dir()
+    }
 
 
 def changed_between(repo: Path, old: str, new: str) -> list[str]:
@@ -227,8 +230,15 @@ def compare_and_swap(repo: Path, ref: str, new: str, old: str) -> bool:
     return run_git(["update-ref", ref, new, old], repo, check=False).returncode == 0
 
 
-def delete_ref(repo: Path, ref: str, old: str) -> bool:
-    return run_git(["update-ref", "-d", ref, old], repo, check=False).returncode == 0
+def update_refs(repo: Path, changes: dict[str, tuple[str, str]]) -> bool:
+    """Several refs moved at once, each from the commit it must still hold: ``{ref: (new,
+    old)}``, ``new`` empty to delete it. All or none (git's own transaction)."""
+    lines = [
+        f"delete {ref} {old}" if not new else f"update {ref} {new} {old}"
+        for ref, (new, old) in changes.items()
+    ]
+    result = run_git(["update-ref", "--stdin"], repo, input="\n".join(lines) + "\n", check=False)
+    return result.returncode == 0
 
 
 def fast_forward_checkout(

@@ -1,4 +1,5 @@
-"""Push notifications through Apprise (ntfy, Slack, Telegram, Pushover, e-mail, …).
+"""Notifications leave through here: the operator's own command (``run_detached``) and
+push notifications through Apprise (ntfy, Slack, Telegram, Pushover, e-mail, …).
 
 Sending takes a network round trip or several, and Claude Code's hook, which notifies
 too, must return at once; so ``send_detached`` hands the message to a process of its own
@@ -39,6 +40,22 @@ def send(urls: Sequence[str], title: str, body: str) -> None:
             raise RuneError(f"runeconsole.notify.urls: URL {number} is not one Apprise knows")
     if not sender.notify(title=title, body=body):
         raise RuneError("Apprise could not deliver the notification to every URL")
+
+
+def run_detached(argv: Sequence[str]) -> None:
+    """Start ``argv`` (no shell) in a session of its own, nothing attached, and return;
+    ``OSError`` when it cannot be started. A thread waits for it: no zombie is left."""
+    import subprocess
+    import threading
+
+    process = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    threading.Thread(target=process.wait, daemon=True).start()
 
 
 def send_detached(urls: Sequence[str], title: str, body: str, log: str) -> None:

@@ -208,7 +208,9 @@ def _refusal(path: Path) -> str | None:
     return None
 
 
-def _apply(body: dict[str, Any], metadata: dict[str, Any], fields: dict[str, Any]) -> dict:
+def _apply(
+    body: dict[str, Any], metadata: dict[str, Any], fields: dict[str, Any]
+) -> dict[str, Any]:
     """``body`` with ``fields`` set; unknown fields and metadata keys are kept."""
     updated = dict(body)
     for name, value in fields.items():

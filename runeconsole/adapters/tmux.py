@@ -114,7 +114,11 @@ class TimedServer(libtmux.Server):
 
     timeout = DEFAULT_TIMEOUT
 
-    def cmd(self, cmd: str, *args: object, target: str | int | None = None) -> TimedCmd:  # type: ignore[override]
+    # libtmux's own cmd returns its tmux_cmd; TimedCmd offers the same four attributes (with
+    # a timeout) without being one, which every caller in libtmux and here is content with.
+    def cmd(  # type: ignore[override]  # see above: a TimedCmd, not libtmux's tmux_cmd
+        self, cmd: str, *args: object, target: str | int | None = None
+    ) -> TimedCmd:
         return self.cmd_with_input(None, cmd, *args, target=target)
 
     def cmd_with_input(

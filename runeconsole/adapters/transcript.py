@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
-    from typing import TypeVar
+    from typing import TypeGuard, TypeVar
 
     T = TypeVar("T")
 
@@ -83,7 +83,7 @@ class Usage:
         )
 
 
-def _count(value: object) -> bool:
+def _count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
@@ -116,7 +116,7 @@ def _usage_of(line: bytes) -> tuple[str | None, dict[str, int], bool] | None:
         return None
     message = entry.get("message")
     usage = message.get("usage") if isinstance(message, dict) else None
-    if not isinstance(usage, dict):
+    if not isinstance(message, dict) or not isinstance(usage, dict):
         return None
     found = {name: usage[key] if _count(usage.get(key)) else 0 for name, key in FIELDS}
     message_id = message.get("id")

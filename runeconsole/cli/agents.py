@@ -19,7 +19,9 @@ from runeconsole.services.registry import AgentRecord, Registry
 from runeconsole.services.supervision.observations import ObservationFile
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     listing = subparsers.add_parser(
         "agents", parents=[common], help="list every agent identity with its liveness"
     )
@@ -123,7 +125,7 @@ def _review_states(
 
     found = settled_states(records, views)
     if all(found.values()):
-        return found  # type: ignore[return-value]
+        return {key: state for key, state in found.items() if state}
     from runeconsole.services.review.service import Reviews
 
     return Reviews(registry.project, registry=registry).states(records, views, found)

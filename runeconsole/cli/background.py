@@ -20,7 +20,9 @@ from runeconsole.services.claude.background import Background, SyncReport
 from runeconsole.services.supervisor import Supervisor
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     group = subparsers.add_parser(
         "background", help="Claude Code's background sessions (claude --bg) as agents"
     )

@@ -20,7 +20,9 @@ ACTION_TINT = {
 }
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     group = subparsers.add_parser("checkpoint", help="arc checkpoints: list and resume")
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser(

@@ -20,7 +20,9 @@ from runeconsole.services.claude import statusline_install
 from runeconsole.services.claude.status import BridgeStatus
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     group = subparsers.add_parser(
         "claude", help="Claude Code hooks: install, uninstall, status (and the hook itself)"
     )
@@ -52,6 +54,13 @@ def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentPa
         help="run one hook event (Claude Code runs this: JSON on stdin; exit 0 always)",
     )
     hook.set_defaults(func=run_hook)
+    line = actions.add_parser(
+        "statusline",
+        help="Claude Code's status line (Claude Code runs this: its JSON on stdin), with "
+        "the user's own status line command chained after it",
+    )
+    line.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    line.set_defaults(func=run_statusline)
 
 
 def _root(scope: str, args: argparse.Namespace) -> Path:
@@ -113,3 +122,9 @@ def run_hook(args: argparse.Namespace) -> int:
     from runeconsole.services.claude.hook import main
 
     return main()
+
+
+def run_statusline(args: argparse.Namespace) -> int:
+    from runeconsole.services.claude.statusline import main
+
+    return main(list(args.rest))

@@ -7,7 +7,9 @@ import argparse
 from runeconsole.cli.common import add_fleet_option, fleet_sources, resolve_root
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     sub = subparsers.add_parser("console", parents=[common], help="open the console (default)")
     add_console_options(sub)
     sub.set_defaults(func=run)

@@ -26,7 +26,9 @@ from runeconsole.services.registry import Registry
 TINT = {HELD: "red", WARN: "yellow"}
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     cost = subparsers.add_parser(
         "cost", parents=[common], help="what the agents cost: so far and today, in dollars"
     )
@@ -98,13 +100,13 @@ def _fleet_cost(args: argparse.Namespace) -> int:
         for key, row in sorted(agents.items())
         if (found := summary.from_fields(key, row, day, str(row.get("source") or "")))
     ]
-    found = summary.report(rows, args.by, day)
-    found.rate_limits = summary.latest_rate_limits(agents.values(), now)
+    report = summary.report(rows, args.by, day)
+    report.rate_limits = summary.latest_rate_limits(agents.values(), now)
     down = [name for name, state in states.items() if state.get("state") != UP]
     for name in sorted(down):
         reason = states[name].get("reason") or "no answer"
         print(f"warning: source {name} is {states[name].get('state')}: {reason}", file=sys.stderr)
-    return _print(found, args.json, False) or (1 if down else 0)
+    return _print(report, args.json, False) or (1 if down else 0)
 
 
 def _print(found: summary.CostReport, as_json: bool, budgets_only: bool) -> int:

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from runeconsole.tui.app import RuneConsole
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     sub = subparsers.add_parser(
         "demo", help="open the console on a live demo fleet in a throw-away project"
     )

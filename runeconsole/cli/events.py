@@ -14,14 +14,16 @@ from runeconsole.cli.common import (
     add_fleet_option,
     fleet_sources,
     open_project,
-    printable,
     warn_problems,
 )
+from runeconsole.core.control import printable
 from runeconsole.services.claude.presence import ConsolePresence
 from runeconsole.services.events import Event, EventStream, follow
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     events = subparsers.add_parser(
         "events",
         parents=[common],

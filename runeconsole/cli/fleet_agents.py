@@ -25,7 +25,7 @@ def fleet_snapshot(
 
     def take(events: list[dict[str, Any]]) -> None:
         for event in events:
-            kind, key = event.get("kind"), event.get("key")
+            kind, key = event.get("kind"), str(event.get("key"))
             if event.get("event") == "upsert" and kind == SOURCE:
                 states[key] = event["data"]
             elif event.get("event") == "upsert" and kind == AGENT:

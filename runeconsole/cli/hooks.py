@@ -28,7 +28,9 @@ SHOWN = (
 )
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     hook = subparsers.add_parser("hook", help="show or update an agent's hook (its work state)")
     actions = hook.add_subparsers(dest="action", metavar="ACTION", required=True)
     show = actions.add_parser("show", parents=[common], help="print the hook of KEY")

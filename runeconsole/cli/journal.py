@@ -10,7 +10,9 @@ from runeconsole.cli.common import open_project, print_json
 from runeconsole.services.journal import Journal
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     listing = subparsers.add_parser(
         "interrupted",
         parents=[common],

@@ -41,7 +41,9 @@ reasons a failed entry gives (its `reason` field):
 TINT = {"pending": "", "in_progress": "yellow", "completed": "green", "failed": "red"}
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     group = subparsers.add_parser(
         "merge-queue", help="the merge queue (batches rebased -> tested -> merged)"
     )

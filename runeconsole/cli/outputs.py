@@ -9,7 +9,9 @@ from runeconsole.cli.common import print_json, resolve_root
 from runeconsole.services.outputs import session_dir_from_live_state, verify
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     group = subparsers.add_parser("outputs", help="sub-agent output files and persistence gates")
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
     check = actions.add_parser(

@@ -18,7 +18,9 @@ from runeconsole.services.claude.permission_files import ALLOW, DENY
 from runeconsole.services.claude.permissions import PermissionRequest, Permissions
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     group = subparsers.add_parser(
         "permissions", help="Claude Code permission requests: pending, decide, rules"
     )

@@ -40,7 +40,9 @@ STATE_MARK = {
 QUESTION_WIDTH = 60
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     group = subparsers.add_parser("question", help="worker questions: ask, list, answer")
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
 

@@ -23,7 +23,9 @@ from runeconsole.services.reply.text import MAX_CHARS
 DEFAULT_LINES = 40
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     say = subparsers.add_parser(
         "say",
         parents=[common],

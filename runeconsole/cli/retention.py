@@ -10,7 +10,9 @@ from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.services.retention import POLICIES, PruneReport, Retention
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     prune = subparsers.add_parser(
         "prune",
         parents=[common],

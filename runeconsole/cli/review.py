@@ -35,7 +35,9 @@ review send AGENT [--json]                    the open review's comments, as one
 review history AGENT [--json]                 every review of AGENT, newest first"""
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     review = subparsers.add_parser(
         "review",
         parents=[common],

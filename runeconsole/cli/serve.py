@@ -22,7 +22,9 @@ from runeconsole.core.paths import ProjectPaths
 DEFAULT_PORT = 8422
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     sub = subparsers.add_parser(
         "serve",
         parents=[common],

@@ -14,7 +14,9 @@ from runeconsole.core.locks import LockBusy
 from runeconsole.services.supervisor import MonitorReport, Supervisor, SupervisorSettings
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     tmux = argparse.ArgumentParser(add_help=False, parents=[common])
     tmux.add_argument(
         "--tmux-socket",

@@ -29,7 +29,9 @@ TEAM_HELP = (
 VERDICT_TINT = {"ok": "green", "stale": "yellow", "exhausted": "grey"}
 
 
-def register(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
     suspend = subparsers.add_parser(
         "suspend", parents=[common], help="write a worker's context file before it times out"
     )

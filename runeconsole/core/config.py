@@ -133,7 +133,7 @@ class Section:
         value = self.get(key, default)
         ok = isinstance(value, int) and not isinstance(value, bool)
         ok = ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
-        if not ok:
+        if not ok or not isinstance(value, int):
             bounds = [f">= {minimum}" if minimum is not None else ""]
             bounds.append(f"<= {maximum}" if maximum is not None else "")
             self._bad(key, value, " and ".join(b for b in ["a whole number", *bounds] if b))
@@ -149,7 +149,7 @@ class Section:
 
     def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
         value = self.get(key, default)
-        if value not in choices:
+        if not isinstance(value, str) or value not in choices:
             self._bad(key, value, " | ".join(choices))
             return default
         return value

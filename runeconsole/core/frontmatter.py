@@ -91,7 +91,8 @@ def _plain_scalar(text: str) -> Any:
         if match is None:
             return _MISS
         try:
-            return datetime(*(int(part) for part in match.groups()), tzinfo=UTC)  # type: ignore[misc]
+            year, month, day, hour, minute, second = (int(part) for part in match.groups())
+            return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
         except ValueError:
             return _MISS
     if _WORD.fullmatch(text):

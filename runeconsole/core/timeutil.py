@@ -11,6 +11,11 @@ def iso_z(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def iso_exact(moment: datetime) -> str:
+    """``2026-02-26T01:44:00.123456Z``: to the microsecond (a moment read back exactly)."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
 def compact_stamp(moment: datetime) -> str:
     """``20260226T014400Z``: the form used inside agent ids."""
     return moment.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")

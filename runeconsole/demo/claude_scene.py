@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 from datetime import datetime, timedelta
+from typing import Any
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
@@ -16,7 +17,7 @@ from runeconsole.services.registry import Registry
 
 HOOK_AGENT = ("claude", "shop-7f3a91c2", None)  # a session started by hand, seen by its hooks
 ASKER = "orchestrator-search"
-ASK_CALL = {
+ASK_CALL: dict[str, Any] = {
     "questions": [
         {
             "question": "Which index layout should search use?",
@@ -76,7 +77,7 @@ def feed_hooks(registry: Registry) -> None:
     (and their spending into the ledgers, as the status line books it)."""
     now = registry.clock.now()
     for key, (activity, waiting_for, left, total) in HOOKED.items():
-        fields: dict = {"role": key.split("-")[0]}
+        fields: dict[str, Any] = {"role": key.split("-")[0]}
         before, today, estimated = SPENT[key]
         for session, usd, when in (("s0", before, now - timedelta(days=1)), ("s1", today, now)):
             if usd:

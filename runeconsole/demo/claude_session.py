@@ -88,8 +88,12 @@ class ClaudeSession:
         """A Bash call Claude Code asks permission for: ``decision`` becomes the hook's
         decision (``{"behavior": …}``) or ``None`` when it printed nothing."""
         self.decision = NO_ANSWER_YET
-        suggested = {"type": "addRules", "behavior": "allow", "destination": "localSettings"}
-        suggested["rules"] = [{"toolName": "Bash", "ruleContent": "npm run build:*"}]
+        suggested: dict[str, Any] = {
+            "type": "addRules",
+            "behavior": "allow",
+            "destination": "localSettings",
+            "rules": [{"toolName": "Bash", "ruleContent": "npm run build:*"}],
+        }
         fields = {"tool_name": "Bash", "tool_input": PERMISSION_INPUT}
         self.event("PermissionRequest", **fields, permission_suggestions=[suggested])
 

@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from runeconsole.adapters.git import run_git
 from runeconsole.core.errors import RuneError
@@ -228,7 +229,7 @@ class FakeAgent:
     def ask_claude(self) -> None:
         """An AskUserQuestion call: its dialog shows until the hook brings the console's
         answers; if it brings none, the agent asks on its own screen (Enter picks)."""
-        questions: list[dict] = ASK_CALL["questions"]  # type: ignore[assignment]
+        questions: list[dict[str, Any]] = ASK_CALL["questions"]
         tabs = "  ".join(f"☐ {q['header']}" for q in questions) + "  ✔ Submit"
         labels = [option["label"] for option in questions[0]["options"]]
         self.prompt = (tabs, "", str(questions[0]["question"]), labels)

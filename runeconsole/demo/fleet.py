@@ -27,6 +27,7 @@ import shutil
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from runeconsole.adapters import git
@@ -92,7 +93,7 @@ class Fleet:
         self.start = time.monotonic()
         self.next_beat: dict[str, float] = {}
         self.silent: set[str] = set()
-        self.script = [
+        self.script: list[tuple[float, Callable[[], object]]] = [
             (SILENT_AT, lambda: self.silent.add(SILENT)),
             (KILL_AT, self.kill),
             (RESPAWN_AT, self.respawn_crashed),

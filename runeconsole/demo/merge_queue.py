@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.git import run_git
@@ -129,10 +130,10 @@ def _record_the_run(queue: MergeQueue, ids: list[str], clock: ManualClock) -> No
     now = clock.now()
     done = [4, 2, 5, 1]  # minutes ago each landed
     for n, (entry_id, minutes) in enumerate(zip(ids[:4], done, strict=True)):
-        changes = {"status": "completed", "merged_commit": f"{n + 1:x}" * 40}
-        changes["completed_at"] = iso_z(now - timedelta(minutes=minutes))
-        changes["flaky"] = n == 2
-        queue.update_entry(entry_id, changes)
+        landed: dict[str, Any] = {"status": "completed", "merged_commit": f"{n + 1:x}" * 40}
+        landed["completed_at"] = iso_z(now - timedelta(minutes=minutes))
+        landed["flaky"] = n == 2
+        queue.update_entry(entry_id, landed)
     queue.update_entry(
         ids[4],
         {
@@ -148,7 +149,8 @@ def _record_the_run(queue: MergeQueue, ids: list[str], clock: ManualClock) -> No
     bisected = [state.find(entry_id) for entry_id in ids[5:]]
     queue.claim_batch([e for e in bisected if e is not None], "b1")
     halves = (("b4", ids[5:7], None, 1, 72), ("b5", ids[7:9], "b4", 2, 40))
-    batches, changes = [], {}
+    batches: list[dict[str, Any]] = []
+    changes: dict[str, dict[str, Any]] = {}
     for batch_id, entries, on, slot, seconds in halves:
         batches.append(
             {

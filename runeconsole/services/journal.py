@@ -167,8 +167,9 @@ class Journal:
 
 
 def _interrupted(path: Path, body: dict[str, Any], root: Path) -> Interrupted:
-    files = body.get("files") if isinstance(body.get("files"), dict) else {}
-    written, untouched = [], []
+    files = found if isinstance(found := body.get("files"), dict) else {}
+    written: list[str] = []
+    untouched: list[str] = []
     for name, before in files.items():
         (untouched if _stamp(Path(name)) == before else written).append(_shown(name, root))
     pid = body.get("pid")

@@ -186,6 +186,6 @@ class AgentRecord:
             key,
             location,
             fields,
-            liveness=liveness if liveness in (GREEN, YELLOW, RED) else RED,
+            liveness=liveness if liveness in LIVENESS_ORDER else RED,
             age_seconds=float(age) if isinstance(age, int | float) else None,
         )

@@ -43,14 +43,6 @@ _KEEP_SECONDS = 24 * 3600
 LOG_NAME = "notify.log"
 
 
-def notifier_for(paths: ProjectPaths) -> Notifier:
-    """The project's notifier, as talisman.yml sets it (nothing set: it never sends)."""
-    from runeconsole.services.claude import settings
-
-    found = settings.load(paths)
-    return Notifier(paths, found.notify_command, found.notify_every_seconds, urls=found.notify_urls)
-
-
 def arguments(command: Sequence[str], title: str, body: str) -> list[str]:
     """The command with ``{title}`` and ``{body}`` filled in, argument by argument."""
     values = {"title": title[:MAX_TEXT], "body": body[:MAX_TEXT]}
@@ -110,14 +102,14 @@ class Notifier:
         if link:
             body = f"{body}\n{link}" if body else link
         failure: Exception | None = None
+        from runeconsole.adapters import push
+
         if self.command:
             try:
-                self._run_command(title, body)
+                push.run_detached(arguments(self.command, title, body))
             except OSError as exc:
                 failure = exc
         if self.urls:
-            from runeconsole.adapters import push
-
             try:
                 log = os.fspath(self.paths.inside(self.paths.state / LOG_NAME))
                 push.send_detached(self.urls, title[:MAX_TEXT], body[:MAX_TEXT], log)
@@ -132,24 +124,3 @@ class Notifier:
         from runeconsole.services.serving.record import served_url, user_state_dir
 
         return served_url([self.paths.state, user_state_dir()])
-
-    def _run_command(self, title: str, body: str) -> None:
-        import subprocess
-
-        assert self.command is not None
-        process = subprocess.Popen(
-            arguments(self.command, title, body),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        self._reap(process)
-
-    @staticmethod
-    def _reap(process: object) -> None:
-        """Wait for the command in the background, so no finished one lingers as a zombie
-        in a long-running console."""
-        import threading
-
-        threading.Thread(target=process.wait, daemon=True).start()  # type: ignore[attr-defined]

@@ -65,4 +65,5 @@ class Project:
             found = self._settings.get(kind)
             if found is None:
                 found = self._settings[kind] = kind.from_talisman(self.talisman)
-            return found  # type: ignore[return-value]
+            assert isinstance(found, kind)  # each kind is stored under itself
+            return found

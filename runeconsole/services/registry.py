@@ -11,6 +11,7 @@ agent is, and the record of one file, are in ``liveness`` (re-exported here).
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 from collections.abc import Callable, Iterator
@@ -125,7 +126,7 @@ class Registry:
         records = [self.read_path(path, now) for path in self.identity_files()]
         return sorted(records, key=lambda r: r.key)
 
-    def stale(self) -> list[AgentRecord]:
+    def stale(self) -> builtins.list[AgentRecord]:
         """Agents still marked active whose heartbeat is older than the stale threshold."""
         return [r for r in self.list() if not r.error and r.status == ACTIVE and r.liveness == RED]
 
@@ -151,7 +152,7 @@ class Registry:
                 return record
         return None
 
-    def chain(self, key: str) -> list[AgentRecord]:
+    def chain(self, key: str) -> builtins.list[AgentRecord]:
         """The identity and its predecessors, newest first (cycles and gaps end the chain)."""
         chain = [self.get(key)]
         seen = {chain[0].get("agent_id")}

@@ -91,7 +91,7 @@ class Signals:
         validate_id(source, "signal source")
         validate_id(target, "signal target")
         now = self.clock.now()
-        body = {
+        body: dict[str, Any] = {
             "source": source,
             "target": target,
             "signal_type": signal_type,

@@ -21,9 +21,10 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runeconsole.adapters.tmux import Tmux, open_window
+from runeconsole.services.fleet.problem import Problem
 from runeconsole.services.hooks import Hooks
 from runeconsole.services.project import Project
 from runeconsole.services.registry import AgentRecord, Registry
@@ -38,7 +39,7 @@ from runeconsole.services.supervision.observations import (
     MonitorReport,
     ObservationFile,
 )
-from runeconsole.services.supervision.problems import Problem, find_problems
+from runeconsole.services.supervision.problems import find_problems
 from runeconsole.services.supervision.sessions import AgentSessions
 from runeconsole.services.supervision.settings import SOCKET_ENV, SupervisorSettings
 from runeconsole.services.supervision.spawning import Spawner, SpawnResult
@@ -160,10 +161,6 @@ class Supervisor:
         return self._observation_file.load()
 
     # -- handoff and kill ------------------------------------------------------------------
-
-    def start_handoff(self, key: str, **options: Any) -> threading.Thread:
-        """``handoff`` in a background thread (at most one per agent), for the monitor loop."""
-        return self._handoffs.start(key, **options)
 
     def handoff(
         self, key: str, *, timeout: float | None = None, respawn: bool = True

@@ -1,124 +1,295 @@
-"""What the Agents pane's keys do to the agent under the cursor: ``m`` a message, ``g`` its
-session, ``h`` a handoff, ``r`` a re-spawn, ``x`` a kill (a background session's: claude
-stop), ``$`` a held agent let go on. Handoffs, re-spawns and kills are confirmed first and
-run off the UI thread."""
+"""What a console does with an agent's row: the Agents pane asks (``AgentActions``, its
+keys), a console's ``Agents`` does. The pane confirms what changes an agent (``h``, ``r``,
+``x``), runs the action in a worker and shows what came back; enter opens the detail
+window on the agent's ``AgentFacts``; ``d`` asks the app for the agent's review. The
+project console's ``LocalAgents`` acts on its root through the supervisor; the fleet
+console's (``fleet_console/agents.py``) on the row's source.
+
+``AgentFacts`` is what a detail window reads of one agent beyond its record: its
+predecessors, its hook, its screen and last message (``peek``), its permission
+decisions; and how a message reaches it (``say``).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from datetime import datetime
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
 
-from textual import work
 from textual.widget import Widget
 
 from runeconsole.core.errors import RuneError
+from runeconsole.services.budgets import hold as budget_hold
+from runeconsole.services.claude.permissions import PermissionRequest, Permissions
 from runeconsole.services.claude.session_view import is_background
+from runeconsole.services.claude.settings import ClaudeSettings
+from runeconsole.services.fleet import FleetRecords
+from runeconsole.services.hooks import Hook
 from runeconsole.services.registry import AgentRecord
+from runeconsole.services.reply import Replies
+from runeconsole.services.review.records import ReviewRecord, ReviewRecords
 from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.workers import background
+
+CHANGES = ("handoff", "respawn", "kill")  # asked first: they change the agent
+PEEK_LINES = 15
+STOP_BACKGROUND = (
+    "Stop {key}?",
+    "Its Claude Code background session{on} is stopped (claude stop) and it is marked "
+    "terminated. Its conversation is kept: claude attach opens it again.",
+)
+
+
+def stopping(record: AgentRecord | None) -> bool:
+    """Whether ``x`` on this agent stops a Claude Code background session."""
+    return record is not None and not record.error and is_background(record.fields)
+
+
+class AgentFacts(Protocol):
+    peek_every: float  # seconds between two reads of the screen while it is shown
+
+    def chain(self, key: str) -> list[AgentRecord]:
+        """The agent and its predecessors, newest first (``RuneError`` with why not)."""
+        ...
+
+    def hook(self, key: str) -> Hook | None:
+        """Its hook file as read (``None``: none, or not readable from here)."""
+        ...
+
+    def phase(self, key: str) -> str | None: ...
+
+    def peek(self, key: str) -> Any:
+        """Its screen and last assistant message, as ``peek --json`` prints them (blocking:
+        a worker's; ``RuneError`` with why not)."""
+        ...
+
+    def say(self, key: str, text: str) -> Any:
+        """``text`` pasted into its pane and submitted (blocking: a worker's; ``RuneError``
+        with why it is refused)."""
+        ...
+
+    def permission_history(self, key: str) -> list[PermissionRequest]:
+        """Its decided permission requests, oldest first (blocking: a worker's)."""
+        ...
+
+    def reviews(self, key: str) -> list[ReviewRecord]:
+        """Its reviews, newest first (blocking: a worker's)."""
+        ...
+
+
+class Agents(Protocol):
+    def record(self, key: str) -> AgentRecord | None: ...
+
+    def where(self, key: str) -> str:
+        """Where the agent runs, for the confirmation (``""``: here)."""
+        ...
+
+    def confirm(self, action: str, key: str) -> tuple[str, str]:
+        """The question and the detail of the confirmation of a changing action."""
+        ...
+
+    def run(self, action: str, key: str) -> str | None:
+        """Do ``action`` (blocking: a worker's); what to tell the operator (``RuneError``
+        when refused)."""
+        ...
+
+    def allow(self, key: str, usd: float | None) -> str:
+        """Let an agent held by its budget go on: ``usd`` dollars more, or (``None``) for
+        the rest of the day (blocking: a worker's); what to tell the operator."""
+        ...
+
+    def facts(self, key: str) -> AgentFacts: ...
+
+
+class LocalAgents:
+    """This root's agents, through the supervisor (the project console's)."""
+
+    def __init__(self, supervisor: Supervisor, fleet: FleetRecords) -> None:
+        self.supervisor, self.fleet = supervisor, fleet
+
+    def record(self, key: str) -> AgentRecord | None:
+        return self.fleet.get(key)
+
+    def where(self, key: str) -> str:
+        return ""
+
+    def confirm(self, action: str, key: str) -> tuple[str, str]:
+        if action == "kill" and stopping(self.fleet.get(key)):
+            question, detail = STOP_BACKGROUND
+            return question.format(key=key), detail.format(on="")
+        timeout = self.supervisor.settings.handoff_timeout
+        return {
+            "handoff": (
+                f"Hand off {key}?",
+                f"It is asked to save its work and exit; after {timeout:g}s it is killed. "
+                "Then a successor starts with its hook. Its worktree is left as it is.",
+            ),
+            "respawn": (
+                f"Re-spawn {key}?",
+                "A successor starts with the same command and worktree, and a wisdom prompt "
+                "built from the hook.",
+            ),
+            "kill": (
+                f"Kill {key}?",
+                "Its tmux session is killed and it is marked terminated. Uncommitted files "
+                "stay in its worktree and are listed in its hook.",
+            ),
+        }[action]
+
+    def run(self, action: str, key: str) -> str | None:
+        supervisor = self.supervisor
+        if action == "jump":
+            supervisor.switch_to(key)
+            return None
+        if action == "handoff":
+            result = supervisor.handoff(key)
+            told = f"{key}: handoff {result.outcome}"
+            if result.successor is not None:
+                told += f"; successor {result.successor.record.get('agent_id')}"
+            return told
+        if action == "respawn":
+            return f"{key}: re-spawned as {supervisor.respawn(key).record.get('agent_id')}"
+        supervisor.kill(key)
+        return f"{key}: killed"
+
+    def allow(self, key: str, usd: float | None) -> str:
+        project = self.supervisor.project
+        limits = project.settings(ClaudeSettings).budgets
+        done = budget_hold.allow(project.paths, key, usd, project.clock.now(), limits)
+        return f"{key}: {done.after.detail}"
+
+    def facts(self, key: str) -> AgentFacts:
+        return LocalFacts(self.supervisor, self.fleet)
+
+
+class LocalFacts:
+    peek_every = 1.0
+
+    def __init__(self, supervisor: Supervisor, fleet: FleetRecords) -> None:
+        self.supervisor, self.fleet = supervisor, fleet
+        self.replies = Replies(supervisor.project, supervisor=supervisor)
+
+    def chain(self, key: str) -> list[AgentRecord]:
+        return self.supervisor.registry.chain(key)
+
+    def hook(self, key: str) -> Hook | None:
+        return self.supervisor.hooks.read(key)
+
+    def phase(self, key: str) -> str | None:
+        return self.fleet.phases.get(key)
+
+    def peek(self, key: str) -> Any:
+        return self.replies.peek(key, PEEK_LINES).to_json()
+
+    def say(self, key: str, text: str) -> Any:
+        return self.replies.say(key, text).to_json()
+
+    def permission_history(self, key: str) -> list[PermissionRequest]:
+        return Permissions(self.supervisor.project).history(key)
+
+    def reviews(self, key: str) -> list[ReviewRecord]:
+        return ReviewRecords(self.supervisor.project).history(key)
 
 
 class AgentActions(Widget):
-    """The keys of a pane of agents, on its selected one (the pane says which)."""
+    """The keys of a pane of agents, on the agent under its cursor (the pane says which),
+    done by its console's ``Agents``."""
 
-    supervisor: Supervisor
-
+    agents: Agents
     if TYPE_CHECKING:
-
-        @property
-        def records(self) -> dict[str, AgentRecord]: ...
+        now: Callable[[], datetime]
 
         def selected_key(self) -> str | None: ...
 
-    def action_message(self) -> None:
-        from runeconsole.tui.message_modal import message_window
+    def _chosen(self) -> tuple[str, AgentRecord] | None:
+        key = self.selected_key()
+        record = self.agents.record(key) if key is not None else None
+        return None if key is None or record is None else (key, record)
 
-        if (key := self.selected_key()) is not None:
-            self.app.push_screen(message_window(self.supervisor, key))
+    def action_details(self) -> None:
+        from runeconsole.tui.agent_detail import AgentDetail
+
+        if (chosen := self._chosen()) is not None:
+            key, record = chosen
+            facts, where = self.agents.facts(key), self.agents.where(key)
+            self.app.push_screen(AgentDetail(key, record, facts, self.now, where))
+
+    def action_message(self) -> None:
+        from runeconsole.tui.message_modal import MessageModal
+
+        if (chosen := self._chosen()) is not None:
+            key = chosen[0]
+            say = partial(self.agents.facts(key).say, key)
+            self.app.push_screen(MessageModal(key, say, where=self.agents.where(key) or None))
+
+    def action_review(self) -> None:
+        from runeconsole.tui.review import ReviewWanted
+
+        if (chosen := self._chosen()) is not None:
+            self.post_message(ReviewWanted(chosen[0]))
+
+    def action_allow(self) -> None:
+        """``$``: how much more a held agent may spend (``budget_allow.py``), then allowed."""
+        from runeconsole.tui.budget_allow import Allowance, allow_window
+
+        if (chosen := self._chosen()) is None:
+            return
+        key, record = chosen
+
+        def given(allowance: Allowance | None) -> None:
+            if allowance is not None:
+                self.run("allow", key, allowance.usd)
+
+        self.app.push_screen(allow_window(record, self.now()), given)
 
     def action_jump(self) -> None:
-        key = self.selected_key()
-        if key is None:
-            return
-        try:
-            self.supervisor.switch_to(key)
-        except RuneError as exc:
-            self.notify(exc.message, title=f"Cannot switch to {key}", severity="warning")
+        self._act("jump")
 
     def action_handoff(self) -> None:
-        self._confirmed(
-            "handoff",
-            "Hand off {key}?",
-            "It is asked to save its work and exit; after "
-            f"{self.supervisor.settings.handoff_timeout:g}s it is killed. Then a successor "
-            "starts with its hook. Its worktree is left as it is.",
-        )
+        self._act("handoff")
 
     def action_respawn(self) -> None:
-        self._confirmed(
-            "respawn",
-            "Re-spawn {key}?",
-            "A successor starts with the same command and worktree, and a wisdom prompt "
-            "built from the hook.",
-        )
+        self._act("respawn")
 
     def action_kill(self) -> None:
-        record = self.records.get(self.selected_key() or "")
-        if record is not None and not record.error and is_background(record.fields):
-            self._confirmed(
-                "kill",
-                "Stop {key}?",
-                "Its Claude Code background session is stopped (claude stop) and it is "
-                "marked terminated. Its conversation is kept: claude attach opens it again.",
-            )
-            return
-        self._confirmed(
-            "kill",
-            "Kill {key}?",
-            "Its tmux session is killed and it is marked terminated. Uncommitted files stay "
-            "in its worktree and are listed in its hook.",
-        )
+        self._act("kill")
 
-    def _confirmed(self, action: str, question: str, detail: str) -> None:
-        key = self.selected_key()
-        record = self.records.get(key or "")
-        if key is None or record is None or record.error:
+    def _act(self, action: str) -> None:
+        """``g``, ``h``, ``r``, ``x`` on the cursor's agent: the changing ones asked first,
+        each done in a worker."""
+        from runeconsole.tui.confirm import ConfirmScreen
+
+        if (chosen := self._chosen()) is None:
             return
+        key, record = chosen
+        if record.error:
+            self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
+            return
+        if action not in CHANGES:
+            self.run(action, key)
+            return
+        question, detail = self.agents.confirm(action, key)
 
         def answered(yes: bool | None) -> None:
             if yes:
                 self.notify(f"{action}: {key} …", timeout=3)
-                self.act(action, key)
+                self.run(action, key)
 
-        verb = action.capitalize()
-        self.app.push_screen(ConfirmScreen(question.format(key=key), detail, verb), answered)
+        self.app.push_screen(ConfirmScreen(question, detail, action.capitalize()), answered)
 
-    def action_allow(self) -> None:
-        from runeconsole.tui.budget_allow import ask_and_allow
-
-        key = self.selected_key()
-        record = self.records.get(key or "")
-        if key is not None and record is not None and not record.error:
-            ask_and_allow(self, self.supervisor, record)
-
-    @work(thread=True, group="agent-actions")
-    def act(self, action: str, key: str) -> None:
-        """Handoffs wait up to a minute, so every action runs off the UI thread."""
-        supervisor = self.supervisor
+    @background("agent-actions")
+    def run(self, action: str, key: str, usd: float | None = None) -> None:
+        """A handoff waits up to a minute, a source over SSH longer: off the UI thread."""
+        title = f"{action} {key}"
         try:
-            if action == "handoff":
-                result = supervisor.handoff(key)
-                message = f"{key}: handoff {result.outcome}"
-                if result.successor is not None:
-                    message += f"; successor {result.successor.record.get('agent_id')}"
-            elif action == "respawn":
-                spawned = supervisor.respawn(key)
-                message = f"{key}: re-spawned as {spawned.record.get('agent_id')}"
-            else:
-                supervisor.kill(key)
-                message = f"{key}: killed"
+            told = (
+                self.agents.allow(key, usd) if action == "allow" else self.agents.run(action, key)
+            )
         except RuneError as exc:
             self.app.call_from_thread(
-                self.notify, exc.message, title=f"{action} {key}", severity="error"
+                self.notify, exc.message, title=title, severity="error", markup=False
             )
             return
-        self.app.call_from_thread(self.notify, message, title=action.capitalize())
+        if told:
+            self.app.call_from_thread(self.notify, told, title=title, markup=False)

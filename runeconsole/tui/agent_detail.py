@@ -1,13 +1,17 @@
-"""Detail of one identity: its screen and last message (``m`` says something to it),
-every field as read, and its predecessor chain."""
+"""Detail of one identity: its screen and last message (kept current; ``m`` says something
+to it), what Claude Code's hooks told of its session, every field as read, its
+predecessor chain, its hook, its permission decisions and its reviews, as the console's
+``AgentFacts`` give them (this root's, or a fleet's source's over SSH); in both consoles."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import datetime
+from functools import partial
 
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -16,20 +20,17 @@ from textual.widgets import Static
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude import session_view
-from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.registry import AgentRecord
-from runeconsole.services.reply import Replies
-from runeconsole.services.review.records import ReviewRecord, ReviewRecords
+from runeconsole.services.review.records import ReviewRecord
 from runeconsole.services.review.report import review_line
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.agent_actions import AgentFacts
 from runeconsole.tui.agent_cells import cost_words, spent
 from runeconsole.tui.agent_peek import AgentPeek
 from runeconsole.tui.detail_modal import DetailModal
-from runeconsole.tui.message_modal import message_window
+from runeconsole.tui.message_modal import MessageModal
 from runeconsole.tui.permissions_pane import decisions_text
 from runeconsole.tui.theme import LIVENESS_STYLE
-
-PEEK_LINES = 15
+from runeconsole.tui.workers import background, cancelled
 
 
 def reviews_text(history: list[ReviewRecord]) -> Text:
@@ -70,21 +71,30 @@ class AgentDetail(DetailModal):
 
     BINDINGS = [Binding("m", "message", "Message")]
 
-    def __init__(self, supervisor: Supervisor, key: str, record: AgentRecord | None) -> None:
+    def __init__(
+        self,
+        key: str,
+        record: AgentRecord | None,
+        facts: AgentFacts,
+        now: Callable[[], datetime],
+        where: str = "",
+    ) -> None:
         super().__init__()
-        self.supervisor = supervisor
         self.key = key
         self.record = record
-        self.replies = Replies(supervisor.project, supervisor=supervisor)
+        self.facts = facts
+        self.now = now
+        self.where = where  # the source it runs on, in the fleet console
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail"):
             yield Static(self._title(), id="detail-title")
             session = Static(self._session(), id="detail-session")
-            session.display = bool(self.facts())  # only when the hooks told something
+            session.display = bool(self.session_facts())  # only when the hooks told something
             yield session
             if self.record is not None and not self.record.error:
-                yield AgentPeek(self._peek, self.supervisor.clock.now)
+                peek = partial(self.facts.peek, self.key)
+                yield AgentPeek(peek, self.now, every=self.facts.peek_every)
             yield Static(self._body(), id="detail-body")
             yield Static(self._hook(), id="detail-hook")
             permissions = Static(id="detail-permissions")
@@ -95,29 +105,28 @@ class AgentDetail(DetailModal):
             yield reviews
 
     def on_mount(self) -> None:
+        super().on_mount()
         self.load_permissions()
         self.load_reviews()
 
-    @work(thread=True, exclusive=True, group="detail-reviews")
+    @background("detail-reviews", exclusive=True)
     def load_reviews(self) -> None:
         """Every review of the agent, newest first (files: off the UI thread)."""
-        history = ReviewRecords(self.supervisor.project).history(self.key)
-        self.app.call_from_thread(self._show_section, "#detail-reviews", reviews_text(history))
-
-    def _peek(self) -> object:
-        return self.replies.peek(self.key, PEEK_LINES).to_json()
+        shown = reviews_text(self.facts.reviews(self.key))
+        if not cancelled():
+            self.app.call_from_thread(self._show_section, "#detail-reviews", shown)
 
     def action_message(self) -> None:
         """``m``: a message to the agent, pasted into its pane (a refusal shown there)."""
-        self.app.push_screen(message_window(self.supervisor, self.key))
+        say = partial(self.facts.say, self.key)
+        self.app.push_screen(MessageModal(self.key, say, where=self.where or None))
 
-    @work(thread=True, exclusive=True, group="detail-permissions")
+    @background("detail-permissions", exclusive=True)
     def load_permissions(self) -> None:
         """The agent's permission requests and who decided each (files: off the UI thread)."""
-        history = Permissions(self.supervisor.project).history(self.key)
-        self.app.call_from_thread(
-            self._show_section, "#detail-permissions", decisions_text(history)
-        )
+        shown = decisions_text(self.facts.permission_history(self.key))
+        if not cancelled():
+            self.app.call_from_thread(self._show_section, "#detail-permissions", shown)
 
     def _show_section(self, box_id: str, shown: Text) -> None:
         """A section read in a worker: shown when it has something to say."""
@@ -126,13 +135,13 @@ class AgentDetail(DetailModal):
             box.update(shown)
             box.display = bool(shown.plain)
 
-    def facts(self) -> list[tuple[str, str]]:
+    def session_facts(self) -> list[tuple[str, str]]:
         record = self.record
         return session_view.facts(record.fields) if record is not None and not record.error else []
 
     def _session(self) -> Table | Text:
         """What Claude Code's hooks told of the session (kind, stop, subagents, tasks…)."""
-        facts = self.facts()
+        facts = self.session_facts()
         if not facts:
             return Text("")
         grid = Table.grid(padding=(0, 2))
@@ -143,9 +152,10 @@ class AgentDetail(DetailModal):
         return grid
 
     def _hook(self) -> Table | Text:
-        hook = self.supervisor.hooks.read(self.key)
+        hook = self.facts.hook(self.key)
         if hook is None:
-            return Text("\nno hook file", "dim")
+            phase = self.facts.phase(self.key)
+            return Text(f"\nhook: phase {phase}" if phase else "\nno hook file", "dim")
         if hook.error:
             return Text(f"\nhook unreadable: {hook.error}", "red")
         grid = Table.grid()
@@ -160,9 +170,11 @@ class AgentDetail(DetailModal):
             title = Text.assemble(("● ", LIVENESS_STYLE[record.liveness]), title)
             title.append(f"  {record.status} · seen {format_age(record.age_seconds)} ago", "dim")
             title.append("   m: send it a message", "dim")
-            cost = spent(record, self.supervisor.clock.now()) if not record.error else None
+            cost = spent(record, self.now()) if not record.error else None
             if cost is not None:
                 title.append(f"\ncost: {cost_words(cost)}", "dim")
+        if self.where:
+            title.append(f"  on {self.where}", "bold cyan")
         return title
 
     def _body(self) -> Table | Text:
@@ -172,7 +184,7 @@ class AgentDetail(DetailModal):
         if record.error:
             return Text(f"unreadable: {record.error}\n{record.path}", "red")
         try:
-            chain = self.supervisor.registry.chain(self.key)
+            chain = self.facts.chain(self.key)
         except RuneError as exc:
             chain, note = [record], Text(str(exc), "red")
         else:

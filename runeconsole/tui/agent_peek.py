@@ -12,13 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age, parse_iso
+from runeconsole.tui.workers import background
 
 Peek = Callable[[], Any]
 
@@ -89,7 +89,7 @@ class AgentPeek(Vertical):
             self.reading = True
             self.read_now()
 
-    @work(thread=True, group="agent-peek", exit_on_error=False)
+    @background("agent-peek")
     def read_now(self) -> None:
         try:
             data = self.peek()

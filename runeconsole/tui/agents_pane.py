@@ -1,76 +1,42 @@
-"""The Agents pane: every identity, its liveness dot and heartbeat age, updated by key."""
+"""The Agents pane: every identity, its liveness dot and heartbeat age, updated by key.
+
+Both consoles show it: it draws a ``FleetRecords`` (the project console's model of its
+root, or the fleet console's model of every source, each row with its source first), and
+what the operator asks of a row (enter: the detail; ``d``, ``g``, ``h``, ``r``, ``x``, ``m``,
+``$``) is done by the console's ``Agents`` (``agent_actions.py``): here, or on the row's
+source. In the project console each agent's CHANGES and review state are kept beside it
+(``review_column.py``, looked at by ``changes_watch.py``), and the optional columns the
+talisman asks for follow the rest.
+"""
 
 from __future__ import annotations
 
-import gc
 import time
 from datetime import datetime
 from functools import partial
-from pathlib import Path
+from typing import Any
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 
-from runeconsole.core.timeutil import format_age
-from runeconsole.services.fleet import FleetModel
-from runeconsole.services.fleet.columns import AgentColumns
+from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.tracker import ChangeTracker
-from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.agent_actions import AgentActions
+from runeconsole.services.supervisor import SupervisorSettings
+from runeconsole.tui.agent_actions import AgentActions, Agents
 from runeconsole.tui.agent_cells import COLUMNS as AGENT_COLUMNS
-from runeconsole.tui.agent_cells import OPTIONAL_COLUMNS, cell, row_values
+from runeconsole.tui.agent_cells import OPTIONAL_COLUMNS, row_values
+from runeconsole.tui.agent_rows import age_cell, as_shown, row_order, search_text, settle_memory
 from runeconsole.tui.changes_watch import ChangesWatch
 from runeconsole.tui.feed import FleetChanged
-from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.pacing import after_frame
-from runeconsole.tui.pane import AGENTS, LivePane
-from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.pane import AGENTS, Columns, Pane
 from runeconsole.tui.review_cells import CHANGES_COLUMN
 from runeconsole.tui.review_column import ReviewColumn
 
-# The agent's cells, with its changes after its context (``review_cells.py``).
-CHANGES_AT = [column[0] for column in AGENT_COLUMNS].index("context") + 1
-COLUMNS = (*AGENT_COLUMNS[:CHANGES_AT], CHANGES_COLUMN, *AGENT_COLUMNS[CHANGES_AT:])
 SEEN = frozenset({"seen"})
-SEEN_AT = [column[0] for column in COLUMNS].index("seen")
+CHANGES_AFTER = "context"  # the CHANGES column follows the context meter
 REVIEW_SUMMARY = "review"  # the top line's ready count
-
-
-def search_text(record: AgentRecord) -> str:
-    """What the filter looks in, lower-cased once per read of the record."""
-    values = (
-        record.key,
-        record.status,
-        record.get("activity"),
-        record.get("node_id"),
-        record.get("tmux_session"),
-    )
-    return " ".join(str(v) for v in values if v).lower()
-
-
-def age_cell(record: AgentRecord, now: datetime) -> Text:
-    return cell(format_age(record.age_at(now)))
-
-
-def row_order(record: AgentRecord) -> tuple[str, str, str]:
-    """Rows by role, then name (as their cells show them), then key."""
-    if record.error:
-        return (record.key, "", record.key)
-    return (str(record.get("role") or ""), str(record.get("name") or ""), record.key)
-
-
-def by_role_and_name(cells: tuple[object, ...]) -> tuple[str, str]:
-    return (str(cells[0]), str(cells[1]))
-
-
-def settle_memory() -> None:
-    """After a fill's chunk built rows: what is alive now (the records, rows and cells) is
-    left out of the garbage collector's full passes (``gc.freeze``). Each full pass walks
-    every live object, 100-350 ms at 50,000 agents, and one landing on a key is that
-    key's delay; the fleet's objects are freed by reference counting, not by those passes."""
-    gc.freeze()
 
 
 FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
@@ -80,10 +46,12 @@ CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
 WHOLE = 500  # a change naming more keys than this and half the fleet refills the table
 
 
-class AgentsPane(LivePane, AgentActions):
+class AgentsPane(Pane[AgentRecord], AgentActions):
     WRITES = frozenset({"handoff", "respawn", "kill"})
+    ENTER = "details"
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
+        Binding("p", "details", "Peek", show=False),
         Binding("d", "review", "Review"),
         Binding("g", "jump", "Go to"),
         Binding("h", "handoff", "Handoff"),
@@ -95,7 +63,7 @@ class AgentsPane(LivePane, AgentActions):
     PANE_ID = AGENTS
     TITLE = "Agents"
     HELP_KEYS = (
-        ("enter", "its screen and last message (kept current), every field, chain, hook"),
+        ("enter / p", "its screen and last message (kept current), every field, chain, hook"),
         ("d", "review its changes: the diff, comments, approve, send back"),
         ("m", "a message to the agent: pasted into its pane and submitted (no attaching)"),
         ("g", "switch your tmux client to the agent's session (background: a new window)"),
@@ -109,25 +77,36 @@ class AgentsPane(LivePane, AgentActions):
         ("COST", "so far (~ estimated); yellow past 80 % of a budget, red when held"),
         ("CHANGES", "+added −removed files; ● ready (/ ready), ✓ approved, ⛙ merged"),
     )
+    COLUMNS = AGENT_COLUMNS
+    MOVING = SEEN
 
     def __init__(
         self,
-        supervisor: Supervisor,
-        fleet: FleetModel,
+        fleet: FleetRecords,
+        settings: SupervisorSettings,
+        agents: Agents,
+        *,
         tracker: ChangeTracker | None = None,
-        **kwargs: object,
+        extra: tuple[str, ...] = (),
+        **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
-        self.supervisor = supervisor
+        # Before the table is made (its columns): the CHANGES column is shown where the
+        # console looks at the agents' changes; the optional columns the talisman asks for
+        # (runeconsole.agents.columns), last.
+        self.changes_watch = ChangesWatch(tracker) if tracker is not None else None
+        self.review = (
+            ReviewColumn(fleet, self.changes_watch) if self.changes_watch is not None else None
+        )
+        self.extra = extra
+        super().__init__(clock=fleet.clock, **kwargs)
         self.fleet = fleet
-        self.watch = ChangesWatch(tracker) if tracker is not None else None
-        self.review = ReviewColumn(fleet, self.watch) if self.watch is not None else None
+        self.settings = settings
+        self.agents = agents
+        self.records = fleet.records  # the model's own: rows are built from it, never copied
+        self.order_columns = ("source", "role", "name") if self.sources else ("role", "name")
+        names = [column[0] for column in self.columns()]
+        self.seen_at = names.index("seen")
         self._ready_shown: int | None = None
-        self.filter_text = ""
-        # The optional columns the talisman asks for (runeconsole.agents.columns), last.
-        self.extra = supervisor.project.settings(AgentColumns).shown
-        columns = (*COLUMNS, *(OPTIONAL_COLUMNS[name] for name in self.extra))
-        self.table = KeyedTable(columns, id="agents-table")
         # Every record's row and search text, shown or filtered out: a filter typed or
         # cleared picks rows from here instead of building 10,000 rows again.
         self._rows: dict[str, tuple[object, ...]] = {}
@@ -137,62 +116,69 @@ class AgentsPane(LivePane, AgentActions):
         self._order: list[str] | None = None
         self._filling = False  # chunks of a fill are still to come
         self._spliced = False  # a row was added ahead of them (a change during the fill)
-        self._place: dict[str, tuple[str, str, str]] = {}
+        self._place: dict[str, tuple[str, str, str, str]] = {}
         self._fill = 0  # the show_all whose remaining rows are being added
-
-    @property
-    def records(self) -> dict[str, AgentRecord]:
-        return self.fleet.records
 
     @property
     def monitoring(self) -> bool:
         return self.fleet.monitoring
 
     def compose(self) -> ComposeResult:
-        yield self.table
-        if self.watch is not None:
-            yield self.watch
+        yield from super().compose()
+        if self.changes_watch is not None:
+            yield self.changes_watch
 
     def on_mount(self) -> None:
         self.show_all()
-        if self.watch is not None:
-            self.watch.note(self.fleet.snapshot())
+        if self.changes_watch is not None:
+            self.changes_watch.note(self.fleet.snapshot())
         self._count_ready()
 
-    def watch_dirs(self) -> list[Path]:
-        return []  # the app feeds the fleet model, which this pane draws
+    # -- rows ------------------------------------------------------------------------------
 
-    def apply_changes(self, paths: set[Path]) -> None:
-        pass
+    def columns(self) -> Columns:
+        columns = super().columns()
+        if self.review is not None:
+            at = [column[0] for column in columns].index(CHANGES_AFTER) + 1
+            columns = (*columns[:at], CHANGES_COLUMN, *columns[at:])
+        return (*columns, *(OPTIONAL_COLUMNS[name] for name in self.extra))
 
-    def rescan(self) -> None:
-        pass
+    def cells(self, key: str, record: AgentRecord) -> tuple[object, ...]:
+        fleet = self.fleet
+        phase, observation = fleet.phases.get(key), fleet.observations.get(key)
+        values = row_values(record, phase, observation, self.settings, self.now(), self.extra)
+        if self.review is None:
+            return values
+        at = [column[0] for column in AGENT_COLUMNS].index(CHANGES_AFTER) + 1
+        return (*values[:at], self.review.cell(key), *values[at:])
+
+    def figures(self) -> dict[str, int]:
+        return self.fleet.counts()
+
+    def _order_of(self, record: AgentRecord) -> tuple[str, str, str, str]:
+        return row_order(record, self.fleet.source(record.key) if self.sources else "")
 
     # -- applying changes --------------------------------------------------------------------
 
     def _build(self, record: AgentRecord) -> tuple[object, ...]:
-        key, fleet = record.key, self.fleet
-        values = row_values(
-            record,
-            fleet.phases.get(key),
-            fleet.observations.get(key),
-            self.supervisor.settings,
-            self.supervisor.clock.now(),
-            self.extra,
-        )
-        changes = self.review.cell(key) if self.review is not None else cell("")
-        values = (*values[:CHANGES_AT], changes, *values[CHANGES_AT:])
+        key = record.key
+        values = tuple(self.row(key, record))
         self._rows[key] = values
         self._search[key] = self._search_text(record)  # a filter's first key finds it ready
-        if self._place.get(key) != row_order(record):
+        if self._place.get(key) != self._order_of(record):
             self._order = None
         return values
+
+    def _search_text(self, record: AgentRecord) -> str:
+        """What the filter looks in: the record's words and its review state (``ready``)."""
+        state = self.review.states.get(record.key) if self.review is not None else None
+        return search_text(record) + (f" {state}" if state else "")
 
     def upsert(self, record: AgentRecord, *, age: bool = True) -> None:
         """Add or update one row; ``age=False`` leaves an existing row's age to the tick."""
         key = record.key
         values = self._build(record)
-        if self.filter_text and self.filter_text.lower() not in self._search_of(record):
+        if not self._matches(key, self._search_of(record)):
             self.table.drop(key)
             return
         shown = self.table.has(key)
@@ -201,11 +187,27 @@ class AgentsPane(LivePane, AgentActions):
         skip = SEEN if not age and shown else frozenset()
         self.table.upsert(key, values, skip=skip)
 
-    def remove(self, key: str) -> None:
+    def forget(self, key: str) -> None:
         self._order = None
         self._rows.pop(key, None)
         self._search.pop(key, None)
         self.table.drop(key)
+
+    def _filter(self) -> tuple[str | None, str]:
+        """The filter: the source it names (the fleet console's), and the text, lower-cased."""
+        if self.sources is None:
+            return None, self.filter_text.lower()
+        source, rest = self.sources.split(self.filter_text)
+        return source, rest.lower()
+
+    def _matches(self, key: str, seen: str) -> bool:
+        source, text = self._filter()
+        if source is not None and self.fleet.source(key) != source:
+            return False
+        return not text or text in seen
+
+    def refilter(self) -> None:
+        self.show_all()
 
     def show_all(self) -> None:
         """The rows matching the filter, in order (on mount, when the model is loaded and
@@ -214,33 +216,36 @@ class AgentsPane(LivePane, AgentActions):
         searched only as far as each chunk needs (a key in the filter waits for the first
         screenful's matches, not the whole fleet's)."""
         self._fill += 1
-        text = self.filter_text.lower()
+        filtering = bool(self.filter_text)
         keys = self._ordered()
-        first, walked = self._matching(keys, 0, text, FIRST_ROWS)
-        now = self.supervisor.clock.now()
+        first, walked = self._matching(keys, 0, FIRST_ROWS)
+        now = self.now()
         self.table.replace([(key, self._current_row(key, now)) for key in first])
-        self.summarise(self.counts())
-        if not text:
+        self.finish()
+        if not filtering:
             settle_memory()  # the records; the rows of the fill after it
         self._filling, self._spliced = walked < len(keys), False
         if self._filling:
-            after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, self._fill))
+            after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, self._fill))
 
     def _matching(
-        self, keys: list[str], start: int, text: str, wanted: int, walk: int | None = None
+        self, keys: list[str], start: int, wanted: int, walk: int | None = None
     ) -> tuple[list[str], int]:
-        """Up to ``wanted`` keys of ``keys[start:]`` that match ``text`` (looking at no more
-        than ``walk`` keys), and the index the search stopped at."""
-        if not text:
+        """Up to ``wanted`` keys of ``keys[start:]`` that match the filter (looking at no
+        more than ``walk`` keys), and the index the search stopped at."""
+        source, text = self._filter()
+        if not text and source is None:
             end = min(start + wanted, len(keys))
             return keys[start:end], end
-        search, records = self._search, self.fleet.records
+        search, records, of = self._search, self.fleet.records, self.fleet.source
         found: list[str] = []
         index = start
         stop = len(keys) if walk is None else min(len(keys), start + walk)
         while index < stop and len(found) < wanted:
             key = keys[index]
             index += 1
+            if source is not None and of(key) != source:
+                continue
             seen = search.get(key)
             if seen is None and (record := records.get(key)) is not None:
                 seen = search[key] = self._search_text(record)
@@ -251,7 +256,7 @@ class AgentsPane(LivePane, AgentActions):
     def _ordered(self) -> list[str]:
         """Every key of the fleet, in row order (sorted again only after a change of it)."""
         if self._order is None or len(self._order) != len(self.fleet):
-            places = {record.key: row_order(record) for record in self.fleet.snapshot()}
+            places = {record.key: self._order_of(record) for record in self.fleet.snapshot()}
             self._order = sorted(places, key=places.__getitem__)
             self._place = places
         return self._order
@@ -262,14 +267,10 @@ class AgentsPane(LivePane, AgentActions):
             text = self._search[record.key] = self._search_text(record)
         return text
 
-    def _search_text(self, record: AgentRecord) -> str:
-        """What the filter looks in: the record's words and its review state (``ready``)."""
-        state = self.review.states.get(record.key) if self.review is not None else None
-        return search_text(record) + (f" {state}" if state else "")
-
     def _row_of(self, key: str) -> tuple[object, ...]:
         row = self._rows.get(key)
-        if row is None and (record := self.fleet.get(key)) is not None:
+        record = self.fleet.get(key)
+        if row is None and record is not None:
             row = self._build(record)
         return row or ()
 
@@ -280,9 +281,10 @@ class AgentsPane(LivePane, AgentActions):
         record = self.fleet.get(key)
         if not row or record is None or record.error:
             return row
-        return (*row[:SEEN_AT], age_cell(record, now), *row[SEEN_AT + 1 :])
+        at = self.seen_at
+        return (*row[:at], age_cell(record, now), *row[at + 1 :])
 
-    def _add_rows(self, keys: list[str], start: int, text: str, fill: int) -> None:
+    def _add_rows(self, keys: list[str], start: int, fill: int) -> None:
         """A chunk of the fill: rows (built if need be) added until ``CHUNK_SECONDS`` pass."""
         if fill != self._fill or not self.is_mounted:
             return  # a newer filter or fill took over
@@ -291,15 +293,15 @@ class AgentsPane(LivePane, AgentActions):
         walked, built = start, len(self._rows)
         has, row_of = table.has, self._row_of
         while walked < len(keys) and time.perf_counter() < deadline:
-            chunk, walked = self._matching(keys, walked, text, CHUNK_ROWS, 10 * CHUNK_ROWS)
+            chunk, walked = self._matching(keys, walked, CHUNK_ROWS, 10 * CHUNK_ROWS)
             table.extend([(key, row_of(key)) for key in chunk if key in records and not has(key)])
         if len(self._rows) > built:
             settle_memory()  # the rows just built: no full pass walks them again
         if walked < len(keys):
-            after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, text, fill))
+            after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, fill))
         else:
             self._filling = False
-            table.reorder("role", "name", key=by_role_and_name, force=self._spliced)
+            table.reorder(*self.order_columns, key=as_shown, force=self._spliced)
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""
@@ -309,23 +311,20 @@ class AgentsPane(LivePane, AgentActions):
         # of keys of a large fleet) goes row by row: a refill would cost every row each time.
         if len(change.changed) + len(change.removed) > max(WHOLE, len(self.fleet) // 2):
             self._order = None
-            for key in change.removed:
-                self._rows.pop(key, None)
-                self._search.pop(key, None)
-            for key in change.changed:
+            for key in change.removed | change.changed:
                 self._rows.pop(key, None)
                 self._search.pop(key, None)
             self.show_all()
             return
         for key in change.removed:
-            self.remove(key)
+            self.forget(key)
         for key in change.changed:
             record = self.fleet.get(key)
             if record is not None:
                 self.upsert(record)
-        self.table.reorder("role", "name", key=by_role_and_name)
+        self.table.reorder(*self.order_columns, key=as_shown)
         if change.counts:
-            self.summarise(self.counts())
+            self.finish()
 
     # -- changes and review states (review_column.py) -------------------------------------
 
@@ -342,12 +341,13 @@ class AgentsPane(LivePane, AgentActions):
         review = self.review
         if review is None:
             return
+        at = [column[0] for column in self.columns()].index("changes")
         for key in message.found:
             moved = review.restate(key)
             row = self._rows.get(key)
             if row is not None:
                 changes = review.cell(key)
-                self._rows[key] = (*row[:CHANGES_AT], changes, *row[CHANGES_AT + 1 :])
+                self._rows[key] = (*row[:at], changes, *row[at + 1 :])
                 if self.table.has(key):
                     self.table.set_cell(key, "changes", changes)
             if moved:
@@ -367,11 +367,6 @@ class AgentsPane(LivePane, AgentActions):
         """The agent's review state as shown (``none`` without a worktree)."""
         return self.review.state(key) if self.review is not None else "none"
 
-    def action_review(self) -> None:
-        key = self.selected_key()
-        if key is not None:
-            self.post_message(ReviewWanted(key))
-
     # -- time passing ----------------------------------------------------------------------
 
     def tick(self) -> None:
@@ -380,7 +375,7 @@ class AgentsPane(LivePane, AgentActions):
 
     def refresh_ages(self) -> None:
         table = self.table
-        now = self.supervisor.clock.now()
+        now = self.now()
         for key in table.visible_keys():
             record = self.fleet.get(key)
             if record is not None and not record.error:
@@ -391,10 +386,6 @@ class AgentsPane(LivePane, AgentActions):
 
     # -- interaction -------------------------------------------------------------------------
 
-    def filter(self, text: str) -> None:
-        self.filter_text = text
-        self.show_all()
-
     def selected_key(self) -> str | None:
         return self.table.cursor_key()
 
@@ -402,14 +393,3 @@ class AgentsPane(LivePane, AgentActions):
         if self.table.has(key):
             self.table.move_cursor(row=self.table.get_row_index(key))
             self.table.focus()
-
-    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
-        event.stop()
-        self.action_details()
-
-    def action_details(self) -> None:
-        from runeconsole.tui.agent_detail import AgentDetail
-
-        key = self.selected_key()
-        if key is not None:
-            self.app.push_screen(AgentDetail(self.supervisor, key, self.records.get(key)))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
-from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -20,17 +20,20 @@ from runeconsole.core.timeutil import iso_z
 from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.claude.presence import ConsolePresence
+from runeconsole.services.claude.settings import notifier_for
 from runeconsole.services.fleet import FleetChange, FleetModel
+from runeconsole.services.fleet.columns import AgentColumns
 from runeconsole.services.merge_queue import MergeQueue
-from runeconsole.services.notify import notifier_for
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
 from runeconsole.services.review.service import Reviews
 from runeconsole.services.review.targets import BranchReview, LocalReview
 from runeconsole.services.review.tracker import ChangeTracker
+from runeconsole.services.supervision.problems import judge_with
 from runeconsole.services.supervisor import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
+from runeconsole.tui.agent_actions import LocalAgents
 from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.background_poll import BackgroundPoll
 from runeconsole.tui.commands import AgentCommands
@@ -39,9 +42,8 @@ from runeconsole.tui.console_monitor import ConsoleMonitor
 from runeconsole.tui.feed import ChangeFeed, FleetChanged, StateChanged
 from runeconsole.tui.filter_box import FilterBox
 from runeconsole.tui.footer import ConsoleFooter
-from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.pane import AGENTS, LivePane
+from runeconsole.tui.pane import FilePane, Pane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
@@ -52,7 +54,7 @@ from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
 from runeconsole.tui.toasts import RepeatFilter, monitor_toast
 from runeconsole.tui.upkeep import Upkeep
-from runeconsole.tui.workers import WorkFailed
+from runeconsole.tui.workers import background
 
 PRESENCE_RETRY_SECONDS = 2.0
 INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
@@ -63,7 +65,6 @@ class RuneConsole(PanesApp):
     CSS_PATH = "console.tcss"  # beside this module; panes and modals own the rest
     COMMANDS = App.COMMANDS | {AgentCommands}
     BINDINGS = [
-        Binding("a", "answer_oldest", "Answer"),
         *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 10)),
     ]
 
@@ -110,11 +111,12 @@ class RuneConsole(PanesApp):
             saved_observations=self.supervisor.observations,
             observations_path=self.supervisor.observations_path,
             supervised=self.supervisor.supervised,
+            judge=judge_with(self.supervisor.settings),  # problems judged once, in the model
         )
-        self._fleet_views: list[LivePane] = []
+        self._fleet_views: list[Pane[Any]] = []
         # Which directories each pane follows, worked out once (some panes ask git or list
         # a directory to know) and refreshed with the rescan, not on every file event.
-        self._routes: dict[LivePane, set[Path]] = {}
+        self._routes: dict[FilePane[Any], set[Path]] = {}
         self._toasts = RepeatFilter()
         self.spending = SpendWatch()  # the top line's dollars and plan; budget toasts
         self._spend_minute: object = None
@@ -131,11 +133,18 @@ class RuneConsole(PanesApp):
         yield StatusBar(self.root, id="status")
         if self._quick_to_load():
             self.fleet.load()  # the first frame is then complete
+        agents = LocalAgents(self.supervisor, self.fleet)
         self._fleet_views = [
-            AgentsPane(self.supervisor, self.fleet, ChangeTracker(self.reviews)),
-            ProblemsPane(self.supervisor, self.fleet),
+            AgentsPane(
+                self.fleet,
+                self.supervisor.settings,
+                agents,
+                tracker=ChangeTracker(self.reviews),
+                extra=self.project.settings(AgentColumns).shown,
+            ),
+            ProblemsPane(self.fleet),
         ]
-        panes: list[LivePane] = [
+        panes: list[Pane[Any]] = [
             *self._fleet_views,
             QuestionsPane(self.questions),
             SuspendedPane(self.suspension, self.checkpoints),
@@ -152,8 +161,13 @@ class RuneConsole(PanesApp):
     # -- panes -----------------------------------------------------------------------------
 
     @property
-    def panes(self) -> list[LivePane]:
-        return list(self.query(LivePane))
+    def panes(self) -> list[Pane[Any]]:
+        return list(self.query(Pane))
+
+    @property
+    def file_panes(self) -> list[FilePane[Any]]:
+        # Not query(FilePane): a query by type follows each class's first base only.
+        return [pane for pane in self.panes if isinstance(pane, FilePane)]
 
     @property
     def agents_pane(self) -> AgentsPane:
@@ -176,7 +190,7 @@ class RuneConsole(PanesApp):
         for problem in [*talisman.problems, *talisman.warnings]:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
         if self.watch_files:
-            self._routes = {pane: set(pane.watch_dirs()) for pane in self.panes}
+            self._routes = {pane: set(pane.watch_dirs()) for pane in self.file_panes}
             self.feed = ChangeFeed(self, set().union(self.fleet_dirs, *self._routes.values()))
             if self.feed.start():
                 # Its events keep the model current: the monitor visits the model's
@@ -224,7 +238,7 @@ class RuneConsole(PanesApp):
         except OSError:
             return True
 
-    @work(thread=True, exclusive=True, group="fleet-rescan")
+    @background("fleet-rescan", exclusive=True)
     def load_fleet(self) -> None:
         self.fleet_changed(self.fleet.load())
 
@@ -241,7 +255,7 @@ class RuneConsole(PanesApp):
         if self.feed is not None:
             self.feed.stop()
 
-    @work(thread=True, exclusive=True, group="monitor")
+    @background("monitor", exclusive=True)
     def run_monitor(self) -> None:
         self.monitor_loop.run()
 
@@ -273,12 +287,12 @@ class RuneConsole(PanesApp):
             return
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
-    def follow_dir(self, pane: LivePane, directory: Path) -> None:
+    def follow_dir(self, pane: FilePane[Any], directory: Path) -> None:
         """Follow a directory that appeared after start (a new signal or context dir)."""
         if self.feed is not None and self.feed.add(directory):
             self._routes.setdefault(pane, set()).add(directory)
 
-    def on_live_pane_follow_directory(self, message: LivePane.FollowDirectory) -> None:
+    def on_file_pane_follow_directory(self, message: FilePane.FollowDirectory) -> None:
         self.follow_dir(message.pane, message.directory)
         message.pane.read_directory(message.directory)
 
@@ -303,14 +317,14 @@ class RuneConsole(PanesApp):
         keys = self.fleet.records.keys() if message.keys is None else message.keys
         now = self.clock.now()
         for toast, severity in self.spending.follow({k: self.fleet.get(k) for k in keys}, now):
-            self.notify(toast, title="Budget", severity=severity, timeout=15, markup=False)  # type: ignore[arg-type]
+            self.notify(toast, title="Budget", severity=severity, timeout=15, markup=False)
         self._show_spend()
 
     def _show_spend(self) -> None:
         for bar in self.query(StatusBar):
             bar.set_spend(spend_text(self.spending.totals, self.clock.now()))
 
-    @work(thread=True, exclusive=True, group="fleet-rescan")
+    @background("fleet-rescan", exclusive=True)
     def rescan_fleet(self) -> None:
         """Recover from dropped events: by stat, reading only files that changed."""
         self.fleet_changed(self.fleet.rescan(paced=True))
@@ -329,14 +343,14 @@ class RuneConsole(PanesApp):
                 except NoMatches:  # the console is closing: the pane's table is already gone
                     return
 
-    def on_live_pane_summary(self, message: LivePane.Summary) -> None:
+    def on_pane_summary(self, message: Pane.Summary) -> None:
         # A worker's summary can arrive while the console is closing: nothing to show it on.
         for bar in self.query(StatusBar):
             bar.set_figures(message.pane_id, message.figures)
 
     def _rescan(self) -> None:
         self.rescan_fleet()
-        for pane in self.panes:
+        for pane in self.file_panes:
             for directory in set(pane.watch_dirs()) - self._routes.get(pane, set()):
                 self.follow_dir(pane, directory)
             pane.rescan()
@@ -357,52 +371,15 @@ class RuneConsole(PanesApp):
 
     # -- actions ---------------------------------------------------------------------------
 
-    def action_show_pane(self, number: int) -> None:
-        panes = list(self.query_one(TabbedContent).query(TabPane))
-        if 0 < number <= len(panes):
-            self.goto_pane(panes[number - 1].id or "")
-
-    def goto_pane(self, pane_id: str) -> None:
-        """Show a pane by its id (``agents``, ``questions``…), whatever its number. A filter
-        belongs to the pane it was typed on: it is cleared when the pane changes."""
-        self.action_clear_filter()
-        self.query_one(TabbedContent).active = pane_id
-        self.current_pane().query_one(KeyedTable).focus()
-
-    def on_work_failed(self, message: WorkFailed) -> None:
-        """A background job failed (``tui/workers.py``): shown to the operator, not fatal."""
-        self.notify(message.reason, title=message.what, severity="error", timeout=15, markup=False)
-
-    def action_answer_oldest(self) -> None:
-        """``a`` from any pane: the oldest permission request or blocking question (both
-        hold an agent up), then the oldest non-blocking question."""
-        questions, permissions = self.query_one(QuestionsPane), self.query_one(PermissionsPane)
-        question, request = questions.oldest(), permissions.oldest()
-        if request is not None and (
-            question is None
-            or not question.blocking
-            or question.asked is None
-            or (request.asked is not None and request.asked <= question.asked)
-        ):
-            permissions.open_modal(request)
-        elif question is not None:
-            questions.open_modal(question)
-        else:
-            self.notify("No open questions or permission requests.", title="Questions", timeout=3)
-
-    def on_live_pane_operator_wanted(self, message: LivePane.OperatorWanted) -> None:
+    def on_pane_operator_wanted(self, message: Pane.OperatorWanted) -> None:
         if not self.read_only:  # the notifier keeps its times in the project
             self.reach_operator(message.key, message.title, message.body)
 
-    @work(thread=True, group="notify")
+    @background("notify command")
     def reach_operator(self, key: str, title: str, body: str) -> None:
-        """``runeconsole.notify.command`` (if set), off the UI thread."""
-        try:
-            notifier_for(self.registry.paths).notify(key, title, body)
-        except (RuneError, OSError) as exc:
-            self.call_from_thread(
-                self.notify, f"notify command: {exc}", severity="warning", markup=False
-            )
+        """``runeconsole.notify.command`` and the push URLs (if set), off the UI thread; a
+        failure is shown (``WorkFailed``)."""
+        notifier_for(self.registry.paths).notify(key, title, body)
 
     def on_review_wanted(self, message: ReviewWanted) -> None:
         """``d`` on an agent, ``enter`` or ``d`` on a queue entry: its review screen."""
@@ -412,13 +389,6 @@ class RuneConsole(PanesApp):
             open_review(self, BranchReview(self.reviews, message.branch))
         else:
             self.notify(f"{message.agent}: no such agent", title="Review", severity="warning")
-
-    def on_problems_pane_goto_agent(self, message: ProblemsPane.GotoAgent) -> None:
-        self.goto_agent(message.key)
-
-    def goto_agent(self, key: str) -> None:
-        self.goto_pane(AGENTS)
-        self.agents_pane.select(key)
 
 
 def create_app(

@@ -6,6 +6,8 @@ said once (and again only when it changes), never fatal."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import App
 
 from runeconsole.core.errors import RuneError
@@ -15,7 +17,7 @@ from runeconsole.services.registry import Registry
 
 
 class BackgroundPoll:
-    def __init__(self, app: App[object], project: Project, registry: Registry) -> None:
+    def __init__(self, app: App[Any], project: Project, registry: Registry) -> None:
         self.app = app
         self.every = project.settings(BackgroundSettings).poll_seconds
         self.background = Background(project, registry=registry)

@@ -1,23 +1,19 @@
-"""``$`` on an agent: let it go on past its budget, for the rest of the day or for so
-many dollars more (``runeconsole budget allow KEY [--usd N]`` from a shell)."""
+"""``$`` on an agent: the window that asks how much more a held agent may spend, for the
+rest of the day or so many dollars more; the console's ``Agents`` then allows it, here
+or on the agent's source (``runeconsole budget allow KEY [--usd N]`` from a shell)."""
 
 from __future__ import annotations
 
-from functools import partial
+from datetime import datetime
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from runeconsole.core.errors import RuneError
-from runeconsole.services.budgets.hold import allow
-from runeconsole.services.claude.settings import ClaudeSettings
 from runeconsole.services.liveness import AgentRecord
-from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.agent_cells import spent
 
 
@@ -89,32 +85,8 @@ class AllowWindow(ModalScreen["Allowance | None"]):
         self.dismiss(None)
 
 
-def ask_and_allow(owner: Widget, supervisor: Supervisor, record: AgentRecord) -> None:
-    """The window for ``record``'s agent; what is chosen is written in a worker of
-    ``owner`` (the ledger and the identity, under their locks) and told in a toast."""
-    key = record.key
-    cost = spent(record, supervisor.clock.now())
+def allow_window(record: AgentRecord, now: datetime) -> AllowWindow:
+    """The window for ``record``'s agent, saying how its budget stands."""
+    cost = spent(record, now)
     state = f"{cost.budget}: {cost.detail}" if cost and cost.detail else "not held"
-
-    def chosen(allowance: Allowance | None) -> None:
-        if allowance is not None:
-            work = partial(_allow, owner, supervisor, key, allowance)
-            owner.run_worker(work, thread=True, group="agent-actions")
-
-    owner.app.push_screen(AllowWindow(key, state), chosen)
-
-
-def _allow(owner: Widget, supervisor: Supervisor, key: str, allowance: Allowance) -> None:
-    try:
-        limits = supervisor.project.settings(ClaudeSettings).budgets
-        now = supervisor.clock.now()
-        done = allow(supervisor.project.paths, key, allowance.usd, now, limits)
-    except (RuneError, OSError) as exc:
-        message = exc.message if isinstance(exc, RuneError) else str(exc)
-        owner.app.call_from_thread(
-            owner.notify, message, title=f"allow {key}", severity="error", markup=False
-        )
-        return
-    owner.app.call_from_thread(
-        owner.notify, f"{key}: {done.after.detail}", title="Budget", markup=False
-    )
+    return AllowWindow(record.key, state)

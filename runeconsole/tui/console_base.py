@@ -1,21 +1,26 @@
 """What every console window shares (the project's console and the fleet console): tabs
-of ``LivePane``s, the filter line under them, ``?`` for the pane's keys, ``q`` to quit, and
+of ``Pane``s, the filter line under them, ``?`` for the pane's keys, ``q`` to quit, and
 no control character drawn (``terminal_safe.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding
 from textual.filter import LineFilter
-from textual.widgets import Input, TabbedContent
+from textual.widgets import Input, TabbedContent, TabPane
 
+from runeconsole.tui.agents_pane import AgentsPane
 from runeconsole.tui.filter_box import FilterBox
 from runeconsole.tui.help_screen import HelpScreen
-from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import LivePane
+from runeconsole.tui.pane import AGENTS, Pane
+from runeconsole.tui.permissions_pane import PermissionTable
+from runeconsole.tui.problems_pane import ProblemsPane
+from runeconsole.tui.questions_pane import QuestionTable
 from runeconsole.tui.terminal_safe import NoControlCharacters
+from runeconsole.tui.workers import WorkFailed
 
 
 class PanesApp(App[None]):
@@ -26,6 +31,7 @@ class PanesApp(App[None]):
         # the table (whose own keys, like r for respawn, they would otherwise fire).
         Binding("slash", "filter", "Filter", priority=True),
         Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("a", "answer_oldest", "Answer"),
     ]
 
     NO_CONTROLS = NoControlCharacters()
@@ -36,9 +42,52 @@ class PanesApp(App[None]):
         """Textual's filters, then the one that keeps control characters off the terminal."""
         return [*super().get_line_filters(), self.NO_CONTROLS]
 
-    def current_pane(self) -> LivePane:
+    def current_pane(self) -> Pane[Any]:
         active = self.query_one(TabbedContent).active_pane
-        return active.query_one(LivePane) if active else self.query(LivePane).first()
+        return active.query_one(Pane) if active else self.query(Pane).first()
+
+    def action_answer_oldest(self) -> None:
+        """``a`` from any pane: the oldest permission request or blocking question (both
+        hold an agent up), then the oldest non-blocking question (of any source)."""
+        questions, permissions = self.query_one(QuestionTable), self.query_one(PermissionTable)
+        question, request = questions.oldest(), permissions.oldest()
+        if request is not None and (
+            question is None
+            or not question[1].blocking
+            or question[1].asked is None
+            or (request[1].asked is not None and request[1].asked <= question[1].asked)
+        ):
+            permissions.open_modal(request[1], request[0])
+        elif question is not None:
+            questions.open_modal(question[1], question[0])
+        else:
+            self.notify("No open questions or permission requests.", title="Questions", timeout=3)
+
+    # -- moving between panes ----------------------------------------------------------------
+
+    def action_show_pane(self, number: int) -> None:
+        panes = list(self.query_one(TabbedContent).query(TabPane))
+        if 0 < number <= len(panes):
+            self.goto_pane(panes[number - 1].id or "")
+
+    def goto_pane(self, pane_id: str) -> None:
+        """Show a pane by its id (``agents``, ``questions``…), whatever its number. A filter
+        belongs to the pane it was typed on: it is cleared when the pane changes."""
+        self.action_clear_filter()
+        self.query_one(TabbedContent).active = pane_id
+        self.current_pane().table.focus()
+
+    def goto_agent(self, key: str) -> None:
+        """The palette's "Go to agent", enter on a problem: the Agents pane, its row."""
+        self.goto_pane(AGENTS)
+        self.query_one(AgentsPane).select(key)
+
+    def on_problems_pane_goto_agent(self, message: ProblemsPane.GotoAgent) -> None:
+        self.goto_agent(message.key)
+
+    def on_work_failed(self, message: WorkFailed) -> None:
+        """A background job failed (``tui/workers.py``): shown to the operator, not fatal."""
+        self.notify(message.reason, title=message.what, severity="error", timeout=15, markup=False)
 
     def action_help(self) -> None:
         pane = self.current_pane()
@@ -56,11 +105,11 @@ class PanesApp(App[None]):
 
     def action_clear_filter(self) -> None:
         if self.query_one(FilterBox).clear_filter():
-            self.current_pane().filter("")
-            self.current_pane().query_one(KeyedTable).focus()
+            self.current_pane().filter_text = ""
+            self.current_pane().table.focus()
 
     def on_filter_box_filter(self, message: FilterBox.Filter) -> None:
-        self.current_pane().filter(message.text)
+        self.current_pane().filter_text = message.text
 
     def on_filter_box_done(self, _: FilterBox.Done) -> None:
-        self.current_pane().query_one(KeyedTable).focus()
+        self.current_pane().table.focus()

@@ -11,9 +11,7 @@ from typing import TypeVar
 from textual import events
 from textual.binding import Binding
 from textual.screen import ModalScreen
-from textual.widgets import Input
 
-from runeconsole.tui.reveal import reveal
 from runeconsole.tui.tap_keys import TapKeys
 
 Decision = TypeVar("Decision")
@@ -73,39 +71,3 @@ class DecisionModal(ModalScreen[Decision]):
         handler = getattr(self, "on_key", None)
         if handler is not None:
             handler(events.Key(message.key, character))
-
-
-class KeyedDecisionModal(DecisionModal[Decision]):
-    """A window decided by one key, or by ``t`` and a typed text: subclasses say which key
-    decides what (``by_key``, ``None``: not a deciding key), what a typed text means, and
-    may take other keys that change the window without deciding (``other_key``)."""
-
-    def by_key(self, key: str) -> Decision | None:
-        raise NotImplementedError
-
-    def by_text(self, text: str) -> Decision:
-        raise NotImplementedError
-
-    def other_key(self, key: str) -> bool:
-        """Whether the key was taken (the window changed, nothing decided yet)."""
-        return False
-
-    def on_key(self, event: events.Key) -> None:
-        box = self.query_one(".typed", Input)
-        if box.display:
-            return
-        key = event.character or ""
-        decision = self.by_key(key)
-        if decision is not None:
-            event.stop()
-            self.dismiss(decision)
-        elif key == "t":
-            event.stop()
-            reveal(box)
-        elif self.other_key(key):
-            event.stop()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        if event.value.strip():
-            self.dismiss(self.by_text(event.value))

@@ -12,7 +12,9 @@ the call's lock, in a worker, the countdown running meanwhile.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Literal
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -23,10 +25,11 @@ from textual.widgets import Button, Input, Select, Static, Switch
 
 from runeconsole.core.errors import InvalidInput
 from runeconsole.services.claude import elicit_form, elicitation
-from runeconsole.services.questions import Question, Questions
-from runeconsole.tui.question_modal import QuestionModal
+from runeconsole.services.questions import Question
+from runeconsole.tui.question_modal import Decide, QuestionModal
 
-INPUT_TYPES = {elicit_form.INTEGER: "integer", elicit_form.NUMBER: "number"}
+InputType = Literal["integer", "number", "text"]  # what Input's ``type`` takes
+INPUT_TYPES: dict[str, InputType] = {elicit_form.INTEGER: "integer", elicit_form.NUMBER: "number"}
 
 
 class ElicitationModal(QuestionModal):
@@ -60,8 +63,15 @@ class ElicitationModal(QuestionModal):
     """
     BINDINGS = [Binding("ctrl+s", "accept", "Accept", priority=True)]
 
-    def __init__(self, questions: Questions, question: Question) -> None:
-        super().__init__(questions, [question])
+    def __init__(
+        self,
+        question: Question,
+        decide: Decide,
+        *,
+        now: Callable[[], datetime],
+        source: str | None = None,
+    ) -> None:
+        super().__init__([question], decide, now=now, source=source)
         try:
             self.form: elicit_form.Form | None = elicitation.form_of(question.fields)
             self.problem = ""
@@ -103,9 +113,9 @@ class ElicitationModal(QuestionModal):
                 options, value=chosen, allow_blank=True, id=name, prompt="choose…", compact=True
             )
         given = "" if field.default is None else str(field.default)
-        kind = INPUT_TYPES.get(field.kind, "text")
+        kind: InputType = INPUT_TYPES.get(field.kind, "text")
         hint = " · ".join(part for part in (self._bounds(field), field.description) if part)
-        return Input(value=given, type=kind, id=name, placeholder=hint, compact=True)  # type: ignore[arg-type]
+        return Input(value=given, type=kind, id=name, placeholder=hint, compact=True)
 
     @staticmethod
     def _bounds(field: elicit_form.FormField) -> str:

@@ -15,6 +15,7 @@ import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -35,7 +36,6 @@ from runeconsole.services.merge_queue import (
 )
 from runeconsole.services.merge_queue.stats import queue_stats
 from runeconsole.tui.confirm import ConfirmScreen
-from runeconsole.tui.keyed_table import KeyedTable
 from runeconsole.tui.merge_queue_processing import QueueProcessing
 from runeconsole.tui.merge_queue_rows import (
     COLUMNS,
@@ -46,15 +46,16 @@ from runeconsole.tui.merge_queue_rows import (
     row_values,
     search_fields,
 )
-from runeconsole.tui.pane import MERGE_QUEUE, LivePane
+from runeconsole.tui.pane import MERGE_QUEUE, FilePane
 from runeconsole.tui.priority_modal import PriorityScreen
 from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.table_view import TableView
 from runeconsole.tui.workers import background, cancelled
 
 QUEUE_FILES = frozenset({"merge-queue.json", "merge-queue.processor.json"})
 
 
-class MergeQueuePane(LivePane):
+class MergeQueuePane(FilePane[QueueEntry]):
     DEFAULT_CSS = """
     #mq-header {
         height: 1;
@@ -75,6 +76,8 @@ class MergeQueuePane(LivePane):
     """
     PANE_ID = MERGE_QUEUE
     TITLE = "Merge queue"
+    COLUMNS = COLUMNS
+    MOVING = frozenset({"age"})
     HELP_KEYS = (
         ("p", "process the head batch (asks first), watching each step"),
         ("P", "process until the queue is empty, batches testing side by side (asks first)"),
@@ -86,6 +89,7 @@ class MergeQueuePane(LivePane):
         ("space", "pause / resume the queue"),
     )
     WRITES = frozenset({"process", "retry", "remove", "priority", "move", "toggle_pause"})
+    ENTER = "review"
     BINDINGS = [
         Binding("p", "process", "Process head"),
         Binding("P", "process(True)", "Process all", show=False),
@@ -115,12 +119,11 @@ class MergeQueuePane(LivePane):
             self.state = state
             self.error = error
 
-    def __init__(self, queue: MergeQueue, **kwargs: object) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, queue: MergeQueue, **kwargs: Any) -> None:
+        super().__init__(clock=queue.clock, **kwargs)
         self.queue = queue
         self.state = QueueState()
         self.predictions: dict[str, Prediction] = {}
-        self.figures: dict[str, int] | None = None
         self._shown: list[str] = []  # the rows' order last set
         self._refs: Path | None = None  # the repository's refs/heads, once git has said
         self._turns = threading.Condition()  # actions' workers take turns, in key order
@@ -129,25 +132,43 @@ class MergeQueuePane(LivePane):
     def compose(self) -> ComposeResult:
         yield Static(id="mq-header")
         yield Static(id="mq-batches")
-        yield KeyedTable(COLUMNS, id="mq-table")
+        yield self.table
         yield Static(id="mq-detail")
         yield QueueProcessing(self.queue, id="mq-log")
 
-    @property
-    def table(self) -> KeyedTable:
-        return self.query_one("#mq-table", KeyedTable)
+    # -- rows ------------------------------------------------------------------------------
+
+    def cells(self, key: str, record: QueueEntry) -> tuple[object, ...]:
+        return row_values(record, self.predictions.get(key), self.now())
+
+    def search_fields(self, key: str, record: QueueEntry) -> tuple[str, ...]:
+        return search_fields(record)
+
+    def moving(self, key: str, record: QueueEntry) -> dict[str, object]:
+        return {"age": age_of(record, self.now())}
+
+    def figures(self) -> dict[str, int]:
+        counts = self.state.counts()
+        figures = {"queued": counts[PENDING]}
+        if counts[FAILED]:
+            figures["merge failed"] = counts[FAILED]
+        return figures
 
     def on_mount(self) -> None:
         self.rescan()  # rows as soon as the queue is read; predictions (git) after them
 
     def watch_dirs(self) -> list[Path]:
+        """The queue's files, and once git has said where (``read_all``, off the UI
+        thread), the repository's branches: main moving changes the predictions."""
         dirs = [self.queue.paths.state, self.queue.paths.signals]
-        if self._refs is None:  # asked of git once: a repository's refs do not move
+        return [*dirs, self._refs] if self._refs is not None else dirs
+
+    def _find_refs(self) -> None:
+        """In a worker: where the branches are (asked of git once: they do not move)."""
+        if self._refs is None:
             with contextlib.suppress(RuneError):
                 self._refs = gw.common_dir(self.queue.root) / "refs" / "heads"
-        if self._refs is not None:  # main moving changes the predictions
-            dirs.append(self._refs)
-        return dirs
+                self.follow(self._refs)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -162,8 +183,12 @@ class MergeQueuePane(LivePane):
         if any(p.name in relevant or p.name.endswith("-MERGE_READY.json") for p in paths):
             self.rescan()
 
-    @background("merge-queue-scan", exclusive=True)
     def rescan(self) -> None:
+        self.read_all()
+
+    @background("merge-queue-scan", exclusive=True)
+    def read_all(self) -> None:
+        self._find_refs()
         try:
             self.queue.pick_up_signals()
         except RuneError as exc:
@@ -178,27 +203,16 @@ class MergeQueuePane(LivePane):
     def on_merge_queue_pane_scanned(self, message: Scanned) -> None:
         message.stop()
         predictions = self.predictions if message.predictions is None else message.predictions
-        self.sync(message.state, predictions)
+        self.show(message.state, predictions)
 
-    def sync(self, state: QueueState, predictions: dict[str, Prediction]) -> None:
+    def show(self, state: QueueState, predictions: dict[str, Prediction]) -> None:
         """Make the table match the queue: upsert by key, drop vanished, keep queue order."""
         self.state, self.predictions = state, predictions
-        now = self.queue.clock.now()
-        shown = [e for e in state.ordered() if self.shows(*search_fields(e))]
-        keys = [e.entry_id for e in shown]
-        self.table.sync(
-            [(e.entry_id, row_values(e, predictions.get(e.entry_id), now)) for e in shown]
-        )
-        self._order(keys)
+        ordered = state.ordered()
+        self.sync({entry.entry_id: entry for entry in ordered})
+        self._order([entry.entry_id for entry in ordered if self.table.has(entry.entry_id)])
         self.refresh_header()
         self.refresh_detail()
-        counts = state.counts()
-        figures = {"queued": counts[PENDING]}
-        if counts[FAILED]:
-            figures["merge failed"] = counts[FAILED]
-        if figures != self.figures:
-            self.figures = figures
-            self.summarise(figures)
 
     def _order(self, keys: list[str]) -> None:
         """Rows in the order taken (the cursor stays on its row); sorted only when the
@@ -228,12 +242,12 @@ class MergeQueuePane(LivePane):
             live = isinstance(pid, int) and pid_alive(pid)
             batches.update(batches_text(stats.batches, now, live))
 
-    def selected(self) -> QueueEntry | None:
-        key = self.table.cursor_key()
-        return self.state.find(key) if key else None
+    def selected_entry(self) -> QueueEntry | None:
+        chosen = self.selected()
+        return chosen[1] if chosen is not None else None
 
     def refresh_detail(self) -> None:
-        entry = self.selected()
+        entry = self.selected_entry()
         prediction = self.predictions.get(entry.entry_id) if entry else None
         self.query_one("#mq-detail", Static).update(detail_text(entry, prediction))
 
@@ -250,32 +264,22 @@ class MergeQueuePane(LivePane):
         """Each step's latest line (with elapsed time), then the tail of the test output."""
         return self.live.lines()
 
-    def on_data_table_row_highlighted(self, event: KeyedTable.RowHighlighted) -> None:
+    def on_data_table_row_highlighted(self, event: TableView.RowHighlighted) -> None:
         event.stop()
         self.refresh_detail()
 
-    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
-        event.stop()
-        self.action_review()
-
     def action_review(self) -> None:
-        entry = self.selected()
+        entry = self.selected_entry()
         if entry is not None:
             self.post_message(ReviewWanted(entry.identity, entry.branch or None))
 
     def tick(self) -> None:
-        now = self.queue.clock.now()
-
-        def age(key: str) -> dict[str, object] | None:
-            entry = self.state.find(key)
-            return {"age": age_of(entry, now)} if entry is not None else None
-
-        self.table.refresh_visible(age)
+        super().tick()
         if self.processing or self.state.data.get("batches"):
             self.refresh_header()  # elapsed times
 
     def refilter(self) -> None:
-        self.sync(self.state, self.predictions)
+        self.show(self.state, self.predictions)
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -311,7 +315,7 @@ class MergeQueuePane(LivePane):
         if message.error is not None:
             self.app.notify(message.error, title=message.action, severity="error")
             return
-        self.sync(message.state, self.predictions)
+        self.show(message.state, self.predictions)
         self.rescan()
 
     def action_process(self, every: bool = False) -> None:
@@ -333,7 +337,7 @@ class MergeQueuePane(LivePane):
         """The rows follow the queue as each step leaves it."""
         message.stop()
         if message.state is not None:
-            self.sync(message.state, self.predictions)
+            self.show(message.state, self.predictions)
 
     def on_queue_processing_processed(self, message: QueueProcessing.Processed) -> None:
         message.stop()
@@ -341,12 +345,12 @@ class MergeQueuePane(LivePane):
         self.rescan()
 
     def action_retry(self) -> None:
-        entry = self.selected()
+        entry = self.selected_entry()
         if entry is not None:
             self._act("Retry", lambda: self.queue.retry(entry.entry_id))
 
     def action_remove(self) -> None:
-        entry = self.selected()
+        entry = self.selected_entry()
         if entry is None:
             return
         self.app.push_screen(
@@ -359,7 +363,7 @@ class MergeQueuePane(LivePane):
         )
 
     def action_move(self, offset: int) -> None:
-        entry = self.selected()
+        entry = self.selected_entry()
         if entry is not None:
             self._act("Move", lambda: self.queue.move(entry.entry_id, offset))
 
@@ -367,7 +371,7 @@ class MergeQueuePane(LivePane):
         self._act("Pause", lambda: self.queue.set_paused(not self.state.paused))
 
     def action_priority(self) -> None:
-        entry = self.selected()
+        entry = self.selected_entry()
         if entry is None or entry.status != PENDING:
             self.app.notify("only a pending entry's priority changes", severity="warning")
             return

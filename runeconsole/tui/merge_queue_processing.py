@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from typing import Any
 
 from rich.text import Text
 from textual.message import Message
@@ -58,8 +59,8 @@ class QueueProcessing(Static):
             self.result = result
             self.error = error
 
-    def __init__(self, queue: MergeQueue, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, queue: MergeQueue, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.queue = queue
         self.processing: str | None = None  # the entry or batch at work, while processing
         self.started = 0.0

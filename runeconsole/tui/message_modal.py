@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -20,8 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from runeconsole.core.errors import RuneError
-from runeconsole.services.reply import Replies
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.workers import background
 
 Send = Callable[[str], Any]
 
@@ -73,7 +71,7 @@ class MessageModal(ModalScreen[bool]):
         self._status(Text("sending…", "dim"))
         self.deliver(text)
 
-    @work(thread=True, group="message-send", exit_on_error=False)
+    @background("message-send")
     def deliver(self, text: str) -> None:
         """Off the UI thread: tmux, or an SSH round trip to the agent's source."""
         try:
@@ -95,9 +93,3 @@ class MessageModal(ModalScreen[bool]):
     def _status(self, text: Text) -> None:
         if self.is_mounted:
             self.query_one("#message-status", Static).update(text)
-
-
-def message_window(supervisor: Supervisor, key: str) -> MessageModal:
-    """The window for an agent of this project: ``say`` in-process, on its tmux server."""
-    replies = Replies(supervisor.project, supervisor=supervisor)
-    return MessageModal(key, lambda text: replies.say(key, text))

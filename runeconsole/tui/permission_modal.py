@@ -7,15 +7,23 @@ closes the window without deciding: the agent keeps waiting, until the countdown
 and Claude Code asks in its own dialog. A decision made elsewhere first (the CLI, the
 timeout) is shown and the window closes; a key pressed a moment too late is refused with
 the decision that stands.
+
+The window is the same in both consoles: it is handed a ``decide`` callback, a local
+write (``local_verdicts``) or the request's source's own ``permissions decide`` over SSH
+(the fleet console), run in a worker; a refusal is said in the window, never lost.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.events import Key
+from textual.message import Message
 from textual.widgets import Input, Static
 
 from runeconsole.core.errors import RuneError
@@ -24,13 +32,24 @@ from runeconsole.services.claude.permissions import (
     AlreadyDecided,
     PermissionRequest,
     Permissions,
+    Verdict,
 )
 from runeconsole.services.questions import format_left
 from runeconsole.tui.decision_modal import DecisionModal
 from runeconsole.tui.reveal import reveal
+from runeconsole.tui.workers import background, cancelled
 
 CLOSE_DELAY_SECONDS = 2.0
 SUBJECT_LINES = 12
+
+# Decides the request; the request as decided (``AlreadyDecided`` with the decision that
+# stands, another ``RuneError`` when it cannot be decided).
+Decide = Callable[[PermissionRequest, Verdict], PermissionRequest]
+
+
+def local_verdicts(permissions: Permissions) -> Decide:
+    """``decide`` for a request of this root: the decision written here."""
+    return permissions.apply
 
 
 def permission_taps(every_agent: bool) -> list[tuple[str, str]]:
@@ -79,12 +98,29 @@ class PermissionModal(DecisionModal[PermissionRequest | None]):
     }
     """
 
-    def __init__(self, permissions: Permissions, request: PermissionRequest) -> None:
+    class Decided(Message):
+        """The worker's outcome: the request as decided, or why it was not."""
+
+        def __init__(self, decided: PermissionRequest | None, error: Exception | None) -> None:
+            super().__init__()
+            self.decided = decided
+            self.error = error
+
+    def __init__(
+        self,
+        request: PermissionRequest,
+        decide: Decide,
+        *,
+        now: Callable[[], datetime],
+        source: str | None = None,
+    ) -> None:
         super().__init__()
-        self.permissions = permissions
         self.request = request
+        self.decide, self.now = decide, now
+        self.source = source  # the fleet console's: where the request was made
         self.every_agent = False
         self.closing = False
+        self.sending = False  # a decision is being written: no second one meanwhile
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="permission-modal", classes="window"):
@@ -105,7 +141,10 @@ class PermissionModal(DecisionModal[PermissionRequest | None]):
 
     def _title(self) -> Text:
         request = self.request
-        title = Text.assemble(("⚠ permission", "bold red"), "  ", (request.tool, "bold cyan"))
+        title = Text.assemble(("⚠ permission", "bold red"), "  ")
+        if self.source:
+            title.append(f"{self.source} · ", "bold cyan")
+        title.append(request.tool, "bold cyan")
         title.append(f"  from {request.agent}")
         title.append(f"\n{request.id}", "dim")
         return title
@@ -143,7 +182,7 @@ class PermissionModal(DecisionModal[PermissionRequest | None]):
         expires = self.request.expires
         if expires is None:
             return
-        left = (expires - self.permissions.clock.now()).total_seconds()
+        left = (expires - self.now()).total_seconds()
         text = Text.assemble(
             "Claude Code asks in its own dialog in ",
             (format_left(max(left, 0)), "bold red" if left <= 30 else "bold"),
@@ -152,7 +191,8 @@ class PermissionModal(DecisionModal[PermissionRequest | None]):
         self.query_one("#permission-countdown", Static).update(text)
 
     def decided_elsewhere(self, request: PermissionRequest) -> None:
-        self.close_with(f"Decided elsewhere: {request.outcome} — closing.")
+        if not self.sending:  # the worker's outcome says whose decision stands (maybe ours)
+            self.close_with(f"Decided elsewhere: {request.outcome} — closing.")
 
     def close_with(self, note: str) -> None:
         if self.closing:
@@ -179,13 +219,12 @@ class PermissionModal(DecisionModal[PermissionRequest | None]):
             return
         event.stop()
         event.prevent_default()
-        if self.closing:
+        if self.closing or self.sending:
             return
         key = event.character
-        if key in ("y", "n"):
-            self.decide(ALLOW if key == "y" else DENY)
-        elif key in ("Y", "N"):
-            self.decide(ALLOW if key == "Y" else DENY, always=True)
+        if key in ("y", "n", "Y", "N"):
+            behavior = ALLOW if key.lower() == "y" else DENY
+            self.send(Verdict(behavior, always=key.isupper(), every_agent=self.every_agent))
         elif key == "t":
             reveal(self.query_one("#permission-reason", Input))
         elif key == "s":
@@ -196,22 +235,35 @@ class PermissionModal(DecisionModal[PermissionRequest | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if event.value.strip():
-            self.decide(DENY, message=event.value)
+        if event.value.strip() and not self.sending:
+            self.send(Verdict(DENY, event.value.strip()))
 
-    def decide(self, behavior: str, *, always: bool = False, message: str | None = None) -> None:
+    def send(self, verdict: Verdict) -> None:
+        """Decide in a worker; ``on_permission_modal_decided`` takes the outcome on."""
+        self.sending = True
+        self._note("Sending…", "dim")
+        self.write_verdict(verdict)
+
+    @background("permission")
+    def write_verdict(self, verdict: Verdict) -> None:
         try:
-            if always:
-                _, decided = self.permissions.decide_always(
-                    self.request, behavior, every_agent=self.every_agent
-                )
-            else:
-                decided = self.permissions.decide(self.request.id, behavior, message=message)
-        except AlreadyDecided as exc:
-            self.decided_elsewhere(exc.request)
+            decided = self.decide(self.request, verdict)
+        except Exception as exc:  # every refusal is the window's to show
+            if not cancelled():
+                self.post_message(self.Decided(None, exc))
             return
-        except RuneError as exc:
-            self.close_with(f"Not decided: {exc.message}")
-            return
-        self.closing = True
-        self.dismiss(decided)
+        if not cancelled():
+            self.post_message(self.Decided(decided, None))
+
+    def on_permission_modal_decided(self, message: Decided) -> None:
+        message.stop()
+        self.sending = False
+        error = message.error
+        if isinstance(error, AlreadyDecided):
+            self.decided_elsewhere(error.request)
+        elif error is not None:
+            reason = error.message if isinstance(error, RuneError) else f"{error}"
+            self.close_with(f"Not decided: {reason}")
+        elif not self.closing:
+            self.closing = True
+            self.dismiss(message.decided)

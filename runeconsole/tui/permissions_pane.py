@@ -2,19 +2,22 @@
 latest decisions with who made them, and the standing rules.
 
 Requests waiting for a decision come first (oldest first, a countdown to the moment
-Claude Code asks in its own dialog); a new one rings the bell and says ``a`` decides it
-from any pane. Below them, the latest decisions (allowed, denied, fell through to Claude
-Code) with who decided; below that, the rules (``x`` takes the selected one out). Rows
-follow the files: a request or decision file appearing, the rules file replaced.
+Claude Code asks in its own dialog); below them, the latest decisions (allowed, denied,
+fell through to Claude Code) with who decided. ``PermissionTable`` is that list and the
+permission window on enter or ``a``, in both consoles (each hands the window its
+``decide``). ``PermissionsPane`` is the project console's: rows follow the files (a
+request or decision file appearing, the rules file replaced), a new request rings the
+bell and says ``a`` decides it from any pane, and below the requests are the rules
+(``x`` takes the selected one out).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
@@ -36,8 +39,9 @@ from runeconsole.services.claude.permissions import (
 from runeconsole.services.questions import format_left
 from runeconsole.tui.confirm import ConfirmScreen
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import PERMISSIONS, LivePane
-from runeconsole.tui.permission_modal import PermissionModal
+from runeconsole.tui.pane import PERMISSIONS, FilePane, Pane
+from runeconsole.tui.permission_modal import Decide, PermissionModal, local_verdicts
+from runeconsole.tui.workers import background
 
 COLUMNS = (
     ("mark", " ", 1),
@@ -124,20 +128,114 @@ def rule_values(rule: Rule) -> tuple[object, ...]:
     return (Text(rule.behavior, style), Text(rule.tool), Text(rule.scope), Text(rule.subject))
 
 
-class PermissionsPane(LivePane):
+class PermissionTable(Pane[PermissionRequest]):
+    ENTER = "decide"
+    BINDINGS = [
+        Binding("a", "decide", "Decide"),
+        Binding("enter", "decide", "Decide", show=False),
+    ]
+    PANE_ID = PERMISSIONS
+    TITLE = "Permissions"
+    HELP_KEYS: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("enter / a", "decide the selected request (a in any other pane: the oldest waiting)"),
+        ("y / n / t", "in the window: allow once, deny, deny with a reason"),
+        ("Y / N, s", "in the window: always allow / deny it; s: for all agents or this one"),
+    )
+    COLUMNS = COLUMNS
+    SORT = ("mark",)
+    MOVING = frozenset({"left"})
+    EMPTY = EMPTY
+    SOURCE_AT = 1
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.modal: PermissionModal | None = None
+        self.modal_key: str | None = None
+        self.older: set[str] = set()  # decided before the latest ``RECENT``: not shown
+
+    def cells(self, key: str, record: PermissionRequest) -> tuple[object, ...]:
+        return row_values(record, self.now())
+
+    def search_fields(self, key: str, record: PermissionRequest) -> tuple[str, ...]:
+        return (record.agent, record.tool, record.subject)
+
+    def hidden(self, key: str, record: PermissionRequest) -> bool:
+        return key in self.older
+
+    def sort_key(self, value: Any) -> Any:
+        return value.order if isinstance(value, Mark) else value
+
+    def moving(self, key: str, record: PermissionRequest) -> dict[str, object] | None:
+        return {"left": waits(record.expires, self.now())} if record.open else None
+
+    def figures(self) -> dict[str, int]:
+        # Only while someone waits: the status bar keeps its room in an 80-column pane.
+        waiting = sum(1 for request in self.records.values() if request.open)
+        return {"permissions": waiting} if waiting else {}
+
+    def finish(self) -> None:
+        """Show the open requests and the latest decisions only."""
+        decided = [k for k, r in self.records.items() if not r.open]
+        decided.sort(key=lambda k: self.records[k].sort_key(), reverse=True)
+        older = set(decided[RECENT:])
+        moved, self.older = older ^ self.older, older
+        for key in moved:
+            self.redraw(key)
+        super().finish()
+
+    # -- deciding --------------------------------------------------------------------------
+
+    def deciding(self, key: str) -> Decide:
+        """``decide`` for the permission window of the request at ``key``."""
+        raise NotImplementedError
+
+    def action_decide(self) -> None:
+        chosen = self.selected()
+        if chosen is None:
+            return
+        key, request = chosen
+        if request.open:
+            self.open_modal(request, key)
+        else:
+            self.notify(f"{request.id}: {request.outcome}", title="Decided", markup=False)
+
+    def oldest(self) -> tuple[str, PermissionRequest] | None:
+        """The oldest request waiting (for the app's ``a``)."""
+        waiting = [(k, r) for k, r in self.records.items() if r.open]
+        return min(waiting, key=lambda item: item[1].sort_key()) if waiting else None
+
+    def open_modal(self, request: PermissionRequest, key: str | None = None) -> None:
+        if self.modal is not None:
+            return
+        key = key or request.id
+        source = self.sources.of(key) if self.sources is not None else None
+        self.modal_key = key
+        self.modal = PermissionModal(request, self.deciding(key), now=self.now, source=source)
+        self.app.push_screen(self.modal, self._modal_closed)
+
+    def _modal_closed(self, decided: PermissionRequest | None) -> None:
+        self.modal = None
+        if decided is not None:
+            self.notify(
+                f"{decided.agent}: {decided.tool} {decided.outcome}",
+                title="Permission",
+                markup=False,
+            )
+            self.decided(decided)
+
+    def decided(self, request: PermissionRequest) -> None:
+        """The window decided ``request`` (the project console shows it at once)."""
+
+    def tick(self) -> None:
+        super().tick()
+        if self.modal is not None:
+            self.modal.tick()
+
+
+class PermissionsPane(PermissionTable, FilePane[PermissionRequest]):
     DEFAULT_CSS = """
-    PermissionsPane {
-        layers: table note;
-    }
     #permissions-table {
         height: 1fr;
-    }
-    #permissions-empty {
-        layer: note;
-        height: auto;
-        margin-top: 2;
-        padding: 0 2;
-        color: $text-muted;
     }
     #permission-rules-title {
         height: 1;
@@ -149,44 +247,29 @@ class PermissionsPane(LivePane):
     }
     """
     WRITES = frozenset({"decide", "remove_rule"})
-    BINDINGS = [
-        Binding("a", "decide", "Decide"),
-        Binding("enter", "decide", "Decide", show=False),
-        Binding("x", "remove_rule", "Remove rule"),
-    ]
-    PANE_ID = PERMISSIONS
-    TITLE = "Permissions"
+    BINDINGS = [Binding("x", "remove_rule", "Remove rule")]
     HELP_KEYS = (
-        ("enter / a", "decide the selected request (a in any other pane: the oldest waiting)"),
-        ("y / n / t", "in the window: allow once, deny, deny with a reason"),
-        ("Y / N, s", "in the window: always allow / deny it; s: for all agents or this one"),
+        *PermissionTable.HELP_KEYS,
         ("tab, x", "move to the rules; take the selected rule out"),
     )
 
-    def __init__(self, permissions: Permissions, **kwargs: object) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, permissions: Permissions, **kwargs: Any) -> None:
+        super().__init__(clock=permissions.clock, **kwargs)
         self.permissions = permissions
-        self.requests: dict[str, PermissionRequest] = {}
         self.rules: list[Rule] = []
-        self.modal: PermissionModal | None = None
         self._loaded = False
 
     def compose(self) -> ComposeResult:
-        yield KeyedTable(COLUMNS, id="permissions-table")
-        yield Static(EMPTY, id="permissions-empty")
+        yield from super().compose()
         yield Static(Text("Rules", "bold"), id="permission-rules-title")
         yield KeyedTable(RULE_COLUMNS, id="permission-rules")
-
-    @property
-    def table(self) -> KeyedTable:
-        return self.query_one("#permissions-table", KeyedTable)
 
     @property
     def rules_table(self) -> KeyedTable:
         return self.query_one("#permission-rules", KeyedTable)
 
     def on_mount(self) -> None:
-        self.sync(self.permissions.shown())
+        self.load(self.permissions.shown())
         self.load_rules()
         self._loaded = True
 
@@ -196,14 +279,14 @@ class PermissionsPane(LivePane):
         paths, where = self.permissions.paths, self.permissions.directory
         return [paths.question_signals, paths.state, *([where] if where.is_dir() else [])]
 
+    def deciding(self, key: str) -> Decide:
+        return local_verdicts(self.permissions)
+
     # -- applying changes --------------------------------------------------------------------
 
-    def now(self) -> datetime:
-        return self.permissions.clock.now()
-
     def upsert(self, request: PermissionRequest) -> None:
-        known = self.requests.get(request.id)
-        self.requests[request.id] = request
+        known = self.records.get(request.id)
+        self.put(request.id, request)
         if self._loaded and request.open and known is None:
             self._announce(request)
         if self.modal is not None and self.modal.request.id == request.id and not request.open:
@@ -225,28 +308,14 @@ class PermissionsPane(LivePane):
             )
         )
 
-    def finish_batch(self) -> None:
-        """Show the open requests and the latest decisions; drop what is no longer shown."""
-        ordered = sorted(self.requests.values(), key=lambda r: Mark(r).order)
-        opened = [r for r in ordered if r.open]
-        shown = opened + [r for r in ordered if not r.open][:RECENT]
-        now = self.now()
-        self.table.sync([(r.id, row_values(r, now)) for r in shown if self._matches(r)])
-        self.table.reorder("mark", key=lambda mark: mark.order)
-        self.query_one("#permissions-empty").display = not self.requests
-        # Only while someone waits: the status bar keeps its room in an 80-column pane.
-        self.summarise({"permissions": len(opened)} if opened else {})
-
-    def _matches(self, request: PermissionRequest) -> bool:
-        return self.shows(request.agent, request.tool, request.subject)
-
-    def sync(self, requests: list[PermissionRequest]) -> None:
+    def load(self, requests: list[PermissionRequest]) -> None:
+        """Exactly these requests (a full listing)."""
         fresh = {r.id for r in requests}
-        for key in [k for k in self.requests if k not in fresh]:
-            self.requests.pop(key)
+        for key in [k for k in self.records if k not in fresh]:
+            self.drop(key)
         for request in requests:
             self.upsert(request)
-        self.finish_batch()
+        self.finish()
 
     def load_rules(self) -> None:
         title = self.query_one("#permission-rules-title", Static)
@@ -263,7 +332,7 @@ class PermissionsPane(LivePane):
         self.rules_table.sync([(rule.id, rule_values(rule)) for rule in self.rules])
 
     def read_directory(self, directory: Path) -> None:
-        self.sync(self.permissions.shown())
+        self.load(self.permissions.shown())
 
     def apply_changes(self, paths: set[Path]) -> None:
         where = self.permissions.directory
@@ -281,77 +350,30 @@ class PermissionsPane(LivePane):
                 if path.exists() or path.is_symlink():
                     self.upsert(PermissionRequest.read(path))
                 else:
-                    self.requests.pop(request_id, None)
+                    self.drop(request_id)
         if changed:
-            self.finish_batch()
+            self.finish()
 
-    @work(thread=True, exclusive=True, group="permissions-rescan")
     def rescan(self) -> None:
+        self.read_all()
+
+    @background("permissions-rescan", exclusive=True)
+    def read_all(self) -> None:
         requests = self.permissions.shown()
         try:  # requests whose agent stopped waiting: recorded as decided by nobody
             if self.permissions.expire_orphans(requests):
                 requests = self.permissions.shown()
         except RuneError as exc:
             self.app.call_from_thread(self.notify, exc.message, severity="warning", markup=False)
-        self.app.call_from_thread(self.sync, requests)
+        self.app.call_from_thread(self.load, requests)
         self.app.call_from_thread(self.load_rules)
 
-    def tick(self) -> None:
-        now = self.now()
+    def decided(self, request: PermissionRequest) -> None:
+        self.upsert(request)
+        self.load_rules()
+        self.finish()
 
-        def left(key: str) -> dict[str, object] | None:
-            request = self.requests.get(key)
-            return (
-                {"left": waits(request.expires, now)}
-                if request is not None and request.open
-                else None
-            )
-
-        self.table.refresh_visible(left)
-        if self.modal is not None:
-            self.modal.tick()
-
-    # -- interaction -------------------------------------------------------------------------
-
-    def refilter(self) -> None:
-        self.finish_batch()
-
-    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
-        event.stop()
-        if event.table is self.table and self.writable():
-            self.action_decide()
-
-    def action_decide(self) -> None:
-        key = self.table.cursor_key()
-        request = self.requests.get(key) if key else None
-        if request is None:
-            return
-        if request.open:
-            self.open_modal(request)
-        else:
-            self.notify(f"{request.id}: {request.outcome}", title="Decided", markup=False)
-
-    def oldest(self) -> PermissionRequest | None:
-        waiting = [r for r in self.requests.values() if r.open]
-        return min(waiting, key=PermissionRequest.sort_key) if waiting else None
-
-    def open_modal(self, request: PermissionRequest) -> None:
-        if self.modal is not None:
-            return
-        self.modal = PermissionModal(self.permissions, request)
-        self.app.push_screen(self.modal, self._modal_closed)
-
-    def _modal_closed(self, decided: PermissionRequest | None) -> None:
-        self.modal = None
-        if decided is not None:
-            self.notify(
-                f"{decided.agent}: {decided.tool} {decided.outcome}",
-                title="Permission",
-                markup=False,
-            )
-            self.upsert(decided)
-            self.load_rules()
-            self.finish_batch()
+    # -- the rules -------------------------------------------------------------------------
 
     def action_remove_rule(self) -> None:
         key = self.rules_table.cursor_key() if self.rules_table.has_focus else None

@@ -8,15 +8,21 @@ its own: the ``enter`` that opened the window, pressed twice, must not answer an
 
 The countdown keeps running while the window is open: to the auto-answer of a worker's
 question, to the moment a relayed call expires (Claude Code then asks in its own dialog).
-If anyone else answers first, the window says who did and moves on or closes. Writing an
-answer is one exclusive create (under the call's lock for a relayed question), so a key
-pressed a moment too late is refused with the answer that stands instead of replacing it.
-That write (fsynced, perhaps waiting for the lock) runs in a worker: the window keeps
-counting down meanwhile, takes no second answer, and handles the outcome when the
-worker's ``AnswerWritten`` arrives.
+If anyone else answers first, the window says who did and moves on or closes.
+
+The window is the same in both consoles: it is handed a ``decide`` callback that gives
+the answer, a local write (``local_answers``: one exclusive create, under the call's lock
+for a relayed question, so a key pressed a moment too late is refused with the answer
+that stands) or the question's source's own ``question answer`` over SSH (the fleet
+console). ``decide`` runs in a worker: the window keeps counting down meanwhile, takes no
+second answer, and handles the outcome when the worker's ``AnswerWritten`` arrives; a
+refusal (too late, the source is down) is said in the window, never lost.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
 
 from rich.table import Table
 from rich.text import Text
@@ -42,6 +48,23 @@ from runeconsole.tui.workers import background, cancelled
 CLOSE_DELAY_SECONDS = 2.0
 MOVE_KEYS = {"up": -1, "k": -1, "down": 1, "j": 1}
 
+# Gives the answer (options by key, or a text); raises ``AlreadyAnswered``, ``Expired``
+# or another ``RuneError`` when it cannot be given.
+Decide = Callable[[Question, list[str] | None, str | None], Answer]
+
+
+def local_answers(questions: Questions) -> tuple[Decide, Callable[[Question], bool]]:
+    """``decide`` and ``settled`` for a question of this root: the answer written here,
+    and whether a question of the call was answered meanwhile (its files read again)."""
+
+    def decide(question: Question, options: list[str] | None, text: str | None) -> Answer:
+        return answers.answer(questions, question, options=options, text=text)
+
+    def settled(question: Question) -> bool:
+        return not questions.read_question(question.path).open
+
+    return decide, settled
+
 
 def _numbers(count: int) -> set[str]:
     return {str(number) for number in range(1, count + 1)}
@@ -66,9 +89,18 @@ class QuestionModal(DecisionModal[Answer | None]):
             self.given = given
             self.error = error
 
-    def __init__(self, questions: Questions, call: list[Question] | Question) -> None:
+    def __init__(
+        self,
+        call: list[Question] | Question,
+        decide: Decide,
+        *,
+        now: Callable[[], datetime],
+        settled: Callable[[Question], bool] | None = None,
+        source: str | None = None,
+    ) -> None:
         super().__init__()
-        self.questions = questions
+        self.decide, self.now, self.settled = decide, now, settled
+        self.source = source  # the fleet console's: where the question was asked
         self.call = call if isinstance(call, list) else [call]
         self.index = 0
         self.closing = False
@@ -81,9 +113,6 @@ class QuestionModal(DecisionModal[Answer | None]):
     def question(self) -> Question:
         """The question on screen now."""
         return self.call[self.index]
-
-    def covers(self, question_id: str) -> bool:
-        return any(q.id == question_id for q in self.call[self.index :])
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="question-modal", classes=f"window {self.question.urgency}"):
@@ -121,7 +150,10 @@ class QuestionModal(DecisionModal[Answer | None]):
         mark = ("● blocking", "bold red") if question.blocking else ("○ non-blocking", "yellow")
         header = question.fields.get("header") if answers.is_relay(question) else None
         name = (header or "Claude Code") if answers.is_relay(question) else question.task_id
-        title = Text.assemble(mark, "  ", (str(name), "bold cyan" if header else "bold"))
+        title = Text.assemble(mark, "  ")
+        if self.source:
+            title.append(f"{self.source} · ", "bold cyan")
+        title.append(str(name), "bold cyan" if header else "bold")
         if question.worker:
             title.append(f"  from {question.worker}")
         if len(self.call) > 1:
@@ -174,7 +206,7 @@ class QuestionModal(DecisionModal[Answer | None]):
     def tick(self) -> None:
         if self.closing:
             return
-        now = self.questions.clock.now()
+        now = self.now()
         expiry = answers.expires_in(self.question, now)
         left = self.question.seconds_left(now)
         if expiry is not None:
@@ -304,7 +336,7 @@ class QuestionModal(DecisionModal[Answer | None]):
         if cancelled():
             return
         try:
-            given = answers.answer(self.questions, question, options=options, text=text)
+            given = self.decide(question, options, text)
         except Exception as exc:  # every refusal is the window's to show
             if not cancelled():
                 self.post_message(self.AnswerWritten(question, None, exc))
@@ -345,5 +377,4 @@ class QuestionModal(DecisionModal[Answer | None]):
         self._note(note, "green")
 
     def _settled(self, question: Question) -> bool:
-        fresh = self.questions.read_question(question.path)
-        return not fresh.open
+        return self.settled is not None and self.settled(question)

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from rich.text import Text
 
 from runeconsole.services.claude.view import agent_view
-from runeconsole.services.fleet import FleetModel
+from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.liveness import ACTIVE, AgentRecord
 from runeconsole.services.review.states import NONE, READY, settled
 from runeconsole.tui.changes_watch import ChangesWatch
@@ -19,7 +19,7 @@ BLANK = Text("")
 
 
 class ReviewColumn:
-    def __init__(self, fleet: FleetModel, watch: ChangesWatch) -> None:
+    def __init__(self, fleet: FleetRecords, watch: ChangesWatch) -> None:
         self.fleet, self.watch = fleet, watch
         self.tracker = watch.tracker
         self.states: dict[str, str] = {}  # review_state of agents with a worktree

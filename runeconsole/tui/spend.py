@@ -9,6 +9,7 @@ from datetime import datetime
 
 from rich.text import Text
 from textual.message import Message
+from textual.notifications import SeverityLevel
 
 from runeconsole.services.budgets.judge import HELD, WARN
 from runeconsole.services.cost.ledger import local_day
@@ -39,7 +40,7 @@ def spend_text(totals: Totals, now: datetime, source: str | None = None) -> tupl
     return today, rest
 
 
-def budget_toast(cost: AgentCost) -> tuple[str, str] | None:
+def budget_toast(cost: AgentCost) -> tuple[str, SeverityLevel] | None:
     """The toast for an agent whose budget state just worsened: (message, severity)."""
     if cost.budget == HELD:
         return f"{cost.key} is held: {cost.detail}. $ on the Agents pane lets it go on.", "error"
@@ -69,14 +70,14 @@ class SpendWatch:
 
     def follow(
         self, records: dict[str, AgentRecord | None], now: datetime, source: str = ""
-    ) -> list[tuple[str, str]]:
+    ) -> list[tuple[str, SeverityLevel]]:
         """Take in these agents (``None``: gone); the toasts for budgets just crossed (an
         agent seen for the first time is taken in silently: its row says it)."""
         toasts = []
         for key, record in records.items():
             fields = record.fields if record is not None and not record.error else None
             self.totals.update(key, fields, source)
-            cost = spent(record, now) if fields is not None else None  # type: ignore[arg-type]
+            cost = spent(record, now) if record is not None and fields is not None else None
             state = cost.budget if cost is not None else "ok"
             before = self._states.get(key)
             self._states[key] = state

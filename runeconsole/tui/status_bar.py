@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
@@ -21,7 +22,7 @@ def shown_root(root: Path, width: int) -> str:
 
 
 class StatusBar(Static):
-    def __init__(self, root: Path, **kwargs: object) -> None:
+    def __init__(self, root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.root = root
         self.figures: dict[str, dict[str, int]] = {}

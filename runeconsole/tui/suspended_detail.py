@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import App
@@ -106,7 +108,7 @@ class InjectionScreen(DetailModal):
 
 
 def show_resumed(
-    app: App[object],
+    app: App[Any],
     task_id: str,
     resume_count: int,
     injection: str,

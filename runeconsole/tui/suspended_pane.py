@@ -1,21 +1,26 @@
 """The Suspended pane: context files with their verdicts, and the arc checkpoints.
 
-The top table has one row per context file (keyed by its path), the verdict in
-colour; ``enter`` shows the frontmatter, the files against git and the injection
-resume would produce, ``s`` resumes after a confirmation. The bottom table lists
-arc checkpoints as a dry-run resume sees them, each phase of PHASE_ORDER as one
-coloured mark, demoted phases marked ``!``.
+``SuspendedTable`` is the list both consoles show: one row per context file (keyed by
+its path), the verdict in colour, and ``s`` to resume one whose verdict allows it (each
+console says how: here, or on the row's source). ``SuspendedPane`` is the project
+console's, fed by the files: ``enter`` shows the frontmatter, the files against git and
+the injection resume would produce, ``s`` resumes after a confirmation; below, the arc
+checkpoints as a dry-run resume sees them, each phase of PHASE_ORDER as one coloured
+mark, demoted phases marked ``!``.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.widgets import Static
 
 from runeconsole.core.files import is_temp_name
@@ -33,9 +38,10 @@ from runeconsole.services.suspension import (
 )
 from runeconsole.tui.arc_detail import ArcDetail
 from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import SUSPENDED, LivePane
+from runeconsole.tui.pane import SUSPENDED, FilePane, Pane
 from runeconsole.tui.resume_confirm import ResumeConfirm
 from runeconsole.tui.suspended_detail import ContextDetail, show_resumed
+from runeconsole.tui.table_view import TableView
 from runeconsole.tui.theme import ACTION_STYLE, DEMOTED_MARK, PHASE_MARK, VERDICT_STYLE
 from runeconsole.tui.workers import background, cancelled
 
@@ -86,8 +92,11 @@ def phase_strip(plan: ResumePlan) -> Text:
     return text
 
 
-def context_row(record: ContextRecord, now: object, max_resumes: int) -> tuple[object, ...]:
-    verdict = Text(record.verdict, VERDICT_STYLE[record.verdict])
+def context_row(
+    record: ContextRecord, now: datetime, max_resumes: int | None
+) -> tuple[object, ...]:
+    """The cells of a context file (``max_resumes``: the root's, where it is known)."""
+    verdict = Text(record.verdict, VERDICT_STYLE.get(record.verdict, "bold red"))
     if not record.meta:
         detail = Text(f"unreadable: {record.reason}", "red")
         return (verdict, record.task_id, record.arc, "", "-", "", "", detail)
@@ -96,8 +105,8 @@ def context_row(record: ContextRecord, now: object, max_resumes: int) -> tuple[o
         record.task_id,
         record.arc,
         record.text("worker"),
-        format_age(record.age_at(now)),  # type: ignore[arg-type]
-        f"{record.resume_count}/{max_resumes}",
+        format_age(record.age_at(now)),
+        f"{record.resume_count}/{max_resumes}" if max_resumes else str(record.resume_count),
         record.text("timeout_reason"),
         Text(record.detail or record.text("last_action"), "" if record.verdict == OK else "dim"),
     )
@@ -121,7 +130,55 @@ def arc_row(plan: ResumePlan) -> tuple[object, ...]:
     )
 
 
-class SuspendedPane(LivePane):
+class SuspendedTable(Pane[ContextRecord]):
+    BINDINGS = [Binding("s", "resume", "Resume")]
+    PANE_ID = SUSPENDED
+    TITLE = "Suspended"
+    HELP_KEYS: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("VERDICT", "each context file's integrity: ok, stale (git moved), exhausted, corrupt"),
+        ("s", "resume the selected task (asks first; shows and copies the injection)"),
+    )
+    COLUMNS = CONTEXT_COLUMNS
+    SORT = ("arc", "task")
+    MOVING = AGE
+    max_resumes: int | None = None  # the root's limit, where it is known
+
+    def cells(self, key: str, record: ContextRecord) -> tuple[object, ...]:
+        return context_row(record, self.now(), self.max_resumes)
+
+    def search_fields(self, key: str, record: ContextRecord) -> tuple[str, ...]:
+        return (key, record.verdict, record.text("worker"))
+
+    def sort_key(self, value: Any) -> Any:
+        return tuple(str(cell) for cell in value)
+
+    def moving(self, key: str, record: ContextRecord) -> dict[str, object] | None:
+        return {"age": format_age(record.age_at(self.now()))} if record.meta else None
+
+    def figures(self) -> dict[str, int]:
+        bad = sum(1 for r in self.records.values() if r.verdict in (CORRUPT, UNREADABLE))
+        return {"suspended": len(self.records), "corrupt": bad}
+
+    def action_resume(self) -> None:
+        chosen = self.selected()
+        if chosen is None:
+            self.notify("select a suspended task to resume", severity="warning")
+            return
+        key, record = chosen
+        if record.verdict not in (OK, STALE):
+            detail = record.detail or record.verdict
+            self.notify(
+                f"task #{record.task_id} cannot resume: {detail}", severity="error", markup=False
+            )
+            return
+        self.resume_record(key, record)
+
+    def resume_record(self, key: str, record: ContextRecord) -> None:
+        """Resume a task whose verdict allows it (asking first)."""
+        raise NotImplementedError
+
+
+class SuspendedPane(SuspendedTable, FilePane[ContextRecord]):
     DEFAULT_CSS = """
     .pane-heading {
         height: 1;
@@ -131,12 +188,7 @@ class SuspendedPane(LivePane):
     }
     """
     WRITES = frozenset({"resume"})
-    BINDINGS = [
-        Binding("enter", "details", "Details", show=False),
-        Binding("s", "resume", "Resume"),
-    ]
-    PANE_ID = SUSPENDED
-    TITLE = "Suspended"
+    BINDINGS = [Binding("enter", "details", "Details", show=False)]
     HELP_KEYS = (
         ("enter", "a context file: frontmatter, files against git, the resume injection"),
         ("", "a checkpoint: every phase in PHASE_ORDER, the resume point, warnings"),
@@ -144,24 +196,20 @@ class SuspendedPane(LivePane):
         ("tab", "move between suspended tasks and arc checkpoints"),
     )
 
-    def __init__(self, suspension: Suspension, checkpoints: Checkpoints, **kwargs: object) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, suspension: Suspension, checkpoints: Checkpoints, **kwargs: Any) -> None:
+        super().__init__(clock=suspension.clock, **kwargs)
         self.suspension = suspension
         self.checkpoints = checkpoints
-        self.records: dict[str, ContextRecord] = {}
+        self.max_resumes = suspension.settings.max_resume_count
         self.plans: dict[str, ResumePlan] = {}
         self.view: GitView | None = None
         self._dirs: list[Path] = []
 
     def compose(self) -> ComposeResult:
         yield Static("Suspended tasks", classes="pane-heading")
-        yield KeyedTable(CONTEXT_COLUMNS, id="suspended-table")
+        yield from super().compose()
         yield Static(ARC_HEADING, classes="pane-heading")
         yield KeyedTable(ARC_COLUMNS, id="arcs-table")
-
-    @property
-    def table(self) -> KeyedTable:
-        return self.query_one("#suspended-table", KeyedTable)
 
     @property
     def arcs(self) -> KeyedTable:
@@ -210,46 +258,24 @@ class SuspendedPane(LivePane):
 
     # -- applying changes --------------------------------------------------------------------
 
-    def upsert(self, record: ContextRecord) -> None:
-        self.records[record.key] = record
-        self.place(
-            self.table,
-            record.key,
-            (record.key, record.verdict, record.text("worker")),
-            lambda: context_row(
-                record, self.suspension.clock.now(), self.suspension.settings.max_resume_count
-            ),
-            moving=AGE,
-        )
-
     def upsert_plan(self, plan: ResumePlan) -> None:
         key = str(plan.path)
         self.plans[key] = plan
         self.place(self.arcs, key, (key, plan.action), partial(arc_row, plan))
 
-    def sync(self, view: GitView, records: list[ContextRecord], plans: list[ResumePlan]) -> None:
+    def show(self, view: GitView, records: list[ContextRecord], plans: list[ResumePlan]) -> None:
         """Make both tables match a full listing, by key."""
         self.view = view
-        for key in set(self.records) - {r.key for r in records}:
-            self.records.pop(key)
-            self.table.drop(key)
         for key in set(self.plans) - {str(p.path) for p in plans}:
             self.plans.pop(key)
             self.arcs.drop(key)
-        for record in records:
-            self.upsert(record)
         for plan in plans:
             self.upsert_plan(plan)
-        self.finish_batch()
+        self.sync({record.key: record for record in records})
 
-    def finish_batch(self) -> None:
-        self.table.reorder("arc", "task", key=lambda cells: (str(cells[0]), str(cells[1])))
+    def finish(self) -> None:
+        super().finish()
         self.arcs.reorder("id")
-        self.summarise(self.counts())
-
-    def counts(self) -> dict[str, int]:
-        bad = sum(1 for r in self.records.values() if r.verdict in (CORRUPT, UNREADABLE))
-        return {"suspended": len(self.records), "corrupt": bad}
 
     def apply_changes(self, paths: set[Path]) -> None:
         """Context files are re-read in place; a checkpoint change re-plans in the background."""
@@ -274,45 +300,32 @@ class SuspendedPane(LivePane):
     def on_suspended_pane_contexts_read(self, message: ContextsRead) -> None:
         message.stop()
         for key in message.gone:
-            if self.records.pop(key, None) is not None:
-                self.table.drop(key)
+            self.drop(key)
         for record in message.records:
-            self.upsert(record)
-        self.finish_batch()
+            self.put(record.key, record)
+        self.finish()
+
+    def rescan(self) -> None:
+        self.read_all()
 
     @background("suspended-rescan", exclusive=True)
-    def rescan(self) -> None:
+    def read_all(self) -> None:
         loaded = self.load()
         if not cancelled():
             self.post_message(self.Loaded(*loaded))
 
     def on_suspended_pane_loaded(self, message: Loaded) -> None:
         message.stop()
-        self.sync(message.view, message.records, message.plans)
-
-    def tick(self) -> None:
-        now = self.suspension.clock.now()
-
-        def age(key: str) -> dict[str, object] | None:
-            record = self.records.get(key)
-            return {"age": format_age(record.age_at(now))} if record and record.meta else None
-
-        self.table.refresh_visible(age)
+        self.show(message.view, message.records, message.plans)
 
     def refilter(self) -> None:
-        for record in list(self.records.values()):
-            self.upsert(record)
         for plan in list(self.plans.values()):
             self.upsert_plan(plan)
-        self.finish_batch()
+        super().refilter()
 
     # -- interaction -------------------------------------------------------------------------
 
-    def selected_record(self) -> ContextRecord | None:
-        key = self.table.cursor_key()
-        return self.records.get(key) if key is not None else None
-
-    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: TableView.RowSelected) -> None:
         event.stop()
         if event.table.id == "arcs-table":
             self.show_arc(event.key)
@@ -328,19 +341,17 @@ class SuspendedPane(LivePane):
         if self.arcs.has_focus:
             self.show_arc(self.arcs.cursor_key())
             return
-        record = self.selected_record()
-        if record is not None:
-            self.app.push_screen(ContextDetail(self.suspension, record, self.view))
+        chosen = self.selected()
+        if chosen is not None:
+            self.app.push_screen(ContextDetail(self.suspension, chosen[1], self.view))
 
     def action_resume(self) -> None:
-        record = self.selected_record()
-        if record is None or self.arcs.has_focus:
+        if self.arcs.has_focus:
             self.notify("select a suspended task to resume", severity="warning")
-            return
-        if record.verdict not in (OK, STALE):
-            self.notify(f"task #{record.task_id} cannot resume: {record.detail}", severity="error")
-            return
+        else:
+            super().action_resume()
 
+    def resume_record(self, key: str, record: ContextRecord) -> None:
         def confirmed(answer: bool | None) -> None:
             if answer:
                 self.resume(record)
@@ -364,10 +375,10 @@ class SuspendedPane(LivePane):
     def on_suspended_pane_resumed(self, message: Resumed) -> None:
         message.stop()
         result = message.result
-        self.upsert(message.record)
-        self.finish_batch()
+        self.put(message.record.key, message.record)
+        self.finish()
         if result.task is not None:
-            severity = "information" if result.task.written else "warning"
+            severity: SeverityLevel = "information" if result.task.written else "warning"
             self.notify(f"task metadata: {result.task.describe()}", severity=severity, timeout=10)
         record = result.record
         show_resumed(

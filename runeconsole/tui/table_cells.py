@@ -48,7 +48,8 @@ def as_renderable(value: Any) -> RenderableType:
         return Text(f"{value:.2f}", end="", no_wrap=True)
     if not is_renderable(value):
         return Text(str(value), end="", no_wrap=True)
-    return value
+    shown: RenderableType = value
+    return shown
 
 
 def value_width(console: Console, value: Any) -> int:
@@ -95,10 +96,9 @@ def draw_cell(
     """One line of ``width`` cells: ``value`` padded, ``pre`` under its own styles and
     ``post`` over them; runs of one style joined."""
     shown = as_renderable(value)
-    plain = shown.plain if isinstance(shown, Text) else None
     if (
-        plain is None
-        or "\n" in plain
+        not isinstance(shown, Text)
+        or "\n" in (plain := shown.plain)
         or "\t" in plain
         or shown.justify not in (None, "default")
         or shown.overflow not in (None, "fold", "crop")

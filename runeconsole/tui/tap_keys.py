@@ -11,6 +11,7 @@ terminal the windows look as they always have.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from textual import events
 from textual.app import ComposeResult
@@ -55,8 +56,8 @@ class TapKeys(Widget):
             super().__init__()
             self.key = key
 
-    def __init__(self, keys: Sequence[tuple[str, str]] = (), **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, keys: Sequence[tuple[str, str]] = (), **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.keys = list(keys)
 
     def compose(self) -> ComposeResult:

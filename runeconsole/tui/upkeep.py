@@ -15,6 +15,8 @@ disk) is a warning, and the next hour tries again.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import App
 
 from runeconsole.core.errors import RuneError
@@ -27,7 +29,7 @@ PRUNE_CHECK_SECONDS = 3600.0
 
 
 class Upkeep:
-    def __init__(self, app: App[object], project: Project) -> None:
+    def __init__(self, app: App[Any], project: Project) -> None:
         self.app = app
         self.project = project
         project.settings(RetentionSettings)  # now: a bad value is shown as the console opens

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 from textual import work
 from textual.message import Message
-from textual.worker import get_current_worker
+from textual.message_pump import MessagePump
+from textual.worker import Worker, get_current_worker
 
 from runeconsole.core.errors import RuneError
 
-F = TypeVar("F", bound=Callable[..., Any])
+W = TypeVar("W", bound=MessagePump)
+P = ParamSpec("P")
 
 
 class WorkFailed(Message):
@@ -43,21 +45,23 @@ def cancelled() -> bool:
     return get_current_worker().is_cancelled
 
 
-def background(what: str, *, exclusive: bool = False) -> Callable[[F], F]:
+def background(
+    what: str, *, exclusive: bool = False
+) -> Callable[[Callable[Concatenate[W, P], object]], Callable[Concatenate[W, P], Worker[None]]]:
     """Run the decorated method in a thread worker of the group ``what``; an exception it
     raises is posted as ``WorkFailed`` (unless the worker was cancelled meanwhile)."""
 
-    def decorate(method: F) -> F:
+    def decorate(
+        method: Callable[Concatenate[W, P], object],
+    ) -> Callable[Concatenate[W, P], Worker[None]]:
         @functools.wraps(method)
-        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        def run(self: W, *args: P.args, **kwargs: P.kwargs) -> None:
             try:
-                return method(self, *args, **kwargs)
+                method(self, *args, **kwargs)
             except Exception as exc:  # the policy: shown to the operator, never a crash
                 if not cancelled():
                     self.post_message(WorkFailed(what, exc))
-                return None
 
-        decorated = work(thread=True, group=what, exclusive=exclusive, exit_on_error=False)
-        return decorated(run)  # type: ignore[return-value]
+        return work(thread=True, group=what, exclusive=exclusive, exit_on_error=False)(run)
 
     return decorate

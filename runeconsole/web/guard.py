@@ -13,6 +13,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 
 from aiohttp import hdrs, web
+from aiohttp.typedefs import Middleware
 
 from runeconsole.services.serving.access import FORBIDDEN, TOKEN_PARAMETER, Access
 from runeconsole.services.serving.throttle import FailureThrottle
@@ -38,7 +39,7 @@ def security_headers(nonce: str) -> dict[str, str]:
     }
 
 
-def guard(access: Access, throttle: FailureThrottle, *, secure: bool) -> Callable:
+def guard(access: Access, throttle: FailureThrottle, *, secure: bool) -> Middleware:
     """The middleware; ``secure``: the cookie travels over HTTPS only."""
 
     @web.middleware

@@ -39,7 +39,7 @@ async def test_the_console_opens_on_a_full_disk_and_takes_its_locks_once_space_r
     async with app.run_test(size=(120, 32)) as pilot:
         await until(pilot, lambda: told(app, FULL))  # the monitor's pid file, said
         assert not app.presence.held  # its pid file could not be written either
-        assert app.query_one(QuestionsPane).open  # and it shows what is there
+        assert app.query_one(QuestionsPane).records  # and it shows what is there
         scene.disk.free()
         await until(pilot, lambda: app.presence.held, timeout=PRESENCE_RETRY_SECONDS * 5)
         observations = scene.paths.supervisor / "observations.json"
@@ -51,7 +51,7 @@ async def test_an_answer_on_a_full_disk_is_refused_in_the_window_then_given(scen
     async with app.run_test(size=(120, 32)) as pilot:
         pane = app.query_one(QuestionsPane)
         scene.disk.fill()
-        pane.open_modal(pane.open[scene.question])
+        pane.open_modal(pane.records[scene.question])
         await until(pilot, lambda: isinstance(app.screen, QuestionModal))
         await pilot.press("A")
         await until(pilot, lambda: FULL in screen_text(app))
@@ -68,7 +68,7 @@ async def test_a_decision_on_a_full_disk_is_refused_in_the_window_then_made(scen
     async with app.run_test(size=(120, 32)) as pilot:
         pane = app.query_one(PermissionsPane)
         scene.disk.fill()
-        pane.open_modal(pane.requests[scene.request])
+        pane.open_modal(pane.records[scene.request])
         await until(pilot, lambda: isinstance(app.screen, PermissionModal))
         await pilot.press("y")
         await until(pilot, lambda: f"Not decided: {scene.paths.root}" in screen_text(app))
@@ -76,7 +76,7 @@ async def test_a_decision_on_a_full_disk_is_refused_in_the_window_then_made(scen
         await until(pilot, lambda: not isinstance(app.screen, PermissionModal))
         assert Permissions(Project(scene.root)).get(scene.request).open
         scene.disk.free()
-        pane.open_modal(pane.requests[scene.request])
+        pane.open_modal(pane.records[scene.request])
         await until(pilot, lambda: isinstance(app.screen, PermissionModal))
         await pilot.press("y")
         await until(pilot, lambda: not Permissions(Project(scene.root)).get(scene.request).open)

@@ -43,7 +43,7 @@ async def test_a_read_only_root_opens_a_console_that_says_so_and_offers_no_writi
             await pilot.pause()
             assert offered(app) & WRITING == set(), pane
         app.goto_pane(QUESTIONS)
-        await until(pilot, lambda: scene.question in app.query_one(QuestionsPane).open)
+        await until(pilot, lambda: scene.question in app.query_one(QuestionsPane).records)
         await pilot.press("a")
         await pilot.press("enter")
         await pilot.pause(0.2)

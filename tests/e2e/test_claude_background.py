@@ -168,7 +168,7 @@ async def test_the_console_shows_peeks_and_stops_a_background_session(
             await until(pilot, lambda: "Hello from the background." in str(screen.render()), 60)
             title = str(app.screen.query_one("#peek-screen-title", Static).render())
             assert f"claude logs {short}" in title
-            facts = dict(app.screen.facts())  # type: ignore[attr-defined]
+            facts = dict(app.screen.session_facts())  # type: ignore[attr-defined]
             assert facts["kind"] == f"background ({short})"
             assert facts["last message"] == "Hello from the background."
             await pilot.press("escape")

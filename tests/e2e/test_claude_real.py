@@ -51,7 +51,7 @@ async def test_its_ask_user_question_is_answered_from_the_console(
             await in_thread(session.ready)
             await in_thread(lambda: session.type("Ask me about the auth module."))
             pane = app.query_one(QuestionsPane)
-            await until(pilot, lambda: len(pane.open) == 2)
+            await until(pilot, lambda: len(pane.records) == 2)
             # The questions come first, the agent's state right after them.
             await until(pilot, lambda: (claude_agent(root) or {}).get("activity") == "waiting")
             await pilot.press("a")  # from the Agents pane

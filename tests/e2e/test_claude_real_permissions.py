@@ -76,7 +76,7 @@ async def test_its_permission_prompts_are_decided_from_the_console(tmp_path: Pat
         pane = app.query_one(PermissionsPane)
 
         def waiting() -> list:
-            return [r for r in pane.requests.values() if r.open]
+            return [r for r in pane.records.values() if r.open]
 
         with ClaudeSession(root, home, script, "--permission-mode", "default") as session:
             await in_thread(session.ready)
@@ -146,11 +146,11 @@ async def test_answered_in_its_own_dialog_the_request_closes_in_the_console(
         with ClaudeSession(root, home, script, "--permission-mode", "default") as session:
             await in_thread(session.ready)
             await in_thread(lambda: session.type("Make the file."))
-            await until(pilot, lambda: any(r.open for r in pane.requests.values()))
+            await until(pilot, lambda: any(r.open for r in pane.records.values()))
             # Claude Code shows its dialog while the hook waits; answered there, it runs.
             await in_thread(lambda: session.wait_screen("Do you want to proceed"))
             await in_thread(lambda: say_yes(session))
-            await until(pilot, lambda: not any(r.open for r in pane.requests.values()), 20)
+            await until(pilot, lambda: not any(r.open for r in pane.records.values()), 20)
         (record,) = Permissions(Project(root)).history()
         assert "answered in Claude Code's own dialog" in record.outcome
     assert (root / "made-by-bash").exists()

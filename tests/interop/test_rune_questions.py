@@ -60,7 +60,7 @@ async def test_the_console_never_answers_a_question_another_tool_asked(project: 
             questions.tick()
             await pilot.pause()
         await app.workers.wait_for_complete()
-        [shown] = questions.open.values()
+        [shown] = questions.records.values()
         assert shown.deadline is None and not shown.asked_here
         table = questions.table
         row = table.get_row(shown.id)
@@ -129,11 +129,11 @@ async def test_the_console_lists_background_questions_as_they_appear(project: Pa
         path = background_question(project, "20260226-020000", "task-6", "Which port?", OPTIONS)
         questions.apply_changes({path.parent.parent})  # a new background run appeared
         await pilot.pause()
-        assert "work/20260226-020000/task-6" in questions.open
+        assert "work/20260226-020000/task-6" in questions.records
         path.with_name("task-6.answer").write_text('{"answer": "8080", "decided_by": "user"}')
         questions.apply_changes({path.with_name("task-6.answer")})
         await pilot.pause()
-        assert questions.open == {}
+        assert questions.records == {}
 
 
 def test_any_rune_work_directory_with_a_valid_id_is_read(project: Path, cli) -> None:

@@ -54,11 +54,11 @@ async def test_a_hook_fed_agent_appears_and_updates_live(hooked: Bridge) -> None
         await in_thread(lambda: hooked.send("Notification"))
         await until(pilot, lambda: cell(app, KEY, "wait") == "!")
         problems = app.query_one(ProblemsPane)
-        await until(pilot, lambda: f"{KEY}/waiting" in problems.problems)
-        assert problems.problems[f"{KEY}/waiting"].detail == "Claude needs your permission"
+        await until(pilot, lambda: f"{KEY}/waiting" in problems.records)
+        assert problems.records[f"{KEY}/waiting"].detail == "Claude needs your permission"
         await in_thread(lambda: hooked.send("SessionEnd"))
         await until(pilot, lambda: cell(app, KEY, "status") == "terminated")
-        assert f"{KEY}/waiting" not in problems.problems
+        assert f"{KEY}/waiting" not in problems.records
 
 
 async def test_a_two_question_call_is_answered_in_the_modal_from_any_pane(
@@ -70,7 +70,7 @@ async def test_a_two_question_call_is_answered_in_the_modal_from_any_pane(
         await in_thread(lambda: hooked.send("SessionStart"))
         done = hooked.send_later("PreToolUse-AskUserQuestion")
         pane = questions_pane(app)
-        await until(pilot, lambda: len(pane.open) == 2)
+        await until(pilot, lambda: len(pane.records) == 2)
         toasts = [n.message for n in app._notifications]
         assert any(message.endswith("press a to answer") for message in toasts), toasts
         assert app.query_one("TabbedContent").active == "agents"  # type: ignore[attr-defined]
@@ -94,7 +94,7 @@ async def test_a_two_question_call_is_answered_in_the_modal_from_any_pane(
             "Which hash should the auth module use?": "argon2",
             "Which checks should run?": "lint, e2e",
         }
-        await until(pilot, lambda: not pane.open)
+        await until(pilot, lambda: not pane.records)
 
 
 async def test_a_with_nothing_open_says_so(project: Path, clock: ManualClock) -> None:
@@ -140,7 +140,7 @@ async def open_scene_call(pilot: Pilot) -> None:
     pilot.app.goto_pane("questions")  # type: ignore[attr-defined]
     await pilot.pause()
     pane = questions_pane(pilot.app)  # type: ignore[arg-type]
-    pane.open_modal(pane.open[f"claude-code/{ASK_TASK}.q1"])
+    pane.open_modal(pane.records[f"claude-code/{ASK_TASK}.q1"])
     await until(pilot, lambda: isinstance(pilot.app.screen, QuestionModal))
     await pilot.press("A")
     await until(pilot, lambda: pilot.app.screen.question.seq == 2)  # type: ignore[attr-defined]

@@ -154,7 +154,7 @@ async def test_command_palette_jumps_to_an_agent(project: Path, clock: ManualClo
 
 
 async def test_problems_pane_keeps_urgency_then_context_order(project: Path) -> None:
-    from runeconsole.services.supervisor import Problem
+    from runeconsole.services.fleet import Problem
     from runeconsole.tui.problems_pane import ProblemsPane
 
     def context(key: str, rank: int, left: int) -> Problem:
@@ -164,11 +164,16 @@ async def test_problems_pane_keeps_urgency_then_context_order(project: Path) -> 
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press("2")
         pane = app.query_one(ProblemsPane)
-        pane.show([context("worker-a", 4, 22), context("worker-b", 4, 18), context("c", 3, 14)])
+
+        def judged(*problems: Problem) -> None:  # as the model keeps them once judged
+            app.fleet.problems.update({problem.key: [problem] for problem in problems})
+            pane.show_agents({problem.key for problem in problems})
+
+        judged(context("worker-a", 4, 22), context("worker-b", 4, 18), context("c", 3, 14))
         await pilot.pause()
         assert pane.table.visible_keys() == ["c/context", "worker-b/context", "worker-a/context"]
         # No row added, only context spent: the order still follows it.
-        pane.show([context("worker-a", 4, 16), context("worker-b", 4, 18), context("c", 3, 14)])
+        judged(context("worker-a", 4, 16))
         await pilot.pause()
         assert pane.table.visible_keys() == ["c/context", "worker-a/context", "worker-b/context"]
 

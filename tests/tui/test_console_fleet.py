@@ -15,7 +15,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.control import CONTROL
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.fleet.model import FleetChange
-from runeconsole.tui.agents_pane import FIRST_ROWS, SEEN_AT
+from runeconsole.tui.agents_pane import FIRST_ROWS
 from runeconsole.tui.app import INLINE_LOAD, RuneConsole, create_app
 from runeconsole.tui.feed import FleetChanged
 from runeconsole.tui.status_bar import StatusBar
@@ -90,7 +90,7 @@ async def test_a_filter_matching_more_than_a_screenful_brings_every_match_in_ord
         assert len(matching) > FIRST_ROWS  # the rest arrive in chunks after the first frame
         await until(pilot, lambda: table.row_count == len(matching))
         assert table.keys() == matching
-        assert str(table.get_row(matching[0])[SEEN_AT]) == "1m05s"  # as of now, not the fill
+        assert str(table.get_cell(matching[0], "seen")) == "1m05s"  # as of now, not the fill
 
 
 def on_screen(app: RuneConsole) -> list[str]:

@@ -55,7 +55,7 @@ async def test_columns_follow_the_agents_screen_and_hook(fleet_root: Path) -> No
         assert cell(app, "worker-a", "phase")  # from the hook the agent keeps
         await until(pilot, lambda: cell(app, "worker-b", "wait") in ("?", "!"))
         problems = app.query_one("#problems-pane")
-        await until(pilot, lambda: any(k.startswith("worker-b/") for k in problems.problems))
+        await until(pilot, lambda: any(k.startswith("worker-b/") for k in problems.records))
 
 
 async def test_killed_session_turns_red_and_r_respawns_it(
@@ -75,7 +75,7 @@ async def test_killed_session_turns_red_and_r_respawns_it(
         assert app.agents_pane.records["worker-a"].liveness == "red"
         await pilot.press("2")
         problems = app.query_one("#problems-pane")
-        await until(pilot, lambda: "worker-a/crashed" in problems.problems)
+        await until(pilot, lambda: "worker-a/crashed" in problems.records)
         await pilot.press("enter")
         assert app.agents_pane.selected_key() == "worker-a"
         await pilot.press("r")

@@ -12,7 +12,8 @@ import pytest
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.tui.app import create_app
 from runeconsole.tui.budget_allow import AllowWindow
-from runeconsole.tui.fleet_console.app import SourcesBar, create_fleet_app
+from runeconsole.tui.fleet_console.app import create_fleet_app
+from runeconsole.tui.fleet_console.sources_bar import SourcesBar
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.status_bar import StatusBar
 from tests.support.claude import KEY, Bridge, in_thread
@@ -60,11 +61,11 @@ async def test_spending_shows_crossed_budgets_toast_and_dollar_lets_the_agent_go
         assert "5h 42% ↻" in top(app) and "7d 17%" in top(app)  # the plan, from its line
         await in_thread(lambda: spend(hooked, 0.9))
         problems = app.query_one(ProblemsPane)
-        await until(pilot, lambda: f"{KEY}/budget" in problems.problems)
+        await until(pilot, lambda: f"{KEY}/budget" in problems.records)
         toasts = [n.message for n in app._notifications]
         assert f"{KEY}: per_day_usd: $0.90 of $1.00 today (90%)" in toasts
         await in_thread(lambda: spend(hooked, 1.2))
-        await until(pilot, lambda: problems.problems[f"{KEY}/budget"].detail.startswith("held"))
+        await until(pilot, lambda: problems.records[f"{KEY}/budget"].detail.startswith("held"))
         await until(pilot, lambda: any("is held" in n.message for n in app._notifications))
         app.agents_pane.select(KEY)
         await pilot.press("dollar_sign")
@@ -72,7 +73,7 @@ async def test_spending_shows_crossed_budgets_toast_and_dollar_lets_the_agent_go
         await pilot.press("x", "enter")  # not dollars: said, and the window stays
         assert isinstance(app.screen, AllowWindow)
         await pilot.press("backspace", "2", "enter")
-        await until(pilot, lambda: f"{KEY}/budget" not in problems.problems)
+        await until(pilot, lambda: f"{KEY}/budget" not in problems.records)
         assert hooked.identity()["cost"]["budget"]["state"] == "allowed"
         quiet = await in_thread(lambda: hooked.send("PreToolUse-Bash"))
         assert quiet.stdout == ""  # type: ignore[attr-defined]

@@ -41,7 +41,7 @@ async def form_asked(app: RuneConsole, pilot: Pilot, hooked: Bridge) -> tuple[di
     await in_thread(lambda: hooked.send("SessionStart"))
     done = hooked.send_later("Elicitation")
     pane = app.query_one(QuestionsPane)
-    await until(pilot, lambda: len(pane.open) == 1)
+    await until(pilot, lambda: len(pane.records) == 1)
     await pilot.press("a")
     await until(pilot, lambda: form_open(app))
     return done, pane
@@ -57,7 +57,7 @@ async def test_the_form_is_filled_checked_and_accepted_with_typed_values(hooked:
     app = create_app(hooked.project, rescan_seconds=60)
     async with app.run_test(size=(100, 40)) as pilot:
         done, pane = await form_asked(app, pilot, hooked)
-        (question,) = pane.open.values()
+        (question,) = pane.records.values()
         assert question.text == "Where should this deploy go?" and question.worker == KEY
         modal = app.screen
         assert isinstance(modal, ElicitationModal)
@@ -86,7 +86,7 @@ async def test_the_form_is_filled_checked_and_accepted_with_typed_values(hooked:
             "content": {"branch": "main", "replicas": 3, "canary": False, "region": "us"},
         }
         await until(pilot, lambda: not isinstance(app.screen, ElicitationModal))
-        await until(pilot, lambda: not pane.open)
+        await until(pilot, lambda: not pane.records)
 
 
 async def test_decline_tells_the_server_no(hooked: Bridge) -> None:
@@ -171,7 +171,7 @@ def test_snapshot_the_form_at_80x24(
 
     async def open_form(pilot: Pilot) -> None:
         pane = pilot.app.query_one(QuestionsPane)
-        pane.open_modal(pane.open[f"claude-code/{ELICIT_TASK}.q1"])
+        pane.open_modal(pane.records[f"claude-code/{ELICIT_TASK}.q1"])
         await until(pilot, lambda: form_open(pilot.app))
         pilot.app.screen.query_one("#field-0", Input).value = "main"
         pilot.app.screen.query_one("#field-3", Select).value = "eu"

@@ -16,11 +16,9 @@ from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.claude.permissions import Permissions
 from runeconsole.services.claude.presence import console_open
 from runeconsole.services.project import Project
-from runeconsole.tui.fleet_console.answer_modal import FleetAnswerModal
 from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
-from runeconsole.tui.fleet_console.permission_modal import FleetPermissionModal
-from runeconsole.tui.fleet_console.rows import permission_open, question_open
-from runeconsole.tui.fleet_console.store import PERMISSION, QUESTION
+from runeconsole.tui.permission_modal import PermissionModal
+from runeconsole.tui.question_modal import QuestionModal
 from tests.support.claude import Bridge, in_thread
 from tests.support.fleet import project_root
 from tests.support.hook_runner import HookResult, decision
@@ -37,12 +35,15 @@ async def console(specs: list[SourceSpec]) -> AsyncIterator[tuple[FleetConsole, 
 
 
 def open_questions(app: FleetConsole) -> list[str]:
-    return [k for k in app.store.keys(QUESTION) if question_open(app.store.get(QUESTION, k) or {})]
+    return [k for k, q in app.model.questions.records.items() if q.state == "pending"]
 
 
-async def test_a_claude_code_question_on_a_source_waits_for_and_gets_the_fleet_console_s_answer(
+async def test_a_claude_code_call_on_a_source_is_answered_whole_in_the_fleet_console(
     hooked: Bridge, tmp_path: Path
 ) -> None:
+    """Both questions of the call in one window, as the project console answers them: the
+    single choice at once, then the multi-select one by toggling options; each answer is
+    sent to the source the call was made on."""
     specs = [
         SourceSpec("claude", str(hooked.project)),
         SourceSpec("other", str(project_root(tmp_path, "other", "a"))),
@@ -55,30 +56,24 @@ async def test_a_claude_code_question_on_a_source_waits_for_and_gets_the_fleet_c
         await until(pilot, lambda: len(open_questions(app)) == 2)
         assert all(key.startswith("claude/claude-code/") for key in open_questions(app))
         await pilot.press("4")  # the Questions pane
-        letters = {"Which hash should the auth module use?": "B", "Which checks should run?": "A"}
-        table = app.panes[3].table
-        for sent in (1, 2):  # argon2; one of the checks (multiSelect: lint)
-            unanswered = next(
-                key
-                for key in app.store.keys(QUESTION)
-                if (app.store.get(QUESTION, key) or {}).get("question") in letters
-            )
-            table.move_to(unanswered)
-            await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
-            modal = app.screen
-            assert isinstance(modal, FleetAnswerModal)
-            await pilot.press(letters.pop(str(modal.row["question"])))
-            await until(pilot, lambda sent=sent: len(app._notifications) == sent)
-        assert not letters
-        assert all("sent to claude" in n.message for n in app._notifications)
-        await until(pilot, lambda: "result" in done)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, QuestionModal))
+        modal = app.screen
+        assert isinstance(modal, QuestionModal) and modal.source == "claude"
+        assert len(modal.call) == 2 and modal.question.seq == 1
+        await pilot.press("B")  # argon2: answered on the source, on to question 2
+        await until(pilot, lambda: modal.question.seq == 2, 30)
+        assert modal.question.multi_select
+        await pilot.press("A", "down", "down", "space", "enter")  # lint and e2e
+        await until(pilot, lambda: "result" in done, 30)
+        assert not isinstance(app.screen, QuestionModal)
         result = done["result"]
         assert result.errors == [] and result.exit_code == 0
         assert decision([result]).updated_input["answers"] == {  # type: ignore[index]
             "Which hash should the auth module use?": "argon2",
-            "Which checks should run?": "lint",
+            "Which checks should run?": "lint, e2e",
         }
+        await until(pilot, lambda: not open_questions(app))
     assert not console_open(hooked.paths)  # closed with the console
 
 
@@ -111,19 +106,18 @@ async def test_permission_requests_of_a_source_are_allowed_and_denied_in_the_fle
             assert "⚑1" in str(app.query_one(SourcesBar).render())
             pane.table.move_to(open_requests(app)[0])
             await pilot.press("enter")
-            await until(pilot, lambda: isinstance(app.screen, FleetPermissionModal))
+            await until(pilot, lambda: isinstance(app.screen, PermissionModal))
             await pilot.press(*keys)
             await until(pilot, lambda done=done: "result" in done)
             assert hook_decision(done) == verdict
             await until(pilot, lambda: not open_requests(app))
         (rule,) = Permissions(Project(hooked.project)).rules()
         assert (rule.behavior, rule.tool, rule.scope) == ("allow", "Bash", "all agents")
-        shown = [str(pane.table.get_row(k)[-1]) for k in app.store.keys(PERMISSION)]
+        shown = [str(pane.table.get_row(k)[-1]) for k in app.model.permissions.records]
         assert any("allowed by" in line for line in shown) and any(
             "use make" in line for line in shown
         )
 
 
 def open_requests(app: FleetConsole) -> list[str]:
-    keys = app.store.keys(PERMISSION)
-    return [key for key in keys if permission_open(app.store.get(PERMISSION, key) or {})]
+    return [key for key, request in app.model.permissions.records.items() if request.open]

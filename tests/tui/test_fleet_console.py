@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -11,7 +12,10 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
 from textual.pilot import Pilot
+from textual.widgets import Static, TabbedContent
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
@@ -19,13 +23,14 @@ from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.timeutil import iso_z
 from runeconsole.demo.suspended import write_context
 from runeconsole.services.project import Project
-from runeconsole.services.questions import Questions
+from runeconsole.services.questions import Question, Questions
 from runeconsole.services.registry import Registry
 from runeconsole.services.suspension import Suspension
+from runeconsole.tui.agent_detail import AgentDetail
 from runeconsole.tui.confirm import ConfirmScreen
-from runeconsole.tui.fleet_console.answer_modal import FleetAnswerModal
 from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
-from runeconsole.tui.fleet_console.store import AGENT
+from runeconsole.tui.fleet_console.panes import FleetQuestionsPane
+from runeconsole.tui.question_modal import QuestionModal
 from runeconsole.tui.suspended_detail import InjectionScreen
 from tests.support.fleet import project_root
 from tests.support.polling import until
@@ -39,9 +44,7 @@ async def console(
 ) -> AsyncIterator[tuple[FleetConsole, Pilot]]:
     app = create_fleet_app(specs, heartbeat=0.5, tick_seconds=0, **kwargs)
     async with app.run_test(size=(140, 30)) as pilot:
-        await until(
-            pilot, lambda: all(s["state"] != "connecting" for s in app.store.states.values())
-        )
+        await until(pilot, lambda: all(s.state != "connecting" for s in app.model.states.values()))
         yield app, pilot
 
 
@@ -87,7 +90,7 @@ async def test_a_change_on_one_root_repaints_its_row_and_its_source_counts(
         await until(pilot, lambda: len(shown(app, 0)) == 2)
         Registry(Project(two)).mark_crashed("worker-c")
         await until(pilot, lambda: "crashed" in str(app.panes[0].table.get_row("two/worker-c")))
-        assert app.store.get(AGENT, "one/worker-a")["status"] == "active"
+        assert app.model.agents.records["one/worker-a"].status == "active"
         await until(pilot, lambda: "two ●0 ●0 ●1 !1" in bar(app))
         problems = app.panes[2].table
         await until(pilot, lambda: problems.keys() == ["two/worker-c/crashed"])
@@ -120,12 +123,28 @@ async def test_a_question_is_answered_on_the_root_it_was_asked_on(tmp_path: Path
         key = f"two/{QUESTION_DIR.split('/')[-1]}/task-7.q1"
         await until(pilot, lambda: shown(app, 3) == [key])
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
+        await until(pilot, lambda: isinstance(app.screen, QuestionModal))
         await pilot.press("B")
         questions = Questions(Project(two))
         await until(pilot, lambda: questions.read_question(asked).answer is not None)
         assert questions.read_question(asked).answer.option == "B"
         await until(pilot, lambda: shown(app, 3) == [])  # answered: no longer open
+
+
+async def test_a_from_any_pane_opens_the_oldest_question_of_any_source(tmp_path: Path) -> None:
+    one, two = project_root(tmp_path, "one", "a"), project_root(tmp_path, "two", "c")
+    ask(two, "task-8", "Which queue?")
+    async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
+        app,
+        pilot,
+    ):
+        await until(pilot, lambda: len(shown(app, 0)) == 2)
+        await until(pilot, lambda: app.model.counts("two")["questions"] == 1)
+        await pilot.press("a")  # from the Agents pane
+        await until(pilot, lambda: isinstance(app.screen, QuestionModal))
+        modal = app.screen
+        assert isinstance(modal, QuestionModal)
+        assert (modal.source, modal.question.task_id) == ("two", "task-8")
 
 
 async def test_the_merge_queue_of_the_entry_s_source_is_processed_after_confirming(
@@ -196,6 +215,68 @@ async def test_a_stale_agent_s_problem_says_how_long_as_time_goes_on(tmp_path: P
         assert "no heartbeat for 7m40s" in str(app.panes[2].table.get_row(key)[-1])
 
 
+async def test_enter_on_an_agent_shows_its_detail_on_its_source(tmp_path: Path) -> None:
+    one, two = project_root(tmp_path, "one", "a"), project_root(tmp_path, "two", "c")
+    registry = Registry(Project(two))
+    first = registry.get("worker-c").get("agent_id")
+    registry.register("worker", "d", predecessor_id=first)
+    async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
+        app,
+        pilot,
+    ):
+        await until(pilot, lambda: len(shown(app, 0)) == 3)
+        app.panes[0].table.move_to("two/worker-d")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, AgentDetail))
+        detail = app.screen
+        assert isinstance(detail, AgentDetail) and detail.key == "two/worker-d"
+        title = str(detail.query_one("#detail-title", Static).render())
+        assert "two/worker-d" in title and "on two" in title
+        body = detail.query_one("#detail-body", Static).content
+        assert isinstance(body, Table) and "worker-c" in text_of(body)  # its predecessor
+
+
+async def test_the_palette_goes_to_an_agent_of_any_source(tmp_path: Path) -> None:
+    one, two = project_root(tmp_path, "one", "a", "b"), project_root(tmp_path, "two", "c")
+    async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
+        app,
+        pilot,
+    ):
+        await until(pilot, lambda: len(shown(app, 0)) == 3)
+        await pilot.press("3")  # from another pane
+        await pilot.press("ctrl+p", *"two/worker-c")
+        await until(pilot, lambda: "two/worker-c" in palette_hits(app))
+        await pilot.press("enter")
+        await until(pilot, lambda: app.panes[0].table.cursor_key() == "two/worker-c")
+        assert app.query_one(TabbedContent).active == "agents"
+
+
+async def test_a_long_source_name_is_shown_whole(tmp_path: Path) -> None:
+    name = "production-eu-west-2"
+    root = project_root(tmp_path, "one", "a")
+    async with console([SourceSpec(name, str(root)), SourceSpec("b", str(tmp_path))]) as (
+        app,
+        pilot,
+    ):
+        await until(pilot, lambda: len(shown(app, 0)) == 1)
+        assert app.panes[0].table.get_row(f"{name}/worker-a")[0].plain == name
+        screen = app.export_screenshot()
+        assert screen.count(name) >= 2  # in the Agents pane's row and the sources bar
+
+
+def palette_hits(app: FleetConsole) -> str:
+    from textual.command import CommandList
+
+    found = app.screen.query(CommandList)
+    return " ".join(str(option.prompt) for option in found.first().options) if found else ""
+
+
+def text_of(table: Table) -> str:
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(table)
+    return console.export_text()
+
+
 # -- hosts over SSH ------------------------------------------------------------------------
 
 
@@ -221,7 +302,7 @@ async def test_two_hosts_over_ssh_beside_a_local_root_answered_and_back_after_a_
     everyone = ["far/worker-r", "here/worker-a", "other/worker-o"]
     async with console(specs, sockets=sshd.sockets) as (app, pilot):
         await until(pilot, lambda: sorted(shown(app, 0)) == everyone)
-        assert app.store.states["far"]["state"] == "up"
+        assert app.model.states["far"].state == "up"
         # The remote events process dies: the console reconnects and shows the same rows.
         for pid in remote_events_pids(far):
             os.kill(pid, signal.SIGKILL)
@@ -245,7 +326,7 @@ async def test_two_hosts_over_ssh_beside_a_local_root_answered_and_back_after_a_
         await pilot.press("4")
         await until(pilot, lambda: len(shown(app, 3)) == 1)
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
+        await until(pilot, lambda: isinstance(app.screen, QuestionModal))
         await pilot.press("t", *"yes, ship", "enter")
         questions = Questions(Project(far))
         await until(pilot, lambda: questions.read_question(asked).answer is not None, 60)
@@ -264,17 +345,20 @@ async def test_an_answer_while_its_host_is_down_is_refused_and_said_so(
         app,
         pilot,
     ):
-        assert app.store.states["far"]["state"] == "down"
+        assert app.model.states["far"].state == "down"
         assert "far down" in bar(app)
-        row = {"task_id": "task-4", "question": "Retry?", "options": ["A", "B"]}
-        notes: list[str] = []
-        app.notify = lambda message, **_: notes.append(message)  # type: ignore[method-assign]
         key = f"{QUESTION_DIR.split('/')[-1]}/task-4.q1"
-        app.open_window(FleetAnswerModal, "answer", "far", key, row)  # as seen before the outage
-        await until(pilot, lambda: isinstance(app.screen, FleetAnswerModal))
+        seen = Question.from_json(  # as seen before the outage
+            {"signal_dir": key.split("/")[0], "task_id": "task-4", "question": "Retry?"}
+            | {"options": ["A", "B"]}
+        )
+        app.query_one(FleetQuestionsPane).open_modal(seen, f"far/{key}")
+        await until(pilot, lambda: isinstance(app.screen, QuestionModal))
         await pilot.press("A")
-        await until(pilot, lambda: notes)
-        assert "unreachable" in notes[0] and "nothing was sent" in notes[0]
+        note = app.screen.query_one("#question-note")
+        await until(pilot, lambda: "unreachable" in str(note.render()))
+        assert "nothing was sent" in str(note.render())
+        assert isinstance(app.screen, QuestionModal)  # still open: it can be tried again
         assert not question.with_suffix(".answer").exists()
 
 
@@ -300,7 +384,7 @@ def test_fleet_with_no_file_reads_the_default_fleet_file(
 
 async def fleet_scene_ready(pilot: Pilot, pane: str) -> None:
     app = pilot.app
-    await until(pilot, lambda: all(s["state"] != "connecting" for s in app.store.states.values()))
+    await until(pilot, lambda: all(s.state != "connecting" for s in app.model.states.values()))
     await until(pilot, lambda: len(app.panes[0].table.keys()) == 14)
     await pilot.press(pane)
     app.panes[int(pane) - 1].table.move_cursor(row=0)

@@ -82,9 +82,9 @@ async def at_window(pilot: Pilot, app: RuneConsole, made: Bridge, name: str) -> 
 
 async def requested(pilot: Pilot, app: RuneConsole, made: Bridge, name: str) -> dict:
     """A request through the installed hook, once its row is in the pane."""
-    before = len([r for r in pane(app).requests.values() if r.open])
+    before = len([r for r in pane(app).records.values() if r.open])
     done = made.send_later(name)
-    await until(pilot, lambda: len([r for r in pane(app).requests.values() if r.open]) > before)
+    await until(pilot, lambda: len([r for r in pane(app).records.values() if r.open]) > before)
     return done
 
 
@@ -95,7 +95,7 @@ async def test_a_request_is_denied_from_the_agents_pane_and_the_hook_prints_it(
         done = await requested(pilot, app, hooked, "PermissionRequest-Bash")
         toasts = [n.message for n in app._notifications]
         assert any(m.endswith("press a to decide") and COMMAND in m for m in toasts), toasts
-        (request,) = pane(app).requests.values()
+        (request,) = pane(app).records.values()
         assert pane(app).table.has(request.id)
         assert app.query_one("TabbedContent").active == "agents"  # type: ignore[attr-defined]
         await pilot.press("a")
@@ -163,7 +163,7 @@ async def test_a_decision_made_elsewhere_closes_the_modal_saying_so(hooked: Brid
     async with console(hooked) as (app, pilot):
         done = await at_window(pilot, app, hooked, "PermissionRequest-Bash")
         modal = app.screen
-        (request,) = pane(app).requests.values()
+        (request,) = pane(app).records.values()
         Permissions(Project(hooked.project)).decide(request.id, "deny", message="cli", via="cli")
         await until(pilot, lambda: modal.closing)
         assert "Decided elsewhere: denied by operator: cli" in shown(
@@ -182,7 +182,7 @@ async def test_a_opens_the_older_of_a_request_and_a_blocking_question(
         asked = hooked.send_later("PreToolUse-AskUserQuestion")
         from tests.tui.test_claude_console import questions_pane
 
-        await until(pilot, lambda: len(questions_pane(app).open) == 2)
+        await until(pilot, lambda: len(questions_pane(app).records) == 2)
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, PermissionModal))
         await pilot.press("y")
@@ -210,7 +210,7 @@ async def test_unreadable_files_are_rows_saying_why_and_a_restart_keeps_the_reco
         )
         title = shown(view.query_one("#permission-rules-title"))
         assert "permission-rules.json:" in title and "unreadable: not valid JSON" in title
-        (fell,) = [r for r in view.requests.values() if r.id != "perm-broken"]
+        (fell,) = [r for r in view.records.values() if r.id != "perm-broken"]
         assert "fell through to Claude Code: no console was open" in fell.outcome
         app.agents_pane.select(KEY)
         app.goto_agent(KEY)
@@ -236,7 +236,7 @@ def snap_scene(clock: ManualClock) -> ManualClock:
 async def open_scene_request(pilot: Pilot) -> None:
     """The scene's waiting Bash call in the permission window."""
     view = pane(pilot.app)  # type: ignore[arg-type]
-    view.open_modal(view.requests[PERMISSION_ID])
+    view.open_modal(view.records[PERMISSION_ID])
     await until(pilot, lambda: isinstance(pilot.app.screen, PermissionModal))
     await pilot.pause()
 

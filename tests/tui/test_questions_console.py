@@ -199,9 +199,9 @@ async def test_rescan_and_filter(scene: Questions) -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert short_keys(app) == ["task-7.q1", "task-9.q1"]
-        pane(app).filter("legacy")
+        pane(app).filter_text = "legacy"
         assert short_keys(app) == ["task-7.q1"]
-        pane(app).filter("")
+        pane(app).filter_text = ""
         assert len(short_keys(app)) == 2
 
 
@@ -305,7 +305,7 @@ async def test_a_question_overdue_when_first_seen_is_resurfaced_not_decided(
         assert answer_of(scene, "task-3.q1") is None
         assert any("re-surfaced" in n.title for n in app._notifications)
         timeout = pane(app).questions.settings.timeout_seconds  # the console's own setting
-        question = pane(app).open[f"{SIGNAL_DIR}/task-3.q1"]
+        question = pane(app).records[f"{SIGNAL_DIR}/task-3.q1"]
         assert question.seconds_left(clock.now()) == pytest.approx(timeout)
         clock.advance(timeout + 1)
         pane(app).tick()

@@ -17,7 +17,6 @@ from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.tui.agent_detail import AgentDetail
 from runeconsole.tui.app import create_app
 from runeconsole.tui.fleet_console.app import FleetConsole, create_fleet_app
-from runeconsole.tui.fleet_console.peek_modal import FleetPeekModal
 from runeconsole.tui.message_modal import MessageModal
 from tests.support.paste_reader import PASTE_END, PASTE_START
 from tests.support.polling import until
@@ -92,7 +91,7 @@ async def test_m_in_the_agents_pane_opens_the_message_window(tmux_agents: TmuxAg
 async def fleet_console(specs: list[SourceSpec], **kwargs: object) -> AsyncIterator[Pilot]:
     app = create_fleet_app(specs, heartbeat=0.5, tick_seconds=0, **kwargs)
     async with app.run_test(size=(120, 34)) as pilot:
-        await until(pilot, lambda: all(s["state"] == "up" for s in app.store.states.values()), 60)
+        await until(pilot, lambda: all(s.state == "up" for s in app.model.states.values()), 60)
         yield pilot
 
 
@@ -114,7 +113,7 @@ async def test_the_fleet_console_says_and_peeks_on_a_local_source(
         await until(pilot, lambda: log.read_bytes() == pasted("rebase on main"))
         await until(pilot, lambda: not window.is_attached)
         await pilot.press("enter")  # peek
-        await until(pilot, lambda: isinstance(pilot.app.screen, FleetPeekModal))
+        await until(pilot, lambda: isinstance(pilot.app.screen, AgentDetail))
         await until(pilot, lambda: "rebase on main" in shown(pilot, "#peek-screen"))
         await pilot.press("escape")
         await select(pilot, "worker-bare")
@@ -144,12 +143,12 @@ async def test_the_fleet_console_says_and_peeks_over_ssh(
         )
         await until(pilot, lambda: not window.is_attached)
         await pilot.press("p")
-        await until(pilot, lambda: isinstance(pilot.app.screen, FleetPeekModal))
+        await until(pilot, lambda: isinstance(pilot.app.screen, AgentDetail))
         await until(pilot, lambda: "$HOME stays text" in shown(pilot, "#peek-screen"), 60)
         assert "tmux session rune-worker-a" in shown(pilot, "#peek-screen-title")
         await pilot.press("m", *"from the peek", "enter")
         await until(pilot, lambda: log.read_bytes().endswith(pasted("from the peek")), 60)
-        await until(pilot, lambda: isinstance(pilot.app.screen, FleetPeekModal), 60)
+        await until(pilot, lambda: isinstance(pilot.app.screen, AgentDetail), 60)
         await pilot.press("escape")
         await select(pilot, "worker-bare")
         await type_message(pilot, "hello")

@@ -95,7 +95,7 @@ async def test_a_worktree_deleted_under_the_console_says_gone(repo: Path) -> Non
         await changes_looked(pilot)
         assert cell(app, key) == "  +1 −1 1f"
         shutil.rmtree(wt)
-        app.agents_pane.watch.note([app.fleet.get(key)], force=True)
+        app.agents_pane.changes_watch.note([app.fleet.get(key)], force=True)
         await until(pilot, lambda: cell(app, key) == "gone")
         screen = await open_review(pilot, key)
         assert f"worktree {wt} is gone" in title(screen)

@@ -243,10 +243,10 @@ async def test_filter_hides_rows_by_key(scene: Path) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await loaded(pilot)
         p = pane(app)
-        p.filter("corrupt")
+        p.filter_text = "corrupt"
         await pilot.pause()
         assert [k.rsplit("/", 1)[1] for k in list(p.table.keys())] == ["13.md"]
-        p.filter("")
+        p.filter_text = ""
         assert p.table.row_count == 6
 
 

@@ -53,6 +53,6 @@ async def test_the_permissions_pane_reads_the_latest_decisions_only(
     app = create_app(project, watch=False, tick_seconds=0)
     async with app.run_test(size=(120, 30)) as pilot:
         pane = app.query_one(PermissionsPane)
-        await until(pilot, lambda: len(pane.requests) == RECENT)
-        assert set(pane.requests) == set(ids[-RECENT:])
+        await until(pilot, lambda: len(pane.records) == RECENT)
+        assert set(pane.records) == set(ids[-RECENT:])
         assert len(read) == RECENT

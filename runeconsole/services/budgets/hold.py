@@ -88,7 +88,11 @@ class Allowed:
     """What ``allow`` did: the state before and after, and the allowance given."""
 
     def __init__(
-        self, key: str, before: budgets.Verdict, after: budgets.Verdict, allowance: dict
+        self,
+        key: str,
+        before: budgets.Verdict,
+        after: budgets.Verdict,
+        allowance: dict[str, Any],
     ) -> None:
         self.key, self.before, self.after, self.allowance = key, before, after, allowance
 

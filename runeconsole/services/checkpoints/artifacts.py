@@ -14,8 +14,7 @@ MISSING, DIRECTORY, NOT_A_FILE = "file missing", "a directory", "not a regular f
 def bare_hash(value: Any) -> str | None:
     if not isinstance(value, str) or not value:
         return None
-    value = value.strip().lower()
-    return value.removeprefix("sha256:")
+    return value.strip().lower().removeprefix("sha256:")
 
 
 def file_sha256(path: Path) -> tuple[str | None, str]:

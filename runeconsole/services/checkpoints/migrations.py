@@ -43,7 +43,8 @@ def _default(mapping: dict[str, Any], key: str, value: Any, log: Log, where: str
 
 
 def _phases(cp: dict[str, Any]) -> dict[str, Any]:
-    return cp["phases"]
+    phases: dict[str, Any] = cp["phases"]
+    return phases
 
 
 def _add_phases(cp: dict[str, Any], log: Log, entries: dict[str, dict[str, Any]]) -> None:
@@ -55,14 +56,16 @@ def _flags(cp: dict[str, Any], log: Log) -> dict[str, Any]:
     if not isinstance(cp.get("flags"), dict):
         cp["flags"] = {}
         log.append("set flags = {}")
-    return cp["flags"]
+    flags: dict[str, Any] = cp["flags"]
+    return flags
 
 
 def _convergence(cp: dict[str, Any], log: Log) -> dict[str, Any]:
     if not isinstance(cp.get("convergence"), dict):
         cp["convergence"] = {}
         log.append("set convergence = {}")
-    return cp["convergence"]
+    convergence: dict[str, Any] = cp["convergence"]
+    return convergence
 
 
 def v1_to_v2(cp: dict[str, Any], log: Log) -> None:
@@ -160,7 +163,7 @@ def v13_to_v14(cp: dict[str, Any], log: Log) -> None:
 
 
 def v14_to_v15(cp: dict[str, Any], log: Log) -> None:
-    stagnation = {"error_patterns": [], "file_velocity": [], "budget": None}
+    stagnation: dict[str, Any] = {"error_patterns": [], "file_velocity": [], "budget": None}
     _default(cp, "stagnation", stagnation, log)
     _default(_flags(cp, log), "no_test", False, log, "flags.")
 

@@ -10,11 +10,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from runeconsole.adapters import tasks as task_files
 from runeconsole.adapters.tasks import TaskStore
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_json, parse_json_object, read_bytes
 from runeconsole.core.locks import locked
+from runeconsole.core.paths import claude_config_dir
 from runeconsole.core.validate import contained, validate_id
 from runeconsole.services.checkpoints import ownership, steps
 from runeconsole.services.checkpoints.migrations import migrate
@@ -49,7 +49,7 @@ class Checkpoints:
         Code process above this one, else our parent)."""
         self.project = project
         self.root, self.paths, self.clock = project.root, project.paths, project.clock
-        self.config_dir = config_dir or task_files.config_dir()
+        self.config_dir = config_dir or claude_config_dir()
         self.session = find_session_pid(session_pid)
         self.session_pid = self.session.pid
         self.suspension = suspension or Suspension(

@@ -48,7 +48,8 @@ def check_freshness(root: Path, cp: dict[str, Any], plan: ResumePlan) -> None:
             f"plan {plan_file}: frontmatter unreadable ({exc}); freshness re-check skipped"
         )
         return
-    freshness = cp.get("freshness") if isinstance(cp.get("freshness"), dict) else {}
+    freshness = cp.get("freshness")
+    freshness = freshness if isinstance(freshness, dict) else {}
     git_sha, recorded = meta.get("git_sha"), freshness.get("git_sha")
     if git_sha and git_sha != recorded and freshness.get("status") != "STALE-OVERRIDE":
         plan.warnings.append(

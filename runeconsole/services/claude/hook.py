@@ -27,9 +27,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 try:  # the C module itself: `signal` builds an enum of every signal, a cost on each event
-    import _signal as signal
+    import _signal as signal  # type: ignore[import-not-found]  # C module, no stub
 except ImportError:  # pragma: no cover - another Python
-    import signal  # type: ignore[no-redef]
+    import signal
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
@@ -245,7 +245,7 @@ def _notify(paths: ProjectPaths, key: str, title: str, body: str) -> None:
 
     settings = claude_settings.load(paths)
     if settings.notify_command or settings.notify_urls:
-        from runeconsole.services.notify import notifier_for
+        from runeconsole.services.claude.settings import notifier_for
 
         notifier_for(paths).notify(key, title, body)
 

@@ -128,11 +128,12 @@ def merged(data: dict[str, Any], path: Path, command: str) -> dict[str, Any]:
 
 
 def _ours_count(groups: list[Any]) -> int:
+    hooks = [group.get("hooks") for group in groups if isinstance(group, dict)]
     return sum(
         1
-        for group in groups
-        if isinstance(group, dict)
-        for hook in (group.get("hooks") if isinstance(group.get("hooks"), list) else [])
+        for listed in hooks
+        if isinstance(listed, list)
+        for hook in listed
         if isinstance(hook, dict) and is_ours(hook.get("command"))
     )
 

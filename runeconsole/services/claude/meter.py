@@ -23,6 +23,8 @@ from runeconsole.services.claude.agent_state import context_left
 from runeconsole.services.cost import booking, prices
 from runeconsole.services.cost.booking import Entry
 
+__all__ = ["Entry", "StatusInput", "from_status_line", "from_transcript"]
+
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
     from datetime import datetime
@@ -137,8 +139,8 @@ class StatusInput:
         return sum(c for c in counts if c is not None)
 
     @property
-    def rate_limits(self) -> dict[str, dict[str, float]]:
-        found: dict[str, dict[str, float]] = {}
+    def rate_limits(self) -> dict[str, dict[str, float | None]]:
+        found: dict[str, dict[str, float | None]] = {}
         limits = self._object("rate_limits")
         for name in WINDOWS:
             window = limits.get(name)

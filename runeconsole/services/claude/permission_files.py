@@ -103,7 +103,8 @@ def suggestion_text(raw: object) -> str | None:
     kind, where = raw.get("type"), raw.get("destination")
     place = f" ({where})" if isinstance(where, str) else ""
     if kind in ("addRules", "replaceRules", "removeRules"):
-        rules = raw.get("rules") if isinstance(raw.get("rules"), list) else []
+        rules = raw.get("rules")
+        rules = rules if isinstance(rules, list) else []
         shown = []
         for rule in rules:
             if isinstance(rule, dict) and isinstance(rule.get("toolName"), str):
@@ -115,7 +116,8 @@ def suggestion_text(raw: object) -> str | None:
         behavior = raw.get("behavior") if isinstance(raw.get("behavior"), str) else "allow"
         return f"{verb} {behavior} {', '.join(shown) or 'this tool'}{place}"
     if kind == "addDirectories":
-        dirs = raw.get("directories") if isinstance(raw.get("directories"), list) else []
+        dirs = raw.get("directories")
+        dirs = dirs if isinstance(dirs, list) else []
         return f"allow access to {', '.join(str(d) for d in dirs) or 'a directory'}{place}"
     if kind == "setMode" and isinstance(raw.get("mode"), str):
         return f"switch to {raw['mode']} mode{place}"

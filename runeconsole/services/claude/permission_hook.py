@@ -119,12 +119,9 @@ def went_on(paths: ProjectPaths, key: str, request_ids: list[str]) -> None:
             with contextlib.suppress(FileExistsError):
                 files.write_decision(path, decided)
 
-        waiting.settle(
-            paths,
-            files.lock_name(request_id),
-            lambda path=path: files.read_decision(path),
-            give_up,
-            WENT_ON,
-        )
+        def look(path: Any = path) -> dict[str, Any] | None:
+            return files.read_decision(path)
+
+        waiting.settle(paths, files.lock_name(request_id), look, give_up, WENT_ON)
         with contextlib.suppress(OSError):
             (files.waits_dir(paths) / f"{key}.{request_id}").unlink()

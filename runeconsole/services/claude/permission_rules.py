@@ -17,6 +17,7 @@ saying why, until it is fixed by hand or moved aside.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -114,7 +115,8 @@ def decide(rules: list[Rule], tool: str, subject: str, agent: str) -> Rule | Non
     """The rule that decides a request: a matching deny, else a matching allow."""
     found = [rule for rule in rules if rule.matches(tool, subject, agent)]
     denies = [rule for rule in found if rule.behavior == DENY]
-    return (denies or found or [None])[0]
+    chosen = denies or found
+    return chosen[0] if chosen else None
 
 
 def _write(paths: ProjectPaths, rules: list[Rule]) -> None:
@@ -124,7 +126,7 @@ def _write(paths: ProjectPaths, rules: list[Rule]) -> None:
     atomic_write_json(paths.inside(rules_path(paths)), body)
 
 
-def _changed(paths: ProjectPaths, change: Any) -> Any:
+def _changed(paths: ProjectPaths, change: Callable[[list[Rule]], tuple[Rule, list[Rule]]]) -> Rule:
     from runeconsole.core.locks import locked
 
     with locked(paths.lock_for(LOCK_NAME), what="the permission rules", within=paths.root):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,32 +21,39 @@ from runeconsole.core.errors import InvalidInput, RuneError, WriteFailed
 from runeconsole.core.locks import locked
 from runeconsole.core.pause import pause_point
 from runeconsole.core.pids import pid_alive
-from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.claude import permission_files as files
 from runeconsole.services.claude import permission_rules
+from runeconsole.services.claude.permission_request import (
+    ALLOWED,
+    ASKED,
+    DENIED,
+    HOOK_GONE,
+    PENDING,
+    UNDECIDED,
+    UNREADABLE,
+    AlreadyDecided,
+    Gone,
+    PermissionRequest,
+    Verdict,
+)
 from runeconsole.services.claude.permission_rules import Rule
 from runeconsole.services.journal import journaled
 from runeconsole.services.project import Project
 
-PENDING, UNDECIDED, ALLOWED, DENIED, ASKED, UNREADABLE = (
-    "pending",
-    "undecided",
-    "allowed",
-    "denied",
-    "asked in Claude Code",
-    "unreadable",
-)
-HOOK_GONE = "the agent stopped waiting (its hook is gone); Claude Code asked in its own dialog"
-
-
-class AlreadyDecided(RuneError):
-    def __init__(self, request: PermissionRequest) -> None:
-        super().__init__(f"{request.id} is already decided: {request.outcome}")
-        self.request = request
-
-
-class Gone(RuneError):
-    """Nobody waits for this decision any more (Claude Code asked in its own dialog)."""
+__all__ = [
+    "ALLOWED",
+    "ASKED",
+    "DENIED",
+    "PENDING",
+    "RECENT",
+    "UNDECIDED",
+    "UNREADABLE",
+    "AlreadyDecided",
+    "Gone",
+    "PermissionRequest",
+    "Permissions",
+    "Verdict",
+]
 
 
 def _deciding(request: PermissionRequest, behavior: str) -> str:
@@ -55,125 +61,6 @@ def _deciding(request: PermissionRequest, behavior: str) -> str:
     verb = "allowing" if behavior == files.ALLOW else "denying"
     subject = " ".join(request.subject.split())[:60]
     return f"{verb} {request.id} ({request.agent}: {request.tool} {subject})"
-
-
-def _text(fields: dict[str, Any], name: str) -> str:
-    value = fields.get(name)
-    return value if isinstance(value, str) else ""
-
-
-class PermissionRequest:
-    """One request and its decision, as read (``error`` says why it cannot be used)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.id = path.name[: -len(files.REQUEST)]
-        self.fields: dict[str, Any] = {}
-        self.error: str | None = None
-        self.decision: dict[str, Any] | None = None
-        self.decision_error: str | None = None
-
-    @classmethod
-    def read(cls, path: Path) -> PermissionRequest:
-        request = cls(path)
-        try:
-            request.fields = files.read_object(path)
-        except RuneError as exc:
-            request.error = getattr(exc, "reason", None) or exc.message
-        answer = files.decision_path(path)
-        if os.path.lexists(answer):
-            try:
-                request.decision = files.read_object(answer)
-            except RuneError as exc:
-                request.decision_error = getattr(exc, "reason", None) or exc.message
-        return request
-
-    @property
-    def agent(self) -> str:
-        return _text(self.fields, "agent") or "?"
-
-    @property
-    def tool(self) -> str:
-        return _text(self.fields, "tool_name") or "?"
-
-    @property
-    def subject(self) -> str:
-        return _text(self.fields, "subject")
-
-    @property
-    def asked(self) -> datetime | None:
-        return parse_iso(self.fields.get("asked_at"))
-
-    @property
-    def expires(self) -> datetime | None:
-        return parse_iso(self.fields.get("expires_at"))
-
-    @property
-    def open(self) -> bool:
-        """Waiting for the operator (a request nobody waits for is never open)."""
-        return (
-            self.error is None
-            and self.decision is None
-            and self.decision_error is None
-            and self.expires is not None
-        )
-
-    @property
-    def state(self) -> str:
-        if self.error is not None:
-            return UNREADABLE
-        if self.decision_error is not None:
-            return UNREADABLE
-        if self.decision is None:
-            return PENDING if self.open else UNDECIDED
-        behavior = self.decision.get("behavior")
-        return {files.ALLOW: ALLOWED, files.DENY: DENIED}.get(behavior, ASKED)  # type: ignore[arg-type]
-
-    @property
-    def decided_by(self) -> str:
-        by = (self.decision or {}).get("decided_by")
-        return by if by in files.DECIDERS else "?"
-
-    @property
-    def outcome(self) -> str:
-        """The decision in words: ``denied by operator: not on main``."""
-        if self.error is not None:
-            return f"unreadable: {self.error}"
-        if self.decision_error is not None:
-            return f"decision unreadable: {self.decision_error}"
-        if self.decision is None:
-            return PENDING if self.open else "no decision recorded"
-        decision = self.decision
-        if self.state == ASKED:
-            return f"fell through to Claude Code: {_text(decision, 'reason') or 'nobody decided'}"
-        said = _text(decision, "message")
-        rule = _text(decision, "rule")
-        by = f"rule {rule}" if self.decided_by == files.RULE and rule else self.decided_by
-        return f"{self.state} by {by}" + (
-            f": {said}" if said and self.decided_by != files.RULE else ""
-        )
-
-    def sort_key(self) -> tuple[float, str]:
-        asked = self.asked
-        return (asked.timestamp() if asked else 0.0, self.id)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "state": self.state,
-            "agent": self.fields.get("agent"),
-            "tool": self.fields.get("tool_name"),
-            "subject": self.fields.get("subject"),
-            "description": self.fields.get("description"),
-            "diff_summary": self.fields.get("diff_summary"),
-            "suggestions": self.fields.get("suggestions"),
-            "asked_at": self.fields.get("asked_at"),
-            "expires_at": self.fields.get("expires_at"),
-            "decision": self.decision,
-            "outcome": self.outcome,
-            "error": self.error or self.decision_error,
-            "path": str(self.path),
-        }
 
 
 RECENT = 20  # decisions shown below the open requests (the console's pane, the stream)
@@ -329,6 +216,16 @@ class Permissions:
                 f"{decided.id} is {decided.state} once, but the rule was not saved: "
                 f"{exc.message}; then `{command}{scope}`"
             ) from None
+
+    def apply(
+        self, request: PermissionRequest, verdict: Verdict, *, via: str = "console"
+    ) -> PermissionRequest:
+        """``verdict`` on ``request``: decided once, or ``always`` with a standing rule; the
+        request as decided (``AlreadyDecided``, ``Gone`` and ``InvalidInput`` as above)."""
+        if verdict.always:
+            every = verdict.every_agent
+            return self.decide_always(request, verdict.behavior, every_agent=every, via=via)[1]
+        return self.decide(request.id, verdict.behavior, message=verdict.message, via=via)
 
     def settle(
         self,

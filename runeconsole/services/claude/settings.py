@@ -37,6 +37,8 @@ TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
     from typing import Any
 
+    from runeconsole.services.notify import Notifier
+
 CONTEXT_WINDOW = 200_000  # the window of a model nothing tells us about
 ASK_WAIT_SECONDS = 300.0
 PERMISSION_WAIT_SECONDS = 120.0
@@ -216,6 +218,15 @@ def load(paths: ProjectPaths) -> ClaudeSettings:
         except (OSError, RuneError):  # a cache not kept is read again next time
             pass
     return settings
+
+
+def notifier_for(paths: ProjectPaths) -> Notifier:
+    """The project's notifier, as talisman.yml sets it (nothing set: it never sends); the
+    settings are read here, from the cache, so a hook that notifies reads no YAML."""
+    from runeconsole.services.notify import Notifier
+
+    found = load(paths)
+    return Notifier(paths, found.notify_command, found.notify_every_seconds, urls=found.notify_urls)
 
 
 def _read_talisman(paths: ProjectPaths) -> ClaudeSettings:

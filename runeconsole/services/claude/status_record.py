@@ -32,10 +32,11 @@ SHOWN_CLAUDE = ("model", "context_window")
 
 
 def _shown(fields: dict[str, Any]) -> tuple[Any, ...]:
-    claude = fields.get("claude") if isinstance(fields.get("claude"), dict) else {}
+    claude = fields.get("claude")
+    claude = claude if isinstance(claude, dict) else {}
     return (
         *(fields.get(name) for name in SHOWN),
-        *(claude.get(name) for name in SHOWN_CLAUDE),  # type: ignore[union-attr]
+        *(claude.get(name) for name in SHOWN_CLAUDE),
     )
 
 

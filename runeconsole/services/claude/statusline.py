@@ -109,7 +109,9 @@ def finish(pid: int) -> int:
     return 128 - code if code < 0 else code
 
 
-def record(data: bytes, environ: Mapping[str, str]) -> tuple[StatusInput | None, dict | None]:
+def record(
+    data: bytes, environ: Mapping[str, str]
+) -> tuple[StatusInput | None, dict[str, Any] | None]:
     """What the JSON says, recorded for its agent; the input and the agent's fields (either
     ``None`` when there is no agent to record it for)."""
     import json
@@ -208,9 +210,9 @@ def record_aside(data: bytes) -> None:
 def _recorded(data: bytes, environ: Mapping[str, str]) -> tuple[Any, Any]:
     """``record`` that never raises, nor runs past ``RECORD_SECONDS``."""
     try:
-        import _signal as signal
+        import _signal as signal  # type: ignore[import-not-found]  # C module, no stub
     except ImportError:  # pragma: no cover - another Python
-        import signal  # type: ignore[no-redef]
+        import signal
 
     def out_of_time(*_: object) -> None:
         raise TimeoutError("ran past its time")

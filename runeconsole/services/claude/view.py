@@ -12,8 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from runeconsole.services.claude.activity import ACTIVITIES, BUSY, COMPACTING, ENDED, IDLE, WAITING
+from runeconsole.services.observation import RUNNING, AgentObservation
 from runeconsole.services.pane_patterns import PaneReading
-from runeconsole.services.supervision.observations import RUNNING, AgentObservation
 
 ACTIVE = "active"
 PERMISSION_WORDS = ("permission", "approve", "allow")
@@ -71,11 +71,13 @@ def _percent(value: object) -> int | None:
 def _tokens(value: object) -> dict[str, int] | None:
     if not isinstance(value, dict):
         return None
-    names = ("input", "output", "cache_read", "cache_creation")
-    counts = {name: value.get(name) for name in names}
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in counts.values()):
-        return None
-    return counts  # type: ignore[return-value]
+    counts: dict[str, int] = {}
+    for name in ("input", "output", "cache_read", "cache_creation"):
+        count = value.get(name)
+        if not isinstance(count, int) or isinstance(count, bool):
+            return None
+        counts[name] = count
+    return counts
 
 
 def agent_view(fields: dict[str, Any], observation: AgentObservation | None) -> AgentView:

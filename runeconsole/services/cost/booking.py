@@ -105,7 +105,7 @@ def book(
 def tell(paths: ProjectPaths, key: str, verdict: budgets.Verdict) -> None:
     """The operator's notify command, for a budget crossed (never raises)."""
     try:
-        from runeconsole.services.notify import notifier_for
+        from runeconsole.services.claude.settings import notifier_for
 
         title = (
             f"{key} is held: budget spent"

@@ -41,7 +41,7 @@ EPSILON = 1e-9
 
 def local_day(moment: Any) -> str:
     """The writer's local date of an aware ``datetime`` (``2026-11-24``): "today"."""
-    return moment.astimezone().date().isoformat()
+    return str(moment.astimezone().date().isoformat())
 
 
 def agent_path(paths: ProjectPaths, key: str) -> str:
@@ -53,8 +53,9 @@ def fleet_path(paths: ProjectPaths) -> str:
 
 
 def _amount(value: object) -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and value == value
-    return float(value) if ok and abs(value) < 1e12 else 0.0  # type: ignore[arg-type]
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return 0.0
+    return float(value) if value == value and abs(value) < 1e12 else 0.0  # NaN: not a figure
 
 
 def _read(path: str) -> dict[str, Any]:

@@ -82,10 +82,13 @@ def window(model: str | None, overrides: dict[str, int] | None = None) -> int | 
     """The context window of ``model`` in tokens (``None``: not known)."""
     if model and model.strip().lower().endswith(MILLION_SUFFIX):
         return 1_000_000
-    return find({**WINDOWS, **(overrides or {})}, model)
+    found = find({**WINDOWS, **(overrides or {})}, model)
+    return found if isinstance(found, int) else None
 
 
-def price(model: str | None, overrides: dict[str, dict[str, float]] | None = None) -> dict:
+def price(
+    model: str | None, overrides: dict[str, dict[str, float]] | None = None
+) -> dict[str, float]:
     """Dollars per million tokens of each kind for ``model`` (the default's when unknown)."""
     table = {**PRICES, **(overrides or {})}
     return find(table, model) or table[DEFAULT]

@@ -57,7 +57,8 @@ def from_fields(key: str, fields: dict[str, Any], day: str, source: str = "") ->
     if not isinstance(cost, dict):
         return None
     role = fields.get("role")
-    budget = cost.get("budget") if isinstance(cost.get("budget"), dict) else {}
+    budget = cost.get("budget")
+    budget = budget if isinstance(budget, dict) else {}
     return AgentCost(
         key,
         role if isinstance(role, str) else "",
@@ -66,7 +67,7 @@ def from_fields(key: str, fields: dict[str, Any], day: str, source: str = "") ->
         _dollars(cost.get("today_usd")) if cost.get("day") == day else 0.0,
         cost.get("estimated") is True,
         budget_state(cost, day),
-        str(budget.get("detail") or ""),  # type: ignore[union-attr]
+        str(budget.get("detail") or ""),
     )
 
 

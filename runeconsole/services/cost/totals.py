@@ -32,11 +32,12 @@ class Totals:
         if not isinstance(cost, dict):
             return
         usd, today = _dollars(cost.get("usd")), _dollars(cost.get("today_usd"))
-        day = cost.get("day") if isinstance(cost.get("day"), str) else ""
+        day = cost.get("day")
+        day = day if isinstance(day, str) else ""
         estimated = cost.get("estimated") is True
-        self._parts[key] = (source, usd, day, today, estimated)  # type: ignore[assignment]
+        self._parts[key] = (source, usd, day, today, estimated)
         self._usd[source] += usd
-        self._days[(source, day)] += today  # type: ignore[index]
+        self._days[(source, day)] += today
         self._estimated[source] += estimated
 
     def _take_out(self, key: str) -> None:

@@ -1,81 +1,47 @@
-"""The fleet model: every agent of a root, kept current at the cost of what changed.
+"""The fleet model of a root: its agents (``FleetRecords``) fed from its files, at the
+cost of what changed.
 
-One ``FleetModel`` holds what the console shows of the agents: each identity as read
-(``AgentRecord``), its hook's work phase, and the monitor's last reading of its pane.
-It is fed by three things and reads no file the feeders did not name:
+It reads no file the feeders did not name:
 
 - ``apply_paths(paths)``: file events (identities, hooks, the saved monitor pass);
 - ``scan()`` (in a worker) then ``apply_scan(scan)``: the rescan that recovers from
   dropped events, by ``stat`` (``StatIndex``): only files whose stamp moved are read,
   and a read older than what an event brought meanwhile is dropped, never applied;
-- ``apply_observations(observations)``: a monitor pass.
+- and what ``FleetRecords`` takes: a monitor pass, the tick.
 
-Time changes colours too: ``tick(now)`` rejudges only the agents whose colour is due
-to change (a heap of each record's next-change moment), so a silent agent turns yellow
-and red on time while the tick costs nothing for the others. Counts by colour are kept
-as records change; ``supervised()`` is the monitor's list, kept as records change.
-
-Every feeder returns a ``FleetChange`` (the keys to redraw, the keys gone, whether the
-counts moved); ``snapshot()`` is the whole state. A consumer shows ``snapshot()`` once
-and then follows the changes; that is what the console's Agents and Problems panes do,
-and what a line-per-change JSON stream does. Records of another source (decoded from
-such a stream) enter with ``apply_records``. No Textual here: the console wraps each
-``FleetChange`` in a message. The model is safe to call from several threads (one lock);
-callers must not mutate the records it hands out.
+A consumer shows ``snapshot()`` once and then follows the changes; that is what the
+console's Agents and Problems panes do, and what a line-per-change JSON stream does. No
+Textual here: the console wraps each ``FleetChange`` in a message.
 """
 
 from __future__ import annotations
 
-import heapq
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 from runeconsole.core.files import is_temp_name
 from runeconsole.core.gcpause import collector_paused
 from runeconsole.services.fleet.index import FULL_SECONDS, Listing, Stamp, StatIndex, stat_path
+from runeconsole.services.fleet.problem import Judge
+from runeconsole.services.fleet.records import FleetChange, FleetRecords, Observations
 from runeconsole.services.hooks import Hook, Hooks
-from runeconsole.services.liveness import LIVENESS_ORDER, AgentRecord
+from runeconsole.services.liveness import AgentRecord
 from runeconsole.services.registry import Registry
-from runeconsole.services.supervision.observations import AgentObservation
 
-Observations = dict[str, AgentObservation]
 RESCAN_COST_FACTOR = 100  # a paced rescan waits this many times its last CPU time
-
-
-@dataclass(frozen=True)
-class FleetChange:
-    """What one feed changed: ``changed`` keys (new, re-read, recoloured, or their phase
-    or pane reading moved) to redraw, ``removed`` keys, and whether the counts moved."""
-
-    changed: frozenset[str] = frozenset()
-    removed: frozenset[str] = frozenset()
-    counts: bool = False
-
-    def __bool__(self) -> bool:
-        return bool(self.changed or self.removed or self.counts)
-
-    def __or__(self, other: FleetChange) -> FleetChange:
-        return FleetChange(
-            (self.changed | other.changed) - other.removed,
-            (self.removed | other.removed) - other.changed,
-            self.counts or other.counts,
-        )
 
 
 @dataclass
 class Scan:
     """A rescan's reads, made off the UI thread (``FleetModel.scan``)."""
 
-    records: dict[str, tuple[AgentRecord, Stamp | None, Stamp | None]] = field(
-        default_factory=dict
-    )  # key -> (record, stamp it had when read, the model's stamp the scan compared with)
-    gone: dict[str, Stamp | None] = field(default_factory=dict)
-    phases: dict[str, tuple[str | None, Stamp | None, Stamp | None]] = field(default_factory=dict)
-    phases_gone: dict[str, Stamp | None] = field(default_factory=dict)
+    # key -> (record, its stamp when read, the key's read count when the scan began)
+    records: dict[str, tuple[AgentRecord, Stamp | None, int]] = field(default_factory=dict)
+    gone: dict[str, int] = field(default_factory=dict)
+    phases: dict[str, tuple[str | None, Stamp | None, int]] = field(default_factory=dict)
+    phases_gone: dict[str, int] = field(default_factory=dict)
     observations: Observations | None = None
     read_at_ns: int = 0
 
@@ -86,15 +52,8 @@ def hook_phase(hook: Hook | None) -> str | None:
     return hook.work_phase or hook.phase
 
 
-def drawn(observation: AgentObservation | None) -> object:
-    """What of an observation a row shows (its timestamp changes every pass)."""
-    if observation is None:
-        return None
-    return (observation.state, observation.screen, observation.urgency)
-
-
-class FleetModel:
-    """Agents of one root: records, phases, pane readings, counts, deadlines."""
+class FleetModel(FleetRecords):
+    """A root's agents, fed from its identity and hook files and the saved monitor pass."""
 
     def __init__(
         self,
@@ -105,54 +64,17 @@ class FleetModel:
         observations_path: Path | None = None,
         supervised: Callable[[AgentRecord], bool] | None = None,
         full_rescan_seconds: float = FULL_SECONDS,
+        judge: Judge | None = None,
     ) -> None:
+        super().__init__(registry.settings, registry.clock, supervised=supervised, judge=judge)
         self.registry, self.hooks = registry, hooks
-        self.settings = registry.settings
         self._saved_observations = saved_observations or dict
         self.observations_path = observations_path
-        self._is_supervised = supervised or (lambda record: False)
-        self._lock = threading.RLock()
         self._identities = StatIndex(registry.paths.identities, full_rescan_seconds)
         self._hook_files = StatIndex(registry.paths.hooks, full_rescan_seconds)
-        self.records: dict[str, AgentRecord] = {}
-        self.phases: dict[str, str | None] = {}
-        self.observations: Observations = {}
-        self._counts = dict.fromkeys(LIVENESS_ORDER, 0)
-        self._supervised: dict[str, AgentRecord] = {}
-        self._deadlines: list[tuple[float, str, int]] = []  # (moment, key, generation)
-        self._generation: dict[str, int] = {}  # bumped by every stored record (deadlines)
         self._reads: dict[str, int] = {}  # identity reads applied per key (stale-read guard)
         self._hook_reads: dict[str, int] = {}
-        self.monitoring = False  # a monitor in this process reports: ignore saved passes
         self._next_rescan = 0.0  # monotonic moment a paced rescan may run again
-
-    # -- reading the model -------------------------------------------------------------
-
-    def snapshot(self) -> list[AgentRecord]:
-        """Every record, by key."""
-        with self._lock:
-            return [self.records[key] for key in sorted(self.records)]
-
-    def get(self, key: str) -> AgentRecord | None:
-        return self.records.get(key)
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def counts(self) -> dict[str, int]:
-        """Agents by liveness colour (red, yellow, green, grey)."""
-        with self._lock:
-            return dict(self._counts)
-
-    def supervised(self) -> list[AgentRecord]:
-        """Records the monitor looks after (active, with a session on our tmux server)."""
-        with self._lock:
-            return list(self._supervised.values())
-
-    def next_deadline(self) -> float | None:
-        """The epoch second at which some colour is next due to change, if any."""
-        with self._lock:
-            return self._deadlines[0][0] if self._deadlines else None
 
     # -- feeding it --------------------------------------------------------------------
 
@@ -204,7 +126,9 @@ class FleetModel:
                         changed.add(key) if key in self.records else None
                 elif path == self.observations_path and not self.monitoring:
                     changed |= self._observe(self._saved_observations())
-        return FleetChange(frozenset(changed & self.records.keys()), frozenset(removed), counts)
+        return self._judged(
+            FleetChange(frozenset(changed & self.records.keys()), frozenset(removed), counts)
+        )
 
     def scan(self, *, paced: bool = False) -> Scan:
         """The rescan's reads (run it in a worker): files whose stamp moved, by ``stat``;
@@ -268,7 +192,7 @@ class FleetModel:
             if scan.observations is not None and not self.monitoring:
                 changed |= self._observe(scan.observations)
             changed &= self.records.keys()
-        return FleetChange(frozenset(changed), frozenset(removed), counts)
+        return self._judged(FleetChange(frozenset(changed), frozenset(removed), counts))
 
     def rescan(self, *, paced: bool = False) -> FleetChange:
         """``scan`` and ``apply_scan`` in one (off the UI thread, or in tests). ``paced``
@@ -284,95 +208,6 @@ class FleetModel:
             self._next_rescan = time.monotonic() + RESCAN_COST_FACTOR * cost
         return change
 
-    def apply_observations(self, observations: Observations) -> FleetChange:
-        """A monitor pass: the keys whose pane reading, as a row shows it, moved."""
-        with self._lock:
-            changed = self._observe(observations) & self.records.keys()
-        return FleetChange(frozenset(changed))
-
-    def apply_records(self, records: Iterable[AgentRecord], *, whole: bool = False) -> FleetChange:
-        """Records from elsewhere (another source's stream); ``whole``: they are all of them,
-        so keys not among them are removed."""
-        changed: set[str] = set()
-        counts = False
-        with self._lock:
-            now = self.registry.clock.now()
-            for record in records:
-                record.rejudge(now, self.settings)
-                counts |= self._put(record)
-                changed.add(record.key)
-            removed = set()
-            if whole:
-                for key in [k for k in self.records if k not in changed]:
-                    self._remove(key)
-                    removed.add(key)
-                    counts = True
-        return FleetChange(frozenset(changed), frozenset(removed), counts)
-
-    def tick(self, now: datetime) -> FleetChange:
-        """Rejudge the records whose colour is due to change by ``now`` (and only those)."""
-        changed: set[str] = set()
-        moment = now.timestamp()
-        with self._lock:
-            heap = self._deadlines
-            while heap and heap[0][0] <= moment:
-                _, key, generation = heapq.heappop(heap)
-                record = self.records.get(key)
-                if record is None or self._generation.get(key) != generation:
-                    continue
-                before = record.liveness
-                record.rejudge(now, self.settings)
-                if record.liveness != before:
-                    self._counts[before] -= 1
-                    self._counts[record.liveness] += 1
-                    changed.add(key)
-                self._schedule(record)
-        return FleetChange(frozenset(changed), counts=bool(changed))
-
-    # -- inside --------------------------------------------------------------------------
-
-    def _put(self, record: AgentRecord) -> bool:
-        """Store ``record`` (already judged now); True if the counts moved."""
-        key = record.key
-        old = self.records.get(key)
-        self.records[key] = record
-        moved = old is None or old.liveness != record.liveness
-        if old is not None:
-            self._counts[old.liveness] -= 1
-        self._counts[record.liveness] += 1
-        if not record.error and self._is_supervised(record):
-            self._supervised[key] = record
-        else:
-            self._supervised.pop(key, None)
-        self._generation[key] = self._generation.get(key, 0) + 1
-        self._schedule(record)
-        return moved
-
     def _remove(self, key: str) -> bool:
         self._identities.forget(key)
-        old = self.records.pop(key, None)
-        if old is None:
-            return False
-        self._counts[old.liveness] -= 1
-        self._supervised.pop(key, None)
-        self._generation.pop(key, None)
-        return True
-
-    def _schedule(self, record: AgentRecord) -> None:
-        moment = record.next_change(self.settings)
-        if moment is not None:
-            entry = (moment.timestamp(), record.key, self._generation[record.key])
-            heapq.heappush(self._deadlines, entry)
-        if len(self._deadlines) > 4 * len(self.records) + 64:  # superseded entries pile up
-            self._deadlines = [e for e in self._deadlines if self._generation.get(e[1]) == e[2]]
-            heapq.heapify(self._deadlines)
-
-    def _observe(self, observations: Observations) -> set[str]:
-        old = self.observations
-        changed = {
-            key
-            for key in observations.keys() | old.keys()
-            if drawn(observations.get(key)) != drawn(old.get(key))
-        }
-        self.observations = dict(observations)
-        return changed
+        return super()._remove(key)

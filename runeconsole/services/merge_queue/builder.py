@@ -4,7 +4,9 @@ branch is gone, or that conflicts with ``main``, fails here, alone; one that con
 with an entry ahead of it still in flight, or brings nothing of its own beyond them, goes
 back to its place to wait for a later batch; the others make the chain. A batch is
 verified once (its branches' commits, kept in each entry's ``original_commit``) and
-rebased again whenever its base changes."""
+rebased again whenever its base changes. An entry rebased onto a commit once is not rebased
+onto it again: the halves of a split batch, built on the base the batch was, are the
+batch's own commits, with no git run."""
 
 from __future__ import annotations
 
@@ -47,6 +49,14 @@ class Builder:
         self.slots = slots
         self.identity = identity
         self.git_timeout = git_timeout
+        self.rebased: dict[tuple[str, str], str] = {}  # (onto, branch commit) -> rebased
+        self.trees: dict[str, str | None] = {}
+
+    def tree(self, commit: str) -> str | None:
+        """The tree ``commit`` holds (looked up once)."""
+        if commit not in self.trees:
+            self.trees[commit] = gw.tree_of(self.landing.root, commit)
+        return self.trees[commit]
 
     def verify(self, work: Work, write: Write, now: str) -> list[Outcome]:
         """Look up the commit of each entry's branch (once per entry); an entry whose
@@ -74,9 +84,9 @@ class Builder:
         done(results, extra, per_entry=True)
         outcomes = []
         for run in missing:
-            branch = run.entry.get("branch")
+            named = run.entry.get("branch")
             outcomes.append(
-                self.recorder.fail(run, BRANCH_MISSING, f"branch {branch!r} does not exist")
+                self.recorder.fail(run, BRANCH_MISSING, f"branch {named!r} does not exist")
             )
         return outcomes
 
@@ -88,27 +98,22 @@ class Builder:
         done = work.begin(write, now, "rebase", runs)
         tip, results, failures, finished = base, {}, [], []
         commits: dict[str, str] = {}
-        worktree = self.slots.path(work.slot)
-        for n, run in enumerate(runs):
+        at: str | None = None  # what the slot's worktree holds (None: not cleaned yet)
+        for run in runs:
             original = str(run.entry["original_commit"])
-            if n == 0:  # cleaned of what a test run left, then each entry in turn
-                self.slots.check_out(work.slot, original)
-            rebased = gw.rebase(
-                worktree,
-                tip,
-                timeout=self.git_timeout,
-                identity=self.identity(),
-                start=original if n else None,
-            )
-            if not rebased.ok:
-                word, failure = self._refused(run, rebased, tip, main, original)
-                results[run.entry_id] = word
-                if failure is None:
-                    built.waiting.append(run.entry_id)
-                else:
-                    failures.append(failure)
-                continue
-            head = rebased.head or ""
+            head = self.rebased.get((tip, original))
+            if head is None:
+                rebased = self._rebase(work.slot, tip, original, first=at is None)
+                at = rebased.head or original
+                if not rebased.ok:
+                    word, failure = self._refused(run, rebased, tip, main, original)
+                    results[run.entry_id] = word
+                    if failure is None:
+                        built.waiting.append(run.entry_id)
+                    else:
+                        failures.append(failure)
+                    continue
+                head = self.rebased[(tip, original)] = rebased.head or ""
             if head == tip:  # nothing of its own beyond what it is built on
                 if tip == main:
                     results[run.entry_id] = "in main"
@@ -118,6 +123,8 @@ class Builder:
                     built.waiting.append(run.entry_id)
                 continue
             results[run.entry_id], commits[run.entry_id], tip = "ok", head, head
+        if commits and at != tip:
+            self.slots.check_out(work.slot, tip)  # its commits were made before
         extra = {"base_commit": base, "tested_commit": None}
         done(results if len(runs) > 1 else next(iter(results.values()), "ok"), extra)
         for run, reason, error, files in failures:
@@ -130,6 +137,22 @@ class Builder:
         work.commits = commits
         built.tip = tip if commits else None
         return built
+
+    def _rebase(self, slot: int, onto: str, original: str, *, first: bool) -> gw.RebaseResult:
+        """``original`` rebased onto ``onto`` in the slot's worktree (the first time, the
+        worktree is cleaned of what a test run left and checked out at ``original``). The
+        step is on disk before git starts: a processor killed in a long rebase is
+        recovered as interrupted during it."""
+        self.recorder.queue.flush()
+        if first:
+            self.slots.check_out(slot, original)
+        return gw.rebase(
+            self.slots.path(slot),
+            onto,
+            timeout=self.git_timeout,
+            identity=self.identity(),
+            start=None if first else original,
+        )
 
     def _refused(
         self, run: Run, rebased: gw.RebaseResult, onto: str, main: str, original: str

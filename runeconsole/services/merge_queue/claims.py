@@ -134,11 +134,13 @@ class QueueClaims(QueueEdits):
                 if isinstance(item, dict) and item.get("entry_id") in changes:
                     item.update(changes[item["entry_id"]])
 
-    def remember_run(self, command: list[str], seconds: float, *, flaky: bool) -> None:
-        """A green run of ``command`` (its time, for ``test_timeout_seconds: auto``); and,
-        ``flaky``: it passed only on a retry (counted per command)."""
+    def remember_run(self, command: list[str], seconds: float | None, *, flaky: bool) -> None:
+        """A green run of ``command`` (its time, for ``test_timeout_seconds: auto``; none:
+        a flaky run found later); and, ``flaky``: a run that failed, then passed, counted
+        per command."""
         with self._mutate() as data:
-            remember_green(data, command, seconds)
+            if seconds is not None:
+                remember_green(data, command, seconds)
             if flaky:
                 counts = data.get(FLAKY_COUNTS)
                 counts = counts if isinstance(counts, dict) else {}

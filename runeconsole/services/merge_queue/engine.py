@@ -20,10 +20,13 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.pause import pause_point
 from runeconsole.services.merge_queue.builder import Builder
 from runeconsole.services.merge_queue.claims import QueueClaims
+from runeconsole.services.merge_queue.evidence import Evidence
 from runeconsole.services.merge_queue.lander import LANDED, MOVED, Lander
 from runeconsole.services.merge_queue.landing import Landing
 from runeconsole.services.merge_queue.model import (
     BASE_MOVED,
+    BATCH_SEQ,
+    BATCHES,
     GIT_ERROR,
     TESTS_FAILED,
     TIMEOUT,
@@ -34,10 +37,13 @@ from runeconsole.services.merge_queue.model import (
 )
 from runeconsole.services.merge_queue.outcomes import Recorder, Run
 from runeconsole.services.merge_queue.slots import Finished, Slots
+from runeconsole.services.merge_queue.stats import figures
 from runeconsole.services.merge_queue.taking import AGAIN, Taker
 from runeconsole.services.merge_queue.train import (
     FAIL,
+    FORM,
     LAND,
+    RED,
     RETRY,
     SPLIT,
     Batch,
@@ -69,12 +75,15 @@ class Engine:
         self.builder = Builder(recorder, landing, self.slots, identity, settings.git_timeout)
         self.lander = Lander(queue, recorder, landing)
         self.seq = queue.batch_seq()
-        window = queue.read().data.get(WINDOW)
+        state = queue.read()
+        window = state.data.get(WINDOW)
+        known = figures(state.entries, queue.clock.now())  # how often entries fail lately
         self.train = Train(
             parallel_runs=settings.parallel_runs,
             flaky_retries=settings.flaky_retries,
             new_id=self.new_id,
             window=window if isinstance(window, int) and not isinstance(window, bool) else None,
+            evidence=Evidence(failed=known["failed"], done=known["landed"] + known["failed"]),
         )
         self.taker = Taker(
             queue,
@@ -98,6 +107,7 @@ class Engine:
                     break
                 if self.moves != moves:
                     continue  # something changed: look again before waiting
+                self.queue.flush()
                 finished = self.slots.wait(POLL)
                 if finished is not None:
                     self.absorb(finished)
@@ -114,24 +124,33 @@ class Engine:
         return f"b{self.seq}"
 
     def publish(self, changes: dict[str, dict[str, Any]] | None = None) -> None:
-        """The batches at work and the window, with entries' ``changes``, in one write."""
+        """The batches at work and the window, with entries' ``changes`` (their steps),
+        written with the next write (at the latest before waiting for a run)."""
         self.moves += 1
         shown = [self.works[b.batch_id].snapshot() for b in self.train.batches]
-        self.queue.show_batches(shown, self.train.window, changes or {}, self.seq)
+        fields = {BATCHES: shown, WINDOW: self.train.window, BATCH_SEQ: self.seq}
+        self.queue.write_later(fields, changes)
 
     # -- forming and starting batches ----------------------------------------------------------
 
     def fill(self) -> None:
-        """Build and start what the window has room for; form new batches to do so."""
-        while (wanted := self.train.wanted()) is not None:
-            started = self.start(wanted) if isinstance(wanted, Batch) else self.form()
-            if not started:
+        """Build and start what the slots have room for, forming new batches to do so; a
+        second half waiting for its first's result rather than an idle slot. Stops at a
+        batch found red without a run (what it means is decided first)."""
+        while True:
+            wanted = self.train.wanted()
+            if wanted == FORM and self.form():
+                continue
+            if not isinstance(wanted, Batch):
+                wanted = self.train.next_to_build(idle=True)
+            if wanted is None or not self.start(wanted) or wanted.state == RED:
                 return
 
     def form(self) -> bool:
         """Claim the next batch from the head of the queue; False if none is to be formed."""
-        taken = self.taker.take(busy=bool(self.train.batches))
-        if taken is None or taken == AGAIN:
+        size = self.train.batch_size(self.settings.batch_max)
+        taken = self.taker.take(busy=bool(self.train.batches), size=size)
+        if taken is None or isinstance(taken, str):
             return taken == AGAIN
         batch_id, claimed, command = taken
         for entry in claimed:
@@ -147,6 +166,10 @@ class Engine:
         """Build ``batch`` in a free slot and start its test run (or, built already and due
         a retry, run it again). False: no slot is free yet."""
         work = self.works[batch.batch_id]
+        if not batch.retry_due and self.train.red_unbuilt(batch):
+            work.report("test", f"{batch.describe()} holds what a red run failed for: splitting it")
+            self.publish()
+            return True
         slot = self.slots.take()
         if slot is None:
             return False
@@ -185,8 +208,8 @@ class Engine:
         main = gw.resolve_commit(self.queue.root, self.queue.main_ref)
         if main is None:
             raise RuneError(f"branch {self.settings.main_branch!r} disappeared")
-        ahead = self.train.ahead_of(batch)
-        base = ahead.tip if ahead is not None and ahead.tip else main
+        on = self.train.base_for(batch)
+        base = on.tip if on is not None and on.tip else main
         built = self.builder.build(work, base, main, write, now())
         self._leave(batch, [o.entry_id for o in self._count(built.outcomes)])
         if built.waiting:
@@ -198,10 +221,9 @@ class Engine:
             del self.works[batch.batch_id]
             return False
         work.commits = {e: c for e, c in work.commits.items() if e in batch.entry_ids}
-        tree = gw.tree_of(self.queue.root, built.tip)
-        if self.train.built(batch, base, built.tip, tree):
+        if self.train.built(batch, on, base, built.tip, self.builder.tree(built.tip)):
             return True
-        work.report("test", f"{batch.describe()}: this tree failed before; splitting it")
+        work.report("test", f"{batch.describe()}: holds what failed before; red without a run")
         return False
 
     def test(self, work: Work) -> None:
@@ -237,9 +259,11 @@ class Engine:
         result = work.result = finished.result
         work.token, work.slot = None, None
         passed = not result.timed_out and result.returncode == 0
-        if passed:
-            self.queue.remember_run(work.command, result.seconds, flaky=work.batch.runs > 1)
-        sent_back = self.train.finished(work.batch, passed, retryable=not result.timed_out)
+        batch = work.batch
+        if passed:  # passed on a retry, after failing alone: flaky
+            flaky = batch.runs > 1 and not batch.known_red
+            self.queue.remember_run(work.command, result.seconds, flaky=flaky)
+        sent_back = self.train.finished(batch, passed, retryable=not result.timed_out)
         word = (
             "timeout" if result.timed_out else "passed" if passed else f"exit {result.returncode}"
         )
@@ -271,7 +295,8 @@ class Engine:
             return
         self._count(landed.outcomes)
         if landed.kind == LANDED:
-            self.train.landed(batch)
+            self._stop(self.train.landed(batch))
+            self._mark_flaked(work.command)
             self._done(batch)
             return
         if landed.kind == MOVED:
@@ -350,6 +375,21 @@ class Engine:
             gone = set(entry_ids)
             batch.entries = [e for e in batch.entries if e not in gone]
             batch.entry_ids = set(batch.entries)
+            self.train.left(entry_ids)
+
+    def _mark_flaked(self, command: list[str]) -> None:
+        """Red runs whose entries have all landed flaked: each marked ``flaky`` (which of
+        them flaked cannot be told), one flaky run counted."""
+        while self.train.evidence.flaked:
+            entries = self.train.evidence.flaked.pop(0)
+            note = "its batch failed once and every entry of it passed since: marked flaky"
+            changes = {}
+            for entry_id in entries:
+                run = self.runs.get(entry_id)
+                notes = [*run.notes, note] if run is not None else [note]
+                changes[entry_id] = {"flaky": True, "notes": notes}
+            self.queue.update_entries(changes)
+            self.queue.remember_run(command, None, flaky=True)
 
     def _done(self, batch: Batch) -> None:
         """A batch left the train (landed or failed): entries sent back may try again."""

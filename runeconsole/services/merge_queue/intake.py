@@ -110,7 +110,7 @@ class Intake:
             branch = signal.payload.get("branch")
             if signal.error or mine is None or signal.path.name in acted:
                 continue  # unreadable or not ours: it stays, visible, for its reader
-            if not gw.valid_branch_name(branch):
+            if not isinstance(branch, str) or not gw.valid_branch_name(branch):
                 continue
             found.append(MergeRequest(signal, str(branch), mine, new=branch not in waiting))
             waiting.add(branch)

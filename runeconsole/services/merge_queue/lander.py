@@ -49,6 +49,7 @@ class Lander:
             for entry_id, commit in work.commits.items()
         }
         done = work.begin(write, self.queue.now(), "merge", extra=landing)
+        self.queue.flush()
         pause_point("merge-queue-batch-tested")
         holder = gw.checked_out_at(self.root, self.landing.main_name)
         refusal = self.landing.checkout_refuses(holder, base, tip)
@@ -70,14 +71,14 @@ class Lander:
         """Every entry of the landed batch finished with its own commit."""
         pause_point("merge-queue-batch-landed")
         batch = work.batch
-        flaky = batch.runs > 1
+        flaky = batch.flaky
         landed = []
         for run in work.members:
             run.notes.extend(notes)
             if len(batch.entries) > 1:
                 run.notes.append(f"landed in batch {batch.describe()}")
             if flaky:
-                run.notes.append(f"passed on run {batch.runs} of its tests: marked flaky")
+                run.notes.append("failed alone, then passed on a retry: marked flaky")
                 run.entry["flaky"] = True
             commit = work.commits[run.entry_id]
             landed.append((run, commit, str(run.entry.get("original_commit") or commit)))

@@ -101,19 +101,28 @@ class Landing:
         complaint = gw.fast_forward_checkout(holder, base, tested)
         return [f"{holder} not fast-forwarded: {complaint}"] if complaint else []
 
-    def settle_branch(self, branch: str, tested: str, original: str) -> list[str]:
-        """Delete the merged branch (or point it at what was tested) unless it is in use."""
-        ref = f"refs/heads/{branch}"
-        current = gw.resolve_commit(self.root, ref)
-        if current is None:
-            return []
-        if current not in (original, tested):
-            return [f"{branch} moved while queued; left as it is"]
-        holder = gw.checked_out_at(self.root, branch)
-        if holder is not None:
-            return [f"{branch} is checked out in {holder}; left as it is"]
-        if self.settings.keep_branch:
-            done = gw.compare_and_swap(self.root, ref, tested, current)
-        else:
-            done = gw.delete_ref(self.root, ref, current)
-        return [] if done else [f"{branch} changed meanwhile; left as it is"]
+    def settle_branches(self, landed: list[tuple[str, str, str]]) -> dict[str, list[str]]:
+        """Each merged branch (``(branch, tested, original)``) deleted, or pointed at what
+        was tested, unless it is in use or moved: every head and checkout read once and
+        the refs changed in one ``update-ref --stdin`` (each by compare-and-swap); if git
+        refuses that (one changed meanwhile), one at a time. Notes by branch."""
+        heads, held = gw.branch_heads(self.root), gw.checked_out_branches(self.root)
+        notes: dict[str, list[str]] = {}
+        changes: dict[str, tuple[str, str]] = {}  # ref: (its new commit or "", its current)
+        for branch, tested, original in landed:
+            current = heads.get(branch)
+            if current is None:
+                continue
+            if current not in (original, tested):
+                notes[branch] = [f"{branch} moved while queued; left as it is"]
+            elif branch in held:
+                notes[branch] = [f"{branch} is checked out in {held[branch]}; left as it is"]
+            else:
+                new = tested if self.settings.keep_branch else ""
+                changes[f"refs/heads/{branch}"] = (new, current)
+        if changes and not gw.update_refs(self.root, changes):
+            for ref, (new, current) in changes.items():
+                if not gw.update_refs(self.root, {ref: (new, current)}):
+                    branch = ref.removeprefix("refs/heads/")
+                    notes[branch] = [f"{branch} changed meanwhile; left as it is"]
+        return notes

@@ -123,7 +123,23 @@ class QueueEntry:
             "reason": self.reason,
             "priority": self.priority,
             "taken_as": taken_as,
+            "index": self.index,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> QueueEntry:
+        """An entry as ``to_json`` wrote it (a row of another source's stream)."""
+        index, position, taken_as = data.get("index"), data.get("position"), data.get("taken_as")
+        derived = ("position", "index", "taken_as")
+        fields = {k: v for k, v in data.items() if k not in derived}
+        if fields.get("reason") is None:  # none given: none worked out either
+            fields.pop("reason", None)
+        return cls(
+            fields,
+            index if isinstance(index, int) and not isinstance(index, bool) else 0,
+            position if isinstance(position, int) and not isinstance(position, bool) else None,
+            PRIORITIES.index(taken_as) if taken_as in PRIORITIES else NORMAL_LANE,
+        )
 
     def describe(self) -> str:
         """A failed entry's reason and error (and files) in one line; never ``None``."""

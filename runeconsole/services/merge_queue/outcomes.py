@@ -106,8 +106,9 @@ class Recorder:
         """Entries that landed together (``(run, its commit, its branch's commit)``, in
         landing order): each tidied, then every outcome recorded in one write with the
         signals it owes, then those sent."""
-        for run, tested, original in landed:
-            self._tidy(run, tested, base, original, sync_checkout)
+        branches = self._settle_branches(landed)
+        for run, tested, _ in landed:
+            self._tidy(run, tested, base, branches.get(str(run.entry.get("branch"))), sync_checkout)
             pause_point("merge-queue-batch-tidying")
         owed: dict[str, list[dict[str, Any]]] = {}
         changes: dict[str, dict[str, Any]] = {}
@@ -134,11 +135,24 @@ class Recorder:
             )
         return outcomes
 
-    def _tidy(self, run: Run, tested: str, base: str, original: str, sync: bool) -> None:
-        """The checkout of main, the merged branch, the agent's hook: never a failure."""
+    def _settle_branches(self, landed: list[tuple[Run, str, str]]) -> dict[str, list[str]]:
+        """The merged branches, all at once (``Landing.settle_branches``): never a failure."""
+        items = [
+            (str(run.entry.get("branch")), tested, original) for run, tested, original in landed
+        ]
+        try:
+            return self.landing.settle_branches(items)
+        except RuneError as exc:
+            return {branch: [f"after the merge: {exc.message}"] for branch, _, _ in items}
+
+    def _tidy(
+        self, run: Run, tested: str, base: str, branch_notes: list[str] | None, sync: bool
+    ) -> None:
+        """The checkout of main, the merged branch's notes, the agent's hook: never a
+        failure."""
         entry = run.entry
         tidying: list[Callable[[], list[str]]] = [
-            lambda: self.landing.settle_branch(str(entry.get("branch")), tested, original),
+            lambda: list(branch_notes or []),
             lambda: self._mark_hook_merged(entry.get("identity_name")),
         ]
         if sync:

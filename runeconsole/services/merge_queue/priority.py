@@ -48,11 +48,6 @@ def lane(fields: Mapping[str, Any], now: datetime, aging_minutes: float) -> int:
     return max(0, level - int(waited // (aging_minutes * 60)))
 
 
-def aged(fields: Mapping[str, Any], now: datetime, aging_minutes: float) -> bool:
-    """Whether waiting has raised it above the priority it was given."""
-    return lane(fields, now, aging_minutes) < PRIORITIES.index(priority_of(fields))
-
-
 def ranked(
     items: Iterable[tuple[int, Mapping[str, Any]]], now: datetime, aging_minutes: float
 ) -> list[tuple[int, int]]:

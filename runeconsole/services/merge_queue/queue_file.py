@@ -54,6 +54,8 @@ class QueueFile:
         self.root, self.paths, self.clock = project.root, project.paths, project.clock
         self.settings = settings or project.settings(MergeQueueSettings)
         self.signals = signals or Signals(project)
+        self._later: dict[str, Any] = {}  # top-level fields to write with the next write
+        self._later_entries: dict[str, dict[str, Any]] = {}  # and entries' changes
 
     @property
     def path(self) -> Path:
@@ -129,9 +131,33 @@ class QueueFile:
                 data = {}
             if not isinstance(data.get("entries"), list):
                 data["entries"] = []
+            self._apply_later(data)
             yield data
             data["last_updated"] = self.now()
             atomic_write_bytes(self.paths.inside(self.path), _compact(data))
+
+    def write_later(
+        self, fields: dict[str, Any], changes: dict[str, dict[str, Any]] | None = None
+    ) -> None:
+        """Top-level ``fields`` and entries' ``changes`` that only show what is going on
+        (a step, the batches at work), written with this object's next write, before what
+        that writes (``flush``: now). A processor killed first loses only those."""
+        self._later.update(fields)
+        for entry_id, fields_of in (changes or {}).items():
+            self._later_entries.setdefault(entry_id, {}).update(fields_of)
+
+    def flush(self) -> None:
+        """Write what ``write_later`` holds, if anything."""
+        if self._later or self._later_entries:
+            with self._mutate():
+                pass
+
+    def _apply_later(self, data: dict[str, Any]) -> None:
+        data.update(self._later)
+        for item in data["entries"]:
+            if isinstance(item, dict) and item.get("entry_id") in self._later_entries:
+                item.update(self._later_entries[item["entry_id"]])
+        self._later, self._later_entries = {}, {}
 
     def _record(
         self, data: dict[str, Any], action: str, entry_id: str | None, **detail: Any

@@ -41,10 +41,13 @@ class Taker:
         self.stopped = False
         self.taken = 0
 
-    def take(self, busy: bool) -> tuple[str, list[dict[str, Any]], list[str]] | str | None:
-        """The next batch claimed: (batch id, its entries, their test command); ``AGAIN``
-        to look once more; ``None`` when none is to be taken now. ``busy``: batches are
-        at work (a refusal then stops taking, instead of being raised)."""
+    def take(
+        self, busy: bool, size: int
+    ) -> tuple[str, list[dict[str, Any]], list[str]] | str | None:
+        """The next batch claimed, of ``size`` entries at most: (batch id, its entries,
+        their test command); ``AGAIN`` to look once more; ``None`` when none is to be
+        taken now. ``busy``: batches are at work (a refusal then stops taking, instead of
+        being raised)."""
         if self.stopped or (self.taken and not self.run_all):
             return None
         if self.taken:
@@ -66,8 +69,8 @@ class Taker:
             self.report.stopped, self.stopped = exc.message, True  # keep what was done
             return None
         settings = self.settings
-        chosen = next_batch(pending, settings.batch_max, settings.test_command, self.waiting)
-        if not chosen or self._waits_for_company(chosen):
+        chosen = next_batch(pending, size, settings.test_command, self.waiting)
+        if not chosen or self._waits_for_company(chosen, size):
             return None
         batch_id = self.new_id()
         claimed = self.queue.claim_batch(chosen, batch_id)
@@ -76,11 +79,9 @@ class Taker:
         self.taken += 1
         return batch_id, claimed, command_of(chosen[0], settings.test_command) or []
 
-    def _waits_for_company(self, chosen: list[QueueEntry]) -> bool:
+    def _waits_for_company(self, chosen: list[QueueEntry], size: int) -> bool:
         settings = self.settings
-        wait = wait_for_company(
-            chosen, settings.batch_max, settings.batch_wait_seconds, self.queue.clock.now()
-        )
+        wait = wait_for_company(chosen, size, settings.batch_wait_seconds, self.queue.clock.now())
         if wait > 0 and self.company is None:
             self.company = time.monotonic() + wait
         if self.company is not None and time.monotonic() < self.company:

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.core.errors import InvalidInput, RuneError
-from runeconsole.core.timeutil import format_age
+from runeconsole.core.timeutil import format_age, iso_exact, parse_iso
 from runeconsole.core.validate import validate_id
-from runeconsole.services.questions.locations import ANSWER, SIGNALS, Where
+from runeconsole.services.questions.locations import ANSWER, BACKGROUND, SIGNALS, Where
 from runeconsole.services.questions.options import (
     MAX_TEXT,
     Option,
@@ -81,6 +81,27 @@ class Answer:
         if self.error:
             data["error"] = self.error
         return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], path: Path) -> Answer:
+        """As ``to_json`` wrote it (another source's stream); a field of another shape reads
+        as missing."""
+        seq = data.get("seq")
+        option = data.get("option")
+        return cls(
+            path,
+            _text(data.get("task_id")),
+            seq if isinstance(seq, int) and not isinstance(seq, bool) else 1,
+            _text(data.get("answer")),
+            _text(data.get("decided_by")),
+            option if isinstance(option, str) else None,
+            _text(data.get("answered_at")) or None,
+            _text(data.get("error")) or None,
+        )
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 @dataclass
@@ -219,6 +240,11 @@ class Question:
             "seconds_left": None if left is None or not self.open else round(max(0.0, left), 1),
             "answer": self.answer.to_json() if self.answer else None,
             "asked_by": None if self.error else self.asker,
+            "layout": self.layout,
+            "asked": iso_exact(self.asked) if self.asked else None,
+            "deadline": iso_exact(self.deadline) if self.deadline else None,
+            "path": str(self.path),
+            "fields": self.fields,  # the file as read: a reader elsewhere sees what we see
         }
         if self.error:
             data["error"] = self.error
@@ -233,6 +259,40 @@ class Question:
                 discarded=self.discarded,
             )
         return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Question:
+        """A question as ``to_json`` wrote it (a row of another source's stream): its file's
+        fields, its answer and its moments as that source read them. A row from an older
+        source, without the file's fields, is read from the row's own; anything of another
+        shape reads as missing, never raises."""
+        seq = data.get("seq")
+        layout = data.get("layout")
+        fields = data.get("fields")
+        if not isinstance(fields, dict):
+            fields = {name: data[name] for name in ROW_FIELDS if data.get(name) is not None}
+        question = cls(
+            _text(data.get("signal_dir")),
+            _text(data.get("task_id")),
+            seq if isinstance(seq, int) and not isinstance(seq, bool) else 1,
+            Path(_text(data.get("path")) or _text(data.get("id")) or "?"),
+            dict(fields),
+            _text(data.get("error")) or None,
+            layout=layout if layout in (SIGNALS, BACKGROUND) else SIGNALS,
+        )
+        answer = data.get("answer")
+        if isinstance(answer, dict):
+            question.answer = Answer.from_json(answer, question.answer_path)
+        question.asked = parse_iso(data.get("asked")) or parse_iso(fields.get("asked_at"))
+        question.deadline = parse_iso(data.get("deadline"))
+        return question
+
+
+# What a row says of its question file, when it does not carry the file's fields.
+ROW_FIELDS = (
+    *("question", "urgency", "worker_name", "options", "context", "asked_at"),
+    *("discarded", ASKED_BY),
+)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ the files), answers, auto-answers at the deadline and waits for an answer."""
 
 from __future__ import annotations
 
+import builtins
 import os
 import threading
 from datetime import UTC, datetime, timedelta
@@ -130,11 +131,11 @@ class Questions:
         shown = found if include_closed else [q for q in found if q.open]
         return sorted(shown, key=Question.sort_key)
 
-    def _unanswered(self, directory: Path) -> list[Question]:
+    def _unanswered(self, directory: Path) -> builtins.list[Question]:
         """The questions of ``directory`` without an answer, read again only once it has
         changed (``core/dir_cache.py``)."""
 
-        def read() -> list[Question]:
+        def read() -> builtins.list[Question]:
             paths = self.locations.question_files(directory, unanswered=True)
             return [self.read_question(path) for path in paths]
 
@@ -204,7 +205,7 @@ class Questions:
                 question = self.read_question(path)
         return question, check
 
-    def _task_questions(self, directory: Path, task_id: str) -> list[Question]:
+    def _task_questions(self, directory: Path, task_id: str) -> builtins.list[Question]:
         paths = self.question_files(directory)
         return [self.read_question(p) for p in paths if p.name.startswith(f"{task_id}.q")]
 
@@ -297,7 +298,7 @@ class Questions:
         chosen = question.option(option or "")
         return self._write_answer(question, chosen.text, USER, chosen.key)
 
-    def answer_choices(self, question: Question, choices: list[str]) -> Answer:
+    def answer_choices(self, question: Question, choices: builtins.list[str]) -> Answer:
         """The operator's choice of several options (a multi-select question): the answer
         is their texts joined by ", " and ``option`` their keys (``A,C``), in order."""
         if question.answer is not None:
@@ -321,7 +322,7 @@ class Questions:
         text, key = (options[0].text, options[0].key) if options else (NO_OPTIONS_ANSWER, None)
         return self._write_answer(question, text, AUTO_TIMEOUT, key)
 
-    def settle_due(self, questions: list[Question]) -> list[Answer]:
+    def settle_due(self, questions: builtins.list[Question]) -> builtins.list[Answer]:
         """Auto-answer those past their deadline; returns the answers that now stand."""
         now = self.clock.now()
         settled = []

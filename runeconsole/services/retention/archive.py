@@ -164,7 +164,7 @@ class Archive:
             if os.path.lexists(journal):
                 journal.unlink()  # half-written before any batch: nothing was archived
             return 0
-        months = body.get("months") if isinstance(body.get("months"), dict) else {}
+        months = found if isinstance(found := body.get("months"), dict) else {}
         went_in: list[str] = []
         for path, entry in months.items():
             if not isinstance(entry, dict) or _size(path) == entry.get("before"):

@@ -140,7 +140,7 @@ def from_record(record: dict[str, Any], where: Path) -> PermissionRequest:
     """An archived request as the CLI lists it (``where``: its archive file)."""
     request = PermissionRequest(where)
     request.id = str(record.get("id"))
-    request.fields = record.get("request") if isinstance(record.get("request"), dict) else {}
+    request.fields = found if isinstance(found := record.get("request"), dict) else {}
     decision = record.get("decision")
     request.decision = decision if isinstance(decision, dict) else None
     error = record.get("error")

@@ -156,7 +156,7 @@ def from_record(record: dict[str, Any], where: Path) -> Question | None:
     if place is None:
         return None
     directory, task_id, seq = place.group(1), place.group(2), int(place.group(3))
-    fields = record.get("question") if isinstance(record.get("question"), dict) else {}
+    fields = found if isinstance(found := record.get("question"), dict) else {}
     question = Question(directory, task_id, seq, where, fields)
     error = record.get("error")
     question.error = error if isinstance(error, str) else None

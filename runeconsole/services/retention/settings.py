@@ -12,7 +12,8 @@ runeconsole:
 Each kind has ``days`` (records closed longer ago than this leave the live directory) and,
 for the kinds with a count, ``keep`` (at most this many closed records stay live, the
 newest). ``0`` turns a rule off; both off keeps the kind forever. ``POLICIES`` is the one
-table of kinds, where they live and their defaults: the README's table is made from it.
+table of kinds, where they live and their defaults: the retention table in
+docs/protocols.md is made from it.
 """
 
 from __future__ import annotations

@@ -57,7 +57,9 @@ def worktree_changes(
     where = str(worktree)
     head = status.head
     if head is None:  # no commit yet: everything in it is new
-        base, commits, ahead, committed = EMPTY_TREE, [], 0, set()
+        commits: list[git_diff.Commit] = []
+        committed: set[str] = set()
+        base, ahead = EMPTY_TREE, 0
     else:
         if base is None:
             base, why = find_base(dirs, head, base_ref)

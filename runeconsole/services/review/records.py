@@ -190,7 +190,7 @@ class ReviewRecords:
         if latest is not None and latest.open:
             return latest
         now = iso_z(self.clock.now())
-        fields = {
+        fields: dict[str, Any] = {
             "agent": agent,
             "branch": changes.branch,
             "worktree": changes.worktree,

@@ -25,7 +25,7 @@ def is_loopback(host: str) -> bool:
         found = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
     except (OSError, UnicodeError):
         return False
-    addresses = {entry[4][0] for entry in found}
+    addresses = {str(entry[4][0]) for entry in found}
     return bool(addresses) and all(
         ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses
     )

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from runeconsole.adapters.ssh import failure_reason
 from runeconsole.core.errors import RuneError
+from runeconsole.services.claude.permissions import Verdict
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
@@ -31,16 +31,6 @@ from runeconsole.services.supervisor import Supervisor
 from runeconsole.services.suspension import Suspension
 
 ACTION_TIMEOUT = 120.0  # a queue's tests or a handoff's wait can take a while
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """How a permission request is decided."""
-
-    behavior: str  # allow or deny
-    message: str | None = None  # with a single deny: the reason the model is told
-    always: bool = False  # also a standing rule for this exact tool and command or path
-    every_agent: bool = False  # the rule's scope: all agents, not only the request's
 
 
 class Unreachable(RuneError):
@@ -95,6 +85,14 @@ class LocalActions:
     def attach(self, key: str) -> None:
         """``g``: the operator's tmux client switches to the agent's session."""
         Supervisor(self.project).switch_to(key)
+
+    def allow(self, key: str, usd: float | None) -> Any:
+        """``$``: an agent held by its budget goes on (``usd`` more, or for the day)."""
+        from runeconsole.services.budgets import hold
+        from runeconsole.services.claude.settings import ClaudeSettings
+
+        limits = self.project.settings(ClaudeSettings).budgets
+        return hold.allow(self.project.paths, key, usd, self.project.clock.now(), limits).to_json()
 
     # -- reviews (``review AGENT --json`` and its decisions) ---------------------------------
 
@@ -196,6 +194,10 @@ class RemoteActions:
 
     def kill(self, key: str) -> Any:
         return self.call("kill", key, "--json")
+
+    def allow(self, key: str, usd: float | None) -> Any:
+        more = ["--usd", f"{usd:g}"] if usd is not None else []
+        return self.call("budget", "allow", key, *more, "--json")
 
     def review(self, key: str) -> Any:
         """``review KEY --json`` there: its changes, the diff, its open review (exit 1 with

@@ -79,6 +79,12 @@ class FleetFeed:
     def key(self, source: str, key: str) -> str:
         return f"{source}/{key}" if self.prefixed else key
 
+    def source_of(self, key: str) -> str:
+        """The source a merged key belongs to (``web/worker-a`` -> ``web``)."""
+        if not self.prefixed:
+            return self.specs[0].name if self.specs else ""
+        return key.split("/", 1)[0]
+
     def own_key(self, source: str, key: str) -> str:
         """A merged key back to the key its source knows (``web/worker-a`` -> ``worker-a``)."""
         prefix = f"{source}/"

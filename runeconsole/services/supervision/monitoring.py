@@ -24,9 +24,9 @@ from runeconsole.adapters.tmux import PaneInfo
 from runeconsole.core.errors import RuneError, WriteFailed
 from runeconsole.core.locks import LockBusy, owned
 from runeconsole.core.timeutil import iso_z, parse_iso
+from runeconsole.services.claude.settings import notifier_for
 from runeconsole.services.claude.view import overlay
 from runeconsole.services.fleet.model import FleetModel
-from runeconsole.services.notify import notifier_for
 from runeconsole.services.pane_patterns import read_pane
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervision.context_warnings import warn_about_context

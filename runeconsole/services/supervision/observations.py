@@ -12,40 +12,20 @@ from typing import TYPE_CHECKING, Any
 from runeconsole.core.errors import UnreadableFile
 from runeconsole.core.files import atomic_write_json, read_json_object
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.pane_patterns import PaneReading
+from runeconsole.services.observation import EXITED, GONE, RUNNING, AgentObservation
+
+__all__ = [  # the observation itself lives in services/observation.py, below the monitor
+    "EXITED",
+    "GONE",
+    "RUNNING",
+    "AgentObservation",
+    "ContextWarning",
+    "MonitorReport",
+    "ObservationFile",
+]
 
 if TYPE_CHECKING:  # not at run time: spawning brings tmux, and `agents --json` reads this
     from runeconsole.services.supervision.spawning import SpawnResult
-
-RUNNING, EXITED, GONE = "running", "exited", "gone"
-
-
-@dataclass
-class AgentObservation:
-    """What the monitor saw of one agent on its last pass (a row of the Agents pane)."""
-
-    key: str
-    agent_id: str | None
-    tmux_session: str | None
-    state: str
-    observed_at: str
-    pid: int | None = None
-    exit_status: int | None = None
-    screen: PaneReading = field(default_factory=PaneReading)
-    urgency: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> AgentObservation:
-        known = {name: data.get(name) for name in cls.__dataclass_fields__}
-        screen = known.pop("screen")
-        screen = screen if isinstance(screen, dict) else {}
-        reading = PaneReading(
-            **{n: screen[n] for n in PaneReading.__dataclass_fields__ if n in screen}
-        )
-        return cls(**known, screen=reading)
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.activity import STOPPED
 from runeconsole.services.claude.session_view import stop_of
 from runeconsole.services.claude.view import AgentView, agent_view
+from runeconsole.services.fleet.problem import Judge, Problem
+from runeconsole.services.observation import AgentObservation
 from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.registry import ACTIVE, CRASHED, RED, AgentRecord
-from runeconsole.services.supervision.observations import AgentObservation
 from runeconsole.services.supervision.settings import HIGH, MEDIUM, SupervisorSettings
 
 # Rank of a context problem by urgency: high beside stale agents (both about to be lost),
@@ -20,23 +21,6 @@ from runeconsole.services.supervision.settings import HIGH, MEDIUM, SupervisorSe
 CONTEXT_RANK = {HIGH: 1, MEDIUM: 3}
 LOW_CONTEXT_RANK = 4
 BUDGET_RANK = {"held": 0, "warn": 3}
-
-
-@dataclass(frozen=True)
-class Problem:
-    """An agent needing attention; ``rank`` orders the problems view (0 = most urgent),
-    and within a rank less context left comes first (``context_left``, 0 when compacting)."""
-
-    key: str
-    kind: str  # crashed | stale | stopped | waiting | context | budget
-    rank: int
-    detail: str
-    context_left: int | None = None
-
-    @property
-    def sort_key(self) -> tuple[int, float, str]:
-        left = self.context_left if self.context_left is not None else float("inf")
-        return (self.rank, left, self.key)
 
 
 def find_problems(
@@ -121,3 +105,15 @@ def _hook_fed_context(
     remaining = 0 if view.compacting else view.context_left_percent
     rank = CONTEXT_RANK.get(urgency, LOW_CONTEXT_RANK)
     return [Problem(key, "context", rank, f"{urgency}: {left}", remaining)]
+
+
+def judge_with(settings: SupervisorSettings | None) -> Judge:
+    """The fleet model's judge (``services/fleet``): one agent's problems by these rules."""
+
+    def judge(
+        record: AgentRecord, observation: AgentObservation | None, now: datetime | None
+    ) -> list[Problem]:
+        seen = {record.key: observation} if observation is not None else {}
+        return find_problems([record], seen, settings, now=now)
+
+    return judge

@@ -82,7 +82,7 @@ class AgentSessions:
         if record.error or record.status != ACTIVE or not record.get("tmux_session"):
             return False
         if "tmux_socket" in record.metadata:
-            return record.metadata["tmux_socket"] == self.settings.socket_name
+            return bool(record.metadata["tmux_socket"] == self.settings.socket_name)
         return True
 
     def tmux_for(self, record: AgentRecord) -> Tmux:

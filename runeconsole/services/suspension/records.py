@@ -11,7 +11,7 @@ from typing import Any
 
 from runeconsole.adapters.tasks import TaskWrite
 from runeconsole.core.errors import RuneError
-from runeconsole.core.timeutil import iso_z
+from runeconsole.core.timeutil import iso_exact, iso_z, parse_iso
 
 OK, STALE, EXHAUSTED, CORRUPT, UNREADABLE = "ok", "stale", "exhausted", "corrupt", "unreadable"
 VERDICTS = (OK, STALE, EXHAUSTED, CORRUPT, UNREADABLE)
@@ -91,6 +91,7 @@ class ContextRecord:
             "arc": self.arc,
             "verdict": self.verdict,
             "detail": self.detail,
+            "reason": self.reason,
         }
         if self.verdict == UNREADABLE and not self.meta:
             return data
@@ -107,8 +108,51 @@ class ContextRecord:
             expected_sha=self.expected_sha,
             actual_sha=self.actual_sha,
             diverged=self.diverged,
+            stashed=self.stashed,
+            written_at=iso_exact(self.written_at) if self.written_at else None,
         )
         return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ContextRecord:
+        """A context file's record as ``to_json`` wrote it (a row of another source's
+        stream): its verdict as that source judged it, the frontmatter's fields a row
+        carries. Anything of another shape reads as missing, never raises."""
+
+        def text(name: str) -> str:
+            value = data.get(name)
+            return value if isinstance(value, str) else ""
+
+        def texts(name: str) -> list[str]:
+            value = data.get(name)
+            return [str(v) for v in value] if isinstance(value, list) else []
+
+        verdict = text("verdict")
+        record = cls(
+            text("key"),
+            Path(text("path") or text("key") or "?"),
+            verdict if verdict in VERDICTS else UNREADABLE,
+            text("reason") or text("detail"),
+            expected_sha=text("expected_sha") or None,
+            actual_sha=text("actual_sha") or None,
+            diverged=texts("diverged"),
+            written_at=parse_iso(data.get("written_at")),
+        )
+        stashed = data.get("stashed")
+        if isinstance(stashed, dict):
+            record.stashed = {str(k): str(v) for k, v in stashed.items()}
+        age = data.get("age_seconds")
+        record.age_seconds = float(age) if isinstance(age, int | float) else None
+        if "worker" in data:  # read, not unreadable: the frontmatter's fields it carries
+            meta: dict[str, Any] = {name: text(name) for name in META_TEXTS if text(name)}
+            meta.update(task_id=text("task_id") or None, resume_count=data.get("resume_count"))
+            meta.update(files_modified=texts("files_modified"))
+            meta.update(files_pending=texts("files_pending"))
+            record.meta = meta
+        return record
+
+
+META_TEXTS = ("worker", "timeout_reason", "timestamp", "last_action")
 
 
 class ResumeRefused(RuneError):

@@ -12,6 +12,7 @@ and ``suspended: true`` with the ``context_path`` when a task is suspended.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 from collections.abc import Iterator
@@ -262,7 +263,7 @@ class Suspension:
         arc_id: str,
         reason: str,
         last_action: str,
-        file_targets: list[str] | None = None,
+        file_targets: builtins.list[str] | None = None,
         body: str = "",
         stamp: str | None = None,
         stash: bool | None = None,
@@ -331,7 +332,7 @@ class Suspension:
         return self.read(path).resume_count
 
 
-def _subdirs(directory: Path) -> list[Path]:
+def _subdirs(directory: Path) -> builtins.list[Path]:
     try:
         entries = list(os.scandir(directory))
     except OSError:

@@ -1,6 +1,9 @@
-"""The fleet console's panes: each a keyed table over one kind of the merged stream's
-rows, with the source first. ``RowsPane`` is the template (rows by key, the filter, the
-rows that moved); each pane says how its rows look and what its keys do.
+"""The fleet console's panes: the project console's own, each row with its source first
+(``Pane`` with ``Sources``), drawing the fleet's ``SourcesModel``; what the operator
+decides or asks of a row goes to the row's source. The Agents and Problems panes are the
+project console's as they are (they draw the model's ``FleetRecords``); the others here
+add the feeding (``follow``: the keys a batch moved) and the routing. The Sources pane is
+the fleet console's own: one row per source, its state and its figures.
 
 The filter takes ``source:NAME`` (or a bare source name) to keep one source's rows; the
 rest of the text is matched against the row as everywhere in the console."""
@@ -8,374 +11,220 @@ rest of the text is matched against the row as everywhere in the console."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, TypeVar
 
-from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 
-from runeconsole.core.timeutil import parse_iso
-from runeconsole.services.supervisor import SupervisorSettings
-from runeconsole.services.suspension import OK, STALE
-from runeconsole.tui.fleet_console import rows
-from runeconsole.tui.fleet_console.store import (
-    AGENT,
-    OBSERVATION,
-    PERMISSION,
-    PROBLEM,
-    QUESTION,
-    QUEUE,
-    SUSPENDED,
-    FleetRows,
-)
-from runeconsole.tui.keyed_table import KeyedTable
-from runeconsole.tui.pane import (
-    AGENTS,
-    MERGE_QUEUE,
-    PERMISSIONS,
-    PROBLEMS,
-    QUESTIONS,
-    LivePane,
-    matches,
-)
-from runeconsole.tui.pane import SUSPENDED as SUSPENDED_PANE
+from runeconsole.services.claude.permissions import PermissionRequest
+from runeconsole.services.merge_queue import QueueEntry
+from runeconsole.services.questions import Answer, Question
+from runeconsole.services.sources.decode import SourceState
+from runeconsole.services.sources.fleet import FleetFeed
+from runeconsole.services.sources.model import Keyed, Moved, SourcesModel
+from runeconsole.services.suspension import ContextRecord
+from runeconsole.tui.fleet_console.rows import SOURCE_COLUMNS, source_row
+from runeconsole.tui.merge_queue_rows import COLUMNS as QUEUE_COLUMNS
+from runeconsole.tui.merge_queue_rows import age_of, row_values, search_fields
+from runeconsole.tui.pane import MERGE_QUEUE, Columns, Pane, Sources, matches
+from runeconsole.tui.permission_modal import Decide as DecidePermission
+from runeconsole.tui.permissions_pane import PermissionTable
+from runeconsole.tui.question_modal import Decide as DecideQuestion
+from runeconsole.tui.questions_pane import QuestionTable
+from runeconsole.tui.suspended_pane import SuspendedTable
 
 SOURCES = "sources"
+R = TypeVar("R")
 
 
-def split_filter(text: str, sources: list[str]) -> tuple[str | None, str]:
-    """``source:web fail`` -> (``web``, ``fail``); a bare source name names the source."""
-    source, rest = None, []
-    for word in text.split():
-        if word.startswith("source:"):
-            source = word[len("source:") :]
-        elif word in sources and source is None:
-            source = word
+class Act(Message):
+    """An action on a row (``process``, ``resume``), for the app to route to its source."""
+
+    def __init__(self, action: str, source: str, key: str) -> None:
+        super().__init__()
+        self.action = action
+        self.source = source
+        self.key = key
+
+
+def follow(pane: Pane[R], keyed: Keyed[R], moved: Moved) -> None:
+    """A batch's rows of one kind, into ``pane``: the changed drawn again, the removed
+    dropped."""
+    for key in moved.removed:
+        pane.drop(key)
+    for key in moved.changed:
+        record = keyed.get(key)
+        if record is None:
+            pane.drop(key)
         else:
-            rest.append(word)
-    return source, " ".join(rest)
+            pane.put(key, record)
+    pane.finish()
 
 
-RESUMABLE = (OK, STALE)  # a context file of another verdict is refused by resume
-
-
-class RowsPane(LivePane):
-    """Rows of ``KIND`` from the store, keyed as the stream keys them."""
-
-    KIND: ClassVar[str] = ""
-    COLUMNS: ClassVar[tuple[tuple[str, str, int | None], ...]] = ()
-
-    class Act(Message):
-        """An action on a row, for the app to route to the row's source."""
-
-        def __init__(self, action: str, source: str, key: str) -> None:
-            super().__init__()
-            self.action = action
-            self.source = source
-            self.key = key
-
-    def __init__(self, store: FleetRows, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.store = store
-        self.table = KeyedTable(self.COLUMNS, id=f"{self.PANE_ID}-table")
-
-    def compose(self) -> ComposeResult:
-        yield self.table
-
-    def watch_dirs(self) -> list[Path]:
-        return []  # fed by the stream, not by files
-
-    def apply_changes(self, paths: set[Path]) -> None:
-        pass
-
-    def rescan(self) -> None:
-        pass
-
-    # -- what each pane says -----------------------------------------------------------
-
-    def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        raise NotImplementedError
-
-    def search_fields(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return (key,)
-
-    def order(self, key: str) -> Any:
-        return key
-
-    def shown(self, key: str, row: dict[str, Any]) -> bool:
-        return True
-
-    # -- the template --------------------------------------------------------------------
-
-    def source_of(self, key: str) -> str:
-        return self.store.source(self.KIND, key)
-
-    def visible(self, key: str, row: dict[str, Any]) -> bool:
-        source, rest = split_filter(self.filter_text, self.store.sources)
-        if source is not None and self.source_of(key) != source:
-            return False
-        return self.shown(key, row) and matches(rest, *self.search_fields(key, row))
-
-    def moved(self, changed: set[str], removed: set[str]) -> None:
-        """Redraw the rows the stream changed, drop the ones it removed."""
-        table = self.table
-        for key in removed:
-            table.drop(key)
-        added = False
-        for key in changed:
-            row = self.store.get(self.KIND, key)
-            if row is None or not self.visible(key, row):
-                table.drop(key)
-                continue
-            added |= not table.has(key)
-            table.upsert(key, self.cells(key, row))
-        if added:
-            self.refilter()
-
-    def refilter(self) -> None:
-        keys = [
-            key
-            for key in sorted(self.store.keys(self.KIND), key=self.order)
-            if (row := self.store.get(self.KIND, key)) is not None and self.visible(key, row)
-        ]
-        self.table.replace(
-            [(key, self.cells(key, self.store.rows[self.KIND][key])) for key in keys]
-        )
-
-    def selected(self) -> tuple[str, str] | None:
-        key = self.table.cursor_key()
-        return None if key is None else (self.source_of(key), key)
-
-    def ask(self, action: str) -> None:
-        chosen = self.selected()
-        if chosen is not None:
-            self.post_message(self.Act(action, *chosen))
-
-
-class SourcesPane(RowsPane):
+class SourcesPane(Pane[SourceState]):
     PANE_ID, TITLE = SOURCES, "Sources"
-    COLUMNS = rows.SOURCE_COLUMNS
+    COLUMNS = SOURCE_COLUMNS
     HELP_KEYS = (
         ("STATE", "● green up, yellow connecting, red down (the reason is on the row)"),
         ("/ NAME", "in any pane, a source's name (or source:NAME) keeps its rows only"),
     )
 
-    def source_of(self, key: str) -> str:
-        return key
+    def __init__(self, model: SourcesModel, names: Sources, **kwargs: Any) -> None:
+        self.model, self.names = model, names  # before the table is made: its columns
+        super().__init__(**kwargs)
 
-    def moved(self, changed: set[str], removed: set[str]) -> None:
-        for name in self.store.sources:
-            if not self.visible(name, {}):
-                self.table.drop(name)
-            elif name in changed or not self.table.has(name):
-                self.table.upsert(name, self.cells(name, {}))
+    def columns(self) -> Columns:
+        """The source column as wide as the longest name: whole names, never cut."""
+        return tuple(self.names.column if c[0] == "source" else c for c in SOURCE_COLUMNS)
+
+    def passes(self, key: str, record: SourceState) -> bool:
+        source, rest = self.names.split(self.filter_text)
+        return (source is None or source == key) and matches(rest, *self.search_fields(key, record))
+
+    def on_mount(self) -> None:
+        self.show_sources(set(self.model.names))
+
+    def cells(self, key: str, record: SourceState) -> tuple[object, ...]:
+        return source_row(record, self.model.counts(key))
+
+    def search_fields(self, key: str, record: SourceState) -> tuple[object, ...]:
+        return (key, record.host, record.root, record.state, record.reason)
+
+    def show_sources(self, names: set[str]) -> None:
+        """The sources' rows, in the fleet file's order (a handful: drawn whole, so the
+        reason a source is down is measured for its column as it changes)."""
+        for name in self.model.names:
+            self.records[name] = self.model.state(name)
+        self.refilter()
 
     def refilter(self) -> None:
-        self.table.replace(
-            [(n, self.cells(n, {})) for n in self.store.sources if self.visible(n, {})]
-        )
-
-    def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return rows.source_row(key, self.store.states.get(key, {}), self.store.counts(key))
-
-    def search_fields(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        state = self.store.states.get(key, {})
-        return (key, state.get("host"), state.get("root"), state.get("state"), state.get("reason"))
+        rows = [(key, self.row(key, state)) for key, state in self.records.items()]
+        self.table.replace([(key, row) for key, row in rows if self.passes(key, self.records[key])])
+        self.finish()
 
 
-class FleetAgentsPane(RowsPane):
-    PANE_ID, TITLE, KIND = AGENTS, "Agents", AGENT
-    COLUMNS = rows.AGENT_COLUMNS
-    BINDINGS = [
-        Binding("d", "act('review')", "Review"),
-        Binding("g", "act('attach')", "Go to"),
-        Binding("h", "act('handoff')", "Handoff"),
-        Binding("r", "act('respawn')", "Respawn"),
-        Binding("x", "act('kill')", "Kill"),
-        Binding("m", "act('say')", "Message", show=False),
-        Binding("p", "act('peek')", "Peek", show=False),
-    ]
+class FleetQuestionsPane(QuestionTable):
     HELP_KEYS = (
-        ("d", "review its changes (review AGENT --json on its source); decisions go there"),
-        ("g", "attach: your tmux switches to it, or a new window ssh -t HOST tmux attach"),
-        ("h / r / x", "hand off, re-spawn, kill: sent to the agent's source (confirmed)"),
-        ("enter / p", "peek: its screen and last message, read on its source"),
-        ("m", "a message to the agent, pasted into its pane on its source and submitted"),
+        ("enter / a", "answer the selected question; the answer is sent to its source"),
+        *QuestionTable.HELP_KEYS[1:],
     )
 
-    def __init__(self, store: FleetRows, now: Callable[[], Any], **kwargs: Any) -> None:
-        super().__init__(store, **kwargs)
-        self.now = now
-        self.settings = SupervisorSettings()
+    def __init__(self, model: SourcesModel, feed: FleetFeed, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.model, self.feed = model, feed
 
-    def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        record = rows.agent_record(key, row)
-        observation = rows.observation_of(self.store.get(OBSERVATION, key))
-        phase = row.get("phase")
-        return rows.agent_row(
-            self.source_of(key), record, phase, observation, self.settings, self.now()
-        )
+    def answering(self, key: str) -> tuple[DecideQuestion, Callable[[Question], bool]]:
+        source = self.source_of(key)
 
-    def search_fields(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return (key, row.get("status"), row.get("activity"), row.get("node_id"), row.get("phase"))
+        def decide(question: Question, options: list[str] | None, text: str | None) -> Answer:
+            actions = self.feed.actions(source)
+            given = actions.answer(question.id, options=options or (), text=text)
+            return Answer.from_json(given if isinstance(given, dict) else {}, question.answer_path)
 
-    def action_act(self, action: str) -> None:
-        self.ask(action)
+        def settled(question: Question) -> bool:
+            fresh = self.model.questions.get(self.feed.key(source, question.id))
+            return fresh is None or not fresh.open
 
-    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
-        event.stop()
-        self.ask("peek")
+        return decide, settled
 
-
-class FleetProblemsPane(RowsPane):
-    PANE_ID, TITLE, KIND = PROBLEMS, "Problems", PROBLEM
-    COLUMNS = rows.PROBLEM_COLUMNS
-    HELP_KEYS = (("PROBLEM", "crashed, stale, waiting, low context: the project console's rules"),)
-
-    def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return rows.problem_row(self.source_of(key), row)
-
-    def search_fields(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return (row.get("agent"), row.get("kind"), row.get("detail"))
-
-    def order(self, key: str) -> Any:
-        return (self.store.get(PROBLEM, key) or {}).get("order") or (9, 0, key)
+    def follow(self, moved: Moved) -> None:
+        """A batch's questions; one answered or gone elsewhere closes its window."""
+        for key in moved.removed:
+            gone = self.records.get(key)
+            if gone is not None:
+                self.tell_modal(gone, None, "Answered or withdrawn on its source")
+        follow(self, self.model.questions, moved)
 
 
-class FleetQuestionsPane(RowsPane):
-    PANE_ID, TITLE, KIND = QUESTIONS, "Questions", QUESTION
-    COLUMNS = rows.QUESTION_COLUMNS
-    BINDINGS = [Binding("a", "answer", "Answer"), Binding("enter", "answer", show=False)]
-    HELP_KEYS = (("enter / a", "answer the selected question; it is sent to its source"),)
-
-    def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return rows.question_row(self.source_of(key), row)
-
-    def shown(self, key: str, row: dict[str, Any]) -> bool:
-        return rows.question_open(row) or bool(row.get("error"))
-
-    def search_fields(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return (key, row.get("worker_name"), row.get("question"), row.get("urgency"))
-
-    def order(self, key: str) -> Any:
-        row = self.store.get(QUESTION, key) or {}
-        return (row.get("urgency") != "blocking", row.get("asked_at") or "", key)
-
-    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
-        event.stop()
-        self.action_answer()
-
-    def action_answer(self) -> None:
-        self.ask("answer")
-
-
-class FleetPermissionsPane(RowsPane):
-    PANE_ID, TITLE, KIND = PERMISSIONS, "Permissions", PERMISSION
-    COLUMNS = rows.PERMISSION_COLUMNS
-    BINDINGS = [Binding("a", "decide", "Decide"), Binding("enter", "decide", show=False)]
+class FleetPermissionsPane(PermissionTable):
     HELP_KEYS = (
         ("enter / a", "decide the selected request; the decision is sent to its source"),
-        ("y / n / t", "in the window: allow once, deny, deny with a reason"),
-        ("Y / N / s", "in the window: always allow / deny (s: for all agents)"),
+        *PermissionTable.HELP_KEYS[1:],
     )
 
-    def __init__(self, store: FleetRows, now: Callable[[], Any], **kwargs: Any) -> None:
-        super().__init__(store, **kwargs)
-        self.now = now
+    def __init__(self, model: SourcesModel, feed: FleetFeed, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.model, self.feed = model, feed
 
-    def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return rows.permission_row(self.source_of(key), row, self.now())
+    def deciding(self, key: str) -> DecidePermission:
+        source = self.sources.of(key) if self.sources is not None else ""
 
-    def search_fields(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return (key, row.get("agent"), row.get("tool"), row.get("subject"), row.get("state"))
+        def decide(request: PermissionRequest, verdict: Any) -> PermissionRequest:
+            decided = self.feed.actions(source).decide(request.id, verdict)
+            return PermissionRequest.from_json(decided if isinstance(decided, dict) else {})
 
-    def order(self, key: str) -> Any:
-        """Open requests first, oldest first; then decisions, newest first."""
-        row = self.store.get(PERMISSION, key) or {}
-        asked = parse_iso(row.get("asked_at"))
-        stamp = asked.timestamp() if asked else 0.0
-        return (0, stamp, key) if rows.permission_open(row) else (1, -stamp, key)
+        return decide
 
-    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
-        event.stop()
-        self.action_decide()
-
-    def action_decide(self) -> None:
-        self.ask("decide")
+    def follow(self, moved: Moved) -> None:
+        """A batch's requests; one decided elsewhere closes its window, saying how."""
+        follow(self, self.model.permissions, moved)
+        modal, key = self.modal, self.modal_key
+        fresh = self.model.permissions.get(key) if modal is not None and key else None
+        if modal is not None and fresh is not None and not fresh.open:
+            modal.decided_elsewhere(fresh)
 
 
-class FleetQueuePane(RowsPane):
-    PANE_ID, TITLE, KIND = MERGE_QUEUE, "Merge queue", QUEUE
-    COLUMNS = rows.QUEUE_COLUMNS
+class FleetSuspendedPane(SuspendedTable):
+    HELP_KEYS = (
+        ("VERDICT", "each context file's integrity, as its source judged it"),
+        ("s", "resume the selected task on its source (asks first; shows and copies it)"),
+    )
+
+    def resume_record(self, key: str, record: ContextRecord) -> None:
+        source = self.sources.of(key) if self.sources is not None else ""
+        self.post_message(Act("resume", source, key))
+
+
+class FleetQueuePane(Pane[QueueEntry]):
+    PANE_ID, TITLE = MERGE_QUEUE, "Merge queue"
+    ENTER = "review"
+    COLUMNS = QUEUE_COLUMNS
+    MOVING = frozenset({"age"})
     BINDINGS = [
         Binding("p", "process", "Process"),
         Binding("d", "review", "Review"),
-        Binding("enter", "review", show=False),
     ]
     HELP_KEYS = (
         ("p", "process the selected entry's queue on its source (confirmed)"),
         ("enter / d", "review the changes of the selected entry's agent, on its source"),
     )
 
-    def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return rows.queue_row(self.source_of(key), row)
+    def cells(self, key: str, record: QueueEntry) -> tuple[object, ...]:
+        return row_values(record, None, self.now())
 
-    def search_fields(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return (key, row.get("branch"), row.get("status"), row.get("node_id"))
+    def search_fields(self, key: str, record: QueueEntry) -> tuple[str, ...]:
+        return search_fields(record)
 
-    def order(self, key: str) -> Any:
-        row = self.store.get(QUEUE, key) or {}
-        position = row.get("position")
-        return (self.source_of(key), position if isinstance(position, int) else 1 << 30, key)
+    def moving(self, key: str, record: QueueEntry) -> dict[str, object]:
+        return {"age": age_of(record, self.now())}
+
+    def finish(self) -> None:
+        """Each source's queue in its order."""
+        sources = self.sources
+        order = {
+            key: (sources.of(key) if sources else "", *entry.sort_key())
+            for key, entry in self.records.items()
+        }
+        table = self.table
+        keys = sorted((key for key in order if table.has(key)), key=order.__getitem__)
+        if [table.get_row_index(key) for key in keys] != list(range(len(keys))):
+            table.replace([(key, self.row(key, self.records[key])) for key in keys])
+        super().finish()
 
     def action_process(self) -> None:
-        self.ask("process")
-
-    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
-        event.stop()
-        self.action_review()
+        chosen = self.selected()
+        if chosen is not None:
+            source = self.sources.of(chosen[0]) if self.sources is not None else ""
+            self.post_message(Act("process", source, chosen[0]))
 
     def action_review(self) -> None:
-        """The review of the entry's agent (its ``identity_name``), on its source."""
+        """The review of the entry's agent (its identity), on its source."""
         chosen = self.selected()
-        row = self.store.get(QUEUE, chosen[1]) if chosen else None
-        agent = row.get("identity_name") if row else None
-        if chosen is None or not isinstance(agent, str) or not agent:
+        if chosen is None:
+            return
+        key, entry = chosen
+        if not entry.identity:
             self.notify("this entry names no agent to review", severity="warning")
             return
-        self.post_message(self.Act("review", chosen[0], agent))
-
-
-class FleetSuspendedPane(RowsPane):
-    PANE_ID, TITLE, KIND = SUSPENDED_PANE, "Suspended", SUSPENDED
-    COLUMNS = rows.SUSPENDED_COLUMNS
-    BINDINGS = [Binding("s", "resume", "Resume")]
-    HELP_KEYS = (
-        ("VERDICT", "each context file's integrity, as its source judged it"),
-        (
-            "s",
-            "resume the selected task on its source (asks first; shows and copies the injection)",
-        ),
-    )
-
-    def action_resume(self) -> None:
-        chosen = self.selected()
-        row = self.store.get(SUSPENDED, chosen[1]) if chosen else None
-        if row is None:
-            self.notify("select a suspended task to resume", severity="warning")
-        elif row.get("verdict") not in RESUMABLE:
-            detail = row.get("detail") or row.get("verdict")
-            self.notify(
-                f"task #{row.get('task_id')} cannot resume: {detail}",
-                severity="error",
-                markup=False,
-            )
-        else:
-            self.ask("resume")
-
-    def cells(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return rows.suspended_row(self.source_of(key), row)
-
-    def search_fields(self, key: str, row: dict[str, Any]) -> tuple[Any, ...]:
-        return (key, row.get("verdict"), row.get("worker"), row.get("task_id"))
+        source = self.sources.of(key) if self.sources is not None else ""
+        self.post_message(Act("review", source, entry.identity))

@@ -12,8 +12,8 @@ from textual.widgets import Static
 from runeconsole.services.cost.ledger import local_day
 from runeconsole.services.liveness import GREEN, RED, YELLOW
 from runeconsole.services.sources import DOWN, UP
+from runeconsole.services.sources.model import SourcesModel
 from runeconsole.tui.agent_cells import dollars
-from runeconsole.tui.fleet_console.store import FleetRows
 from runeconsole.tui.spend import spend_text
 from runeconsole.tui.theme import LIVENESS_STYLE
 
@@ -25,20 +25,20 @@ class SourcesBar(Static):
 
     DEFAULT_CSS = "SourcesBar { height: 1; padding: 0 1; background: $panel; }"
 
-    def show(self, store: FleetRows, now: datetime | None = None) -> None:
+    def show(self, model: SourcesModel, now: datetime | None = None) -> None:
         now = now or datetime.now().astimezone()
         day = local_day(now)
         text = Text("runeconsole fleet ", "bold")
-        for name in store.sources:
-            state = store.states.get(name, {})
+        for name in model.names:
+            state = model.state(name)
             text.append(" ")
-            if state.get("state") == DOWN:
+            if state.state == DOWN:
                 text.append(f"{name} down", "bold red")
                 continue
-            if state.get("state") != UP:
+            if state.state != UP:
                 text.append(f"{name} …", "yellow")
                 continue
-            counts = store.counts(name)
+            counts = model.counts(name)
             text.append(name, "bold")
             for colour in (GREEN, YELLOW, RED):
                 text.append(" ●", LIVENESS_STYLE[colour])
@@ -49,9 +49,9 @@ class SourcesBar(Static):
                 text.append(f" ?{counts['questions']}", "bold yellow")
             if counts["permissions"]:
                 text.append(f" ⚑{counts['permissions']}", "bold magenta")
-            if store.spending.usd(name) > 0:
-                text.append(f" {dollars(store.spending.today_usd(day, name))}", "dim")
-        today, rest = spend_text(store.spending, now)
+            if model.spending.usd(name) > 0:
+                text.append(f" {dollars(model.spending.today_usd(day, name))}", "dim")
+        today, rest = spend_text(model.spending, now)
         for part in (today, rest):
             if part:
                 text.append("  ")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from itertools import accumulate
+from typing import Any
 
 from rich.cells import cell_len
 from rich.style import Style
@@ -64,15 +65,16 @@ class DiffView(ScrollView, can_focus=True):
             self.view = view
             self.row = row
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.document: Document | None = None
         self.painter: Painter | None = None
         self.cursor = 0
         self.blank = False  # a review being read: nothing drawn until it is shown
         self._base_style: Style | None = None
         self._strips: LRUCache[tuple[int, int, bool], Strip] = LRUCache(KEPT_STRIPS)
-        self._drawn_under: tuple[object, ...] = ()
+        # what the kept strips were drawn under: width, scroll x, wrap, search, base style
+        self._drawn_under: tuple[int, int, bool, str, Style] | None = None
         self._tops: list[int] = []  # wrapped: the first screen line of each row
 
     # -- the document -------------------------------------------------------------------
@@ -82,7 +84,7 @@ class DiffView(ScrollView, can_focus=True):
             self.document = document
             self.painter = Painter(document)
             self._strips.clear()
-            self._drawn_under = ()
+            self._drawn_under = None
         self.cursor = max(0, min(cursor, len(document) - 1))
         self.blank = False
         self._measure()
@@ -183,6 +185,7 @@ class DiffView(ScrollView, can_focus=True):
     def _strip(self, row: int, part: int, width: int, cursor: bool) -> Strip:
         painter = self.painter
         assert painter is not None and self.document is not None
+        assert self._drawn_under is not None  # set by render_line before any strip
         kind = self.document.rows[row][0]
         background = self._drawn_under[-1] + painter.background(kind, cursor)
         body = painter.body(row)

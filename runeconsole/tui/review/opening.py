@@ -10,6 +10,8 @@ empty, then with the diff); a slow reading (a remote source) brings the screen u
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import App
 
 from runeconsole.services.review.targets import ReviewTarget
@@ -18,20 +20,19 @@ from runeconsole.tui.review.screen import SCREEN_NAME, ReviewScreen
 PUSH_WAIT = 0.15  # seconds: the longest a key waits for the screen to come up
 
 
-def open_review(app: App[object], target: ReviewTarget) -> ReviewScreen:
+def open_review(app: App[Any], target: ReviewTarget) -> ReviewScreen:
     """Show the review of ``target`` (the screen is installed the first time)."""
     if not app.is_screen_installed(SCREEN_NAME):
-        screen = ReviewScreen(target)
-        app.install_screen(screen, SCREEN_NAME)
-        app.push_screen(screen)
-        return screen
+        first = ReviewScreen(target)
+        app.install_screen(first, SCREEN_NAME)
+        app.push_screen(first)
+        return first
     screen = app.get_screen(SCREEN_NAME)
     assert isinstance(screen, ReviewScreen)
+    shown = screen in app.screen_stack
     screen.retarget(target)  # its reading starts now
-    if screen in app.screen_stack:
-        return screen
-    if screen.is_mounted:
+    if not shown and screen.is_mounted:
         screen.push_when_loaded(PUSH_WAIT)
-    else:
+    elif not shown:
         app.push_screen(screen)
     return screen

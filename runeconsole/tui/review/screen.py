@@ -21,7 +21,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.gcpause import collector_paused
 from runeconsole.services.review.records import NEW, Comment
 from runeconsole.services.review.targets import Loaded, ReviewTarget
-from runeconsole.tui.agents_pane import settle_memory
+from runeconsole.tui.agent_rows import settle_memory
 from runeconsole.tui.help_screen import HelpScreen
 from runeconsole.tui.review.decisions import ReviewDecisions
 from runeconsole.tui.review.diff_view import DiffView
@@ -81,7 +81,7 @@ class ReviewScreen(ReviewDecisions):
         Binding("question_mark", "help", "Keys"),
         Binding("escape,q", "close", "Close"),
     ]
-    HELP = HELP
+    KEYS_HELP = HELP
 
     class Done(Message):
         """A load or a decision came back: ``loaded`` or a message to show (``error``)."""
@@ -294,7 +294,7 @@ class ReviewScreen(ReviewDecisions):
         self.load()
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen("Review", self.HELP))
+        self.app.push_screen(HelpScreen("Review", self.KEYS_HELP))
 
     def action_close(self) -> None:
         if self.mode is not None:
@@ -328,7 +328,9 @@ class ReviewScreen(ReviewDecisions):
         document = self.document
         if document is None:
             return
-        place = None if whole else document.target(self.diff_view.cursor)
+        place: tuple[str, int | None, str] | None = (
+            None if whole else document.target(self.diff_view.cursor)
+        )
         if place is None and not whole:
             index = document.file_at(self.diff_view.cursor)
             if index < 0:

@@ -33,6 +33,7 @@ def test_signal_file_name_and_body(project: Path, clock: ManualClock) -> None:
     }
 
 
+@pytest.mark.e2e  # 10,000 writes from real processes
 def test_ten_thousand_signals_in_one_second_are_all_kept(project: Path) -> None:
     signals = Signals(Project(project, ManualClock()))  # the clock never moves: one instant
     for n in range(10_000):

@@ -260,6 +260,7 @@ def test_a_corrupt_rules_file_is_reported_and_never_overwritten(
     assert "not allow or deny" in request.fields["rules_error"]
 
 
+@pytest.mark.e2e  # real processes racing, round after round
 def test_the_operator_and_the_timeout_race_to_exactly_one_outcome(project: Path) -> None:
     """1,000 races: the hook giving up at the very moment the operator decides. Exactly one
     decision is recorded, and what the hook prints agrees with it."""

@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,25 @@ def test_without_a_line_of_their_own_ours_is_short(hooked: Bridge) -> None:
     result = hooked.status_line(hooked.status_input("subscription"))
     assert result.returncode == 0
     assert result.stdout.decode() == "Sonnet 5.5 · 100% context left · $1.46 · 5h 42% · 7d 17%\n"
+
+
+def test_the_runeconsole_command_shows_the_same_line_as_the_installed_one(
+    hooked: Bridge,
+) -> None:
+    hooked.send("SessionStart")
+    data = json.dumps(hooked.status_input("subscription")).encode()
+    script = Path(sys.executable).parent / "runeconsole"
+    typed = subprocess.run(
+        [str(script), "claude", "statusline"],
+        input=data,
+        capture_output=True,
+        timeout=60,
+        cwd=hooked.project,
+        env=hooked.runner.environ | {"CLAUDE_PROJECT_DIR": str(hooked.project)},
+        check=False,
+    )
+    assert typed.returncode == 0, typed.stderr
+    assert typed.stdout == hooked.status_line(data).stdout
 
 
 def test_the_real_window_and_cost_replace_the_assumed_ones(hooked: Bridge) -> None:

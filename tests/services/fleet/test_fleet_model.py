@@ -66,7 +66,8 @@ def test_a_silent_agent_turns_yellow_then_red_on_its_deadlines_alone(
     clock.advance(180)  # 300 s: stale
     model.tick(clock.now())
     assert model.counts() == {"red": 2, "yellow": 0, "green": 0, "grey": 0}
-    assert model.next_deadline() is None  # red until a new file says otherwise
+    clock.advance(10**6)
+    assert not model.tick(clock.now())  # red until a new file says otherwise: nothing due
 
 
 def test_a_heartbeat_moves_the_deadline_and_an_old_deadline_is_ignored(

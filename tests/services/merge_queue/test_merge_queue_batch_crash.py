@@ -34,6 +34,9 @@ from tests.support.merge_queue import (
     write_talisman,
 )
 
+# Real processes killed with -9 at every pause point: an end-to-end floor (``-m e2e``).
+pytestmark = pytest.mark.e2e
+
 GREEN = ({"e1": "good", "e2": "good", "e3": "good"}, {"batch_max": 8, "parallel_runs": 1})
 # b1 = e1+e2 (red: e2) on main, b2 = e3+e4 tested on top of it, then sent back.
 SPECULATIVE = (

@@ -28,6 +28,9 @@ from tests.support.merge_queue import (
 )
 from tests.support.polling import wait_until
 
+# Real processes killed with -9 at every pause point: an end-to-end floor (``-m e2e``).
+pytestmark = pytest.mark.e2e
+
 
 def current_step(root: Path) -> str | None:
     try:

@@ -10,8 +10,8 @@ import pytest
 
 from runeconsole.core.config import Talisman
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude.settings import ClaudeSettings
-from runeconsole.services.notify import LOG_NAME, Notifier, notifier_for
+from runeconsole.services.claude.settings import ClaudeSettings, notifier_for
+from runeconsole.services.notify import LOG_NAME, Notifier
 from runeconsole.services.serving.record import announced
 from tests.support.claude import Bridge
 from tests.support.polling import wait_until

@@ -1,5 +1,6 @@
-"""The policy table is one table: the README's rows are the kinds the code prunes, with
-their defaults, and a talisman's values are what ``prune --policy`` prints."""
+"""The policy table is one table: the retention table's rows in docs/protocols.md are the
+kinds the code prunes, with their defaults, and a talisman's values are what
+``prune --policy`` prints."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ from tests.support.cli import CliResult
 from tests.support.paths import REPO
 
 
-def test_the_readme_lists_every_kind_with_its_default() -> None:
-    readme = (REPO / "README.md").read_text()
+def test_the_protocols_page_lists_every_kind_with_its_default() -> None:
+    page = (REPO / "docs" / "protocols.md").read_text()
     for kind in POLICIES:
         then = "monthly archive" if kind.archived else "deleted"
         kept = limit(kind.default.days, kind.default.keep)
         row = f"| `{kind.name}` | {kind.what} | `{kind.where}` | {kept} | {then} |"
-        assert row in readme, row
+        assert row in page, row
 
 
 def test_prune_policy_prints_the_talisman_s_values(

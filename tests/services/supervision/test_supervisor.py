@@ -240,7 +240,7 @@ def test_high_urgency_hands_off_automatically_when_enabled(project: Path, tmux_s
     report = supervisor.monitor_step()
     assert [(w.key, w.urgency) for w in report.warnings] == [(key, "high")]
     assert report.handoffs_started == [key]
-    supervisor.start_handoff(key).join(timeout=30)  # the running one, not a second
+    wait_until(lambda: signals(project, "HANDOFF_COMPLETE"), 30)  # the one it started
     assert [s["outcome"] for s in signals(project, "HANDOFF_COMPLETE")] in (
         ["exited"],
         ["hook_updated"],
