@@ -11,7 +11,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock
 from runeconsole.core.errors import RuneError
@@ -41,13 +41,14 @@ from runeconsole.tui.console_base import PanesApp
 from runeconsole.tui.console_monitor import ConsoleMonitor
 from runeconsole.tui.feed import ChangeFeed, FleetChanged, StateChanged
 from runeconsole.tui.filter_box import FilterBox
+from runeconsole.tui.footer import ConsoleFooter
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.pane import FilePane, Pane
 from runeconsole.tui.permissions_pane import PermissionsPane
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.questions_pane import QuestionsPane
 from runeconsole.tui.review import ReviewWanted
-from runeconsole.tui.review.screen import open_review
+from runeconsole.tui.review.opening import open_review
 from runeconsole.tui.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.status_bar import StatusBar
 from runeconsole.tui.suspended_pane import SuspendedPane
@@ -155,7 +156,7 @@ class RuneConsole(PanesApp):
                 with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
                     yield pane
         yield FilterBox()
-        yield Footer()
+        yield ConsoleFooter()
 
     # -- panes -----------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from runeconsole.services.review.records import ReviewRecords
 from runeconsole.services.review.service import Reviews
 from runeconsole.tui.app import RuneConsole, create_app
 from runeconsole.tui.confirm import ConfirmScreen
+from runeconsole.tui.footer import ConsoleFooter
 from runeconsole.tui.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.file_list import FileList
@@ -295,3 +296,27 @@ async def test_the_screen_kept_between_reviews_shows_each_agents_own(repo: Path)
         write(one, {"one.txt": "1 again\n"})  # changed meanwhile: read again
         screen = await open_review(pilot, first)
         assert "+1 again" in screen.document.diff.file("one.txt").lines
+
+
+async def test_a_review_opened_again_comes_up_with_its_diff_and_leaves_the_footer_be(
+    repo: Path,
+) -> None:
+    key, worktree = agent_with_worktree(repo, "o")
+    write(worktree, {"o.txt": "o\n"})
+    app = console(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await open_review(pilot, key)  # the first review builds the screen
+        await pilot.press("escape")
+        await pilot.pause()
+        loads_when_shown: list[int] = []
+        app.screen_change_signal.subscribe(
+            app, lambda screen: loads_when_shown.append(getattr(screen, "loads", -1))
+        )
+        keys_before = list(app.query_one(ConsoleFooter).children)
+        write(worktree, {"o.txt": "o changed\n"})
+        screen = await open_review(pilot, key)
+        assert loads_when_shown == [1]  # pushed with the diff read: one paint, not two
+        assert "+o changed" in screen.document.diff.file("o.txt").lines
+        assert list(app.query_one(ConsoleFooter).children) == keys_before  # not rebuilt
+        await pilot.press("escape")
+        await pilot.pause()

@@ -21,7 +21,7 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import RuneError
@@ -51,10 +51,11 @@ from runeconsole.tui.fleet_console.panes import (
     follow,
 )
 from runeconsole.tui.fleet_console.sources_bar import SourcesBar
+from runeconsole.tui.footer import ConsoleFooter
 from runeconsole.tui.pane import Pane, Sources
 from runeconsole.tui.problems_pane import ProblemsPane
 from runeconsole.tui.review import ReviewWanted
-from runeconsole.tui.review.screen import open_review
+from runeconsole.tui.review.opening import open_review
 from runeconsole.tui.suspended_detail import show_resumed
 from runeconsole.tui.workers import background
 
@@ -130,7 +131,7 @@ class FleetConsole(PanesApp):
                 with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
                     yield pane
         yield FilterBox()
-        yield Footer()
+        yield ConsoleFooter()
 
     @property
     def agents_pane(self) -> AgentsPane:
