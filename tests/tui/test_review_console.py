@@ -320,3 +320,30 @@ async def test_a_review_opened_again_comes_up_with_its_diff_and_leaves_the_foote
         assert list(app.query_one(ConsoleFooter).children) == keys_before  # not rebuilt
         await pilot.press("escape")
         await pilot.pause()
+
+
+async def test_the_next_page_is_drawn_ahead_so_page_down_draws_only_the_cursor(
+    repo: Path,
+) -> None:
+    key, wt = agent_with_worktree(repo, "g")
+    write(wt, {"long.py": "".join(f"value_{n} = {n}\n" for n in range(300))})
+    app = console(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_review(pilot, key)
+        view = screen.query_one(DiffView)
+        await pilot.pause(0.5)  # the screen drawn, then the pages ahead of it
+        assert not view._ahead
+        drawn: list[int] = []
+        drawing = view._strip
+
+        def counted(row: int, part: int, width: int, cursor: bool) -> object:
+            drawn.append(row)
+            return drawing(row, part, width, cursor)
+
+        view._strip = counted  # type: ignore[method-assign]
+        await pilot.press("pagedown")
+        await pilot.pause()
+        top, height = int(view.scroll_offset.y), view.scrollable_content_region.height
+        assert top > 0
+        on_screen = [row for row in drawn if top <= row < top + height]
+        assert on_screen == [view.cursor]  # every other line on screen was drawn ahead
