@@ -21,7 +21,10 @@ Goals (issue 21): 50 files, 5,000 lines: key to first paint p95 <= 150 ms; ``n``
 page down p95 <= 50 ms; a 20,000-line single-file diff opens in <= 300 ms.
 
     python benchmarks/review_screen.py [--rounds 10] [--steps 5] [--files 50]
-        [--lines 5000] [--huge 20000]
+        [--lines 5000] [--huge 20000] [--py-spy DIR]
+
+``--py-spy DIR``: a py-spy profile of the console over the rounds, ``DIR/review.txt``
+(summarise it with ``benchmarks/stacks.py``; it slows the console a little).
 """
 
 from __future__ import annotations
@@ -103,6 +106,7 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=50)
     parser.add_argument("--lines", type=int, default=5000, help="changed lines in all")
     parser.add_argument("--huge", type=int, default=20_000, help="lines of the one big file")
+    parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
     args = parser.parse_args()
     per_file = max(2, args.lines // args.files)  # half of them removed, half added
     with scratch("review") as base:
@@ -118,8 +122,13 @@ def main() -> int:
             time.sleep(2)
             before = load()
             rounds = Rounds(pane, big / "work-notes.md", huge / "N.md", args.files)
+            if args.py_spy is not None:
+                args.py_spy.mkdir(parents=True, exist_ok=True)
+                pane.py_spy(args.py_spy / "review.txt", 3600, rate=250)  # stopped below
+                time.sleep(1)  # attached
             for _ in range(args.rounds):
                 rounds.round(args.steps)
+            pane.stop_profilers()
             after = load()
     print(
         f"review of {args.files} files, {per_file * args.files} changed lines "

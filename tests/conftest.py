@@ -28,11 +28,13 @@ from tests.support.replies import TmuxAgents, make_tmux_agents
 from tests.support.sshd import Sshd, find_sshd, start_sshd
 
 # The end-to-end floors, marked ``e2e``: the real Claude Code and the demo (tests/e2e/),
-# runeconsole serve in a browser (tests/web/), and every test on a real tmux server or
-# sshd, here; the stress tests of real processes (kill -9 at every pause point, thousands
-# of racing writers) where they are. ``pytest -m "not e2e"`` runs the rest, the fast
-# floors; ``.ci/run`` runs all.
-E2E_DIRECTORIES = frozenset({"e2e", "web"})
+# runeconsole serve in a browser (tests/web/), the console driven whole (tests/tui/), a
+# real disk filled up or made read-only (tests/disk/), and every test on a real tmux
+# server or sshd, here; where they are, the tests of real processes (a hook or the CLI
+# run as Claude Code or a script runs it, kill -9 at every pause point, racing writers),
+# property runs of thousands of cases and the checkers. ``pytest -m "not e2e"`` runs the
+# rest, the fast floors, in well under a minute; ``.ci/run`` runs all.
+E2E_DIRECTORIES = frozenset({"e2e", "web", "tui", "disk"})
 E2E_FIXTURES = frozenset({"tmux_socket", "other_tmux_socket", "sshd"})
 
 

@@ -15,6 +15,7 @@ from contextlib import suppress
 from functools import cache
 from pathlib import Path
 
+import pytest
 import textual
 from textual.widgets import DataTable
 
@@ -130,6 +131,7 @@ def modules() -> Iterator[str]:
             yield found.name
 
 
+@pytest.mark.e2e
 def test_no_private_module_or_name_of_textual_is_used_anywhere_in_the_package() -> None:
     files = sorted(PACKAGE.rglob("*.py"))
     trees = {path: ast.parse(path.read_text()) for path in files}

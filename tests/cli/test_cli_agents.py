@@ -87,6 +87,7 @@ def test_outside_a_repository_asks_for_root(tmp_path: Path, run_cli) -> None:
     assert result.returncode == 2 and "--root" in result.stderr
 
 
+@pytest.mark.e2e
 def test_root_defaults_to_git_toplevel(project: Path, run_cli) -> None:
     sub = project / "src" / "deep"
     sub.mkdir(parents=True)

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
@@ -60,6 +62,7 @@ def test_an_agent_on_a_host_over_ssh_is_listed_under_its_source(
     }
 
 
+@pytest.mark.e2e
 def test_stale_only_keeps_the_agents_one_root_would_call_stale(
     tmp_path: Path, cli: Callable
 ) -> None:

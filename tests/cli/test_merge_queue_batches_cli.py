@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.support.merge_queue import commit_on, queue_file, write_talisman
 
 
@@ -38,6 +40,7 @@ def test_priorities_from_add_and_the_priority_command_order_the_queue(repo: Path
     assert "already first in the high lane" in unchanged.out
 
 
+@pytest.mark.e2e
 def test_dry_run_shows_the_batches_it_would_form(repo: Path, cli) -> None:
     write_talisman(repo, "true", batch_max=3, parallel_runs=2)
     root = ("--root", str(repo))
@@ -54,6 +57,7 @@ def test_dry_run_shows_the_batches_it_would_form(repo: Path, cli) -> None:
     assert all(e["status"] == "pending" for e in queue_file(repo)["entries"])
 
 
+@pytest.mark.e2e
 def test_process_shows_a_batch_as_it_goes_and_stats_count_it(repo: Path, cli) -> None:
     write_talisman(repo, "echo checked", batch_max=8, parallel_runs=2)
     root = ("--root", str(repo))

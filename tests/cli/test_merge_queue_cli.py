@@ -24,6 +24,7 @@ def talisman(request: pytest.FixtureRequest) -> None:
         write_talisman(request.getfixturevalue("repo"), "true")
 
 
+@pytest.mark.e2e
 def test_add_list_and_process_exit_codes(repo: Path, cli) -> None:
     root = ["--root", str(repo)]
     commit_on(repo, "feat/ok", {"ok.txt": "ok"})
@@ -55,6 +56,7 @@ def test_add_list_and_process_exit_codes(repo: Path, cli) -> None:
     assert rev(repo, "main") != rev(repo, "main~1")
 
 
+@pytest.mark.e2e
 def test_all_keeps_going_past_a_failure(repo: Path, cli) -> None:
     root = ["--root", str(repo)]
     commit_on(repo, "feat/one", {"one.txt": "1"})
@@ -103,6 +105,7 @@ def test_usage_errors_exit_2(repo: Path, cli, args: tuple[str, ...]) -> None:
     assert result.code == 2
 
 
+@pytest.mark.e2e
 def test_all_goes_on_past_an_entry_refused_for_the_operators_edits(repo: Path, cli) -> None:
     root = ["--root", str(repo)]
     commit_on(repo, "feat/one", {"a.txt": "from one\n"})
@@ -142,6 +145,7 @@ def test_unknown_entry_is_a_usage_error(repo: Path, cli, action: str) -> None:
     assert "no entry 'mq-nope-1'" in result.err and "merge-queue list" in result.err
 
 
+@pytest.mark.e2e
 def test_picked_up_signals_are_reported_before_processing(repo: Path, cli) -> None:
     commit_on(repo, "feat/sig", {"sig.txt": "s"})
     Signals(Project(repo)).send("MERGE_READY", "runner", "runeconsole", {"branch": "feat/sig"})

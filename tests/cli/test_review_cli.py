@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from tests.support.review import agent_with_worktree, commit, write
@@ -54,6 +56,7 @@ def test_review_exits_1_without_a_worktree_and_says_why(repo: Path, cli) -> None
     assert bad.code == 2 and "Traceback" not in bad.err
 
 
+@pytest.mark.e2e
 def test_comment_approve_and_history_from_a_shell(repo: Path, cli) -> None:
     key, wt = agent_with_worktree(repo, "c", node_id="n-3")
     commit(wt, {"app.py": "x = 1\ny = 2\n"}, "app")

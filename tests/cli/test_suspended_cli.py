@@ -99,6 +99,7 @@ def test_body_from_stdin_as_a_process(project: Path, run_cli: Callable) -> None:
 
 
 @pytest.mark.parametrize("source", ["stdin", "file"])
+@pytest.mark.e2e
 def test_an_over_limit_body_is_refused_not_truncated(
     project: Path, run_cli: Callable, tmp_path: Path, source: str
 ) -> None:
@@ -156,6 +157,7 @@ def test_checkpoint_resume_help_documents_the_exit_statuses(cli: Callable) -> No
     assert "0 resume" in text and "3 fresh start" in text
 
 
+@pytest.mark.e2e
 def test_concurrent_resumes_never_lose_a_count(project: Path, cli: Callable) -> None:
     """Four processes race to resume one file: exactly max_resume_count (2) win."""
     path = Path(suspend(cli, project, "--no-stash").out.strip())

@@ -15,6 +15,7 @@ from tests.support.cli import cli_env
 from tests.support.merge_queue import git
 
 
+@pytest.mark.e2e
 def test_a_relative_worktree_is_the_project_roots_wherever_the_command_runs(
     harness_repo: Path, tmp_path: Path
 ) -> None:

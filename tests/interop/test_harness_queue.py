@@ -12,6 +12,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.merge_queue import COMPLETED, FAILED, INTERRUPTED, PENDING, MergeQueue
 from runeconsole.services.project import Project
@@ -73,6 +75,7 @@ def test_a_live_owner_keeps_its_entry_however_old(harness_repo: Path, cli) -> No
     assert result.code == 1 and f"pid {os.getpid()}, running" in result.err
 
 
+@pytest.mark.e2e
 def test_a_provably_dead_holder_is_recovered_as_interrupted_and_run_again(
     harness_repo: Path, cli
 ) -> None:
@@ -113,6 +116,7 @@ def kill_during_tests(root: Path, marker: Path) -> None:
     processor.communicate(timeout=30)
 
 
+@pytest.mark.e2e
 def test_an_interrupted_entry_runs_again_once_and_a_second_interruption_stops_it(
     harness_repo: Path, tmp_path: Path
 ) -> None:
@@ -138,6 +142,7 @@ def test_an_interrupted_entry_runs_again_once_and_a_second_interruption_stops_it
 # -- honest dry runs and status -----------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_dry_run_considers_the_merge_ready_signals_the_real_run_picks_up(
     harness_repo: Path, cli
 ) -> None:

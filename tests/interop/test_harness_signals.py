@@ -51,6 +51,7 @@ def bodies(root: Path, signal_type: str) -> list[dict]:
 # -- consumed only when addressed to runeconsole ---------------------------------------------
 
 
+@pytest.mark.e2e
 def test_processing_leaves_the_guardians_signals_where_the_guardian_looks(
     harness_repo: Path, cli
 ) -> None:
@@ -68,6 +69,7 @@ def test_processing_leaves_the_guardians_signals_where_the_guardian_looks(
     assert statuses == {"impl_auth": COMPLETED, "impl_db": COMPLETED}
 
 
+@pytest.mark.e2e
 def test_as_the_guardians_merge_processor_its_merge_ready_is_acted_on_and_left_in_place(
     harness_repo: Path,
 ) -> None:
@@ -117,6 +119,7 @@ def test_a_merge_ready_addressed_to_runeconsole_is_consumed(harness_repo: Path) 
 
 
 @pytest.mark.parametrize("guardian", [False, True], ids=["default", "guardian's processor"])
+@pytest.mark.e2e
 def test_signals_to_anyone_else_are_never_touched(harness_repo: Path, guardian: bool) -> None:
     if guardian:
         guardian_processor(harness_repo)
@@ -134,6 +137,7 @@ def test_signals_to_anyone_else_are_never_touched(harness_repo: Path, guardian: 
 # -- outcomes a harness runner receives ---------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_a_runner_waiting_for_its_merge_gets_merge_complete(harness_repo: Path) -> None:
     guardian_processor(harness_repo)
     main_before = rev(harness_repo, "main")

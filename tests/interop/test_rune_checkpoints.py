@@ -194,6 +194,7 @@ def test_the_claim_records_the_claude_code_session_not_the_short_lived_shell(
     assert not any("Claude Code process" in w for w in plan["warnings"])
 
 
+@pytest.mark.e2e
 def test_without_claude_code_above_the_parent_is_claimed_and_the_json_says_so(
     project: Path, chome: str, run_cli
 ) -> None:

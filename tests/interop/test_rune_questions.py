@@ -9,6 +9,8 @@ import stat
 import time
 from pathlib import Path
 
+import pytest
+
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.services.project import Project
 from runeconsole.services.questions import ANOTHER_TOOL, AskRequest, Questions
@@ -47,6 +49,7 @@ def test_a_question_rune_asked_is_shown_as_asked_by_another_tool_without_a_timeo
     assert not path.with_suffix(".answer").exists()
 
 
+@pytest.mark.e2e
 async def test_the_console_never_answers_a_question_another_tool_asked(project: Path) -> None:
     path = rune_question(project, age=0)
     clock = ManualClock()
@@ -121,6 +124,7 @@ def test_background_workers_questions_are_listed_and_answerable(project: Path, c
     assert cli("question", "list", "--json", *root).json() == []
 
 
+@pytest.mark.e2e
 async def test_the_console_lists_background_questions_as_they_appear(project: Path) -> None:
     app = create_app(project, watch=False, tick_seconds=0)
     async with app.run_test(size=(100, 30)) as pilot:

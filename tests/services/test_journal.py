@@ -43,6 +43,7 @@ def killed_at(root: Path, tmp_path: Path, point: str, *command: str) -> None:
         ("action-rule-written", ".claude/state/permission-rules.json written: it had finished"),
     ],
 )
+@pytest.mark.e2e
 def test_a_command_killed_mid_action_is_listed_once_with_what_stands(
     project: Path, tmp_path: Path, run_cli, point: str, outcome: str
 ) -> None:

@@ -25,6 +25,7 @@ from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.file_list import FileList
 from runeconsole.tui.review.screen import ReviewScreen
+from runeconsole.tui.widgets.footer import ConsoleFooter
 from tests.support.console import changes_looked, settle
 from tests.support.merge_queue import commit_in_checkout
 from tests.support.paths import SNAP
@@ -295,3 +296,54 @@ async def test_the_screen_kept_between_reviews_shows_each_agents_own(repo: Path)
         write(one, {"one.txt": "1 again\n"})  # changed meanwhile: read again
         screen = await open_review(pilot, first)
         assert "+1 again" in screen.document.diff.file("one.txt").lines
+
+
+async def test_a_review_opened_again_comes_up_with_its_diff_and_leaves_the_footer_be(
+    repo: Path,
+) -> None:
+    key, worktree = agent_with_worktree(repo, "o")
+    write(worktree, {"o.txt": "o\n"})
+    app = console(repo)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await open_review(pilot, key)  # the first review builds the screen
+        await pilot.press("escape")
+        await pilot.pause()
+        loads_when_shown: list[int] = []
+        app.screen_change_signal.subscribe(
+            app, lambda screen: loads_when_shown.append(getattr(screen, "loads", -1))
+        )
+        keys_before = list(app.query_one(ConsoleFooter).children)
+        write(worktree, {"o.txt": "o changed\n"})
+        screen = await open_review(pilot, key)
+        assert loads_when_shown == [1]  # pushed with the diff read: one paint, not two
+        assert "+o changed" in screen.document.diff.file("o.txt").lines
+        assert list(app.query_one(ConsoleFooter).children) == keys_before  # not rebuilt
+        await pilot.press("escape")
+        await pilot.pause()
+
+
+async def test_the_next_page_is_drawn_ahead_so_page_down_draws_only_the_cursor(
+    repo: Path,
+) -> None:
+    key, wt = agent_with_worktree(repo, "g")
+    write(wt, {"long.py": "".join(f"value_{n} = {n}\n" for n in range(300))})
+    app = console(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_review(pilot, key)
+        view = screen.query_one(DiffView)
+        await pilot.pause(0.5)  # the screen drawn, then the pages ahead of it
+        assert not view._ahead
+        drawn: list[int] = []
+        drawing = view._strip
+
+        def counted(row: int, part: int, width: int, cursor: bool) -> object:
+            drawn.append(row)
+            return drawing(row, part, width, cursor)
+
+        view._strip = counted  # type: ignore[method-assign]
+        await pilot.press("pagedown")
+        await pilot.pause()
+        top, height = int(view.scroll_offset.y), view.scrollable_content_region.height
+        assert top > 0
+        on_screen = [row for row in drawn if top <= row < top + height]
+        assert on_screen == [view.cursor]  # every other line on screen was drawn ahead

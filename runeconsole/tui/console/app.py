@@ -11,7 +11,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock
 from runeconsole.core.errors import RuneError
@@ -49,12 +49,13 @@ from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.panes.questions_pane import QuestionsPane
 from runeconsole.tui.panes.suspended_pane import SuspendedPane
 from runeconsole.tui.review import ReviewWanted
-from runeconsole.tui.review.screen import open_review
+from runeconsole.tui.review.opening import open_review
 from runeconsole.tui.support.commands import AgentCommands
 from runeconsole.tui.support.console_base import PanesApp
 from runeconsole.tui.support.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.support.workers import background
 from runeconsole.tui.widgets.filter_box import FilterBox
+from runeconsole.tui.widgets.footer import ConsoleFooter
 
 PRESENCE_RETRY_SECONDS = 2.0
 INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
@@ -155,7 +156,7 @@ class RuneConsole(PanesApp):
                 with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
                     yield pane
         yield FilterBox()
-        yield Footer()
+        yield ConsoleFooter()
 
     # -- panes -----------------------------------------------------------------------------
 

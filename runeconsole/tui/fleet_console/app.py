@@ -21,7 +21,7 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import RuneError
@@ -52,11 +52,12 @@ from runeconsole.tui.panes.agents_pane import AgentsPane
 from runeconsole.tui.panes.pane import Pane, Sources
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.review import ReviewWanted
-from runeconsole.tui.review.screen import open_review
+from runeconsole.tui.review.opening import open_review
 from runeconsole.tui.support.commands import AgentCommands
 from runeconsole.tui.support.console_base import PanesApp
 from runeconsole.tui.support.workers import background
 from runeconsole.tui.widgets.filter_box import FilterBox
+from runeconsole.tui.widgets.footer import ConsoleFooter
 
 CONFIRM = {
     "process": (
@@ -130,7 +131,7 @@ class FleetConsole(PanesApp):
                 with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
                     yield pane
         yield FilterBox()
-        yield Footer()
+        yield ConsoleFooter()
 
     @property
     def agents_pane(self) -> AgentsPane:

@@ -28,6 +28,7 @@ from runeconsole.tui.review.document import COMMIT, FILE, TITLE, Document
 from runeconsole.tui.review.painter import MATCH, Painter
 
 KEPT_STRIPS = 2000
+READ_AHEAD_AFTER = 0.03  # seconds after a paint: the lines a key will want next, drawn
 HEADINGS = frozenset({FILE, TITLE, COMMIT})  # drawn from the left edge, with no gutter
 
 
@@ -76,6 +77,7 @@ class DiffView(ScrollView, can_focus=True):
         # what the kept strips were drawn under: width, scroll x, wrap, search, base style
         self._drawn_under: tuple[int, int, bool, str, Style] | None = None
         self._tops: list[int] = []  # wrapped: the first screen line of each row
+        self._ahead: list[int] = []  # screen lines of the pages still to draw ahead
 
     # -- the document -------------------------------------------------------------------
 
@@ -160,7 +162,45 @@ class DiffView(ScrollView, can_focus=True):
         """The lines of one update: the widget's own style worked out once for all of them
         (it is asked for each line otherwise, ~0.5 ms a time)."""
         self._base_style = self.rich_style
-        return super().render_lines(crop)
+        lines = super().render_lines(crop)
+        self._plan_read_ahead()
+        return lines
+
+    # -- drawing ahead ------------------------------------------------------------------
+
+    def _plan_read_ahead(self) -> None:
+        """Once the screen is drawn, the pages a key goes to next (page down, page up, the
+        next file's first page) are drawn in idle moments, a page at a time, so the key
+        finds its lines highlighted and laid out."""
+        document = self.document
+        if document is None or self.blank:
+            self._ahead = []
+            return
+        height = max(1, self.scrollable_content_region.height)
+        first, step = int(self.scroll_offset.y), max(1, height - 1)  # as action_page steps
+        pages = [first + step, max(0, first - step)]
+        following = document.next_start(document.files, self.cursor)
+        if following is not None:
+            pages.append(self._top_of(following))
+        planned = not self._ahead
+        self._ahead = pages
+        if planned:
+            self.set_timer(READ_AHEAD_AFTER, self._read_ahead_page)
+
+    def _read_ahead_page(self) -> None:
+        if not self._ahead or self.document is None or self._drawn_under is None:
+            self._ahead = []
+            return
+        top = self._ahead.pop(0)
+        height = max(1, self.scrollable_content_region.height)
+        width, total = self._drawn_under[0], self.virtual_size.height
+        for line in range(top, min(top + height, total)):
+            row, part = self._row_at(line)
+            key = (row, part, False)
+            if row < len(self.document) and row != self.cursor and key not in self._strips:
+                self._strips[key] = self._strip(row, part, width, False)
+        if self._ahead:
+            self.set_timer(READ_AHEAD_AFTER, self._read_ahead_page)
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width

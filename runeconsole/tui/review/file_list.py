@@ -39,8 +39,16 @@ class FileList(OptionList):
     """
 
     def show_files(self, files: list[FileChange]) -> None:
+        """Show ``files``: as many as shown already, only the lines that changed are
+        replaced (no new layout, as when an agent's numbers move); else the list anew."""
         if files == self.files and self.option_count == len(files):
             return  # the same review again
+        if self.option_count == len(files) == len(self.files):
+            for index, (was, now) in enumerate(zip(self.files, files, strict=True)):
+                if was != now:
+                    self.replace_option_prompt_at_index(index, file_line(now))
+            self.files = list(files)
+            return
         self.files = list(files)
         self.clear_options()
         self.add_options([Option(file_line(f), id=str(n)) for n, f in enumerate(files)])

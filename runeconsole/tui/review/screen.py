@@ -10,15 +10,11 @@ are shown at once). Loading and every decision run in workers; what comes back i
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any
-
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Input, OptionList, Static
 
 from runeconsole.core.errors import RuneError
@@ -28,7 +24,7 @@ from runeconsole.services.review.targets import Loaded, ReviewTarget
 from runeconsole.tui.modals.help_screen import HelpScreen
 from runeconsole.tui.panes.agent_rows import settle_memory
 from runeconsole.tui.panes.review_cells import STATE_STYLE
-from runeconsole.tui.review.confirms import approve_window, send_window
+from runeconsole.tui.review.decisions import ReviewDecisions
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.document import Document
 from runeconsole.tui.review.file_list import FileList
@@ -42,7 +38,7 @@ SEARCH, COMMENT = "search", "comment"
 WARM_LEXERS = 200  # files whose highlighter is looked up before the diff is shown
 
 
-class ReviewScreen(Screen[None]):
+class ReviewScreen(ReviewDecisions):
     DEFAULT_CSS = """
     ReviewScreen {
         layout: vertical;
@@ -117,6 +113,7 @@ class ReviewScreen(Screen[None]):
         self.loads = 0  # loads shown (tests and the benchmark wait on it)
         self._fresh = True  # a target not loaded yet: loaded when the screen shows
         self._last_document: Document | None = None
+        self._push_pending = False  # to be pushed when its load comes back (``opening``)
 
     def retarget(self, target: ReviewTarget) -> None:
         """Review ``target`` next (the screen is kept between reviews: building it again
@@ -126,8 +123,9 @@ class ReviewScreen(Screen[None]):
         self.mode = self.pending = None
         self.loads, self._fresh = 0, True
         if self.is_mounted:
-            self.query_one("#review-title", Static).update(self._title())
-            self.query_one("#review-status", Static).update(Text("reading the changes…", "dim"))
+            self.query_one("#review-title", Static).update(self._title(), layout=False)
+            status = self.query_one("#review-status", Static)
+            status.update(Text("reading the changes…", "dim"), layout=False)
             self.query_one("#review-input", Input).display = False
             self.diff_view.clear()
             if other:  # another agent's files must not show while its own are read
@@ -231,8 +229,22 @@ class ReviewScreen(Screen[None]):
         text.append(f"  {changes.branch or '(detached HEAD)'}", "dim")
         return text
 
+    def push_when_loaded(self, wait: float) -> None:
+        """Be pushed when the load under way comes back (the first paint holds the diff),
+        or after ``wait`` seconds at the latest (a slow source shows its reading)."""
+        self._push_pending = True
+        self.app.set_timer(wait, self._push)
+
+    def _push(self) -> None:
+        if self._push_pending:
+            self._push_pending = False
+            if self not in self.app.screen_stack:
+                self.app.push_screen(self)
+
     def on_review_screen_done(self, message: Done) -> None:
         message.stop()
+        if message.action == "load":
+            self.call_after_refresh(self._push)  # drawn with what came back
         if message.error:
             self.notify(message.said, title=f"Review: {message.action}", severity="error")
             if message.action == "load":
@@ -355,47 +367,3 @@ class ReviewScreen(Screen[None]):
         self.comments.append(comment)
         self._redraw(self.diff_view.cursor)
         self.notify(said, title="Review", timeout=4, markup=False)
-
-    # -- decisions ---------------------------------------------------------------------
-
-    def action_approve(self) -> None:
-        if not self.target.decides:
-            self.notify("this branch is queued already; it has no agent here", severity="warning")
-            return
-        window = approve_window(self.target.label, self.loaded)
-        self.app.push_screen(window, partial(self._confirmed, "approve"))
-
-    def action_send(self) -> None:
-        if not self.comments:
-            self.notify("no comments to send: c comments on a line, C on the whole change")
-            return
-        window = send_window(self.target.label, self.comments)
-        self.app.push_screen(window, partial(self._confirmed, "send"))
-
-    def _confirmed(self, decision: str, yes: bool | None) -> None:
-        if yes:
-            self.decide(decision)
-
-    @background("review-decide")
-    def decide(self, action: str) -> None:
-        try:
-            said = self.target.approve() if action == "approve" else self.target.send()
-        except RuneError as exc:
-            self.post_message(self.Done(action, said=exc.message, error=True))
-            return
-        self.post_message(self.Done(action, said=said))
-        self.app.call_from_thread(self.load, "reload")  # its comments and state moved
-
-
-def open_review(app: App[Any], target: ReviewTarget) -> ReviewScreen:
-    """Show the review of ``target``: the one review screen of the app, kept between
-    reviews (installed the first time)."""
-    if app.is_screen_installed(SCREEN_NAME):
-        screen = app.get_screen(SCREEN_NAME)
-        assert isinstance(screen, ReviewScreen)
-        screen.retarget(target)
-    else:
-        screen = ReviewScreen(target)
-        app.install_screen(screen, SCREEN_NAME)
-    app.push_screen(screen)
-    return screen

@@ -195,6 +195,7 @@ for i in range(int(sys.argv[3])):
 """
 
 
+@pytest.mark.e2e
 def test_concurrent_writers_and_a_killed_one_never_corrupt_the_hook(project: Path) -> None:
     """Readers only ever see a whole hook, and no writer loses another's fields."""
     hooks = HookFiles(Project(project))

@@ -222,6 +222,7 @@ def test_thresholds_come_from_talisman(project: Path) -> None:
     )
 
 
+@pytest.mark.e2e
 def test_writer_killed_mid_write_never_leaves_a_torn_file(project: Path) -> None:
     """Real processes killed with SIGKILL while rewriting one identity file."""
     import os

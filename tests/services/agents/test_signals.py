@@ -44,6 +44,7 @@ def test_ten_thousand_signals_in_one_second_are_all_kept(project: Path) -> None:
     assert seen == set(range(10_000))
 
 
+@pytest.mark.e2e
 def test_concurrent_processes_never_overwrite(project: Path) -> None:
     script = (
         "import sys; from pathlib import Path; from runeconsole.adapters.clock import ManualClock;"

@@ -42,6 +42,7 @@ def spend(made: Bridge, usd: float) -> None:
     made.status_line({**data, "cost": {**data["cost"], "total_cost_usd": usd}})
 
 
+@pytest.mark.e2e
 def test_past_80_percent_the_agent_is_a_problem_and_the_operator_is_told(
     hooked: Bridge,
 ) -> None:
@@ -59,6 +60,7 @@ def test_past_80_percent_the_agent_is_a_problem_and_the_operator_is_told(
     assert (result.exit_code, result.stdout) == (0, "")  # not held yet
 
 
+@pytest.mark.e2e
 def test_at_100_percent_every_tool_call_is_denied_naming_the_budget(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -82,6 +84,7 @@ def test_at_100_percent_every_tool_call_is_denied_naming_the_budget(
     assert decision(hooked.runner.send(hooked.payload("PreToolUse-Bash"))).permission == "deny"
 
 
+@pytest.mark.e2e
 def test_the_fleets_day_holds_every_agent(hooked: Bridge) -> None:
     budgets(hooked, fleet_day_usd=1)
     hooked.send("SessionStart")
@@ -93,6 +96,7 @@ def test_the_fleets_day_holds_every_agent(hooked: Bridge) -> None:
         assert decision(made.runner.send(made.payload("PreToolUse-Bash"))).permission == "deny"
 
 
+@pytest.mark.e2e
 def test_a_session_without_a_status_line_is_held_on_its_estimate(hooked: Bridge) -> None:
     budgets(hooked, per_day_usd=0.01)
     hooked.write_usage("msg_1", input=1200, output=40, cache_read=16000, cache_creation=3000)

@@ -74,6 +74,7 @@ def test_install_writes_one_command_for_every_event_it_hooks(hooked: Bridge) -> 
     assert rest == ["-P", "-m", "runeconsole", "claude", "hook"]
 
 
+@pytest.mark.e2e
 def test_a_new_session_becomes_an_agent_named_after_its_directory_and_session(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -107,6 +108,7 @@ def test_a_new_session_becomes_an_agent_named_after_its_directory_and_session(
         ("SessionEnd", "ended", None),
     ],
 )
+@pytest.mark.e2e
 def test_each_event_sets_what_the_agent_is_doing(
     hooked: Bridge, cli: Callable[..., CliResult], name: str, activity: str, waiting_for: str | None
 ) -> None:
@@ -147,6 +149,7 @@ def test_the_context_window_comes_from_the_talisman(
     assert agents(cli, hooked.project)[KEY]["context_left_percent"] == 75
 
 
+@pytest.mark.e2e
 def test_a_new_session_in_the_same_agent_starts_its_tokens_again(
     hooked: Bridge, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,6 +166,7 @@ def test_a_new_session_in_the_same_agent_starts_its_tokens_again(
     assert row["tokens"] == {"input": 0, "output": 0, "cache_read": 0, "cache_creation": 0}
 
 
+@pytest.mark.e2e
 def test_an_agent_named_in_the_environment_is_the_one_updated(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -196,6 +200,7 @@ def test_events_within_a_second_that_change_nothing_are_not_written(hooked: Brid
     assert hooked.identity()["activity"] == "idle"
 
 
+@pytest.mark.e2e
 def test_session_end_terminates_the_agent_but_clear_does_not(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -215,6 +220,7 @@ def test_session_end_terminates_the_agent_but_clear_does_not(
     assert row["status"] == "active" and row["predecessor_id"].startswith(KEY)
 
 
+@pytest.mark.e2e
 def test_precompact_checkpoints_the_hook_file_without_counting_as_the_agents_save(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -230,6 +236,7 @@ def test_precompact_checkpoints_the_hook_file_without_counting_as_the_agents_sav
     assert agents(cli, hooked.project)[KEY]["activity"] == "busy"
 
 
+@pytest.mark.e2e
 def test_outside_a_git_checkout_nothing_is_written(tmp_path: Path, project: Path) -> None:
     with bridge(project) as made:
         elsewhere = tmp_path / "not-a-repo"

@@ -76,6 +76,7 @@ def test_hostile_names_never_become_paths(hooked: Bridge) -> None:
     assert names == ["claude-project-etc-x.json"], names  # only valid id characters are kept
 
 
+@pytest.mark.e2e
 def test_a_transcript_path_that_is_no_file_is_ignored(hooked: Bridge, tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
@@ -110,6 +111,7 @@ def test_the_hook_loads_no_console_watcher_tmux_parser_yaml_or_filelock(hooked: 
     assert not any(name.startswith("runeconsole.cli") for name in loaded)
 
 
+@pytest.mark.e2e
 def test_a_hook_that_runs_past_its_time_stops_silently(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -198,6 +200,7 @@ def fuzz_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data=st.binary(max_size=300) | payloads.map(lambda d: json.dumps(d).encode()),
     environ=environs,
 )
+@pytest.mark.e2e
 def test_fuzzed_stdin_never_raises_and_prints_nothing_or_json(
     fuzz_root: Path, data: bytes, environ: dict[str, str]
 ) -> None:
@@ -210,6 +213,7 @@ def test_fuzzed_stdin_never_raises_and_prints_nothing_or_json(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(noise=st.dictionaries(st.sampled_from(KNOWN), json_values, max_size=4))
+@pytest.mark.e2e
 def test_every_fixture_with_fields_of_the_wrong_kind_never_raises(
     fuzz_root: Path, name: str, noise: dict[str, object]
 ) -> None:
@@ -241,6 +245,7 @@ schemas = st.recursive(
 
 @settings(max_examples=300, deadline=None)
 @given(schema=schemas, answer=json_values)
+@pytest.mark.e2e
 def test_any_schema_is_a_form_or_refused_and_any_answer_checked_or_refused(
     schema: object, answer: object
 ) -> None:
@@ -294,6 +299,7 @@ status_inputs = st.fixed_dictionaries(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.binary(max_size=300) | status_inputs.map(lambda d: json.dumps(d).encode()))
+@pytest.mark.e2e
 def test_fuzzed_status_line_input_is_recorded_or_refused_and_ours_stays_one_line(
     fuzz_root: Path, data: bytes
 ) -> None:

@@ -65,6 +65,7 @@ def one_bash_request(hooked: Bridge) -> tuple[str, dict[str, HookResult], str]:
     return str(hooked.project), done, waiting_request(hooked)
 
 
+@pytest.mark.e2e
 def test_with_no_console_open_the_hook_prints_nothing_and_records_that_nobody_decided(
     hooked: Bridge,
 ) -> None:
@@ -82,6 +83,7 @@ def test_with_no_console_open_the_hook_prints_nothing_and_records_that_nobody_de
     assert identity["waiting_for"] == f"permission: Bash {COMMAND}"
 
 
+@pytest.mark.e2e
 def test_a_request_is_denied_from_the_cli_with_a_reason_the_model_receives(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -104,6 +106,7 @@ def test_a_request_is_denied_from_the_cli_with_a_reason_the_model_receives(
     assert history[0]["decision"]["via"] == "cli"  # type: ignore[index]
 
 
+@pytest.mark.e2e
 def test_an_allowed_request_prints_allow_and_a_plain_deny_tells_the_model_who(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -122,6 +125,7 @@ def test_an_allowed_request_prints_allow_and_a_plain_deny_tells_the_model_who(
     assert edit.fields["suggestions"] == ["always allow Edit(src/**) (localSettings)"]
 
 
+@pytest.mark.e2e
 def test_a_request_decided_always_from_the_cli_leaves_a_rule_that_decides_the_next(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -142,6 +146,7 @@ def test_a_request_decided_always_from_the_cli_leaves_a_rule_that_decides_the_ne
     assert chosen(finished(again)) == {"behavior": "allow"}  # by the rule, nobody asked
 
 
+@pytest.mark.e2e
 def test_rules_decide_at_once_and_a_deny_wins_over_an_allow(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -166,6 +171,7 @@ def test_rules_decide_at_once_and_a_deny_wins_over_an_allow(
     assert len(cli("permissions", "list", "--json", "--root", root).json()) == 1  # type: ignore[arg-type]
 
 
+@pytest.mark.e2e
 def test_a_rule_for_another_agent_does_not_apply(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -174,6 +180,7 @@ def test_a_rule_for_another_agent_does_not_apply(
     assert chosen(hooked.send("PermissionRequest-Bash")) is None  # no console: Claude Code asks
 
 
+@pytest.mark.e2e
 def test_after_the_wait_the_hook_prints_nothing_and_a_late_decision_is_refused(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -246,6 +253,7 @@ def test_hostile_and_corrupt_files_are_listed_as_unreadable_and_crash_nothing(
     assert said.code == 1 and "unreadable" in said.err
 
 
+@pytest.mark.e2e
 def test_a_corrupt_rules_file_is_reported_and_never_overwritten(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -298,6 +306,7 @@ def test_the_operator_and_the_timeout_race_to_exactly_one_outcome(project: Path)
     assert sum(outcomes.values()) == 1000
 
 
+@pytest.mark.e2e
 def test_a_decision_at_the_moment_the_wait_runs_out_agrees_with_what_the_hook_printed(
     hooked: Bridge,
 ) -> None:
@@ -339,6 +348,7 @@ def test_no_rule_is_made_from_a_command_too_long_to_keep_whole(project: Path) ->
     assert service.rules() == [] and request.open
 
 
+@pytest.mark.e2e
 def test_a_request_decided_already_makes_no_rule_when_decided_always_again(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:

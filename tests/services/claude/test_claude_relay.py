@@ -66,6 +66,7 @@ def test_with_no_console_open_the_hook_prints_nothing_at_once(hooked: Bridge) ->
     assert hooked.identity()["activity"] == "waiting"
 
 
+@pytest.mark.e2e
 def test_with_the_relay_disabled_the_hook_prints_nothing_though_a_console_is_open(
     hooked: Bridge,
 ) -> None:
@@ -78,6 +79,7 @@ def test_with_the_relay_disabled_the_hook_prints_nothing_though_a_console_is_ope
     assert hooked.identity()["activity"] == "waiting"
 
 
+@pytest.mark.e2e
 def test_a_two_question_call_is_answered_with_one_option_and_several(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -123,6 +125,7 @@ def test_a_two_question_call_is_answered_with_one_option_and_several(
     )
 
 
+@pytest.mark.e2e
 def test_a_free_text_answer_is_given_as_it_is(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -134,6 +137,7 @@ def test_a_free_text_answer_is_given_as_it_is(
     assert answers_given(finished(done)) == {HASH: "scrypt, tuned", CHECKS: "unit"}
 
 
+@pytest.mark.e2e
 def test_one_option_for_a_single_choice_question_and_none_unknown(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -150,6 +154,7 @@ def test_one_option_for_a_single_choice_question_and_none_unknown(
     assert answers_given(finished(done)) == {HASH: "bcrypt", CHECKS: "unit"}
 
 
+@pytest.mark.e2e
 def test_nobody_answering_in_time_expires_the_call_and_prints_nothing(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -177,6 +182,7 @@ def test_nobody_answering_in_time_expires_the_call_and_prints_nothing(
     assert late.code == 1 and "expired" in late.err
 
 
+@pytest.mark.e2e
 def test_a_console_that_closes_while_the_hook_waits_ends_the_wait(hooked: Bridge) -> None:
     hooked.open_console()
     done = hooked.send_later("PreToolUse-AskUserQuestion")
@@ -188,6 +194,7 @@ def test_a_console_that_closes_while_the_hook_waits_ends_the_wait(hooked: Bridge
     assert "console closed" in fields["discarded"]
 
 
+@pytest.mark.e2e
 def test_a_pending_rune_question_with_the_same_text_is_one_question_answered_once(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -214,6 +221,7 @@ def test_a_pending_rune_question_with_the_same_text_is_one_question_answered_onc
     assert (settled.answer, settled.decided_by, settled.option) == ("B: argon2", "user", "B")
 
 
+@pytest.mark.e2e
 def test_an_answer_to_the_twin_itself_also_answers_the_call(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -236,6 +244,7 @@ def test_an_answer_to_the_twin_itself_also_answers_the_call(
 # -- the lock between answering and expiring ---------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_an_answer_racing_the_expiry_has_exactly_one_outcome(project: Path) -> None:
     """Many races in-process: either the hook prints the answer (and it is recorded), or
     the call expires (and the answer is refused); never an answer nobody receives."""

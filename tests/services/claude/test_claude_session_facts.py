@@ -34,6 +34,7 @@ def started(hooked: Bridge) -> Bridge:
     return hooked
 
 
+@pytest.mark.e2e
 def test_the_last_message_is_its_flushes_joined_in_order_whatever_order_they_come_in(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -50,6 +51,7 @@ def test_the_last_message_is_its_flushes_joined_in_order_whatever_order_they_com
     assert row(cli, hooked.project)["last_message"] == "Next."
 
 
+@pytest.mark.e2e
 def test_a_turn_that_ends_on_a_billing_error_is_stopped_and_told_until_its_next_work(
     project: Path, cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:
@@ -87,6 +89,7 @@ def test_a_turn_that_ends_on_a_billing_error_is_stopped_and_told_until_its_next_
         assert agent["activity"] == "busy" and "stopped" not in agent
 
 
+@pytest.mark.e2e
 def test_a_rate_limit_says_when_it_resets(hooked: Bridge, cli: Callable[..., CliResult]) -> None:
     started(hooked)
     quiet(hooked.send("StopFailure-rate-limit"))
@@ -98,6 +101,7 @@ def test_a_rate_limit_says_when_it_resets(hooked: Bridge, cli: Callable[..., Cli
     assert agent["activity"] == "busy" and "stopped" not in agent
 
 
+@pytest.mark.e2e
 def test_subagents_are_counted_while_they_run_and_a_compactions_own_is_not(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -111,6 +115,7 @@ def test_subagents_are_counted_while_they_run_and_a_compactions_own_is_not(
     assert row(cli, hooked.project)["subagents"] == {"running": {}, "done": 1}
 
 
+@pytest.mark.e2e
 def test_tasks_are_open_until_completed(hooked: Bridge, cli: Callable[..., CliResult]) -> None:
     started(hooked)
     quiet(hooked.send("TaskCreated"))
@@ -126,6 +131,7 @@ def test_tasks_are_open_until_completed(hooked: Bridge, cli: Callable[..., CliRe
     )
 
 
+@pytest.mark.e2e
 def test_the_last_failed_tool_is_kept(hooked: Bridge, cli: Callable[..., CliResult]) -> None:
     started(hooked)
     quiet(hooked.send("PostToolUseFailure"))
@@ -136,6 +142,7 @@ def test_the_last_failed_tool_is_kept(hooked: Bridge, cli: Callable[..., CliResu
     assert failed["interrupted"] is False
 
 
+@pytest.mark.e2e
 def test_the_agents_directory_follows_a_cd(hooked: Bridge, cli: Callable[..., CliResult]) -> None:
     started(hooked)
     quiet(hooked.send("CwdChanged"))
@@ -146,6 +153,7 @@ def test_the_agents_directory_follows_a_cd(hooked: Bridge, cli: Callable[..., Cl
     assert row(cli, hooked.project)["cwd"] == str(hooked.project / "src")
 
 
+@pytest.mark.e2e
 def test_after_a_compaction_the_meter_waits_for_the_next_answers_usage(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -163,6 +171,7 @@ def test_after_a_compaction_the_meter_waits_for_the_next_answers_usage(
     assert agent["tokens"]["cache_read"] == 159_000  # the compaction's tokens still count
 
 
+@pytest.mark.e2e
 def test_a_call_auto_mode_refused_is_in_the_permissions_history(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:
@@ -189,12 +198,14 @@ def test_a_background_session_says_its_kind_short_id_and_name(
         assert agent["claude"]["pid"] == 4242
 
 
+@pytest.mark.e2e
 def test_an_interactive_session_is_said_so(hooked: Bridge, cli: Callable[..., CliResult]) -> None:
     started(hooked)
     agent = row(cli, hooked.project)
     assert agent["kind"] == "interactive" and "background_id" not in agent
 
 
+@pytest.mark.e2e
 def test_a_new_session_starts_its_facts_afresh(
     hooked: Bridge, cli: Callable[..., CliResult]
 ) -> None:

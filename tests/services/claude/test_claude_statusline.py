@@ -35,6 +35,7 @@ def log(made: Bridge) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+@pytest.mark.e2e
 def test_their_line_runs_with_the_same_stdin_and_shows_unchanged(
     project: Path, tmp_path: Path
 ) -> None:
@@ -52,6 +53,7 @@ def test_their_line_runs_with_the_same_stdin_and_shows_unchanged(
         assert log(made) == []
 
 
+@pytest.mark.e2e
 def test_without_a_line_of_their_own_ours_is_short(hooked: Bridge) -> None:
     hooked.send("SessionStart")
     result = hooked.status_line(hooked.status_input("subscription"))
@@ -59,6 +61,7 @@ def test_without_a_line_of_their_own_ours_is_short(hooked: Bridge) -> None:
     assert result.stdout.decode() == "Sonnet 5.5 · 100% context left · $1.46 · 5h 42% · 7d 17%\n"
 
 
+@pytest.mark.e2e
 def test_the_runeconsole_command_shows_the_same_line_as_the_installed_one(
     hooked: Bridge,
 ) -> None:
@@ -78,6 +81,7 @@ def test_the_runeconsole_command_shows_the_same_line_as_the_installed_one(
     assert typed.stdout == hooked.status_line(data).stdout
 
 
+@pytest.mark.e2e
 def test_the_real_window_and_cost_replace_the_assumed_ones(hooked: Bridge) -> None:
     hooked.write_usage("msg_1", input=1200, output=40, cache_read=16000, cache_creation=3000)
     hooked.send("SessionStart")
@@ -96,6 +100,7 @@ def test_the_real_window_and_cost_replace_the_assumed_ones(hooked: Bridge) -> No
     assert hooked.identity()["cost"]["usd"] == pytest.approx(0.0238)
 
 
+@pytest.mark.e2e
 def test_a_configured_window_overrides_what_claude_code_reports(hooked: Bridge) -> None:
     talisman = hooked.project / ".claude" / "talisman.yml"
     talisman.write_text("runeconsole:\n  claude:\n    context_window_tokens: 40000\n")
@@ -104,6 +109,7 @@ def test_a_configured_window_overrides_what_claude_code_reports(hooked: Bridge) 
     assert hooked.identity()["context_left_percent"] == 49  # 20,200 of 40,000 in use
 
 
+@pytest.mark.e2e
 def test_the_plans_rate_limits_are_recorded(hooked: Bridge) -> None:
     hooked.send("SessionStart")
     hooked.status_line(hooked.status_input("subscription"))
@@ -112,6 +118,7 @@ def test_the_plans_rate_limits_are_recorded(hooked: Bridge) -> None:
     assert limits["seven_day"]["used_percentage"] == 17 and "reported_at" in limits
 
 
+@pytest.mark.e2e
 def test_a_line_that_changes_nothing_shown_writes_nothing(hooked: Bridge) -> None:
     hooked.send("SessionStart")
     data = hooked.status_input("after-a-turn")
@@ -136,6 +143,7 @@ def test_a_session_not_registered_yet_is_not_recorded(hooked: Bridge) -> None:
      b'{"x": "' + b"y" * (2 * 1024 * 1024) + b'"}'],
     ids=["nothing", "not JSON", "a list", "wrong types", "not UTF-8", "over the cap"],
 )  # fmt: skip
+@pytest.mark.e2e
 def test_bad_input_still_shows_their_line(project: Path, tmp_path: Path, data: bytes) -> None:
     their_settings(project)
     with bridge(project) as made:
@@ -146,6 +154,7 @@ def test_bad_input_still_shows_their_line(project: Path, tmp_path: Path, data: b
         assert not made.paths.identities.exists()
 
 
+@pytest.mark.e2e
 def test_a_line_whose_program_is_missing_keeps_the_shells_status(project: Path) -> None:
     path = their_settings(project)
     data = json.loads(path.read_text())
@@ -160,6 +169,7 @@ def test_a_line_whose_program_is_missing_keeps_the_shells_status(project: Path) 
 
 
 @pytest.mark.parametrize("chained", [False, True], ids=["ours alone", "theirs chained"])
+@pytest.mark.e2e
 def test_the_status_line_loads_no_console_watcher_tmux_parser_or_yaml(
     project: Path, chained: bool
 ) -> None:

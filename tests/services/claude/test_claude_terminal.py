@@ -38,6 +38,7 @@ def test_session_start_in_tmux_records_the_pane_and_socket(in_tmux: Bridge) -> N
     assert (found["pid"], found["pid_start"]) == (None, None)
 
 
+@pytest.mark.e2e
 def test_a_session_whose_start_was_missed_is_recorded_at_its_next_event(
     project: Path,
 ) -> None:
@@ -54,6 +55,7 @@ def test_a_session_whose_start_was_missed_is_recorded_at_its_next_event(
         }
 
 
+@pytest.mark.e2e
 def test_a_start_outside_tmux_drops_the_pane(project: Path) -> None:
     with bridge(project, IN_TMUX) as inside:
         inside.send("SessionStart")
@@ -63,6 +65,7 @@ def test_a_start_outside_tmux_drops_the_pane(project: Path) -> None:
         assert recorded(outside) is None
 
 
+@pytest.mark.e2e
 def test_stop_keeps_the_last_assistant_message(in_tmux: Bridge) -> None:
     in_tmux.send("SessionStart")
     in_tmux.send("Stop", last_assistant_message="Both fixed; ready for review.")

@@ -170,6 +170,7 @@ def following(project: Path) -> Iterator[Reader]:
     process.wait(timeout=10)
 
 
+@pytest.mark.e2e
 def test_following_a_project_tells_each_change_as_it_happens_and_beats_when_quiet(
     following: Reader, project: Path, run_cli: Callable
 ) -> None:
@@ -189,6 +190,7 @@ def test_following_a_project_tells_each_change_as_it_happens_and_beats_when_quie
     assert following.line(timeout=5)["event"] == "heartbeat"
 
 
+@pytest.mark.e2e
 def test_a_reader_that_goes_away_ends_the_stream_quietly(following: Reader) -> None:
     assert following.line()["event"] == "snapshot"
     process = following.process

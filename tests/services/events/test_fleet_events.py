@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.claude.bridge.presence import console_open
@@ -77,6 +79,7 @@ class Collector:
         self.thread.join(10)
 
 
+@pytest.mark.e2e
 def test_a_local_root_that_appears_later_is_followed_once_it_does(tmp_path: Path) -> None:
     (here,) = roots(tmp_path, "here")
     later = tmp_path / "later"

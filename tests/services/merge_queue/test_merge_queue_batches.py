@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from runeconsole.services.merge_queue import COMPLETED, CONFLICT, FAILED, TESTS_FAILED
 from tests.support.merge_batches import (
     BATCHED,
@@ -29,6 +31,7 @@ from tests.support.merge_queue import (
 )
 
 
+@pytest.mark.e2e
 def test_a_green_batch_lands_with_one_move_of_main_and_each_entry_its_own_commit(
     repo: Path, clock, tmp_path: Path
 ) -> None:
@@ -56,6 +59,7 @@ def test_a_green_batch_lands_with_one_move_of_main_and_each_entry_its_own_commit
     assert_settled(repo, tmp_path, before)
 
 
+@pytest.mark.e2e
 def test_bisection_finds_two_culprits_in_a_batch_of_eight(repo: Path, clock, tmp_path) -> None:
     spec = {f"e{n}": "bad" if n in (3, 6) else "good" for n in range(1, 9)}
     make_branches(repo, spec)
@@ -113,6 +117,7 @@ def test_a_flaky_entry_lands_on_retry_marked_flaky(repo: Path, clock, tmp_path: 
     assert_settled(repo, tmp_path, before)
 
 
+@pytest.mark.e2e
 def test_a_batch_whose_rebase_conflicts_midway_fails_only_that_entry(
     repo: Path, clock, tmp_path: Path
 ) -> None:
@@ -145,6 +150,7 @@ def test_a_batch_whose_rebase_conflicts_midway_fails_only_that_entry(
     assert_settled(repo, tmp_path, before)
 
 
+@pytest.mark.e2e
 def test_a_speculative_batch_is_tested_again_on_the_new_base_after_a_failure(
     repo: Path, clock, tmp_path: Path
 ) -> None:

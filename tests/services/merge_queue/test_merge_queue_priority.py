@@ -15,6 +15,7 @@ from runeconsole.services.merge_queue.timeouts import limit_for, remember_green
 from tests.support.merge_queue import commit_on, make_queue, queue_file
 
 
+@pytest.mark.e2e
 def test_a_low_priority_entry_under_a_steady_stream_of_high_ones_lands_within_its_aging_bound(
     repo: Path, clock
 ) -> None:
@@ -43,6 +44,7 @@ def test_a_low_priority_entry_under_a_steady_stream_of_high_ones_lands_within_it
     assert waited >= bound  # until then the high ones went first
 
 
+@pytest.mark.e2e
 def test_urgent_goes_into_the_next_batch_and_the_dry_run_shows_the_batches(
     repo: Path, clock
 ) -> None:
@@ -64,6 +66,7 @@ def test_urgent_goes_into_the_next_batch_and_the_dry_run_shows_the_batches(
     assert [o.branch for o in report.outcomes] == ["feat/fix", "feat/a"]
 
 
+@pytest.mark.e2e
 def test_priority_changes_and_moves_stay_within_a_lane(repo: Path, clock) -> None:
     queue = make_queue(repo, clock)
     ids = [queue.add(f"feat/{n}")[0].entry_id for n in ("a", "b", "c")]
@@ -98,6 +101,7 @@ def test_waiting_raises_a_lane_one_level_per_aging_period(clock) -> None:
     assert lane(again, clock.now(), 30) == 3
 
 
+@pytest.mark.e2e
 def test_stats_count_depth_waits_landings_and_failures(repo: Path, clock, cli) -> None:
     queue = make_queue(repo, clock)
     for name in ("a", "b", "c"):
@@ -153,6 +157,7 @@ def test_auto_timeout_from_the_talisman_and_the_history_in_the_file(repo: Path, 
     assert refused.code != 0 and "a number >= 1, or auto" in refused.err
 
 
+@pytest.mark.e2e
 def test_a_partial_batch_waits_for_company_but_not_past_its_bound(
     repo: Path, clock, tmp_path: Path
 ) -> None:

@@ -43,6 +43,7 @@ def signals_of(root: Path, signal_type: str) -> list[dict]:
     return [s.to_json() for s in Signals(Project(root)).pending(signal_type=signal_type)]
 
 
+@pytest.mark.e2e
 def test_clean_branches_merge_in_queue_order(repo: Path, clock) -> None:
     for name in ("one", "two", "three"):
         commit_on(repo, f"feat/{name}", {f"{name}.txt": name}, message=f"add {name}")
@@ -77,6 +78,7 @@ def test_clean_branches_merge_in_queue_order(repo: Path, clock) -> None:
     ]
 
 
+@pytest.mark.e2e
 def test_conflict_reports_exact_files_and_changes_nothing_else(repo: Path, clock) -> None:
     commit_in_checkout(repo, {"a.txt": "main a\n", "b.txt": "main b\n"}, "main edits")
     branch_tip = commit_on(
@@ -118,6 +120,7 @@ def test_red_tests_fail_with_output_tail(repo: Path, clock) -> None:
     assert branch_exists(repo, "feat/red")
 
 
+@pytest.mark.e2e
 def test_slow_tests_time_out(repo: Path, clock) -> None:
     commit_on(repo, "feat/slow", {"a.txt": "slow"})
     queue = make_queue(repo, clock, ["sleep", "30"], test_timeout=0.5)
@@ -156,6 +159,7 @@ if not marker.exists():
 
 
 @pytest.mark.parametrize("rounds", [3, 1])
+@pytest.mark.e2e
 def test_main_moving_during_tests_rebases_and_tests_again(
     repo: Path, clock, tmp_path: Path, rounds: int
 ) -> None:
@@ -178,6 +182,7 @@ def test_main_moving_during_tests_rebases_and_tests_again(
     assert (repo / "feat.txt").exists() and (repo / "hotfix.txt").exists()
 
 
+@pytest.mark.e2e
 def test_edits_in_the_main_checkout_block_only_a_merge_of_the_same_files(repo: Path, clock) -> None:
     """The operator's work in progress is never overwritten, and never holds up merges of
     other files."""
@@ -200,6 +205,7 @@ def test_edits_in_the_main_checkout_block_only_a_merge_of_the_same_files(repo: P
     assert (repo / "b.txt").read_text() == "operator is editing b\n"
 
 
+@pytest.mark.e2e
 def test_branch_checked_out_by_its_agent_is_left_alone(repo: Path, clock, tmp_path) -> None:
     commit_on(repo, "feat/agent", {"agent.txt": "1"})
     agent_tree = tmp_path / "agent-wt"
@@ -213,6 +219,7 @@ def test_branch_checked_out_by_its_agent_is_left_alone(repo: Path, clock, tmp_pa
     assert any("checked out" in note for note in outcome.notes)
 
 
+@pytest.mark.e2e
 def test_keep_branch_points_it_at_the_tested_commit(repo: Path, clock) -> None:
     commit_in_checkout(repo, {"m.txt": "m"}, "main moves")
     commit_on(repo, "feat/k", {"k.txt": "k"}, base="main~1")
@@ -260,6 +267,7 @@ def test_nothing_to_process(repo: Path, clock) -> None:
     assert report.outcomes == []
 
 
+@pytest.mark.e2e
 def test_paused_queue_refuses_to_process(repo: Path, clock) -> None:
     commit_on(repo, "feat/p", {"p.txt": "p"})
     queue = make_queue(repo, clock)
@@ -271,6 +279,7 @@ def test_paused_queue_refuses_to_process(repo: Path, clock) -> None:
     assert queue.process().outcomes[0].status == COMPLETED
 
 
+@pytest.mark.e2e
 def test_no_test_command_refuses_before_claiming(repo: Path, clock) -> None:
     commit_on(repo, "feat/n", {"n.txt": "n"})
     queue = make_queue(repo, clock, test_command=[])
@@ -284,6 +293,7 @@ def test_no_test_command_refuses_before_claiming(repo: Path, clock) -> None:
     assert queue.process().outcomes[0].status == COMPLETED
 
 
+@pytest.mark.e2e
 def test_odd_identity_from_another_tool_never_blocks_a_merge(repo: Path, clock) -> None:
     commit_on(repo, "feat/odd", {"odd.txt": "o"})
     queue = make_queue(repo, clock)
@@ -297,6 +307,7 @@ def test_odd_identity_from_another_tool_never_blocks_a_merge(repo: Path, clock) 
     assert report.recovered == []
 
 
+@pytest.mark.e2e
 def test_unrelated_edits_in_the_main_checkout_survive_the_fast_forward(repo: Path, clock) -> None:
     commit_on(repo, "feat/u", {"u.txt": "u"})
     edit = ["sh", "-c", f"echo operator >> {repo}/c.txt"]  # made while the tests run
@@ -308,6 +319,7 @@ def test_unrelated_edits_in_the_main_checkout_survive_the_fast_forward(repo: Pat
     assert git(repo, "status", "--porcelain", "--untracked-files=no") == "M c.txt"
 
 
+@pytest.mark.e2e
 def test_timeout_holds_after_the_tests_close_their_output(repo: Path, clock) -> None:
     commit_on(repo, "feat/quiet", {"q.txt": "q"})
     before = rev(repo, "main")
@@ -322,6 +334,7 @@ def test_timeout_holds_after_the_tests_close_their_output(repo: Path, clock) -> 
     assert outcome.output_tail == ["hi"]
 
 
+@pytest.mark.e2e
 def test_passing_tests_that_leave_a_background_process_pass(repo: Path, clock, tmp_path) -> None:
     commit_on(repo, "feat/bg", {"bg.txt": "bg"})
     marker = tmp_path / "leftover-pid"
@@ -375,6 +388,7 @@ def test_conflicts_of_every_commit_are_reported_not_only_the_first(repo: Path, c
     assert conflict["payload"]["conflict_files"] == ["a.txt", "c.txt"]
 
 
+@pytest.mark.e2e
 def test_untracked_file_in_the_main_checkout_is_refused_before_main_moves(
     repo: Path, clock
 ) -> None:

@@ -27,6 +27,7 @@ def set_urls(root: Path, urls: object) -> None:
     talisman.write_text("runeconsole:\n  notify:\n    urls: " + json.dumps(urls) + "\n")
 
 
+@pytest.mark.e2e
 def test_apprise_delivers_the_notification_to_a_local_endpoint(project: Path) -> None:
     with push_endpoint() as endpoint:
         notifier = Notifier(ProjectPaths(project), None, urls=[endpoint.url])
@@ -35,6 +36,7 @@ def test_apprise_delivers_the_notification_to_a_local_endpoint(project: Path) ->
     assert (received["title"], received["message"]) == ("worker-a asks", "Which parser?")
 
 
+@pytest.mark.e2e
 def test_while_a_served_console_runs_the_notification_links_to_it(project: Path) -> None:
     paths = ProjectPaths(project)
     with push_endpoint() as endpoint, announced(paths.state, "http://127.0.0.1:8422/"):
@@ -44,6 +46,7 @@ def test_while_a_served_console_runs_the_notification_links_to_it(project: Path)
     assert "token" not in received["message"]
 
 
+@pytest.mark.e2e
 def test_a_permission_prompt_reaches_the_urls_through_the_hook(hooked: Bridge) -> None:
     with push_endpoint() as endpoint:
         set_urls(hooked.project, [endpoint.url])
@@ -54,6 +57,7 @@ def test_a_permission_prompt_reaches_the_urls_through_the_hook(hooked: Bridge) -
     assert received["title"].endswith("needs your permission")
 
 
+@pytest.mark.e2e
 def test_a_url_apprise_cannot_use_is_logged_without_the_url(project: Path) -> None:
     paths = ProjectPaths(project)
     Notifier(paths, None, urls=["nosuchscheme://secret-token@host"]).notify("a", "t", "b")

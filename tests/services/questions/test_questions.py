@@ -400,6 +400,7 @@ def test_unusable_timeouts_are_refused_before_anything_is_written(
     assert not (project / "tmp").exists()
 
 
+@pytest.mark.e2e
 def test_wait_picks_up_an_open_question_after_a_restart(
     project: Path, claude_dir: Path, cli: Callable
 ) -> None:
@@ -456,6 +457,7 @@ def test_list_all_and_status_line(relay: Questions, project: Path, cli: Callable
     assert cli("status-line", *root).out == ""
 
 
+@pytest.mark.e2e
 def test_status_line_is_fast(relay: Questions, project: Path, cli: Callable) -> None:
     for index in range(60):
         relay.ask(request(task=f"task-{index}"))
@@ -493,6 +495,7 @@ def asked_id(process: subprocess.Popen[str]) -> str:
     return line.split("asked ")[1].split(";")[0]
 
 
+@pytest.mark.e2e
 def test_ask_blocks_until_the_operator_answers(project: Path, claude_dir: Path) -> None:
     process = start_ask(project, "--worker", "w1")
     try:
@@ -507,6 +510,7 @@ def test_ask_blocks_until_the_operator_answers(project: Path, claude_dir: Path) 
     assert out == "ANSWER: B: argon2\nTASK: task-3\nDECIDED_BY: user\n"
 
 
+@pytest.mark.e2e
 def test_ask_auto_answers_on_timeout_and_json(project: Path, claude_dir: Path) -> None:
     started = time.monotonic()
     process = start_ask(project, "--timeout", "0.5", "--json")
@@ -522,6 +526,7 @@ def test_ask_auto_answers_on_timeout_and_json(project: Path, claude_dir: Path) -
     }
 
 
+@pytest.mark.e2e
 def test_without_auto_answer_ask_waits_and_a_killed_ask_leaves_the_question(
     project: Path, claude_dir: Path, cli: Callable
 ) -> None:
@@ -544,6 +549,7 @@ def test_without_auto_answer_ask_waits_and_a_killed_ask_leaves_the_question(
     assert cli("question", "answer", "--root", str(project), question_id, "--option", "A").code == 0
 
 
+@pytest.mark.e2e
 def test_concurrent_asks_on_one_task_get_distinct_seqs(project: Path, claude_dir: Path) -> None:
     processes = [start_ask(project, "--worker", "w1", "--timeout", "2", "--json") for _ in range(5)]
     results = []
@@ -580,6 +586,7 @@ def _contender(
     results.put((role, won, lost))  # type: ignore[attr-defined]
 
 
+@pytest.mark.e2e
 def test_operator_and_auto_answer_race_one_answer_each_time(project: Path) -> None:
     directory = signal_dir(project)
     directory.mkdir(parents=True)

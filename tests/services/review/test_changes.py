@@ -137,6 +137,7 @@ def test_the_hook_file_or_the_session_cwd_says_where_an_agent_works(repo: Path) 
     assert set(by_path(reviews(repo).changes(key))) == {"z.txt"}
 
 
+@pytest.mark.e2e
 def test_nothing_is_computed_again_until_something_moves(repo: Path) -> None:
     key, wt = agent_with_worktree(repo, "i")
     write(wt, {"a.txt": "a1\n"})

@@ -87,6 +87,7 @@ def test_approving_queues_the_branch_with_who_and_where_and_its_conflicts(repo: 
     assert MergeQueue(Project(repo)).read().find(entry.entry_id) is not None
 
 
+@pytest.mark.e2e
 def test_approving_twice_keeps_one_entry_and_says_what_is_left_out(repo: Path) -> None:
     key, wt = agent_with_worktree(repo, "e")
     commit(wt, {"e.txt": "e\n"}, "e")
@@ -156,6 +157,7 @@ def view(activity: str | None, waiting_for: str | None = None) -> AgentView:
     return AgentView(activity=activity, waiting_for=waiting_for, from_hooks=True)
 
 
+@pytest.mark.e2e
 def test_review_state_follows_the_agent_and_its_branch(repo: Path) -> None:
     key, wt = agent_with_worktree(repo, "j")
     service = reviews(repo)

@@ -77,6 +77,7 @@ def test_without_a_command_nothing_runs(project: Path) -> None:
     assert not (project / ".claude" / "state" / "notify.json").exists()
 
 
+@pytest.mark.e2e
 def test_a_permission_prompt_notifies_through_the_hook(hooked: Bridge, tmp_path: Path) -> None:
     log = tmp_path / "calls.jsonl"
     set_command(hooked.project, recorder(log))
@@ -107,6 +108,7 @@ def test_a_crash_notifies_through_the_monitor(
     assert calls(log)[0] == ["worker-a crashed", "tmux session rune-worker-a is gone"]
 
 
+@pytest.mark.e2e
 async def test_a_new_blocking_question_notifies_from_the_console(
     project: Path, tmp_path: Path
 ) -> None:

@@ -471,6 +471,7 @@ phase_data = st.dictionaries(
         max_size=4,
     ),
 )
+@pytest.mark.e2e
 def test_migrating_twice_changes_nothing(version: int, phases: dict, extra: dict) -> None:
     phases.setdefault("work", {"status": "pending"})
     cp = {"id": "arc-p", "schema_version": version, "phases": phases, **extra}

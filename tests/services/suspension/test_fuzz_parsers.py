@@ -88,6 +88,7 @@ def mutate_bytes(rng: random.Random, data: bytes) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.e2e
 def test_context_parser_survives_thousands_of_mutants(tmp_path: Path) -> None:
     rng = random.Random(20260226)
     checking = suspension(tmp_path, ManualClock())
@@ -183,6 +184,7 @@ def mutate_checkpoint(rng: random.Random, cp: dict[str, Any]) -> bytes:
     return text.encode()
 
 
+@pytest.mark.e2e
 def test_checkpoint_pipeline_survives_thousands_of_mutants(tmp_path: Path) -> None:
     rng = random.Random(19)
     clock = ManualClock()
@@ -229,6 +231,7 @@ TOP_KEYS = st.sampled_from(
     phases=st.dictionaries(PHASE_KEYS, json_trees, max_size=5),
     rest=st.dictionaries(TOP_KEYS, json_trees, max_size=6),
 )
+@pytest.mark.e2e
 def test_checkpoint_pipeline_survives_arbitrary_json(
     tmp_path: Path, phases: dict[str, Any], rest: dict[str, Any]
 ) -> None:
@@ -315,11 +318,13 @@ NEAR_LINES = st.one_of(
 
 @settings(max_examples=2000, deadline=None)
 @given(lines=st.lists(LINES, max_size=8) | st.lists(NEAR_LINES, max_size=10))
+@pytest.mark.e2e
 def test_the_fast_path_reads_what_pyyaml_reads(lines: list[str]) -> None:
     assert_fast_path_agrees("\n".join(lines) + "\n")
     assert_fast_path_agrees("\n".join(lines))
 
 
+@pytest.mark.e2e
 def test_the_fast_path_agrees_on_thousands_of_mutated_headers() -> None:
     rng = random.Random(3)
     taken = 0

@@ -595,6 +595,7 @@ def test_lines_that_could_fake_the_frame_are_neutralised(project: Path, line: st
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(body=st.text(max_size=300), last_action=st.text(max_size=80))
+@pytest.mark.e2e
 def test_no_body_can_add_frame_lines(tmp_path: Path, body: str, last_action: str) -> None:
     root = tmp_path / "p"
     path = root / "tmp/work/s/context/a/7.md"
@@ -638,6 +639,7 @@ def sample_bytes() -> bytes:
     max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.data())
+@pytest.mark.e2e
 def test_any_single_byte_change_is_detected(tmp_path: Path, data: st.DataObject) -> None:
     original = sample_bytes()
     position = data.draw(st.integers(0, len(original) - 1))
