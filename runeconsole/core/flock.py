@@ -44,11 +44,11 @@ def flocked(lock_path: str, timeout: float = 10.0, what: str = "") -> Iterator[N
                 break
             except OSError as exc:
                 if exc.errno not in _BUSY:
-                    raise
+                    raise refused(lock_path, exc) from None
             if time.monotonic() >= deadline:
                 raise RuneError(
                     f"could not lock {what or lock_path} within {timeout:g}s: another process "
-                    f"holds {lock_path}"
+                    f"holds {lock_path}; retry, or check for a stuck process"
                 )
             time.sleep(_NAP)
         yield

@@ -1,8 +1,9 @@
 """Inter-process locks for read-modify-write of shared files, and for the jobs only one
 process may do at a time (the monitor, the merge-queue processor).
 
-The locks are the operating system's (``flock`` through filelock): a process that dies,
-however it dies, releases them, so a killed holder never blocks anyone.
+The locks are the operating system's (``flock``: taken by ``core.flock`` for ``locked``,
+through filelock for ``owned``): a process that dies, however it dies, releases them, so
+a killed holder never blocks anyone.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from runeconsole.core.errors import RuneError, UnreadableFile, refused
 from runeconsole.core.files import atomic_write_json, read_json_object
+from runeconsole.core.flock import flocked
 from runeconsole.core.validate import contained
 
 DEFAULT_TIMEOUT = 10.0
@@ -32,23 +34,11 @@ def locked(
     """
     if within is not None:
         contained(within, lock_path)
-    from filelock import FileLock, Timeout  # here: read-only commands never lock
-
-    lock = FileLock(str(lock_path), timeout=timeout)
-    try:
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        lock.acquire()
-    except Timeout:
-        raise RuneError(
-            f"could not lock {what or lock_path} within {timeout:g}s: another process holds "
-            f"{lock_path}; retry, or check for a stuck process"
-        ) from None
-    except OSError as exc:  # a read-only file system, a full disk: WriteFailed says so
-        raise refused(lock_path, exc) from None
-    try:
+    # The same flock filelock takes, without importing it (and the logging, platform and
+    # regular expressions it brings): a registry change at a session's start or end is
+    # made by Claude Code's hook, a process of its own.
+    with flocked(os.fspath(lock_path), timeout, what=what):
         yield
-    finally:
-        lock.release()
 
 
 class LockBusy(RuneError):
