@@ -134,6 +134,19 @@ class BrowserTerminal:
     def tap_button(self, label: str) -> None:
         self.tap_at(*self.find_button(label))
 
+    def tap_until(self, text: str, shown: str, timeout: float = 60.0) -> None:
+        """Tap ``text`` until ``shown`` is on screen, as an operator taps again when the
+        first tap came before the console had read what it opens."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.tap(text)
+            try:
+                self.wait_for(shown, timeout=min(5.0, max(0.1, deadline - time.monotonic())))
+                return
+            except AssertionError:
+                if time.monotonic() >= deadline:
+                    raise
+
     def tap(self, text: str) -> None:
         """Click the middle of the first cell of ``text``, as a finger taps it."""
         self.tap_at(*self.find(text))

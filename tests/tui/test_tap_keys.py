@@ -15,6 +15,7 @@ from runeconsole.services.project import Project
 from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.permission_modal import PermissionModal
 from runeconsole.tui.modals.question_modal import QuestionModal
+from runeconsole.tui.panes.permissions_pane import PermissionsPane
 from runeconsole.tui.widgets.tap_keys import TapButton, TapKeys
 from tests.support.claude import Bridge
 from tests.support.polling import until
@@ -76,7 +77,8 @@ async def test_a_permission_is_always_allowed_for_every_agent_by_taps(hooked: Br
     async with app.run_test(size=(100, 34)) as pilot:
         await until(pilot, lambda: app.presence.held)
         done = hooked.send_later("PermissionRequest-Bash")
-        await until(pilot, lambda: Permissions(Project(hooked.project)).pending())
+        # the operator taps once the console shows the request waiting
+        await until(pilot, lambda: app.query_one(PermissionsPane).oldest())
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, PermissionModal))
         await until(pilot, lambda: app.screen.query(TapButton))

@@ -32,8 +32,7 @@ def test_a_question_is_answered_by_taps_on_a_phone_and_the_answer_file_is_writte
     answer = project / QUESTION_DIR / "task-1.q1.answer"
     with session(browser, served.link, viewport=PHONE) as terminal:
         terminal.wait_for("Answer")
-        terminal.tap("Answer")  # the footer's `a`
-        terminal.wait_for("Which parser?")
+        terminal.tap_until("Answer", "Which parser?")  # the footer's `a`
         terminal.wait_for("Close")
         terminal.tap_button("B")
         wait_until(answer.exists, what="the answer file")
@@ -49,8 +48,7 @@ def test_two_browser_sessions_racing_to_answer_one_question_make_exactly_one_ans
     with session(browser, served.link) as first, session(browser, served.link) as second:
         for terminal in (first, second):
             terminal.wait_for("Answer")
-            terminal.tap("Answer")
-            terminal.wait_for("Which parser?")
+            terminal.tap_until("Answer", "Which parser?")
             terminal.wait_for("Close")
         # Both taps leave before either console has written anything.
         first.tap_button("A")
@@ -134,8 +132,7 @@ def test_two_browser_sessions_racing_on_one_permission_make_exactly_one_decision
         done = hooked.send_later("PermissionRequest-Bash")
         for terminal in (first, second):
             terminal.wait_for("Answer")  # the footer's `a` decides permissions too
-            terminal.tap("Answer")
-            terminal.wait_for("Always allow")
+            terminal.tap_until("Answer", "Always allow")
         first.tap_button("Allow")
         second.tap_button("Deny")
         wait_until(lambda: "result" in done, what="the hook's answer")
