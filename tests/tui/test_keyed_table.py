@@ -230,6 +230,21 @@ async def test_a_row_shown_again_with_other_values_is_drawn_with_them() -> None:
         assert "stale" in drawn(table)[1] and "crashed" not in " ".join(drawn(table))
 
 
+async def test_a_row_changed_all_day_keeps_one_drawn_line_not_one_per_change() -> None:
+    """A line drawn for values the row no longer has can never be shown again: keeping it
+    would grow the console's memory with every change until the cache is full."""
+    app = TableApp(rows=agents(range(3)))
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.table
+        await pilot.pause()
+        for n in range(200):
+            table.set_cell("k1", "note", f"change {n}")
+            assert f"change {n}" in table.render_line(2).text
+            table.move_cursor(row=n % 3)
+            table.render_line(1 + n % 3)
+        assert table.lines_kept == 4  # the header's and each row's
+
+
 class RegionsTable(KeyedTable):
     """Notes each region asked to be repainted."""
 

@@ -34,7 +34,7 @@ from runeconsole.tui.widgets.keyed_rows import KeyedRows
 from runeconsole.tui.widgets.table_cells import Column, LinePainter, Look
 
 HEADER = 1  # the header's height: the first line, never scrolled
-LINES_KEPT = 2000  # rows whose drawn line is kept (a few screens' worth)
+LINES_KEPT = 500  # rows whose drawn line is kept (a few screens' worth)
 SIZE_LAG = 0.25  # seconds the scrollbar may lag behind rows added below the screen
 
 
@@ -129,9 +129,11 @@ class TableView(ScrollView, can_focus=True):
         self._size_due = False
         self._size_lagging = False
         self._painter = LinePainter()
-        # Lines drawn, by row and the values they show (kept with them: an id is not
-        # reused while its object lives), look, cursor and hover.
-        self._drawn: LRUCache[tuple[Any, ...], tuple[object, Strip]] = LRUCache(LINES_KEPT)
+        # The line last drawn for each row (None: the header), with what it was drawn from:
+        # the values (by identity), look, cursor and hover. One line a row: a row drawn
+        # again replaces its line (the old one could never be shown again), so a fleet
+        # changing all day keeps at most a line per row, not a line per change.
+        self._drawn: LRUCache[str | None, tuple[tuple[Any, ...], Strip]] = LRUCache(LINES_KEPT)
         self._frame_look: Look | None = None  # while a frame is drawn
 
     def on_mount(self) -> None:
@@ -346,6 +348,11 @@ class TableView(ScrollView, can_focus=True):
             scroll_x=self.scroll_offset.x,
         )
 
+    @property
+    def lines_kept(self) -> int:
+        """How many rows keep a drawn line (one each, ``LINES_KEPT`` rows at most)."""
+        return len(self._drawn)
+
     def render_lines(self, crop: Region) -> list[Strip]:
         self._frame_look = self._look()  # DOMNode works styles out walking every ancestor
         try:
@@ -368,18 +375,20 @@ class TableView(ScrollView, can_focus=True):
         cursor = key is not None and place == self.cursor_row
         hover = self._hover == place
         values = self._rows.values[key] if key else self._labels
-        stamp = (key, id(values), look, cursor, hover)
-        drawn = self._drawn.get(stamp)
-        if drawn is None:
-            strip = self._painter.line(
-                self.app.console,
-                self.app.console_options,
-                look,
-                values,
-                header=key is None,
-                cursor=cursor,
-                hover=hover,
-            )
-            self._drawn[stamp] = (values, strip)
-            return strip
-        return drawn[1]
+        drawn = self._drawn.get(key)
+        if drawn is not None:
+            (was, *rest), strip = drawn
+            if was is values and rest == [look, cursor, hover]:
+                return strip
+            self._drawn.discard(key)  # the cache keeps a key's first value: replaced here
+        strip = self._painter.line(
+            self.app.console,
+            self.app.console_options,
+            look,
+            values,
+            header=key is None,
+            cursor=cursor,
+            hover=hover,
+        )
+        self._drawn[key] = ((values, look, cursor, hover), strip)
+        return strip
