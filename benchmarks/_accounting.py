@@ -19,6 +19,7 @@ from _workday import Acts
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import parse_iso
+from runeconsole.services.claude.hooks.agent_state import THROTTLE_SECONDS
 from runeconsole.services.claude.permissions import permission_files as files
 
 
@@ -88,7 +89,10 @@ def _agents(fleet: Fleet, lines: list[str]) -> list[str]:
             failures.append(f"{agent.key}: no identity or no event")
             continue
         seen = parse_iso(identity.get("last_seen"))
-        sent_at = datetime.fromtimestamp(last.started, UTC) - timedelta(seconds=1)
+        # last_seen keeps whole seconds, and an event that changes nothing is not written
+        # again within THROTTLE_SECONDS of the last write: it may be this much older.
+        slack = timedelta(seconds=1 + THROTTLE_SECONDS)
+        sent_at = datetime.fromtimestamp(last.started, UTC) - slack
         claude = identity.get("claude") or {}
         state = (identity.get("activity"), identity.get("waiting_for"), claude.get("last_event"))
         if state == ("idle", None, last.event) and seen is not None and seen >= sent_at:
