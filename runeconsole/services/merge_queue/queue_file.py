@@ -131,10 +131,14 @@ class QueueFile:
                 data = {}
             if not isinstance(data.get("entries"), list):
                 data["entries"] = []
-            self._apply_later(data)
-            yield data
-            data["last_updated"] = self.now()
-            atomic_write_bytes(self.paths.inside(self.path), _compact(data))
+            held = self._apply_later(data)
+            try:
+                yield data
+                data["last_updated"] = self.now()
+                atomic_write_bytes(self.paths.inside(self.path), _compact(data))
+            except BaseException:
+                self._hold_again(*held)  # not written: kept for the next write
+                raise
 
     def write_later(
         self, fields: dict[str, Any], changes: dict[str, dict[str, Any]] | None = None
@@ -152,12 +156,23 @@ class QueueFile:
             with self._mutate():
                 pass
 
-    def _apply_later(self, data: dict[str, Any]) -> None:
+    def _apply_later(
+        self, data: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """What ``write_later`` held, put into ``data`` and handed back (no longer held)."""
         data.update(self._later)
         for item in data["entries"]:
             if isinstance(item, dict) and item.get("entry_id") in self._later_entries:
                 item.update(self._later_entries[item["entry_id"]])
+        held = self._later, self._later_entries
         self._later, self._later_entries = {}, {}
+        return held
+
+    def _hold_again(self, fields: dict[str, Any], changes: dict[str, dict[str, Any]]) -> None:
+        """Put back what a failed write took, under anything held since."""
+        self._later = fields | self._later
+        for entry_id, fields_of in changes.items():
+            self._later_entries[entry_id] = fields_of | self._later_entries.get(entry_id, {})
 
     def _record(
         self, data: dict[str, Any], action: str, entry_id: str | None, **detail: Any

@@ -245,3 +245,13 @@ def test_predictions_ahead_of_a_change_are_not_computed_again(repo: Path, clock)
     a, b, c, d = (e.entry_id for e in queue.read().pending())
     assert second[a] is first[a] and second[b] is first[b]  # same prefix: reused
     assert second[c] is not first[c] and not second[d].conflicts
+
+
+def test_what_is_held_for_the_next_write_survives_a_write_that_fails(repo: Path, clock) -> None:
+    queue = make_queue(repo, clock)
+    queue.add("feat/x")
+    queue.write_later({"window": 3})
+    with pytest.raises(RuneError):
+        queue.update_entry("mq-nowhere-1", {"step": "x"})
+    queue.flush()
+    assert queue_file(repo)["window"] == 3
