@@ -193,8 +193,9 @@ class Pane(Vertical, Generic[R]):
         return False
 
     def sort_key(self, value: Any) -> Any:
-        """The order of the ``SORT`` columns' cells."""
-        return value
+        """The order of the ``SORT`` columns' cells: a cell that carries its own ``order``
+        (an urgency mark) sorts by it, any other by its value."""
+        return getattr(value, "order", value)
 
     def moving(self, key: str, record: R) -> dict[str, object] | None:
         """The ``MOVING`` cells (ages, countdowns) as of ``now()``; None: leave the row."""

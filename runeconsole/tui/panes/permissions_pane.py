@@ -162,9 +162,6 @@ class PermissionTable(Pane[PermissionRequest]):
     def hidden(self, key: str, record: PermissionRequest) -> bool:
         return key in self.older
 
-    def sort_key(self, value: Any) -> Any:
-        return value.order if isinstance(value, Mark) else value
-
     def moving(self, key: str, record: PermissionRequest) -> dict[str, object] | None:
         return {"left": waits(record.expires, self.now())} if record.open else None
 

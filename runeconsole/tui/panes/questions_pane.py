@@ -44,7 +44,6 @@ from runeconsole.tui.panes.question_rows import (
     COLUMNS,
     EMPTY,
     TIMES,
-    Mark,
     countdown,
     row_values,
     search_fields,
@@ -88,9 +87,6 @@ class QuestionTable(Pane[Question]):
 
     def hidden(self, key: str, record: Question) -> bool:
         return key in self.twins
-
-    def sort_key(self, value: Any) -> Any:
-        return value.order if isinstance(value, Mark) else value
 
     def moving(self, key: str, record: Question) -> dict[str, object]:
         now = self.now()
