@@ -78,6 +78,7 @@ class DiffView(ScrollView, can_focus=True):
         self._drawn_under: tuple[int, int, bool, str, Style] | None = None
         self._tops: list[int] = []  # wrapped: the first screen line of each row
         self._ahead: list[int] = []  # screen lines of the pages still to draw ahead
+        self._planned: list[int] = []  # the pages last planned (a cursor move plans none)
 
     # -- the document -------------------------------------------------------------------
 
@@ -86,6 +87,7 @@ class DiffView(ScrollView, can_focus=True):
             self.document = document
             self.painter = Painter(document)
             self._strips.clear()
+            self._planned = []  # what was drawn ahead is gone
             self._drawn_under = None
         self.cursor = max(0, min(cursor, len(document) - 1))
         self.blank = False
@@ -133,6 +135,7 @@ class DiffView(ScrollView, can_focus=True):
 
     def watch_wrap(self) -> None:
         self._strips.clear()
+        self._planned = []  # what was drawn ahead is gone
         self.scroll_to(x=0, animate=False, immediate=True)
         self._measure()
         self._reveal(self.cursor, center=True)
@@ -140,6 +143,7 @@ class DiffView(ScrollView, can_focus=True):
 
     def watch_search(self) -> None:
         self._strips.clear()
+        self._planned = []  # what was drawn ahead is gone
         self.refresh()
 
     # -- screen lines and rows ----------------------------------------------------------
@@ -174,7 +178,7 @@ class DiffView(ScrollView, can_focus=True):
         finds its lines highlighted and laid out."""
         document = self.document
         if document is None or self.blank:
-            self._ahead = []
+            self._ahead, self._planned = [], []
             return
         height = max(1, self.scrollable_content_region.height)
         first, step = int(self.scroll_offset.y), max(1, height - 1)  # as action_page steps
@@ -182,9 +186,11 @@ class DiffView(ScrollView, can_focus=True):
         following = document.next_start(document.files, self.cursor)
         if following is not None:
             pages.append(self._top_of(following))
-        planned = not self._ahead
-        self._ahead = pages
-        if planned:
+        if pages == self._planned:
+            return  # the same screen drawn again: its pages are drawn or on their way
+        idle = not self._ahead
+        self._ahead, self._planned = pages, pages
+        if idle:
             self.set_timer(READ_AHEAD_AFTER, self._read_ahead_page)
 
     def _read_ahead_page(self) -> None:
@@ -211,6 +217,7 @@ class DiffView(ScrollView, can_focus=True):
         under = (width, int(self.scroll_offset.x), self.wrap, self.search, base)
         if under != self._drawn_under:
             self._strips.clear()
+            self._planned = []  # what was drawn ahead is gone
             self._drawn_under = under
         row, part = self._row_at(int(self.scroll_offset.y) + y)
         if row >= len(document):
