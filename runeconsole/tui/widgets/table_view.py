@@ -374,7 +374,7 @@ class TableView(ScrollView, can_focus=True):
         """Row ``key``'s line (the header's for None), drawn again only when it changed."""
         cursor = key is not None and place == self.cursor_row
         hover = self._hover == place
-        values = self._rows.values[key] if key else self._labels
+        values = self._rows.values[key] if key is not None else self._labels
         drawn = self._drawn.get(key)
         if drawn is not None:
             (was, *rest), strip = drawn
