@@ -131,7 +131,15 @@ class BrowserTerminal:
 
     # -- acting ---------------------------------------------------------------------------
 
+    def settle(self, quiet: float = 0.3, timeout: float = 10.0) -> None:
+        """Wait until no screen bytes arrived for ``quiet`` seconds, so a tap goes where
+        the screen shows what is being tapped, not where a frame still on its way moves it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() - self.last_frame < quiet and time.monotonic() < deadline:
+            self.pump(50)
+
     def tap_button(self, label: str) -> None:
+        self.settle()
         self.tap_at(*self.find_button(label))
 
     def tap_until(self, text: str, shown: str, timeout: float = 60.0) -> None:
@@ -149,6 +157,7 @@ class BrowserTerminal:
 
     def tap(self, text: str) -> None:
         """Click the middle of the first cell of ``text``, as a finger taps it."""
+        self.settle()
         self.tap_at(*self.find(text))
 
     def tap_at(self, column: int, line: int) -> None:
