@@ -1,6 +1,6 @@
 """What git says a worktree changed against a base commit: its status (staged, unstaged,
-untracked), the commits ahead, every changed file with its lines added and removed, and
-the patch itself.
+untracked: ``git_status``), the commits ahead, every changed file with its lines added
+and removed, and the patch itself.
 
 Every command reads only: ``--no-optional-locks`` keeps git from refreshing the agent's
 index behind its back (an ``index.lock`` of ours could fail the agent's own ``git add``).
@@ -21,10 +21,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from runeconsole.adapters import git_status
 from runeconsole.adapters.git import run_git
+from runeconsole.adapters.git_status import READ_ONLY, Status, pathspec
 from runeconsole.core.errors import RuneError
 
-READ_ONLY = ["--no-optional-locks", "-c", "core.quotepath=off"]
 DIFF_OPTIONS = [
     "--no-color",
     "--no-ext-diff",
@@ -75,77 +76,8 @@ def repo_dirs(worktree: Path) -> RepoDirs:
     )
 
 
-@dataclass(frozen=True)
-class StatusEntry:
-    """One path of ``git status``: ``staged`` and ``unstaged`` are its X and Y letters
-    (``.`` when that side is clean); ``orig_path`` for a rename in the index."""
-
-    path: str
-    staged: str = "."
-    unstaged: str = "."
-    untracked: bool = False
-    conflicted: bool = False
-    orig_path: str | None = None
-
-
-@dataclass(frozen=True)
-class Status:
-    """``git status --porcelain=v2``: HEAD (``None`` before the first commit), its branch
-    (``None`` when detached) and every changed path. ``text`` is the whole output, what
-    a cache compares to know nothing moved."""
-
-    head: str | None
-    branch: str | None
-    entries: tuple[StatusEntry, ...]
-    text: str
-
-    @property
-    def untracked(self) -> list[str]:
-        return [e.path for e in self.entries if e.untracked]
-
-
-def _pathspec(excluded: Sequence[str]) -> list[str]:
-    return ["--", ":(top)", *(f":(top,exclude){prefix}" for prefix in excluded)]
-
-
 def status(dirs: RepoDirs, excluded: Sequence[str] = ()) -> Status:
-    args = [
-        *READ_ONLY,
-        "status",
-        "--porcelain=v2",
-        "-z",
-        "--branch",
-        "--untracked-files=all",
-        *_pathspec(excluded),
-    ]
-    text = run_git(args, dirs.toplevel, timeout=TIMEOUT, errors="replace").stdout
-    return parse_status(text)
-
-
-def parse_status(text: str) -> Status:
-    head: str | None = None
-    branch: str | None = None
-    entries: list[StatusEntry] = []
-    fields = iter(text.split("\0"))
-    for item in fields:
-        if item.startswith("# branch.oid "):
-            oid = item[len("# branch.oid ") :]
-            head = None if oid == "(initial)" else oid
-        elif item.startswith("# branch.head "):
-            name = item[len("# branch.head ") :]
-            branch = None if name == "(detached)" else name
-        elif item.startswith("1 "):
-            parts = item.split(" ", 8)
-            entries.append(StatusEntry(parts[8], parts[1][0], parts[1][1]))
-        elif item.startswith("2 "):
-            parts = item.split(" ", 9)
-            entries.append(StatusEntry(parts[9], parts[1][0], parts[1][1], orig_path=next(fields)))
-        elif item.startswith("u "):
-            parts = item.split(" ", 10)
-            entries.append(StatusEntry(parts[10], "U", "U", conflicted=True))
-        elif item.startswith("? "):
-            entries.append(StatusEntry(item[2:], untracked=True))
-    return Status(head, branch, tuple(entries), text)
+    return git_status.status(dirs.toplevel, excluded, TIMEOUT)
 
 
 def resolve(dirs: RepoDirs, ref: str) -> str | None:
@@ -285,7 +217,7 @@ def _diff(
                 *options,
                 base,
                 *_target(head),
-                *_pathspec(excluded),
+                *pathspec(excluded),
             ],
             dirs.toplevel,
             timeout=TIMEOUT,
@@ -376,7 +308,7 @@ def show_file(dirs: RepoDirs, commit: str, path: str) -> str | None:
 def names_between(dirs: RepoDirs, old: str, new: str, excluded: Sequence[str] = ()) -> set[str]:
     """Paths that differ between two commits, a rename as both of its paths."""
     out = run_git(
-        [*READ_ONLY, "diff", "--name-only", "--no-renames", "-z", old, new, *_pathspec(excluded)],
+        [*READ_ONLY, "diff", "--name-only", "--no-renames", "-z", old, new, *pathspec(excluded)],
         dirs.toplevel,
         timeout=TIMEOUT,
         errors="replace",

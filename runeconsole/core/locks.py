@@ -13,12 +13,15 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from runeconsole.core.errors import RuneError, UnreadableFile, refused
 from runeconsole.core.files import atomic_write_json, read_json_object
 from runeconsole.core.flock import flocked
 from runeconsole.core.validate import contained
+
+TYPE_CHECKING = False  # typing itself is not imported: Claude Code's hook takes these locks
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_TIMEOUT = 10.0
 

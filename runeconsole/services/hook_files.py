@@ -5,7 +5,8 @@ The harness writes ``phase`` (planning .. merged); we add ``work_phase``
 keep every field we do not know. ``files_modified`` always comes from git in the
 agent's worktree, never from whoever calls us: the hook must list what is really
 uncommitted when a successor takes over. Each change is a locked read-modify-write
-with an atomic replace, followed by a ``HOOK_UPDATED`` signal carrying the hook.
+with an atomic replace, followed by a ``HOOK_UPDATED`` signal carrying the hook (both in
+``hook_file_changes``, which Claude Code's hook also writes through).
 
 The supervisor writes hooks too (the monitor records the phase it reads on screen, a
 kill or handoff refreshes ``files_modified``), so each write says who made it
@@ -22,7 +23,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from runeconsole.adapters import git
 from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
 from runeconsole.core.files import (
     atomic_write_json,
@@ -34,16 +34,21 @@ from runeconsole.core.files import (
 from runeconsole.core.locks import locked
 from runeconsole.core.timeutil import compact_stamp, iso_z
 from runeconsole.core.validate import name_or_none, validate_id, validate_name
+from runeconsole.services.hook_file_changes import (
+    AGENT,
+    agent_updates,
+    announcement,
+    hook_path,
+    uncommitted_files,
+    write_changes,
+)
 from runeconsole.services.pane_patterns import WORK_PHASES
 from runeconsole.services.project import Project
-from runeconsole.services.registry import SIGNAL_TARGET
-from runeconsole.services.signal_parties import role_of
 from runeconsole.services.signals import Signals
 
 HARNESS_PHASES = ("planning", "executing", "impl_complete", "validating", "merged")
 MAX_TEXT = 4000
-RUNTIME_PREFIXES = (".claude/state/", ".claude/attractor/", "tmp/.rune-signals/")
-AGENT, MONITOR, SUPERVISOR, MERGE_QUEUE = "agent", "monitor", "supervisor", "merge_queue"
+MONITOR, SUPERVISOR, MERGE_QUEUE = "monitor", "supervisor", "merge_queue"
 # The fields the supervisor's own writes (monitor, kill, handoff) change.
 SUPERVISOR_FIELDS = frozenset(
     {"work_phase", "files_modified", "updated_at", "last_checkpoint_at", "updated_by"}
@@ -99,11 +104,6 @@ def _text(value: str | None, what: str) -> str | None:
     return value
 
 
-def _agent_updates(fields: dict[str, Any]) -> int:
-    count = fields.get("agent_updates")
-    return count if isinstance(count, int) and not isinstance(count, bool) else 0
-
-
 def agent_wrote(before: dict[str, Any], after: HookFile | None) -> bool:
     """Whether the agent updated its hook since ``before`` (the fields as they were).
 
@@ -113,20 +113,10 @@ def agent_wrote(before: dict[str, Any], after: HookFile | None) -> bool:
     if after is None or after.error:
         return False
     fields = after.fields
-    if _agent_updates(fields) > _agent_updates(before):
+    if agent_updates(fields) > agent_updates(before):
         return True
     ignored = SUPERVISOR_FIELDS | {"agent_updates"}
     return any(fields.get(k) != before.get(k) for k in (fields.keys() | before.keys()) - ignored)
-
-
-def uncommitted_files(worktree: Path) -> list[str]:
-    """Changed tracked files plus untracked ones: everything a kill would put at risk.
-
-    Our own runtime state (identities, hooks, signals) is not the agent's work and is
-    left out even where a project forgot to ignore it.
-    """
-    found = {*git.changed_files(worktree), *git.untracked_files(worktree)}
-    return sorted(name for name in found if not name.startswith(RUNTIME_PREFIXES))
 
 
 class HookFiles:
@@ -136,7 +126,7 @@ class HookFiles:
         self.signals = signals or Signals(project)
 
     def path_for(self, key: str) -> Path:
-        return self.paths.hook_files / f"{validate_name(key, 'agent key')}.json"
+        return hook_path(self.paths, key)
 
     def archived(self, hook_id: str) -> Path:
         """Where a replaced hook is kept (``hooks/history/{hook_id}.json``)."""
@@ -266,7 +256,6 @@ class HookFiles:
         ``writer``: ``agent`` unless the supervisor or merge queue writes (``MONITOR``,
         ``SUPERVISOR``, ``MERGE_QUEUE``), so a handoff can tell the agent's save apart.
         """
-        path = self.path_for(key)
         changes: dict[str, Any] = {
             "phase": _choice(phase, HARNESS_PHASES, "phase"),
             "work_phase": _choice(work_phase, WORK_PHASES, "work phase"),
@@ -279,38 +268,9 @@ class HookFiles:
         changes = {name: value for name, value in changes.items() if value is not None}
         if worktree is not None:
             changes["files_modified"] = uncommitted_files(worktree)
-        now = self.clock.now()
-        stamp = iso_z(now)
-        with locked(self.paths.lock_for(f"hook-{key}"), what=f"hook {key}"):
-            fields = self._read_for_update(key, path, now)
-            fields.update(changes)
-            fields["updated_at"] = fields["last_checkpoint_at"] = stamp
-            fields["updated_by"] = writer
-            if writer == AGENT:
-                fields["agent_updates"] = _agent_updates(fields) + 1
-            if changes.get("phase") == "merged":
-                fields["merged_at"] = stamp
-            atomic_write_json(self.paths.inside(path), fields)
+        fields = write_changes(self.paths, key, changes, writer, self.clock.now())
         return self._announce(key, fields)
 
-    def _read_for_update(self, key: str, path: Path, now: datetime) -> dict[str, Any]:
-        if not path.exists():
-            role, _, name = key.partition("-")
-            return {
-                "hook_id": f"hook-{key}-{compact_stamp(now)}",
-                "role": role,
-                "name": name,
-                "identity_name": key,
-                "created_at": iso_z(now),
-            }
-        try:
-            return read_json_object(path)
-        except UnreadableFile as exc:
-            raise RuneError(
-                f"hook of {key!r} cannot be updated: {exc.reason}; fix or remove {path}"
-            ) from None
-
     def _announce(self, key: str, fields: dict[str, Any]) -> HookFile:
-        payload = {"key": key, **fields}
-        self.signals.send("HOOK_UPDATED", role_of(fields), SIGNAL_TARGET, payload)
+        self.signals.send(*announcement(key, fields))
         return HookFile(key, self.path_for(key), fields)

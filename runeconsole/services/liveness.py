@@ -16,11 +16,12 @@ from typing import Any
 
 from runeconsole.core.config import Talisman
 from runeconsole.core.timeutil import parse_iso
+from runeconsole.services.identity_fields import ACTIVE as ACTIVE  # re-exported
+from runeconsole.services.identity_fields import CRASHED, TERMINATED
 
 GREEN, YELLOW, RED, GREY = "green", "yellow", "red", "grey"
 _UNPARSED = object()
 LIVENESS_ORDER = (RED, YELLOW, GREEN, GREY)
-ACTIVE, CRASHED, TERMINATED = "active", "crashed", "terminated"
 
 
 @dataclass(frozen=True)

@@ -15,22 +15,21 @@ import builtins
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import (
     atomic_write_json,
-    create_exclusive,
-    dump_json,
     is_temp_name,
     read_json_object,
     remove_orphan_temp,
 )
 from runeconsole.core.locks import locked
-from runeconsole.core.timeutil import compact_stamp, iso_z
-from runeconsole.core.validate import validate_id, validate_name
+from runeconsole.core.timeutil import iso_z
+from runeconsole.core.validate import validate_name
+from runeconsole.services import identity_fields
 from runeconsole.services.liveness import (
     ACTIVE,
     CRASHED,
@@ -46,7 +45,7 @@ from runeconsole.services.liveness import (
     last_seen,
 )
 from runeconsole.services.project import Project
-from runeconsole.services.signal_parties import GUARDIAN, RUNNER, agent_payload, role_of
+from runeconsole.services.signal_parties import GUARDIAN, RUNNER
 from runeconsole.services.signals import Signals
 
 SIGNAL_SOURCE = RUNNER  # what the supervisor sends: the harness's runner watches agents
@@ -86,8 +85,7 @@ class Registry:
     # -- reading ---------------------------------------------------------------------------
 
     def path_for(self, key: str) -> Path:
-        # The harness takes names as given: '.' is allowed, a way out of the directory not.
-        return self.paths.identities / f"{validate_name(key, 'agent key')}.json"
+        return identity_fields.identity_path(self.paths, key)
 
     def read_path(self, path: Path | str, now: datetime | None = None) -> AgentRecord:
         """Never raises for bad content: an unreadable file becomes a red record with a reason."""
@@ -191,78 +189,27 @@ class Registry:
         predecessor_id: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> AgentRecord:
-        validate_id(role, "role")
-        validate_id(name, "name")
-        if predecessor_id is not None:
-            validate_id(predecessor_id, "predecessor agent id")
-        for value, what in (
-            (tmux_session, "tmux session"),
-            (node_id, "node id"),
-            (bead_id, "bead id"),
-        ):
-            if value is not None:
-                validate_id(value, what)
-        key = f"{role}-{name}"
         now = self.clock.now()
-        stamp = iso_z(now)
-        fields: dict[str, Any] = {
-            "agent_id": "",  # decided under the lock, where the one it replaces is known
-            "role": role,
-            "name": name,
-            "session_id": session_id,
-            "worktree": worktree,
-            "worktree_path": worktree,
-            "status": ACTIVE,
-            "created_at": stamp,
-            "last_heartbeat": stamp,
-            "last_seen": stamp,
-            "crashed_at": None,
-            "terminated_at": None,
-            "predecessor_id": predecessor_id,
-            "metadata": metadata or {},
-            "pid": pid,
-            "tmux_session": tmux_session,
-            "node_id": node_id,
-            "bead_id": bead_id,
-            "hook_path": str(self.paths.hook_files / f"{key}.json"),
-        }
+        fields = identity_fields.new_identity(
+            self.paths,
+            role,
+            name,
+            now,
+            session_id=session_id,
+            worktree=worktree,
+            tmux_session=tmux_session,
+            pid=pid,
+            node_id=node_id,
+            bead_id=bead_id,
+            predecessor_id=predecessor_id,
+            metadata=metadata,
+        )
+        key = f"{role}-{name}"
         with self._locked(key) as path:
-            fields["agent_id"] = self._new_agent_id(key, now, predecessor_id)
-            self._archive(path)
+            identity_fields.replacing(self.paths, key, fields, identity_fields.current(path), now)
             atomic_write_json(path, fields)
-        self._signal("AGENT_REGISTERED", key, fields)
+        self._signal(identity_fields.REGISTERED_SIGNAL, key, fields)
         return self.read_path(path)
-
-    def _new_agent_id(self, key: str, now: datetime, predecessor_id: str | None) -> str:
-        """``{key}-{YYYYMMDDTHHMMSSZ}`` (the harness form), never one already taken: a
-        successor started within the same second as its predecessor takes the next second,
-        so chains never point at themselves."""
-        taken = {predecessor_id}
-        with contextlib.suppress(UnreadableFile):
-            taken.add(read_json_object(self.path_for(key)).get("agent_id"))
-        moment = now
-        while True:
-            agent_id = f"{key}-{compact_stamp(moment)}"
-            archived = self.paths.identity_history / f"{agent_id}.json"
-            if agent_id not in taken and not os.path.lexists(archived):
-                return agent_id
-            moment += timedelta(seconds=1)
-
-    def _archive(self, path: Path) -> None:
-        """Keep the identity being replaced, so its successor's chain can be followed."""
-        try:
-            old = read_json_object(path)
-        except UnreadableFile:
-            return
-        agent_id = old.get("agent_id")
-        if not isinstance(agent_id, str):
-            return
-        try:
-            validate_name(agent_id, "agent id")
-            target = self.paths.inside(self.paths.identity_history / f"{agent_id}.json")
-            create_exclusive(target, dump_json(old))
-        except (FileExistsError, RuneError):
-            pass
 
     def update(self, key: str, changes: dict[str, Any]) -> AgentRecord:
         """Merge ``changes`` into an identity under its lock (unknown fields are kept)."""
@@ -320,22 +267,16 @@ class Registry:
         the lock): a monitor that saw it vanish must not mark an agent stopped on purpose,
         or a successor registered meanwhile, as crashed.
         """
-        return self._end(key, CRASHED, "crashed_at", "AGENT_CRASHED", reason, agent_id)
+        return self._end(key, CRASHED, reason, agent_id)
 
     def mark_terminated(
         self, key: str, reason: str | None = None, *, agent_id: str | None = None
     ) -> tuple[AgentRecord, bool]:
         """Mark terminated once; ``agent_id`` as for ``mark_crashed``."""
-        return self._end(key, TERMINATED, "terminated_at", "AGENT_TERMINATED", reason, agent_id)
+        return self._end(key, TERMINATED, reason, agent_id)
 
     def _end(
-        self,
-        key: str,
-        status: str,
-        stamp_field: str,
-        signal_type: str,
-        reason: str | None,
-        agent_id: str | None = None,
+        self, key: str, status: str, reason: str | None, agent_id: str | None = None
     ) -> tuple[AgentRecord, bool]:
         with self._locked(key) as path:
             fields = self._read_for_update(key, path)
@@ -345,25 +286,16 @@ class Registry:
                 fields.get("agent_id") != agent_id or fields.get("status") != ACTIVE
             ):
                 return self.read_path(path), False
-            if fields.get("status") == TERMINATED:
-                raise RuneError(f"agent {key!r} is already terminated")
-            fields["status"] = status
-            fields[stamp_field] = iso_z(self.clock.now())
-            if reason:
-                metadata = fields.get("metadata")
-                metadata = metadata if isinstance(metadata, dict) else {}
-                metadata[f"{status}_reason"] = reason
-                fields["metadata"] = metadata
+            identity_fields.end(key, fields, status, reason, self.clock.now())
             atomic_write_json(path, fields)
-        self._signal(signal_type, key, fields, reason)
+        self._signal(identity_fields.ENDED_SIGNAL[status], key, fields, reason)
         return self.read_path(path), True
 
     def _signal(
         self, signal_type: str, key: str, fields: dict[str, Any], reason: str | None = None
     ) -> None:
-        payload = agent_payload(signal_type, key, fields, reason)
         try:
-            self.signals.send(signal_type, role_of(fields), SIGNAL_TARGET, payload)
+            self.signals.send(*identity_fields.announcement(signal_type, key, fields, reason))
         except (RuneError, OSError) as exc:
             why = exc.message if isinstance(exc, RuneError) else exc.strerror or str(exc)
             raise RuneError(

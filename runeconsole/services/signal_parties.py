@@ -5,9 +5,11 @@ beside the ones we add."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from runeconsole.core.validate import ID_PATTERN, MAX_ID_LENGTH
+
+TYPE_CHECKING = False  # typing itself is not imported: Claude Code's hook signals too
+if TYPE_CHECKING:
+    from typing import Any
 
 RUNNER, GUARDIAN = "runner", "guardian"
 # The fields the harness's writers put in each agent lifecycle signal, beyond

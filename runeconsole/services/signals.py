@@ -1,53 +1,25 @@
 """Signal files under ``.claude/attractor/signals/`` (the harness signal protocol).
 
-One JSON file per signal, named ``{timestamp}-{source}-{target}-{TYPE}.json``.
-The harness's one-second timestamp lets two equal signals overwrite each other; we
-stamp to the microsecond, never reuse a stamp within a process, and create files
-with an exclusive link, so no signal is ever replaced or lost.
+One JSON file per signal, named ``{timestamp}-{source}-{target}-{TYPE}.json``, written
+by ``signal_writer`` (which never reuses a name, so no signal is replaced or lost); read,
+listed and consumed here.
 """
 
 from __future__ import annotations
 
 import os
-import random
 import re
-import threading
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from runeconsole.core.errors import InvalidInput, RuneError, UnreadableFile
-from runeconsole.core.files import create_exclusive, dump_json, is_temp_name, read_json_object
-from runeconsole.core.timeutil import compact_stamp
-from runeconsole.core.validate import validate_id
+from runeconsole.core.errors import RuneError, UnreadableFile
+from runeconsole.core.files import is_temp_name, read_json_object
+from runeconsole.services import signal_writer
 from runeconsole.services.project import Project
 
-SIGNAL_TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 PROCESSED = "processed"
 _MAX_ATTEMPTS = 1000
-
-_last_stamps: dict[Path, datetime] = {}
-_stamp_lock = threading.Lock()
-
-
-def _unique_stamp(directory: Path, now: datetime) -> datetime:
-    """Strictly increasing stamps per directory in this process, even under a frozen clock."""
-    with _stamp_lock:
-        last = _last_stamps.get(directory)
-        if last is not None and now <= last:
-            now = last + timedelta(microseconds=1)
-        _last_stamps[directory] = now
-        return now
-
-
-def _file_stamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-
-
-def _name_part(value: str) -> str:
-    """Source and target appear in the file name with '-' as '_' (the body keeps them)."""
-    return value.replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -86,41 +58,10 @@ class Signals:
     def send(
         self, signal_type: str, source: str, target: str, payload: dict[str, Any] | None = None
     ) -> Signal:
-        if not SIGNAL_TYPE.fullmatch(signal_type or ""):
-            raise InvalidInput(f"signal type {signal_type!r} must be UPPER_SNAKE_CASE")
-        validate_id(source, "signal source")
-        validate_id(target, "signal target")
-        now = self.clock.now()
-        body: dict[str, Any] = {
-            "source": source,
-            "target": target,
-            "signal_type": signal_type,
-            "timestamp": compact_stamp(now),  # the harness's form; the name has microseconds
-            "payload": payload or {},
-        }
-        data = dump_json(body)
-        self._ensure_directory()
-        stamp = _unique_stamp(self.directory, now)
-        suffix = f"-{_name_part(source)}-{_name_part(target)}-{signal_type}.json"
-        for _ in range(_MAX_ATTEMPTS):
-            path = self.directory / f"{_file_stamp(stamp)}{suffix}"
-            try:
-                create_exclusive(path, data)
-            except FileExistsError:
-                # Another process holds this stamp (a frozen clock, a burst): jump ahead by a
-                # random step so writers spread out instead of queueing one microsecond apart.
-                step = timedelta(microseconds=random.randint(1, 1000))
-                stamp = _unique_stamp(self.directory, stamp + step)
-                continue
-            return Signal(path, source, target, signal_type, body["timestamp"], body["payload"])
-        raise RuneError(f"could not find a free signal file name for {suffix[1:]}")
-
-    def _ensure_directory(self) -> None:
-        directory = self.paths.inside(self.directory)
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
-            raise RuneError(f"{directory} is not a directory; signals cannot be written") from None
+        path, body = signal_writer.write(
+            self.paths, self.clock.now(), signal_type, source, target, payload
+        )
+        return Signal(path, source, target, signal_type, body["timestamp"], body["payload"])
 
     def read(self, path: Path) -> Signal:
         try:

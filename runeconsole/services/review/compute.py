@@ -14,7 +14,7 @@ from pathlib import Path
 from runeconsole.adapters import git_diff
 from runeconsole.adapters.git_diff import EMPTY_TREE, RepoDirs, Status
 from runeconsole.core.errors import RuneError
-from runeconsole.services.hook_files import RUNTIME_PREFIXES
+from runeconsole.services.hook_file_changes import RUNTIME_PREFIXES
 from runeconsole.services.review.changes import (
     COMMITTED,
     Changes,

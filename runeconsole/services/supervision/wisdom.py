@@ -8,7 +8,8 @@ from pathlib import Path
 from runeconsole.core.errors import RuneError
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.hook_files import HookFile, uncommitted_files
+from runeconsole.services.hook_file_changes import uncommitted_files
+from runeconsole.services.hook_files import HookFile
 
 WISDOM_ENV = "RUNECONSOLE_WISDOM_FILE"
 

@@ -1,0 +1,171 @@
+"""An identity's lifecycle as fields: a new identity, the agent id it takes, the identity it
+replaces kept in ``history/``, its end (crashed, terminated) and the ``AGENT_*`` signal
+that tells of each change.
+
+Plain functions on the fields, for whoever holds the identity's lock: the ``Registry``
+(its ``register``, ``mark_crashed``, ``mark_terminated``) and Claude Code's hook, which
+registers and ends agents in the same write as the event's own change. It imports
+nothing the hook does not already hold (no dataclasses, no typing, no talisman).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+from runeconsole.core.errors import RuneError, UnreadableFile
+from runeconsole.core.files import create_exclusive, dump_json, read_json_object
+from runeconsole.core.paths import ProjectPaths
+from runeconsole.core.timeutil import compact_stamp, iso_z
+from runeconsole.core.validate import validate_id, validate_name
+from runeconsole.services.signal_parties import GUARDIAN, agent_payload, role_of
+
+TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
+if TYPE_CHECKING:
+    from datetime import datetime
+    from pathlib import Path
+    from typing import Any
+
+ACTIVE, CRASHED, TERMINATED = "active", "crashed", "terminated"
+ENDED_AT = {CRASHED: "crashed_at", TERMINATED: "terminated_at"}
+ENDED_SIGNAL = {CRASHED: "AGENT_CRASHED", TERMINATED: "AGENT_TERMINATED"}
+REGISTERED_SIGNAL = "AGENT_REGISTERED"
+
+
+def identity_path(paths: ProjectPaths, key: str) -> Path:
+    # The harness takes names as given: '.' is allowed, a way out of the directory not.
+    return paths.identities / f"{validate_name(key, 'agent key')}.json"
+
+
+def current(path: Path | str) -> dict[str, Any] | None:
+    """The identity at ``path`` now; ``None`` when there is none or it cannot be read."""
+    try:
+        return read_json_object(path)
+    except UnreadableFile:
+        return None
+
+
+def new_identity(
+    paths: ProjectPaths,
+    role: str,
+    name: str,
+    now: datetime,
+    *,
+    session_id: str | None = None,
+    worktree: str | None = None,
+    tmux_session: str | None = None,
+    pid: int | None = None,
+    node_id: str | None = None,
+    bead_id: str | None = None,
+    predecessor_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The fields of a freshly registered identity (every id checked); its ``agent_id`` is
+    decided by ``replacing``, under the lock, where the identity it replaces is known."""
+    validate_id(role, "role")
+    validate_id(name, "name")
+    if predecessor_id is not None:
+        validate_id(predecessor_id, "predecessor agent id")
+    for value, what in (
+        (tmux_session, "tmux session"),
+        (node_id, "node id"),
+        (bead_id, "bead id"),
+    ):
+        if value is not None:
+            validate_id(value, what)
+    key = f"{role}-{name}"
+    stamp = iso_z(now)
+    return {
+        "agent_id": "",
+        "role": role,
+        "name": name,
+        "session_id": session_id,
+        "worktree": worktree,
+        "worktree_path": worktree,
+        "status": ACTIVE,
+        "created_at": stamp,
+        "last_heartbeat": stamp,
+        "last_seen": stamp,
+        "crashed_at": None,
+        "terminated_at": None,
+        "predecessor_id": predecessor_id,
+        "metadata": metadata or {},
+        "pid": pid,
+        "tmux_session": tmux_session,
+        "node_id": node_id,
+        "bead_id": bead_id,
+        "hook_path": str(paths.hook_files / f"{key}.json"),
+    }
+
+
+def replacing(
+    paths: ProjectPaths,
+    key: str,
+    fields: dict[str, Any],
+    previous: dict[str, Any] | None,
+    now: datetime,
+) -> None:
+    """Under the identity's lock, before ``fields`` replace ``previous`` (the identity as
+    read there, ``None`` if none or unreadable): they take an agent id of their own and
+    ``previous`` is kept in ``history/`` so a successor's chain can be followed."""
+    fields["agent_id"] = _new_agent_id(paths, key, now, fields.get("predecessor_id"), previous)
+    _archive(paths, previous)
+
+
+def _new_agent_id(
+    paths: ProjectPaths,
+    key: str,
+    now: datetime,
+    predecessor_id: object,
+    previous: dict[str, Any] | None,
+) -> str:
+    """``{key}-{YYYYMMDDTHHMMSSZ}`` (the harness form), never one already taken: a
+    successor started within the same second as its predecessor takes the next second,
+    so chains never point at themselves."""
+    taken = {predecessor_id, previous.get("agent_id") if previous is not None else None}
+    moment = now
+    while True:
+        agent_id = f"{key}-{compact_stamp(moment)}"
+        archived = paths.identity_history / f"{agent_id}.json"
+        if agent_id not in taken and not os.path.lexists(archived):
+            return agent_id
+        moment += timedelta(seconds=1)
+
+
+def _archive(paths: ProjectPaths, previous: dict[str, Any] | None) -> None:
+    """Keep the identity being replaced (never overwriting one kept before)."""
+    agent_id = previous.get("agent_id") if previous is not None else None
+    if not isinstance(agent_id, str):
+        return
+    try:
+        validate_name(agent_id, "agent id")
+        target = paths.inside(paths.identity_history / f"{agent_id}.json")
+        create_exclusive(target, dump_json(previous))
+    except (FileExistsError, RuneError):
+        pass
+
+
+def end(key: str, fields: dict[str, Any], status: str, reason: str | None, now: datetime) -> bool:
+    """``fields`` marked ``status`` (``CRASHED`` or ``TERMINATED``) at ``now``, with the
+    reason in their metadata; False when they already were (nothing changed). A terminated
+    identity is never marked crashed."""
+    if fields.get("status") == status:
+        return False
+    if fields.get("status") == TERMINATED:
+        raise RuneError(f"agent {key!r} is already terminated")
+    fields["status"] = status
+    fields[ENDED_AT[status]] = iso_z(now)
+    if reason:
+        metadata = fields.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        metadata[f"{status}_reason"] = reason
+        fields["metadata"] = metadata
+    return True
+
+
+def announcement(
+    signal_type: str, key: str, fields: dict[str, Any], reason: str | None = None
+) -> tuple[str, str, str, dict[str, Any]]:
+    """The ``AGENT_*`` signal of a change: its type, source (the agent's role), target (the
+    guardian, as the harness's runner sends) and payload."""
+    return signal_type, role_of(fields), GUARDIAN, agent_payload(signal_type, key, fields, reason)
