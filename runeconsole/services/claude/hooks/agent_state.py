@@ -3,10 +3,12 @@
 The identity (``.claude/state/identities/{key}.json``) gains ``activity``,
 ``waiting_for``, ``context_left_percent`` and ``tokens`` beside the fields every other
 writer keeps, and a ``claude`` object with the session, its transcript and where the
-last read of it stopped. Each change is a read-modify-write under the identity's own
-lock (the registry's lock file, taken here without filelock) with an atomic replace.
-Writes are throttled: an event that changes nothing visible rewrites the file only to
-refresh ``last_seen``, at most once a second.
+last read of it stopped. Each event is one read and at most one write under the
+identity's own lock (the registry's lock file) with an atomic replace; registering the
+agent at its session's start and terminating it at the end are made in that same write,
+with the registry's own field functions (``identity_fields``). Writes are throttled: an
+event that changes nothing visible rewrites the file only to refresh ``last_seen``, at
+most once a second.
 """
 
 from __future__ import annotations
@@ -20,17 +22,18 @@ from runeconsole.core.files import atomic_write_json, parse_json_object, read_by
 from runeconsole.core.flock import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
+from runeconsole.services import identity_fields
 from runeconsole.services.claude.bridge import payload as events
 from runeconsole.services.claude.bridge.payload import HookPayload
-from runeconsole.services.claude.hooks import terminal
+from runeconsole.services.claude.hooks import lifecycle, terminal
 from runeconsole.services.claude.session import activity, session_facts
+from runeconsole.services.identity_fields import ACTIVE, TERMINATED
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
     from typing import Any
 
 THROTTLE_SECONDS = 1.0
-ACTIVE = "active"
 LAST_MESSAGE = "last_assistant_message"  # in ``claude``: what the Stop event said last
 LAST_MESSAGE_CHARS = 4000
 VISIBLE = (
@@ -69,55 +72,52 @@ def record(
     environ: Mapping[str, str] | None = None,
     where: tuple[str, str] | None = None,
 ) -> Outcome:
-    """Register the agent if its session is new, then apply the event under its lock
-    (``environ``: the hook's, default this process's: it says whether the session runs
-    in the background; ``where``: the session's tmux pane and socket,
-    ``terminal.from_environ``)."""
+    """Apply the event to the agent's identity: one read and at most one write, under its
+    lock. A session seen for the first time (or starting again after its identity ended)
+    registers its agent in that write, and a SessionEnd that ends the session terminates
+    it there; each is then signalled (``AGENT_REGISTERED``, ``AGENT_TERMINATED``).
+    ``environ``: the hook's, default this process's (it says whether the session runs in
+    the background); ``where``: the session's tmux pane and socket,
+    ``terminal.from_environ``."""
     key = f"{role}-{name}"
-    path = os.fspath(paths.identities / f"{key}.json")
-    fields = read_identity(path)
-    ended = fields is None or fields.get("status") != ACTIVE
-    if ended and not _register(paths, role, name, payload, fields):
-        return Outcome(key, fields, False)
     with flocked(os.fspath(paths.lock_for(f"identity-{key}")), what=f"agent {key}"):
-        fields = read_identity(path)
-        if fields is None or fields.get("status") != ACTIVE:
-            return Outcome(key, fields, False)  # ended meanwhile (a kill, a SessionEnd)
+        found = read_identity(os.fspath(paths.identities / f"{key}.json"))
+        if found is not None and found.get("status") == ACTIVE:
+            fields, begun = found, False
+        elif _registers(payload, found):
+            fields, begun = lifecycle.registered(paths, role, name, payload, found, now), True
+        else:
+            return Outcome(key, found, False)
         written_at = _written_at(fields)
         changed = _apply(
             paths, fields, payload, now, os.environ if environ is None else environ, key, where
         )
-        if not changed and 0 <= now.timestamp() - written_at < THROTTLE_SECONDS:
+        ended = activity.ends_session(payload) and lifecycle.terminated(key, fields, payload, now)
+        quiet = not (begun or changed or ended)
+        if quiet and 0 <= now.timestamp() - written_at < THROTTLE_SECONDS:
             return Outcome(key, fields, False)
         fields["last_seen"] = fields["last_heartbeat"] = iso_z(now)
         fields["claude"]["written_at"] = now.timestamp()  # last_seen keeps whole seconds
         atomic_write_json(paths.inside(paths.identities / f"{key}.json"), fields)
+    if begun:
+        signal = identity_fields.announcement(identity_fields.REGISTERED_SIGNAL, key, fields)
+        lifecycle.announce(paths, now, signal)
+    if ended:
+        reason = lifecycle.end_reason(payload)
+        signal = identity_fields.announcement(
+            identity_fields.ENDED_SIGNAL[TERMINATED], key, fields, reason
+        )
+        lifecycle.announce(paths, now, signal)
     return Outcome(key, fields, True)
 
 
-def _register(
-    paths: ProjectPaths,
-    role: str,
-    name: str,
-    payload: HookPayload,
-    fields: dict[str, Any] | None,
-) -> bool:
-    """A session seen for the first time registers its agent; one that starts again after
-    its identity ended brings it back. Any other event of an ended agent changes nothing."""
+def _registers(payload: HookPayload, fields: dict[str, Any] | None) -> bool:
+    """Whether an event of an agent that is not active registers it: the first event of a
+    session never seen does, and so does a new start after its identity ended; any other
+    event of an ended agent changes nothing (nor does a SessionEnd, ever)."""
     if payload.event == events.SESSION_END:
         return False
-    if fields is not None and payload.event != events.SESSION_START:
-        return False
-    from runeconsole.services.claude.hooks import lifecycle
-
-    key = f"{role}-{name}"
-    # Two events of a new session at once (parallel tool calls) register it once.
-    with flocked(os.fspath(paths.lock_for(f"claude-register-{key}")), what=f"agent {key}"):
-        now_fields = read_identity(os.fspath(paths.identities / f"{key}.json"))
-        if now_fields is not None and now_fields.get("status") == ACTIVE:
-            return True
-        lifecycle.register(paths, role, name, payload, now_fields)
-    return True
+    return fields is None or payload.event == events.SESSION_START
 
 
 def _written_at(fields: dict[str, Any]) -> float:

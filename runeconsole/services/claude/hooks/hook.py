@@ -36,7 +36,8 @@ from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude.bridge import locate
 from runeconsole.services.claude.bridge import payload as events
 from runeconsole.services.claude.bridge.payload import HookInputError, HookPayload
-from runeconsole.services.claude.hooks import agent_state, terminal
+from runeconsole.services.claude.hooks import agent_state, lifecycle, terminal
+from runeconsole.services.claude.hooks.agent_state import Outcome
 from runeconsole.services.claude.permissions import permission_files
 from runeconsole.services.claude.session import activity
 
@@ -159,41 +160,35 @@ def _held(
     return denied[0]
 
 
-def _notify_prompt(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
+def _notify_prompt(paths: ProjectPaths, agent: Outcome, payload: HookPayload, now: datetime) -> str:
     if payload.notification_type == "permission_prompt":
+        key = agent.key
         _notify(paths, key, f"{key} needs your permission", payload.message or "")
     return ""
 
 
-def _stopped(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
+def _stopped(paths: ProjectPaths, agent: Outcome, payload: HookPayload, now: datetime) -> str:
     """The turn ended on an API error: the operator is told (the agent waits for them)."""
     error = payload.text("error") or "an API error"
-    _notify(paths, key, f"{key} stopped: {error}", payload.text("last_assistant_message") or "")
+    said = payload.text("last_assistant_message") or ""
+    _notify(paths, agent.key, f"{agent.key} stopped: {error}", said)
     return ""
 
 
-def _denied(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
+def _denied(paths: ProjectPaths, agent: Outcome, payload: HookPayload, now: datetime) -> str:
     """Auto mode's classifier refused a tool call: kept with the permission decisions."""
     from runeconsole.services.claude.permissions import denials
 
-    denials.record(paths, key, payload, now)
+    denials.record(paths, agent.key, payload, now)
     return ""
 
 
-def _checkpoint(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
-    from runeconsole.services.claude.hooks import lifecycle
-
-    fields = agent_state.read_identity(os.fspath(paths.identities / f"{key}.json")) or {}
-    lifecycle.checkpoint(paths, key, fields.get("worktree_path") or fields.get("worktree"))
-    return ""
-
-
-def _end(paths: ProjectPaths, key: str, payload: HookPayload, now: datetime) -> str:
-    if activity.ends_session(payload):
-        from runeconsole.services.claude.hooks import lifecycle
-
-        fields = agent_state.read_identity(os.fspath(paths.identities / f"{key}.json")) or {}
-        lifecycle.terminate(paths, key, fields.get("agent_id"), payload.text("reason") or "other")
+def _checkpoint(paths: ProjectPaths, agent: Outcome, payload: HookPayload, now: datetime) -> str:
+    """Before a compaction: the hook file checkpointed from the agent's worktree (as the
+    identity was just read and written: it is not read again)."""
+    fields = agent.fields or {}
+    worktree = fields.get("worktree_path") or fields.get("worktree")
+    lifecycle.checkpoint(paths, agent.key, worktree, now)
     return ""
 
 
@@ -221,11 +216,10 @@ def _went_on(paths: ProjectPaths, key: str) -> None:
         permission_hook.went_on(paths, key, waited)
 
 
-Step = Callable[[ProjectPaths, str, HookPayload, datetime], str]
+Step = Callable[[ProjectPaths, Outcome, HookPayload, datetime], str]
 STEPS: dict[str, Step] = {
     events.NOTIFICATION: _notify_prompt,
     events.PRE_COMPACT: _checkpoint,
-    events.SESSION_END: _end,
     events.STOP_FAILURE: _stopped,
     events.PERMISSION_DENIED: _denied,
 }
@@ -273,7 +267,7 @@ def handle(payload: HookPayload, environ: Mapping[str, str]) -> str:
     step = STEPS.get(payload.event)
     if step is None or outcome.fields is None:
         return ""
-    return step(paths, outcome.key, payload, now)
+    return step(paths, outcome, payload, now)
 
 
 def run(stdin: IO[bytes], environ: Mapping[str, str]) -> str:

@@ -1,18 +1,26 @@
-"""The rare events that go through the full services: an agent registered when its
-session is first seen (or seen again after it ended), terminated at SessionEnd, and its
-hook file checkpointed before a compaction. These import the registry and hook services
-(YAML, filelock, git): fine once a session, not on every tool call.
+"""The rare events that change an agent's life: registered when its session is first seen
+(or seen again after it ended), terminated at SessionEnd, its hook file checkpointed
+before a compaction.
+
+Registration and the end are made in the hook's own write of the identity (``agent_state``),
+the checkpoint in one write of the hook file, each followed by its signal. They go
+through the registry's and the hook files' own field functions (``identity_fields``,
+``hook_file_changes``, ``signal_writer``), which import no dataclasses, typing, YAML or
+filelock: these events cost the hook little more than a tool call.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from runeconsole.core.paths import ProjectPaths
+from runeconsole.services import identity_fields, signal_writer
 from runeconsole.services.claude.bridge.payload import HookPayload
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
+    from datetime import datetime
     from typing import Any
 
 STARTED_BY = "claude-code"
@@ -22,19 +30,18 @@ KEPT_ON_REVIVAL = ("worktree", "tmux_session", "pid", "node_id", "bead_id")
 DROPPED_METADATA = ("crashed_reason", "terminated_reason", "handoff", "pending_input")
 
 
-def register(
+def registered(
     paths: ProjectPaths,
     role: str,
     name: str,
     payload: HookPayload,
     previous: dict[str, Any] | None,
-) -> None:
-    """A new identity for the session; ``previous`` (an ended identity of the key) becomes
-    its predecessor and lends it its worktree, tmux session and metadata."""
-    from runeconsole.services.project import Project
-    from runeconsole.services.registry import LivenessSettings, Registry
-
-    registry = Registry(Project(paths.root), settings=LivenessSettings())  # no talisman needed
+    now: datetime,
+) -> dict[str, Any]:
+    """A new identity for the session, as the registry makes one, to be written under the
+    identity's lock; ``previous`` (an ended identity of the key, read under that lock) is
+    kept in history, becomes its predecessor and lends it its worktree, tmux session and
+    metadata."""
     kept: dict[str, Any] = {}
     metadata: dict[str, Any] = {"started_by": STARTED_BY}
     predecessor = None
@@ -47,9 +54,11 @@ def register(
         predecessor = agent_id if isinstance(agent_id, str) else None
     worktree = kept.get("worktree") or payload.cwd
     pid = kept.get("pid")
-    registry.register(
+    fields = identity_fields.new_identity(
+        paths,
         role,
         name,
+        now,
         session_id=payload.session_id,
         worktree=worktree if isinstance(worktree, str) else None,
         tmux_session=kept.get("tmux_session"),
@@ -59,26 +68,34 @@ def register(
         predecessor_id=predecessor,
         metadata=metadata,
     )
+    identity_fields.replacing(paths, f"{role}-{name}", fields, previous, now)
+    return fields
 
 
-def terminate(paths: ProjectPaths, key: str, agent_id: object, reason: str) -> None:
-    """The session ended: the identity is terminated (once; ``AGENT_TERMINATED``)."""
-    from runeconsole.services.project import Project
-    from runeconsole.services.registry import LivenessSettings, Registry
-
-    registry = Registry(Project(paths.root), settings=LivenessSettings())
-    registry.mark_terminated(
-        key,
-        f"Claude Code session ended ({reason})",
-        agent_id=agent_id if isinstance(agent_id, str) else None,
-    )
+def end_reason(payload: HookPayload) -> str:
+    return f"Claude Code session ended ({payload.text('reason') or 'other'})"
 
 
-def checkpoint(paths: ProjectPaths, key: str, worktree: object) -> None:
-    """Before a compaction: the hook file's uncommitted files and checkpoint time, so a
-    successor starts from the latest state. The agent's own fields are left alone."""
-    from runeconsole.services.hook_files import HookFiles
-    from runeconsole.services.project import Project
+def terminated(key: str, fields: dict[str, Any], payload: HookPayload, now: datetime) -> bool:
+    """The session ended: ``fields`` (an active identity) marked terminated, once."""
+    return identity_fields.end(key, fields, identity_fields.TERMINATED, end_reason(payload), now)
 
-    where = Path(worktree) if isinstance(worktree, str) and Path(worktree).is_dir() else None
-    HookFiles(Project(paths.root)).update(key, worktree=where, writer=CLAUDE_HOOK)
+
+def announce(
+    paths: ProjectPaths, now: datetime, signal: tuple[str, str, str, dict[str, Any]]
+) -> None:
+    """A signal (``identity_fields.announcement``, ``hook_file_changes.announcement``) written."""
+    signal_writer.write(paths, now, *signal)
+
+
+def checkpoint(paths: ProjectPaths, key: str, worktree: object, now: datetime) -> None:
+    """Before a compaction: the hook file's uncommitted files (one ``git status`` in the
+    agent's worktree) and checkpoint time, so a successor starts from the latest state.
+    The agent's own fields are left alone."""
+    from runeconsole.services import hook_file_changes  # git (subprocess): this event's own
+
+    changes: dict[str, Any] = {}
+    if isinstance(worktree, str) and os.path.isdir(worktree):
+        changes["files_modified"] = hook_file_changes.uncommitted_files(Path(worktree))
+    fields = hook_file_changes.write_changes(paths, key, changes, CLAUDE_HOOK, now)
+    announce(paths, now, hook_file_changes.announcement(key, fields))
