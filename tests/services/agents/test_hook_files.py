@@ -108,6 +108,34 @@ def test_files_modified_comes_from_git_not_the_caller(project: Path, clock: Manu
     assert hook.files_modified == ["new_file.py", "tracked.py"]
 
 
+def test_files_modified_are_every_kind_of_uncommitted_change_named_from_the_top(
+    project: Path, tmp_path: Path, clock: ManualClock
+) -> None:
+    """One ``git status`` of the whole repository: staged, unstaged, deleted, renamed (by its
+    new name), untracked anywhere, and names git would quote, as they are."""
+    for name in ("kept.py", "gone.py", "old_name.py", "sub/deep.py"):
+        (project / name).parent.mkdir(exist_ok=True)
+        (project / name).write_text(f"# {name}\n")
+    git.run_git(["add", "."], project)
+    git.run_git(["commit", "-q", "-m", "files"], project)
+    (project / "kept.py").write_text("changed\n")
+    (project / "gone.py").unlink()
+    git.run_git(["mv", "old_name.py", "new_name.py"], project)
+    (project / "staged.py").write_text("new\n")
+    git.run_git(["add", "staged.py"], project)
+    (project / "sub" / "café draft.py").write_text("untracked\n")
+    hooks = HookFiles(Project(project, clock))
+    expected = ["gone.py", "kept.py", "new_name.py", "staged.py", "sub/café draft.py"]
+    assert hooks.update("worker-a", worktree=project).files_modified == expected
+    # Asked from a subdirectory of the worktree: still the whole repository, from its top.
+    assert hooks.update("worker-a", worktree=project / "sub").files_modified == expected
+    fresh = tmp_path / "fresh"  # a repository without a commit yet has work to lose too
+    fresh.mkdir()
+    git.run_git(["init", "-q"], fresh)
+    (fresh / "first.py").write_text("x\n")
+    assert hooks.update("worker-a", worktree=fresh).files_modified == ["first.py"]
+
+
 def test_unreadable_hook_is_reported_not_overwritten(project: Path, clock: ManualClock) -> None:
     hooks = HookFiles(Project(project, clock))
     path = hooks.path_for("worker-a")

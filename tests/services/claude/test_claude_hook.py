@@ -19,6 +19,7 @@ from runeconsole.services.claude.hooks.hook import LOG_NAME
 from runeconsole.services.claude.install.install import HOOK_EVENTS
 from tests.support.claude import KEY, PAYLOADS, Bridge, bridge
 from tests.support.cli import CliResult
+from tests.support.file_events import FileEvents
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -218,6 +219,67 @@ def test_session_end_terminates_the_agent_but_clear_does_not(
     quiet(hooked.send("SessionStart", source="resume"))
     row = agents(cli, hooked.project)[KEY]
     assert row["status"] == "active" and row["predecessor_id"].startswith(KEY)
+
+
+def signal_types(hooked: Bridge) -> list[str]:
+    names = sorted(os.listdir(hooked.paths.signals))
+    return [name.rsplit("-", 1)[1].removesuffix(".json") for name in names]
+
+
+def test_each_event_reads_the_agents_identity_once_and_writes_it_at_most_once(
+    hooked: Bridge,
+) -> None:
+    # The kernel counts the opens and replaces of the real file by the installed command.
+    identity = f"{KEY}.json"
+    with FileEvents(hooked.paths.identities) as files:
+        quiet(hooked.send("SessionStart"))  # a session never seen: nothing there to read
+        assert files.take(identity) == (0, 1)
+        for name in ("UserPromptSubmit", "PreToolUse-Bash", "PostToolUse-Bash", "PreCompact"):
+            quiet(hooked.send(name))
+            reads, writes = files.take(identity)
+            assert (reads, writes <= 1) == (1, True), (name, reads, writes)
+        quiet(hooked.send("SessionEnd"))  # applied and terminated in one read and one write
+        assert files.take(identity) == (1, 1)
+        quiet(hooked.send("SessionStart", source="resume"))  # brought back: the same
+        assert files.take(identity) == (1, 1)
+    assert signal_types(hooked) == [
+        "AGENT_REGISTERED",
+        "HOOK_UPDATED",
+        "AGENT_TERMINATED",
+        "AGENT_REGISTERED",
+    ]
+
+
+def test_a_session_end_and_a_new_start_keep_the_registrys_chain_and_history(
+    hooked: Bridge,
+) -> None:
+    quiet(hooked.send("SessionStart"))
+    first = hooked.identity()
+    quiet(hooked.send("SessionEnd", reason="logout"))
+    ended = hooked.identity()
+    assert (ended["status"], ended["activity"]) == ("terminated", "ended")
+    assert ended["terminated_at"] and ended["agent_id"] == first["agent_id"]
+    assert ended["metadata"] == {
+        "started_by": "claude-code",
+        "terminated_reason": "Claude Code session ended (logout)",
+    }
+    quiet(hooked.send("SessionStart", source="resume"))
+    again = hooked.identity()
+    assert again["status"] == "active" and again["activity"] == "idle"
+    assert again["predecessor_id"] == first["agent_id"] != again["agent_id"]
+    assert again["metadata"] == {"started_by": "claude-code"}
+    kept = hooked.paths.identity_history / f"{first['agent_id']}.json"
+    assert json.loads(kept.read_text())["status"] == "terminated"
+    registered = [
+        json.loads(path.read_text()) for path in sorted(hooked.paths.signals.glob("*-AGENT_*.json"))
+    ]
+    assert [(s["signal_type"], s["payload"]["agent_id"]) for s in registered] == [
+        ("AGENT_REGISTERED", first["agent_id"]),
+        ("AGENT_TERMINATED", first["agent_id"]),
+        ("AGENT_REGISTERED", again["agent_id"]),
+    ]
+    assert registered[1]["payload"]["reason"] == "Claude Code session ended (logout)"
+    assert registered[2]["payload"]["predecessor_id"] == first["agent_id"]
 
 
 @pytest.mark.e2e
