@@ -16,8 +16,11 @@ from typing import Any
 
 from runeconsole.core.config import Talisman
 from runeconsole.core.timeutil import parse_iso
-from runeconsole.services.identity_fields import ACTIVE as ACTIVE  # re-exported
-from runeconsole.services.identity_fields import CRASHED, TERMINATED
+
+# The statuses' home is identity_fields (the hook reads them without this module's imports).
+from runeconsole.services.identity_fields import ACTIVE as ACTIVE
+from runeconsole.services.identity_fields import CRASHED as CRASHED
+from runeconsole.services.identity_fields import TERMINATED as TERMINATED
 
 GREEN, YELLOW, RED, GREY = "green", "yellow", "red", "grey"
 _UNPARSED = object()

@@ -24,6 +24,7 @@ from typing import Any
 
 from runeconsole.adapters import git_diff
 from runeconsole.adapters.git_diff import RepoDirs, stamp
+from runeconsole.adapters.git_status import Status
 from runeconsole.core.errors import RuneError
 from runeconsole.services.review.changes import Changes
 from runeconsole.services.review.compute import EXCLUDED, worktree_changes
@@ -155,7 +156,7 @@ class ChangesCache:
                 self._patches.popitem(last=False)
 
     @staticmethod
-    def _dirty(dirs: RepoDirs, status: git_diff.Status) -> tuple[Any, ...]:
+    def _dirty(dirs: RepoDirs, status: Status) -> tuple[Any, ...]:
         """What ``git status`` cannot tell apart: a changed file changed again."""
         return tuple(stamp(dirs.toplevel / e.path) for e in status.entries)
 

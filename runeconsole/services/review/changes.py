@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from runeconsole.adapters.git_diff import Commit, RawChange, Status
+from runeconsole.adapters.git_diff import Commit, RawChange
+from runeconsole.adapters.git_status import Status
 
 ADDED, MODIFIED, DELETED, RENAMED = "added", "modified", "deleted", "renamed"
 COPIED, TYPE_CHANGED = "copied", "type changed"

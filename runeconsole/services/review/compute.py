@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from runeconsole.adapters import git_diff
-from runeconsole.adapters.git_diff import EMPTY_TREE, RepoDirs, Status
+from runeconsole.adapters.git_diff import EMPTY_TREE, RepoDirs
+from runeconsole.adapters.git_status import Status
 from runeconsole.core.errors import RuneError
 from runeconsole.services.hook_file_changes import RUNTIME_PREFIXES
 from runeconsole.services.review.changes import (

@@ -8,15 +8,16 @@ JSON object. A failsafe alarm ends it
 silently if it ever runs past its time (Claude Code would otherwise wait for it).
 
 It is also fast: ``runeconsole/__main__.py`` comes straight here for ``claude hook``,
-without the CLI's parser, and the modules of the common events import nothing heavy;
-what an event needs beyond that (the registry at a new session, git at a compaction,
-the relay at a question) is imported by that event alone.
+without the CLI's parser, and the modules of the common events import nothing heavy
+(no dataclasses, no typing); what an event needs beyond that (git at a compaction, the
+relay at a question) is imported by that event alone.
 
-Each event first updates the agent (``agent_state``); then the event's own step runs
-(``STEPS``). An event the hook answers (``RESPONDERS``: an AskUserQuestion call, a
-permission request) puts its request where the console sees it first and updates the
-agent then, and its answer is the hook's stdout. A new hook kind is a new entry there
-and in ``install.HOOK_EVENTS``.
+Each event first updates the agent (``agent_state``: one read and at most one write of
+its identity, its registration or end included); then the event's own step runs
+(``STEPS``), with the identity as just read. An event the hook answers (``RESPONDERS``:
+an AskUserQuestion call, a permission request) puts its request where the console sees
+it first and updates the agent then, and its answer is the hook's stdout. A new hook
+kind is a new entry there and in ``install.HOOK_EVENTS``.
 """
 
 from __future__ import annotations

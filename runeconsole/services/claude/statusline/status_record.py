@@ -20,8 +20,9 @@ from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude.bridge import locate
 from runeconsole.services.claude.bridge.payload import HookPayload
-from runeconsole.services.claude.hooks.agent_state import ACTIVE, read_identity
+from runeconsole.services.claude.hooks.agent_state import read_identity
 from runeconsole.services.claude.session import meter
+from runeconsole.services.identity_fields import ACTIVE
 
 TYPE_CHECKING = False  # typing itself is not imported: the line starts faster
 if TYPE_CHECKING:
