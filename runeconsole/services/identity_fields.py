@@ -24,7 +24,20 @@ TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
     from datetime import datetime
     from pathlib import Path
-    from typing import Any
+    from typing import Any, TypedDict, Unpack
+
+    class Details(TypedDict, total=False):
+        """What a registration may say of the agent besides its role and name."""
+
+        session_id: str | None
+        worktree: str | None
+        tmux_session: str | None
+        pid: int | None
+        node_id: str | None
+        bead_id: str | None
+        predecessor_id: str | None
+        metadata: dict[str, Any] | None
+
 
 ACTIVE, CRASHED, TERMINATED = "active", "crashed", "terminated"
 ENDED_AT = {CRASHED: "crashed_at", TERMINATED: "terminated_at"}
@@ -46,40 +59,28 @@ def current(path: Path | str) -> dict[str, Any] | None:
 
 
 def new_identity(
-    paths: ProjectPaths,
-    role: str,
-    name: str,
-    now: datetime,
-    *,
-    session_id: str | None = None,
-    worktree: str | None = None,
-    tmux_session: str | None = None,
-    pid: int | None = None,
-    node_id: str | None = None,
-    bead_id: str | None = None,
-    predecessor_id: str | None = None,
-    metadata: dict[str, Any] | None = None,
+    paths: ProjectPaths, role: str, name: str, now: datetime, **details: Unpack[Details]
 ) -> dict[str, Any]:
     """The fields of a freshly registered identity (every id checked); its ``agent_id`` is
     decided by ``replacing``, under the lock, where the identity it replaces is known."""
     validate_id(role, "role")
     validate_id(name, "name")
-    if predecessor_id is not None:
-        validate_id(predecessor_id, "predecessor agent id")
-    for value, what in (
-        (tmux_session, "tmux session"),
-        (node_id, "node id"),
-        (bead_id, "bead id"),
+    for field, what in (
+        ("predecessor_id", "predecessor agent id"),
+        ("tmux_session", "tmux session"),
+        ("node_id", "node id"),
+        ("bead_id", "bead id"),
     ):
+        value = details.get(field)
         if value is not None:
             validate_id(value, what)
-    key = f"{role}-{name}"
+    worktree = details.get("worktree")
     stamp = iso_z(now)
     return {
         "agent_id": "",
         "role": role,
         "name": name,
-        "session_id": session_id,
+        "session_id": details.get("session_id"),
         "worktree": worktree,
         "worktree_path": worktree,
         "status": ACTIVE,
@@ -88,13 +89,13 @@ def new_identity(
         "last_seen": stamp,
         "crashed_at": None,
         "terminated_at": None,
-        "predecessor_id": predecessor_id,
-        "metadata": metadata or {},
-        "pid": pid,
-        "tmux_session": tmux_session,
-        "node_id": node_id,
-        "bead_id": bead_id,
-        "hook_path": str(paths.hook_files / f"{key}.json"),
+        "predecessor_id": details.get("predecessor_id"),
+        "metadata": details.get("metadata") or {},
+        "pid": details.get("pid"),
+        "tmux_session": details.get("tmux_session"),
+        "node_id": details.get("node_id"),
+        "bead_id": details.get("bead_id"),
+        "hook_path": str(paths.hook_files / f"{role}-{name}.json"),
     }
 
 

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import (
@@ -176,34 +176,12 @@ class Registry:
             yield path
 
     def register(
-        self,
-        role: str,
-        name: str,
-        *,
-        session_id: str | None = None,
-        worktree: str | None = None,
-        tmux_session: str | None = None,
-        pid: int | None = None,
-        node_id: str | None = None,
-        bead_id: str | None = None,
-        predecessor_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
+        self, role: str, name: str, **details: Unpack[identity_fields.Details]
     ) -> AgentRecord:
+        """A new identity for ``role``-``name`` (``details``: its session, worktree, tmux
+        session, pid, node, bead, predecessor and metadata), replacing any there."""
         now = self.clock.now()
-        fields = identity_fields.new_identity(
-            self.paths,
-            role,
-            name,
-            now,
-            session_id=session_id,
-            worktree=worktree,
-            tmux_session=tmux_session,
-            pid=pid,
-            node_id=node_id,
-            bead_id=bead_id,
-            predecessor_id=predecessor_id,
-            metadata=metadata,
-        )
+        fields = identity_fields.new_identity(self.paths, role, name, now, **details)
         key = f"{role}-{name}"
         with self._locked(key) as path:
             identity_fields.replacing(self.paths, key, fields, identity_fields.current(path), now)
