@@ -16,7 +16,9 @@
    Code 2.1.328 sent (``tests/fixtures/claude_hooks/``), in a session's order (SessionEnd
    last, so the next round's SessionStart brings the agent back), no console open, with
    budgets set (so PreToolUse also judges the agent's spending) and the transcript
-   growing: wall and CPU p50/p95 per event (goal p95 <= 60 ms each).
+   growing: wall and CPU p50/p95 per event (goal p95 <= 60 ms each). The first event
+   after the talisman is written (the first SessionStart) reads its YAML into the
+   settings cache, as the first event after any change of it does: reported apart.
 
 Run from the repository root: ``python benchmarks/claude_hook.py [--samples N]``
 (``--events-only``: figure 7 alone).
@@ -207,18 +209,25 @@ def fixture(project: Project, name: str, index: int) -> bytes:
     return json.dumps(body).encode()
 
 
+FIRST = "SessionStart, the talisman just written"
+
+
 def every_event(project: Project, samples: int) -> dict[str, tuple[list[float], list[float]]]:
     """Each installed event's hook process, wall and CPU, ``samples`` rounds of a whole
     session, with budgets set (so PreToolUse also judges the agent's spending); the
-    budgets are taken away after, so the other figures stay comparable."""
+    budgets are taken away after, so the other figures stay comparable. The first event
+    after the talisman is written reads it (YAML) into the settings cache the hook reads
+    from then on: it is reported on its own (``FIRST``), not as one more SessionStart."""
     talisman = project.root / ".claude" / "talisman.yml"
     talisman.write_text(BUDGETS)
     found: dict[str, tuple[list[float], list[float]]] = {e: ([], []) for e in EVENT_FIXTURES}
+    found[FIRST] = ([], [])
     try:
         for index in range(samples):
             project.grow_transcript(1000 + index)
             for name in EVENT_FIXTURES:
-                timed(project, fixture(project, name, index), *found[name])
+                into = FIRST if (index, name) == (0, EVENT_FIXTURES[0]) else name
+                timed(project, fixture(project, name, index), *found[into])
                 time.sleep(0.02)
     finally:
         talisman.unlink()
@@ -358,8 +367,9 @@ def main() -> int:
         rounds = max(10, args.samples // 2)
         if args.events_only or not (args.ask_only or args.permission_only):
             for event, (wall, cpu) in every_event(project, rounds).items():
-                report(f"{event:<22} hook, whole process", wall, 60)
-                report(f"{'':<22}   its CPU time      ", cpu, 60)
+                width = max(22, len(event))
+                report(f"{event:<{width}} hook, whole process", wall, 60)
+                report(f"{'':<{width}}   its CPU time      ", cpu, 60)
             floor, _ = bare_interpreter(rounds)
             report("  for scale: python -c pass, whole process", floor, 60)
             print(f"  load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
