@@ -22,12 +22,11 @@ from runeconsole.core.files import atomic_write_json, parse_json_object, read_by
 from runeconsole.core.flock import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services import identity_fields
 from runeconsole.services.claude.bridge import payload as events
 from runeconsole.services.claude.bridge.payload import HookPayload
-from runeconsole.services.claude.hooks import lifecycle, terminal
+from runeconsole.services.claude.hooks import terminal
 from runeconsole.services.claude.session import activity, session_facts
-from runeconsole.services.identity_fields import ACTIVE, TERMINATED
+from runeconsole.services.identity_fields import ACTIVE
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
@@ -85,6 +84,9 @@ def record(
         if found is not None and found.get("status") == ACTIVE:
             fields, begun = found, False
         elif _registers(payload, found):
+            # lifecycle: imported by a session's start and its end alone
+            from runeconsole.services.claude.hooks import lifecycle
+
             fields, begun = lifecycle.registered(paths, role, name, payload, found, now), True
         else:
             return Outcome(key, found, False)
@@ -92,22 +94,19 @@ def record(
         changed = _apply(
             paths, fields, payload, now, os.environ if environ is None else environ, key, where
         )
-        ended = activity.ends_session(payload) and lifecycle.terminated(key, fields, payload, now)
+        ended = activity.ends_session(payload)
+        if ended:
+            from runeconsole.services.claude.hooks import lifecycle
+
+            ended = lifecycle.terminated(key, fields, payload, now)
         quiet = not (begun or changed or ended)
         if quiet and 0 <= now.timestamp() - written_at < THROTTLE_SECONDS:
             return Outcome(key, fields, False)
         fields["last_seen"] = fields["last_heartbeat"] = iso_z(now)
         fields["claude"]["written_at"] = now.timestamp()  # last_seen keeps whole seconds
         atomic_write_json(paths.inside(paths.identities / f"{key}.json"), fields)
-    if begun:
-        signal = identity_fields.announcement(identity_fields.REGISTERED_SIGNAL, key, fields)
-        lifecycle.announce(paths, now, signal)
-    if ended:
-        reason = lifecycle.end_reason(payload)
-        signal = identity_fields.announcement(
-            identity_fields.ENDED_SIGNAL[TERMINATED], key, fields, reason
-        )
-        lifecycle.announce(paths, now, signal)
+    if begun or ended:  # (lifecycle imported above, for either)
+        lifecycle.announce_change(paths, key, fields, payload, now, registered=begun)
     return Outcome(key, fields, True)
 
 

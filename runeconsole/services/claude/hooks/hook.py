@@ -37,7 +37,7 @@ from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude.bridge import locate
 from runeconsole.services.claude.bridge import payload as events
 from runeconsole.services.claude.bridge.payload import HookInputError, HookPayload
-from runeconsole.services.claude.hooks import agent_state, lifecycle, terminal
+from runeconsole.services.claude.hooks import agent_state, terminal
 from runeconsole.services.claude.hooks.agent_state import Outcome
 from runeconsole.services.claude.permissions import permission_files
 from runeconsole.services.claude.session import activity
@@ -187,6 +187,8 @@ def _denied(paths: ProjectPaths, agent: Outcome, payload: HookPayload, now: date
 def _checkpoint(paths: ProjectPaths, agent: Outcome, payload: HookPayload, now: datetime) -> str:
     """Before a compaction: the hook file checkpointed from the agent's worktree (as the
     identity was just read and written: it is not read again)."""
+    from runeconsole.services.claude.hooks import lifecycle
+
     fields = agent.fields or {}
     worktree = fields.get("worktree_path") or fields.get("worktree")
     lifecycle.checkpoint(paths, agent.key, worktree, now)

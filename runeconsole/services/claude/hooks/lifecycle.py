@@ -88,6 +88,25 @@ def announce(
     signal_writer.write(paths, now, *signal)
 
 
+def announce_change(
+    paths: ProjectPaths,
+    key: str,
+    fields: dict[str, Any],
+    payload: HookPayload,
+    now: datetime,
+    *,
+    registered: bool,
+) -> None:
+    """Once the identity is written: ``AGENT_REGISTERED`` for a registration, else
+    ``AGENT_TERMINATED`` for the session's end (as the registry signals them)."""
+    if registered:
+        signal = identity_fields.announcement(identity_fields.REGISTERED_SIGNAL, key, fields)
+    else:
+        ended = identity_fields.ENDED_SIGNAL[identity_fields.TERMINATED]
+        signal = identity_fields.announcement(ended, key, fields, end_reason(payload))
+    announce(paths, now, signal)
+
+
 def checkpoint(paths: ProjectPaths, key: str, worktree: object, now: datetime) -> None:
     """Before a compaction: the hook file's uncommitted files (one ``git status`` in the
     agent's worktree) and checkpoint time, so a successor starts from the latest state.
