@@ -4,7 +4,10 @@ reads and writes a real file, without patching it. A replace is how every writer
 writes (``core.files``: a temp file renamed over the old one).
 
 Events of one watch arrive in order, so ``take`` first opens a mark file of its own and
-waits for that: every open and replace made before it has been delivered by then.
+waits for that: every open and replace made before it has been delivered by then. The
+kernel merges an event into the one before it when both are the same and that one is
+still unread: closes (``IN_CLOSE_NOWRITE``) are watched too, so that two reads in a row
+stay two opens.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 
 from watchdog.events import (
+    FileClosedNoWriteEvent,
     FileMovedEvent,
     FileOpenedEvent,
     FileSystemEvent,
@@ -34,7 +38,7 @@ class FileEvents(FileSystemEventHandler):
 
     def __enter__(self) -> FileEvents:
         self.directory.mkdir(parents=True, exist_ok=True)
-        kinds = [FileOpenedEvent, FileMovedEvent]
+        kinds = [FileOpenedEvent, FileClosedNoWriteEvent, FileMovedEvent]
         self._observer.schedule(self, str(self.directory), event_filter=kinds)
         self._observer.start()
         return self
