@@ -51,6 +51,11 @@ from runeconsole.services.signals import Signals
 
 SIGNAL_SOURCE = RUNNER  # what the supervisor sends: the harness's runner watches agents
 SIGNAL_TARGET = GUARDIAN
+# What an identity carries for its key rather than for itself, kept when a successor
+# replaces it: ``cost``, the key's spending, whose ledger outlives its sessions
+# (``services/cost/ledger.py``). Dropped, the fleet's "today" would fall back by the
+# agent's spending until its new session booked something.
+KEPT_FOR_THE_KEY = ("cost",)
 
 __all__ = [
     "ACTIVE",
@@ -228,7 +233,8 @@ class Registry:
         }
         with self._locked(key) as path:
             fields["agent_id"] = self._new_agent_id(key, now, predecessor_id)
-            self._archive(path)
+            replaced = self._archive(path)
+            fields.update({k: replaced[k] for k in KEPT_FOR_THE_KEY if k in replaced})
             atomic_write_json(path, fields)
         self._signal("AGENT_REGISTERED", key, fields)
         return self.read_path(path)
@@ -248,21 +254,23 @@ class Registry:
                 return agent_id
             moment += timedelta(seconds=1)
 
-    def _archive(self, path: Path) -> None:
-        """Keep the identity being replaced, so its successor's chain can be followed."""
+    def _archive(self, path: Path) -> dict[str, Any]:
+        """Keep the identity being replaced, so its successor's chain can be followed; its
+        fields (``{}``: none, or unreadable)."""
         try:
             old = read_json_object(path)
         except UnreadableFile:
-            return
+            return {}
         agent_id = old.get("agent_id")
         if not isinstance(agent_id, str):
-            return
+            return old
         try:
             validate_name(agent_id, "agent id")
             target = self.paths.inside(self.paths.identity_history / f"{agent_id}.json")
             create_exclusive(target, dump_json(old))
         except (FileExistsError, RuneError):
             pass
+        return old
 
     def update(self, key: str, changes: dict[str, Any]) -> AgentRecord:
         """Merge ``changes`` into an identity under its lock (unknown fields are kept)."""
