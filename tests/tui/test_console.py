@@ -189,7 +189,12 @@ async def test_a_busy_monitor_pass_is_one_toast_and_repeats_are_not_shown(
         report = MonitorReport(
             "2026-02-26T12:00:00Z",
             crashed=["worker-schema"],
-            warnings=[ContextWarning("orchestrator-auth", "medium", 12, False)],
+            warnings=[
+                ContextWarning("orchestrator-auth", "medium", 12, False),
+                ContextWarning("worker-tokens", "low", 23, False),
+                ContextWarning("worker-parser", "high", 9, False),
+            ],
+            handoffs_started=["worker-parser"],
         )
         app._apply_report(report)
         app._apply_report(report)  # the same news again: not shown twice
@@ -200,7 +205,11 @@ async def test_a_busy_monitor_pass_is_one_toast_and_repeats_are_not_shown(
         assert toasts == [
             (
                 "Agents",
-                "worker-schema crashed\norchestrator-auth: 12% context left (medium)",
+                # What the urgency asks for, in words: "(medium)" read as the context's level.
+                "worker-schema crashed\n"
+                "orchestrator-auth: 12% context left, time to checkpoint\n"
+                "worker-tokens: 23% context left, running low\n"
+                "worker-parser: 9% context left, handing it off",
                 "error",
             ),
             ("Hook", "saved", "information"),

@@ -8,6 +8,7 @@ import time
 
 from textual.notifications import SeverityLevel
 
+from runeconsole.services.supervision.settings import URGENCY_WORDS
 from runeconsole.services.supervisor import MonitorReport
 
 REPEAT_SECONDS = 30.0  # the same toast again within this long is not shown
@@ -37,7 +38,11 @@ def monitor_toast(report: MonitorReport) -> tuple[str, SeverityLevel] | None:
     lines = [f"{key} crashed" for key in report.crashed]
     for warning in report.warnings:
         left = "compacting" if warning.compacting else f"{warning.context_left}% context left"
-        lines.append(f"{warning.key}: {left} ({warning.urgency})")
+        if warning.key in report.handoffs_started:
+            advice = "handing it off"
+        else:
+            advice = URGENCY_WORDS.get(warning.urgency, warning.urgency)
+        lines.append(f"{warning.key}: {left}, {advice}")
     lines += [f"{spawned.key} re-spawned" for spawned in report.respawned]
     lines += report.errors
     if not lines:
