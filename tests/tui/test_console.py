@@ -129,6 +129,16 @@ async def test_enter_opens_detail_with_chain_and_help(project: Path, clock: Manu
     assert app.return_code == 0
 
 
+async def test_help_names_the_pane_keys_there_are(project: Path, clock: ManualClock) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        keys = [key for key, _ in app.screen.common]
+        assert "1 … 6" in keys and "1 … 9" not in keys  # six panes, keys 1 to 6
+
+
 async def test_bad_config_is_reported_not_fatal(project: Path) -> None:
     atomic_write_bytes(
         project / ".claude" / "talisman.yml",

@@ -91,7 +91,8 @@ class PanesApp(App[None]):
 
     def action_help(self) -> None:
         pane = self.current_pane()
-        self.push_screen(HelpScreen(pane.TITLE, pane.HELP_KEYS))
+        panes = len(self.query_one(TabbedContent).query(TabPane))
+        self.push_screen(HelpScreen(pane.TITLE, pane.HELP_KEYS, panes=panes))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "filter":  # a `/` typed into a text box or over a window is just that
