@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.files import atomic_write_bytes
@@ -16,6 +16,7 @@ from runeconsole.tui.console.status_bar import StatusBar
 from runeconsole.tui.modals.agent_detail import AgentDetail
 from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.modals.help_screen import HelpScreen
+from runeconsole.tui.modals.message_modal import MessageModal
 from tests.support.console import burst
 from tests.support.polling import until
 
@@ -137,6 +138,35 @@ async def test_help_names_the_pane_keys_there_are(project: Path, clock: ManualCl
         assert isinstance(app.screen, HelpScreen)
         keys = [key for key, _ in app.screen.common]
         assert "1 … 6" in keys and "1 … 9" not in keys  # six panes, keys 1 to 6
+
+
+async def test_an_ended_agent_is_offered_no_message_and_no_session_to_go_to(
+    project: Path, clock: ManualClock
+) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.agents_pane.select("worker-docs")  # terminated
+        await pilot.press("g", "m")
+        await pilot.pause()
+        assert not isinstance(app.screen, MessageModal)
+        said = [n.message for n in app._notifications if n.severity == "warning"]
+        ended = "worker-docs has ended (terminated"
+        assert [m.startswith(ended) for m in said] == [True, True]
+        assert said[0].endswith(": no session to go to")
+        assert said[1].endswith(": a message cannot reach it")
+        await pilot.press("enter")
+        detail = app.screen
+        assert isinstance(detail, AgentDetail)
+        assert "m" not in detail.active_bindings  # not offered in the footer
+        title = detail.query_one("#detail-title", Static).render().plain
+        assert "ended: no messages reach it" in title and "m: send" not in title
+        app.clear_notifications()
+        await pilot.press("m")  # pressed anyway: why, and no window
+        await pilot.pause()
+        assert isinstance(app.screen, AgentDetail)
+        [told] = [n.message for n in app._notifications]
+        assert told.startswith(ended) and told.endswith(": a message cannot reach it")
 
 
 async def test_bad_config_is_reported_not_fatal(project: Path) -> None:
