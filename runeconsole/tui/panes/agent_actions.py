@@ -279,10 +279,11 @@ class AgentActions(Widget):
         if record.error:
             self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
             return
-        if action == "jump" and not is_background(record.fields):
-            if (why := out_of_reach(record)) is not None:  # its tmux session is gone
-                self.notify(f"{why}: no session to go to", severity="warning", markup=False)
-                return
+        # An ended session is gone (a background one is opened again by claude attach).
+        why = out_of_reach(record) if action == "jump" else None
+        if why is not None and not is_background(record.fields):
+            self.notify(f"{why}: no session to go to", severity="warning", markup=False)
+            return
         if action not in CHANGES:
             self.run(action, key)
             return
