@@ -1,11 +1,12 @@
 """The review screen: what an agent changed, file by file, and the reviewer's decisions.
 
 The changed files (with ``+``/``−``) beside the diff; the list folds away below 100
-columns (``f`` brings it back; ``tab`` shows it while it has the focus). Reading: ``n``/``p`` files, ``]``/``[`` hunks, ``/``
-search (``.``/``,`` next and previous match), ``w`` wrap. Deciding: ``c`` comments on the
-line under the cursor, ``C`` on the whole change, ``S`` sends the comments to the agent as
-one prompt, ``A`` approves (the branch joins the merge queue and its predicted conflicts
-are shown at once). Loading and every decision run in workers; what comes back is shown.
+columns (``f`` brings it back; ``tab`` shows it while it has the focus). Reading:
+``n``/``p`` files, ``]``/``[`` hunks, ``/`` search (``.``/``,`` next and previous match),
+``w`` wrap. Deciding: ``c`` comments on the line under the cursor, ``C`` on the whole
+change, ``S`` sends the comments to the agent as one prompt, ``A`` approves (the branch
+joins the merge queue and its predicted conflicts are shown at once). Loading and every
+decision run in workers; what comes back is shown.
 """
 
 from __future__ import annotations
