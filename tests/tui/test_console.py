@@ -169,6 +169,27 @@ async def test_an_ended_agent_is_offered_no_message_and_no_session_to_go_to(
         assert told.startswith(ended) and told.endswith(": a message cannot reach it")
 
 
+async def test_quit_and_help_show_in_the_footer_of_every_pane_at_80_columns(
+    project: Path, clock: ManualClock
+) -> None:
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for number in range(1, 7):
+            await pilot.press(str(number))
+            await pilot.pause()
+            keys = app.screen.query("FooterKey")
+            [palette] = [k for k in keys if k.has_class("-command-palette")]
+            # In sight: inside the pane, and left of the palette's key drawn over the rest.
+            seen = {
+                getattr(k, "key", None)
+                for k in keys
+                if k.region.width and k.region.right <= palette.region.x
+            }
+            pane = app.current_pane().TITLE
+            assert {"q", "question_mark"} <= seen, f"{pane}: {sorted(map(str, seen))}"
+
+
 async def test_bad_config_is_reported_not_fatal(project: Path) -> None:
     atomic_write_bytes(
         project / ".claude" / "talisman.yml",
