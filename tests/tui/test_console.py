@@ -11,7 +11,7 @@ from runeconsole.core.files import atomic_write_bytes
 from runeconsole.demo.scene import CAST, build_scene
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from runeconsole.tui.console.app import create_app
+from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.console.status_bar import StatusBar
 from runeconsole.tui.modals.agent_detail import AgentDetail
 from runeconsole.tui.modals.confirm import ConfirmScreen
@@ -21,13 +21,18 @@ from tests.support.console import burst
 from tests.support.polling import until
 
 
+def scene_console(project: Path, clock: ManualClock) -> RuneConsole:
+    """The console on the demo's fixed scene, its clock still (no watcher, no tick)."""
+    build_scene(project, clock)
+    return create_app(project, clock=clock, watch=False, tick_seconds=0)
+
+
 def cell(app, key: str, column: str) -> str:
     return str(app.agents_pane.table.get_cell(key, column))
 
 
 async def test_scene_shows_every_state(project: Path, clock: ManualClock) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test(size=(120, 30)):
         table = app.agents_pane.table
         assert table.row_count == len(CAST) + 1
@@ -94,8 +99,7 @@ async def test_ticks_turn_rows_yellow_then_red(project: Path, clock: ManualClock
 
 
 async def test_filter_and_escape(project: Path, clock: ManualClock) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test() as pilot:
         await pilot.press("slash", *"runner")
         assert sorted(app.agents_pane.table.keys()) == [
@@ -114,8 +118,7 @@ async def test_filter_and_escape(project: Path, clock: ManualClock) -> None:
 
 
 async def test_enter_opens_detail_with_chain_and_help(project: Path, clock: ManualClock) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         app.agents_pane.select("orchestrator-billing")
         await pilot.press("enter")
@@ -131,8 +134,7 @@ async def test_enter_opens_detail_with_chain_and_help(project: Path, clock: Manu
 
 
 async def test_help_names_the_pane_keys_there_are(project: Path, clock: ManualClock) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
@@ -143,8 +145,7 @@ async def test_help_names_the_pane_keys_there_are(project: Path, clock: ManualCl
 async def test_an_ended_agent_is_offered_no_message_and_no_session_to_go_to(
     project: Path, clock: ManualClock
 ) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test(size=(80, 24)) as pilot:
         app.agents_pane.select("worker-docs")  # terminated
         await pilot.press("g", "m")
@@ -172,8 +173,7 @@ async def test_an_ended_agent_is_offered_no_message_and_no_session_to_go_to(
 async def test_quit_and_help_show_in_the_footer_of_every_pane_at_80_columns(
     project: Path, clock: ManualClock
 ) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test(size=(80, 24)) as pilot:
         for number in range(1, 7):
             await pilot.press(str(number))
@@ -204,8 +204,7 @@ async def test_bad_config_is_reported_not_fatal(project: Path) -> None:
 
 
 async def test_command_palette_jumps_to_an_agent(project: Path, clock: ManualClock) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("ctrl+p", *"worker-tokens")
         await pilot.pause(0.3)
@@ -244,8 +243,7 @@ async def test_a_busy_monitor_pass_is_one_toast_and_repeats_are_not_shown(
 ) -> None:
     from runeconsole.services.supervision.observations import ContextWarning, MonitorReport
 
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test(size=(80, 24)) as pilot:
         report = MonitorReport(
             "2026-02-26T12:00:00Z",
@@ -280,8 +278,7 @@ async def test_a_busy_monitor_pass_is_one_toast_and_repeats_are_not_shown(
 async def test_a_burst_of_keys_after_slash_goes_into_the_filter(
     project: Path, clock: ManualClock
 ) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test() as pilot:
         burst(app, "/worker")  # `r` and `k` are the Agents pane's keys: none may fire
         await pilot.pause()

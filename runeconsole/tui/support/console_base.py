@@ -20,7 +20,7 @@ from runeconsole.tui.panes.permissions_pane import PermissionTable
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.panes.questions_pane import QuestionTable
 from runeconsole.tui.support.terminal_safe import NoControlCharacters
-from runeconsole.tui.support.toast_shelf import Note, ToastShelf
+from runeconsole.tui.support.toast_shelf import Note, RepeatFilter, ToastShelf
 from runeconsole.tui.support.workers import WorkFailed
 from runeconsole.tui.widgets.filter_box import FilterBox
 
@@ -45,6 +45,7 @@ class PanesApp(App[None]):
 
     def __init__(self) -> None:
         super().__init__()
+        self.toast_repeats = RepeatFilter()  # the same toast twice in a row: shown once
         self.toast_shelf = ToastShelf()  # at most three toasts at once
 
     def notify(
@@ -56,8 +57,11 @@ class PanesApp(App[None]):
         timeout: float | None = None,
         markup: bool = True,
     ) -> None:
-        """A toast, on the shelf: with three up already, the oldest are folded into one
-        (``support/toast_shelf.py``). Safe from any thread, as Textual's."""
+        """A toast, unless the same one was shown moments ago, on the shelf: with three up
+        already, the oldest are folded into one (``support/toast_shelf.py``). Safe from any
+        thread, as Textual's."""
+        if not self.toast_repeats.fresh(title, message):
+            return
         seconds = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
         clear, shown = self.toast_shelf.add(Note(title, message, severity, markup), seconds)
         if clear:  # queued: it runs before the toasts below are put up, from any thread

@@ -1,6 +1,8 @@
-"""At most three toasts at once: when one more comes, the oldest are folded into one
-``+N earlier`` toast that lists them, so a busy moment (a monitor pass, a burst of budget
-warnings, a failing rescan) never covers the table of an 80x24 pane.
+"""The consoles' toasts: the same one not shown twice in a row (``RepeatFilter``: a
+flapping agent, a retried action), and at most three at once (``ToastShelf``): when one
+more comes, the oldest are folded into one ``+N earlier`` toast that lists them, so a busy
+moment (a monitor pass, a burst of budget warnings, a failing rescan) never covers the
+table of an 80x24 pane.
 
 Textual's toasts are taken down only all at once (``App.clear_notifications``), so the
 shelf keeps its own list of what it put up and when each goes: folding takes every toast
@@ -21,9 +23,29 @@ from textual.content import Content
 from textual.notifications import SeverityLevel
 
 MAX_TOASTS = 3
+REPEAT_SECONDS = 30.0  # the same toast again within this long is not shown
 FOLDED_LINES = 3  # a fold's lines at most (the last "…and N more" when they do not fit)
 LINE_CHARS = 30  # a folded toast's line, cut to fit a narrow toast unwrapped
 RANK: dict[SeverityLevel, int] = {"information": 0, "warning": 1, "error": 2}
+
+
+class RepeatFilter:
+    """Remembers the toasts shown in the last ``REPEAT_SECONDS`` (safe from any thread)."""
+
+    def __init__(self, seconds: float = REPEAT_SECONDS) -> None:
+        self.seconds = seconds
+        self._seen: dict[tuple[str, str], float] = {}
+        self._lock = threading.Lock()
+
+    def fresh(self, title: str, message: str) -> bool:
+        """True, and remembered, unless the same toast was shown moments ago."""
+        now = time.monotonic()
+        with self._lock:
+            self._seen = {k: t for k, t in self._seen.items() if now - t < self.seconds}
+            if (title, message) in self._seen:
+                return False
+            self._seen[(title, message)] = now
+            return True
 
 
 @dataclass(frozen=True)
