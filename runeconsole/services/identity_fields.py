@@ -99,6 +99,13 @@ def new_identity(
     }
 
 
+# What an identity carries for its key rather than for itself, kept when a successor
+# replaces it: ``cost``, the key's spending, whose ledger outlives its sessions
+# (``services/cost/ledger.py``). Dropped, the fleet's "today" would fall back by the
+# agent's spending until its new session booked something.
+KEPT_FOR_THE_KEY = ("cost",)
+
+
 def replacing(
     paths: ProjectPaths,
     key: str,
@@ -108,8 +115,11 @@ def replacing(
 ) -> None:
     """Under the identity's lock, before ``fields`` replace ``previous`` (the identity as
     read there, ``None`` if none or unreadable): they take an agent id of their own and
-    ``previous`` is kept in ``history/`` so a successor's chain can be followed."""
+    ``previous`` is kept in ``history/`` so a successor's chain can be followed; what
+    belongs to the key (``KEPT_FOR_THE_KEY``) goes on."""
     fields["agent_id"] = _new_agent_id(paths, key, now, fields.get("predecessor_id"), previous)
+    if previous is not None:
+        fields.update({k: previous[k] for k in KEPT_FOR_THE_KEY if k in previous})
     _archive(paths, previous)
 
 

@@ -4,20 +4,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.demo.scene import CAST, build_scene
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from runeconsole.tui.console.app import create_app
+from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.console.status_bar import StatusBar
 from runeconsole.tui.modals.agent_detail import AgentDetail
 from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.modals.help_screen import HelpScreen
+from runeconsole.tui.modals.message_modal import MessageModal
 from tests.support.console import burst
 from tests.support.polling import until
+
+
+def scene_console(project: Path, clock: ManualClock) -> RuneConsole:
+    """The console on the demo's fixed scene, its clock still (no watcher, no tick)."""
+    build_scene(project, clock)
+    return create_app(project, clock=clock, watch=False, tick_seconds=0)
 
 
 def cell(app, key: str, column: str) -> str:
@@ -25,8 +32,7 @@ def cell(app, key: str, column: str) -> str:
 
 
 async def test_scene_shows_every_state(project: Path, clock: ManualClock) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test(size=(120, 30)):
         table = app.agents_pane.table
         assert table.row_count == len(CAST) + 1
@@ -93,8 +99,7 @@ async def test_ticks_turn_rows_yellow_then_red(project: Path, clock: ManualClock
 
 
 async def test_filter_and_escape(project: Path, clock: ManualClock) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test() as pilot:
         await pilot.press("slash", *"runner")
         assert sorted(app.agents_pane.table.keys()) == [
@@ -113,8 +118,7 @@ async def test_filter_and_escape(project: Path, clock: ManualClock) -> None:
 
 
 async def test_enter_opens_detail_with_chain_and_help(project: Path, clock: ManualClock) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test(size=(120, 40)) as pilot:
         app.agents_pane.select("orchestrator-billing")
         await pilot.press("enter")
@@ -127,6 +131,63 @@ async def test_enter_opens_detail_with_chain_and_help(project: Path, clock: Manu
         await pilot.press("escape")
         await pilot.press("q")
     assert app.return_code == 0
+
+
+async def test_help_names_the_pane_keys_there_are(project: Path, clock: ManualClock) -> None:
+    app = scene_console(project, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        keys = [key for key, _ in app.screen.common]
+        assert "1 … 6" in keys and "1 … 9" not in keys  # six panes, keys 1 to 6
+
+
+async def test_an_ended_agent_is_offered_no_message_and_no_session_to_go_to(
+    project: Path, clock: ManualClock
+) -> None:
+    app = scene_console(project, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.agents_pane.select("worker-docs")  # terminated
+        await pilot.press("g", "m")
+        await pilot.pause()
+        assert not isinstance(app.screen, MessageModal)
+        said = [n.message for n in app._notifications if n.severity == "warning"]
+        ended = "worker-docs has ended (terminated"
+        assert [m.startswith(ended) for m in said] == [True, True]
+        assert said[0].endswith(": no session to go to")
+        assert said[1].endswith(": a message cannot reach it")
+        await pilot.press("enter")
+        detail = app.screen
+        assert isinstance(detail, AgentDetail)
+        assert "m" not in detail.active_bindings  # not offered in the footer
+        title = detail.query_one("#detail-title", Static).render().plain
+        assert "ended: no messages reach it" in title and "m: send" not in title
+        app.clear_notifications()
+        await pilot.press("m")  # pressed anyway: why, and no window
+        await pilot.pause()
+        assert isinstance(app.screen, AgentDetail)
+        [told] = [n.message for n in app._notifications]
+        assert told.startswith(ended) and told.endswith(": a message cannot reach it")
+
+
+async def test_quit_and_help_show_in_the_footer_of_every_pane_at_80_columns(
+    project: Path, clock: ManualClock
+) -> None:
+    app = scene_console(project, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for number in range(1, 7):
+            await pilot.press(str(number))
+            await pilot.pause()
+            keys = app.screen.query("FooterKey")
+            [palette] = [k for k in keys if k.has_class("-command-palette")]
+            # In sight: inside the pane, and left of the palette's key drawn over the rest.
+            seen = {
+                getattr(k, "key", None)
+                for k in keys
+                if k.region.width and k.region.right <= palette.region.x
+            }
+            pane = app.current_pane().TITLE
+            assert {"q", "question_mark"} <= seen, f"{pane}: {sorted(map(str, seen))}"
 
 
 async def test_bad_config_is_reported_not_fatal(project: Path) -> None:
@@ -143,8 +204,7 @@ async def test_bad_config_is_reported_not_fatal(project: Path) -> None:
 
 
 async def test_command_palette_jumps_to_an_agent(project: Path, clock: ManualClock) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("ctrl+p", *"worker-tokens")
         await pilot.pause(0.3)
@@ -183,13 +243,17 @@ async def test_a_busy_monitor_pass_is_one_toast_and_repeats_are_not_shown(
 ) -> None:
     from runeconsole.services.supervision.observations import ContextWarning, MonitorReport
 
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test(size=(80, 24)) as pilot:
         report = MonitorReport(
             "2026-02-26T12:00:00Z",
             crashed=["worker-schema"],
-            warnings=[ContextWarning("orchestrator-auth", "medium", 12, False)],
+            warnings=[
+                ContextWarning("orchestrator-auth", "medium", 12, False),
+                ContextWarning("worker-tokens", "low", 23, False),
+                ContextWarning("worker-parser", "high", 9, False),
+            ],
+            handoffs_started=["worker-parser"],
         )
         app._apply_report(report)
         app._apply_report(report)  # the same news again: not shown twice
@@ -200,7 +264,11 @@ async def test_a_busy_monitor_pass_is_one_toast_and_repeats_are_not_shown(
         assert toasts == [
             (
                 "Agents",
-                "worker-schema crashed\norchestrator-auth: 12% context left (medium)",
+                # What the urgency asks for, in words: "(medium)" read as the context's level.
+                "worker-schema crashed\n"
+                "orchestrator-auth: 12% context left, time to checkpoint\n"
+                "worker-tokens: 23% context left, running low\n"
+                "worker-parser: 9% context left, handing it off",
                 "error",
             ),
             ("Hook", "saved", "information"),
@@ -210,8 +278,7 @@ async def test_a_busy_monitor_pass_is_one_toast_and_repeats_are_not_shown(
 async def test_a_burst_of_keys_after_slash_goes_into_the_filter(
     project: Path, clock: ManualClock
 ) -> None:
-    build_scene(project, clock)
-    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    app = scene_console(project, clock)
     async with app.run_test() as pilot:
         burst(app, "/worker")  # `r` and `k` are the Agents pane's keys: none may fire
         await pilot.pause()

@@ -136,13 +136,15 @@ async def test_pane_lists_open_questions_blocking_first(scene: Questions) -> Non
             "task-9.q1",
         ]
         assert [table.get_row_at(i)[1] for i in range(3)] == ["task-3", "task-7", "task-9"]
-        assert str(table.get_row_at(0)[4]) == "2m13s"
+        # ON TIMEOUT: what the timeout answers, and when (option A, for runeconsole's own).
+        assert str(table.get_row_at(0)[4]) == "A in 2m13s"
+        assert str(table.get_row_at(2)[4]) == "-"
         assert "unreadable: not valid JSON" in str(table.get_row_at(2)[5])
         assert " questions 3 " in app.query_one("#status", Static).render().plain + " "
         # the countdown moves with the clock, without reading files
         scene.clock.advance(60)  # type: ignore[attr-defined]
         pane(app).tick()
-        assert str(table.get_row_at(0)[4]) == "1m13s"
+        assert str(table.get_row_at(0)[4]) == "A in 1m13s"
         assert str(table.get_row_at(0)[3]) == "1m47s"
 
 
@@ -276,7 +278,8 @@ async def test_countdown_runs_in_the_modal_and_the_timeout_closes_it(scene: Ques
     clock: ManualClock = scene.clock  # type: ignore[assignment]
     async with app.run_test(size=(100, 30)) as pilot:
         await open_first(pilot)
-        assert "2m13s" in text_of(app, "#question-countdown")
+        said = "runeconsole, which applies the timeout: in 2m13s it answers A (Use bcrypt"
+        assert said in text_of(app, "#question-countdown")
         clock.advance(100)
         pane(app).tick()
         assert "33s" in text_of(app, "#question-countdown")

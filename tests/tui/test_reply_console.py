@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from rich.text import Text
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -32,6 +33,10 @@ def shown(pilot: Pilot, selector: str) -> str:
     widget = pilot.app.screen.query_one(selector, Static)
     rendered = widget.render()
     return rendered.plain if isinstance(rendered, Text) else str(rendered)
+
+
+def toasts(app: App[None], title: str) -> list[str]:
+    return [n.message for n in app._notifications if n.title == title]
 
 
 async def type_message(pilot: Pilot, text: str) -> MessageModal:
@@ -85,6 +90,17 @@ async def test_m_in_the_agents_pane_opens_the_message_window(tmux_agents: TmuxAg
         app.agents_pane.select("worker-a")
         await type_message(pilot, "hello")
         await until(pilot, lambda: log.read_bytes() == pasted("hello"))
+        # Each message sent is confirmed, the second to the same agent too.
+        await until(pilot, lambda: not isinstance(app.screen, MessageModal))
+        await type_message(pilot, "and run the tests")
+        await until(
+            pilot, lambda: log.read_bytes() == pasted("hello") + pasted("and run the tests")
+        )
+        await until(pilot, lambda: len(toasts(app, "Message")) == 2)
+        assert toasts(app, "Message") == [
+            "sent to worker-a: “hello”",
+            "sent to worker-a: “and run the tests”",
+        ]
 
 
 @asynccontextmanager

@@ -125,6 +125,20 @@ async def test_the_review_moves_by_file_and_hunk_and_finds_text(repo: Path) -> N
         assert view.search == "needle"
         await pilot.press("home", "pagedown")
         assert view.cursor >= 20 and view.scroll_offset.y > 0
+        # tab: the folded list is shown while it has the focus; enter on a file, or tab,
+        # goes back to the diff and folds it again.
+        files = screen.query_one(FileList)
+        await pilot.press("tab")
+        assert files.has_focus and not files.has_class("-hidden")
+        await pilot.press("tab")
+        assert view.has_focus and files.has_class("-hidden")
+        await pilot.press("tab", "down", "enter")
+        assert view.has_focus and files.has_class("-hidden")
+        assert view.cursor == document.files[1]
+        await pilot.press("question_mark")  # the review's own keys, not the panes'
+        assert [key for key, _ in app.screen.pane_keys if key == "tab"] == ["tab"]
+        assert not app.screen.common
+        await pilot.press("escape")
         await pilot.press("f")
         assert not screen.query_one(FileList).has_class("-hidden")
         await pilot.press("escape")

@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.scene import build_scene
 from runeconsole.tui.console.app import RuneConsole, create_app
 from tests.support.paths import SNAP
+from tests.tui.test_toasts import tell
 
 SNAP_ROOT = SNAP / "agents"
 
@@ -43,3 +45,12 @@ def test_agent_detail(snap_compare, scene_app: RuneConsole) -> None:
 
 def test_help(snap_compare, scene_app: RuneConsole) -> None:
     assert snap_compare(scene_app, terminal_size=(80, 24), press=["question_mark"])
+
+
+def test_toasts_at_80x24(snap_compare, scene_app: RuneConsole) -> None:
+    """Six at once: three shown, the oldest four folded into one, a third of the width."""
+
+    async def news(pilot: Pilot) -> None:
+        await tell(pilot, scene_app)
+
+    assert snap_compare(scene_app, terminal_size=(80, 24), run_before=news)

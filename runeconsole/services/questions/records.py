@@ -22,6 +22,7 @@ from runeconsole.services.questions.options import (
 from runeconsole.services.questions.settings import validate_timeout
 
 USER, AUTO_TIMEOUT, CAP_EXCEEDED = "user", "auto-timeout", "cap-exceeded"
+NO_OPTIONS_ANSWER = "proceed with best judgment"  # the timeout's answer when there are none
 DECIDERS = (USER, AUTO_TIMEOUT, CAP_EXCEEDED)
 BLOCKING, NON_BLOCKING = "blocking", "non-blocking"
 URGENCIES = (BLOCKING, NON_BLOCKING)
@@ -165,6 +166,13 @@ class Question:
     @property
     def options(self) -> list[Option]:
         return parse_options(self.fields)
+
+    @property
+    def timeout_answer(self) -> tuple[Option | None, str]:
+        """What the timeout answers, where runeconsole keeps it: option A (its text), or
+        for a question without options a word to go on."""
+        options = self.options
+        return (options[0], options[0].text) if options else (None, NO_OPTIONS_ANSWER)
 
     @property
     def discarded(self) -> str | None:

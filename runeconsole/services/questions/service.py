@@ -40,7 +40,6 @@ from runeconsole.services.questions.task_status import task_check
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 FALLBACK_POLL_SECONDS = 0.5
-NO_OPTIONS_ANSWER = "proceed with best judgment"
 CAP_ANSWER = (
     "Question cap exceeded (max {cap} per worker). Make best-effort decision and mark as "
     '"assumed — needs review" in your Seal.'
@@ -318,9 +317,8 @@ class Questions:
 
     def auto_answer(self, question: Question) -> Answer:
         """Option A on timeout; ``AlreadyAnswered`` if someone was faster."""
-        options = question.options
-        text, key = (options[0].text, options[0].key) if options else (NO_OPTIONS_ANSWER, None)
-        return self._write_answer(question, text, AUTO_TIMEOUT, key)
+        option, text = question.timeout_answer
+        return self._write_answer(question, text, AUTO_TIMEOUT, option.key if option else None)
 
     def settle_due(self, questions: builtins.list[Question]) -> builtins.list[Answer]:
         """Auto-answer those past their deadline; returns the answers that now stand."""

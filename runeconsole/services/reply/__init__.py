@@ -75,7 +75,7 @@ class Replies:
         sessions = self.supervisor.sessions
         record = sessions.registry.get(key)
         view = agent_view(record.fields, None)
-        if (over := readiness.has_ended(record, view)) is not None:
+        if (over := readiness.ended(record)) is not None:
             raise Refused(ENDED, f"{over}: nothing to say to")
         place = find_pane(record, sessions)
         if place is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from runeconsole.services.claude.bridge import payload as events
 from runeconsole.services.claude.session.activity import ENDED
-from runeconsole.services.claude.session.view import AgentView
+from runeconsole.services.claude.session.view import AgentView, agent_view
 from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.registry import ACTIVE, AgentRecord
 
@@ -27,6 +27,12 @@ def has_ended(record: AgentRecord, view: AgentView) -> str | None:
     if view.activity == ENDED:
         return f"{record.key} has ended (its session ended)"
     return None
+
+
+def ended(record: AgentRecord) -> str | None:
+    """Why the agent is over, from its record alone (``None``: it is not): what the
+    consoles check before offering to message it or to go to its session."""
+    return has_ended(record, agent_view(record.fields, None))
 
 
 def _last_event(record: AgentRecord) -> object:

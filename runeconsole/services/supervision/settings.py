@@ -12,6 +12,9 @@ from runeconsole.services.registry import LivenessSettings
 
 LOW, MEDIUM, HIGH = "low", "medium", "high"
 URGENCY_RANK = {None: 0, LOW: 1, MEDIUM: 2, HIGH: 3}
+# What each urgency of a low context asks for, in words (the urgency is how pressing the
+# agent's context is, not how much of it is left): past the warn, checkpoint, handoff mark.
+URGENCY_WORDS = {LOW: "running low", MEDIUM: "time to checkpoint", HIGH: "time to hand off"}
 SOCKET_ENV = "RUNECONSOLE_TMUX_SOCKET"
 
 

@@ -10,7 +10,6 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.notifications import SeverityLevel
 from textual.widgets import TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock
@@ -38,7 +37,7 @@ from runeconsole.tui.console.console_monitor import ConsoleMonitor
 from runeconsole.tui.console.feed import ChangeFeed, FleetChanged, StateChanged
 from runeconsole.tui.console.routes import Routes
 from runeconsole.tui.console.status_bar import StatusBar
-from runeconsole.tui.console.toasts import RepeatFilter, monitor_toast
+from runeconsole.tui.console.toasts import monitor_toast
 from runeconsole.tui.console.upkeep import Upkeep
 from runeconsole.tui.panes.agent_actions import LocalAgents
 from runeconsole.tui.panes.agents_pane import AgentsPane
@@ -117,7 +116,6 @@ class RuneConsole(PanesApp):
         self._fleet_views: list[Pane[Any]] = []
         paths = self.registry.paths
         self.routes = Routes({paths.identities, paths.hook_files, paths.supervisor})
-        self._toasts = RepeatFilter()
         self.spending = SpendWatch()  # the top line's dollars and plan; budget toasts
         self._spend_minute: object = None
         # While it is open the console holds the project's console lock: Claude Code's
@@ -271,20 +269,6 @@ class RuneConsole(PanesApp):
         toast = monitor_toast(report)
         if toast is not None:
             self.notify(toast[0], title="Agents", severity=toast[1], markup=False)
-
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None:
-        """A toast, unless the same one was shown moments ago (``tui/console/toasts.py``)."""
-        if not self._toasts.fresh(title, message):
-            return
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def follow_dir(self, pane: FilePane[Any], directory: Path) -> None:
         """Follow a directory that appeared after start (a new signal or context dir)."""

@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.events import Key
 from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
@@ -26,7 +27,7 @@ from runeconsole.services.review.report import review_line
 from runeconsole.tui.modals.agent_peek import AgentPeek
 from runeconsole.tui.modals.detail_modal import DetailModal
 from runeconsole.tui.modals.message_modal import MessageModal
-from runeconsole.tui.panes.agent_actions import AgentFacts
+from runeconsole.tui.panes.agent_actions import AgentFacts, out_of_reach
 from runeconsole.tui.panes.agent_cells import cost_words, spent
 from runeconsole.tui.panes.permissions_pane import decisions_text
 from runeconsole.tui.support.theme import LIVENESS_STYLE
@@ -67,7 +68,8 @@ def chain_text(chain: list[AgentRecord]) -> Text:
 
 
 class AgentDetail(DetailModal):
-    """An agent's screen and last message (kept current), its record and its hook file."""
+    """An agent's screen and last message (kept current), its record and its hook file.
+    ``m`` is offered only while a message can reach the agent: not once it has ended."""
 
     BINDINGS = [Binding("m", "message", "Message")]
 
@@ -85,6 +87,7 @@ class AgentDetail(DetailModal):
         self.facts = facts
         self.now = now
         self.where = where  # the source it runs on, in the fleet console
+        self.unreachable = out_of_reach(record, key)  # why no message can reach it
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail"):
@@ -115,6 +118,20 @@ class AgentDetail(DetailModal):
         shown = reviews_text(self.facts.reviews(self.key))
         if not cancelled():
             self.app.call_from_thread(self._show_section, "#detail-reviews", shown)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "message" or self.unreachable is None  # hidden: it cannot apply
+
+    def on_key(self, event: Key) -> None:
+        """``m`` where a message cannot reach the agent: why, rather than nothing."""
+        if event.key == "m" and self.unreachable is not None:
+            event.stop()
+            self.notify(
+                f"{self.unreachable}: a message cannot reach it",
+                title="Message",
+                severity="warning",
+                markup=False,
+            )
 
     def action_message(self) -> None:
         """``m``: a message to the agent, pasted into its pane (a refusal shown there)."""
@@ -169,7 +186,10 @@ class AgentDetail(DetailModal):
         if record is not None:
             title = Text.assemble(("● ", LIVENESS_STYLE[record.liveness]), title)
             title.append(f"  {record.status} · seen {format_age(record.age_seconds)} ago", "dim")
-            title.append("   m: send it a message", "dim")
+            if self.unreachable is None:
+                title.append("   m: send it a message", "dim")
+            elif not record.error:
+                title.append("   ended: no messages reach it", "dim")
             cost = spent(record, self.now()) if not record.error else None
             if cost is not None:
                 title.append(f"\ncost: {cost_words(cost)}", "dim")

@@ -22,6 +22,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.tui.support.workers import background
 
 Send = Callable[[str], Any]
+PREVIEW_CHARS = 40  # of the message, in the toast that says it was sent
 
 
 class MessageModal(ModalScreen[bool]):
@@ -80,10 +81,16 @@ class MessageModal(ModalScreen[bool]):
             said = exc.message if isinstance(exc, RuneError) else f"{type(exc).__name__}: {exc}"
             self.app.call_from_thread(self.refused, said)
             return
-        self.app.call_from_thread(self.delivered)
+        self.app.call_from_thread(self.delivered, text)
 
-    def delivered(self) -> None:
-        self.app.notify(f"said to {self.agent}", title="Message", timeout=3)
+    def delivered(self, text: str) -> None:
+        """Sent: the window closes and a toast says what went where (each message its own
+        toast: a second one to the same agent is confirmed too)."""
+        line = " ".join(text.split())
+        if len(line) > PREVIEW_CHARS:
+            line = line[: PREVIEW_CHARS - 1] + "…"
+        where = f" on {self.where}" if self.where else ""
+        self.app.notify(f"sent to {self.agent}{where}: “{line}”", title="Message", markup=False)
         self.dismiss(True)
 
     def refused(self, reason: str) -> None:

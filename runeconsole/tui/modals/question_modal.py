@@ -222,15 +222,29 @@ class QuestionModal(DecisionModal[Answer | None]):
                 "dim",
             )
         elif left is None:
-            text = Text("No auto-answer: the worker waits until you answer.", "dim")
-        elif left <= 0:
-            text = Text("Auto-answer due now: option A.", "bold red")
+            text = Text("No timeout: the worker waits until you answer.", "dim")
         else:
-            style = "bold red" if left <= 30 else "yellow" if left <= 60 else ""
-            text = Text.assemble(
-                "Auto-answer with option A in ", (format_left(left), style or "bold")
-            )
+            text = self._timeout_text(left)
         self.query_one("#question-countdown", Static).update(text)
+
+    def _timeout_text(self, left: float) -> Text:
+        """What runeconsole's timeout answers, and when (the pane's ON TIMEOUT says the
+        same in short: ``A in 2m13s``)."""
+        option, answer = self.question.timeout_answer
+        text = Text("Asked through runeconsole, which applies the timeout: ")
+        if left <= 0:
+            text.append("it answers now with ", "bold red")
+        else:
+            style = "bold red" if left <= 30 else "yellow" if left <= 60 else "bold"
+            text.append_text(Text.assemble("in ", (format_left(left), style), " it answers "))
+        if option is not None:
+            text.append(option.key, "bold")
+            text.append(f" ({option.label})")
+        else:
+            text.append(f"“{answer}”", "bold")
+        if left > 0:
+            text.append(" unless you answer first")
+        return text
 
     def answered_elsewhere(self, answer: Answer) -> None:
         """Someone (usually the timeout) answered first: say so, then move on or close."""

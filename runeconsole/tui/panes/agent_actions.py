@@ -28,6 +28,7 @@ from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.hook_files import HookFile
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.reply import Replies
+from runeconsole.services.reply.readiness import ended
 from runeconsole.services.review.records import ReviewRecord, ReviewRecords
 from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.support.workers import background
@@ -44,6 +45,15 @@ STOP_BACKGROUND = (
 def stopping(record: AgentRecord | None) -> bool:
     """Whether ``x`` on this agent stops a Claude Code background session."""
     return record is not None and not record.error and is_background(record.fields)
+
+
+def out_of_reach(record: AgentRecord | None, key: str = "") -> str | None:
+    """Why nothing can reach the agent's session (a message, ``g``), ``None``: it may."""
+    if record is None:
+        return f"{key}: this identity no longer exists"
+    if record.error:
+        return f"{record.key} is unreadable: {record.error}"
+    return ended(record)
 
 
 class AgentFacts(Protocol):
@@ -220,6 +230,9 @@ class AgentActions(Widget):
 
         if (chosen := self._chosen()) is not None:
             key = chosen[0]
+            if (why := out_of_reach(chosen[1])) is not None:
+                self.notify(f"{why}: a message cannot reach it", severity="warning", markup=False)
+                return
             say = partial(self.agents.facts(key).say, key)
             self.app.push_screen(MessageModal(key, say, where=self.agents.where(key) or None))
 
@@ -265,6 +278,11 @@ class AgentActions(Widget):
         key, record = chosen
         if record.error:
             self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
+            return
+        # An ended session is gone (a background one is opened again by claude attach).
+        why = out_of_reach(record) if action == "jump" else None
+        if why is not None and not is_background(record.fields):
+            self.notify(f"{why}: no session to go to", severity="warning", markup=False)
             return
         if action not in CHANGES:
             self.run(action, key)

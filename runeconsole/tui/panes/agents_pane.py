@@ -81,7 +81,7 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
         ("✗", "stopped: its turn ended on an API error (the Problems pane says which)"),
         ("STATUS", "busy, idle, waiting, compacting, stopped (hooks, else its pane)"),
         ("COST", "so far (~ estimated); yellow past 80 % of a budget, red when held"),
-        ("CHANGES", "+added −removed files; ● ready (/ ready), ✓ approved, ⛙ merged"),
+        ("±", "its changes: +added −removed files; ● ready (/ ready), ✓ approved, ⛙ merged"),
     )
     COLUMNS = AGENT_COLUMNS
     MOVING = SEEN

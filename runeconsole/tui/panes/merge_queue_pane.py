@@ -97,8 +97,9 @@ class MergeQueuePane(FilePane[QueueEntry]):
         Binding("r", "retry", "Retry"),
         Binding("x", "remove", "Remove"),
         Binding("exclamation_mark", "priority", "Priority"),
-        Binding("plus,equals_sign", "move(-1)", "Move up"),
-        Binding("minus", "move(1)", "Move down"),
+        # In the help (+ / -), not the footer: at 80 columns it has no room for them.
+        Binding("plus,equals_sign", "move(-1)", "Move up", show=False),
+        Binding("minus", "move(1)", "Move down", show=False),
         Binding("space", "toggle_pause", "Pause/resume"),
     ]
 

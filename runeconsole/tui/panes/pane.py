@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import reactive
@@ -96,6 +97,14 @@ class Pane(Vertical, Generic[R]):
     """
 
     filter_text: reactive[str] = reactive("", init=False)
+
+    # Quit and Help lead every pane's keys in the footer: it lists the focused pane's keys
+    # before the app's, and at 80 columns a pane's own would push these two out of sight.
+    # (The app binds them too, for when no pane has the focus.)
+    BINDINGS = [
+        Binding("q", "app.quit", "Quit"),
+        Binding("question_mark", "app.help", "Help"),
+    ]
 
     PANE_ID: ClassVar[str] = ""
     TITLE: ClassVar[str] = ""

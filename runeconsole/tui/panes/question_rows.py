@@ -1,5 +1,5 @@
-"""The Questions pane's rows: the urgency mark that orders them, the countdown to the
-auto-answer (or to a relayed call's expiry), and the cells."""
+"""The Questions pane's rows: the urgency mark that orders them, what the timeout does and
+when (the auto-answer, or a relayed call's expiry), and the cells."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ COLUMNS = (
     ("task", "TASK", 9),
     ("worker", "WORKER", 14),
     ("age", "AGE", 6),
-    ("left", "TIMEOUT", 7),
+    ("left", "ON TIMEOUT", 12),  # what the timeout does, and when
     ("question", "QUESTION", None),
 )
 TIMES = frozenset({"age", "left"})
@@ -37,22 +37,25 @@ class Mark(Text):
 
 
 def countdown(question: Question, now: datetime) -> Text:
-    """Time left before option A is chosen for the operator, or before a relayed Claude
-    Code call expires (then Claude Code asks in its own dialog): shown in italics;
-    ``other`` for a question another tool asked, which keeps its own timeout."""
+    """What happens on timeout, and when (the ON TIMEOUT column): ``A in 2m13s`` where
+    runeconsole answers with option A; ``dialog 4m50s`` for a relayed Claude Code call
+    (then Claude Code asks in its own dialog), in italics; ``other tool`` for a question
+    another tool asked, which keeps its own timeout; ``no timeout`` when the worker waits."""
     expiry = answers.expires_in(question, now)
     if expiry is not None:
         style = "bold red italic" if expiry <= 30 else "italic"
-        return Text(format_left(max(expiry, 0)) if expiry > 0 else "expires", style=style)
+        return Text(f"dialog {format_left(expiry)}" if expiry > 0 else "dialog now", style)
     left = question.seconds_left(now)
     if not question.error and not question.asked_here:
-        return Text("other", style="dim")
+        return Text("other tool", style="dim")
     if question.error or left is None:
-        return Text("never" if not question.error else "-", style="dim")
+        return Text("no timeout" if not question.error else "-", style="dim")
+    option, _ = question.timeout_answer
+    choice = option.key if option is not None else "auto"
     if left <= 0:
-        return Text("due", style="bold red")
+        return Text(f"{choice} now", style="bold red")
     style = "bold red" if left <= 30 else "yellow" if left <= 60 else ""
-    return Text(format_left(left), style=style)
+    return Text(f"{choice} in {format_left(left)}", style=style)
 
 
 def row_values(question: Question, now: datetime) -> tuple[object, ...]:

@@ -7,7 +7,9 @@ from rich.text import Text
 
 from runeconsole.services.review.changes import Changes
 
-CHANGES_COLUMN = ("changes", "CHANGES", 15)
+# Headed ``±``: in an 80-column pane the column begins at its last column, where the
+# header reads whole and so does the first character of each cell, the review mark.
+CHANGES_COLUMN = ("changes", "±", 15)
 STATE_STYLE = {
     "ready": "bold green",
     "approved": "bold cyan",

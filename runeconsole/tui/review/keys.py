@@ -37,7 +37,7 @@ HELP = (
     ("c / C", "comment on the line under the cursor / on the whole change"),
     ("S", "send the comments to the agent, as one prompt"),
     ("A", "approve: the branch joins the merge queue"),
-    ("tab", "between the file list and the diff"),
+    ("tab", "between the file list and the diff (a folded list shows meanwhile)"),
     ("r", "read the changes again"),
     ("esc / q", "close the review"),
 )

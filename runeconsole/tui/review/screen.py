@@ -1,11 +1,12 @@
 """The review screen: what an agent changed, file by file, and the reviewer's decisions.
 
 The changed files (with ``+``/``−``) beside the diff; the list folds away below 100
-columns (``f`` brings it back). Reading: ``n``/``p`` files, ``]``/``[`` hunks, ``/``
-search (``.``/``,`` next and previous match), ``w`` wrap. Deciding: ``c`` comments on the
-line under the cursor, ``C`` on the whole change, ``S`` sends the comments to the agent as
-one prompt, ``A`` approves (the branch joins the merge queue and its predicted conflicts
-are shown at once). Loading and every decision run in workers; what comes back is shown.
+columns (``f`` brings it back; ``tab`` shows it while it has the focus). Reading:
+``n``/``p`` files, ``]``/``[`` hunks, ``/`` search (``.``/``,`` next and previous match),
+``w`` wrap. Deciding: ``c`` comments on the line under the cursor, ``C`` on the whole
+change, ``S`` sends the comments to the agent as one prompt, ``A`` approves (the branch
+joins the merge queue and its predicted conflicts are shown at once). Loading and every
+decision run in workers; what comes back is shown.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.events import DescendantFocus
 from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 
@@ -108,6 +110,7 @@ class ReviewScreen(ReviewDecisions):
         self.document: Document | None = None
         self.comments: list[Comment] = []
         self.files_wanted: bool | None = None  # None: by the width
+        self.files_peek = False  # a folded list shown while it has the focus (tab)
         self.mode: str | None = None
         self.pending: tuple[str | None, int | None, str] | None = None  # a comment's place
         self.loads = 0  # loads shown (tests and the benchmark wait on it)
@@ -165,7 +168,13 @@ class ReviewScreen(ReviewDecisions):
     def _fold(self) -> None:
         wanted = self.files_wanted
         shown = self.size.width >= FOLD_BELOW if wanted is None else wanted
-        self.file_list.set_class(not shown, "-hidden")
+        self.file_list.set_class(not (shown or self.files_peek), "-hidden")
+
+    def on_descendant_focus(self, event: DescendantFocus) -> None:
+        """The diff has the focus again: a list shown for the moment folds away."""
+        if self.files_peek and event.widget is not self.file_list:
+            self.files_peek = False
+            self._fold()
 
     # -- loading -----------------------------------------------------------------------
 
@@ -281,14 +290,22 @@ class ReviewScreen(ReviewDecisions):
 
     def action_toggle_files(self) -> None:
         self.files_wanted = self.file_list.has_class("-hidden")
+        self.files_peek = False
         self._fold()
+        if self.file_list.has_class("-hidden") and self.file_list.has_focus:
+            self.diff_view.focus()
 
     def action_switch_focus(self) -> None:
+        """``tab``: from the diff to the file list, which a narrow screen shows for as long
+        as it has the focus (enter on a file, or tab, goes back to the diff), and back."""
         files = self.file_list
-        if self.diff_view.has_focus and not files.has_class("-hidden"):
-            files.focus()
-        else:
+        if not self.diff_view.has_focus:
             self.diff_view.focus()
+            return
+        if files.has_class("-hidden"):
+            self.files_peek = True
+            self._fold()
+        files.focus()
 
     def action_reload(self) -> None:
         self.load()

@@ -10,6 +10,7 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 from textual.filter import LineFilter
+from textual.notifications import SeverityLevel
 from textual.widgets import Input, TabbedContent, TabPane
 
 from runeconsole.tui.modals.help_screen import HelpScreen
@@ -19,6 +20,7 @@ from runeconsole.tui.panes.permissions_pane import PermissionTable
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.panes.questions_pane import QuestionTable
 from runeconsole.tui.support.terminal_safe import NoControlCharacters
+from runeconsole.tui.support.toast_shelf import Note, RepeatFilter, ToastShelf
 from runeconsole.tui.support.workers import WorkFailed
 from runeconsole.tui.widgets.filter_box import FilterBox
 
@@ -35,8 +37,47 @@ class PanesApp(App[None]):
     ]
 
     NO_CONTROLS = NoControlCharacters()
+    # The screens' classes by width (Textual's breakpoints): console.tcss makes the toasts
+    # of a narrow pane narrower and tighter.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     # The windows' tap buttons (tap_keys.py) show in a browser; this shows them anywhere.
     force_tap_keys = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.toast_repeats = RepeatFilter()  # the same toast twice in a row: shown once
+        self.toast_shelf = ToastShelf()  # at most three toasts at once
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """A toast, unless the same one was shown moments ago, on the shelf: with three up
+        already, the oldest are folded into one (``support/toast_shelf.py``). Safe from any
+        thread, as Textual's."""
+        if not self.toast_repeats.fresh(title, message):
+            return
+        seconds = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        clear, shown = self.toast_shelf.add(Note(title, message, severity, markup), seconds)
+        if clear:  # queued: it runs before the toasts below are put up, from any thread
+            self.call_later(super().clear_notifications)
+        for note, left in shown:
+            super().notify(
+                note.message,
+                title=note.title,
+                severity=note.severity,
+                timeout=left,
+                markup=note.markup,
+            )
+
+    def clear_notifications(self) -> None:
+        self.toast_shelf.clear()
+        super().clear_notifications()
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then the one that keeps control characters off the terminal."""
@@ -91,7 +132,8 @@ class PanesApp(App[None]):
 
     def action_help(self) -> None:
         pane = self.current_pane()
-        self.push_screen(HelpScreen(pane.TITLE, pane.HELP_KEYS))
+        panes = len(self.query_one(TabbedContent).query(TabPane))
+        self.push_screen(HelpScreen(pane.TITLE, pane.HELP_KEYS, panes=panes))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "filter":  # a `/` typed into a text box or over a window is just that

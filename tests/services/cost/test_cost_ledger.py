@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.errors import UnreadableFile
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.cost import ledger, prices
+from runeconsole.services.cost import booking, ledger, prices
+from runeconsole.services.cost.totals import Totals
+from runeconsole.services.project import Project
+from runeconsole.services.registry import Registry
 
 DAY, NEXT = "2026-11-24", "2026-11-25"
 
@@ -99,3 +103,35 @@ def test_a_talisman_table_keeps_its_good_entries_and_names_the_bad_ones() -> Non
     assert len(wrong) == 2
     windows, wrong = prices.checked_windows({"m": 500_000, "tiny": 10, "x": True})
     assert windows == {"m": 500_000} and len(wrong) == 2
+
+
+def test_a_successor_keeps_its_keys_spending_so_the_day_never_falls(
+    project: Path, clock: ManualClock
+) -> None:
+    """A re-spawn or a handoff registers the key again: the identity's ``cost`` (the key's
+    ledger, which outlives its sessions) stays, and the new session's spending adds to it."""
+    registry = Registry(Project(project, clock))
+    registry.register("claude", "web")
+    now = clock.now()
+    day = ledger.local_day(now)
+
+    def status_line(session: str, total: float) -> None:  # what the status line books
+        fields = dict(registry.get("claude-web").fields)
+        entry = booking.Entry(registry.paths, "claude-web", fields, {})
+        booking.book(entry, session, total, False, now, {})
+        registry.update("claude-web", {"cost": fields["cost"]})
+
+    def today() -> float:
+        totals = Totals()
+        for record in registry.list():
+            totals.update(record.key, record.fields)
+        return totals.today_usd(day)
+
+    status_line("s1", 2.5)
+    assert today() == 2.5
+    before = registry.get("claude-web").get("agent_id")
+    registry.register("claude", "web", predecessor_id=before)  # the successor, same key
+    assert today() == 2.5
+    assert registry.get("claude-web").get("cost")["usd"] == 2.5
+    status_line("s2", 0.75)  # its own session counts from zero: added, not replacing
+    assert today() == 3.25
