@@ -134,6 +134,14 @@ class QueueClaims(QueueEdits):
                 if isinstance(item, dict) and item.get("entry_id") in changes:
                     item.update(changes[item["entry_id"]])
 
+    def mark_flaky(self, notes: dict[str, list[str]], command: list[str]) -> None:
+        """A red run whose entries (``{entry_id: its notes so far}``) have all landed since
+        flaked: each is marked ``flaky`` (which of them flaked cannot be told), and one
+        flaky run of ``command`` is counted."""
+        note = "its batch failed once and every entry of it passed since: marked flaky"
+        self.update_entries({e: {"flaky": True, "notes": [*n, note]} for e, n in notes.items()})
+        self.remember_run(command, None, flaky=True)
+
     def remember_run(self, command: list[str], seconds: float | None, *, flaky: bool) -> None:
         """A green run of ``command`` (its time, for ``test_timeout_seconds: auto``; none:
         a flaky run found later); and, ``flaky``: a run that failed, then passed, counted

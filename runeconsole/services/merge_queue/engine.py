@@ -378,18 +378,11 @@ class Engine:
             self.train.left(entry_ids)
 
     def _mark_flaked(self, command: list[str]) -> None:
-        """Red runs whose entries have all landed flaked: each marked ``flaky`` (which of
-        them flaked cannot be told), one flaky run counted."""
+        """Red runs whose entries have all landed flaked: their entries are marked."""
         while self.train.evidence.flaked:
             entries = self.train.evidence.flaked.pop(0)
-            note = "its batch failed once and every entry of it passed since: marked flaky"
-            changes = {}
-            for entry_id in entries:
-                run = self.runs.get(entry_id)
-                notes = [*run.notes, note] if run is not None else [note]
-                changes[entry_id] = {"flaky": True, "notes": notes}
-            self.queue.update_entries(changes)
-            self.queue.remember_run(command, None, flaky=True)
+            notes = {e: self.runs[e].notes if e in self.runs else [] for e in entries}
+            self.queue.mark_flaky(notes, command)
 
     def _done(self, batch: Batch) -> None:
         """A batch left the train (landed or failed): entries sent back may try again."""
