@@ -14,7 +14,12 @@ from runeconsole.services.fleet.problem import Judge, Problem
 from runeconsole.services.observation import AgentObservation
 from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.registry import ACTIVE, CRASHED, RED, AgentRecord
-from runeconsole.services.supervision.settings import HIGH, MEDIUM, SupervisorSettings
+from runeconsole.services.supervision.settings import (
+    HIGH,
+    MEDIUM,
+    URGENCY_WORDS,
+    SupervisorSettings,
+)
 
 # Rank of a context problem by urgency: high beside stale agents (both about to be lost),
 # medium and low after prompts waiting for an answer.
@@ -67,11 +72,8 @@ def find_problems(
             continue
         screen = obs.screen
         if obs.urgency:
-            left = "compacting" if screen.compacting else f"{screen.context_left}% context left"
-            rank = CONTEXT_RANK.get(obs.urgency, LOW_CONTEXT_RANK)
-            remaining = 0 if screen.compacting else screen.context_left
             problems.append(
-                Problem(record.key, "context", rank, f"{obs.urgency}: {left}", remaining)
+                _context(record.key, obs.urgency, screen.context_left, screen.compacting)
             )
     return sorted(problems, key=lambda problem: problem.sort_key)
 
@@ -101,10 +103,16 @@ def _hook_fed_context(
     urgency = settings.urgency(reading)
     if urgency is None:
         return []
-    left = "compacting" if view.compacting else f"{view.context_left_percent}% context left"
-    remaining = 0 if view.compacting else view.context_left_percent
+    return [_context(key, urgency, view.context_left_percent, view.compacting)]
+
+
+def _context(key: str, urgency: str, left: int | None, compacting: bool) -> Problem:
+    """Context running out, in the words of the warning: ``9% context left, time to hand
+    off`` (what is left first, what to do about it after)."""
+    said = "compacting" if compacting else f"{left}% context left"
     rank = CONTEXT_RANK.get(urgency, LOW_CONTEXT_RANK)
-    return [Problem(key, "context", rank, f"{urgency}: {left}", remaining)]
+    words = URGENCY_WORDS.get(urgency, urgency)
+    return Problem(key, "context", rank, f"{said}, {words}", 0 if compacting else left)
 
 
 def judge_with(settings: SupervisorSettings | None) -> Judge:

@@ -446,7 +446,7 @@ def test_problems_most_urgent_first(project: Path, tmux_socket: str, clock: Manu
     problems = [(p.key, p.kind, p.detail) for p in supervisor.problems(observations)]
     assert problems == [
         ("worker-crashed", "crashed", "tmux session rune-worker-crashed is gone"),
-        ("worker-full", "context", "high: 4% context left"),
+        ("worker-full", "context", "4% context left, time to hand off"),
         ("worker-quiet", "stale", "no heartbeat for 6m40s"),
         ("worker-asking", "waiting", "question: Which DB?"),
     ]
