@@ -4,7 +4,6 @@ left out of the garbage collector's full passes once built."""
 
 from __future__ import annotations
 
-import gc
 from datetime import datetime
 from typing import Any
 
@@ -42,11 +41,3 @@ def row_order(record: AgentRecord, source: str = "") -> tuple[str, str, str, str
 def as_shown(cells: Any) -> tuple[str, ...]:
     """The order of rows by the cells of their order columns, as they read."""
     return tuple(str(value) for value in cells)
-
-
-def settle_memory() -> None:
-    """After a fill's chunk built rows: what is alive now (the records, rows and cells) is
-    left out of the garbage collector's full passes (``gc.freeze``). Each full pass walks
-    every live object, 100-350 ms at 50,000 agents, and one landing on a key is that
-    key's delay; the fleet's objects are freed by reference counting, not by those passes."""
-    gc.freeze()

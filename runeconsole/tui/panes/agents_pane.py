@@ -19,6 +19,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 
+from runeconsole.core.gcpause import settle
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.tracker import ChangeTracker
@@ -32,7 +33,6 @@ from runeconsole.tui.panes.agent_rows import (
     as_shown,
     row_order,
     search_text,
-    settle_memory,
 )
 from runeconsole.tui.panes.changes_watch import ChangesWatch
 from runeconsole.tui.panes.pane import AGENTS, Columns, Pane
@@ -229,7 +229,7 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
         self.table.replace([(key, self._current_row(key, now)) for key in first])
         self.finish()
         if not filtering:
-            settle_memory()  # the records; the rows of the fill after it
+            settle()  # the records; the rows of the fill after it
         self._filling, self._spliced = walked < len(keys), False
         if self._filling:
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, self._fill))
@@ -302,7 +302,7 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
             chunk, walked = self._matching(keys, walked, CHUNK_ROWS, 10 * CHUNK_ROWS)
             table.extend([(key, row_of(key)) for key in chunk if key in records and not has(key)])
         if len(self._rows) > built:
-            settle_memory()  # the rows just built: no full pass walks them again
+            settle()  # the rows just built: no full pass walks them again
         if walked < len(keys):
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, fill))
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.filter import LineFilter
@@ -19,6 +20,7 @@ from runeconsole.tui.panes.pane import AGENTS, Pane
 from runeconsole.tui.panes.permissions_pane import PermissionTable
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.panes.questions_pane import QuestionTable
+from runeconsole.tui.support.heap_upkeep import HeapUpkeep
 from runeconsole.tui.support.terminal_safe import NoControlCharacters
 from runeconsole.tui.support.toast_shelf import Note, RepeatFilter, ToastShelf
 from runeconsole.tui.support.workers import WorkFailed
@@ -47,6 +49,14 @@ class PanesApp(App[None]):
         super().__init__()
         self.toast_repeats = RepeatFilter()  # the same toast twice in a row: shown once
         self.toast_shelf = ToastShelf()  # at most three toasts at once
+        self.heap = HeapUpkeep(self)  # a console open for months keeps its memory flat
+
+    def on_mount(self) -> None:
+        self.heap.start()
+
+    async def on_event(self, event: events.Event) -> None:
+        self.heap.saw(event)
+        await super().on_event(event)
 
     def notify(
         self,
