@@ -80,3 +80,22 @@ def test_a_fold_is_up_as_long_as_the_longest_it_holds_and_folds_again() -> None:
     fold = shelf.shown[0]
     assert fold.title == "+6 earlier"  # three lines at most: the rest counted
     assert fold.message.splitlines() == ["t: m0", "t: m1", "…and 4 more"]
+
+
+async def test_folding_again_and_again_leaves_no_empty_toast_holder_behind(
+    project: Path, clock: ManualClock
+) -> None:
+    """Textual takes a cleared toast down but leaves the holder it was mounted in; a
+    console that folds all day would keep every one of them mounted."""
+    build_scene(project, clock)
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        for round_ in range(5):
+            for title, message, _ in NEWS:  # one at a time, as news comes
+                app.notify(f"{message} ({round_})", title=title, timeout=60)
+                await pilot.pause()
+        await pilot.pause()
+        holders = list(app.screen.query("ToastHolder"))
+        assert len(toasts(app)) == 3
+        # The three up, and at most the last fold's three, swept at the next fold.
+        assert len(holders) <= 3 + 3, f"{len(holders)} holders for 3 toasts"

@@ -76,6 +76,7 @@ class PanesApp(App[None]):
         clear, shown = self.toast_shelf.add(Note(title, message, severity, markup), seconds)
         if clear:  # queued: it runs before the toasts below are put up, from any thread
             self.call_later(super().clear_notifications)
+            self.call_later(self._sweep_toast_holders)
         for note, left in shown:
             super().notify(
                 note.message,
@@ -88,6 +89,16 @@ class PanesApp(App[None]):
     def clear_notifications(self) -> None:
         self.toast_shelf.clear()
         super().clear_notifications()
+        self.call_later(self._sweep_toast_holders)
+
+    def _sweep_toast_holders(self) -> None:
+        """Textual takes a cleared toast down but leaves the holder it was mounted in
+        (``ToastHolder``, by its CSS type): a console that folds toasts all day would keep
+        every one mounted, laid out on each refresh (the soak's growing memory and CPU).
+        The empty ones go; one whose toast is still on its way out goes next time."""
+        for holder in self.screen.query("ToastHolder"):
+            if not holder.children:
+                holder.remove()
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then the one that keeps control characters off the terminal."""
