@@ -44,7 +44,7 @@ class HeapUpkeep:
 
     def saw(self, event: events.Event) -> None:
         """An input event: the operator is at the keys (or the mouse)."""
-        if isinstance(event, events.Key | events.MouseDown | events.MouseScrollDown):
+        if isinstance(event, events.InputEvent):
             self.last_key = self.clock()
 
     def tick(self) -> None:
