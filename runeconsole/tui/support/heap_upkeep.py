@@ -1,5 +1,6 @@
 """A console open for months keeps its memory flat: now and then, while the operator is
-not typing, the collector's full pass (``core/gcpause.collect``).
+not typing, Textual's shared caches let go of widgets long gone (``framework_caches``)
+and the collector's full pass runs (``core/gcpause.collect``).
 
 Every ``COLLECT_SECONDS`` the cyclic garbage made since the last pass is collected (what
 is not frozen: a few milliseconds at 200 agents, the fleet's rows being frozen); every
@@ -18,6 +19,7 @@ from textual import events
 from textual.app import App
 
 from runeconsole.core import gcpause
+from runeconsole.tui.support import framework_caches
 
 COLLECT_SECONDS = 60.0
 THAW_SECONDS = 1800.0
@@ -30,10 +32,12 @@ class HeapUpkeep:
         app: App[Any],
         clock: Callable[[], float] = time.monotonic,
         collect: Callable[..., int] = gcpause.collect,
+        release: Callable[[], int] = framework_caches.release,
     ) -> None:
         self.app = app
         self.clock = clock
         self._collect = collect
+        self._release = release
         self.last_key = float("-inf")
         self.last_thaw = clock()
         self.passes = 0  # full passes run (thawed ones included)
@@ -52,6 +56,7 @@ class HeapUpkeep:
         if now - self.last_key < QUIET_SECONDS:
             return  # typing: the next tick
         thaw = now - self.last_thaw >= THAW_SECONDS
+        self._release()
         self._collect(thaw=thaw)
         self.passes += 1
         if thaw:

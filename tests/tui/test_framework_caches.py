@@ -1,0 +1,80 @@
+"""Textual keeps the lines of widgets taken down in a shared memo (its issue #6665); the
+console's heap upkeep lets go of them. With a real app, real widgets and the real memo."""
+
+from __future__ import annotations
+
+import gc
+
+from textual.app import App, ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from runeconsole.tui.support import framework_caches
+from runeconsole.tui.support.heap_upkeep import HeapUpkeep
+
+CARDS = 40
+
+
+def styles_caches() -> int:
+    """Styles caches alive now (one per widget drawn, and any the memo still holds)."""
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o).__name__ == "StylesCache")
+
+
+class Cards(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Vertical(id="cards")
+
+    async def deal(self) -> None:
+        await self.query_one("#cards").mount_all(
+            Static(f"card {n}", classes="card") for n in range(CARDS)
+        )
+
+    async def clear(self) -> None:
+        await self.query_one("#cards").remove_children()
+
+
+async def test_cards_taken_down_keep_their_lines_until_the_memo_is_let_go() -> None:
+    app = Cards()
+    framework_caches.release()
+    async with app.run_test(size=(40, 60)) as pilot:
+        await pilot.pause()
+        before = styles_caches()
+        for _ in range(3):  # three rounds of cards put up and taken down
+            await app.deal()
+            await pilot.pause()  # drawn: each card's styles cache is in the memo
+            await app.clear()
+            await pilot.pause()
+        kept = styles_caches() - before
+        # When this fails, Textual no longer keeps them: framework_caches can go.
+        assert kept >= 2 * CARDS, "Textual still keeps the styles caches of cards taken down"
+        assert framework_caches.kept_entries() >= kept
+        assert framework_caches.release() >= kept
+        # The last cards dealt stay in their container's last arrangement (Textual's
+        # layout cache, one per container) until it is arranged again: the others go.
+        assert styles_caches() - before <= CARDS, "the cards' styles caches are freed"
+        await app.deal()
+        await pilot.pause()
+        assert len(app.query(".card")) == CARDS, "the cards still draw once the memo is empty"
+
+
+def test_the_upkeep_lets_go_of_textuals_memo_before_its_collector_pass() -> None:
+    calls: list[str] = []
+
+    def collect(*, thaw: bool) -> int:
+        calls.append("collect")
+        return 0
+
+    def release() -> int:
+        calls.append("release")
+        return 0
+
+    upkeep = HeapUpkeep(app=None, collect=collect, release=release)  # type: ignore[arg-type]
+    upkeep.tick()
+    assert calls == ["release", "collect"]
+
+
+def test_letting_go_where_there_is_nothing_to_let_go_of_does_nothing() -> None:
+    framework_caches.release()
+    assert framework_caches.release() == 0
+    assert framework_caches.kept_entries() == 0
