@@ -14,7 +14,7 @@ from runeconsole.services.questions import ANOTHER_TOOL, Question, format_left
 COLUMNS = (
     ("urgency", " ", 1),
     ("task", "TASK", 9),
-    ("worker", "WORKER", 14),
+    ("worker", "WORKER", None),  # as wide as the longest name shown
     ("age", "AGE", 6),
     ("left", "ON TIMEOUT", 12),  # what the timeout does, and when
     ("question", "QUESTION", None),
