@@ -129,6 +129,7 @@ class FleetFeed:
             pending: list[Event] = []
             while not self._stop.is_set() and not self._all_answered():
                 pending += self._take(0.5)
+            pending += self._take(0)  # what came with the last answers
             rows = sum(len(r) for r in self.rows.values()) + len(self.states)
             emit([*latest(pending), {"event": "ready", "rows": rows}])
             while follow_changes and not self._stop.is_set():
@@ -162,8 +163,9 @@ class FleetFeed:
         return all(state["state"] != CONNECTING for state in self.states.values())
 
     def _take(self, timeout: float) -> list[Event]:
+        """What is queued, waiting up to ``timeout`` for the first (0: none)."""
         try:
-            events = self._queue.get(timeout=timeout)
+            events = self._queue.get(timeout=timeout) if timeout else self._queue.get_nowait()
         except queue.Empty:
             return []
         while not self._queue.empty():
@@ -261,7 +263,9 @@ class FleetFeed:
         with self._lock:
             if self.states.get(name) == data:
                 return
+            # Queued before it is seen: a snapshot that sees every source answered finds
+            # each answer (and the rows merged before it) in the queue.
+            self._queue.put(
+                [{"event": "upsert", "kind": SOURCE, "key": name, "source": name, "data": data}]
+            )
             self.states[name] = data
-        self._queue.put(
-            [{"event": "upsert", "kind": SOURCE, "key": name, "source": name, "data": data}]
-        )

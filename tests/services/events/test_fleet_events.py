@@ -152,3 +152,34 @@ def test_a_present_feed_stands_for_an_open_console_on_every_source_until_it_stop
     finally:
         collector.stop()
     assert wait_for(lambda: not any(console_open(paths) for paths in held), 15)
+
+
+def test_a_snapshot_taken_after_every_source_answered_still_holds_their_rows(
+    tmp_path: Path,
+) -> None:
+    """A slow reader (a loaded machine) sees every source answered before it first looks:
+    the rows and states that came with the answers are in its snapshot all the same."""
+    one, two = roots(tmp_path, "one", "two")
+    specs = [
+        SourceSpec(name="one", root=str(one)),
+        SourceSpec(name="two", root=str(two)),
+        SourceSpec(name="gone", root=str(tmp_path / "nowhere")),
+    ]
+    feed = FleetFeed(specs)
+    emitted: list[Event] = []
+
+    def slow(events: list[Event]) -> None:
+        if not emitted:  # the header: every source answers while the reader is away
+            answered = lambda: all(s["state"] != "connecting" for s in feed.states.values())  # noqa: E731
+            assert wait_for(answered, timeout=10)
+        emitted.extend(events)
+
+    feed.run(slow, follow_changes=False)
+
+    seen = rows(emitted)
+    assert {key for kind, key in seen if kind == "agent"} == {"one/worker-one", "two/worker-two"}
+    assert {key: seen[("source", key)]["state"] for key in ("one", "two", "gone")} == {
+        "one": "up",
+        "two": "up",
+        "gone": "down",
+    }
