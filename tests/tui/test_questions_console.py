@@ -29,6 +29,7 @@ from runeconsole.services.questions import (
 from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.help_screen import HelpScreen
 from runeconsole.tui.modals.question_modal import QuestionModal
+from runeconsole.tui.panes.question_rows import WORKER_CELLS, worker_cell
 from runeconsole.tui.panes.questions_pane import QuestionsPane
 from tests.support.cli import cli_env
 from tests.support.console import burst, settle
@@ -397,3 +398,9 @@ async def test_keys_typed_right_after_t_never_choose_an_option(scene: Questions)
         await pilot.pause()
         assert isinstance(app.screen, QuestionModal)
         assert answer_of(scene, "task-3.q1") is None
+
+
+def test_a_long_worker_name_is_cut_and_leaves_the_question_its_room() -> None:
+    assert worker_cell("orchestrator-search").plain == "orchestrator-search"
+    cut = worker_cell("w" * 200)
+    assert cut.cell_len == WORKER_CELLS and cut.plain.endswith("…")

@@ -14,11 +14,12 @@ from runeconsole.services.questions import ANOTHER_TOOL, Question, format_left
 COLUMNS = (
     ("urgency", " ", 1),
     ("task", "TASK", 9),
-    ("worker", "WORKER", None),  # as wide as the longest name shown
+    ("worker", "WORKER", None),  # as wide as the longest name shown, ``WORKER_CELLS`` at most
     ("age", "AGE", 6),
     ("left", "ON TIMEOUT", 12),  # what the timeout does, and when
     ("question", "QUESTION", None),
 )
+WORKER_CELLS = 24  # a worker-written name longer than this is cut with "…"
 TIMES = frozenset({"age", "left"})
 EMPTY = "No open questions. Workers' questions appear here the moment they are asked."
 
@@ -70,11 +71,18 @@ def row_values(question: Question, now: datetime) -> tuple[object, ...]:
     return (
         Mark(question),
         task_label(question),
-        Text(question.worker or ""),
+        worker_cell(question.worker or ""),
         format_age(question.age(now)),
         countdown(question, now),
         summary,
     )
+
+
+def worker_cell(worker: str) -> Text:
+    """The worker's name; a long one does not push the question off the screen."""
+    cell = Text(worker)
+    cell.truncate(WORKER_CELLS, overflow="ellipsis")
+    return cell
 
 
 def task_label(question: Question) -> str:

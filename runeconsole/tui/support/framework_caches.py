@@ -20,34 +20,29 @@ keeping the lines, which says the remedy can go.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import textual.widget
 
 
 def _memo() -> Any:
+    """Textual's per-instance memo, while it is one (an ``lru_cache``), else None."""
     styles_cache = getattr(textual.widget, "StylesCache", None)  # a widget's, per widget
-    return getattr(styles_cache, "get_inner_outer", None)
-
-
-def leaky_memo() -> Callable[[], None] | None:
-    """The ``cache_clear`` of Textual's per-instance memo, while it is one (else None)."""
-    clear = getattr(_memo(), "cache_clear", None)
-    return clear if callable(clear) else None
+    memo = getattr(styles_cache, "get_inner_outer", None)
+    return memo if callable(getattr(memo, "cache_clear", None)) else None
 
 
 def kept_entries() -> int:
     """How many widgets' styles caches the memo holds now (0 when there is none)."""
-    info = getattr(_memo(), "cache_info", None)
-    return int(info().currsize) if callable(info) else 0
+    memo = _memo()
+    return int(memo.cache_info().currsize) if memo is not None else 0
 
 
 def release() -> int:
     """Let go of what the memo holds; the entries it held."""
-    clear = leaky_memo()
-    if clear is None:
+    memo = _memo()
+    if memo is None:
         return 0
-    held = kept_entries()
-    clear()
+    held = int(memo.cache_info().currsize)
+    memo.cache_clear()
     return held
