@@ -88,6 +88,9 @@ class Teardown:
         self.console: RuneConsole | None = None
         self._agents_stopped = False
         self._project_gone = False
+        # The main thread's teardown and the grace timer's may overlap: the second waits
+        # for the first, so the process never ends between "removing" and removed.
+        self._removing = threading.Lock()
 
     def stop_agents(self) -> None:
         if self._agents_stopped:
@@ -101,16 +104,17 @@ class Teardown:
 
     def __call__(self) -> None:
         self.stop_agents()
-        if self._project_gone:
-            return
-        self._project_gone = True
-        if self.console is not None:  # its monitor writes the project's state until it ends
-            self.console.stop_monitor(timeout=EXIT_GRACE_SECONDS)
-        if self.keep:
-            with contextlib.suppress(OSError):  # the terminal may be gone
-                print(f"demo project kept in {self.root}")
-        else:
-            shutil.rmtree(self.remove, ignore_errors=True)
+        with self._removing:
+            if self._project_gone:
+                return
+            if self.console is not None:  # its monitor writes the project's state till it ends
+                self.console.stop_monitor(timeout=EXIT_GRACE_SECONDS)
+            if self.keep:
+                with contextlib.suppress(OSError):  # the terminal may be gone
+                    print(f"demo project kept in {self.root}")
+            else:
+                shutil.rmtree(self.remove, ignore_errors=True)
+            self._project_gone = True
 
     def on_signal(self, number: int, _frame: object) -> None:
         # The grace period runs from the signal, not from the fleet's end: a fleet slow to
