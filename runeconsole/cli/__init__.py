@@ -54,6 +54,9 @@ COMMANDS = {
     "say": "reply",
     "peek": "reply",
     "serve": "serve",
+    "new": "dispatch",
+    "task": "dispatch",
+    "worktrees": "dispatch",
 }
 
 

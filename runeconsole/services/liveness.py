@@ -50,7 +50,14 @@ class LivenessSettings:
             multiplier = defaults.green_multiplier
         # read by their own loaders
         section.warn_unread(
-            "tmux", "supervisor", "merge_queue", "claude", "notify", "budgets", "review"
+            "tmux",
+            "supervisor",
+            "merge_queue",
+            "claude",
+            "notify",
+            "budgets",
+            "review",
+            "worktrees",
         )
         return cls(interval, stale, multiplier)
 

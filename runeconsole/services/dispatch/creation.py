@@ -1,0 +1,417 @@
+"""``new``: a task becomes one agent, or N attempts of it, each on a branch
+``agent/{role}-{name}`` from the base, in a worktree ``{runeconsole.worktrees.dir}/{name}``,
+given the project's untracked files and Claude Code's hooks, set up, registered and started
+with the task as its first prompt (in tmux through the supervisor's spawn, or as a Claude
+Code background session).
+
+Everything that can be refused is checked before anything is made (the base, every name,
+branch and path, Claude Code and tmux). Then, attempt by attempt, the task file says what is
+about to be made before it is made, under the journal: a creation a kill cut short is
+finished or undone on the next start (``recover``), never left half-made. Git makes the
+worktrees itself (``git worktree add -b``), in the layout Claude Code's ``claude --worktree``
+and the harness use: ``claude --worktree`` names its branch ``worktree-NAME``, locks the
+worktree with its own pid and starts the session itself, leaving no room for the setup
+command or our supervision.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runeconsole.adapters import agent_worktrees as aw
+from runeconsole.adapters.claude_cli import ClaudeCli
+from runeconsole.adapters.git_worktrees import branch_heads, resolve_commit
+from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.core.pause import pause_point
+from runeconsole.core.pids import process_start
+from runeconsole.core.timeutil import iso_z
+from runeconsole.core.validate import validate_id
+from runeconsole.services.claude.background.sessions import Background, BackgroundSettings
+from runeconsole.services.dispatch import worktree_prep as prep
+from runeconsole.services.dispatch.settings import WorktreeSettings
+from runeconsole.services.dispatch.task_store import (
+    CREATING,
+    DROPPED,
+    FAILED,
+    REMOVED,
+    SETUP_FAILED,
+    STARTED,
+    STARTING,
+    WORKING,
+    Task,
+    TaskStore,
+)
+from runeconsole.services.journal import journaled
+from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.supervisor import Supervisor
+
+MAX_COUNT = 16
+MAX_TASK_CHARS = 100_000
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = {
+    "a",
+    "an",
+    "the",
+    "to",
+    "of",
+    "in",
+    "on",
+    "for",
+    "and",
+    "or",
+    "with",
+    "it",
+    "is",
+    "be",
+    "make",
+    "please",
+    "that",
+    "this",
+    "so",
+    "we",
+    "our",
+    "my",
+    "from",
+    "into",
+    "by",
+    "at",
+}
+
+
+@dataclass(frozen=True)
+class NewTask:
+    """What the operator asked for (the form, or ``runeconsole new``'s arguments)."""
+
+    text: str
+    count: int = 1
+    base: str | None = None
+    role: str = "worker"
+    name: str | None = None
+    model: str | None = None
+    permission_mode: str | None = None
+    background: bool = False
+    node_id: str | None = None
+    bead_id: str | None = None
+
+
+def suggest_name(text: str, taken: set[str] | None = None) -> str:
+    """A short id from the task's first words (``fix-login-timeout``), made unique against
+    ``taken`` by a number."""
+    words = [w for w in _WORD.findall(text.lower()) if w not in _STOP][:4]
+    base = "-".join(words)[:24].strip("-") or "task"
+    taken = taken or set()
+    if base not in taken:
+        return base
+    number = 2
+    while f"{base}-{number}" in taken:
+        number += 1
+    return f"{base}-{number}"
+
+
+class Creator:
+    def __init__(self, supervisor: Supervisor, store: TaskStore) -> None:
+        self.supervisor = supervisor
+        self.project = supervisor.project
+        self.root = self.project.root
+        self.store = store
+        self.settings = self.project.settings(WorktreeSettings)
+
+    def worktree_path(self, name: str) -> Path:
+        return self.root / self.settings.directory / validate_id(name, "name")
+
+    def main_branch(self) -> str:
+        return MergeQueue(self.project).settings.main_branch
+
+    # -- names ---------------------------------------------------------------------------------
+
+    def taken_names(self, role: str) -> set[str]:
+        """Names a new task may not take: tasks, agents of the role, branches, worktrees."""
+        taken = {t.task_id for t in self.store.list()}
+        prefix = f"{role}-"
+        taken |= {
+            r.key[len(prefix) :]
+            for r in self.supervisor.registry.list()
+            if r.key.startswith(prefix)
+        }
+        directory = self.root / self.settings.directory
+        with contextlib.suppress(OSError):
+            taken |= {p.name for p in directory.iterdir()}
+        taken |= {
+            b.removeprefix(f"agent/{prefix}")
+            for b in _branches(self.root)
+            if b.startswith(f"agent/{prefix}")
+        }
+        return taken
+
+    def suggest(self, text: str, role: str = "worker") -> str:
+        return suggest_name(text, self.taken_names(role))
+
+    # -- new -----------------------------------------------------------------------------------
+
+    def new(self, request: NewTask) -> Task:
+        plan = self._checked(request)
+        task_id = plan["task_id"]
+        task = self.store.create(task_id, plan)
+        for attempt in task.attempts:
+            self._make(task_id, attempt.fields, request)
+        return self.store.update(task_id, _settled)
+
+    def _checked(self, request: NewTask) -> dict[str, Any]:
+        """The task's file as it will be written, every refusal raised first."""
+        text = request.text.strip()
+        if not text:
+            raise InvalidInput("the task is empty: give --task TEXT or --task-file FILE")
+        if len(text) > MAX_TASK_CHARS:
+            raise InvalidInput(f"the task is longer than {MAX_TASK_CHARS} characters")
+        if "\0" in text:
+            raise InvalidInput("the task holds a NUL character")
+        if not 1 <= request.count <= MAX_COUNT:
+            raise InvalidInput(f"--count must be from 1 to {MAX_COUNT}")
+        role = validate_id(request.role, "role")
+        name = validate_id(request.name, "name") if request.name else self.suggest(text, role)
+        if request.permission_mode and request.permission_mode not in PERMISSION_MODES:
+            raise InvalidInput(
+                f"--permission-mode {request.permission_mode!r}: one of "
+                + ", ".join(PERMISSION_MODES)
+            )
+        if request.model is not None and (not request.model or request.model.startswith("-")):
+            raise InvalidInput(f"--model {request.model!r} is not a model name")
+        for given, what in ((request.node_id, "node id"), (request.bead_id, "bead id")):
+            if given is not None:
+                validate_id(given, what)
+        base = request.base or self.main_branch()
+        if base.startswith("-") or "\0" in base:
+            raise InvalidInput(f"--base {base!r} is not a ref")
+        commit = resolve_commit(self.root, base)
+        if commit is None:
+            raise RuneError(
+                f"base {base!r} names no commit in {self.root}; give --base a branch, tag or "
+                "commit that exists (`git branch` lists them)"
+            )
+        program = self._program(request)
+        names = (
+            [name] if request.count == 1 else [f"{name}-{n}" for n in range(1, request.count + 1)]
+        )
+        attempts = []
+        existing = set(_branches(self.root))
+        for number, attempt_name in enumerate(names, 1):
+            validate_id(attempt_name, "name")
+            key = f"{role}-{attempt_name}"
+            branch = f"agent/{key}"
+            path = self.worktree_path(attempt_name)
+            if branch in existing:
+                raise RuneError(f"branch {branch} already exists; give another --name")
+            if path.exists() or path.is_symlink():
+                raise RuneError(f"{path} already exists; give another --name")
+            if self.supervisor.registry.path_for(key).exists():
+                current = self.supervisor.registry.get(key)
+                if current.status == "active" and not current.error:
+                    raise RuneError(f"agent {key} is already active; give another --name")
+            attempts.append(
+                {
+                    "n": number,
+                    "name": attempt_name,
+                    "agent": key,
+                    "branch": branch,
+                    "worktree": str(path),
+                    "state": STARTING,
+                }
+            )
+        if self.store.exists(name):
+            raise RuneError(f"task {name} already exists; give another --name")
+        return {
+            "task_id": name,
+            "text": text,
+            "base": base,
+            "base_commit": commit,
+            "role": role,
+            "model": request.model,
+            "permission_mode": request.permission_mode,
+            "mode": "background" if request.background else "tmux",
+            "node_id": request.node_id,
+            "bead_id": request.bead_id,
+            "program": program,
+            "created_at": iso_z(self.project.clock.now()),
+            "created_by": self.project.via,
+            "creator_pid": os.getpid(),
+            "creator_start": process_start(os.getpid()),
+            "state": CREATING,
+            "pick": None,
+            "attempts": attempts,
+        }
+
+    def _program(self, request: NewTask) -> str:
+        cli = ClaudeCli(self.project.settings(BackgroundSettings).command)
+        try:
+            program = cli.program
+        except RuneError:
+            raise RuneError(
+                f"Claude Code ({cli.given!r}) is not installed or not on PATH: install it "
+                "(npm install -g @anthropic-ai/claude-code) or set $RUNECONSOLE_CLAUDE"
+            ) from None
+        if not request.background and shutil.which("tmux") is None:
+            raise RuneError(
+                "tmux is not installed: install it (apt install tmux), or start the agents "
+                "as background sessions (--background)"
+            )
+        return program
+
+    def _make(self, task_id: str, attempt: dict[str, Any], request: NewTask) -> None:
+        number, key, name = attempt["n"], attempt["agent"], attempt["name"]
+        path, branch = Path(attempt["worktree"]), attempt["branch"]
+        task = self.store.read(task_id)
+        what = f"new agent {key} (task {task_id})"
+        with journaled(self.project, "new", what, [task.path]):
+            try:
+                aw.add_worktree(self.root, path, branch, str(task.get("base_commit")))
+                aw.exclude(self.root, f"/{self.settings.directory}/")
+                aw.exclude(self.root, ".claude/settings.local.json")
+                pause_point("new-worktree-made")
+                placed = prep.copy_files(self.root, path, self.settings.copy)
+                placed |= prep.install_hooks(self.root, path)
+                self.store.update_attempt(task_id, number, {"placed": placed})
+            except RuneError as exc:
+                self._undo(task_id, attempt)
+                self.store.update_attempt(task_id, number, {"state": FAILED, "error": exc.message})
+                raise RuneError(f"{what}: {exc.message}; nothing of it was kept") from None
+            if self.settings.setup_command:
+                run = prep.run_in(
+                    self.settings.setup_command,
+                    path,
+                    self.settings.setup_timeout,
+                    "runeconsole.worktrees.setup_timeout_seconds",
+                )
+                log = self.store.keep_output(task_id, number, "setup", run.output)
+                setup = run.to_json(log)
+                if not run.ok:
+                    self.store.update_attempt(
+                        task_id,
+                        number,
+                        {
+                            "state": SETUP_FAILED,
+                            "setup": setup,
+                            "error": f"setup {run.describe()}; the agent was not started "
+                            f"(output: {log})",
+                        },
+                    )
+                    return
+                self.store.update_attempt(task_id, number, {"setup": setup})
+            pause_point("new-before-start")
+            try:
+                self._start(task, name, path, request)
+            except RuneError as exc:
+                self.store.update_attempt(task_id, number, {"state": FAILED, "error": exc.message})
+                return
+            self.store.update_attempt(task_id, number, {"state": STARTED, "started_at": _now(self)})
+
+    def _start(self, task: Task, name: str, path: Path, request: NewTask) -> None:
+        options: list[str] = []
+        if request.model:
+            options += ["--model", request.model]
+        if request.permission_mode:
+            options += ["--permission-mode", request.permission_mode]
+        role = str(task.get("role"))
+        if request.background:
+            Background(self.project, registry=self.supervisor.registry).start(
+                role, name, [*options, task.text], cwd=path
+            )
+        else:
+            self.supervisor.spawn(
+                role,
+                name,
+                [str(task.get("program")), *options, task.text],
+                worktree=path,
+                node_id=request.node_id,
+                bead_id=request.bead_id,
+            )
+        self.supervisor.registry.edit_metadata(
+            f"{role}-{name}", lambda m: m.update({"task_id": task.task_id})
+        )
+
+    def _undo(self, task_id: str, attempt: dict[str, Any]) -> bool:
+        """What a creation made of an attempt taken away, as long as nothing of the agent's
+        would go with it: the files placed here, the worktree, the branch still at the base.
+        True when nothing is left."""
+        task = self.store.read(task_id)
+        path, branch = Path(attempt["worktree"]), attempt["branch"]
+        listed = {w.path: w for w in aw.list_worktrees(self.root)}
+        if path in listed:
+            placed = attempt.get("placed") or {}
+            for relative, digest in placed.items() if isinstance(placed, dict) else ():
+                target = path / relative
+                if prep.digest(target) == digest:
+                    target.unlink()
+            if aw.dirty_files(path):
+                return False
+            aw.remove(self.root, path)
+        base = str(task.get("base_commit") or "")
+        return not resolve_commit(self.root, f"refs/heads/{branch}") or aw.delete_branch(
+            self.root, branch, base
+        )
+
+    # -- after a kill --------------------------------------------------------------------------
+
+    def recover(self) -> list[str]:
+        """Tasks whose creating process died half-way: each attempt it had started stands,
+        the others are undone (or kept, said why, when something of them would be lost)."""
+        said = []
+        for task in self.store.list():
+            if task.error or task.state != CREATING or _alive(task):
+                continue
+            for attempt in task.attempts:
+                if attempt.state != STARTING:
+                    continue
+                record = (
+                    self.supervisor.registry.get(attempt.agent)
+                    if (self.supervisor.registry.path_for(attempt.agent).exists())
+                    else None
+                )
+                if record is not None and not record.error and record.status == "active":
+                    self.store.update_attempt(task.task_id, attempt.number, {"state": STARTED})
+                    said.append(f"{attempt.agent} had started: kept")
+                    continue
+                gone = self._undo(task.task_id, attempt.fields)
+                why = (
+                    "interrupted while being made; undone"
+                    if gone
+                    else ("interrupted while being made; its worktree has files, kept")
+                )
+                self.store.update_attempt(
+                    task.task_id,
+                    attempt.number,
+                    {"state": REMOVED if gone else FAILED, "error": why},
+                )
+                said.append(f"{attempt.agent}: {why}")
+            self.store.update(task.task_id, _settled)
+        return said
+
+
+def _settled(fields: dict[str, Any]) -> None:
+    """A task whose creation ended: working if any attempt started, else dropped."""
+    if fields.get("state") != CREATING:
+        return
+    attempts = [a for a in fields.get("attempts") or [] if isinstance(a, dict)]
+    started = any(a.get("state") == STARTED for a in attempts)
+    fields["state"] = WORKING if started else DROPPED
+    fields.pop("creator_pid", None)
+    fields.pop("creator_start", None)
+
+
+def _alive(task: Task) -> bool:
+    pid, started = task.get("creator_pid"), task.get("creator_start")
+    return isinstance(pid, int) and started is not None and process_start(pid) == started
+
+
+def _now(creator: Creator) -> str:
+    return iso_z(creator.project.clock.now())
+
+
+def _branches(root: Path) -> list[str]:
+    return list(branch_heads(root))
