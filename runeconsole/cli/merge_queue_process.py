@@ -7,6 +7,7 @@ import argparse
 
 from runeconsole.cli.common import open_project, print_json
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.dispatch.service import tidy_after_landing
 from runeconsole.services.merge_queue import (
     PICKED_UP,
     RECOVERED,
@@ -39,8 +40,9 @@ def process_queue(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(queue, args.json)
     report = queue.process(run_all=args.all, progress=None if args.json else _print_progress)
+    removals = tidy_after_landing(queue.project, report)
     if args.json:
-        print_json(report.to_json())
+        print_json({**report.to_json(), "worktrees": [r.to_json() for r in removals]})
     else:  # recovery and picked-up signals were printed as they happened
         for outcome in report.outcomes:
             if outcome.merged:
@@ -50,6 +52,8 @@ def process_queue(args: argparse.Namespace) -> int:
                 print(f"FAILED {outcome.branch} ({outcome.entry_id}): {outcome.reason}{files}")
             for note in outcome.notes:
                 print(f"  note: {note}")
+        for removal in removals:
+            print(f"worktree: {removal.describe()}")
         if report.stopped:
             print(f"stopped: {report.stopped}")
         elif not report.outcomes:

@@ -47,7 +47,7 @@ from runeconsole.services.dispatch.worktree_list import (
 from runeconsole.services.dispatch.worktree_list import (
     LANDED as LANDED_STATE,
 )
-from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.merge_queue import MergeQueue, ProcessReport
 from runeconsole.services.project import Project
 from runeconsole.services.review.service import Reviews
 from runeconsole.services.supervisor import Supervisor
@@ -414,3 +414,14 @@ def _seconds(attempt: Attempt, fields: dict[str, Any], now: datetime) -> float |
 
 def _head(worktree: Path) -> str | None:
     return resolve_commit(worktree, "HEAD")
+
+
+def tidy_after_landing(project: Project, report: ProcessReport) -> list[Removal]:
+    """After a processing pass that landed something: its worktrees removed and its tasks
+    marked landed (``Dispatch.after_landing``); never a failure of the pass itself."""
+    if not any(outcome.merged for outcome in report.outcomes):
+        return []
+    try:
+        return Dispatch(project).after_landing()
+    except RuneError as exc:
+        return [Removal("", None, reason=f"worktrees after the landing: {exc.message}")]

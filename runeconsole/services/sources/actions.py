@@ -23,6 +23,7 @@ from typing import Any
 from runeconsole.adapters.ssh import failure_reason
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.permissions.permissions import Verdict
+from runeconsole.services.dispatch.service import tidy_after_landing
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
@@ -67,7 +68,9 @@ class LocalActions:
         )
 
     def process_queue(self, *, all_entries: bool = False) -> Any:
-        return MergeQueue(self.project).process(run_all=all_entries).to_json()
+        report = MergeQueue(self.project).process(run_all=all_entries)
+        removals = tidy_after_landing(self.project, report)
+        return {**report.to_json(), "worktrees": [r.to_json() for r in removals]}
 
     def resume(self, key: str) -> Any:
         suspension = Suspension(self.project)

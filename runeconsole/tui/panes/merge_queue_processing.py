@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
+from runeconsole.services.dispatch.service import tidy_after_landing
 from runeconsole.services.merge_queue import (
     PICKED_UP,
     RECOVERED,
@@ -54,10 +55,13 @@ class QueueProcessing(Static):
     class Processed(Message):
         """Processing ended: its report, or the error that stopped it."""
 
-        def __init__(self, result: ProcessReport | None, error: str | None) -> None:
+        def __init__(
+            self, result: ProcessReport | None, error: str | None, tidied: list[str] | None = None
+        ) -> None:
             super().__init__()
             self.result = result
             self.error = error
+            self.tidied = tidied or []  # the landed worktrees removed or kept, said
 
     def __init__(self, queue: MergeQueue, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -118,7 +122,8 @@ class QueueProcessing(Static):
             reason = exc.message if isinstance(exc, RuneError) else f"{type(exc).__name__}: {exc}"
             self.post_message(self.Processed(None, reason))
             return
-        self.post_message(self.Processed(result, None))
+        tidied = [r.describe() for r in tidy_after_landing(self.queue.project, result)]
+        self.post_message(self.Processed(result, None, tidied))
 
     def on_queue_processing_stepped(self, message: Stepped) -> None:
         """A step's line replaces that batch's line for the step; output joins the tail.
@@ -157,6 +162,8 @@ class QueueProcessing(Static):
                 self.app.notify(
                     f"{outcome.branch}: {outcome.reason}", title="Merge queue", severity="error"
                 )
+        if message.tidied:
+            self.app.notify("\n".join(message.tidied), title="Worktrees", markup=False)
 
     def lines(self) -> list[Text]:
         return [*self.steps.values(), *self.output]
