@@ -32,6 +32,7 @@ from runeconsole.services.retention.pruner import Job
 from runeconsole.services.retention.questions import QuestionPruner
 from runeconsole.services.retention.report import KindReport, PruneReport
 from runeconsole.services.retention.settings import POLICIES, RetentionSettings
+from runeconsole.services.retention.tasks import TaskPruner
 
 STATE_NAME = "retention.json"
 PRUNERS: dict[str, Callable[[Job], Any]] = {
@@ -39,6 +40,7 @@ PRUNERS: dict[str, Callable[[Job], Any]] = {
     "questions": QuestionPruner,
     "reviews": lambda job: FilesByAge(job, "reviews"),
     "merge_queue": MergeQueuePruner,
+    "tasks": TaskPruner,
     "signals": lambda job: FilesByAge(job, "signals"),
     "agent_history": lambda job: FilesByAge(job, "agent_history"),
     "cost": lambda job: FilesByAge(job, "cost"),

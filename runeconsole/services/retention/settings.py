@@ -79,6 +79,12 @@ POLICIES: tuple[Kind, ...] = (
         Policy(30, 500),
     ),
     Kind(
+        "tasks",
+        "landed and dropped tasks (runeconsole new), with their attempts' setup and test output",
+        ".claude/state/tasks/",
+        Policy(30, 1_000),
+    ),
+    Kind(
         "signals",
         "consumed signals (the signal log)",
         ".claude/attractor/signals/processed/",
