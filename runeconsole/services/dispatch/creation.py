@@ -49,6 +49,7 @@ from runeconsole.services.dispatch.task_store import (
 )
 from runeconsole.services.journal import journaled
 from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.supervision.problems import SETUP_FAILED as SETUP_FAILED_KEY
 from runeconsole.services.supervisor import Supervisor
 
 MAX_COUNT = 16
@@ -161,7 +162,7 @@ class Creator:
         task = self.store.create(task_id, plan)
         for attempt in task.attempts:
             self._make(task_id, attempt.fields, request)
-        return self.store.update(task_id, _settled)
+        return self.store.update(task_id, lambda fields: _settled(fields, _now(self)))
 
     def _checked(self, request: NewTask) -> dict[str, Any]:
         """The task's file as it will be written, every refusal raised first."""
@@ -291,6 +292,12 @@ class Creator:
                 log = self.store.keep_output(task_id, number, "setup", run.output)
                 setup = run.to_json(log)
                 if not run.ok:
+                    self._setup_failed(
+                        task,
+                        name,
+                        path,
+                        f"setup {run.describe()}; the agent was not started (output: {log})",
+                    )
                     self.store.update_attempt(
                         task_id,
                         number,
@@ -310,6 +317,19 @@ class Creator:
                 self.store.update_attempt(task_id, number, {"state": FAILED, "error": exc.message})
                 return
             self.store.update_attempt(task_id, number, {"state": STARTED, "started_at": _now(self)})
+
+    def _setup_failed(self, task: Task, name: str, path: Path, reason: str) -> None:
+        """The attempt's agent registered and ended at once, so the failure is a problem
+        row (``setup``) with the output's place, and its worktree is listed as its."""
+        role = str(task.get("role"))
+        registry = self.supervisor.registry
+        registry.register(
+            role,
+            name,
+            worktree=str(path),
+            metadata={"task_id": task.task_id, SETUP_FAILED_KEY: True},
+        )
+        registry.mark_crashed(f"{role}-{name}", reason)
 
     def _start(self, task: Task, name: str, path: Path, request: NewTask) -> None:
         options: list[str] = []
@@ -389,17 +409,19 @@ class Creator:
                     {"state": REMOVED if gone else FAILED, "error": why},
                 )
                 said.append(f"{attempt.agent}: {why}")
-            self.store.update(task.task_id, _settled)
+            self.store.update(task.task_id, lambda fields: _settled(fields, _now(self)))
         return said
 
 
-def _settled(fields: dict[str, Any]) -> None:
-    """A task whose creation ended: working if any attempt started, else dropped."""
+def _settled(fields: dict[str, Any], now: str) -> None:
+    """A task whose creation ended: working if any attempt started, else dropped (now)."""
     if fields.get("state") != CREATING:
         return
     attempts = [a for a in fields.get("attempts") or [] if isinstance(a, dict)]
     started = any(a.get("state") == STARTED for a in attempts)
     fields["state"] = WORKING if started else DROPPED
+    if not started:
+        fields["dropped_at"] = now
     fields.pop("creator_pid", None)
     fields.pop("creator_start", None)
 

@@ -21,6 +21,7 @@ from runeconsole.services.supervision.settings import (
     SupervisorSettings,
 )
 
+SETUP_FAILED = "setup_failed"  # identity metadata: a worktree's setup failed, never started
 # Rank of a context problem by urgency: high beside stale agents (both about to be lost),
 # medium and low after prompts waiting for an answer.
 CONTEXT_RANK = {HIGH: 1, MEDIUM: 3}
@@ -50,7 +51,8 @@ def find_problems(
             continue
         if record.status == CRASHED:
             reason = record.metadata.get("crashed_reason")
-            problems.append(Problem(record.key, "crashed", 0, str(reason or "crashed")))
+            kind = "setup" if record.metadata.get(SETUP_FAILED) else "crashed"
+            problems.append(Problem(record.key, kind, 0, str(reason or "crashed")))
             continue
         if record.status != ACTIVE:
             continue

@@ -25,6 +25,7 @@ COLUMNS = (
 )
 KIND_STYLE = {
     "crashed": "bold red",
+    "setup": "bold red",
     "unreadable": "bold red",
     "stale": "red",
     "stopped": "bold red",
