@@ -1,4 +1,5 @@
-"""The console's own housekeeping: what a kill left undone, said as the console opens;
+"""The console's own housekeeping: what a kill left undone, said as the console opens (a
+new task's creation cut short finished or undone too);
 the daily prune (off the UI thread); and saying so when the root is read-only.
 
 Actions the last console (or a command) was killed in the middle of are in the journal
@@ -20,6 +21,7 @@ from typing import Any
 from textual.app import App
 
 from runeconsole.core.errors import RuneError
+from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.journal import Interrupted, Journal
 from runeconsole.services.project import Project
 from runeconsole.services.retention import PruneRunning, Retention, RetentionSettings
@@ -55,7 +57,23 @@ class Upkeep:
             )  # fmt: skip
             if dismiss:
                 journal.dismiss(action)
+        if dismiss:
+            self.finish_creations()
         self.interrupted = found
+
+    def finish_creations(self) -> None:
+        """Tasks whose creation a kill cut short: attempts that started kept, the rest
+        undone (``Dispatch.recover``), each said once."""
+        try:
+            said = Dispatch(self.project).recover()
+        except (RuneError, OSError) as exc:
+            message = exc.message if isinstance(exc, RuneError) else f"{exc.strerror or exc}"
+            said = [f"could not finish: {message}"]
+        for line in said:
+            self.app.call_from_thread(
+                self.app.notify, line, title="New task cut short", severity="warning",
+                timeout=60, markup=False,
+            )  # fmt: skip
 
     def check(self) -> None:
         self.app.run_worker(
