@@ -175,3 +175,11 @@ def test_status_says_which_scopes_have_the_hooks_and_whether_a_console_is_open(
         assert status["console_pid"] == os.getpid()  # type: ignore[index]
     finally:
         presence.release()
+
+
+def test_no_worktree_event_is_hooked_so_claude_code_keeps_making_its_own_worktrees() -> None:
+    # A WorktreeCreate hook replaces Claude Code's own `git worktree add` (its documented use:
+    # other version control); ours would take `claude --worktree` and `/batch` away from it.
+    # Their worktrees are read from git instead (`runeconsole worktrees`).
+    events = {event for event, _, _ in HOOK_EVENTS}
+    assert not events & {"WorktreeCreate", "WorktreeRemove"}
