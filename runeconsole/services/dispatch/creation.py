@@ -102,16 +102,21 @@ class NewTask:
     bead_id: str | None = None
 
 
-def suggest_name(text: str, taken: set[str] | None = None) -> str:
+def suggest_name(text: str, taken: set[str] | None = None, count: int = 1) -> str:
     """A short id from the task's first words (``fix-login-timeout``), made unique against
-    ``taken`` by a number."""
+    ``taken`` by a number; with ``count`` attempts, their names (``NAME-1`` …) too."""
     words = [w for w in _WORD.findall(text.lower()) if w not in _STOP][:4]
     base = "-".join(words)[:24].strip("-") or "task"
     taken = taken or set()
-    if base not in taken:
+
+    def free(name: str) -> bool:
+        attempts = [f"{name}-{n}" for n in range(1, count + 1)] if count > 1 else []
+        return name not in taken and not taken.intersection(attempts)
+
+    if free(base):
         return base
     number = 2
-    while f"{base}-{number}" in taken:
+    while not free(f"{base}-{number}"):
         number += 1
     return f"{base}-{number}"
 
@@ -151,8 +156,8 @@ class Creator:
         }
         return taken
 
-    def suggest(self, text: str, role: str = "worker") -> str:
-        return suggest_name(text, self.taken_names(role))
+    def suggest(self, text: str, role: str = "worker", count: int = 1) -> str:
+        return suggest_name(text, self.taken_names(role), count)
 
     # -- new -----------------------------------------------------------------------------------
 
@@ -176,7 +181,11 @@ class Creator:
         if not 1 <= request.count <= MAX_COUNT:
             raise InvalidInput(f"--count must be from 1 to {MAX_COUNT}")
         role = validate_id(request.role, "role")
-        name = validate_id(request.name, "name") if request.name else self.suggest(text, role)
+        name = (
+            validate_id(request.name, "name")
+            if request.name
+            else self.suggest(text, role, request.count)
+        )
         if request.permission_mode and request.permission_mode not in PERMISSION_MODES:
             raise InvalidInput(
                 f"--permission-mode {request.permission_mode!r}: one of "
