@@ -20,6 +20,7 @@ from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.claude.bridge.presence import ConsolePresence
 from runeconsole.services.claude.bridge.settings import notifier_for
 from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.fleet import FleetChange, FleetModel
 from runeconsole.services.fleet.columns import AgentColumns
 from runeconsole.services.merge_queue import MergeQueue
@@ -47,12 +48,16 @@ from runeconsole.tui.panes.permissions_pane import PermissionsPane
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.panes.questions_pane import QuestionsPane
 from runeconsole.tui.panes.suspended_pane import SuspendedPane
+from runeconsole.tui.panes.tasks_pane import TasksPane
 from runeconsole.tui.review import ReviewWanted
 from runeconsole.tui.review.opening import open_review
 from runeconsole.tui.support.commands import AgentCommands
 from runeconsole.tui.support.console_base import PanesApp
 from runeconsole.tui.support.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.support.workers import background
+from runeconsole.tui.tasks.commands import TaskCommands
+from runeconsole.tui.tasks.compare import CompareScreen
+from runeconsole.tui.tasks.worktrees import WorktreesScreen
 from runeconsole.tui.widgets.filter_box import FilterBox
 from runeconsole.tui.widgets.footer import ConsoleFooter
 
@@ -63,7 +68,7 @@ INLINE_LOAD = 1000  # identity files read before the first frame; more are read 
 class RuneConsole(PanesApp):
     TITLE = "runeconsole"
     CSS_PATH = "console.tcss"  # beside this module; panes and modals own the rest
-    COMMANDS = App.COMMANDS | {AgentCommands}
+    COMMANDS = App.COMMANDS | {AgentCommands, TaskCommands}
     BINDINGS = [
         *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 10)),
     ]
@@ -95,6 +100,8 @@ class RuneConsole(PanesApp):
         self.checkpoints = Checkpoints(project, suspension=self.suspension)
         self.merge_queue = MergeQueue(project)
         self.permissions = Permissions(project)
+        # Tasks and their attempts, every worktree (the Tasks pane, Compare, Worktrees).
+        self.dispatch = Dispatch(project, supervisor=self.supervisor)
         # What agents changed (the Agents pane's CHANGES, the review screen): one cache.
         self.reviews = Reviews(
             project,
@@ -148,6 +155,7 @@ class RuneConsole(PanesApp):
             SuspendedPane(self.suspension, self.checkpoints),
             MergeQueuePane(self.merge_queue),
             PermissionsPane(self.permissions),
+            TasksPane(self.dispatch),
         ]
         with TabbedContent(id="panes"):
             for number, pane in enumerate(panes, 1):
@@ -364,6 +372,26 @@ class RuneConsole(PanesApp):
             open_review(self, BranchReview(self.reviews, message.branch))
         else:
             self.notify(f"{message.agent}: no such agent", title="Review", severity="warning")
+
+    # -- tasks and worktrees ---------------------------------------------------------------
+
+    def compare_task(self, task_id: str) -> None:
+        """A task's Compare view (its row's enter or ``c``, the palette)."""
+        self.push_screen(CompareScreen(self.dispatch, task_id))
+
+    def show_worktrees(self) -> None:
+        """The Worktrees view (``w`` in the Tasks pane, the palette)."""
+        self.push_screen(WorktreesScreen(self.dispatch))
+
+    def on_tasks_pane_compare_wanted(self, message: TasksPane.CompareWanted) -> None:
+        self.compare_task(message.task_id)
+
+    def on_tasks_pane_worktrees_wanted(self, _: TasksPane.WorktreesWanted) -> None:
+        self.show_worktrees()
+
+    def on_compare_screen_diff_wanted(self, message: CompareScreen.DiffWanted) -> None:
+        """``D`` in the Compare view: one attempt against another's branch, read only."""
+        open_review(self, message.target)
 
 
 def create_app(

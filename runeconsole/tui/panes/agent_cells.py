@@ -18,11 +18,12 @@ from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervisor import AgentObservation, SupervisorSettings
 from runeconsole.tui.support.theme import LIVENESS_STYLE
 
+NAME_WIDTH = 12
 COLUMNS = (
     ("dot", " ", 1),
     ("wait", " ", 1),
     ("role", "ROLE", 12),
-    ("name", "NAME", 12),
+    ("name", "NAME", NAME_WIDTH),  # an attempt of a task keeps its number in sight
     ("status", "STATUS", 10),  # an active agent's shows what it is doing, when known
     ("seen", "SEEN", 6),
     ("phase", "PHASE", 12),
@@ -64,6 +65,31 @@ def cell(text: str, style: str = "") -> Text:
     the same few words, and building a ``Text`` (which strips control codes) is a third
     of building a row. Cells are never changed in place, so rows can share them."""
     return Text(text, style=style)
+
+
+def task_of(record: AgentRecord) -> str | None:
+    """The task an agent is an attempt of (``runeconsole new`` sets ``metadata.task_id``)."""
+    metadata = record.fields.get("metadata")
+    task = metadata.get("task_id") if isinstance(metadata, dict) else None
+    return task if isinstance(task, str) and task else None
+
+
+def shown_name(record: AgentRecord) -> str:
+    """The name as the NAME column shows it: an attempt's name (its task's id, then
+    ``-N``) too long for the column is cut in the middle, so the attempts of one task
+    read apart and sit together (``fix-login…-2``); any other name as it is."""
+    name = str(record.get("name") or "")
+    task = task_of(record) if len(name) > NAME_WIDTH else None
+    if task is None or not name.startswith(task) or len(name) == len(task):
+        return name
+    tail = name[len(task) :]
+    if len(tail) >= NAME_WIDTH - 2:
+        return name
+    return name[: NAME_WIDTH - len(tail) - 1] + "…" + tail
+
+
+def name_cell(record: AgentRecord) -> Text:
+    return Text(shown_name(record))
 
 
 def context_meter(left: int | None, settings: SupervisorSettings) -> Text:
@@ -206,7 +232,7 @@ def row_values(
         dot,
         wait_mark(view) if active else cell(""),
         cell(str(record.get("role") or "")),
-        Text(str(record.get("name") or "")),  # unique to the row
+        name_cell(record),  # unique to the row
         shown,
         cell(format_age(record.age_seconds if now is None else record.age_at(now))),
         cell(PHASE_LABELS.get(phase or "", phase or ""), "cyan"),

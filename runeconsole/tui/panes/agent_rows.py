@@ -11,7 +11,7 @@ from rich.text import Text
 
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.registry import AgentRecord
-from runeconsole.tui.panes.agent_cells import cell
+from runeconsole.tui.panes.agent_cells import cell, shown_name, task_of
 
 
 def search_text(record: AgentRecord) -> str:
@@ -22,6 +22,7 @@ def search_text(record: AgentRecord) -> str:
         record.get("activity"),
         record.get("node_id"),
         record.get("tmux_session"),
+        task_of(record),  # a task's id: its attempts, and nothing else
     )
     return " ".join(str(v) for v in values if v).lower()
 
@@ -31,11 +32,12 @@ def age_cell(record: AgentRecord, now: datetime) -> Text:
 
 
 def row_order(record: AgentRecord, source: str = "") -> tuple[str, str, str, str]:
-    """Rows by source (the fleet console's), role, then name (as their cells show them),
-    then key; an unreadable identity by its key (its role cell)."""
+    """Rows by source (the fleet console's), role, then name (as their cells show them:
+    a task's attempts together), then key; an unreadable identity by its key (its role
+    cell)."""
     if record.error:
         return (source, record.key, "", record.key)
-    return (source, str(record.get("role") or ""), str(record.get("name") or ""), record.key)
+    return (source, str(record.get("role") or ""), shown_name(record), record.key)
 
 
 def as_shown(cells: Any) -> tuple[str, ...]:
