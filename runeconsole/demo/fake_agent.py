@@ -9,9 +9,11 @@ to checkpoint it
 updates its hook; told ``GUARDIAN: Save your work and exit cleanly`` it saves its
 hook and exits 0.
 ``--suspend-at`` writes a suspended task's context file (as ``runeconsole suspend``
-does) and ``--merge-at`` commits on the agent's branch and requests its merge, once
-each (not again in a continuation); ``--ready-at`` commits its work and stops, ready for
-review, and addresses a review's comments when they arrive as a prompt.
+does) and ``--merge-at`` commits its work on the agent's branch, requests its merge and
+stops, once each (not again in a continuation); ``--ready-at`` commits its work and stops,
+ready for review, and addresses a review's comments when they arrive as a prompt;
+``--attempt N`` with ``--attempt-at`` is one attempt of a task (``--prompt``): it commits
+what attempt N commits (``attempt_work``) and stops.
 ``--hang-on-handoff`` makes it ignore that (and hang-ups) so the supervisor has
 to force-kill it; ``--crash-after`` makes it die abruptly.
 
@@ -33,6 +35,7 @@ from typing import Any
 
 from runeconsole.adapters.git import run_git
 from runeconsole.core.errors import RuneError
+from runeconsole.demo import attempt_work
 from runeconsole.demo.claude_scene import ASK_CALL, PERMISSION_INPUT
 from runeconsole.demo.claude_session import NO_ANSWER_YET, ClaudeSession
 from runeconsole.demo.fake_options import options
@@ -75,7 +78,7 @@ class FakeAgent:
         self.project = Project(self.root, strict=False)
         self.registry = Registry(self.project)
         self.hook_files = HookFiles(self.project, self.registry.signals)
-        self.module = self.key.rsplit("-", 1)[-1]
+        self.module: str = args.module or self.key.rsplit("-", 1)[-1]
         self.context = float(args.context)
         self.transcript: list[str] = []
         self.prompt: Prompt | None = None
@@ -89,6 +92,11 @@ class FakeAgent:
         self.asking = False  # an AskUserQuestion call waits for the console's answer
         self.resting = False  # its work is done and committed: it waits for a review
         self.fix_at: float | None = None  # a review's comments arrived: fixed at this moment
+
+    @property
+    def notes_name(self) -> str:
+        """The notes ``--write-files`` leaves uncommitted while it works."""
+        return f"{self.module}_notes.md"
 
     @property
     def phase(self) -> str:
@@ -137,7 +145,7 @@ class FakeAgent:
         if self.phase == "implementation" and self.args.write_files:
             worktree = self.worktree()
             if worktree is not None:
-                notes = worktree / f"{self.module}_notes.md"
+                notes = worktree / self.notes_name
                 with open(notes, "a", encoding="utf-8") as handle:
                     handle.write(f"- step at {time.strftime('%H:%M:%S')}\n")
         self.ticks_in_phase += 1
@@ -212,11 +220,23 @@ class FakeAgent:
             events.append((self.args.claude_permission_at, self.ask_permission))
         if self.args.ready_at is not None:
             events.append((self.args.ready_at, self.ready))
+        if self.args.attempt is not None and self.args.attempt_at is not None:
+            events.append((self.args.attempt_at, self.finish_attempt))
         return events
 
     def ready(self) -> None:
         """Commit the work and stop (Claude Code's Stop): ready for review."""
         self.say(*deliver(self.worktree(), self.module))
+        self.rest()
+
+    def finish_attempt(self) -> None:
+        """An attempt of a task: its work committed as attempt N's is, then stop."""
+        self.set_phase(WORK_PHASES.index("completion"))
+        self.say(*attempt_work.deliver(self.worktree(), self.args.attempt, self.module))
+        self.rest()
+
+    def rest(self) -> None:
+        """Its work is done: no more steps, and Claude Code's Stop (idle)."""
         self.resting = True
         self.claude.event("Stop")
 
@@ -282,8 +302,10 @@ class FakeAgent:
         self.say(f"⏺ Bash(runeconsole suspend --task {task} --reason turn_limit)", f"  ⎿  {where}")
 
     def request_merge(self) -> None:
-        """Commit one file on the agent's branch, then ask for the merge: a ``MERGE_READY``
-        signal, or straight into the queue with ``--merge-via queue``."""
+        """Commit one file and its notes on the agent's branch, then ask for the merge (a
+        ``MERGE_READY`` signal, or straight into the queue with ``--merge-via queue``) and
+        stop: its work is done, nothing left uncommitted, so once it lands its worktree can
+        go."""
         worktree = self.worktree()
         try:
             record = self.registry.get(self.key)
@@ -291,7 +313,11 @@ class FakeAgent:
                 raise RuneError("no worktree of its own to commit in")
             name = self.args.merge_file.format(m=self.module)
             node = record.get("node_id") or f"impl_{self.module}"
-            commit_files(worktree, {name: f"# {name} as {self.key} wrote it\n"}, f"{node}: {name}")
+            work = {name: f"# {name} as {self.key} wrote it\n"}
+            notes = worktree / self.notes_name
+            if notes.is_file():
+                work[self.notes_name] = notes.read_text(encoding="utf-8")
+            commit_files(worktree, work, f"{node}: {name}")
             branch = run_git(["rev-parse", "--abbrev-ref", "HEAD"], worktree).stdout.strip()
             if self.args.merge_via == "queue":
                 entry, _ = MergeQueue(self.project).add(
@@ -307,10 +333,11 @@ class FakeAgent:
                 }
                 self.registry.signals.send("MERGE_READY", self.key, OUR_NAME, payload)
                 said = "MERGE_READY sent"
-        except RuneError as exc:
-            self.say(f"⏺ Could not request a merge: {exc.message}")
+        except (RuneError, OSError) as exc:
+            self.say(f"⏺ Could not request a merge: {getattr(exc, 'message', exc)}")
             return
         self.say(f'⏺ Bash(git commit -m "{node}: {name}")', f"  ⎿  {branch}: {said}")
+        self.rest()
 
     def save_and_exit(self) -> None:
         with contextlib.suppress(RuneError):
@@ -333,11 +360,14 @@ class FakeAgent:
             with contextlib.suppress(OSError):
                 first = Path(wisdom).read_text(encoding="utf-8").splitlines()[0]
                 self.say(f"⏺ Resuming. {first}")
+        prompt = self.args.prompt or f"Work on the {self.module} module."
+        if self.args.prompt and not wisdom:
+            self.say(f"> {prompt}")
         hook = self.hook_files.read(self.key)
         resume = hook.work_phase if hook is not None and not hook.error else None
         self.set_phase(WORK_PHASES.index(resume) if wisdom and resume in WORK_PHASES else 0)
         next_step = time.monotonic()
-        self.claude.started(f"Work on the {self.module} module.")
+        self.claude.started(prompt)
         crash_after = 0.0 if wisdom and self.args.crash_once else self.args.crash_after
         # A continuation does not do again what its predecessor did.
         scripted = [] if wisdom else self.scripted()

@@ -49,5 +49,13 @@ def options() -> argparse.ArgumentParser:
     parser.add_argument(
         "--ready-at", type=float, metavar="S", help="commit its work at S s and wait for review"
     )
+    parser.add_argument("--prompt", help="its first prompt (default: work on its module)")
+    parser.add_argument("--module", help="what it works on (default: the key's last word)")
+    parser.add_argument(
+        "--attempt", type=int, metavar="N", help="an attempt of a task: ends as attempt N does"
+    )
+    parser.add_argument(
+        "--attempt-at", type=float, metavar="S", help="with --attempt: commit its work at S s"
+    )
     parser.add_argument("--seed", type=int, default=None)
     return parser

@@ -9,12 +9,20 @@ cleanly, one orchestrator burns its context until the console hands it off, anot
 stops at permission prompts, workers ask the operator questions, two workers suspend
 a task (context files), and three commit on their branches and ask for merges (one a
 MERGE_READY signal the console picks up, one straight into the queue, the second of
-two touching the same file predicted to conflict). Two commit their work and stop, ready
-for review (one then ends); the fleet sends one a review comment, as an operator would
-from the review screen, and it commits a fix.
+two touching the same file predicted to conflict), then stop: once a merge lands, its
+worktree and branch go. Two commit their work and stop, ready for review (one then ends);
+the fleet sends one a review comment, as an operator would from the review screen, and it
+commits a fix. Each agent's worktree is ``.claude/worktrees/{name}`` on ``agent/{key}``.
+
+At ``TASK_AT`` the fleet starts a task with three attempts as ``runeconsole new`` does
+(``Dispatch.new``: a branch and worktree each, hooks, the agent in tmux); the agents are the
+demo's scripted Claude Code (``fake_claude``) and end differently (``attempt_work``): one
+passes the tests, one fails them, one changes more. Compare, test and pick are the
+operator's.
 
 Without tmux on the machine every agent is heartbeated directly and the script's crash,
-kill and re-spawn are told through the registry, so the liveness colours still show.
+kill and re-spawn are told through the registry, so the liveness colours still show (and
+no task is started: its agents need tmux).
 """
 
 from __future__ import annotations
@@ -30,11 +38,18 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from runeconsole.adapters import git
+from runeconsole.adapters import agent_worktrees
+from runeconsole.adapters.claude_cli import COMMAND_ENV
 from runeconsole.core.errors import RuneError
 from runeconsole.demo import fake_agent
+from runeconsole.demo.attempt_work import TASK_NAME, TASK_TEXT
+from runeconsole.demo.fake_claude import PROGRAM
 from runeconsole.demo.questions import ask_live
 from runeconsole.demo.review_work import review_one
+from runeconsole.services.dispatch.creation import NewTask
+from runeconsole.services.dispatch.service import Dispatch
+from runeconsole.services.dispatch.settings import DEFAULT_DIR
+from runeconsole.services.dispatch.task_store import TaskStore
 from runeconsole.services.project import Project
 from runeconsole.services.registry import ACTIVE, CRASHED
 from runeconsole.services.supervisor import Supervisor
@@ -71,13 +86,17 @@ KILLED = "worker-docs"
 SILENT_AT, CRASH_AT, KILL_AT, RESPAWN_AT = 2.0, 12.0, 18.0, 40.0
 REVIEWED, REVIEW_AT = "worker-schema", 45.0  # ready at 30 s; its review's comment sent back
 QUESTION_AT, QUESTION_EVERY = 6.0, 30.0
+TASK_AT, TASK_ATTEMPTS = 4.0, 3
 
 
 def agent_worktree(root: Path, key: str) -> Path:
-    """``.worktrees/{key}`` on branch ``agent/{key}`` (made from main the first time)."""
-    path = root / ".worktrees" / key
+    """``.claude/worktrees/{name}`` on branch ``agent/{key}``, made from main the first time:
+    where ``runeconsole new`` puts an agent's, so it is listed, and removed once its branch
+    lands, the same way."""
+    path = root / DEFAULT_DIR / key.split("-", 1)[-1]
     if not path.exists():
-        git.run_git(["worktree", "add", "--quiet", "-b", f"agent/{key}", str(path)], root)
+        agent_worktrees.add_worktree(root, path, f"agent/{key}", "HEAD")
+        agent_worktrees.exclude(root, f"/{DEFAULT_DIR}/")
     return path
 
 
@@ -103,6 +122,9 @@ class Fleet:
         if not tmux:  # the fake agent crashes itself at 12 s; told here instead
             self.script.append((CRASH_AT, self.crash))
         self.next_question, self.asked = QUESTION_AT, 0
+        self.attempts: list[str] = []  # the task's agents
+        if tmux:
+            self.script.append((TASK_AT, self.start_task))
 
     def launch(self) -> None:
         for key, (node, options) in TMUX_AGENTS.items() if self.tmux else ():
@@ -115,6 +137,27 @@ class Fleet:
             role, name = key.split("-", 1)
             node = TMUX_AGENTS[key][0] if key in TMUX_AGENTS else f"impl_{name}"
             self.registry.register(role, name, node_id=None if role == "guardian" else node)
+
+    def start_task(self) -> None:
+        """One task, three attempts, as ``runeconsole new --count 3`` starts them; their
+        program is the demo's scripted Claude Code whatever the environment names."""
+        os.environ[COMMAND_ENV] = str(self.root / PROGRAM)
+        try:
+            task = Dispatch(self.supervisor.project, supervisor=self.supervisor).new(
+                NewTask(TASK_TEXT, count=TASK_ATTEMPTS, name=TASK_NAME)
+            )
+        except RuneError as exc:
+            print(f"the demo's task was not started: {exc.message}", flush=True)
+            return
+        self.attempts = [attempt.agent for attempt in task.attempts]
+
+    def task_agents(self) -> list[str]:
+        """The agents of every task's attempts (ours, and those the operator started)."""
+        found = list(self.attempts)
+        with contextlib.suppress(RuneError, OSError):
+            tasks = TaskStore(self.supervisor.project).list()
+            found += [a.agent for t in tasks for a in t.attempts if a.agent not in found]
+        return found
 
     def review(self) -> None:
         with contextlib.suppress(RuneError):
@@ -159,9 +202,9 @@ class Fleet:
             self.next_beat[key] = now + self.interval * self.rng.uniform(0.6, 1.0)
 
     def stop(self) -> None:
-        """Stop every agent, on purpose (never read as a crash); worktrees and state stay
-        for --keep."""
-        for key in TMUX_AGENTS if self.tmux else ():
+        """Stop every agent, on purpose (never read as a crash): the cast and every task's
+        attempts (the operator's too); worktrees and state stay for --keep."""
+        for key in [*TMUX_AGENTS, *self.task_agents()] if self.tmux else ():
             with contextlib.suppress(RuneError):
                 if self.registry.get(key).status == ACTIVE:
                     self.supervisor.kill(key, "the demo ended")

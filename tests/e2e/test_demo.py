@@ -15,7 +15,7 @@ import pytest
 
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.pids import pid_alive
-from runeconsole.demo.fleet import agent_worktree
+from runeconsole.demo.fleet import TASK_ATTEMPTS, agent_worktree
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
@@ -28,18 +28,21 @@ from tests.support.tmux import fake_agent
 
 def test_fleet_only_registers_the_cast_in_a_real_repo(tmp_path: Path, run_cli) -> None:
     root = tmp_path / "demo"
-    result = run_cli("demo", "--fleet-only", "--duration", "3", "--dir", str(root), timeout=60)
+    # Long enough for the task's three attempts to start (at TASK_AT), with tmux.
+    result = run_cli("demo", "--fleet-only", "--duration", "6", "--dir", str(root), timeout=60)
     assert result.returncode == 0, result.stderr
     assert "kept in" in result.stdout
     assert (root / ".git").is_dir()
     listed = json.loads(run_cli("agents", "--json", "--root", str(root)).stdout)
-    assert len(listed) == 12
-    # The fleet stops its tmux agents on purpose when it ends: terminated, never crashed.
+    cast = 12 + TASK_ATTEMPTS
+    assert len(listed) == cast
+    # The fleet stops its tmux agents (the task's too) on purpose when it ends: terminated,
+    # never crashed.
     ended = {a["key"]: (a["status"], a["liveness"]) for a in listed if a.get("tmux_session")}
-    assert set(ended.values()) == {("terminated", "grey")} and len(ended) == 8
+    assert set(ended.values()) == {("terminated", "grey")} and len(ended) == 8 + TASK_ATTEMPTS
     assert {a["liveness"] for a in listed if not a.get("tmux_session")} == {"green"}
     assert not any(name.endswith("AGENT_CRASHED.json") for name in signal_names(root))
-    assert sum(name.endswith("AGENT_REGISTERED.json") for name in signal_names(root)) == 12
+    assert sum(name.endswith("AGENT_REGISTERED.json") for name in signal_names(root)) == cast
 
 
 def signal_names(root: Path) -> list[str]:
