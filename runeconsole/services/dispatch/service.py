@@ -40,6 +40,8 @@ from runeconsole.services.dispatch.task_store import (
 )
 from runeconsole.services.dispatch.worktree_list import (
     DROPPED_STATE,
+    MAIN,
+    MISSING,
     WorktreeRow,
     own_files,
     read_rows,
@@ -307,7 +309,8 @@ class Dispatch:
             if row is None:
                 self.store.update_attempt(task_id, attempt.number, {"state": REMOVED})
                 continue
-            row.state = DROPPED_STATE
+            if row.state not in (MAIN, MISSING):  # the remover refuses those, saying why
+                row.state = DROPPED_STATE
             removal = self.remover.remove(row, discard_commits=discard)
             removals.append(removal)
             self.store.update_attempt(
