@@ -44,6 +44,7 @@ from runeconsole.services.dispatch.task_store import (
     STARTED,
     STARTING,
     WORKING,
+    Attempt,
     Task,
     TaskStore,
 )
@@ -387,6 +388,28 @@ class Creator:
 
     # -- after a kill --------------------------------------------------------------------------
 
+    def _as_made(self, task: Task, attempt: Attempt) -> bool:
+        """The attempt names what ``new`` would have made of it (its agent, its branch
+        ``agent/{agent}``, a worktree of its name under the root): a hand-edited one is never
+        acted on, nor can it name another branch or path to undo."""
+        role, name = task.get("role"), attempt.get("name")
+        try:
+            validate_id(role, "role")
+            validate_id(name, "name")
+        except InvalidInput:
+            return False
+        key = f"{role}-{name}"
+        where = attempt.worktree
+        return (
+            attempt.agent == key
+            and attempt.branch == f"agent/{key}"
+            and where is not None
+            and where.name == name
+            and where.parent != self.root
+            and where.is_relative_to(self.root)
+            and ".." not in where.parts
+        )
+
     def recover(self) -> list[str]:
         """Tasks whose creating process died half-way: each attempt it had started stands,
         the others are undone (or kept, said why, when something of them would be lost)."""
@@ -396,6 +419,13 @@ class Creator:
                 continue
             for attempt in task.attempts:
                 if attempt.state != STARTING:
+                    continue
+                if not self._as_made(task, attempt):
+                    why = "interrupted while being made; not as new wrote it, left alone"
+                    self.store.update_attempt(
+                        task.task_id, attempt.number, {"state": FAILED, "error": why}
+                    )
+                    said.append(f"attempt {attempt.number} of {task.task_id}: {why}")
                     continue
                 record = (
                     self.supervisor.registry.get(attempt.agent)
