@@ -2,7 +2,8 @@
 through ``runeconsole new``'s path, each a scripted agent in tmux that works, commits in its
 own worktree and goes idle; attempt 1's work passes the demo's tests, attempt 2's fails them,
 attempt 3 changes the most. Compare, test, pick and the merge queue, run as the CLI: attempt 1
-lands and the worktrees of all three are gone, as are those of the fleet's own merges."""
+lands and the worktrees of all three are gone, as are those of the fleet's own merges. And
+the demo's test command and its scripted Claude Code, each on its own."""
 
 from __future__ import annotations
 
@@ -16,16 +17,20 @@ from typing import Any
 
 import pytest
 
+from runeconsole.adapters import agent_worktrees
 from runeconsole.adapters.git import run_git
-from runeconsole.demo.attempt_work import TASK_NAME, message, module_name
+from runeconsole.demo.attempt_work import TASK_NAME, deliver, message, module_name
+from runeconsole.demo.fake_claude import PROGRAM
 from runeconsole.demo.fleet import TASK_ATTEMPTS
 from runeconsole.demo.project import make_project
 from runeconsole.services.dispatch.service import Dispatch
+from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from tests.support.cli import cli_env
 from tests.support.polling import wait_until
 
 MODULE = module_name(TASK_NAME)
+TEXT: dict[str, Any] = {"capture_output": True, "text": True, "timeout": 60, "check": False}
 
 
 @pytest.fixture
@@ -140,3 +145,31 @@ def test_the_demo_task_ends_three_ways_and_its_pick_lands(demo: Path, run_cli: A
         name = branch.removeprefix("agent/").split("-", 1)[1]
         assert not (worktrees / name).exists(), processed
         assert branch not in run_git(["branch", "--list", branch], root).stdout, processed
+
+
+def test_the_demo_test_command_passes_attempts_1_and_3_and_fails_2(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "demo", "rc-unused")
+    command = MergeQueue(Project(root)).settings.test_command
+    assert command is not None
+    env = {k: v for k, v in cli_env().items() if k != "PYTHONDONTWRITEBYTECODE"}
+    results = []
+    for number in (1, 2, 3):
+        worktree = root / ".claude" / "worktrees" / f"try-{number}"
+        agent_worktrees.add_worktree(root, worktree, f"agent/worker-try-{number}", "main")
+        deliver(worktree, number, MODULE)
+        run = subprocess.run(command, cwd=worktree, env=env, **TEXT)
+        results.append((run.returncode, run.stdout.splitlines()[-1]))
+        # Nothing left behind by the run (no __pycache__): the worktree stays removable.
+        assert agent_worktrees.dirty_files(worktree) == [], number
+    assert [code for code, _ in results] == [0, 1, 0]
+    assert results[1][1].startswith("1 failed, 2 passed")
+    assert results[2][1].startswith("6 passed")
+
+
+def test_the_demo_claude_answers_the_console_and_refuses_background(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "demo", "rc-unused")
+    program = str(root / PROGRAM)
+    listed = subprocess.run([program, "agents", "--json", "--all"], env=cli_env(), **TEXT)
+    assert (listed.returncode, listed.stdout.strip()) == (0, "[]")
+    background = subprocess.run([program, "--bg", "a task"], env=cli_env(), **TEXT)
+    assert background.returncode == 1 and "tmux only" in background.stderr
