@@ -166,9 +166,30 @@ class Creator:
         plan = self._checked(request)
         task_id = plan["task_id"]
         task = self.store.create(task_id, plan)
-        for attempt in task.attempts:
-            self._make(task_id, attempt.fields, request)
+        try:
+            for attempt in task.attempts:
+                self._make(task_id, attempt.fields, request)
+        except RuneError:
+            with contextlib.suppress(RuneError):  # else the next start's recover does it
+                self._not_made(task_id)
+            raise
         return self.store.update(task_id, lambda fields: _settled(fields, _now(self)))
+
+    def _not_made(self, task_id: str) -> None:
+        """After an attempt was refused mid-way: the attempts not yet made marked so, and
+        the task settled (a long-lived process, the console, would leave it ``creating``)."""
+        for attempt in self.store.read(task_id).attempts:
+            if attempt.state == STARTING:
+                gone = self._undo(task_id, attempt.fields)
+                why = "not made: an earlier attempt was refused"
+                self.store.update_attempt(
+                    task_id,
+                    attempt.number,
+                    {"state": REMOVED, "error": why}
+                    if gone
+                    else {"state": FAILED, "error": f"{why}; its worktree has files, kept"},
+                )
+        self.store.update(task_id, lambda fields: _settled(fields, _now(self)))
 
     def _checked(self, request: NewTask) -> dict[str, Any]:
         """The task's file as it will be written, every refusal raised first."""

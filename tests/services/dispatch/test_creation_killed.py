@@ -97,3 +97,28 @@ def test_a_creation_whose_process_still_runs_is_left_alone(
     assert json.loads(cli("task", "list", "--json", "--root", str(root)).out)[0]["state"] == (
         "dropped"
     )
+
+
+def test_an_attempt_refused_mid_way_leaves_the_task_settled_not_creating(
+    root: Path, stand_in: Path, tmp_path: Path, tmux_socket: str
+) -> None:
+    pauses = tmp_path / "pauses"
+    pauses.mkdir()
+    env = {**cli_env(), PAUSE_AT_ENV: "new-worktree-made", PAUSE_DIR_ENV: str(pauses)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "runeconsole", "new", "--task", "Port the lexer", "--name",
+         "lexer", "--count", "3", "--root", str(root), "--tmux-socket", tmux_socket],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    wait_until((pauses / "new-worktree-made.paused").exists, what="new to pause")
+    (root / ".claude" / "worktrees" / "lexer-2").mkdir()  # taken while the first was made
+    (pauses / "new-worktree-made.go").touch()
+    _, err = process.communicate(timeout=60)
+
+    assert process.returncode == 1
+    assert "already exists" in err and "nothing of it was kept" in err
+    task = task_file(root, "lexer")  # as the failed command left it, before any recovery
+    assert task["state"] == "working"
+    assert [a["state"] for a in task["attempts"]] == ["started", "failed", "removed"]
+    assert worktree_paths(root) == {root, root / ".claude" / "worktrees" / "lexer-1"}
+    assert branches(root) == {"main", "agent/worker-lexer-1"}
