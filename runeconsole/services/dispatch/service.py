@@ -49,7 +49,7 @@ from runeconsole.services.dispatch.worktree_list import (
 from runeconsole.services.dispatch.worktree_list import (
     LANDED as LANDED_STATE,
 )
-from runeconsole.services.merge_queue import MergeQueue, ProcessReport
+from runeconsole.services.merge_queue import MergeQueue, ProcessReport, QueueEntry
 from runeconsole.services.project import Project
 from runeconsole.services.review.service import Reviews
 from runeconsole.services.supervisor import Supervisor
@@ -166,8 +166,8 @@ class Dispatch:
             if self.supervisor.registry.path_for(attempt.agent).exists():
                 record = self.supervisor.registry.get(attempt.agent)
             if record is not None and not record.error:
-                view.activity = _text(record.get("activity")) or (
-                    "ended" if record.status != "active" else None
+                view.activity = (
+                    _text(record.get("activity")) if record.status == "active" else "ended"
                 )
                 cost = record.get("cost")
                 if isinstance(cost, dict) and isinstance(cost.get("usd"), int | float):
@@ -361,9 +361,15 @@ class Dispatch:
         (``runeconsole.worktrees.remove_after_land``) and its tasks marked landed."""
         removals = []
         rows = self.worktrees(sizes=False)
+        notes: dict[str, dict[str, object]] = {}
         for row in rows:
             if row.state == LANDED_STATE and self.settings.remove_after_land:
-                removals.append(self.remover.remove(row, stop_agent=True))
+                removal = self.remover.remove(row, stop_agent=True)
+                removals.append(removal)
+                if row.entry is not None:
+                    notes[row.entry.entry_id] = {"notes": _landed_notes(row.entry, removal)}
+        if notes:
+            self.queue.update_entries(notes)
         landed = {str(row.path) for row in rows if row.state == LANDED_STATE}
         for task in self.store.list():
             if task.error or task.state != PICKED or task.pick is None:
@@ -401,6 +407,15 @@ class Dispatch:
 
     def _now(self) -> str:
         return iso_z(self.project.clock.now())
+
+
+def _landed_notes(entry: QueueEntry, removal: Removal) -> list[str]:
+    """The entry's notes after its worktree was looked at: the landing's word that the branch
+    was left because a worktree held it gives way to what became of that worktree."""
+    kept = [
+        n for n in entry.get("notes") or [] if isinstance(n, str) and " checked out in " not in n
+    ]
+    return [*kept, f"worktree {removal.describe()}"]
 
 
 def _text(value: object) -> str | None:
