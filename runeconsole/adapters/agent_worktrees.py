@@ -84,21 +84,40 @@ def add_worktree(repo: Path, path: Path, branch: str, base: str) -> None:
     if path.exists():
         raise RuneError(f"{path} already exists; choose another --name, or remove it first")
     path.parent.mkdir(parents=True, exist_ok=True)
-    run_git(
-        [
-            "-c",
-            "core.hooksPath=/dev/null",
-            "worktree",
-            "add",
-            "--quiet",
-            "-b",
-            branch,
-            str(path),
-            commit,
-        ],
-        repo,
-        timeout=GIT_TIMEOUT,
-    )
+    try:
+        run_git(
+            [
+                "-c",
+                "core.hooksPath=/dev/null",
+                "worktree",
+                "add",
+                "--quiet",
+                "-b",
+                branch,
+                str(path),
+                commit,
+            ],
+            repo,
+            timeout=GIT_TIMEOUT,
+        )
+    except RuneError as exc:
+        short = _short_of_space(path.parent)
+        if short is None:
+            raise
+        raise RuneError(f"{exc.message}; {short}") from None
+
+
+def _short_of_space(directory: Path, floor: int = 1 << 20) -> str | None:
+    """Why a write there may have failed when git's own words do not say (``Could not
+    reset index file``): the disk nearly full."""
+    try:
+        info = os.statvfs(directory)
+    except OSError:
+        return None
+    free = info.f_bavail * info.f_frsize
+    if free >= floor:
+        return None
+    return f"the disk is full ({free // 1024} KiB free): free some space and try again"
 
 
 def exclude(repo: Path, pattern: str) -> bool:

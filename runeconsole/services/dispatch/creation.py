@@ -54,6 +54,7 @@ from runeconsole.services.supervision.problems import SETUP_FAILED as SETUP_FAIL
 from runeconsole.services.supervisor import Supervisor
 
 MAX_COUNT = 16
+_MAKING: set[str] = set()  # the tasks this process is making now
 MAX_TASK_CHARS = 100_000
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -166,13 +167,16 @@ class Creator:
         plan = self._checked(request)
         task_id = plan["task_id"]
         task = self.store.create(task_id, plan)
+        _MAKING.add(task_id)
         try:
             for attempt in task.attempts:
                 self._make(task_id, attempt.fields, request)
         except RuneError:
-            with contextlib.suppress(RuneError):  # else the next start's recover does it
+            with contextlib.suppress(RuneError):  # else the next recover does it
                 self._not_made(task_id)
             raise
+        finally:
+            _MAKING.discard(task_id)
         return self.store.update(task_id, lambda fields: _settled(fields, _now(self)))
 
     def _not_made(self, task_id: str) -> None:
@@ -488,6 +492,8 @@ def _settled(fields: dict[str, Any], now: str) -> None:
 
 def _alive(task: Task) -> bool:
     pid, started = task.get("creator_pid"), task.get("creator_start")
+    if pid == os.getpid():  # this process (the console): making it now, or no longer
+        return task.task_id in _MAKING
     return isinstance(pid, int) and started is not None and process_start(pid) == started
 
 
