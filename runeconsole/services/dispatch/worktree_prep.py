@@ -40,6 +40,10 @@ def copy_files(root: Path, worktree: Path, globs: tuple[str, ...]) -> dict[str, 
     placed files (relative path: digest)."""
     placed: dict[str, str] = {}
     real_root = root.resolve()
+    # Never from a worktree: Claude Code's, nor the other attempts' (wherever ``dir`` puts them).
+    worktrees = [Path(".claude/worktrees")]
+    if worktree.parent != root and worktree.parent.is_relative_to(root):
+        worktrees.append(worktree.parent.relative_to(root))
     for pattern in globs:
         for source in sorted(root.glob(pattern)):
             relative = source.relative_to(root)
@@ -47,7 +51,7 @@ def copy_files(root: Path, worktree: Path, globs: tuple[str, ...]) -> dict[str, 
                 continue
             if not source.resolve().is_relative_to(real_root):
                 continue
-            if relative.parts[:2] == tuple(Path(".claude/worktrees").parts):
+            if any(relative.is_relative_to(directory) for directory in worktrees):
                 continue
             target = worktree / relative
             if target.exists() or target.is_symlink():

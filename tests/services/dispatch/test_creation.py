@@ -250,3 +250,17 @@ def _json(path: Path) -> dict:
     loaded = json.loads(path.read_text())
     assert isinstance(loaded, dict)
     return loaded
+
+
+def test_a_recursive_copy_glob_takes_nothing_from_the_other_attempts_worktrees(
+    root: Path, dispatch: Callable[[], Dispatch]
+) -> None:
+    write_talisman(root, 'dir: attempts\ncopy: ["**/.env"]')
+    (root / ".env").write_text("SECRET=1\n")
+
+    task = dispatch().new(NewTask("Use the local settings", name="local", count=2))
+
+    found = sorted(str(p.relative_to(root)) for p in (root / "attempts").rglob(".env"))
+    assert found == ["attempts/local-1/.env", "attempts/local-2/.env"]
+    assert task.attempt(2).get("placed") == {".env": prep.digest(root / ".env")}
+    assert status(root) == ["?? .env"]
