@@ -186,3 +186,18 @@ def test_dropping_a_task_whose_attempt_has_lone_commits_needs_consent(
 
     assert dispatch().drop("parser", discard_commits=True).removals[0].removed
     assert branches(root) == {"main"}
+
+
+def test_picking_an_attempt_with_no_commits_is_refused_and_changes_nothing(
+    root: Path, dispatch: Callable[[], Dispatch], tmux_socket: str
+) -> None:
+    task = dispatch().new(NewTask("Add retries", name="retry", count=2))
+    (worktree(task, 1) / "retry.txt").write_text("not committed\n")
+
+    with pytest.raises(RuneError, match="has no commits ahead of main"):
+        dispatch().pick("retry", 1)
+
+    assert task_file(root, "retry")["state"] == "working"
+    assert running(tmux_socket, "worker-retry-1") and running(tmux_socket, "worker-retry-2")
+    assert worktree_paths(root) == {root, worktree(task, 1), worktree(task, 2)}
+    assert not (root / ".claude" / "state" / "merge-queue.json").exists()
