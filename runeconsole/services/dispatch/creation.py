@@ -141,7 +141,8 @@ class Creator:
 
     def taken_names(self, role: str) -> set[str]:
         """Names a new task may not take: tasks, agents of the role, branches, worktrees."""
-        taken = {t.task_id for t in self.store.list()}
+        tasks = self.store.list()
+        taken = {t.task_id for t in tasks} | {str(a.get("name")) for t in tasks for a in t.attempts}
         prefix = f"{role}-"
         taken |= {
             r.key[len(prefix) :]

@@ -297,6 +297,8 @@ class Dispatch:
         for attempt in task.attempts:
             if attempt.number == keep:
                 continue
+            if attempt.state == REMOVED or attempt.get("worktree_removed_at"):
+                continue  # its worktree is gone: its path may be another task's now
             if attempt.state == STARTED and self._active(attempt.agent):
                 self.supervisor.kill(
                     attempt.agent,

@@ -111,9 +111,10 @@ def read_rows(
             if current is None or (record.status == ACTIVE and current.status != ACTIVE):
                 agents[path] = record
     attempts: dict[Path, tuple[Task, Any]] = {}
-    for task in tasks:
+    for task in reversed(tasks):  # oldest first: a path made again is the newest task's
         for attempt in task.attempts:
-            if attempt.worktree is not None:
+            gone = attempt.state == REMOVED or attempt.get("worktree_removed_at")
+            if attempt.worktree is not None and not gone:
                 attempts[Path(os.path.realpath(attempt.worktree))] = (task, attempt)
     for listed in aw.list_worktrees(root):
         real = Path(os.path.realpath(listed.path))

@@ -160,3 +160,33 @@ def test_the_list_says_each_worktrees_dirty_files_and_size_when_asked(
     assert row.dirty == ["a.txt", "new.txt"]
     assert (row.size is not None and row.size >= 1000) if size else row.size is None
     assert (row.agent, row.task, row.attempt) == ("worker-sized", "sized", 1)
+
+
+def test_a_worktree_path_made_again_belongs_to_the_new_task_not_the_old_dropped_one(
+    root: Path, dispatch: Callable[[], Dispatch]
+) -> None:
+    dispatch().new(NewTask("Work on it", name="x", count=2))
+    dispatch().drop("x")
+    for record in (root / ".claude" / "state" / "identities").iterdir():
+        record.unlink()  # the ended agents pruned, the dropped task still kept
+    assert dispatch().suggest("x") not in ("x-1", "x-2")
+
+    path = made(dispatch, "x-2")
+
+    row = row_of(dispatch(), path)
+    assert (row.task, row.state) == ("x-2", "working")
+    assert dispatch().clean(dry_run=True) == []
+
+
+def test_dropping_a_task_again_never_touches_a_worktree_made_since_at_its_old_path(
+    root: Path, dispatch: Callable[[], Dispatch], tmux_socket: str
+) -> None:
+    dispatch().new(NewTask("Work on it", name="x", count=2))
+    dispatch().drop("x")
+    path = made(dispatch, "x-2")
+    dispatch().supervisor.kill("worker-x-2")  # its agent ended; the worktree is still its
+
+    dispatch().drop("x")
+
+    assert path in worktree_paths(root) and "agent/worker-x-2" in branches(root)
+    assert row_of(dispatch(), path).task == "x-2"
