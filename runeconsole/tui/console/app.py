@@ -68,6 +68,13 @@ INLINE_LOAD = 1000  # identity files read before the first frame; more are read 
 class RuneConsole(PanesApp):
     TITLE = "runeconsole"
     CSS_PATH = "console.tcss"  # beside this module; panes and modals own the rest
+    # Seven tabs in an 80-column pane: one space before each label, not one either side
+    # (here, not in console.tcss, which the fleet console shares with its own tabs).
+    CSS = """
+    Screen.-narrow Tab {
+        padding: 0 0 0 1;
+    }
+    """
     COMMANDS = App.COMMANDS | {AgentCommands, TaskCommands}
     BINDINGS = [
         *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 10)),

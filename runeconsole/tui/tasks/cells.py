@@ -271,8 +271,11 @@ def worktree_cells(row: WorktreeRow, shown: str) -> tuple[object, ...]:
     )
 
 
-def worktree_detail(row: WorktreeRow) -> Text:
-    text = Text.assemble((str(row.path), "bold"), (f"  {row.branch or '(detached HEAD)'}", "cyan"))
+def worktree_detail(row: WorktreeRow, root: Path) -> Text:
+    """The selected worktree: where (under the root, when it is), its branch and head, its
+    agent and task, why it stays, its uncommitted files."""
+    where = row.path.relative_to(root) if row.path.is_relative_to(root) else row.path
+    text = Text.assemble((str(where), "bold"), (f"  {row.branch or '(detached HEAD)'}", "cyan"))
     if row.head:
         text.append(f" {row.head[:8]}", "dim")
     if row.agent:

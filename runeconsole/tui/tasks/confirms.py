@@ -16,10 +16,10 @@ from textual.widgets import Button, Static
 from runeconsole.services.dispatch.removal import Removal
 from runeconsole.services.dispatch.service import AttemptView, Loss
 from runeconsole.services.dispatch.task_store import Task
-from runeconsole.tui.tasks.cells import listed
 from runeconsole.tui.tasks.ending import lost_commits
 
 COMMITS_SHOWN = 8  # subjects listed per attempt; the count is always whole
+FILES_SHOWN = 6  # files listed per attempt, the same
 
 
 class LossConfirm(ModalScreen[bool]):
@@ -35,9 +35,12 @@ class LossConfirm(ModalScreen[bool]):
         padding: 0 1;
         background: $surface;
     }
+    LossConfirm #loss-question {
+        padding-bottom: 1;
+    }
     LossConfirm #loss-body {
         height: auto;
-        max-height: 1fr;
+        max-height: 60vh;  /* the buttons stay in sight; a long list scrolls */
     }
     LossConfirm #loss-buttons {
         height: auto;
@@ -84,8 +87,11 @@ def _attempt_losses(text: Text, losses: list[Loss]) -> None:
         commits = len(loss.commits)
         if loss.files:
             count = len(loss.files)
-            text.append(f": kept, {count} uncommitted file{'s' * (count != 1)} of its agent's\n")
-            text.append(f"   {listed(loss.files, 10)}", "yellow")
+            text.append(f": kept, {count} uncommitted file{'s' * (count != 1)} of its agent")
+            for path in loss.files[:FILES_SHOWN]:
+                text.append(f"\n   {path}", "yellow")
+            if count > FILES_SHOWN:
+                text.append(f"\n   and {count - FILES_SHOWN} more", "yellow")
             if commits:
                 text.append(f"\n   its {commits} commit{'s' * (commits != 1)} stay", "dim")
                 text.append(" with its branch", "dim")

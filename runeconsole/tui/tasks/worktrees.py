@@ -161,17 +161,12 @@ class WorktreesScreen(Screen[None]):
         for state in STATES:
             if counts.get(state):
                 text.append(f"  {counts[state]} {state}", WORKTREE_STYLE.get(state, ""))
-        where = self.directory
-        text.append(
-            f"  in {where.relative_to(self.root) if where.is_relative_to(self.root) else where}/",
-            "dim",
-        )
         return text
 
     def _show_detail(self) -> None:
         key = self.table.cursor_key()
         row = self.rows.get(key) if key is not None else None
-        shown = worktree_detail(row) if row is not None else Text("no worktrees", "dim")
+        shown = worktree_detail(row, self.root) if row is not None else Text("no worktrees", "dim")
         self.query_one("#worktrees-detail-text", Static).update(shown)
 
     def on_data_table_row_highlighted(self, event: TableView.RowHighlighted) -> None:
