@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from textual.command import CommandList
 from textual.widgets import Static
 
 from runeconsole.adapters.clock import ManualClock
@@ -70,6 +71,11 @@ async def open_compare(pilot) -> CompareScreen:
     await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.reads)
     await pilot.pause()
     return app.screen
+
+
+def palette_hits(app: RuneConsole) -> str:
+    found = app.screen.query(CommandList)
+    return " ".join(str(option.prompt) for option in found.first().options) if found else ""
 
 
 def cell(screen: CompareScreen, n: int, column: str) -> str:
@@ -250,3 +256,32 @@ async def test_the_worktrees_view_lists_every_worktree_and_cleans_after_saying_w
         await until(pilot, lambda: not worktree(started, 3).exists())
         await until(pilot, lambda: len(view.rows) == 1)
         assert f"agent/{AGENT.format(3)}" not in branches(started)
+
+
+async def test_a_task_file_written_while_the_console_is_open_is_its_row_at_once(
+    repo: Path,
+) -> None:
+    app = console(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("7")
+        pane = app.query_one(TasksPane)
+        assert pane.table.row_count == 0
+        store = app.dispatch.store
+        made = store.create("tidy-up", {"text": "Tidy up\nthe rest", "attempts": []})
+        pane.apply_changes({made.path})  # as the file watcher hands it over
+        await pilot.pause()
+        assert [str(v) for v in pane.table.get_row("tidy-up")][5] == "Tidy up"
+        made.path.unlink()
+        pane.apply_changes({made.path})
+        await pilot.pause()
+        assert not pane.table.has("tidy-up")
+
+
+async def test_the_palette_opens_the_worktrees_view(repo: Path) -> None:
+    app = console(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+p", *"worktrees")
+        await until(pilot, lambda: "Worktrees: every worktree" in palette_hits(app))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, WorktreesScreen) and app.screen.reads)
+        assert [row.state for row in app.screen.rows.values()] == ["main"]
