@@ -141,6 +141,8 @@ def test_new_from_a_task_file_with_json_and_options(
         (("--count", "17"), 2, "--count must be from 1 to 16"),
         (("--role", "a/b"), 2, "role 'a/b' is not allowed"),
         (("--permission-mode", "yolo"), 2, "--permission-mode 'yolo': one of"),
+        (("--model", "opus;"), 2, "--model 'opus;' is not a model name"),
+        (("--model=-x",), 2, "--model '-x' is not a model name"),
         (("--base=-all",), 2, "--base '-all' is not a ref"),
     ],
 )

@@ -58,6 +58,9 @@ _MAKING: set[str] = set()  # the tasks this process is making now
 MAX_TASK_CHARS = 100_000
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
 _WORD = re.compile(r"[a-z0-9]+")
+# An alias, a model id, a Bedrock ARN or a Vertex name (``sonnet[1m]``, ``…@20240620``):
+# never a space nor a ';' (tmux would take an argument ending in one as a command's end).
+_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@\[\]-]*")
 _STOP = {
     "a",
     "an",
@@ -218,7 +221,7 @@ class Creator:
                 f"--permission-mode {request.permission_mode!r}: one of "
                 + ", ".join(PERMISSION_MODES)
             )
-        if request.model is not None and (not request.model or request.model.startswith("-")):
+        if request.model is not None and not _MODEL.fullmatch(request.model):
             raise InvalidInput(f"--model {request.model!r} is not a model name")
         for given, what in ((request.node_id, "node id"), (request.bead_id, "bead id")):
             if given is not None:
