@@ -272,8 +272,8 @@ def test_a_recursive_copy_glob_takes_nothing_from_the_other_attempts_worktrees(
     strict=True,
     reason="adapters/tmux.py new_session hands each argument to tmux's command parser, which "
     "takes a trailing ';' as the end of a command (its escape is '\\;'): the task reaches "
-    "Claude Code without it, and the arguments after such an option (--model 'x;') would be "
-    "run as a tmux command",
+    "Claude Code without it; through spawn, the arguments after one ending so run as a tmux "
+    "command (`spawn -- prog 'x;' kill-server`)",
 )
 def test_a_task_ending_with_a_semicolon_reaches_claude_code_whole(
     root: Path, dispatch: Callable[[], Dispatch], stand_in: Path
