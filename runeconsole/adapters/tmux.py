@@ -56,6 +56,13 @@ NO_SERVER = (
 )
 
 
+def literal(argument: str) -> str:
+    """``argument`` as tmux's command parser gives it back: one ending in ';' would end the
+    tmux command there (and what follows would run as tmux commands), so its ';' is
+    escaped (tmux turns a trailing '\\;' into ';')."""
+    return argument[:-1] + "\\;" if argument.endswith(";") else argument
+
+
 @dataclass(frozen=True)
 class PaneLook:
     """A pane by id: its first process, whether it has exited, and its screen now."""
@@ -178,7 +185,7 @@ class Tmux:
             raise RuneError("no command to run in the tmux session")
         env_args: list[str] = []
         for key, value in (env or {}).items():
-            env_args += ["-e", f"{key}={value}"]
+            env_args += ["-e", literal(f"{key}={value}")]
         result = self._run(
             "new-session",
             "-d",
@@ -189,13 +196,13 @@ class Tmux:
             "-y",
             PANE_HEIGHT,
             "-c",
-            str(cwd),
+            literal(str(cwd)),
             *env_args,
             "-P",
             "-F",
             "#{pane_id}\t#{pane_pid}",
             "--",
-            *command,
+            *map(literal, command),
             ";",
             "set-option",
             "-t",
@@ -312,7 +319,7 @@ class Tmux:
 
     def send_text(self, target: str, text: str, *, enter: bool = True) -> None:
         """Type ``text`` literally (no key names, no shell), then Enter."""
-        self._check(self._run("send-keys", "-l", "--", text, target=target), "send-keys")
+        self._check(self._run("send-keys", "-l", "--", literal(text), target=target), "send-keys")
         if enter:
             self._check(self._run("send-keys", "Enter", target=target), "send-keys")
 
@@ -339,8 +346,17 @@ class Tmux:
     ) -> None:
         """``command`` (an argument list, run without a shell) in a new window of the
         current session (the client's, as ``$TMUX`` says), with ``env`` set."""
-        env_args = [f"-e{key}={value}" for key, value in (env or {}).items()]
-        result = self._run("new-window", "-n", name, "-c", str(cwd), *env_args, "--", *command)
+        env_args = [literal(f"-e{key}={value}") for key, value in (env or {}).items()]
+        result = self._run(
+            "new-window",
+            "-n",
+            name,
+            "-c",
+            literal(str(cwd)),
+            *env_args,
+            "--",
+            *map(literal, command),
+        )
         self._check(result, f"new-window {name}")
 
     def switch_client(self, session: str) -> None:

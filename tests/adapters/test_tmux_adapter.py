@@ -40,6 +40,20 @@ def test_send_text_is_literal(tmux: Tmux, tmp_path: Path) -> None:
     assert "GOT[C-c Enter $HOME; `id` ; kill-server]" in screen
 
 
+def test_an_argument_ending_in_a_semicolon_is_handed_on_whole_never_run_as_tmux_commands(
+    tmux: Tmux, tmp_path: Path
+) -> None:
+    # tmux's parser ends a command at an argument's trailing ';': unescaped, the words after
+    # one would run as tmux commands (here: kill-server, the whole fleet's server).
+    script = "import sys, os; print(sys.argv[1:], os.environ['RC_X'], flush=True); input()"
+    args = [sys.executable, "-c", script, "fix it;", "kill-server", "a\\;"]
+    pane = tmux.new_session("semi", args, cwd=tmp_path, env={"RC_X": "x;"})
+    said = "['fix it;', 'kill-server', 'a\\\\;'] x;"
+    wait_until(lambda: said in tmux.capture(pane.pane_id))
+    tmux.send_text(pane.pane_id, "typed;")
+    assert tmux.has_session("semi")
+
+
 def test_exit_status_stays_readable_and_kill_session(tmux: Tmux, tmp_path: Path) -> None:
     tmux.new_session("fails", [sys.executable, "-c", "raise SystemExit(4)"], cwd=tmp_path)
     tmux.new_session("lives", sleeper(), cwd=tmp_path)

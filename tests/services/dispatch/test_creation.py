@@ -268,13 +268,6 @@ def test_a_recursive_copy_glob_takes_nothing_from_the_other_attempts_worktrees(
     assert status(root) == ["?? .env"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="adapters/tmux.py new_session hands each argument to tmux's command parser, which "
-    "takes a trailing ';' as the end of a command (its escape is '\\;'): the task reaches "
-    "Claude Code without it; through spawn, the arguments after one ending so run as a tmux "
-    "command (`spawn -- prog 'x;' kill-server`)",
-)
 def test_a_task_ending_with_a_semicolon_reaches_claude_code_whole(
     root: Path, dispatch: Callable[[], Dispatch], stand_in: Path
 ) -> None:
