@@ -10,8 +10,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.services.claude.install.install import installed, plan_install
 from runeconsole.services.dispatch import worktree_prep as prep
