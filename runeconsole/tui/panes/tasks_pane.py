@@ -50,10 +50,16 @@ class TasksPane(FilePane[Task]):
     HELP_KEYS = (
         ("enter / c", "compare the task's attempts: ±, files, tests, cost, time; pick one"),
         ("w", "every worktree: its agent, task, state, uncommitted files, size; clean"),
-        ("x", "drop the task: every attempt stopped, its worktree and branch removed"),
-        ("", "(asks first: files keep a worktree, lone commits go only if you say yes)"),
-        ("STATE", "creating, working, picked (its pick is in the merge queue), landed,"),
-        ("", "dropped; unreadable: the task's file cannot be read (why, in red)"),
+        (
+            "x",
+            "drop the task: every attempt stopped, its worktree and branch removed (asks "
+            "first: files keep their worktree, commits on no other branch go only if you say yes)",
+        ),
+        (
+            "STATE",
+            "creating, working, picked (its pick is in the merge queue), landed, dropped; "
+            "unreadable: the task's file cannot be read (why, in red)",
+        ),
         ("ATT / PICK", "its attempts; the one picked"),
     )
 

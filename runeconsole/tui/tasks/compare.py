@@ -57,8 +57,11 @@ HELP = (
     ("d / enter", "review the selected attempt's own changes"),
     ("A", "pick it: its branch joins the merge queue, the others are stopped and removed"),
     ("x", "drop the task: every attempt stopped and removed"),
-    ("", "A and x first say what would be lost: files keep a worktree; commits on no"),
-    ("", "other branch are lost only when you say yes"),
+    (
+        "",
+        "A and x say first what would be lost: files keep their worktree, commits on no "
+        "other branch go only if you say yes",
+    ),
     ("r", "read the attempts again"),
     ("esc / q", "back to the tasks"),
 )
@@ -228,7 +231,7 @@ class CompareScreen(Screen[None]):
     def on_compare_screen_failed(self, message: Failed) -> None:
         message.stop()
         self.query_one("#compare-detail-text", Static).update(Text(message.reason, "red"))
-        self.notify(message.reason, title=f"Compare {self.task_id}", severity="error")
+        self.notify(message.reason, title=f"Compare {self.task_id}", severity="error", markup=False)
 
     def _draw(self) -> None:
         table = self.table

@@ -40,11 +40,17 @@ from runeconsole.tui.widgets.table_view import TableView
 
 HELP = (
     ("j / k, ↑ / ↓", "move between worktrees"),
-    ("STATE", "main, working (its agent runs), ready, queued, landed, dropped,"),
-    ("", "orphan (no agent), missing (its directory is gone)"),
+    (
+        "STATE",
+        "main, working (its agent runs), ready, queued, landed, dropped, orphan (no agent), "
+        "missing (its directory is gone)",
+    ),
     ("DIRTY", "uncommitted and untracked files: such a worktree is never removed"),
-    ("C", "clean: remove the landed and dropped worktrees where nothing would be lost"),
-    ("", "(asks first, listing what would be removed and what kept, and why)"),
+    (
+        "C",
+        "clean: remove the landed and dropped worktrees where nothing would be lost (asks "
+        "first, listing what would be removed and what kept, and why)",
+    ),
     ("r", "read the worktrees again"),
     ("esc / q", "close"),
 )
