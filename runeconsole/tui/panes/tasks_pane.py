@@ -105,7 +105,7 @@ class TasksPane(FilePane[Task]):
 
     def search_fields(self, key: str, record: Task) -> tuple[object, ...]:
         agents = " ".join(a.agent for a in record.attempts)
-        return (key, record.state, record.text, agents)
+        return (key, record.state, record.title(200), agents)  # a task may be 100k long
 
     def sort_key(self, value: Any) -> Any:
         record = self.records.get(str(value))
