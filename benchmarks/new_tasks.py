@@ -215,7 +215,8 @@ def median(values: list[float]) -> float:
 
 def git_alone(root: Path, count: int) -> dict[str, float]:
     """git's own time on ``root``: ``count`` worktrees added one after another, all at once,
-    and without a checkout; each set removed after."""
+    one after another with git's parallel checkout, and without a checkout; each set removed
+    after (and what a failed add left)."""
     base = git_out(root, "rev-parse", "HEAD")
     where = root / ".claude" / "bench-git"
     figures = {}
@@ -227,6 +228,11 @@ def git_alone(root: Path, count: int) -> dict[str, float]:
         for path, branch in made:
             git_out(root, "worktree", "remove", "--force", str(path))
             git_out(root, "branch", "-D", branch)
+        git_out(root, "worktree", "prune")
+        for ref in git_out(
+            root, "for-each-ref", "--format=%(refname)", "refs/heads/bench/"
+        ).split():
+            git_out(root, "update-ref", "-d", ref)  # a branch a failed add left
 
     made = paths("seq")
     started = time.perf_counter()
@@ -242,11 +248,12 @@ def git_alone(root: Path, count: int) -> dict[str, float]:
         subprocess.Popen([*command, branch, str(path), base], cwd=root, stderr=subprocess.PIPE)
         for path, branch in made
     ]
-    failed = [p.stderr.read() for p in running if p.wait(timeout=300) and p.stderr]
+    errors = [p.stderr.read().decode().strip() for p in running if p.wait(timeout=300)]
     figures["parallel"] = time.perf_counter() - started
-    if failed:
-        figures["parallel failures"] = float(len(failed))
-    remove(made)
+    if errors:  # git's locks: concurrent adds to one repository can refuse each other
+        figures["parallel failures"] = float(len(errors))
+        print(f"  git worktree add, {count} at once: {len(errors)} failed: {errors[0]}")
+    remove([(path, branch) for path, branch in made if path.is_dir()])
 
     made = paths("workers")
     started = time.perf_counter()
