@@ -23,7 +23,8 @@ from typing import Any
 from runeconsole.adapters.ssh import failure_reason
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.permissions.permissions import Verdict
-from runeconsole.services.dispatch.service import tidy_after_landing
+from runeconsole.services.dispatch.creation import NewTask
+from runeconsole.services.dispatch.service import Dispatch, tidy_after_landing
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
@@ -32,6 +33,7 @@ from runeconsole.services.supervisor import Supervisor
 from runeconsole.services.suspension import Suspension
 
 ACTION_TIMEOUT = 120.0  # a queue's tests or a handoff's wait can take a while
+NEW_TASK_TIMEOUT = 900.0  # up to 16 worktrees, each with its setup command
 
 
 class Unreachable(RuneError):
@@ -126,6 +128,11 @@ class LocalActions:
 
         return Replies(self.project).say(key, text).to_json()
 
+    def new_task(self, request: NewTask) -> Any:
+        """``n``: a task and its attempts made here (``runeconsole new``), as its ``--json``
+        prints it."""
+        return Dispatch(self.project).new(request).to_json()
+
     def peek(self, key: str, lines: int) -> Any:
         """The agent's screen and last assistant message."""
         from runeconsole.services.reply import Replies
@@ -138,7 +145,7 @@ class RemoteActions:
         self.source = source
         self.timeout = timeout
 
-    def call(self, *args: str, accept: tuple[int, ...] = (0,)) -> Any:
+    def call(self, *args: str, accept: tuple[int, ...] = (0,), timeout: float | None = None) -> Any:
         """Run ``runeconsole ARGS --root R`` on the source's host; its JSON output.
 
         ``accept``: exit statuses that still carry a JSON report (``merge-queue process``
@@ -151,7 +158,7 @@ class RemoteActions:
                 f"{source.name} is unreachable ({why}): nothing was sent; try again when it is back"
             )
         argv = [*source.spec.command, *args, "--root", source.spec.root]
-        done = source.transport.run(argv, timeout=self.timeout)
+        done = source.transport.run(argv, timeout=timeout or self.timeout)
         if done.returncode not in accept or (done.returncode and not done.stdout.strip()):
             reason = failure_reason(done.returncode, done.stderr, source.spec.host or "")
             raise RuneError(f"{source.name}: {reason}")
@@ -228,6 +235,28 @@ class RemoteActions:
 
     def peek(self, key: str, lines: int) -> Any:
         return self.call("peek", key, "--lines", str(lines), "--json")
+
+    def new_task(self, request: NewTask) -> Any:
+        """``runeconsole new ... --json`` there (exit 1 with a report when no attempt
+        started: the report says why). Every value as ``--option=VALUE``, one argument
+        whatever it starts with (a task beginning with '-', several lines)."""
+        if "\0" in request.text:
+            raise RuneError("the task holds a NUL character")
+        argv = [f"--task={request.text}", "--count", str(request.count)]
+        argv.append(f"--role={request.role}")
+        for option, value in (
+            ("base", request.base),
+            ("name", request.name),
+            ("model", request.model),
+            ("permission-mode", request.permission_mode),
+            ("node-id", request.node_id),
+            ("bead-id", request.bead_id),
+        ):
+            if value is not None:
+                argv.append(f"--{option}={value}")
+        if request.background:
+            argv.append("--background")
+        return self.call("new", *argv, "--json", accept=(0, 1), timeout=NEW_TASK_TIMEOUT)
 
     def attach_argv(self, session: str, socket: str | None = None) -> list[str]:
         """The local argv that attaches a terminal to the agent's tmux session there."""

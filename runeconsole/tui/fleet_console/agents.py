@@ -8,11 +8,13 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from functools import partial
 from typing import Any
 
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.permissions.permissions import PermissionRequest
 from runeconsole.services.claude.session.session_view import is_background
+from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.hook_files import HookFile
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.records import ReviewRecord
@@ -20,6 +22,7 @@ from runeconsole.services.sources import LocalActions, RemoteActions
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.modals.new_task import Starter
 from runeconsole.tui.panes.agent_actions import (
     PEEK_LINES,
     STOP_BACKGROUND,
@@ -97,6 +100,32 @@ class FleetAgents:
 
     def facts(self, key: str) -> AgentFacts:
         return FleetFacts(self, key)
+
+    def task_places(self, key: str | None) -> list[str]:
+        """``n``: the chosen row's source; with no row chosen, any of the fleet's."""
+        if key is not None and self.record(key) is not None:
+            return [self.where(key)]
+        return [spec.name for spec in self.feed.specs]
+
+    def starter(self, where: str) -> Starter:
+        """A task started on ``where`` through its actions (``runeconsole new`` there). A
+        root of this machine offers its main branch and its taken names as the project
+        console does; for a host, the names of its agents the stream sent (``new`` there
+        refuses one taken otherwise, and a name left as suggested is suggested there)."""
+        actions = self.feed.actions(where)  # Unreachable: said, and no form opens
+        if isinstance(actions, LocalActions):
+            dispatch = Dispatch(actions.project)
+            main = dispatch.queue.settings.main_branch
+            return Starter(where, main, dispatch.creator.taken_names, actions.new_task)
+        records = self.model.agents  # read here, on the UI thread that changes it
+        there = [self.feed.own_key(where, k) for k in records.records if records.source(k) == where]
+        return Starter(where, None, partial(_names_of, there), actions.new_task)
+
+
+def _names_of(keys: list[str], role: str) -> set[str]:
+    """The names of ``role``'s agents among ``keys`` (``worker-a`` -> ``a``)."""
+    prefix = f"{role}-"
+    return {key[len(prefix) :] for key in keys if key.startswith(prefix)}
 
 
 class FleetFacts:

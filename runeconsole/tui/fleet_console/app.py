@@ -197,8 +197,12 @@ class FleetConsole(PanesApp):
 
     def on_act(self, message: Act) -> None:
         """``p`` on a queue entry, ``s`` on a suspended task: asked first, then sent;
-        ``d`` or enter on a queue entry: its agent's review, on its source."""
+        ``d`` or enter on a queue entry: its agent's review, on its source; ``n`` on a
+        source: the new-task form of the Agents pane, for that source."""
         source, key = message.source, message.key
+        if message.action == "new_task":
+            self.agents_pane.new_task_on(source)
+            return
         own = self.feed.own_key(source, key)
         if message.action == "review":
             self.review(source, own)

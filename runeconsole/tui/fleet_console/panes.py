@@ -64,7 +64,9 @@ def follow(pane: Pane[R], keyed: Keyed[R], moved: Moved) -> None:
 class SourcesPane(Pane[SourceState]):
     PANE_ID, TITLE = SOURCES, "Sources"
     COLUMNS = SOURCE_COLUMNS
+    BINDINGS = [Binding("n", "new_task", "New task")]
     HELP_KEYS = (
+        ("n", "a new task on the selected source (the form of n in the Agents pane)"),
         ("STATE", "● green up, yellow connecting, red down (the reason is on the row)"),
         ("/ NAME", "in any pane, a source's name (or source:NAME) keeps its rows only"),
     )
@@ -101,6 +103,11 @@ class SourcesPane(Pane[SourceState]):
         rows = [(key, self.row(key, state)) for key, state in self.records.items()]
         self.table.replace([(key, row) for key, row in rows if self.passes(key, self.records[key])])
         self.finish()
+
+    def action_new_task(self) -> None:
+        source = self.table.cursor_key()
+        if source is not None:
+            self.post_message(Act("new_task", source, ""))
 
 
 class FleetQuestionsPane(QuestionTable):

@@ -24,6 +24,8 @@ from runeconsole.services.budgets import hold as budget_hold
 from runeconsole.services.claude.bridge.settings import ClaudeSettings
 from runeconsole.services.claude.permissions.permissions import PermissionRequest, Permissions
 from runeconsole.services.claude.session.session_view import is_background
+from runeconsole.services.dispatch.creation import NewTask
+from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.hook_files import HookFile
 from runeconsole.services.registry import AgentRecord
@@ -31,6 +33,7 @@ from runeconsole.services.reply import Replies
 from runeconsole.services.reply.readiness import ended
 from runeconsole.services.review.records import ReviewRecord, ReviewRecords
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.modals.new_task import Starter, started_said
 from runeconsole.tui.support.workers import background
 
 CHANGES = ("handoff", "respawn", "kill")  # asked first: they change the agent
@@ -111,12 +114,23 @@ class Agents(Protocol):
 
     def facts(self, key: str) -> AgentFacts: ...
 
+    def task_places(self, key: str | None) -> list[str]:
+        """Where ``n`` may start a task, the row ``key`` chosen (or none): ``[""]`` for this
+        project; in a fleet, the row's source, else every source."""
+        ...
+
+    def starter(self, where: str) -> Starter:
+        """What ``n``'s form needs of ``where``, and how a task starts there (``RuneError``:
+        it cannot)."""
+        ...
+
 
 class LocalAgents:
     """This root's agents, through the supervisor (the project console's)."""
 
     def __init__(self, supervisor: Supervisor, fleet: FleetRecords) -> None:
         self.supervisor, self.fleet = supervisor, fleet
+        self.dispatch: Dispatch | None = None  # made on the first ``n``
 
     def record(self, key: str) -> AgentRecord | None:
         return self.fleet.get(key)
@@ -171,6 +185,20 @@ class LocalAgents:
 
     def facts(self, key: str) -> AgentFacts:
         return LocalFacts(self.supervisor, self.fleet)
+
+    def task_places(self, key: str | None) -> list[str]:
+        return [""]
+
+    def starter(self, where: str) -> Starter:
+        if self.dispatch is None:
+            self.dispatch = Dispatch(self.supervisor.project, supervisor=self.supervisor)
+        dispatch = self.dispatch
+        return Starter(
+            "",
+            dispatch.queue.settings.main_branch,
+            dispatch.creator.taken_names,
+            lambda request: dispatch.new(request).to_json(),
+        )
 
 
 class LocalFacts:
@@ -295,6 +323,53 @@ class AgentActions(Widget):
                 self.run(action, key)
 
         self.app.push_screen(ConfirmScreen(question, detail, action.capitalize()), answered)
+
+    def action_new_task(self) -> None:
+        """``n``: the new-task form (``modals/new_task.py``) for the chosen row's place (in
+        a fleet with no row chosen, the source is asked first), then the task made there in
+        a worker; its agents' rows come as any agent's do, from their identity files."""
+        from runeconsole.tui.modals.new_task import SourcePicker
+
+        places = self.agents.task_places(self.selected_key())
+        if len(places) == 1:
+            self.new_task_on(places[0])
+        elif places:
+            self.app.push_screen(SourcePicker(places), self.new_task_on)
+
+    def new_task_on(self, where: str | None) -> None:
+        from runeconsole.tui.modals.new_task import NewTaskForm
+
+        if where is None:
+            return
+        try:
+            starter = self.agents.starter(where)
+        except RuneError as exc:
+            self.notify(exc.message, title="New task", severity="error", markup=False)
+            return
+
+        def given(request: NewTask | None) -> None:
+            if request is not None:
+                self.start_task(starter, request)
+
+        form = NewTaskForm(starter.taken, main_branch=starter.main_branch, where=where)
+        self.app.push_screen(form, given)
+
+    @background("new-task")
+    def start_task(self, starter: Starter, request: NewTask) -> None:
+        """Worktrees checked out, hooks, setup, spawn: git and tmux, off the UI thread."""
+        title = f"New task on {starter.where}" if starter.where else "New task"
+        try:
+            report = starter.start(request)
+        except RuneError as exc:
+            self.app.call_from_thread(
+                self.notify, exc.message, title=title, severity="error", markup=False
+            )
+            return
+        said, whole = started_said(report)
+        severity = "information" if whole else "warning"
+        self.app.call_from_thread(
+            self.notify, said, title=title, severity=severity, timeout=10, markup=False
+        )
 
     @background("agent-actions")
     def run(self, action: str, key: str, usd: float | None = None) -> None:

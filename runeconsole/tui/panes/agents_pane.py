@@ -3,10 +3,10 @@
 Both consoles show it: it draws a ``FleetRecords`` (the project console's model of its
 root, or the fleet console's model of every source, each row with its source first), and
 what the operator asks of a row (enter: the detail; ``d``, ``g``, ``h``, ``r``, ``x``, ``m``,
-``$``) is done by the console's ``Agents`` (``agent_actions.py``): here, or on the row's
-source. In the project console each agent's CHANGES and review state are kept beside it
-(``review_column.py``, looked at by ``changes_watch.py``), and the optional columns the
-talisman asks for follow the rest.
+``$``; ``n``, a new task) is done by the console's ``Agents`` (``agent_actions.py``): here,
+or on the row's source. In the project console each agent's CHANGES and review state are
+kept beside it (``review_column.py``, looked at by ``changes_watch.py``), and the optional
+columns the talisman asks for follow the rest.
 """
 
 from __future__ import annotations
@@ -53,11 +53,12 @@ WHOLE = 500  # a change naming more keys than this and half the fleet refills th
 
 
 class AgentsPane(Pane[AgentRecord], AgentActions):
-    WRITES = frozenset({"handoff", "respawn", "kill"})
+    WRITES = frozenset({"handoff", "respawn", "kill", "new_task"})
     ENTER = "details"
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
         Binding("p", "details", "Peek", show=False),
+        Binding("n", "new_task", "New"),
         Binding("d", "review", "Review"),
         Binding("g", "jump", "Go to"),
         Binding("h", "handoff", "Handoff"),
@@ -69,6 +70,7 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
     PANE_ID = AGENTS
     TITLE = "Agents"
     HELP_KEYS = (
+        ("n", "a new task: agents in fresh worktrees, one per attempt (a form; ctrl+s starts)"),
         ("enter / p", "its screen and last message (kept current), every field, chain, hook"),
         ("d", "review its changes: the diff, comments, approve, send back"),
         ("m", "a message to the agent: pasted into its pane and submitted (no attaching)"),
