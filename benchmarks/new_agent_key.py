@@ -135,12 +135,12 @@ def form_open(lines: list[str]) -> bool:
     return any("New task here" in line for line in lines)
 
 
-def name_shown(name: str):  # noqa: ANN201
+def name_shown(name: str):
     field = re.compile(rf"Name\s+{re.escape(name)}\b")
     return lambda lines: any(field.search(line) for line in lines)
 
 
-def row_shown(name: str):  # noqa: ANN201
+def row_shown(name: str):
     """The table's row of ``worker-NAME`` (its ROLE and NAME cells; the toast that names
     the agent writes ``worker-NAME``, with no space)."""
     row = re.compile(rf"\bworker\s+{re.escape(name)}\b")
