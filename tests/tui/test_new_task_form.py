@@ -17,6 +17,7 @@ from textual.widgets import Static, TextArea
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.fleet_file import SourceSpec
+from runeconsole.services.dispatch.creation import NewTask
 from runeconsole.tui.console import app as console_app
 from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.fleet_console.app import FleetConsole, create_fleet_app
@@ -231,6 +232,32 @@ async def test_n_is_neither_offered_nor_run_on_a_read_only_root(
         await pilot.pause()
         assert not isinstance(app.screen, NewTaskForm)
     assert tasks_made(repo) == []
+
+
+async def submitted(repo: Path, *, names_known: bool) -> NewTask | None:
+    """What a form handed ``taken = {TASK}`` gives back for ``Fix the login timeout``."""
+    got: list[NewTask | None] = []
+    form = NewTaskForm(lambda role: {TASK}, names_known=names_known, where="alpha")
+    app = console(repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.push_screen(form, got.append)
+        await until(pilot, lambda: "worker" in form.names)
+        await type_text(pilot, "Fix the login timeout")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: bool(got))
+    return got[0]
+
+
+async def test_a_name_left_as_suggested_goes_as_shown_here_and_as_none_to_a_host(
+    repo: Path,
+) -> None:
+    """Here the form knows every name taken, so ``Dispatch.new`` need not read them again;
+    a host's it does not, so ``runeconsole new`` there suggests it."""
+    here = await submitted(repo, names_known=True)
+    there = await submitted(repo, names_known=False)
+    assert here is not None and here.name == f"{TASK}-2" and here.base is None
+    assert there is not None and there.name is None and there.text == "Fix the login timeout"
 
 
 # -- the fleet console: the task goes to a source ------------------------------------------

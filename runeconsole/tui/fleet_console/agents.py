@@ -119,7 +119,7 @@ class FleetAgents:
             return Starter(where, main, dispatch.creator.taken_names, actions.new_task)
         records = self.model.agents  # read here, on the UI thread that changes it
         there = [self.feed.own_key(where, k) for k in records.records if records.source(k) == where]
-        return Starter(where, None, partial(_names_of, there), actions.new_task)
+        return Starter(where, None, partial(_names_of, there), actions.new_task, names_known=False)
 
 
 def _names_of(keys: list[str], role: str) -> set[str]:

@@ -9,10 +9,13 @@ ctrl+s (or Start) hands back a ``NewTask``; esc (or Cancel) closes it with ``Non
 Input the service would refuse (an empty task, a name that is not an id, a count out of
 range) is said in the form, in red, with the field marked; nothing is sent.
 
-A name left as suggested goes as no name at all: ``Dispatch.new`` (or ``runeconsole
-new`` on the source) suggests it again as it makes the task, so it is unique there
-whatever changed meanwhile; what it became is in the task the caller gets back
-(``started_said``).
+Where the form knows every name taken (this project, a root of this machine), a name
+left as suggested goes as it is shown (``Dispatch.new`` refuses it, saying so, if it was
+taken meanwhile): the names are not read again while the operator waits, which at
+10,000 agents would be most of the wait. On a host, whose branches and tasks the form
+cannot see, it goes as no name at all and ``runeconsole new`` there suggests it (as
+while the names are still being read); what it became is in the task the caller gets
+back (``started_said``).
 
 ``SourcePicker`` asks which source a task goes to, in a fleet console with no row chosen.
 """
@@ -63,12 +66,14 @@ class Starter:
     base offered (``None``: the source's own, unknown here); ``taken``: the names a new
     task of a role may not take (blocking: called in a worker); ``start``: makes the task
     (blocking: a worker's), returning it as ``runeconsole new --json`` prints it, or
-    raising ``RuneError``."""
+    raising ``RuneError``; ``names_known``: ``taken`` holds every name ``start`` would
+    refuse, so a suggested name may go as shown."""
 
     where: str
     main_branch: str | None
     taken: Callable[[str], Collection[str]]
     start: Callable[[NewTask], Any]
+    names_known: bool = True  # ``taken`` is every name the place refuses (not a host's)
 
 
 def started_said(report: Any) -> tuple[str, bool]:
@@ -154,9 +159,11 @@ class NewTaskForm(ModalScreen[NewTask | None]):
         main_branch: str | None = None,
         where: str = "",
         text: str = "",
+        names_known: bool = True,
     ) -> None:
         super().__init__()
         self.taken = taken
+        self.names_known = names_known
         self.main_branch = main_branch
         self.where = where
         self.initial_text = text
@@ -344,13 +351,15 @@ class NewTaskForm(ModalScreen[NewTask | None]):
             return None, wrong
         mode = self.query_one("#task-mode", Select).value
         background = self.query_one("#task-background", RadioButton).value
+        if name == self.suggested and not (self.names_known and role in self.names):
+            name = ""  # suggested where the task is made, from every name taken there
         return (
             NewTask(
                 text=text,
                 count=count or 1,
                 base=given["base"],
                 role=role,
-                name=None if name == self.suggested else name,
+                name=name or None,
                 model=given["model"],
                 permission_mode=mode if isinstance(mode, str) and mode else None,
                 background=background,

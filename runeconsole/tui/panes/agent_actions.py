@@ -351,7 +351,12 @@ class AgentActions(Widget):
             if request is not None:
                 self.start_task(starter, request)
 
-        form = NewTaskForm(starter.taken, main_branch=starter.main_branch, where=where)
+        form = NewTaskForm(
+            starter.taken,
+            main_branch=starter.main_branch,
+            where=where,
+            names_known=starter.names_known,
+        )
         self.app.push_screen(form, given)
 
     @background("new-task")
