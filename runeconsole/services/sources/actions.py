@@ -11,7 +11,8 @@ caller routes by the row's source and never asks which kind it holds.
 -t =SESSION``, which the console opens in a new window of the operator's tmux; for a
 Claude Code background session there, ``ssh -t HOST runeconsole background attach KEY``
 (``claude attach`` on its host). ``kill`` stops either kind (``runeconsole kill`` routes a
-background session to ``claude stop``).
+background session to ``claude stop``). ``new_task`` is ``n``: ``runeconsole new --json``
+there (``Dispatch.new`` for a root of this machine).
 """
 
 from __future__ import annotations
