@@ -52,10 +52,10 @@ from runeconsole.services.dispatch.creation import (
     NewTask,
     suggest_name,
 )
+from runeconsole.services.dispatch.task_store import STARTED
 from runeconsole.tui.support.workers import background
 
 DEFAULT_MODE = ""  # the Select's value for "(default)": no --permission-mode at all
-STARTED = "started"  # an attempt whose agent was started (task_store.STARTED)
 
 
 @dataclass(frozen=True)
