@@ -31,16 +31,22 @@ from runeconsole.demo.merge_queue import build_batches, build_queue
 from runeconsole.demo.review_scene import COMMENT, READY_AGENT, fixed_repo
 from runeconsole.demo.scene import build_scene
 from runeconsole.demo.suspended import build_scene as build_suspended
+from runeconsole.demo.tasks_scene import TASK, build_tasks
 from runeconsole.tui.console.app import create_app
 from runeconsole.tui.fleet_console.app import create_fleet_app
+from runeconsole.tui.modals.new_task import NewTaskForm
 from runeconsole.tui.panes.changes_watch import ChangesWatch
 from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.panes.pane import Pane
 from runeconsole.tui.panes.permissions_pane import PermissionsPane
 from runeconsole.tui.panes.questions_pane import QuestionsPane
 from runeconsole.tui.panes.suspended_pane import SuspendedPane
+from runeconsole.tui.panes.tasks_pane import TasksPane
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.screen import ReviewScreen
+from runeconsole.tui.tasks.compare import CompareScreen
+from runeconsole.tui.tasks.confirms import LossConfirm
+from runeconsole.tui.tasks.worktrees import WorktreesScreen
 
 os.environ.setdefault("RUNECONSOLE_TMUX_SOCKET", "runeconsole-screenshots")  # never the user's
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
@@ -266,6 +272,17 @@ async def _permission_modal_served(pilot: Pilot) -> None:
     await _permission_modal(pilot)
 
 
+async def _new_task(pilot: Pilot) -> None:
+    await pilot.press("n")
+    while not isinstance(pilot.app.screen, NewTaskForm):
+        await pilot.pause(0.05)
+    names = {" ": "space", "\n": "enter", "/": "slash", "-": "minus", ".": "full_stop"}
+    text = "Fix the login timeout\nsrc/login.py gives up after 5 s"
+    await pilot.press(*(names.get(char, char) for char in text))
+    await pilot.press("tab")
+    await settle(pilot)
+
+
 Shot = tuple[str, tuple[int, int], Callable[[Pilot], Awaitable[None]] | None]
 SHOTS: list[Shot] = [
     ("agents-80x24", (80, 24), None),
@@ -289,6 +306,7 @@ SHOTS: list[Shot] = [
     ("review-wide", (150, 40), _review),
     ("agent-peek", (100, 34), _agent_peek),
     ("message-refused", (80, 24), _message_refused),
+    ("new-task-form", (80, 24), _new_task),
 ]
 
 
@@ -337,6 +355,74 @@ async def take_fleet(
         return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
 
 
+TASKS_ROOT = SCENE_ROOT.parent / "tasks"
+TASKS_DATE = "2026-02-26T11:00:00Z"  # the tasks scene's commits: the same ids every run
+
+
+async def _compare(pilot: Pilot, row: int = 1) -> None:
+    app = pilot.app
+    await pilot.press("7")
+    app.query_one(TasksPane).select(TASK)
+    await pilot.press("c")
+    while not (isinstance(app.screen, CompareScreen) and app.screen.reads):
+        await pilot.pause(0.05)
+    app.screen.table.move_cursor(row=row)
+    await pilot.pause()
+
+
+async def _pick(pilot: Pilot) -> None:
+    await _compare(pilot, row=0)
+    await pilot.press("A")
+    while not isinstance(pilot.app.screen, LossConfirm):
+        await pilot.pause(0.05)
+
+
+async def _worktrees(pilot: Pilot) -> None:
+    app = pilot.app
+    await pilot.press("7", "w")
+    while not (isinstance(app.screen, WorktreesScreen) and app.screen.reads):
+        await pilot.pause(0.05)
+    app.screen.table.move_cursor(row=1)
+
+
+async def _tasks(pilot: Pilot) -> None:
+    await pilot.press("7")
+
+
+async def take_tasks(name: str, size: tuple[int, int], before: Callable | None) -> Path:
+    """The console over ``demo/tasks_scene.py``: three tasks, their attempts, worktrees."""
+    if TASKS_ROOT.exists():
+        shutil.rmtree(TASKS_ROOT)
+    dates = {k: os.environ.get(k) for k in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")}
+    os.environ.update(dict.fromkeys(dates, TASKS_DATE))
+    try:
+        clock = ManualClock()
+        build_tasks(TASKS_ROOT, clock)
+        app = create_app(TASKS_ROOT, clock=clock, watch=False, tick_seconds=0)
+        app.animation_level = "none"
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            if before is not None:
+                await before(pilot)
+            await pilot.pause()
+            return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
+    finally:
+        for key, value in dates.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+TASK_SHOTS: list[Shot] = [
+    ("tasks-80x24", (80, 24), _tasks),
+    ("compare-80x24", (80, 24), _compare),
+    ("compare-wide", (150, 32), _compare),
+    ("pick-confirmation", (80, 24), _pick),
+    ("worktrees-wide", (150, 32), _worktrees),
+]
+
+
 FLEET_SHOTS: list[tuple[str, tuple[int, int], str, tuple[str, ...]]] = [
     ("fleet-agents", (120, 30), "1", ()),
     ("fleet-sources", (100, 24), "2", ()),
@@ -352,6 +438,9 @@ def main(names: list[str]) -> int:
     for name, size, before in SHOTS:
         if not names or name in names:
             print(asyncio.run(take(name, size, before)))
+    for name, size, before in TASK_SHOTS:
+        if not names or name in names:
+            print(asyncio.run(take_tasks(name, size, before)))
     for name, size, pane, keys in FLEET_SHOTS:
         if not names or name in names:
             print(asyncio.run(take_fleet(name, size, pane, keys)))

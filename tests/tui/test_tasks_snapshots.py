@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.demo.tasks_scene import TASK, build_tasks
 from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.panes.tasks_pane import TasksPane
 from runeconsole.tui.tasks.compare import CompareScreen
@@ -16,7 +17,6 @@ from runeconsole.tui.tasks.confirms import LossConfirm
 from runeconsole.tui.tasks.worktrees import WorktreesScreen
 from tests.support.paths import SNAP
 from tests.support.polling import until
-from tests.tui.tasks_scene import TASK, build_tasks
 
 SNAP_ROOT = SNAP / "tasks"
 SIZES = [(80, 24), (150, 32)]

@@ -1,4 +1,5 @@
-"""A fixed scene of tasks and worktrees for the snapshot tests: no Claude Code and no tmux,
+"""A fixed scene of tasks and worktrees for the snapshot tests and the screenshots: no
+Claude Code and no tmux,
 every time from the manual clock, every size in whole kilobytes with room either side.
 
 - ``fix-login-timeout``, working, three attempts: #1 committed work whose tests passed,
@@ -17,13 +18,12 @@ from typing import Any
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.adapters.git import run_git
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.dispatch.task_store import TaskStore
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from tests.support.merge_queue import git as run
-from tests.support.review import commit, write
 
 TASK = "fix-login-timeout"
 TEXT = (
@@ -47,6 +47,24 @@ FAILED = (
 )
 
 
+def run(root: Path, *args: str) -> str:
+    return run_git(list(args), root).stdout
+
+
+def write(worktree: Path, files: dict[str, str]) -> None:
+    for path, content in files.items():
+        target = worktree / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content)
+
+
+def commit(worktree: Path, files: dict[str, str], message: str) -> None:
+    """What an agent does: edit, add, commit (in its own worktree)."""
+    write(worktree, files)
+    run(worktree, "add", "--", *files)
+    run(worktree, "-c", "user.name=agent", "-c", "user.email=agent@x", "commit", "-qm", message)
+
+
 def _worktree(root: Path, name: str) -> tuple[Path, str]:
     path = root.resolve() / ".claude" / "worktrees" / name
     branch = f"agent/worker-{name}"
@@ -68,7 +86,9 @@ def _attempt(root: Path, n: int, name: str, state: str, at: str) -> dict[str, An
     }
 
 
-def _task(task_id: str, text: str, state: str, at: str, attempts: list[dict[str, Any]]) -> dict:
+def _task(
+    task_id: str, text: str, state: str, at: str, attempts: list[dict[str, Any]]
+) -> dict[str, Any]:
     return {
         "task_id": task_id,
         "text": text,
@@ -83,7 +103,7 @@ def _task(task_id: str, text: str, state: str, at: str, attempts: list[dict[str,
     }
 
 
-def _test(store: TaskStore, task: str, n: int, output: bytes, ok: bool, at: str) -> dict:
+def _test(store: TaskStore, task: str, n: int, output: bytes, ok: bool, at: str) -> dict[str, Any]:
     log = store.keep_output(task, n, "test", output)
     said = "`pytest -q` passed in 4.1s" if ok else "`pytest -q` failed with exit 1 after 4.3s"
     return {
