@@ -191,8 +191,10 @@ class HookFiles:
         summary: str | None = None,
         instructions: str | None = None,
         predecessor: HookFile | None = None,
+        fresh: bool = False,
     ) -> HookFile:
         """The initial hook at spawn: a successor inherits its predecessor's work state.
+        ``fresh``: the worktree was just made, so git is not asked what it changed.
 
         A hook already there is kept in ``hooks/history/`` first (``archived``), so a fresh
         ``spawn`` of the key never loses the resumption instructions it held.
@@ -221,7 +223,7 @@ class HookFiles:
             "created_at": stamp,
             "updated_at": stamp,
             "last_checkpoint_at": inherited.get("last_checkpoint_at"),
-            "files_modified": uncommitted_files(worktree) if worktree else [],
+            "files_modified": uncommitted_files(worktree) if worktree and not fresh else [],
             "tests_status": inherited.get("tests_status"),
             "updated_by": SUPERVISOR,
             "agent_updates": 0,

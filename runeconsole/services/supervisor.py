@@ -117,10 +117,18 @@ class Supervisor:
         worktree: Path | None = None,
         node_id: str | None = None,
         bead_id: str | None = None,
+        fresh_worktree: bool = False,
     ) -> SpawnResult:
-        """Identity, initial hook, then ``command`` (argument list) in session ``rune-{key}``."""
+        """Identity, initial hook, then ``command`` (argument list) in session ``rune-{key}``
+        (``fresh_worktree``: made for it just now, so git is not asked what it changed)."""
         return self._spawner.spawn(
-            role, name, command, worktree=worktree, node_id=node_id, bead_id=bead_id
+            role,
+            name,
+            command,
+            worktree=worktree,
+            node_id=node_id,
+            bead_id=bead_id,
+            fresh_worktree=fresh_worktree,
         )
 
     def respawn(self, key: str, *, cause: str = "operator") -> SpawnResult:

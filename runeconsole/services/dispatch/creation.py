@@ -389,6 +389,7 @@ class Creator:
                 worktree=path,
                 node_id=request.node_id,
                 bead_id=request.bead_id,
+                fresh_worktree=True,
             )
         self.supervisor.registry.edit_metadata(
             f"{role}-{name}", lambda m: m.update({"task_id": task.task_id})

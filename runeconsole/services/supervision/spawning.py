@@ -63,8 +63,10 @@ class Spawner:
         worktree: Path | None = None,
         node_id: str | None = None,
         bead_id: str | None = None,
+        fresh_worktree: bool = False,
     ) -> SpawnResult:
-        """Identity, initial hook, then ``command`` (argument list) in session ``rune-{key}``.
+        """Identity, initial hook, then ``command`` (argument list) in session ``rune-{key}``;
+        ``fresh_worktree``: made for it just now (nothing in it to list as changed).
 
         A fresh start: a hook left by an earlier agent of the key is kept in the hook
         history (``SpawnResult.previous_hook``); ``respawn`` is what continues from it.
@@ -89,6 +91,7 @@ class Spawner:
             node_id=node_id,
             bead_id=bead_id,
             metadata={"respawns": 0, "auto_respawns": 0},
+            fresh=fresh_worktree,
         )
 
     def respawn(self, key: str, *, cause: str = "operator") -> SpawnResult:
@@ -163,6 +166,7 @@ class Spawner:
         hook: HookFile | None = None,
         wisdom: str | None = None,
         wisdom_file: Path | None = None,
+        fresh: bool = False,
     ) -> SpawnResult:
         registry = self.sessions.registry
         key = f"{role}-{name}"
@@ -192,7 +196,13 @@ class Spawner:
             },
         )
         new_hook = self.sessions.hook_files.create(
-            role, name, node=node_id, bead=bead_id, worktree=worktree, predecessor=hook
+            role,
+            name,
+            node=node_id,
+            bead=bead_id,
+            worktree=worktree,
+            predecessor=hook,
+            fresh=fresh,
         )
         env = {
             "RUNECONSOLE_ROOT": str(self.sessions.root),
