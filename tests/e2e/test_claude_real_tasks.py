@@ -198,12 +198,12 @@ def test_new_count_3_compare_test_pick_land_and_clean(tmp_path: Path) -> None:
                 (str(places[1]), "dropped", ["scratch.txt"]),
             ]
 
-            # The operator takes the file away: clean still keeps the worktree, since its
-            # commit is on no other branch (consent is given only by a pick or a drop).
+            # The operator takes the file away: clean removes the worktree now, its commit
+            # let go when the pick was confirmed (the head is still the one named then).
             (places[1] / "scratch.txt").unlink()
             cleaned = runeconsole(root, env, "worktrees", "clean", "--json")
             [left] = json.loads(cleaned.stdout)
-            assert (left["path"], left["removed"]) == (str(places[1]), False), left
+            assert (left["path"], left["removed"]) == (str(places[1]), True), left
             assert [c.split(" ", 1)[1] for c in left["commits"]] == ["greet: attempt 2"]
         finally:
             api.release()

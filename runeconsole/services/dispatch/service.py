@@ -322,6 +322,9 @@ class Dispatch:
                     "state": REMOVED if removal.removed else KEPT,
                     "kept_because": None if removal.removed else removal.reason,
                     "kept_files": removal.files,
+                    # The operator let these commits go: a later clean may, once the files
+                    # that kept the worktree are gone and its head is still this one.
+                    "commits_let_go_at": row.head if discard and not removal.removed else None,
                 },
             )
         return removals
@@ -349,11 +352,17 @@ class Dispatch:
 
     def clean(self, *, dry_run: bool = False) -> list[Removal]:
         """The landed and dropped worktrees removed, each when nothing would be lost (a
-        branch whose commits are on no other branch is left alone)."""
+        branch whose commits are on no other branch is left alone, unless the pick or drop
+        that kept it for its files had the operator let those very commits go)."""
         removals = []
         for row in self.worktrees(sizes=False):
             if row.state in (LANDED_STATE, DROPPED_STATE):
-                removals.append(self.remover.remove(row, stop_agent=True, dry_run=dry_run))
+                let_go = row.commits_let_go_at is not None and row.commits_let_go_at == row.head
+                removals.append(
+                    self.remover.remove(
+                        row, stop_agent=True, dry_run=dry_run, discard_commits=let_go
+                    )
+                )
         if not dry_run:
             self._after_removals(removals)
         return removals

@@ -40,6 +40,7 @@ class WorktreeRow:
     lock_pid: int | None = None
     dirty: list[str] = field(default_factory=list)
     placed: dict[str, str] = field(default_factory=dict)  # files we put there, by digest
+    commits_let_go_at: str | None = None  # the head whose lone commits the operator let go
     size: int | None = None
     note: str | None = None  # why it stays, when it does
 
@@ -135,6 +136,8 @@ def read_rows(
         if found:
             placed = found[1].get("placed")
             row.placed = dict(placed) if isinstance(placed, dict) else {}
+            let_go = found[1].get("commits_let_go_at")
+            row.commits_let_go_at = let_go if isinstance(let_go, str) else None
         if listed.main:
             row.state = MAIN
         elif listed.prunable is not None or not listed.path.is_dir():

@@ -153,6 +153,29 @@ def test_a_pick_that_would_lose_another_attempts_lone_commits_needs_consent(
     assert "kept-elsewhere" in branches(root)
 
 
+def test_commits_let_go_at_a_pick_go_with_the_worktree_once_its_files_are_gone_but_no_later_ones(
+    root: Path, dispatch: Callable[[], Dispatch]
+) -> None:
+    task = dispatch().new(NewTask("Add retries", name="retry", count=3))
+    for number in (1, 2, 3):
+        commit_in(worktree(task, number), {f"r{number}.txt": "r\n"}, f"retries, take {number}")
+    (worktree(task, 2) / "notes.txt").write_text("half an idea\n")
+    (worktree(task, 3) / "notes.txt").write_text("another\n")
+    dispatch().pick("retry", 1, discard_commits=True)
+    assert worktree(task, 2).is_dir() and worktree(task, 3).is_dir()  # kept for their files
+
+    (worktree(task, 2) / "notes.txt").unlink()
+    (worktree(task, 3) / "notes.txt").unlink()
+    commit_in(worktree(task, 3), {"later.txt": "x\n"}, "a commit nobody was shown")
+    removals = {r.path: r for r in dispatch().clean()}
+
+    assert removals[str(worktree(task, 2))].removed
+    assert "agent/worker-retry-2" not in branches(root)
+    later = removals[str(worktree(task, 3))]
+    assert not later.removed and "2 commit(s) on no other branch" in (later.reason or "")
+    assert worktree(task, 3).is_dir()
+
+
 def test_drop_stops_every_attempt_and_removes_the_files_it_placed_but_not_the_agents(
     root: Path, dispatch: Callable[[], Dispatch], tmux_socket: str
 ) -> None:
