@@ -8,21 +8,20 @@ the agent's own work: the same bytes are ours to delete, anything else is kept.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import shutil
-import subprocess
-import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters.claude_settings import SettingsFile
+from runeconsole.adapters.processes import run_streaming
 from runeconsole.core.errors import RuneError, WriteFailed
 from runeconsole.services.claude.install.install import installed, plan_install
 
 LOCAL_SETTINGS = ".claude/settings.local.json"
+OUTPUT_LINES = 5000
 PROJECT_SETTINGS = ".claude/settings.json"
 
 
@@ -154,31 +153,21 @@ class CommandRun:
 
 def run_in(command: list[str], worktree: Path, timeout: float, setting: str) -> CommandRun:
     """``command`` in the worktree, stdout and stderr together, under ``timeout`` (its
-    process group killed then; ``setting`` names where the limit is set); never a shell."""
-    started = time.monotonic()
+    process group killed then; ``setting`` names where the limit is set); never a shell.
+    The merge queue's runner (``run_streaming``): what the process started does not outlive
+    it, and a child holding its output open does not hold the run."""
+    lines: deque[str] = deque(maxlen=OUTPUT_LINES)  # the tail is what is kept
     try:
-        process = subprocess.Popen(
-            command,
-            cwd=worktree,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return CommandRun(command, None, 0.0, b"", f"could not start: {exc.strerror or exc}")
-    try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, 9)
-        output, _ = process.communicate()
-        seconds = time.monotonic() - started
+        result = run_streaming(command, worktree, timeout, lines.append)
+    except RuneError as exc:
+        return CommandRun(command, None, 0.0, b"", exc.message)
+    output = "".join(f"{line}\n" for line in lines)
+    if result.timed_out:
         return CommandRun(
             command,
             None,
-            seconds,
-            output or b"",
+            result.seconds,
+            output.encode(),
             f"timed out after {timeout:g}s ({setting}); killed",
         )
-    return CommandRun(command, process.returncode, time.monotonic() - started, output or b"")
+    return CommandRun(command, result.returncode, result.seconds, output.encode())
