@@ -9,7 +9,7 @@ import os
 import shlex
 import subprocess
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.permissions.permissions import PermissionRequest
@@ -22,7 +22,6 @@ from runeconsole.services.sources import LocalActions, RemoteActions
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
 from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.modals.new_task import Starter
 from runeconsole.tui.panes.agent_actions import (
     PEEK_LINES,
     STOP_BACKGROUND,
@@ -30,6 +29,9 @@ from runeconsole.tui.panes.agent_actions import (
     LocalFacts,
     stopping,
 )
+
+if TYPE_CHECKING:
+    from runeconsole.tui.modals.new_task import Starter
 
 CONFIRM = {
     "handoff": (
@@ -112,6 +114,8 @@ class FleetAgents:
         root of this machine offers its main branch and its taken names as the project
         console does; for a host, the names of its agents the stream sent (``new`` there
         refuses one taken otherwise, and a name left as suggested is suggested there)."""
+        from runeconsole.tui.modals.new_task import Starter
+
         actions = self.feed.actions(where)  # Unreachable: said, and no form opens
         if isinstance(actions, LocalActions):
             dispatch = Dispatch(actions.project)

@@ -33,8 +33,10 @@ from runeconsole.services.reply import Replies
 from runeconsole.services.reply.readiness import ended
 from runeconsole.services.review.records import ReviewRecord, ReviewRecords
 from runeconsole.services.supervisor import Supervisor
-from runeconsole.tui.modals.new_task import Starter, started_said
 from runeconsole.tui.support.workers import background
+
+if TYPE_CHECKING:  # the form's module (its widgets) is imported on the first ``n``
+    from runeconsole.tui.modals.new_task import Starter
 
 CHANGES = ("handoff", "respawn", "kill")  # asked first: they change the agent
 PEEK_LINES = 15
@@ -190,6 +192,8 @@ class LocalAgents:
         return [""]
 
     def starter(self, where: str) -> Starter:
+        from runeconsole.tui.modals.new_task import Starter
+
         if self.dispatch is None:
             self.dispatch = Dispatch(self.supervisor.project, supervisor=self.supervisor)
         dispatch = self.dispatch
@@ -362,6 +366,8 @@ class AgentActions(Widget):
     @background("new-task")
     def start_task(self, starter: Starter, request: NewTask) -> None:
         """Worktrees checked out, hooks, setup, spawn: git and tmux, off the UI thread."""
+        from runeconsole.tui.modals.new_task import started_said
+
         title = f"New task on {starter.where}" if starter.where else "New task"
         try:
             report = starter.start(request)
