@@ -31,6 +31,10 @@ PERMISSION_PROMPT = re.compile(
 OPTION = re.compile(r"^(?:❯|>)?\s*(\d{1,2})\.\s+\S")
 SELECTED_OPTION = re.compile(r"^❯\s*\d{1,2}\.\s+\S")
 QUESTION_FOOTER = re.compile(r"Enter to select|Tab/Arrow keys to navigate", re.I)
+# Claude Code asks whether to trust a directory it has not opened before (a new worktree
+# outside a trusted one): its options are not numbered, and Enter picks "No, exit".
+TRUST_OPTION = re.compile(r"^(?:❯\s*)?Yes, I trust this folder$")
+TRUST_PROMPT = "Claude Code asks to trust this folder (Enter would exit)"
 # The screen itself says Esc answers "No" (a permission prompt) or cancels (a question).
 ESC_DECLINES = re.compile(r"^(?:❯\s*)?\d{1,2}\.\s+No\b.*\(esc\)$|\bEsc to cancel\b", re.I)
 EXPLICIT_PHASE = re.compile(r"\bphase:\s*(" + "|".join(WORK_PHASES) + r")\b", re.I)
@@ -115,6 +119,8 @@ def _waiting(block: list[str], busy: bool) -> tuple[str | None, str | None]:
         return None, None
     body = block[1:] if block and block[0].startswith(ASSISTANT) else block
     options = [line for line in body if OPTION.match(line)]
+    if any(TRUST_OPTION.match(line) for line in body):
+        return CHOICE, TRUST_PROMPT
     for line in body:
         if PERMISSION_PROMPT.match(line) and options:
             return PERMISSION, line
@@ -168,6 +174,7 @@ def read_pane(screen: str) -> PaneReading:
     body = block[1:] if block and block[0].startswith(ASSISTANT) else block
     menu = not busy and (
         waiting == PERMISSION
+        or prompt == TRUST_PROMPT
         or any(SELECTED_OPTION.match(line) or QUESTION_FOOTER.search(line) for line in body)
     )
     phase, explicit = phase_hint(lines)

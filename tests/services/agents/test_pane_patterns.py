@@ -26,6 +26,7 @@ EXPECTED = {
     "claude_permission_prompt": (None, False, "permission", "Do you want to proceed?", None),
     "claude_busy": (None, False, None, None, None),
     "claude_idle": (None, False, None, None, None),
+    "claude_trust_folder": (None, False, "choice", "Claude Code asks to trust this folder", None),
 }
 
 
@@ -103,6 +104,7 @@ MENUS = {
     "claude_permission_prompt": (True, True),
     "claude_busy": (False, False),
     "claude_idle": (False, False),
+    "claude_trust_folder": (True, True),  # Enter would pick "No, exit"
 }
 
 
