@@ -120,20 +120,22 @@ def _short_of_space(directory: Path, floor: int = 1 << 20) -> str | None:
     return f"the disk is full ({free // 1024} KiB free): free some space and try again"
 
 
-def exclude(repo: Path, pattern: str) -> bool:
-    """``pattern`` in the repository's ``info/exclude`` (kept out of ``git status``, never
-    committed); True if it was added now."""
+def exclude(repo: Path, *patterns: str) -> list[str]:
+    """``patterns`` in the repository's ``info/exclude`` (kept out of ``git status``, never
+    committed); returns those added now."""
     path = common_dir(repo) / "info" / "exclude"
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
-    if pattern in text.splitlines():
-        return False
+    there = set(text.splitlines())
+    added = [pattern for pattern in dict.fromkeys(patterns) if pattern not in there]
+    if not added:
+        return []
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(("" if not text or text.endswith("\n") else "\n") + pattern + "\n")
-    return True
+        handle.write(("" if not text or text.endswith("\n") else "\n") + "\n".join(added) + "\n")
+    return added
 
 
 def dirty_files(worktree: Path) -> list[str]:

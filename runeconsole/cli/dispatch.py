@@ -31,29 +31,39 @@ def register(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
     shared = argparse.ArgumentParser(add_help=False, parents=[common])
-    shared.add_argument("--json", action="store_true")
+    shared.add_argument("--json", action="store_true", help="the result as JSON")
     shared.add_argument("--tmux-socket", metavar="NAME", help="tmux server socket name")
 
     new = subparsers.add_parser(
         "new",
         parents=[shared],
         help="start a task: agents in fresh worktrees, one per attempt",
+        description="Start a task: for each attempt a branch agent/ROLE-NAME from the base, "
+        "a worktree in runeconsole.worktrees.dir, the project's untracked files and Claude "
+        "Code's hooks there, the setup command run, then Claude Code started with the task.",
     )
     what = new.add_mutually_exclusive_group(required=True)
     what.add_argument("--task", metavar="TEXT", help="the task, the agent's first prompt")
     what.add_argument("--task-file", metavar="FILE", type=Path, help="the task, from a file")
-    new.add_argument("--count", type=int, default=1, help=f"attempts (1 to {MAX_COUNT})")
+    new.add_argument(
+        "--count", type=int, default=1, help=f"attempts side by side (1 to {MAX_COUNT}; default 1)"
+    )
     new.add_argument("--base", metavar="REF", help="default: merge_queue.main_branch")
-    new.add_argument("--role", default="worker")
+    new.add_argument("--role", default="worker", help="the agents' role (default worker)")
     new.add_argument("--name", help="default: suggested from the task")
-    new.add_argument("--model")
-    new.add_argument("--permission-mode", metavar="MODE")
+    new.add_argument("--model", help="Claude Code's --model (default: its own)")
+    new.add_argument("--permission-mode", metavar="MODE", help="Claude Code's --permission-mode")
     new.add_argument("--background", action="store_true", help="claude --bg, not tmux")
-    new.add_argument("--node-id")
-    new.add_argument("--bead-id")
+    new.add_argument("--node-id", help="the pipeline node the agents work on")
+    new.add_argument("--bead-id", help="the bead the agents work on")
     new.set_defaults(func=new_task)
 
-    task = subparsers.add_parser("task", help="a task's attempts: list, compare, test, pick")
+    task = subparsers.add_parser(
+        "task",
+        help="a task's attempts: list, compare, test, pick",
+        description="The tasks runeconsole new started: compare their attempts, run the "
+        "tests in each, pick one into the merge queue, or drop them all.",
+    )
     actions = task.add_subparsers(dest="task_command", metavar="ACTION", required=True)
     listing = actions.add_parser("list", parents=[shared], help="every task")
     listing.set_defaults(func=list_tasks)
@@ -81,16 +91,25 @@ def register(
     pick.set_defaults(func=pick_attempt)
     drop = actions.add_parser("drop", parents=[shared], help="stop every attempt, remove them")
     drop.add_argument("task_id", metavar="TASK")
-    drop.add_argument("--discard-commits", action="store_true")
+    drop.add_argument(
+        "--discard-commits",
+        action="store_true",
+        help="lose the attempts' commits found on no other branch",
+    )
     drop.set_defaults(func=drop_task)
 
     worktrees = subparsers.add_parser(
-        "worktrees", parents=[shared], help="every git worktree: agent, task, state, files"
+        "worktrees",
+        parents=[shared],
+        help="every git worktree: agent, task, state, files",
+        description="Every git worktree of the repository with its agent, task, state, "
+        "uncommitted files and size; clean removes the landed and dropped ones when nothing "
+        "would be lost.",
     )
     worktrees.add_argument(
         "action", nargs="?", choices=["clean"], help="clean: remove the landed and dropped ones"
     )
-    worktrees.add_argument("--dry-run", action="store_true")
+    worktrees.add_argument("--dry-run", action="store_true", help="say what clean would do")
     worktrees.set_defaults(func=worktrees_command)
 
 

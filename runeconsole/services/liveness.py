@@ -58,6 +58,9 @@ class LivenessSettings:
             "budgets",
             "review",
             "worktrees",
+            "background",
+            "agents",
+            "retention",
         )
         return cls(interval, stale, multiplier)
 

@@ -173,6 +173,8 @@ class Creator:
         task = self.store.create(task_id, plan)
         _MAKING.add(task_id)
         try:
+            # The worktrees and the local settings put in them kept out of git status.
+            aw.exclude(self.root, f"/{self.settings.directory}/", ".claude/settings.local.json")
             for attempt in task.attempts:
                 self._make(task_id, attempt.fields, request)
         except RuneError:
@@ -311,8 +313,6 @@ class Creator:
         with journaled(self.project, "new", what, [task.path]):
             try:
                 aw.add_worktree(self.root, path, branch, str(task.get("base_commit")))
-                aw.exclude(self.root, f"/{self.settings.directory}/")
-                aw.exclude(self.root, ".claude/settings.local.json")
                 pause_point("new-worktree-made")
                 placed = prep.copy_files(self.root, path, self.settings.copy)
                 placed |= prep.install_hooks(self.root, path)
