@@ -155,8 +155,9 @@ def mtime(path: Path) -> float | None:
 
 
 class Rounds:
-    def __init__(self, pane: ConsolePane, root: Path, timeout: float) -> None:
+    def __init__(self, pane: ConsolePane, root: Path, timeout: float, poll: float) -> None:
         self.pane, self.root, self.timeout = pane, root, timeout
+        self.poll = poll  # seconds between two captures while ctrl+s's row is awaited
         self.rng = random.Random(31)
         self.opened: list[float] = []  # n -> form, ms
         self.shown: list[float] = []  # ctrl+s -> row, ms
@@ -176,7 +177,9 @@ class Rounds:
         pane.wait_for(name_shown(name), timeout=self.timeout, what=f"the name {name}")
         time.sleep(0.05)
         sent = pane.send_keys("C-s")
-        seen = pane.wait_for(row_shown(name), timeout=self.timeout, what=f"the row of {name}")
+        seen = pane.wait_for(
+            row_shown(name), timeout=self.timeout, poll=self.poll, what=f"the row of {name}"
+        )
         self.shown.append((seen - sent) * 1000)
         worktree = self.root / ".claude" / "worktrees" / name
         start, end = sent + self.offset, seen + self.offset
@@ -228,7 +231,7 @@ def measure(args: argparse.Namespace) -> str:
             if args.py_spy is not None:
                 args.py_spy.mkdir(parents=True, exist_ok=True)
                 pane.py_spy(args.py_spy / "new-agent-key.txt", 3600)
-            rounds = Rounds(pane, root, args.timeout)
+            rounds = Rounds(pane, root, args.timeout, args.poll / 1000)
             try:
                 for n in range(args.rounds):
                     rounds.round(n)
@@ -238,7 +241,7 @@ def measure(args: argparse.Namespace) -> str:
         after = load()
         alone = git_alone(root, args.rounds)
         where = "tmpfs" if str(base).startswith("/dev/shm") else f"{base.parent}"
-    label = f"{args.files} files ({where}), monitor {args.monitor}"
+    label = f"{args.files} files ({where}), monitor {args.monitor}, poll {args.poll:g} ms"
     lines = [f"repository made in {made:.1f} s"]
     if rounds.shown:
         lines.append(summary(f"{label}: ctrl+s (form filled) -> row on screen", rounds.shown, GOAL))
@@ -302,6 +305,9 @@ def main() -> int:
     parser.add_argument("--dir", type=Path, default=None, help="where the repository goes")
     parser.add_argument("--monitor", choices=("on", "off"), default="on")
     parser.add_argument("--timeout", type=float, default=30.0, help="longest wait for a key")
+    parser.add_argument(
+        "--poll", type=float, default=1.0, metavar="MS", help="between captures after ctrl+s"
+    )
     parser.add_argument("--cprofile", action="store_true", help="Dispatch.new profiled instead")
     parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
     args = parser.parse_args()
