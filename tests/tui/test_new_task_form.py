@@ -30,7 +30,7 @@ from tests.support.merge_queue import git
 from tests.support.polling import until
 
 TASK = "fix-login-timeout"
-MADE = "fix-login-timeout-src"  # from "Fix the login timeout\nsrc/login.py …"
+MADE = "fix-login-timeout"  # from the first line of "Fix the login timeout\nsrc/login.py …"
 
 
 @pytest.fixture

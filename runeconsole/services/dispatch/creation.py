@@ -108,9 +108,11 @@ class NewTask:
 
 
 def suggest_name(text: str, taken: set[str] | None = None, count: int = 1) -> str:
-    """A short id from the task's first words (``fix-login-timeout``), made unique against
-    ``taken`` by a number; with ``count`` attempts, their names (``NAME-1`` …) too."""
-    words = [w for w in _WORD.findall(text.lower()) if w not in _STOP][:4]
+    """A short id from the first words of the task's first line (``fix-login-timeout``),
+    made unique against ``taken`` by a number; with ``count`` attempts, their names
+    (``NAME-1`` …) too."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    words = [w for w in _WORD.findall(first.lower()) if w not in _STOP][:4]
     base = "-".join(words)[:24].strip("-") or "task"
     taken = taken or set()
 

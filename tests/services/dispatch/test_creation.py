@@ -107,6 +107,7 @@ def test_a_name_is_suggested_from_the_tasks_first_words_without_the_small_ones()
     )
     assert suggest_name("!!!") == "task"
     assert suggest_name("Fix it", {"fix", "fix-2"}) == "fix-3"
+    assert suggest_name("\nFix the login timeout\nsrc/login.py gives up") == "fix-login-timeout"
 
 
 def test_copy_globs_copy_untracked_files_but_no_links_nor_anything_outside_the_root(
