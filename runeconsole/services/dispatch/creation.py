@@ -37,24 +37,21 @@ from runeconsole.services.dispatch import worktree_prep as prep
 from runeconsole.services.dispatch.settings import WorktreeSettings
 from runeconsole.services.dispatch.task_store import (
     CREATING,
-    DROPPED,
     FAILED,
     REMOVED,
     SETUP_FAILED,
     STARTED,
     STARTING,
-    WORKING,
-    Attempt,
     Task,
     TaskStore,
 )
+from runeconsole.services.dispatch.undoing import MAKING, settled, undo
 from runeconsole.services.journal import journaled
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.supervision.problems import SETUP_FAILED as SETUP_FAILED_KEY
 from runeconsole.services.supervisor import Supervisor
 
 MAX_COUNT = 16
-_MAKING: set[str] = set()  # the tasks this process is making now
 MAX_TASK_CHARS = 100_000
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -173,7 +170,7 @@ class Creator:
         plan = self._checked(request)
         task_id = plan["task_id"]
         task = self.store.create(task_id, plan)
-        _MAKING.add(task_id)
+        MAKING.add(task_id)
         try:
             # The worktrees and the local settings put in them kept out of git status.
             aw.exclude(self.root, f"/{self.settings.directory}/", ".claude/settings.local.json")
@@ -184,15 +181,15 @@ class Creator:
                 self._not_made(task_id)
             raise
         finally:
-            _MAKING.discard(task_id)
-        return self.store.update(task_id, lambda fields: _settled(fields, _now(self)))
+            MAKING.discard(task_id)
+        return self.store.update(task_id, lambda fields: settled(fields, _now(self)))
 
     def _not_made(self, task_id: str) -> None:
         """After an attempt was refused mid-way: the attempts not yet made marked so, and
         the task settled (a long-lived process, the console, would leave it ``creating``)."""
         for attempt in self.store.read(task_id).attempts:
             if attempt.state == STARTING:
-                gone = self._undo(task_id, attempt.fields)
+                gone = undo(self.root, self.store, task_id, attempt.fields)
                 why = "not made: an earlier attempt was refused"
                 self.store.update_attempt(
                     task_id,
@@ -201,7 +198,7 @@ class Creator:
                     if gone
                     else {"state": FAILED, "error": f"{why}; its worktree has files, kept"},
                 )
-        self.store.update(task_id, lambda fields: _settled(fields, _now(self)))
+        self.store.update(task_id, lambda fields: settled(fields, _now(self)))
 
     def _checked(self, request: NewTask) -> dict[str, Any]:
         """The task's file as it will be written, every refusal raised first."""
@@ -320,7 +317,7 @@ class Creator:
                 placed |= prep.install_hooks(self.root, path)
                 self.store.update_attempt(task_id, number, {"placed": placed})
             except RuneError as exc:
-                self._undo(task_id, attempt)
+                undo(self.root, self.store, task_id, attempt)
                 self.store.update_attempt(task_id, number, {"state": FAILED, "error": exc.message})
                 raise RuneError(f"{what}: {exc.message}; nothing of it was kept") from None
             if self.settings.setup_command:
@@ -396,112 +393,6 @@ class Creator:
         self.supervisor.registry.edit_metadata(
             f"{role}-{name}", lambda m: m.update({"task_id": task.task_id})
         )
-
-    def _undo(self, task_id: str, attempt: dict[str, Any]) -> bool:
-        """What a creation made of an attempt taken away, as long as nothing of the agent's
-        would go with it: the files placed here, the worktree, the branch still at the base.
-        True when nothing is left."""
-        task = self.store.read(task_id)
-        path, branch = Path(attempt["worktree"]), attempt["branch"]
-        listed = {w.path: w for w in aw.list_worktrees(self.root)}
-        if path in listed:
-            placed = attempt.get("placed") or {}
-            for relative, digest in placed.items() if isinstance(placed, dict) else ():
-                target = path / relative
-                if prep.digest(target) == digest:
-                    target.unlink()
-            if aw.dirty_files(path):
-                return False
-            aw.remove(self.root, path)
-        base = str(task.get("base_commit") or "")
-        return not resolve_commit(self.root, f"refs/heads/{branch}") or aw.delete_branch(
-            self.root, branch, base
-        )
-
-    # -- after a kill --------------------------------------------------------------------------
-
-    def _as_made(self, task: Task, attempt: Attempt) -> bool:
-        """The attempt names what ``new`` would have made of it (its agent, its branch
-        ``agent/{agent}``, a worktree of its name under the root): a hand-edited one is never
-        acted on, nor can it name another branch or path to undo."""
-        role, name = task.get("role"), attempt.get("name")
-        try:
-            validate_id(role, "role")
-            validate_id(name, "name")
-        except InvalidInput:
-            return False
-        key = f"{role}-{name}"
-        where = attempt.worktree
-        return (
-            attempt.agent == key
-            and attempt.branch == f"agent/{key}"
-            and where is not None
-            and where.name == name
-            and where.parent != self.root
-            and where.is_relative_to(self.root)
-            and ".." not in where.parts
-        )
-
-    def recover(self) -> list[str]:
-        """Tasks whose creating process died half-way: each attempt it had started stands,
-        the others are undone (or kept, said why, when something of them would be lost)."""
-        said = []
-        for task in self.store.list():
-            if task.error or task.state != CREATING or _alive(task):
-                continue
-            for attempt in task.attempts:
-                if attempt.state != STARTING:
-                    continue
-                if not self._as_made(task, attempt):
-                    why = "interrupted while being made; not as new wrote it, left alone"
-                    self.store.update_attempt(
-                        task.task_id, attempt.number, {"state": FAILED, "error": why}
-                    )
-                    said.append(f"attempt {attempt.number} of {task.task_id}: {why}")
-                    continue
-                record = (
-                    self.supervisor.registry.get(attempt.agent)
-                    if (self.supervisor.registry.path_for(attempt.agent).exists())
-                    else None
-                )
-                if record is not None and not record.error and record.status == "active":
-                    self.store.update_attempt(task.task_id, attempt.number, {"state": STARTED})
-                    said.append(f"{attempt.agent} had started: kept")
-                    continue
-                gone = self._undo(task.task_id, attempt.fields)
-                why = (
-                    "interrupted while being made; undone"
-                    if gone
-                    else ("interrupted while being made; its worktree has files, kept")
-                )
-                self.store.update_attempt(
-                    task.task_id,
-                    attempt.number,
-                    {"state": REMOVED if gone else FAILED, "error": why},
-                )
-                said.append(f"{attempt.agent}: {why}")
-            self.store.update(task.task_id, lambda fields: _settled(fields, _now(self)))
-        return said
-
-
-def _settled(fields: dict[str, Any], now: str) -> None:
-    """A task whose creation ended: working if any attempt started, else dropped (now)."""
-    if fields.get("state") != CREATING:
-        return
-    attempts = [a for a in fields.get("attempts") or [] if isinstance(a, dict)]
-    started = any(a.get("state") == STARTED for a in attempts)
-    fields["state"] = WORKING if started else DROPPED
-    if not started:
-        fields["dropped_at"] = now
-    fields.pop("creator_pid", None)
-    fields.pop("creator_start", None)
-
-
-def _alive(task: Task) -> bool:
-    pid, started = task.get("creator_pid"), task.get("creator_start")
-    if pid == os.getpid():  # this process (the console): making it now, or no longer
-        return task.task_id in _MAKING
-    return isinstance(pid, int) and started is not None and process_start(pid) == started
 
 
 def _now(creator: Creator) -> str:

@@ -38,6 +38,7 @@ from runeconsole.services.dispatch.task_store import (
     Task,
     TaskStore,
 )
+from runeconsole.services.dispatch.undoing import Recovery
 from runeconsole.services.dispatch.worktree_list import (
     DROPPED_STATE,
     MAIN,
@@ -142,7 +143,7 @@ class Dispatch:
         return self.creator.suggest(text, role)
 
     def recover(self) -> list[str]:
-        return self.creator.recover()
+        return Recovery(self.supervisor, self.store).recover()
 
     # -- tasks -----------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ import os
 import shlex
 import subprocess
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.permissions.permissions import PermissionRequest
@@ -29,9 +29,7 @@ from runeconsole.tui.panes.agent_actions import (
     LocalFacts,
     stopping,
 )
-
-if TYPE_CHECKING:
-    from runeconsole.tui.modals.new_task import Starter
+from runeconsole.tui.support.new_task_start import Starter
 
 CONFIRM = {
     "handoff": (
@@ -114,8 +112,6 @@ class FleetAgents:
         root of this machine offers its main branch and its taken names as the project
         console does; for a host, the names of its agents the stream sent (``new`` there
         refuses one taken otherwise, and a name left as suggested is suggested there)."""
-        from runeconsole.tui.modals.new_task import Starter
-
         actions = self.feed.actions(where)  # Unreachable: said, and no form opens
         if isinstance(actions, LocalActions):
             dispatch = Dispatch(actions.project)

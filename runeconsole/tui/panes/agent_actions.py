@@ -33,10 +33,8 @@ from runeconsole.services.reply import Replies
 from runeconsole.services.reply.readiness import ended
 from runeconsole.services.review.records import ReviewRecord, ReviewRecords
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.support.new_task_start import Starter, started_said
 from runeconsole.tui.support.workers import background
-
-if TYPE_CHECKING:  # the form's module (its widgets) is imported on the first ``n``
-    from runeconsole.tui.modals.new_task import Starter
 
 CHANGES = ("handoff", "respawn", "kill")  # asked first: they change the agent
 PEEK_LINES = 15
@@ -192,8 +190,6 @@ class LocalAgents:
         return [""]
 
     def starter(self, where: str) -> Starter:
-        from runeconsole.tui.modals.new_task import Starter
-
         if self.dispatch is None:
             self.dispatch = Dispatch(self.supervisor.project, supervisor=self.supervisor)
         dispatch = self.dispatch
@@ -332,7 +328,7 @@ class AgentActions(Widget):
         """``n``: the new-task form (``modals/new_task.py``) for the chosen row's place (in
         a fleet with no row chosen, the source is asked first), then the task made there in
         a worker; its agents' rows come as any agent's do, from their identity files."""
-        from runeconsole.tui.modals.new_task import SourcePicker
+        from runeconsole.tui.modals.new_task import SourcePicker  # its widgets: on first n
 
         places = self.agents.task_places(self.selected_key())
         if len(places) == 1:
@@ -366,8 +362,6 @@ class AgentActions(Widget):
     @background("new-task")
     def start_task(self, starter: Starter, request: NewTask) -> None:
         """Worktrees checked out, hooks, setup, spawn: git and tmux, off the UI thread."""
-        from runeconsole.tui.modals.new_task import started_said
-
         title = f"New task on {starter.where}" if starter.where else "New task"
         try:
             report = starter.start(request)

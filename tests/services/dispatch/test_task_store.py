@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from runeconsole.core.errors import InvalidInput, RuneError
-from runeconsole.services.dispatch.creation import Creator
 from runeconsole.services.dispatch.task_store import TaskStore
+from runeconsole.services.dispatch.undoing import Recovery
 from runeconsole.services.project import Project
 from runeconsole.services.supervisor import Supervisor
 from tests.support.merge_queue import rev
@@ -62,7 +62,7 @@ def test_an_unreadable_task_is_never_changed_and_recovery_passes_it_by(
     with pytest.raises(RuneError, match="task torn cannot be changed"):
         store.update("torn", lambda fields: fields.update({"state": "dropped"}))
 
-    assert Creator(Supervisor(Project(project)), store).recover() == []
+    assert Recovery(Supervisor(Project(project)), store).recover() == []
     assert path.read_bytes() == b"\x00\xff not json"
 
 
@@ -103,7 +103,7 @@ def test_recovery_of_a_hand_edited_task_cut_short_touches_nothing_and_does_not_c
     body = {"text": "t", "role": "worker", "base_commit": main, "state": "creating"}
     written(store, "edited.json", json.dumps({**body, "attempts": [attempt]}).encode())
 
-    said = Creator(Supervisor(Project(project)), store).recover()
+    said = Recovery(Supervisor(Project(project)), store).recover()
 
     assert said == [
         "attempt 1 of edited: interrupted while being made; not as new wrote it, left alone"
