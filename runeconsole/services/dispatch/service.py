@@ -293,13 +293,17 @@ class Dispatch:
             )
 
     def _end_others(self, task_id: str, *, keep: int | None, discard: bool) -> list[Removal]:
+        """Every attempt but ``keep`` stopped, then the worktrees read once and each removed
+        where nothing would be lost."""
         task = self.task(task_id)
-        removals = []
-        for attempt in task.attempts:
-            if attempt.number == keep:
-                continue
-            if attempt.state == REMOVED or attempt.get("worktree_removed_at"):
-                continue  # its worktree is gone: its path may be another task's now
+        ending = [
+            attempt
+            for attempt in task.attempts
+            if attempt.number != keep
+            # a removed worktree's path may be another task's now
+            and not (attempt.state == REMOVED or attempt.get("worktree_removed_at"))
+        ]
+        for attempt in ending:
             if attempt.state == STARTED and self._active(attempt.agent):
                 self.supervisor.kill(
                     attempt.agent,
@@ -308,7 +312,10 @@ class Dispatch:
                     else f"task {task_id} was dropped",
                 )
             self.store.update_attempt(task_id, attempt.number, {"state": STOPPED})
-            row = self._rows_by_path().get(str(attempt.worktree))
+        rows = self._rows_by_path()
+        removals = []
+        for attempt in ending:
+            row = rows.get(str(attempt.worktree))
             if row is None:
                 self.store.update_attempt(task_id, attempt.number, {"state": REMOVED})
                 continue
