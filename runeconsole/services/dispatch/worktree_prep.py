@@ -133,7 +133,8 @@ class CommandRun:
         return self.exit_code == 0
 
     def describe(self) -> str:
-        shown = " ".join(self.command)
+        # The program by its name (an interpreter's full path crowds a toast out).
+        shown = " ".join([Path(self.command[0]).name, *self.command[1:]])
         if self.error:
             return f"`{shown}` {self.error}"
         if self.ok:
