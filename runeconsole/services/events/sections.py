@@ -17,6 +17,7 @@ from runeconsole.services.fleet import FleetModel
 from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.liveness import AgentRecord
 from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.pipelines.store import Pipelines
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
@@ -25,8 +26,8 @@ from runeconsole.services.suspension import Suspension
 
 AGENT, OBSERVATION, QUESTION = "agent", "observation", "question"
 SUSPENDED, QUEUE, QUEUE_STATE = "suspended", "queue", "queue-state"
-PERMISSION = "permission"
-KINDS = (AGENT, OBSERVATION, QUESTION, PERMISSION, SUSPENDED, QUEUE, QUEUE_STATE)
+PERMISSION, PIPELINE = "permission", "pipeline"
+KINDS = (AGENT, OBSERVATION, QUESTION, PERMISSION, SUSPENDED, QUEUE, QUEUE_STATE, PIPELINE)
 
 RowKey = tuple[str, str]
 Rows = dict[RowKey, dict[str, Any]]
@@ -176,6 +177,34 @@ class QueueSection(WholeSection):
         return rows
 
 
+class PipelineSection:
+    """The harness's DOT pipelines, each a row with its nodes, gates and findings; a
+    change re-reads only the pipelines it names (``Pipelines.read_paths``), and a DOT
+    read once is not read again until its stamp moves."""
+
+    def __init__(self, project: Project) -> None:
+        self.pipelines = Pipelines(project)
+
+    def watch_dirs(self) -> list[Path]:
+        return self.pipelines.watch_dirs()
+
+    def read(self) -> Rows:
+        return {(PIPELINE, p.stem): p.to_json() for p in self.pipelines.list()}
+
+    def read_paths(self, paths: set[Path]) -> tuple[Rows, set[RowKey]]:
+        rows: Rows = {}
+        removed: set[RowKey] = set()
+        for stem in self.pipelines.read_paths(paths):
+            if stem in self.pipelines.stems():
+                rows[(PIPELINE, stem)] = self.pipelines.get(stem).to_json()
+            else:
+                removed.add((PIPELINE, stem))
+        return rows, removed
+
+    def tick(self) -> Rows:
+        return {}
+
+
 def sections_of(project: Project) -> list[Section]:
     return [
         AgentSection(project),
@@ -183,4 +212,5 @@ def sections_of(project: Project) -> list[Section]:
         PermissionSection(project),
         SuspendedSection(project),
         QueueSection(project),
+        PipelineSection(project),
     ]

@@ -11,8 +11,9 @@ caller routes by the row's source and never asks which kind it holds.
 -t =SESSION``, which the console opens in a new window of the operator's tmux; for a
 Claude Code background session there, ``ssh -t HOST runeconsole background attach KEY``
 (``claude attach`` on its host). ``kill`` stops either kind (``runeconsole kill`` routes a
-background session to ``claude stop``). ``new_task`` is ``n``: ``runeconsole new --json``
-there (``Dispatch.new`` for a root of this machine).
+background session to ``claude stop``). ``gate`` answers a pipeline's human gate.
+``new_task`` is ``n``: ``runeconsole new --json`` there (``Dispatch.new`` for a root of
+this machine).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from runeconsole.services.claude.permissions.permissions import Verdict
 from runeconsole.services.dispatch.creation import NewTask
 from runeconsole.services.dispatch.service import Dispatch, tidy_after_landing
 from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.pipelines.answers import GateAnswers
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.sources.remote import UP, RemoteSource
@@ -69,6 +71,10 @@ class LocalActions:
             every_agent=verdict.every_agent,
             via="fleet",
         )
+
+    def gate(self, stem: str, node_id: str, answer: str, reason: str = "") -> Any:
+        """A pipeline's human gate answered (``services/pipelines/answers.py``)."""
+        return GateAnswers(self.project).answer(stem, node_id, answer, reason=reason).to_json()
 
     def process_queue(self, *, all_entries: bool = False) -> Any:
         report = MergeQueue(self.project).process(run_all=all_entries)
@@ -187,6 +193,11 @@ class RemoteActions:
             said = ["--always", *(["--every-agent"] if verdict.every_agent else [])]
         behavior = f"--{verdict.behavior}"
         return self.call("permissions", "decide", request_id, behavior, *said, "--json")
+
+    def gate(self, stem: str, node_id: str, answer: str, reason: str = "") -> Any:
+        """A pipeline's human gate answered there (``runeconsole gate approve|reject``)."""
+        said = ["--reason", reason] if reason else []
+        return self.call("gate", answer, stem, node_id, *said, "--json")
 
     def process_queue(self, *, all_entries: bool = False) -> Any:
         every = ["--all"] if all_entries else []

@@ -2,7 +2,8 @@
 
 ``runeconsole events --fleet`` speaks JSON (each record's ``to_json``); the fleet console
 reads it back into the records the project console holds (``AgentRecord``, ``Question``,
-``PermissionRequest``, ``ContextRecord``, ``QueueEntry``, ``AgentObservation``), each
+``PermissionRequest``, ``ContextRecord``, ``QueueEntry``, ``AgentObservation``,
+``Pipeline``), each
 through its own ``from_json``, so one row function per kind draws both consoles. A row
 of a kind this version does not know is left out; a row that cannot be read as its kind
 becomes that kind's unreadable record, with the reason: shown, never dropped silently.
@@ -22,6 +23,7 @@ from runeconsole.services.events.sections import (
     AGENT,
     OBSERVATION,
     PERMISSION,
+    PIPELINE,
     QUESTION,
     QUEUE,
     QUEUE_STATE,
@@ -30,6 +32,7 @@ from runeconsole.services.events.sections import (
 from runeconsole.services.liveness import AgentRecord
 from runeconsole.services.merge_queue import QueueEntry, QueueState
 from runeconsole.services.observation import AgentObservation
+from runeconsole.services.pipelines.record import Pipeline
 from runeconsole.services.questions import Question
 from runeconsole.services.sources.fleet import SOURCE
 from runeconsole.services.sources.remote import CONNECTING
@@ -103,6 +106,10 @@ DECODERS: dict[
         lambda key, why: QueueEntry({"error": why}, 0),
     ),
     QUEUE_STATE: (_queue_state, lambda key, why: QueueState(error=why)),
+    PIPELINE: (
+        lambda key, data: Pipeline.from_json(data),
+        lambda key, why: Pipeline(key, "", error=why),
+    ),
     SOURCE: (SourceState.from_json, lambda key, why: SourceState(key, reason=why)),
 }
 

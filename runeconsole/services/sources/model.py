@@ -22,6 +22,7 @@ from runeconsole.services.events.sections import (
     AGENT,
     OBSERVATION,
     PERMISSION,
+    PIPELINE,
     QUESTION,
     QUEUE,
     QUEUE_STATE,
@@ -33,6 +34,7 @@ from runeconsole.services.liveness import AgentRecord, LivenessSettings
 from runeconsole.services.merge_queue import PENDING as QUEUED
 from runeconsole.services.merge_queue import QueueEntry, QueueState
 from runeconsole.services.observation import AgentObservation
+from runeconsole.services.pipelines.record import Pipeline
 from runeconsole.services.questions import PENDING, Question
 from runeconsole.services.sources.decode import Row, SourceState
 from runeconsole.services.sources.fleet import SOURCE
@@ -112,6 +114,8 @@ class SourcesModel:
         self.permissions: Keyed[PermissionRequest] = Keyed(lambda r: r.open)
         self.suspended: Keyed[ContextRecord] = Keyed()
         self.queue: Keyed[QueueEntry] = Keyed(lambda e: e.status == QUEUED)
+        # Pipelines by stem; open: a human gate waits on the operator.
+        self.pipelines: Keyed[Pipeline] = Keyed(lambda p: bool(p.gates))
         self.queue_states: dict[str, QueueState] = {}  # by source
         self.spending = Totals()  # dollars by source, and the plan's headroom
         self._keyed: dict[str, Keyed[Any]] = {
@@ -119,6 +123,7 @@ class SourcesModel:
             PERMISSION: self.permissions,
             SUSPENDED: self.suspended,
             QUEUE: self.queue,
+            PIPELINE: self.pipelines,
         }
 
     # -- reading -----------------------------------------------------------------------
@@ -135,6 +140,7 @@ class SourcesModel:
             "questions": self.questions.open_count(source),
             "permissions": self.permissions.open_count(source),
             "queue": self.queue.open_count(source),
+            "gates": self.pipelines.open_count(source),
         }
 
     # -- taking rows in ------------------------------------------------------------------
