@@ -282,8 +282,7 @@ class GateAnswers:
 
     def _rework(self, pipeline: Pipeline, gate: Gate, done: Answered) -> None:
         dot = Path(pipeline.path)
-        file = self._relative(dot)
-        ops = dot.with_name(dot.name + ".ops.jsonl")
+        file, ops = self._relative(dot), dot.with_name(dot.name + ".ops.jsonl")
 
         def change(text: str) -> tuple[str, Logs]:
             plan = Plan.of(parse(text))
@@ -293,33 +292,12 @@ class GateAnswers:
                 n
                 for t in rework_targets(plan, gate.node_id)
                 for n in between(plan, t, gate.node_id)
-            ]
-            back = [
-                n
-                for n in dict.fromkeys(back)
                 if (found := plan.node(n)) and found.status != PENDING
             ]
             if not back:
                 raise RuntimeError("nothing to send back")
-            logs: Logs = []
-            for node_id in back:
-                text = set_status(text, node_id, PENDING)
-                stamp = self.project.clock.now().astimezone(UTC).isoformat()
-                updates = {"status": PENDING, "fillcolor": "lightyellow"}
-                logs.append(
-                    (
-                        ops,
-                        {
-                            "timestamp": stamp,
-                            "file": file,
-                            "command": "node modify",
-                            "node_id": node_id,
-                            "updates": updates,
-                        },
-                    )
-                )
-            done.reworked = back
-            return text, logs
+            done.reworked = list(dict.fromkeys(back))
+            return self._send_back(text, done.reworked, file, ops)
 
         try:
             edit_dot(dot, change)
@@ -329,16 +307,35 @@ class GateAnswers:
                 "and reject with --via transition"
             ) from None
         done.written += [file, self._relative(ops)]
+        self._guide(gate, done)
+        done.note = (
+            "a scored fail would loop (the runner cannot move a gate back): the gate stays waiting "
+            f"and {', '.join(done.reworked)} went back to pending with your reason as guidance"
+        )
+
+    def _send_back(self, text: str, nodes: list[str], file: str, ops: Path) -> tuple[str, Logs]:
+        """``nodes`` back to pending as the harness CLI's ``node modify`` does (its log line)."""
+        logs: Logs = []
+        for node_id in nodes:
+            text = set_status(text, node_id, PENDING)
+            entry = {
+                "timestamp": self.project.clock.now().astimezone(UTC).isoformat(),
+                "file": file,
+                "command": "node modify",
+                "node_id": node_id,
+                "updates": {"status": PENDING, "fillcolor": "lightyellow"},
+            }
+            logs.append((ops, entry))
+        return text, logs
+
+    def _guide(self, gate: Gate, done: Answered) -> None:
+        """The reason, as the guidance the harness's workers read for each node sent back."""
         guidance = self.pipelines.signal_dir(gate.stem) / "guidance"
         for node_id in done.reworked:
             path = guidance / f"{node_id}.txt"
             text = f"The human gate {gate.node_id} rejected this work.\n\n{done.reason}\n"
             atomic_write_bytes(path, text.encode("utf-8"))
             done.written.append(self._relative(path))
-        done.note = (
-            "a scored fail would loop (the runner cannot move a gate back): the gate stays waiting "
-            f"and {', '.join(done.reworked)} went back to pending with your reason as guidance"
-        )
 
     # -- no runner: the CLI's transitions --------------------------------------------------
 
@@ -346,6 +343,7 @@ class GateAnswers:
         dot = Path(pipeline.path)
         file = self._relative(dot)
         log = dot.with_name(dot.name + ".transitions.jsonl")
+        ops = dot.with_name(dot.name + ".ops.jsonl")
         now = self.project.clock.now
 
         def move(text: str, plan: Plan, node: Node | None, new: str, logs: Logs) -> str:
@@ -366,32 +364,37 @@ class GateAnswers:
             if done.answer == APPROVE:
                 return move(text, plan, node, "validated", logs), logs
             text = move(text, plan, node, "failed", logs)
-            affected = []
+            affected, finished = [], []
             for target in rework_targets(plan, gate.node_id):
                 found = plan.node(target)
-                if found is None or found.status in ("validated", ACCEPTED, ACTIVE):
+                if found is None or found.status == ACTIVE:
+                    continue
+                if found.status in ("validated", ACCEPTED):
+                    finished.append(target)  # route-decision would skip it: sent back
                     continue
                 if found.status == "impl_complete":
                     text = set_status(text, target, "failed")
                 text = set_status(text, target, ACTIVE)
                 affected.append(target)
-            stamp = now().astimezone(UTC).isoformat()
-            logs.append(
-                (
-                    log,
-                    {
-                        "timestamp": stamp,
-                        "file": file,
-                        "command": "route-decision",
-                        "node_id": gate.node_id,
-                        "result": "fail",
-                        "affected": affected,
-                    },
-                )
-            )
-            done.reworked = affected
+            entry = {
+                "timestamp": now().astimezone(UTC).isoformat(),
+                "file": file,
+                "command": "route-decision",
+                "node_id": gate.node_id,
+                "result": "fail",
+                "affected": affected,
+            }
+            logs.append((log, entry))
+            if finished:
+                text, more = self._send_back(text, finished, file, ops)
+                logs += more
+            done.reworked = affected + finished
             return text, logs
 
         edit_dot(dot, change)
         done.written += [file, self._relative(log)]
+        if done.answer == REJECT:
+            self._guide(gate, done)
         done.note = "moved as the harness CLI's transition does, under the DOT's lock"
+        if done.answer == REJECT and not done.reworked:
+            done.note += "; no work before the gate could be sent back"
