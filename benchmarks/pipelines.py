@@ -28,6 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import itertools
+
 from _common import CpuMeter, end_cleanly_on_sigterm, load, make_fleet, percentile, scratch
 from _console import ConsolePane, first_complete_paint
 
@@ -64,7 +66,7 @@ def dot_text(name: str, nodes: int, done: int) -> str:
         '    finalize [shape=Msquare handler="exit" status="pending"];\n'
     )
     chain = ["start", *(f"n{n:03d}" for n in range(steps)), "review", "decide", "finalize"]
-    parts += [f"    {a} -> {b};\n" for a, b in zip(chain, chain[1:], strict=False)]
+    parts += [f"    {a} -> {b};\n" for a, b in itertools.pairwise(chain)]
     parts.append('    decide -> n000 [condition="fail" style="dashed" label="rework"];\n}\n')
     return "".join(parts)
 
