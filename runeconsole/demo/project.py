@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from runeconsole.adapters import git
@@ -14,6 +15,7 @@ from runeconsole.adapters.claude_settings import settings_path
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.demo.attempt_work import BASE_TEST
 from runeconsole.demo.fake_claude import write_program
+from runeconsole.demo.pipelines import write_pipelines
 from runeconsole.services.claude.install.install import plan_install
 
 DEMO_TALISMAN = """\
@@ -61,4 +63,6 @@ def make_project(root: Path, socket: str | None = None) -> Path:
     atomic_write_bytes(root / ".claude" / "talisman.yml", talisman.encode())
     # The agents send Claude Code's hook events through the hook as installed for real.
     plan_install(settings_path("local", root)).apply()
+    # The plan the fleet works on (the harness's DOT pipelines), one gate waiting.
+    write_pipelines(root, datetime.now(UTC))
     return root

@@ -22,6 +22,7 @@ with who answered first.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -393,6 +394,12 @@ class GateAnswers:
 
         edit_dot(dot, change)
         done.written += [file, self._relative(log)]
+        # The CLI leaves the runner's marker behind, and gate_watch reports the gate for
+        # ever after; decided here, the marker goes (as the runner removes it for a signal).
+        marker = self.pipelines.signal_dir(gate.stem) / f"{gate.node_id}.gate-wait"
+        with contextlib.suppress(FileNotFoundError):
+            marker.unlink()
+            done.written.append(f"{self._relative(marker)} (removed)")
         if done.answer == REJECT:
             self._guide(gate, done)
         done.note = "moved as the harness CLI's transition does, under the DOT's lock"
