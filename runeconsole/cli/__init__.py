@@ -57,6 +57,9 @@ COMMANDS = {
     "new": "dispatch",
     "task": "dispatch",
     "worktrees": "dispatch",
+    "pipelines": "pipelines",
+    "pipeline": "pipelines",
+    "gate": "pipelines",
 }
 
 
