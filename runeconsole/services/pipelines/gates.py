@@ -5,6 +5,7 @@ gate its latest run waits on (``engine.py``)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 from runeconsole.core.errors import UnreadableFile
@@ -31,7 +32,9 @@ def waiting_gates(pipeline: Pipeline, signals: Path, run: EngineRun | None) -> l
     return gates
 
 
-def _gate(pipeline: Pipeline, node: Node, runner: str, since: object, run_dir: str) -> Gate:
+def _gate(
+    pipeline: Pipeline, node: Node, runner: str, since: datetime | None, run_dir: str
+) -> Gate:
     plan = pipeline.plan
     assert plan is not None
     mode = node.attrs.get("mode") or node.attrs.get("gate") or ""
@@ -43,13 +46,13 @@ def _gate(pipeline: Pipeline, node: Node, runner: str, since: object, run_dir: s
         node.acceptance,
         mode,
         runner,
-        since if since is not None else pipeline.changed_at,  # type: ignore[arg-type]
+        since if since is not None else pipeline.changed_at,
         run_dir,
         tuple(plan.upstream(node.node_id)),
     )
 
 
-def _marker_time(signals: Path, node: Node) -> object:
+def _marker_time(signals: Path, node: Node) -> datetime | None:
     """When the runner began to wait: its ``.gate-wait`` marker's timestamp."""
     try:
         marker = read_json_object(signals / f"{node.node_id}.gate-wait")
