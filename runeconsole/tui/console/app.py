@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -24,6 +25,10 @@ from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.fleet import FleetChange, FleetModel
 from runeconsole.services.fleet.columns import AgentColumns
 from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.pipelines.agents import NodeWork, work_by_node
+from runeconsole.services.pipelines.answers import GateAnswers
+from runeconsole.services.pipelines.record import Pipeline
+from runeconsole.services.pipelines.store import Pipelines
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
@@ -45,6 +50,7 @@ from runeconsole.tui.panes.agents_pane import AgentsPane
 from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.panes.pane import FilePane, Pane
 from runeconsole.tui.panes.permissions_pane import PermissionsPane
+from runeconsole.tui.panes.pipelines_pane import PipelinesPane
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.panes.questions_pane import QuestionsPane
 from runeconsole.tui.panes.suspended_pane import SuspendedPane
@@ -62,14 +68,16 @@ from runeconsole.tui.widgets.filter_box import FilterBox
 from runeconsole.tui.widgets.footer import ConsoleFooter
 
 PRESENCE_RETRY_SECONDS = 2.0
+NARROW = 100  # columns: under this the tabs take the panes' short titles
 INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
 
 
 class RuneConsole(PanesApp):
     TITLE = "runeconsole"
     CSS_PATH = "console.tcss"  # beside this module; panes and modals own the rest
-    # Seven tabs in an 80-column pane: one space before each label, not one either side
-    # (here, not in console.tcss, which the fleet console shares with its own tabs).
+    # Eight tabs in an 80-column pane: one space before each label, not one either side
+    # (here, not in console.tcss, which the fleet console shares with its own tabs), and
+    # the panes' short titles (``narrow_tabs``).
     CSS = """
     Screen.-narrow Tab {
         padding: 0 0 0 1;
@@ -107,6 +115,9 @@ class RuneConsole(PanesApp):
         self.checkpoints = Checkpoints(project, suspension=self.suspension)
         self.merge_queue = MergeQueue(project)
         self.permissions = Permissions(project)
+        # The harness's DOT pipelines (the Pipelines pane) and their human gates' answers.
+        self.pipelines = Pipelines(project)
+        self.gate_answers = GateAnswers(project, self.pipelines)
         # Tasks and their attempts, every worktree (the Tasks pane, Compare, Worktrees).
         self.dispatch = Dispatch(project, supervisor=self.supervisor)
         # What agents changed (the Agents pane's CHANGES, the review screen): one cache.
@@ -163,15 +174,43 @@ class RuneConsole(PanesApp):
             MergeQueuePane(self.merge_queue),
             PermissionsPane(self.permissions),
             TasksPane(self.dispatch),
+            PipelinesPane(self.pipelines, self.gate_answers),
         ]
         with TabbedContent(id="panes"):
             for number, pane in enumerate(panes, 1):
-                with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
+                with TabPane(
+                    tab_title(number, pane, narrow=self.size.width < NARROW), id=pane.PANE_ID
+                ):
                     yield pane
         yield FilterBox()
         yield ConsoleFooter()
 
     # -- panes -----------------------------------------------------------------------------
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Under 100 columns the tabs take the panes' short titles (eight fit 80)."""
+        narrow = event.size.width < NARROW
+        try:
+            tabs = self.query_one(TabbedContent)
+        except NoMatches:
+            return
+        for number, pane in enumerate(self.panes, 1):
+            tab = tabs.get_tab(pane.PANE_ID)
+            title = tab_title(number, pane, narrow=narrow)
+            if str(tab.label) != title:
+                tab.label = title
+
+    def pipeline_work(self, pipeline: Pipeline) -> dict[str, NodeWork]:
+        """Who works on each node of ``pipeline``: the fleet's agents and the merge queue's
+        entries, joined by node id (``agents.work_by_node``)."""
+        if pipeline.plan is None:
+            return {}
+        try:
+            entries = self.query_one(MergeQueuePane).state.entries
+        except NoMatches:
+            entries = []
+        nodes = [node.node_id for node in pipeline.plan.nodes]
+        return work_by_node(nodes, list(self.fleet.records.values()), entries)
 
     @property
     def panes(self) -> list[Pane[Any]]:
@@ -399,6 +438,10 @@ class RuneConsole(PanesApp):
     def on_compare_screen_diff_wanted(self, message: CompareScreen.DiffWanted) -> None:
         """``D`` in the Compare view: one attempt against another's branch, read only."""
         open_review(self, message.target)
+
+
+def tab_title(number: int, pane: Pane[Any], *, narrow: bool) -> str:
+    return f"{number} {pane.SHORT_TITLE if narrow and pane.SHORT_TITLE else pane.TITLE}"
 
 
 def create_app(

@@ -76,6 +76,7 @@ class MergeQueuePane(FilePane[QueueEntry]):
     """
     PANE_ID = MERGE_QUEUE
     TITLE = "Merge queue"
+    SHORT_TITLE = "Queue"
     COLUMNS = COLUMNS
     MOVING = frozenset({"age"})
     HELP_KEYS = (

@@ -108,6 +108,8 @@ class Pane(Vertical, Generic[R]):
 
     PANE_ID: ClassVar[str] = ""
     TITLE: ClassVar[str] = ""
+    SHORT_TITLE: ClassVar[str] = ""
+    """Its tab's title under 100 columns, where eight tabs share 80 (none: ``TITLE``)."""
     HELP_KEYS: ClassVar[tuple[tuple[str, str], ...]] = ()
     """This pane's own keys, listed by ``?`` after the global ones."""
     COLUMNS: ClassVar[Columns] = ()

@@ -136,6 +136,7 @@ class PermissionTable(Pane[PermissionRequest]):
     ]
     PANE_ID = PERMISSIONS
     TITLE = "Permissions"
+    SHORT_TITLE = "Perms"
     HELP_KEYS: ClassVar[tuple[tuple[str, str], ...]] = (
         ("enter / a", "decide the selected request (a in any other pane: the oldest waiting)"),
         ("y / n / t", "in the window: allow once, deny, deny with a reason"),

@@ -1,9 +1,11 @@
-"""Problems: crashed, stale, stopped, waiting and low-context agents, and budgets, most
-urgent first.
+"""Problems: crashed, stale, stopped, waiting and low-context agents, budgets, and the
+pipelines' human gates that wait, most urgent first.
 
 The problems are the fleet model's (``FleetRecords``: judged once, there, when an agent
 changes); this pane draws them, in both consoles. Time alone changes one thing: a stale
-agent's silence grows, so the stale rows on screen are judged again each second."""
+agent's silence grows, so the stale rows on screen are judged again each second, and a
+gate's wait grows (its rows are the Pipelines pane's gates, routed here by the app:
+``show_gates``; enter on one opens its window)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from textual.binding import Binding
 from textual.message import Message
 
 from runeconsole.services.fleet import FleetRecords, Problem
+from runeconsole.services.pipelines.record import Gate
 from runeconsole.tui.console.feed import FleetChanged
 from runeconsole.tui.panes.pane import PROBLEMS, Pane
+from runeconsole.tui.pipelines.cells import gate_detail
 
 COLUMNS = (
     ("kind", "PROBLEM", 12),
@@ -32,7 +36,9 @@ KIND_STYLE = {
     "context": "yellow",
     "waiting": "bold yellow",
     "budget": "bold red",
+    "gate": "bold yellow",
 }
+GATE, GATE_RANK = "gate", 2  # a gate waits on a person as a blocking question does
 
 
 def problem_key(problem: Problem) -> str:
@@ -55,13 +61,22 @@ class ProblemsPane(Pane[Problem]):
             super().__init__()
             self.key = key
 
+    class GateWanted(Message):
+        """Enter on a gate's row: its window (the app asks the Pipelines pane)."""
+
+        def __init__(self, pipeline: str, gate: Gate) -> None:
+            super().__init__()
+            self.pipeline = pipeline
+            self.gate = gate
+
     BINDINGS = [Binding("enter", "goto", "Go to agent", show=False)]
     ENTER = "goto"
     PANE_ID = PROBLEMS
     TITLE = "Problems"
     HELP_KEYS = (
-        ("enter", "show the agent in the Agents pane"),
+        ("enter", "show the agent in the Agents pane; on a gate, answer it"),
         ("PROBLEM", "crashed, stale, stopped, waiting, low context, budget: the monitor's rules"),
+        ("gate", "a pipeline's human gate waits for you: PRD node: label, how long"),
     )
     COLUMNS = COLUMNS
     SORT = ("kind", "agent")
@@ -71,6 +86,8 @@ class ProblemsPane(Pane[Problem]):
         self.fleet = fleet
         self._of_agent: dict[str, list[str]] = {}  # agent key -> its problems' keys
         self._ranked: list[str] = []  # problem keys, most urgent first
+        self.gates: dict[str, tuple[str, Gate]] = {}  # gate row key -> (pipeline, gate)
+        self._of_pipeline: dict[str, list[str]] = {}  # pipeline key -> its gate rows
 
     def on_mount(self) -> None:
         self.show_agents(set(self.fleet.problems) | set(self._of_agent))
@@ -114,6 +131,31 @@ class ProblemsPane(Pane[Problem]):
                 self._of_agent.pop(agent, None)
         self.finish()
 
+    def show_gates(self, gates: dict[str, list[Gate]]) -> None:
+        """The gates that wait now of these pipelines (by their keys in the Pipelines
+        pane): a row each, the others of those pipelines dropped."""
+        now = self.now()
+        for pipeline, waiting in gates.items():
+            keys = []
+            for gate in waiting:
+                key = problem_key(self._gate_problem(pipeline, gate, now))
+                keys.append(key)
+                self.gates[key] = (pipeline, gate)
+                self.put(key, self._gate_problem(pipeline, gate, now))
+            for key in self._of_pipeline.get(pipeline, []):
+                if key not in keys:
+                    self.gates.pop(key, None)
+                    self.drop(key)
+            if keys:
+                self._of_pipeline[pipeline] = keys
+            else:
+                self._of_pipeline.pop(pipeline, None)
+        self.finish()
+
+    def _gate_problem(self, pipeline: str, gate: Gate, now: Any) -> Problem:
+        """A gate as a problem: its row's key is ``<pipeline>/<node>/gate``."""
+        return Problem(f"{pipeline}/{gate.node_id}", GATE, GATE_RANK, gate_detail(gate, now))
+
     def finish(self) -> None:
         """Most urgent first (each problem's ``sort_key``): a row whose rank moved without
         a row added (context left falling) moves too."""
@@ -133,8 +175,18 @@ class ProblemsPane(Pane[Problem]):
         }
         if stale:
             self.show_agents(set(self.fleet.restate(stale, self.now()).problems))
+        now = self.now()
+        for key in self.table.visible_keys():
+            found = self.gates.get(key)
+            if found is not None:
+                self.table.set_cell(key, "detail", Text(gate_detail(found[1], now)))
 
     def action_goto(self) -> None:
         chosen = self.selected()
-        if chosen is not None:
+        if chosen is None:
+            return
+        gate = self.gates.get(chosen[0])
+        if gate is not None:
+            self.post_message(self.GateWanted(*gate))
+        else:
             self.post_message(self.GotoAgent(chosen[1].key))

@@ -4,7 +4,9 @@ no control character drawn (``terminal_safe.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from functools import partial
 from typing import Any
 
 from textual import events
@@ -18,6 +20,7 @@ from runeconsole.tui.modals.help_screen import HelpScreen
 from runeconsole.tui.panes.agents_pane import AgentsPane
 from runeconsole.tui.panes.pane import AGENTS, Pane
 from runeconsole.tui.panes.permissions_pane import PermissionTable
+from runeconsole.tui.panes.pipelines_pane import PipelinesBoard
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.panes.questions_pane import QuestionTable
 from runeconsole.tui.support.heap_upkeep import HeapUpkeep
@@ -109,21 +112,44 @@ class PanesApp(App[None]):
         return active.query_one(Pane) if active else self.query(Pane).first()
 
     def action_answer_oldest(self) -> None:
-        """``a`` from any pane: the oldest permission request or blocking question (both
-        hold an agent up), then the oldest non-blocking question (of any source)."""
+        """``a`` from any pane: what holds work up longest, of the permission requests,
+        the blocking questions (both hold an agent up) and the pipelines' human gates
+        (one holds a pipeline up), then the oldest non-blocking question (of any source)."""
         questions, permissions = self.query_one(QuestionTable), self.query_one(PermissionTable)
         question, request = questions.oldest(), permissions.oldest()
-        if request is not None and (
-            question is None
-            or not question[1].blocking
-            or question[1].asked is None
-            or (request[1].asked is not None and request[1].asked <= question[1].asked)
-        ):
-            permissions.open_modal(request[1], request[0])
+        waiting: list[tuple[tuple[int, float], int, Callable[[], None]]] = []
+        if request is not None:
+            opened = request
+            waiting.append(
+                (_since(request[1].asked), 0, lambda: permissions.open_modal(opened[1], opened[0]))
+            )
+        if question is not None and question[1].blocking:
+            asked = question
+            waiting.append(
+                (_since(asked[1].asked), 1, lambda: questions.open_modal(asked[1], asked[0]))
+            )
+        for board in self.query(PipelinesBoard):
+            gate = board.oldest_gate()
+            if gate is not None:
+                waiting.append((_since(gate[1].since), 2, partial(board.open_gate, *gate)))
+        if waiting:
+            min(waiting, key=lambda item: item[:2])[2]()
         elif question is not None:
             questions.open_modal(question[1], question[0])
         else:
             self.notify("No open questions or permission requests.", title="Questions", timeout=3)
+
+    def on_problems_pane_gate_wanted(self, message: ProblemsPane.GateWanted) -> None:
+        """Enter on a gate in Problems: its window, from the Pipelines pane."""
+        for board in self.query(PipelinesBoard):
+            if message.pipeline in board.records:
+                board.open_gate(message.pipeline, message.gate)
+                return
+
+    def on_pipelines_board_gates_moved(self, message: PipelinesBoard.GatesMoved) -> None:
+        """The gates of some pipelines moved: the Problems pane shows them."""
+        for problems in self.query(ProblemsPane):
+            problems.show_gates(message.gates)
 
     # -- moving between panes ----------------------------------------------------------------
 
@@ -176,3 +202,8 @@ class PanesApp(App[None]):
 
     def on_filter_box_done(self, _: FilterBox.Done) -> None:
         self.current_pane().table.focus()
+
+
+def _since(moment: datetime | None) -> tuple[int, float]:
+    """A wait's place in ``a``'s order: the longest first, one of unknown start after."""
+    return (0, moment.timestamp()) if moment is not None else (1, 0.0)
