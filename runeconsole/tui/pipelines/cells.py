@@ -65,7 +65,8 @@ PROGRESS = (
     ((FAILED,), "✗", "red"),
     ((PENDING,), "·", "dim"),
 )
-MAX_NAME = 24  # a stem or PRD longer than this is cut (the board fits 80 columns)
+MAX_NAME = 24  # a stem longer than this is cut
+MAX_PRD = 20  # a PRD longer than this is cut (the board's first five columns fit 80)
 MAX_INDENT = 6  # layers deeper than this are indented no further
 NO_AGENT = Text("no agent", "dim")
 
@@ -126,7 +127,7 @@ def note_text(pipeline: Pipeline) -> Text:
 def pipeline_cells(pipeline: Pipeline, now: datetime) -> tuple[object, ...]:
     return (
         Text(cut(pipeline.stem), "bold"),
-        cut(pipeline.prd),
+        cut(pipeline.prd, MAX_PRD),
         state_text(pipeline),
         progress_text(pipeline),
         gates_text(pipeline),
