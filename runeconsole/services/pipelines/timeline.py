@@ -61,6 +61,10 @@ def transitions(path: Path) -> list[Moment]:
             what = log.split("] ", 1)[-1] if log else f"{node}: -> {item['new_status']}"
         elif isinstance(item.get("activated"), list):
             what = f"{command}: activated {', '.join(map(str, item['activated']))}"
+        elif "result" in item:  # route-decision: which way, and the nodes it moved
+            affected = item.get("affected")
+            moved = ", ".join(map(str, affected)) if isinstance(affected, list) else ""
+            what = f"{command} {item['result']}" + (f": {moved}" if moved else "")
         else:
             what = command
         found.append(
