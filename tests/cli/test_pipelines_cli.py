@@ -5,6 +5,7 @@ columns and as JSON, with their exit codes."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -319,3 +320,46 @@ def test_an_answer_on_a_read_only_root_is_refused_before_anything_is_written(
     assert (root / PIPELINES / "gate-demo.dot").read_bytes() == before
     assert not (root / ".claude" / "state" / "gates").exists()
     assert cli("--root", str(root), "gate", "list").code == 0  # reading still works
+
+
+def test_no_bad_file_makes_a_command_crash(cli: Cli, root: Path) -> None:
+    """Garbage where every kind of file is read: each command still answers, and says
+    what it could not read."""
+    signals = root / PIPELINES / "signals"
+    (signals / "gate-reject-demo" / "review.json").write_text("garbage")
+    (signals / "gate-demo" / "review.gate-wait").write_text("[1, 2")
+    processed = signals / "gate-pass-demo" / "processed"
+    (processed / "20261129T011416Z-review-validation.json").write_text('{"x":')
+    (root / PIPELINES / "auth-demo.dot.transitions.jsonl").write_bytes(b"\x00\xff\n{")
+    (fixture_run("engine-demo", root) / "pipeline-events.jsonl").write_text(
+        '{"type": 5}\nnot json\n[]\n{"type": "node.started", "sequence": "x", "data": 3}\n'
+    )
+    for entry in (signals / "gate-cli-demo").rglob("*"):
+        if entry.is_file():
+            entry.unlink()
+    for directory in sorted((signals / "gate-cli-demo").rglob("*"), reverse=True):
+        directory.rmdir()
+    (signals / "gate-cli-demo").rmdir()
+    (signals / "gate-cli-demo").write_text("a file where a directory belongs")
+    (root / ".claude" / "attractor" / "pipelines" / "gate-demo-run-20991231T000000Z").mkdir()
+    (root / PIPELINES / "dir.dot").mkdir()
+    (root / PIPELINES / "dangling.dot").symlink_to(root / "nowhere.dot")
+    os.mkfifo(root / PIPELINES / "fifo.dot")
+    commands = [
+        ("pipelines",),
+        ("pipelines", "--json"),
+        ("gate", "list"),
+        ("gate", "list", "--json"),
+    ]
+    stems = ["gate-cli-demo", "engine-demo", "auth-demo", "gate-pass-demo", "gate-demo"]
+    commands += [("pipeline", stem) for stem in [*stems, "dir", "dangling", "fifo"]]
+    commands += [("pipeline", stem, "--json") for stem in stems]
+    for command in commands:
+        done = cli("--root", str(root), *command)
+        assert done.code == 0, (command, done.err)
+        assert "internal error" not in done.err, command
+    listing = cli("--root", str(root), "pipelines").out
+    assert "unreadable: is a directory, not a file" in listing
+    assert "unreadable: file is missing" in listing
+    fifo = cli("--root", str(root), "pipeline", "fifo")
+    assert "unreadable: " in fifo.out

@@ -113,18 +113,20 @@ while True:
 
 
 @contextmanager
-def live_runner(root: Path, stem: str) -> Iterator[int]:
-    """A stand-in for the harness's runner while the block runs: a process named
-    ``pipeline_runner.py`` started with ``--dot-file <dot>`` from ``root``, found by its
-    command line as the real one is; killed (and reaped) after. Yields its pid."""
-    script = root.parent / "bin" / "pipeline_runner.py"
+def live_runner(root: Path, stem: str, kind: str = "pipeline_runner") -> Iterator[int]:
+    """A stand-in for one of the harness's runners while the block runs, started from
+    ``root`` and found by its command line as the real one is: ``pipeline_runner.py
+    --dot-file <dot>``, or (``kind="engine"``) ``cobuilder pipeline run <dot>``; killed
+    (and reaped) after. Yields its pid."""
+    dot = str(PIPELINES / f"{stem}.dot")
+    name, args = ("cobuilder", ["pipeline", "run", dot])
+    if kind == "pipeline_runner":
+        name, args = ("pipeline_runner.py", ["--dot-file", dot])
+    script = root.parent / "bin" / name
     script.parent.mkdir(exist_ok=True)
     script.write_text(RUNNER_SCRIPT)
     process = subprocess.Popen(
-        [sys.executable, str(script), "--dot-file", str(PIPELINES / f"{stem}.dot")],
-        cwd=root,
-        stdout=subprocess.PIPE,
-        text=True,
+        [sys.executable, str(script), *args], cwd=root, stdout=subprocess.PIPE, text=True
     )
     try:
         assert process.stdout is not None
