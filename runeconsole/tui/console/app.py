@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -68,7 +67,6 @@ from runeconsole.tui.widgets.filter_box import FilterBox
 from runeconsole.tui.widgets.footer import ConsoleFooter
 
 PRESENCE_RETRY_SECONDS = 2.0
-NARROW = 100  # columns: under this the tabs take the panes' short titles
 INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
 
 
@@ -178,27 +176,12 @@ class RuneConsole(PanesApp):
         ]
         with TabbedContent(id="panes"):
             for number, pane in enumerate(panes, 1):
-                with TabPane(
-                    tab_title(number, pane, narrow=self.size.width < NARROW), id=pane.PANE_ID
-                ):
+                with TabPane(self.tab_title(number, pane), id=pane.PANE_ID):
                     yield pane
         yield FilterBox()
         yield ConsoleFooter()
 
     # -- panes -----------------------------------------------------------------------------
-
-    def on_resize(self, event: events.Resize) -> None:
-        """Under 100 columns the tabs take the panes' short titles (eight fit 80)."""
-        narrow = event.size.width < NARROW
-        try:
-            tabs = self.query_one(TabbedContent)
-        except NoMatches:
-            return
-        for number, pane in enumerate(self.panes, 1):
-            tab = tabs.get_tab(pane.PANE_ID)
-            title = tab_title(number, pane, narrow=narrow)
-            if str(tab.label) != title:
-                tab.label = title
 
     def pipeline_work(self, pipeline: Pipeline) -> dict[str, NodeWork]:
         """Who works on each node of ``pipeline``: the fleet's agents and the merge queue's
@@ -438,10 +421,6 @@ class RuneConsole(PanesApp):
     def on_compare_screen_diff_wanted(self, message: CompareScreen.DiffWanted) -> None:
         """``D`` in the Compare view: one attempt against another's branch, read only."""
         open_review(self, message.target)
-
-
-def tab_title(number: int, pane: Pane[Any], *, narrow: bool) -> str:
-    return f"{number} {pane.SHORT_TITLE if narrow and pane.SHORT_TITLE else pane.TITLE}"
 
 
 def create_app(

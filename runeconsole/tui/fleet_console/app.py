@@ -27,7 +27,13 @@ from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import RuneError
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.events import Event
-from runeconsole.services.events.sections import PERMISSION, QUESTION, QUEUE, SUSPENDED
+from runeconsole.services.events.sections import (
+    PERMISSION,
+    PIPELINE,
+    QUESTION,
+    QUEUE,
+    SUSPENDED,
+)
 from runeconsole.services.review.targets import ActionsReview
 from runeconsole.services.sources.decode import Row, decode
 from runeconsole.services.sources.fleet import FleetFeed
@@ -39,6 +45,7 @@ from runeconsole.tui.fleet_console.agents import FleetAgents
 from runeconsole.tui.fleet_console.panes import (
     Act,
     FleetPermissionsPane,
+    FleetPipelinesPane,
     FleetQuestionsPane,
     FleetQueuePane,
     FleetSuspendedPane,
@@ -82,9 +89,16 @@ class RowsArrived(Message):
 class FleetConsole(PanesApp):
     TITLE = "runeconsole fleet"
     CSS_PATH = "../console/console.tcss"
+    # Eight tabs in an 80-column pane: one space before each label, and the panes' short
+    # titles (``PanesApp.tab_title``), as in the project console.
+    CSS = """
+    Screen.-narrow Tab {
+        padding: 0 0 0 1;
+    }
+    """
     COMMANDS = App.COMMANDS | {AgentCommands}
     BINDINGS = [
-        *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 8)),
+        *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 9)),
     ]
 
     def __init__(
@@ -125,10 +139,11 @@ class FleetConsole(PanesApp):
             FleetSuspendedPane(clock=clock, sources=sources),
             FleetQueuePane(clock=clock, sources=sources),
             FleetPermissionsPane(model, self.feed, clock=clock, sources=sources),
+            FleetPipelinesPane(model, self.feed, clock=clock, sources=sources),
         ]
         with TabbedContent(id="panes"):
             for number, pane in enumerate(self.panes, 1):
-                with TabPane(f"{number} {pane.TITLE}", id=pane.PANE_ID):
+                with TabPane(self.tab_title(number, pane), id=pane.PANE_ID):
                     yield pane
         yield FilterBox()
         yield ConsoleFooter()
@@ -181,6 +196,8 @@ class FleetConsole(PanesApp):
             follow(self.query_one(FleetSuspendedPane), model.suspended, moved[SUSPENDED])
         if QUEUE in moved:
             follow(self.query_one(FleetQueuePane), model.queue, moved[QUEUE])
+        if PIPELINE in moved:
+            self.query_one(FleetPipelinesPane).follow(moved[PIPELINE])
         if batch.sources:
             self.query_one(SourcesPane).show_sources(batch.sources)
             for status in self.query(SourcesBar):  # none while the console closes

@@ -18,6 +18,8 @@ from textual.message import Message
 
 from runeconsole.services.claude.permissions.permissions import PermissionRequest
 from runeconsole.services.merge_queue import QueueEntry
+from runeconsole.services.pipelines.agents import NodeWork, work_by_node
+from runeconsole.services.pipelines.record import Gate, Pipeline
 from runeconsole.services.questions import Answer, Question
 from runeconsole.services.sources.decode import SourceState
 from runeconsole.services.sources.fleet import FleetFeed
@@ -30,6 +32,8 @@ from runeconsole.tui.panes.merge_queue_rows import COLUMNS as QUEUE_COLUMNS
 from runeconsole.tui.panes.merge_queue_rows import age_of, row_values, search_fields
 from runeconsole.tui.panes.pane import MERGE_QUEUE, Columns, Pane, Sources, matches
 from runeconsole.tui.panes.permissions_pane import PermissionTable
+from runeconsole.tui.panes.pipelines_pane import HELP_KEYS as PIPELINE_KEYS
+from runeconsole.tui.panes.pipelines_pane import PipelinesBoard
 from runeconsole.tui.panes.questions_pane import QuestionTable
 from runeconsole.tui.panes.suspended_pane import SuspendedTable
 
@@ -184,6 +188,7 @@ class FleetSuspendedPane(SuspendedTable):
 
 class FleetQueuePane(Pane[QueueEntry]):
     PANE_ID, TITLE = MERGE_QUEUE, "Merge queue"
+    SHORT_TITLE = "Queue"
     ENTER = "review"
     COLUMNS = QUEUE_COLUMNS
     MOVING = frozenset({"age"})
@@ -235,3 +240,44 @@ class FleetQueuePane(Pane[QueueEntry]):
             return
         source = self.sources.of(key) if self.sources is not None else ""
         self.post_message(Act("review", source, entry.identity))
+
+
+class FleetPipelinesPane(PipelinesBoard):
+    """Every source's pipelines, as their streams carry them: enter opens one's screen
+    from the record (its timeline is read on its own machine), a gate's answer is sent
+    to the pipeline's source (``runeconsole gate approve|reject`` there)."""
+
+    HELP_KEYS = (
+        ("enter", "the pipeline's nodes in dependency order, their agents (on its source)"),
+        ("g", "answer the gate that waits: the answer is sent to the pipeline's source"),
+        *PIPELINE_KEYS[2:],
+    )
+
+    SHORT_TITLE = "Plans"  # the fleet's eight tabs share 80 columns with Sources
+
+    def __init__(self, model: SourcesModel, feed: FleetFeed, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.model, self.feed = model, feed
+
+    def work_of(self, pipeline: Pipeline) -> dict[str, NodeWork]:
+        """The agents and queue entries of the pipeline's own source, by node."""
+        if pipeline.plan is None:
+            return {}
+        key = next((k for k, p in self.records.items() if p.path == pipeline.path), "")
+        source, of = self.source_of(key), self.feed.source_of
+        agents = [r for k, r in self.model.agents.records.items() if of(k) == source]
+        queue = self.model.queue
+        entries = [e for k, e in queue.records.items() if queue.source(k) == source]
+        return work_by_node([n.node_id for n in pipeline.plan.nodes], agents, entries)
+
+    def answer_gate(self, key: str, gate: Gate, answer: str, reason: str) -> str:
+        source = self.source_of(key) or ""
+        given = self.feed.actions(source).gate(gate.stem, gate.node_id, answer, reason)
+        note = given.get("note") if isinstance(given, dict) else None
+        return f"{note} (on {source})" if note else f"sent to {source}"
+
+    def follow(self, moved: Moved) -> None:
+        """A batch's pipelines: drawn again, their gates told, a screen open on one
+        redrawn."""
+        keys = set(moved.changed) | set(moved.removed)
+        self.keep({key: self.model.pipelines.get(key) for key in keys})

@@ -15,6 +15,7 @@ answered here (``GateAnswers``) in the window's worker.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -103,8 +104,9 @@ class PipelinesBoard(Pane[Pipeline]):
     def has_timeline(self) -> bool:
         return False
 
-    def answer_gate(self, gate: Gate, answer: str, reason: str) -> str:
-        """Answer ``gate`` (in the window's worker); what the runner will do (its note)."""
+    def answer_gate(self, key: str, gate: Gate, answer: str, reason: str) -> str:
+        """Answer ``gate`` of the pipeline ``key`` (in the window's worker); what the
+        runner will do with it (the answer's note)."""
         raise NotImplementedError
 
     def source_of(self, key: str) -> str | None:
@@ -178,7 +180,7 @@ class PipelinesBoard(Pane[Pipeline]):
             return
         window = GateWindow(
             fresh,
-            self.answer_gate,
+            partial(self.answer_gate, key),
             pipeline=pipeline,
             work=self.work_of(pipeline) if pipeline is not None else {},
             now=self.now,
@@ -220,7 +222,7 @@ class PipelinesPane(PipelinesBoard, FilePane[Pipeline]):
         run = read_run(pipeline.stem, run_dir) if run_dir is not None else None
         return timeline(Path(pipeline.path), self.pipelines.signal_dir(pipeline.stem), run)
 
-    def answer_gate(self, gate: Gate, answer: str, reason: str) -> str:
+    def answer_gate(self, key: str, gate: Gate, answer: str, reason: str) -> str:
         done = self.answers.answer(gate.stem, gate.node_id, answer, reason=reason, by="operator")
         back = f" (sent back: {', '.join(done.reworked)})" if done.reworked else ""
         return done.note + back

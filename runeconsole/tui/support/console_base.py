@@ -12,6 +12,7 @@ from typing import Any
 from textual import events
 from textual.app import App
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
 from textual.widgets import Input, TabbedContent, TabPane
@@ -28,6 +29,8 @@ from runeconsole.tui.support.terminal_safe import NoControlCharacters
 from runeconsole.tui.support.toast_shelf import Note, RepeatFilter, ToastShelf
 from runeconsole.tui.support.workers import WorkFailed
 from runeconsole.tui.widgets.filter_box import FilterBox
+
+NARROW = 100  # columns: under this the tabs take the panes' short titles
 
 
 class PanesApp(App[None]):
@@ -102,6 +105,24 @@ class PanesApp(App[None]):
         for holder in self.screen.query("ToastHolder"):
             if not holder.children:
                 holder.remove()
+
+    # -- the tabs: short titles under 100 columns ----------------------------------------
+
+    def tab_title(self, number: int, pane: Pane[Any]) -> str:
+        narrow = self.size.width < NARROW and pane.SHORT_TITLE
+        return f"{number} {pane.SHORT_TITLE if narrow else pane.TITLE}"
+
+    def on_resize(self, _: events.Resize) -> None:
+        """Under 100 columns the tabs take the panes' short titles (eight fit 80)."""
+        try:
+            tabs = self.query_one(TabbedContent)
+        except NoMatches:
+            return
+        for number, pane in enumerate(self.query(Pane), 1):
+            tab = tabs.get_tab(pane.PANE_ID)
+            title = self.tab_title(number, pane)
+            if str(tab.label) != title:
+                tab.label = title
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then the one that keeps control characters off the terminal."""
