@@ -447,7 +447,9 @@ def answer_gate(args: argparse.Namespace) -> int:
 
 def answered_lines(done: Answered) -> list[str]:
     verb = "approved" if done.answer == APPROVE else "rejected"
-    lines = [f"{verb} {done.gate.key} by {done.by} ({done.how}, for the {done.gate.runner})"]
+    lines = wrapped(
+        f"{verb} {done.gate.key} by {done.by} ({done.how}, for the {done.gate.runner})", "", "  "
+    )
     if done.reason:
         lines += wrapped(f"reason: {done.reason}", "  ", "    ")
     lines += _listed("wrote", done.written)
@@ -459,4 +461,6 @@ def answered_lines(done: Answered) -> list[str]:
 
 
 def _listed(verb: str, paths: Iterable[str]) -> list[str]:
-    return [cut(f"  {verb} {path}", WIDTH) for path in paths]
+    """Each path whole (one may be copied from here), on a line of its own."""
+    found = [printable(path) for path in paths]
+    return [f"  {verb}:", *(f"    {path}" for path in found)] if found else []

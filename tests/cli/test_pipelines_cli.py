@@ -240,8 +240,9 @@ def test_gate_approve_moves_the_gate_and_prints_what_it_wrote(cli: Cli, tmp_path
     assert done.code == 0, done.err
     lines = done.out.splitlines()
     assert lines[0] == "approved gate-demo/review by operator (transition, for the pipeline_runner)"
-    assert "  wrote .pipelines/pipelines/gate-demo.dot" in lines
-    assert "  wrote .pipelines/pipelines/gate-demo.dot.transitions.jsonl" in lines
+    assert lines[1] == "  wrote:"
+    assert "    .pipelines/pipelines/gate-demo.dot" in lines
+    assert "    .pipelines/pipelines/gate-demo.dot.transitions.jsonl" in lines
     assert lines[-1].startswith("  moved as the harness CLI's transition does")
     again = cli("--root", str(root), "gate", "approve", "gate-demo", "review")
     assert again.code == 3
@@ -288,12 +289,19 @@ def test_gate_reject_needs_a_reason(cli: Cli, tmp_path: Path) -> None:
 def test_gate_reject_with_no_runner_fails_the_gate_and_says_what_went_back(
     cli: Cli, tmp_path: Path
 ) -> None:
-    root = scenario_root(tmp_path, "gate-demo", at_gate=True)
+    root = scenario_root(tmp_path, "gate-reject-demo")
     done = cli(
-        "--root", str(root), "gate", "reject", "gate-demo", "review", "--reason", "wrong graph"
+        "--root",
+        str(root),
+        "gate",
+        "reject",
+        "gate-reject-demo",
+        "review",
+        "--reason",
+        "wrong graph",
     )
     assert done.code == 0, done.err
-    assert done.out.startswith("rejected gate-demo/review by operator (transition")
+    assert done.out.startswith("rejected gate-reject-demo/review by operator (transition")
     assert "  reason: wrong graph" in done.out
     assert "  sent back: validate_graph" in done.out
     assert_fits_80_columns(done.out)
