@@ -54,7 +54,11 @@ def test_every_pipeline_row_reads_back_as_the_record_this_machine_holds(tmp_path
     for (_, key), data in rows.items():
         here = section.pipelines.get(key)
         there = Pipeline.from_json(data)
-        assert (there.state, there.counts(), there.findings) == (here.state, here.counts(), here.findings)
+        assert (there.state, there.counts(), there.findings) == (
+            here.state,
+            here.counts(),
+            here.findings,
+        )
         assert [g.key for g in there.gates] == [g.key for g in here.gates]
         assert there.plan is not None and here.plan is not None
         assert [n.node_id for n in there.plan.nodes] == [n.node_id for n in here.plan.nodes]
@@ -69,7 +73,14 @@ def test_a_dot_cut_short_is_a_row_with_its_reason_and_its_last_good_nodes(tmp_pa
     rows, removed = section.read_paths({dot})
     assert not removed and list(rows) == [(PIPELINE, "gate-demo")]
     (row,) = decode(
-        [{"event": "upsert", "kind": PIPELINE, "key": "gate-demo", "data": rows[(PIPELINE, "gate-demo")]}]
+        [
+            {
+                "event": "upsert",
+                "kind": PIPELINE,
+                "key": "gate-demo",
+                "data": rows[(PIPELINE, "gate-demo")],
+            }
+        ]
     )
     record = row.record
     assert isinstance(record, Pipeline)
