@@ -28,6 +28,7 @@ from runeconsole.demo.claude_scene import (
 )
 from runeconsole.demo.fleet_scene import build_fleet_scene
 from runeconsole.demo.merge_queue import build_batches, build_queue
+from runeconsole.demo.pipelines import write_pipelines
 from runeconsole.demo.review_scene import COMMENT, READY_AGENT, fixed_repo
 from runeconsole.demo.scene import build_scene
 from runeconsole.demo.suspended import build_scene as build_suspended
@@ -39,9 +40,12 @@ from runeconsole.tui.panes.changes_watch import ChangesWatch
 from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.panes.pane import Pane
 from runeconsole.tui.panes.permissions_pane import PermissionsPane
+from runeconsole.tui.panes.pipelines_pane import PipelinesPane
 from runeconsole.tui.panes.questions_pane import QuestionsPane
 from runeconsole.tui.panes.suspended_pane import SuspendedPane
 from runeconsole.tui.panes.tasks_pane import TasksPane
+from runeconsole.tui.pipelines.gate_window import GateWindow
+from runeconsole.tui.pipelines.screen import PipelineScreen
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.screen import ReviewScreen
 from runeconsole.tui.tasks.compare import CompareScreen
@@ -93,6 +97,43 @@ async def _merge_queue_batches(pilot: Pilot) -> None:
     build_batches(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
     pane = await _show_scanned(pilot, "merge-queue", MergeQueuePane)
     pane.table.move_cursor(row=5)  # type: ignore[attr-defined] # a low entry raised by waiting
+
+
+async def _show_pipelines(pilot: Pilot) -> Pane[Any]:
+    """The demo's plan (``demo/pipelines.py``): shop-v2 worked by the cast's nodes and
+    waiting at its human gate, docs-refresh not started; its files five minutes old."""
+    now = pilot.app.clock.now()  # type: ignore[attr-defined]
+    stamp = (now - timedelta(minutes=5)).timestamp()
+    signals = SCENE_ROOT / ".pipelines" / "pipelines" / "signals"
+    written = write_pipelines(SCENE_ROOT, now - timedelta(minutes=5))
+    for path in [*written, signals / "shop-v2", signals / "shop-v2" / "review.gate-wait"]:
+        os.utime(path, (stamp, stamp))
+    return await _show_scanned(pilot, "pipelines", PipelinesPane)
+
+
+async def _pipelines(pilot: Pilot) -> None:
+    await _show_pipelines(pilot)
+
+
+async def _pipeline_screen(pilot: Pilot) -> None:
+    pane = await _show_pipelines(pilot)
+    pane.table.move_cursor(
+        row=next(i for i, k in enumerate(pane.table.keys()) if pane.records[k].gates)
+    )
+    await pilot.press("enter")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, PipelineScreen)
+    gate = next(i for i, k in enumerate(screen.table.keys()) if screen._gate(k) is not None)
+    screen.table.move_cursor(row=gate)
+
+
+async def _gate_window(pilot: Pilot) -> None:
+    pane = await _show_pipelines(pilot)
+    pane.select("shop-v2")
+    await pilot.press("g")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, GateWindow)
 
 
 async def _problems(pilot: Pilot) -> None:
@@ -307,6 +348,10 @@ SHOTS: list[Shot] = [
     ("agent-peek", (100, 34), _agent_peek),
     ("message-refused", (80, 24), _message_refused),
     ("new-task-form", (80, 24), _new_task),
+    ("pipelines-80x24", (80, 24), _pipelines),
+    ("pipelines-wide", (150, 32), _pipelines),
+    ("pipeline-screen", (80, 24), _pipeline_screen),
+    ("gate-window", (80, 24), _gate_window),
 ]
 
 

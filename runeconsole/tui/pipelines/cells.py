@@ -1,7 +1,8 @@
 """How a pipeline and its nodes are drawn: the board's row (stem, PRD, state in colour,
 progress counts, gates waiting, its runner, last change), a node's row (indented by its
-layer, status in colour, handler, bead, worker, agent, incoming edges), a gate's detail
-in the Problems pane."""
+layer, status in colour, agent, incoming edges, then handler, bead and worker: what an
+80-column pane shows first is who works on it and what it waits on), a gate's detail in
+the Problems pane."""
 
 from __future__ import annotations
 
@@ -36,11 +37,11 @@ PIPELINE_COLUMNS: tuple[tuple[str, str, int | None], ...] = (
 NODE_COLUMNS: tuple[tuple[str, str, int | None], ...] = (
     ("node", "NODE", None),
     ("status", "STATUS", 13),
+    ("agent", "AGENT", None),
+    ("from", "FROM", None),
     ("handler", "HANDLER", None),
     ("bead", "BEAD", None),
     ("worker", "WORKER", None),
-    ("agent", "AGENT", None),
-    ("from", "FROM", None),
 )
 STATE_STYLE = {
     "gate": "bold yellow",
@@ -194,11 +195,11 @@ def node_cells(pipeline: Pipeline, node: Node, work: NodeWork | None) -> tuple[o
     return (
         node_name(plan, node),
         status_text(pipeline.status_of(node)),
+        work_text(work),
+        edge_from(plan, node),
         node.handler,
         node.bead_id,
         node.worker_type,
-        work_text(work),
-        edge_from(plan, node),
     )
 
 
