@@ -139,7 +139,7 @@ async def test_help_names_the_pane_keys_there_are(project: Path, clock: ManualCl
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         keys = [key for key, _ in app.screen.common]
-        assert "1 … 7" in keys and "1 … 9" not in keys  # seven panes, keys 1 to 7
+        assert "1 … 8" in keys and "1 … 9" not in keys  # eight panes, keys 1 to 8
 
 
 async def test_an_ended_agent_is_offered_no_message_and_no_session_to_go_to(
