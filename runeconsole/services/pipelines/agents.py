@@ -43,9 +43,10 @@ def node_of_agent(record: AgentRecord) -> set[str]:
     node = record.metadata.get("node_id")
     if isinstance(node, str) and node:
         named.add(node)
+    own_key = record.key.rsplit("/", 1)[-1]  # a fleet's key is ``source/key``
     for prefix in ("orchestrator-", "runner-"):
-        if record.key.startswith(prefix):
-            named.add(record.key[len(prefix) :])
+        if own_key.startswith(prefix):
+            named.add(own_key[len(prefix) :])
     session = record.get("session_id") or record.get("tmux_session")
     if isinstance(session, str):
         for prefix in ("orch-", "runner-"):
