@@ -27,12 +27,14 @@ from runeconsole.services.questions import Question, Questions
 from runeconsole.services.registry import Registry
 from runeconsole.services.suspension import Suspension
 from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
-from runeconsole.tui.fleet_console.panes import FleetQuestionsPane
+from runeconsole.tui.fleet_console.panes import FleetPipelinesPane, FleetQuestionsPane
 from runeconsole.tui.modals.agent_detail import AgentDetail
 from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.modals.question_modal import QuestionModal
 from runeconsole.tui.modals.suspended_detail import InjectionScreen
+from runeconsole.tui.pipelines.gate_window import GateWindow
 from tests.support.fleet import project_root
+from tests.support.pipelines import AT_GATE, whole_root
 from tests.support.polling import until
 from tests.support.questions import QUESTION_DIR, ask
 from tests.support.sshd import Sshd, remote_events_pids
@@ -405,3 +407,23 @@ def test_snapshot_fleet_sources_80x24(snap_compare: Callable, snap_dir: Path) ->
     specs, clock = build_fleet_scene(snap_dir)
     app = create_fleet_app(specs, clock=clock, tick_seconds=0)
     assert snap_compare(app, terminal_size=(80, 24), run_before=lambda p: fleet_scene_ready(p, "2"))
+
+
+async def test_a_gate_on_one_root_is_a_row_of_its_source_and_a_answers_it_there(
+    tmp_path: Path,
+) -> None:
+    one = project_root(tmp_path, "one", "a")
+    two = whole_root(tmp_path, AT_GATE, name="two")
+    async with console([SourceSpec("one", str(one)), SourceSpec("two", str(two))]) as (
+        app,
+        pilot,
+    ):
+        pane = app.query_one(FleetPipelinesPane)
+        await until(pilot, lambda: pane.table.keys() == ["two/gate-demo"])
+        assert str(pane.table.get_row("two/gate-demo")[0]) == "two"
+        await pilot.press("a")  # the gate is the only thing waiting, on any source
+        await until(pilot, lambda: isinstance(app.screen, GateWindow))
+        await pilot.press("y")
+        dot = two / ".pipelines" / "pipelines" / "gate-demo.dot"
+        await until(pilot, lambda: 'status="validated"' in dot.read_text())
+        await until(pilot, lambda: app.model.pipelines.open_count("two") == 0)
