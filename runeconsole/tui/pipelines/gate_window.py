@@ -126,7 +126,7 @@ class GateWindow(DecisionModal[str | None]):
 
     def _title(self) -> Text:
         gate = self.gate
-        title = Text.assemble(("⏸ human gate", "bold yellow"), "  ")
+        title = Text.assemble(("◆ human gate", "bold yellow"), "  ")
         if self.source:
             title.append(f"{self.source} · ", "bold cyan")
         title.append(gate.prd, "bold")
