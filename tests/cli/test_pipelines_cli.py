@@ -15,6 +15,7 @@ from runeconsole.cli import pipelines as pipelines_cli
 from tests.support.cli import CliResult
 from tests.support.pipelines import (
     PIPELINES,
+    STEMS,
     WRITTEN,
     fixture_run,
     scenario_root,
@@ -58,18 +59,7 @@ def test_pipelines_json_is_each_pipelines_whole_record(cli: Cli, root: Path) -> 
     done = cli("--root", str(root), "pipelines", "--json")
     assert done.code == 0, done.err
     listed = {item["pipeline"]: item for item in json.loads(done.out)}
-    assert sorted(listed) == sorted(
-        [
-            "auth-demo",
-            "engine-demo",
-            "engine-fallthrough-demo",
-            "gate-cli-demo",
-            "gate-demo",
-            "gate-pass-demo",
-            "gate-reject-demo",
-            "tdd-ci-demo",
-        ]
-    )
+    assert sorted(listed) == STEMS
     reject = listed["gate-reject-demo"]
     assert reject["state"] == "gate"
     assert reject["counts"]["active"] == 1

@@ -32,6 +32,7 @@ SCENARIOS = {
     "F": "engine-fallthrough-demo",
     "G": "tdd-ci-demo",
 }
+STEMS = sorted(SCENARIOS.values())  # every pipeline of the harness's final state
 
 
 def make_writable(path: Path) -> None:

@@ -19,7 +19,7 @@ from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.pipelines.gate_window import GateWindow, rejection_said
 from runeconsole.tui.pipelines.screen import PipelineScreen
 from tests.support.console import settle
-from tests.support.pipelines import AT_GATE, live_runner, whole_root
+from tests.support.pipelines import AT_GATE, STEMS, live_runner, whole_root
 from tests.support.pipelines import PIPELINES as DOTS
 from tests.support.polling import until
 
@@ -69,16 +69,7 @@ async def test_the_pane_lists_every_pipeline_with_its_state_progress_and_runner(
         pane = await loaded(pilot)
         await pilot.press("8")
         assert pilot.app.query_one("#panes").active == PIPELINES
-        assert sorted(pane.table.keys()) == [
-            "auth-demo",
-            "engine-demo",
-            "engine-fallthrough-demo",
-            "gate-cli-demo",
-            "gate-demo",
-            "gate-pass-demo",
-            "gate-reject-demo",
-            "tdd-ci-demo",
-        ]
+        assert sorted(pane.table.keys()) == STEMS
         assert cell(pane, "gate-reject-demo", "state") == "gate"
         assert pane.table.get_cell("gate-reject-demo", "state").style == "bold yellow"
         assert cell(pane, "engine-demo", "state") == "complete"

@@ -15,7 +15,14 @@ from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.panes.pipelines_pane import PipelinesPane
 from runeconsole.tui.pipelines.gate_window import GateWindow
 from runeconsole.tui.pipelines.screen import PipelineScreen
-from tests.support.pipelines import AT_GATE, PIPELINES, WRITTEN, copy_scenario, make_writable
+from tests.support.pipelines import (
+    AT_GATE,
+    PIPELINES,
+    STEMS,
+    WRITTEN,
+    copy_scenario,
+    make_writable,
+)
 from tests.support.polling import until
 
 SIZES = [(80, 24), (150, 32)]
@@ -35,18 +42,6 @@ def pipelines_scene(root: Path) -> None:
     for directory, dirs, files in os.walk(root):
         for name in [*dirs, *files]:
             os.utime(Path(directory) / name, (stamp, stamp))
-
-
-STEMS = (
-    "auth-demo",
-    "engine-demo",
-    "engine-fallthrough-demo",
-    "gate-cli-demo",
-    "gate-demo",
-    "gate-pass-demo",
-    "gate-reject-demo",
-    "tdd-ci-demo",
-)
 
 
 @pytest.fixture

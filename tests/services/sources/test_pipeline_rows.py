@@ -6,8 +6,6 @@ once."""
 
 from __future__ import annotations
 
-import shutil
-import stat
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,33 +22,19 @@ from runeconsole.services.project import Project
 from runeconsole.services.sources import UP, LocalActions, RemoteActions, RemoteSource
 from runeconsole.services.sources.decode import decode
 from runeconsole.services.sources.remote import wait_for
+from tests.support.pipelines import FIXTURES, STEMS, whole_root
 from tests.support.sshd import Sshd
-
-FIXTURES = Path(__file__).parents[2] / "interop" / "pipeline"
 
 
 def harness_root(tmp_path: Path, which: str = "harness-written-at-gate") -> Path:
-    root = tmp_path / which
-    shutil.copytree(FIXTURES / which, root)
-    for path in [root, *root.rglob("*")]:
-        path.chmod(path.stat().st_mode | stat.S_IWUSR)
-    return root
+    return whole_root(tmp_path, FIXTURES / which, name=which)
 
 
 def test_every_pipeline_row_reads_back_as_the_record_this_machine_holds(tmp_path: Path) -> None:
     root = harness_root(tmp_path, "harness-written")
     section = PipelineSection(Project(root))
     rows = section.read()
-    assert {key for kind, key in rows if kind == PIPELINE} == {
-        "auth-demo",
-        "engine-demo",
-        "engine-fallthrough-demo",
-        "gate-cli-demo",
-        "gate-demo",
-        "gate-pass-demo",
-        "gate-reject-demo",
-        "tdd-ci-demo",
-    }
+    assert sorted(key for kind, key in rows if kind == PIPELINE) == STEMS
     for (_, key), data in rows.items():
         here = section.pipelines.get(key)
         there = Pipeline.from_json(data)
