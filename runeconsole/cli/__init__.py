@@ -59,7 +59,7 @@ COMMANDS = {
     "worktrees": "dispatch",
     "pipelines": "pipelines",
     "pipeline": "pipelines",
-    "gate": "pipelines",
+    "gate": "gates",
 }
 
 

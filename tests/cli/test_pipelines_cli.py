@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.cli import pipelines as pipelines_cli
+from runeconsole.cli import gates as gates_cli
 from tests.support.cli import CliResult
 from tests.support.pipelines import (
     PIPELINES,
@@ -309,9 +309,7 @@ def test_an_answer_on_a_read_only_root_is_refused_before_anything_is_written(
 ) -> None:
     root = scenario_root(tmp_path, "gate-demo", at_gate=True)
     before = (root / PIPELINES / "gate-demo.dot").read_bytes()
-    monkeypatch.setattr(
-        pipelines_cli, "unwritable", lambda at: f"{at} is on a read-only file system"
-    )
+    monkeypatch.setattr(gates_cli, "unwritable", lambda at: f"{at} is on a read-only file system")
     done = cli("--root", str(root), "gate", "approve", "gate-demo", "review")
     assert done.code == 1
     assert "is on a read-only file system; nothing was written" in done.err
