@@ -43,7 +43,15 @@ from runeconsole.services.pipelines.dot_edit import (
     set_status,
     transition_entry,
 )
-from runeconsole.services.pipelines.graph import ACCEPTED, ACTIVE, PENDING, Node, Plan
+from runeconsole.services.pipelines.graph import (
+    ACCEPTED,
+    ACTIVE,
+    PENDING,
+    Node,
+    Plan,
+    between,
+    rework_targets,
+)
 from runeconsole.services.pipelines.record import ENGINE, PIPELINE_RUNNER, Gate, Pipeline
 from runeconsole.services.pipelines.store import Pipelines
 from runeconsole.services.project import Project
@@ -51,7 +59,6 @@ from runeconsole.services.project import Project
 APPROVE, REJECT = "approve", "reject"
 SIGNAL, TRANSITION, REWORK, RESPONSE = "signal", "transition", "rework", "response"
 DEFAULT_SCORE = 10.0
-CONDITIONAL = "conditional"
 
 
 class AlreadyAnswered(RuneError):
@@ -80,44 +87,6 @@ class Answered:
             "reworked": self.reworked,
             "note": self.note,
         }
-
-
-def rework_targets(plan: Plan, gate: str) -> list[str]:
-    """Where a rejection of ``gate`` sends the work back: the ``fail`` edges' targets of
-    the conditional node after it (``decide -> impl [condition=fail]``, or an engine
-    expression that says ``rejected``), else the gate's own upstream work nodes."""
-    targets: list[str] = []
-    after = [e.target for e in plan.edges if e.source == gate and not e.goes_back]
-    for node_id in after:
-        node = plan.node(node_id)
-        if node is None or node.handler != CONDITIONAL:
-            continue
-        for edge in plan.edges:
-            said = edge.condition.strip().lower()
-            if edge.source == node_id and (said == "fail" or "reject" in said):
-                targets.append(edge.target)
-    if targets:
-        return list(dict.fromkeys(targets))
-    return [
-        n for n in plan.upstream(gate)[:1] if (node := plan.node(n)) and node.handler != "start"
-    ]
-
-
-def between(plan: Plan, start: str, gate: str) -> list[str]:
-    """``start`` and every node on a forward path from it to ``gate`` (the work a
-    rejection sends back), in plan order."""
-    before_gate = set(plan.upstream(gate))
-    reached, frontier = {start}, [start]
-    while frontier:
-        following = []
-        for node in frontier:
-            for edge in plan.edges:
-                if edge.source == node and not edge.goes_back and edge.target not in reached:
-                    reached.add(edge.target)
-                    following.append(edge.target)
-        frontier = following
-    keep = (reached & before_gate) | {start}
-    return [n.node_id for n in plan.nodes if n.node_id in keep and n.node_id != gate]
 
 
 class GateAnswers:

@@ -1,6 +1,9 @@
 """A pipeline's plan as the harness means it: nodes with a status, a handler, a bead and
 a worker type, edges with their condition, and the order work flows in.
 
+Where a rejection sends work back (``rework_targets``, ``between``): the ``fail`` edges of
+the decision after a gate, and every node on the way from there to the gate.
+
 The order (``layered``) is the harness's dependency map: an edge whose condition is
 ``fail`` (or that is drawn dashed) goes back for rework and is not a dependency, as
 ``pipeline_runner`` reads it; what remains is laid out in layers from the start node, a
@@ -23,6 +26,7 @@ FINISHED = frozenset({VALIDATED, ACCEPTED})
 HUMAN_GATE = "wait.human"
 GATE_HANDLERS = frozenset({HUMAN_GATE, "wait.cobuilder", "gate"})
 EXIT = "exit"
+CONDITIONAL = "conditional"
 
 # The shapes EngineRunner dispatches on, for a node that names no handler.
 _SHAPE_HANDLERS = {
@@ -218,3 +222,41 @@ def layered(node_ids: list[str], edges: tuple[Edge, ...]) -> dict[str, int]:
             visiting.discard(node)
             layers[node] = max((layers[s] + 1 for s in sources if s in layers), default=0)
     return layers
+
+
+def rework_targets(plan: Plan, gate: str) -> list[str]:
+    """Where a rejection of ``gate`` sends the work back: the ``fail`` edges' targets of
+    the conditional node after it (``decide -> impl [condition=fail]``, or an engine
+    expression that says ``rejected``), else the gate's own upstream work nodes."""
+    targets: list[str] = []
+    after = [e.target for e in plan.edges if e.source == gate and not e.goes_back]
+    for node_id in after:
+        node = plan.node(node_id)
+        if node is None or node.handler != CONDITIONAL:
+            continue
+        for edge in plan.edges:
+            said = edge.condition.strip().lower()
+            if edge.source == node_id and (said == "fail" or "reject" in said):
+                targets.append(edge.target)
+    if targets:
+        return list(dict.fromkeys(targets))
+    return [
+        n for n in plan.upstream(gate)[:1] if (node := plan.node(n)) and node.handler != "start"
+    ]
+
+
+def between(plan: Plan, start: str, gate: str) -> list[str]:
+    """``start`` and every node on a forward path from it to ``gate`` (the work a
+    rejection sends back), in plan order."""
+    before_gate = set(plan.upstream(gate))
+    reached, frontier = {start}, [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for edge in plan.edges:
+                if edge.source == node and not edge.goes_back and edge.target not in reached:
+                    reached.add(edge.target)
+                    following.append(edge.target)
+        frontier = following
+    keep = (reached & before_gate) | {start}
+    return [n.node_id for n in plan.nodes if n.node_id in keep and n.node_id != gate]
