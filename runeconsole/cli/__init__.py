@@ -57,6 +57,8 @@ COMMANDS = {
     "new": "dispatch",
     "task": "dispatch",
     "worktrees": "dispatch",
+    "resume": "continuing",
+    "fork": "continuing",
     "pipelines": "pipelines",
     "pipeline": "pipelines",
     "gate": "gates",
