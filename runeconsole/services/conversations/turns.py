@@ -48,6 +48,15 @@ class Turn:
     tool_use_id: str = ""  # TOOL: the call's id (a subagent's file names it)
     depth: int = 0  # 0: the session's own turn; 1: a subagent's, nested under its call
     agent_id: str = ""  # a subagent's id, for its turns
+    parent_tool_use_id: str = ""  # a subagent's turn: the call (Task/Agent) that started it
+    index: int = 0  # which of its record's turns (a record may hold several blocks)
+    note: str = ""  # e.g. "say" / "review" (an operator's prompt), "task-notification", a cut
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        """Which turn this is: a later read may return a turn again, changed (a tool call
+        whose result came since); the one with the same key replaces it."""
+        return (self.path, self.offset, self.index)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,6 +76,9 @@ class Turn:
             "tool_use_id": self.tool_use_id,
             "depth": self.depth,
             "agent_id": self.agent_id,
+            "parent_tool_use_id": self.parent_tool_use_id,
+            "index": self.index,
+            "note": self.note,
         }
 
 

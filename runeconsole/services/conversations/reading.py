@@ -1,0 +1,800 @@
+"""Reading a Claude Code transcript into turns, whole or as it grows.
+
+``read_conversation(path)`` reads a session's file (from a byte offset, up to its last
+whole line: a line still being written is left for the next read) into a
+``Conversation``; ``ConversationReader(path).read()`` follows one session, returning only
+the turns appended since its last call (only the new bytes are read, new subagent files
+too).
+
+What a transcript holds and how it is shown:
+
+- ``user`` records: a prompt (the user's, the operator's when ``OperatorPrompts`` knows it
+  was sent from here, the system's: a ``<task-notification>``, a command's output), or the
+  results of tool calls (``tool_result`` blocks, joined to their call by ``tool_use_id``);
+  ``isMeta`` ones (injected context) are not shown; ``isCompactSummary`` ones are the
+  summary a compaction left: a COMPACTION turn.
+- ``assistant`` records: one block each, usually (a message is written a block a line):
+  ``text`` (Markdown), ``tool_use`` (a TOOL turn: the tool, its subject, its whole input),
+  ``thinking`` (left out).
+- ``system`` records with ``subtype`` ``compact_boundary`` (or ``microcompact_boundary``):
+  a COMPACTION turn. Other types (``attachment``, ``queue-operation``, ``api-request*``,
+  ``last-prompt``, ``cost-state``, …, and any new ones) are not shown: a line is decoded
+  only when a cheap look at its bytes says it may be one of those shown.
+- A record whose ``sessionId`` is not the one the file was read under so far: the
+  conversation continues from (or as) another session: a RESUMPTION turn.
+- Subagents: ``<session>/subagents/agent-<id>.jsonl``, with ``agent-<id>.meta.json`` whose
+  ``toolUseId`` names the Task/Agent call that started it; their turns come right after
+  that call, ``depth`` one more than its, ``parent_tool_use_id`` naming it. Reading a
+  subagent's file on its own (``read_conversation(that_file)``) gives its turns the same.
+
+Following: a turn returned by one ``read()`` may come again, changed, in a later one (a
+tool call whose result was read since): the one with the same ``Turn.key`` replaces it;
+a subagent's new turns name their call in ``parent_tool_use_id`` (``merge`` applies a
+batch to a list). A result whose call was read before ``start`` is a TOOL turn of its
+own (no ``tool``, ``note`` "result only"). A file rewritten under the reader (shorter,
+another inode, or its last bytes read changed) is read again from the start: an
+UNREADABLE turn says so and ``restarted`` is set for that read.
+
+Bad input never raises: a line that is not a JSON object, not UTF-8, or too long to
+decode is an UNREADABLE turn at its place, counted in ``skipped``; texts and results
+longer than ``TEXT_LIMIT`` are cut with a note.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from runeconsole.services.conversations.locate import OperatorPrompts
+from runeconsole.services.conversations.turns import (
+    ASSISTANT,
+    COMPACTION,
+    OPERATOR,
+    PROMPT,
+    RESUMPTION,
+    SYSTEM,
+    TEXT,
+    TOOL,
+    UNREADABLE,
+    USER,
+    Conversation,
+    Turn,
+)
+
+TEXT_LIMIT = 100_000  # characters of a prompt, text or result kept; the rest is cut
+SUBJECT_LIMIT = 200  # characters of a tool call's subject
+LINE_LIMIT = 64 * 1024 * 1024  # a longer line is not decoded (an UNREADABLE turn)
+TAIL = 64  # bytes before the read position checked again: is it still the same file?
+SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+# Lines that may be shown hold one of these (Claude Code writes JSON without spaces);
+# every other line is skipped undecoded, unless it does not even look like an object.
+_SHOWN = (b'"type":"user"', b'"type":"assistant"', b"compact_boundary")
+
+
+# -- one file --------------------------------------------------------------------------
+
+
+def _cut(text: str, limit: int = TEXT_LIMIT) -> tuple[str, str]:
+    if len(text) <= limit:
+        return text, ""
+    return text[:limit], f"cut: {len(text) - limit:,} more characters"
+
+
+def _when(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _one_line(text: str, limit: int = SUBJECT_LIMIT) -> str:
+    line = text.strip().split("\n", 1)[0].strip()
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+_SUBJECT_KEYS = (
+    "command",
+    "file_path",
+    "notebook_path",
+    "path",
+    "pattern",
+    "url",
+    "query",
+    "description",
+    "skill",
+    "prompt",
+    "subject",
+    "taskId",
+    "name",
+)
+
+
+def subject_of(tool: str, tool_input: object) -> str:
+    """What a tool call acts on, on one line: a command, a file, a pattern, a URL, a
+    subagent's description, the first question asked…"""
+    if not isinstance(tool_input, dict):
+        return ""
+    if tool in SUBAGENT_TOOLS:
+        found = _str(tool_input.get("description")) or _str(tool_input.get("prompt"))
+        return _one_line(found)
+    if tool in ("Grep", "Glob"):
+        pattern, where = _str(tool_input.get("pattern")), _str(tool_input.get("path"))
+        return _one_line(f"{pattern} in {where}" if pattern and where else pattern or where)
+    if tool == "AskUserQuestion":
+        questions = tool_input.get("questions")
+        if isinstance(questions, list) and questions and isinstance(questions[0], dict):
+            return _one_line(_str(questions[0].get("question")))
+    if tool == "TodoWrite":
+        todos = tool_input.get("todos")
+        return f"{len(todos)} todos" if isinstance(todos, list) else ""
+    for key in _SUBJECT_KEYS:
+        if found := _str(tool_input.get(key)):
+            return _one_line(found)
+    for value in tool_input.values():
+        if isinstance(value, str) and value.strip():
+            return _one_line(value)
+    return ""
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return "" if content is None else json.dumps(content, ensure_ascii=False)[:TEXT_LIMIT]
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict):
+            kind = block.get("type")
+            if kind == "text":
+                parts.append(_str(block.get("text")))
+            elif kind == "image":
+                parts.append("[image]")
+            elif kind == "document":
+                parts.append("[document]")
+    return "\n".join(parts)
+
+
+def _tag(text: str, name: str) -> str:
+    """The text inside ``<name>…</name>`` ("" when there is none)."""
+    start = text.find(f"<{name}>")
+    if start < 0:
+        return ""
+    start += len(name) + 2
+    end = text.find(f"</{name}>", start)
+    return text[start : end if end >= 0 else len(text)].strip()
+
+
+def _notification(text: str) -> str:
+    """A ``<task-notification>`` as a person reads it: its summary, then its result."""
+    summary = _tag(text, "summary") or _tag(text, "status") or "Task notification"
+    result = _tag(text, "result")
+    return f"{summary}\n{result}" if result else summary
+
+
+class _File:
+    """Reading one JSONL file on from where the last read stopped."""
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        start: int = 0,
+        own_session: str = "",
+        operator: OperatorPrompts | None = None,
+        depth: int = 0,
+        agent_id: str = "",
+        parent: str = "",
+    ) -> None:
+        self.path = path
+        self.read_to = max(0, start)
+        self.own_session = own_session
+        self.session = own_session  # the session the last record shown was written under
+        self.operator = operator
+        self.depth = depth
+        self.agent_id = agent_id
+        self.parent = parent
+        self.skipped = 0
+        self.error: str | None = None
+        self.restarted = False
+        self._ident: tuple[int, int] | None = None
+        self._tail = b""
+        self._calls: dict[str, Turn] = {}  # tool_use_id -> its call, until its result comes
+        self._gone_told = False
+
+    # reading bytes
+
+    def read(self) -> list[Turn]:
+        """The turns of the whole lines appended since the last read."""
+        self.restarted = False
+        data, base = self._new_bytes()
+        if data is None:
+            return self._gone() if self.error else []
+        out: list[Turn] = []
+        if self.restarted:
+            out.append(self._note(0, "The file was rewritten: read again from the start"))
+        end = data.rfind(b"\n")
+        if end < 0:
+            return out
+        where: dict[tuple[str, int, int], int] = {}
+        for turn in self._parse(data, end, base):
+            if turn.key in where:  # a call of this read, now with its result
+                out[where[turn.key]] = turn
+            else:
+                where[turn.key] = len(out)
+                out.append(turn)
+        self.read_to = base + end + 1
+        self._tail = data[max(0, end + 1 - TAIL) : end + 1]
+        return out
+
+    def _gone(self) -> list[Turn]:
+        if self._gone_told or self._ident is None:
+            return []
+        self._gone_told = True
+        self.skipped += 1
+        return [self._note(self.read_to, f"The file cannot be read any more: {self.error}")]
+
+    def _new_bytes(self) -> tuple[bytes | None, int]:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as error:
+            self.error = error.strerror or str(error)
+            return None, self.read_to
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                self.error = "not a regular file"
+                return None, self.read_to
+            ident = (info.st_dev, info.st_ino)
+            self.error = None
+            if self._gone_told or (self._ident is not None and ident != self._ident):
+                self._restart()
+            elif info.st_size < self.read_to and (self._ident is not None or self.read_to):
+                if self._ident is not None:
+                    self._restart()
+                else:
+                    self.read_to = info.st_size  # started past the end: nothing to read yet
+            self._ident = ident
+            self._gone_told = False
+            check = len(self._tail) if self.read_to >= len(self._tail) else 0
+            base = self.read_to - check
+            data = _read_from(fd, base, info.st_size - base)
+            if check:
+                if data[:check] != self._tail:
+                    self._restart()
+                    base = 0
+                    data = _read_from(fd, 0, info.st_size)
+                else:
+                    data = data[check:]
+                    base += check
+            return data, base
+        except OSError as error:
+            self.error = error.strerror or str(error)
+            return None, self.read_to
+        finally:
+            os.close(fd)
+
+    def _restart(self) -> None:
+        self.forget()
+        self.restarted = True
+
+    def forget(self) -> None:
+        """Read from the start next time (quietly)."""
+        self.read_to = 0
+        self._tail = b""
+        self._calls.clear()
+        self.session = self.own_session
+
+    # parsing lines
+
+    def _parse(self, data: bytes, end: int, base: int) -> Iterator[Turn]:
+        position = 0
+        while position < end:
+            stop = data.find(b"\n", position, end + 1)
+            if stop < 0:
+                stop = end
+            line = data[position:stop]
+            offset = base + position
+            position = stop + 1
+            if not line.strip():
+                continue
+            if not any(mark in line for mark in _SHOWN):
+                # Not one of ours, unless it is not even an object (then say why).
+                head, tail = line[:1], line.rstrip()[-1:]
+                if head == b"{" and tail == b"}":
+                    continue
+            yield from self._line(line, offset)
+
+    def _line(self, line: bytes, offset: int) -> Iterator[Turn]:
+        if len(line) > LINE_LIMIT:
+            self.skipped += 1
+            yield self._unreadable(offset, f"A line of {len(line):,} bytes, too long to read")
+            return
+        note = ""
+        try:
+            entry = json.loads(line)
+        except UnicodeDecodeError:
+            try:
+                entry = json.loads(line.decode("utf-8", "replace"))
+                note = "invalid UTF-8 replaced"
+            except (ValueError, RecursionError) as error:
+                yield self._bad(offset, f"Not JSON ({_reason(error)})")
+                return
+        except (ValueError, RecursionError) as error:
+            yield self._bad(offset, f"Not JSON ({_reason(error)})")
+            return
+        if not isinstance(entry, dict):
+            yield self._bad(offset, f"Not a JSON object but {type(entry).__name__}")
+            return
+        kind = entry.get("type")
+        if kind not in ("user", "assistant", "system"):
+            return  # a record of a type not shown
+        if kind == "system":
+            yield from self._system(entry, offset)
+            return
+        try:
+            turns = list(self._message(entry, kind, offset))
+        except (AttributeError, TypeError, ValueError, KeyError) as error:  # malformed
+            yield self._bad(offset, f"A {kind} record not understood ({error})")
+            return
+        if turns:
+            marked = self._resumed(entry, offset)
+            if marked is not None:
+                yield marked
+        for turn in turns:
+            yield replace(turn, note=_join(turn.note, note)) if note else turn
+
+    def _bad(self, offset: int, reason: str) -> Turn:
+        self.skipped += 1
+        return self._unreadable(offset, reason)
+
+    def _note(self, offset: int, reason: str) -> Turn:
+        """A mark about the file itself (rewritten, gone): its own key at that offset."""
+        return replace(self._unreadable(offset, reason), index=-2)
+
+    def _unreadable(self, offset: int, reason: str) -> Turn:
+        return Turn(
+            kind=UNREADABLE,
+            speaker=SYSTEM,
+            text=reason,
+            session_id=self.session,
+            path=self.path,
+            offset=offset,
+            depth=self.depth,
+            agent_id=self.agent_id,
+            parent_tool_use_id=self.parent,
+        )
+
+    def _turn(self, entry: dict[str, Any], offset: int, **fields: Any) -> Turn:
+        return Turn(
+            at=_when(entry.get("timestamp")),
+            session_id=_str(entry.get("sessionId")) or self.session,
+            uuid=_str(entry.get("uuid")),
+            path=self.path,
+            offset=offset,
+            depth=self.depth,
+            agent_id=self.agent_id or _str(entry.get("agentId")),
+            parent_tool_use_id=self.parent,
+            **fields,
+        )
+
+    def _resumed(self, entry: dict[str, Any], offset: int) -> Turn | None:
+        session = entry.get("sessionId")
+        if not isinstance(session, str) or not session or session == self.session:
+            return None
+        before, self.session = self.session, session
+        if not before:
+            return None  # the first record names the session
+        if session == self.own_session:
+            text = f"Continued as session {session} (after session {before})"
+        else:
+            text = f"Resumed from session {session}"
+        return self._turn(entry, offset, kind=RESUMPTION, speaker=SYSTEM, text=text, index=-1)
+
+    def _system(self, entry: dict[str, Any], offset: int) -> Iterator[Turn]:
+        subtype = entry.get("subtype")
+        if subtype not in ("compact_boundary", "microcompact_boundary"):
+            return
+        meta = entry.get("compactMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        if subtype == "microcompact_boundary":
+            text = "Older tool results cleared from the context (microcompact)"
+        else:
+            text = _str(entry.get("content")) or "Conversation compacted"
+            details = [_str(meta.get("trigger"))]
+            tokens = meta.get("preTokens")
+            if isinstance(tokens, int) and not isinstance(tokens, bool):
+                details.append(f"{tokens:,} tokens before")
+            if found := [d for d in details if d]:
+                text = f"{text} ({', '.join(found)})"
+        yield self._turn(entry, offset, kind=COMPACTION, speaker=SYSTEM, text=text)
+
+    def _message(self, entry: dict[str, Any], kind: str, offset: int) -> Iterator[Turn]:
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            raise ValueError("no message")
+        content = message.get("content")
+        if kind == "user":
+            yield from self._user(entry, content, offset)
+        else:
+            yield from self._assistant(entry, content, offset)
+
+    def _user(self, entry: dict[str, Any], content: object, offset: int) -> Iterator[Turn]:
+        if entry.get("isCompactSummary") is True:
+            text, cut = _cut(_result_text(content))
+            yield self._turn(
+                entry,
+                offset,
+                kind=COMPACTION,
+                speaker=SYSTEM,
+                text=text,
+                note=_join("summary", cut),
+            )
+            return
+        if entry.get("isMeta") is True:
+            return
+        blocks: list[object] = (
+            [content] if isinstance(content, str) else content if isinstance(content, list) else []
+        )
+        texts: list[str] = []
+        for index, block in enumerate(blocks):
+            if isinstance(block, str):
+                texts.append(block)
+            elif not isinstance(block, dict):
+                continue
+            elif block.get("type") == "tool_result":
+                yield from self._result(entry, block, offset, index)
+            elif block.get("type") == "text":
+                texts.append(_str(block.get("text")))
+            elif block.get("type") in ("image", "document"):
+                texts.append(f"[{block.get('type')}]")
+        text = "\n".join(t for t in texts if t)
+        if text.strip():
+            yield self._prompt(entry, text, offset)
+
+    def _prompt(self, entry: dict[str, Any], text: str, offset: int) -> Turn:
+        speaker, note = USER, ""
+        stripped = text.lstrip()
+        origin = entry.get("origin")
+        origin_kind = _str(origin.get("kind")) if isinstance(origin, dict) else ""
+        if stripped.startswith("<task-notification>") or origin_kind == "task-notification":
+            speaker, note, text = SYSTEM, "task-notification", _notification(text)
+        elif stripped.startswith(("<command-name>", "<command-message>")):
+            name, args = _tag(text, "command-name"), _tag(text, "command-args")
+            text, note = (f"{name} {args}".strip() or text), "command"
+        elif stripped.startswith(("<local-command-stdout>", "<local-command-stderr>")):
+            found = [_tag(text, "local-command-stdout"), _tag(text, "local-command-stderr")]
+            speaker, note, text = SYSTEM, "command output", "\n".join(t for t in found if t)
+        elif stripped.startswith("<bash-input>"):
+            text, note = f"! {_tag(text, 'bash-input')}", "shell"
+        elif stripped.startswith(("<bash-stdout>", "<bash-stderr>")):
+            found = [_tag(text, "bash-stdout"), _tag(text, "bash-stderr")]
+            speaker, note, text = SYSTEM, "shell output", "\n".join(t for t in found if t)
+        elif stripped.startswith("[Request interrupted"):
+            speaker, note = SYSTEM, "interrupted"
+        elif self.depth or entry.get("isSidechain") is True:
+            speaker, note = ASSISTANT, "subagent prompt"  # what the calling agent asked
+        elif entry.get("promptSource") == "system" or origin_kind:
+            speaker, note = SYSTEM, origin_kind or "system"
+        elif self.operator is not None and (how := self.operator.which(text)):
+            speaker, note = OPERATOR, how
+        text, cut = _cut(text)
+        return self._turn(
+            entry, offset, kind=PROMPT, speaker=speaker, text=text, note=_join(note, cut)
+        )
+
+    def _result(
+        self, entry: dict[str, Any], block: dict[str, Any], offset: int, index: int
+    ) -> Iterator[Turn]:
+        tool_use_id = _str(block.get("tool_use_id"))
+        result, cut = _cut(_result_text(block.get("content")))
+        is_error = block.get("is_error") is True
+        call = self._calls.pop(tool_use_id, None) if tool_use_id else None
+        if call is not None:
+            yield replace(call, result=result, is_error=is_error, note=_join(call.note, cut))
+            return
+        yield self._turn(
+            entry,
+            offset,
+            kind=TOOL,
+            speaker=ASSISTANT,
+            text="(the result of a call read before)",
+            result=result,
+            is_error=is_error,
+            tool_use_id=tool_use_id,
+            index=index,
+            note=_join("result only", cut),
+        )
+
+    def _assistant(self, entry: dict[str, Any], content: object, offset: int) -> Iterator[Turn]:
+        speaker = SYSTEM if entry.get("isApiErrorMessage") is True else ASSISTANT
+        note = "api error" if speaker == SYSTEM else ""
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            raise ValueError("content is neither text nor blocks")
+        for index, block in enumerate(content):
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                text = _str(block.get("text"))
+                if text.strip():
+                    text, cut = _cut(text)
+                    yield self._turn(
+                        entry,
+                        offset,
+                        kind=TEXT,
+                        speaker=speaker,
+                        text=text,
+                        index=index,
+                        note=_join(note, cut),
+                    )
+            elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+                yield self._call(entry, block, offset, index)
+            elif isinstance(kind, str) and kind.endswith("_tool_result") and "tool_use_id" in block:
+                yield from self._result(entry, block, offset, index)
+
+    def _call(self, entry: dict[str, Any], block: dict[str, Any], offset: int, index: int) -> Turn:
+        tool = _str(block.get("name")) or "?"
+        tool_input = block.get("input")
+        tool_input = tool_input if isinstance(tool_input, dict) else None
+        subject = subject_of(tool, tool_input)
+        turn = self._turn(
+            entry,
+            offset,
+            kind=TOOL,
+            speaker=ASSISTANT,
+            text=f"{tool}: {subject}" if subject else tool,
+            tool=tool,
+            subject=subject,
+            tool_input=tool_input,
+            tool_use_id=_str(block.get("id")),
+            index=index,
+        )
+        if turn.tool_use_id:
+            self._calls[turn.tool_use_id] = turn
+        return turn
+
+    def pending(self, tool_use_id: str) -> bool:
+        return tool_use_id in self._calls
+
+
+def _read_from(fd: int, offset: int, size: int) -> bytes:
+    os.lseek(fd, offset, os.SEEK_SET)
+    chunks: list[bytes] = []
+    while size > 0:
+        chunk = os.read(fd, min(size, 1 << 30))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, UnicodeDecodeError):
+        return "invalid UTF-8"
+    if isinstance(error, RecursionError):
+        return "nested too deep"
+    return str(error).split(":")[0] if isinstance(error, json.JSONDecodeError) else str(error)
+
+
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
+# -- a session and its subagents ---------------------------------------------------------
+
+
+def subagent_dir(path: Path) -> Path:
+    """Where a session's subagents' files are: ``<session>/subagents/`` beside it."""
+    return path.parent / path.stem / "subagents"
+
+
+def is_subagent_file(path: Path) -> bool:
+    return path.parent.name == "subagents" and path.name.startswith("agent-")
+
+
+def subagent_paths(path: Path) -> list[Path]:
+    """A session's subagents' transcripts (none when it has none or they cannot be listed)."""
+    try:
+        found = [
+            p
+            for p in subagent_dir(path).iterdir()
+            if p.suffix == ".jsonl" and p.name.startswith("agent-")
+        ]
+    except OSError:
+        return []
+    return sorted(found)
+
+
+def subagent_call(path: Path) -> str:
+    """The Task/Agent call that started the subagent whose transcript is ``path`` (its
+    ``.meta.json``'s ``toolUseId``; "" when unknown)."""
+    meta = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
+    try:
+        with open(meta, "rb") as stream:
+            data = json.loads(stream.read(1 << 20))
+    except (OSError, ValueError, RecursionError):
+        return ""
+    return _str(data.get("toolUseId")) if isinstance(data, dict) else ""
+
+
+def _agent_id(path: Path) -> str:
+    return path.stem[len("agent-") :] if path.stem.startswith("agent-") else path.stem
+
+
+class ConversationReader:
+    """Follows one session: each ``read()`` returns the turns appended since the last one
+    (its own file's and its subagents'), reading only the new bytes."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        start: int = 0,
+        operator: OperatorPrompts | None = None,
+        subagents: bool = True,
+        starts: Mapping[str, int] | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.operator = operator
+        self._starts = dict(starts or {})
+        self._main = self._file_for(self.path, self._starts.get(str(self.path), start))
+        self._follow_subagents = subagents and not is_subagent_file(self.path)
+        self._subagents: dict[str, _File] = {}
+        self._calls: dict[str, int] = {}  # Task/Agent call -> its depth
+        self.restarted = False
+
+    def _file_for(self, path: Path, start: int) -> _File:
+        if is_subagent_file(path):
+            session = path.parent.parent.name
+            return _File(
+                str(path),
+                start=start,
+                own_session=session,
+                operator=self.operator,
+                depth=1,
+                agent_id=_agent_id(path),
+                parent=subagent_call(path),
+            )
+        return _File(str(path), start=start, own_session=path.stem, operator=self.operator)
+
+    @property
+    def session_id(self) -> str:
+        return self._main.own_session
+
+    @property
+    def read_to(self) -> int:
+        return self._main.read_to
+
+    @property
+    def skipped(self) -> int:
+        return self._main.skipped + sum(f.skipped for f in self._subagents.values())
+
+    @property
+    def error(self) -> str | None:
+        return self._main.error
+
+    def positions(self) -> dict[str, int]:
+        """Where each file was read to (``starts=`` of a later reader goes on from there)."""
+        found = {f.path: f.read_to for f in self._subagents.values()}
+        found[self._main.path] = self._main.read_to
+        return found
+
+    def read(self) -> list[Turn]:
+        main = self._main.read()
+        self.restarted = self._main.restarted
+        if self.restarted:  # what was read of the subagents hung under the calls read before
+            self._calls.clear()
+            for sub in self._subagents.values():
+                sub.forget()
+        self._note_calls(main, 0)
+        if not self._follow_subagents:
+            return main
+        groups: dict[str, list[Turn]] = {}
+        for path in subagent_paths(self.path):
+            file = self._subagents.get(str(path))
+            if file is None:
+                file = self._file_for(path, self._starts.get(str(path), 0))
+                self._subagents[str(path)] = file
+            if not file.parent:
+                file.parent = subagent_call(path)
+            file.depth = self._calls.get(file.parent, 0) + 1
+            turns = file.read()
+            self._note_calls(turns, file.depth)
+            if turns:
+                groups.setdefault(file.parent, []).extend(turns)
+        return _nested(main, groups)
+
+    def _note_calls(self, turns: Iterable[Turn], depth: int) -> None:
+        for turn in turns:
+            if turn.kind == TOOL and turn.tool in SUBAGENT_TOOLS and turn.tool_use_id:
+                self._calls[turn.tool_use_id] = depth
+
+
+def _nested(turns: list[Turn], groups: dict[str, list[Turn]]) -> list[Turn]:
+    """``turns`` with each group of subagents' turns right after the call that started it
+    (groups whose call is not among them last, in order)."""
+    if not groups:
+        return turns
+    out: list[Turn] = []
+    placed: set[str] = set()
+
+    def emit(batch: list[Turn]) -> None:
+        for turn in batch:
+            out.append(turn)
+            call = turn.tool_use_id
+            if turn.kind == TOOL and call and call in groups and call not in placed and turn.tool:
+                placed.add(call)
+                emit(groups[call])
+
+    emit(turns)
+    for call, batch in groups.items():
+        if call not in placed:
+            placed.add(call)
+            emit(batch)
+    return out
+
+
+def read_conversation(
+    path: Path, *, start: int = 0, operator: OperatorPrompts | None = None
+) -> Conversation:
+    """The turns of the transcript at ``path`` from byte ``start`` to its last whole line,
+    its subagents' nested under the calls that started them."""
+    reader = ConversationReader(Path(path), start=start, operator=operator)
+    turns = reader.read()
+    conversation = Conversation(
+        session_id=reader.session_id,
+        path=str(path),
+        turns=turns,
+        read_to=reader.read_to,
+        skipped=reader.skipped,
+        error=reader.error,
+    )
+    return conversation
+
+
+def merge(turns: list[Turn], batch: Iterable[Turn]) -> list[Turn]:
+    """``turns`` with a later ``read()``'s batch applied: a turn with a known ``key``
+    replaces it, a subagent's turn goes after the last turn of its call's, anything else
+    at the end."""
+    out = list(turns)
+    where = {turn.key: i for i, turn in enumerate(out)}
+    for turn in batch:
+        if turn.key in where:
+            out[where[turn.key]] = turn
+            continue
+        at = len(out)
+        if turn.parent_tool_use_id:
+            last = next(
+                (
+                    i
+                    for i in range(len(out) - 1, -1, -1)
+                    if out[i].parent_tool_use_id == turn.parent_tool_use_id
+                    or (out[i].tool_use_id == turn.parent_tool_use_id and out[i].tool)
+                ),
+                None,
+            )
+            if last is not None:
+                at = last + 1
+        out.insert(at, turn)
+        if at != len(out) - 1:
+            where = {t.key: i for i, t in enumerate(out)}
+        else:
+            where[turn.key] = at
+    return out
