@@ -88,6 +88,26 @@ class LocalActions:
     def respawn(self, key: str) -> Any:
         return Supervisor(self.project).respawn(key).to_json()
 
+    def resume_session(self, key: str) -> Any:
+        """``R``: an ended agent's Claude Code session resumed (``runeconsole resume``)."""
+        from runeconsole.services.dispatch.continuing import Continuing
+
+        return Continuing(Dispatch(self.project)).resume(key).to_json()
+
+    def fork_session(
+        self,
+        key: str,
+        *,
+        name: str | None = None,
+        new_worktree: bool = False,
+        at: str | None = None,
+    ) -> Any:
+        """``F``: the agent's session forked into a new agent (``runeconsole fork``)."""
+        from runeconsole.services.dispatch.continuing import Continuing
+
+        continuing = Continuing(Dispatch(self.project))
+        return continuing.fork(key, name=name, new_worktree=new_worktree, at=at).to_json()
+
     def handoff(self, key: str) -> Any:
         return Supervisor(self.project).handoff(key).to_json()
 
@@ -210,6 +230,22 @@ class RemoteActions:
 
     def respawn(self, key: str) -> Any:
         return self.call("respawn", key, "--json")
+
+    def resume_session(self, key: str) -> Any:
+        return self.call("resume", key, "--json")
+
+    def fork_session(
+        self,
+        key: str,
+        *,
+        name: str | None = None,
+        new_worktree: bool = False,
+        at: str | None = None,
+    ) -> Any:
+        more = [*([f"--name={name}"] if name else []), *([f"--at={at}"] if at else [])]
+        if new_worktree:
+            more.append("--new-worktree")
+        return self.call("fork", key, *more, "--json", timeout=NEW_TASK_TIMEOUT)
 
     def handoff(self, key: str) -> Any:
         return self.call("handoff", key, "--json")
