@@ -62,6 +62,7 @@ COMMANDS = {
     "pipelines": "pipelines",
     "pipeline": "pipelines",
     "gate": "gates",
+    "conversation": "conversation",
 }
 
 

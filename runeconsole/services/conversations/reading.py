@@ -74,7 +74,13 @@ TAIL = 64  # bytes before the read position checked again: is it still the same 
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 # Lines that may be shown hold one of these (Claude Code writes JSON without spaces);
 # every other line is skipped undecoded, unless it does not even look like an object.
-_SHOWN = (b'"type":"user"', b'"type":"assistant"', b"compact_boundary")
+_SHOWN = (
+    b'"type":"user"',
+    b'"type":"assistant"',
+    b"compact_boundary",
+    b'"type": "user"',  # written by other tools, with spaces
+    b'"type": "assistant"',
+)
 
 
 # -- one file --------------------------------------------------------------------------
