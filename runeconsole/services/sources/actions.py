@@ -13,18 +13,24 @@ Claude Code background session there, ``ssh -t HOST runeconsole background attac
 (``claude attach`` on its host). ``kill`` stops either kind (``runeconsole kill`` routes a
 background session to ``claude stop``). ``gate`` answers a pipeline's human gate.
 ``new_task`` is ``n``: ``runeconsole new --json`` there (``Dispatch.new`` for a root of
-this machine).
+this machine). ``search`` is ``S``: the conversation search there (``runeconsole search
+--json``), its hits named by their source for the caller to merge (``newest_first``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from runeconsole.adapters.ssh import failure_reason
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.permissions.permissions import Verdict
+from runeconsole.services.conversations.index import ConversationIndex
+from runeconsole.services.conversations.query import Hit
+from runeconsole.services.dispatch.continuing import Continuing
 from runeconsole.services.dispatch.creation import NewTask
 from runeconsole.services.dispatch.service import Dispatch, tidy_after_landing
 from runeconsole.services.merge_queue import MergeQueue
@@ -90,8 +96,6 @@ class LocalActions:
 
     def resume_session(self, key: str) -> Any:
         """``R``: an ended agent's Claude Code session resumed (``runeconsole resume``)."""
-        from runeconsole.services.dispatch.continuing import Continuing
-
         return Continuing(Dispatch(self.project)).resume(key).to_json()
 
     def fork_session(
@@ -103,8 +107,6 @@ class LocalActions:
         at: str | None = None,
     ) -> Any:
         """``F``: the agent's session forked into a new agent (``runeconsole fork``)."""
-        from runeconsole.services.dispatch.continuing import Continuing
-
         continuing = Continuing(Dispatch(self.project))
         return continuing.fork(key, name=name, new_worktree=new_worktree, at=at).to_json()
 
@@ -165,6 +167,38 @@ class LocalActions:
         from runeconsole.services.reply import Replies
 
         return Replies(self.project).peek(key, lines).to_json()
+
+    def search(
+        self,
+        query: str,
+        *,
+        agent: str | None = None,
+        role: str | None = None,
+        since: datetime | None = None,
+        tool: str | None = None,
+        speaker: str | None = None,
+        limit: int = 20,
+    ) -> list[Hit]:
+        """``S``: the conversation search over this root's index, newest first."""
+        index = ConversationIndex(self.project)
+        try:
+            return index.search(
+                query, agent=agent, role=role, since=since, tool=tool, speaker=speaker, limit=limit
+            )
+        finally:
+            index.close()
+
+
+def newest_first(groups: Iterable[Iterable[Hit]], limit: int = 20) -> list[Hit]:
+    """The hits of several sources merged, newest first (those without a moment last)."""
+    flat = [hit for group in groups for hit in group]
+    flat.sort(key=lambda hit: hit.at.timestamp() if hit.at else float("-inf"), reverse=True)
+    return flat[:limit]
+
+
+def named(hits: list[Hit], source: str) -> list[Hit]:
+    """The hits of a local root, named by its source."""
+    return [replace(hit, source=source) for hit in hits]
 
 
 class RemoteActions:
@@ -283,6 +317,33 @@ class RemoteActions:
 
     def peek(self, key: str, lines: int) -> Any:
         return self.call("peek", key, "--lines", str(lines), "--json")
+
+    def search(
+        self,
+        query: str,
+        *,
+        agent: str | None = None,
+        role: str | None = None,
+        since: datetime | None = None,
+        tool: str | None = None,
+        speaker: str | None = None,
+        limit: int = 20,
+    ) -> list[Hit]:
+        """``runeconsole search --json`` there; each hit named by this source. Every value
+        as ``--option=VALUE`` (a query that begins with '-' is never taken for an option)."""
+        argv = [f"--query={query}", "--limit", str(limit), "--json"]
+        for option, value in (("agent", agent), ("role", role), ("tool", tool)):
+            if value is not None:
+                argv.append(f"--{option}={value}")
+        if speaker is not None:
+            argv.append(f"--speaker={speaker}")
+        if since is not None:
+            argv.append(f"--since={since.isoformat()}")
+        found = self.call("search", *argv)
+        if not isinstance(found, list):
+            raise RuneError(f"{self.source.name}: search did not return a list of hits")
+        name = self.source.name
+        return [Hit.from_json(item, name) for item in found if isinstance(item, dict)]
 
     def new_task(self, request: NewTask) -> Any:
         """``runeconsole new ... --json`` there (exit 1 with a report when no attempt

@@ -23,6 +23,7 @@ from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
 from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.panes.agent_actions import (
+    FORKS,
     PEEK_LINES,
     STOP_BACKGROUND,
     AgentFacts,
@@ -42,6 +43,11 @@ CONFIRM = {
         "A successor starts with the same command and worktree, on {source}.",
     ),
     "kill": ("Kill {key}?", "Its tmux session on {source} is killed; its worktree stays."),
+    "resume": (
+        "Resume {key}?",
+        "Its Claude Code session is continued (claude --resume) by a supervised successor, "
+        "on {source}.",
+    ),
 }
 
 
@@ -71,7 +77,14 @@ class FleetAgents:
         actions = self.feed.actions(source)
         if action == "jump":
             return self.attach(actions, key, own)
-        {"handoff": actions.handoff, "respawn": actions.respawn, "kill": actions.kill}[action](own)
+        if action in FORKS:
+            actions.fork_session(own, new_worktree=action != "fork")
+        elif action == "resume":
+            actions.resume_session(own)
+        else:
+            {"handoff": actions.handoff, "respawn": actions.respawn, "kill": actions.kill}[action](
+                own
+            )
         return f"{action} {key}: sent to {source}"
 
     def attach(self, actions: LocalActions | RemoteActions, key: str, own: str) -> str | None:

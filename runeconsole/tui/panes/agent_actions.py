@@ -24,6 +24,7 @@ from runeconsole.services.budgets import hold as budget_hold
 from runeconsole.services.claude.bridge.settings import ClaudeSettings
 from runeconsole.services.claude.permissions.permissions import PermissionRequest, Permissions
 from runeconsole.services.claude.session.session_view import is_background
+from runeconsole.services.dispatch.continuing import Continuing
 from runeconsole.services.dispatch.creation import NewTask
 from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.fleet import FleetRecords
@@ -36,7 +37,8 @@ from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.support.new_task_start import Starter, started_said
 from runeconsole.tui.support.workers import background
 
-CHANGES = ("handoff", "respawn", "kill")  # asked first: they change the agent
+CHANGES = ("handoff", "respawn", "kill", "resume")  # asked first: they change the agent
+FORKS = ("fork", "fork_worktree")  # F: asked where first (``modals/fork_choice.py``)
 PEEK_LINES = 15
 STOP_BACKGROUND = (
     "Stop {key}?",
@@ -130,7 +132,7 @@ class LocalAgents:
 
     def __init__(self, supervisor: Supervisor, fleet: FleetRecords) -> None:
         self.supervisor, self.fleet = supervisor, fleet
-        self.dispatch: Dispatch | None = None  # made on the first ``n``
+        self.dispatch: Dispatch | None = None  # made on the first ``n``, ``R`` or ``F``
 
     def record(self, key: str) -> AgentRecord | None:
         return self.fleet.get(key)
@@ -159,6 +161,11 @@ class LocalAgents:
                 "Its tmux session is killed and it is marked terminated. Uncommitted files "
                 "stay in its worktree and are listed in its hook.",
             ),
+            "resume": (
+                f"Resume {key}?",
+                "Its Claude Code session is continued (claude --resume) in its worktree by a "
+                "supervised successor, the ended agent its predecessor.",
+            ),
         }[action]
 
     def run(self, action: str, key: str) -> str | None:
@@ -174,8 +181,21 @@ class LocalAgents:
             return told
         if action == "respawn":
             return f"{key}: re-spawned as {supervisor.respawn(key).record.get('agent_id')}"
+        if action == "resume":
+            return self.continuing().resume(key).describe()
+        if action in FORKS:
+            return self.continuing().fork(key, new_worktree=action != "fork").describe()
         supervisor.kill(key)
         return f"{key}: killed"
+
+    def dispatching(self) -> Dispatch:
+        """The root's tasks and worktrees (``n``, ``R``, ``F``), made when first needed."""
+        if self.dispatch is None:
+            self.dispatch = Dispatch(self.supervisor.project, supervisor=self.supervisor)
+        return self.dispatch
+
+    def continuing(self) -> Continuing:
+        return Continuing(self.dispatching())
 
     def allow(self, key: str, usd: float | None) -> str:
         project = self.supervisor.project
@@ -190,9 +210,7 @@ class LocalAgents:
         return [""]
 
     def starter(self, where: str) -> Starter:
-        if self.dispatch is None:
-            self.dispatch = Dispatch(self.supervisor.project, supervisor=self.supervisor)
-        dispatch = self.dispatch
+        dispatch = self.dispatching()
         return Starter(
             "",
             dispatch.queue.settings.main_branch,
@@ -295,6 +313,32 @@ class AgentActions(Widget):
 
     def action_kill(self) -> None:
         self._act("kill")
+
+    def action_resume(self) -> None:
+        """``R``: an ended agent's Claude Code session continued by a successor."""
+        chosen = self._chosen()
+        if chosen is not None and not chosen[1].error and out_of_reach(chosen[1]) is None:
+            self.notify(f"{chosen[0]} is still running: F forks its session", severity="warning")
+            return
+        self._act("resume")
+
+    def action_fork(self) -> None:
+        """``F``: the agent's session forked into a new agent, in its worktree or a new one."""
+        from runeconsole.tui.modals.fork_choice import ForkChoice
+
+        if (chosen := self._chosen()) is None:
+            return
+        key, record = chosen
+        if record.error:
+            self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
+            return
+
+        def chose(action: str | None) -> None:
+            if action in FORKS:
+                self.notify(f"fork: {key} …", timeout=3)
+                self.run(action, key)
+
+        self.app.push_screen(ForkChoice(key, self.agents.where(key)), chose)
 
     def _act(self, action: str) -> None:
         """``g``, ``h``, ``r``, ``x`` on the cursor's agent: the changing ones asked first,

@@ -53,7 +53,7 @@ WHOLE = 500  # a change naming more keys than this and half the fleet refills th
 
 
 class AgentsPane(Pane[AgentRecord], AgentActions):
-    WRITES = frozenset({"handoff", "respawn", "kill", "new_task"})
+    WRITES = frozenset({"handoff", "respawn", "kill", "new_task", "resume", "fork"})
     ENTER = "details"
     BINDINGS = [
         Binding("enter", "details", "Details", show=False),
@@ -64,6 +64,8 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
         Binding("h", "handoff", "Handoff"),
         Binding("r", "respawn", "Respawn"),
         Binding("x", "kill", "Kill"),
+        Binding("R", "resume", "Resume", show=False),
+        Binding("F", "fork", "Fork", show=False),
         Binding("dollar_sign", "allow", "Allow", show=False),
         Binding("m", "message", "Message", show=False),
     ]
@@ -78,6 +80,8 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
         ("h", "hand off: ask it to save and exit, then re-spawn it (confirmed)"),
         ("r", "re-spawn a crashed agent with its predecessor's hook (confirmed)"),
         ("x", "kill the agent's session (background: claude stop); worktree kept (confirmed)"),
+        ("R", "resume an ended agent's Claude Code session (claude --resume), its successor"),
+        ("F", "fork its session into a new agent: same worktree (s) or a new one (w)"),
         ("$", "let an agent held by its budget go on: for the day, or for N dollars more"),
         ("! / ? / ⟳", "waiting for a permission / an answer / compacting"),
         ("✗", "stopped: its turn ended on an API error (the Problems pane says which)"),
