@@ -67,11 +67,13 @@ async def test_r_resumes_an_ended_agent_after_asking_and_refuses_a_running_one(r
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmScreen)
         Dispatch(Project(root)).supervisor.kill(key)
+        assert isinstance(app, RuneConsole)
         app.load_fleet()
         await until(pilot, lambda: pane.records[key].status == "terminated")
         await pilot.press("R")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert f"Resume {key}?" in str(app.screen.question)
+        confirm = app.screen
+        assert isinstance(confirm, ConfirmScreen) and confirm.question == f"Resume {key}?"
         await pilot.press("y")
         registry = Dispatch(Project(root)).supervisor.registry
         await until(pilot, lambda: registry.get(key).get("status") == "active", timeout=15)
