@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
@@ -72,12 +73,20 @@ SUBJECT_LIMIT = 200  # characters of a tool call's subject
 LINE_LIMIT = 64 * 1024 * 1024  # a longer line is not decoded (an UNREADABLE turn)
 TAIL = 64  # bytes before the read position checked again: is it still the same file?
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+# A prompt's ``origin.kind`` when a person wrote it (else the system did: a task
+# notification, an auto-continuation, a plugin…); "" when the record has no origin.
+PERSON_ORIGINS = frozenset(
+    {"", "human", "person", "voice-call", "suggestion", "remote", "composer", "unclassified"}
+)
+_SESSION = re.compile(r"[0-9a-fA-F-]{8,64}")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # Lines that may be shown hold one of these (Claude Code writes JSON without spaces);
 # every other line is skipped undecoded, unless it does not even look like an object.
 _SHOWN = (
     b'"type":"user"',
     b'"type":"assistant"',
     b"compact_boundary",
+    b'"type":"cost-state"',  # written as a Claude Code process ends: what follows, resumed
     b'"type": "user"',  # written by other tools, with spaces
     b'"type": "assistant"',
 )
@@ -220,6 +229,8 @@ class _File:
         self._tail = b""
         self._calls: dict[str, Turn] = {}  # tool_use_id -> its call, until its result comes
         self._gone_told = False
+        self._ended = False  # a process's end (cost-state) read, no turn since
+        self._forked_from = ""  # the session a fork's carried-over turns come from
 
     # reading bytes
 
@@ -235,6 +246,8 @@ class _File:
         end = data.rfind(b"\n")
         if end < 0:
             return out
+        if base == 0:
+            self._forked_from = _forked_from(data[:end], self.own_session)
         where: dict[tuple[str, int, int], int] = {}
         for turn in self._parse(data, end, base):
             if turn.key in where:  # a call of this read, now with its result
@@ -299,6 +312,7 @@ class _File:
 
     def forget(self) -> None:
         """Read from the start next time (quietly)."""
+        self._ended = False
         self.read_to = 0
         self._tail = b""
         self._calls.clear()
@@ -346,20 +360,21 @@ class _File:
             yield self._bad(offset, f"Not a JSON object but {type(entry).__name__}")
             return
         kind = entry.get("type")
+        if kind == "cost-state":
+            self._ended = True  # the process that wrote the file so far ended here
+            return
         if kind not in ("user", "assistant", "system"):
             return  # a record of a type not shown
-        if kind == "system":
-            yield from self._system(entry, offset)
-            return
         try:
-            turns = list(self._message(entry, kind, offset))
+            if kind == "system":
+                turns = list(self._system(entry, offset))
+            else:
+                turns = list(self._message(entry, kind, offset))
         except (AttributeError, TypeError, ValueError, KeyError) as error:  # malformed
             yield self._bad(offset, f"A {kind} record not understood ({error})")
             return
         if turns:
-            marked = self._resumed(entry, offset)
-            if marked is not None:
-                yield marked
+            yield from self._marks(entry, offset)
         for turn in turns:
             yield replace(turn, note=_join(turn.note, note)) if note else turn
 
@@ -397,18 +412,29 @@ class _File:
             **fields,
         )
 
-    def _resumed(self, entry: dict[str, Any], offset: int) -> Turn | None:
+    def _marks(self, entry: dict[str, Any], offset: int) -> Iterator[Turn]:
+        """Where the conversation goes on from another session, or in another process:
+        before the first turn shown after it."""
+        if self._forked_from:
+            text = f"Forked from session {self._forked_from} (its conversation carried over)"
+            self._forked_from = ""
+            yield self._turn(entry, offset, kind=RESUMPTION, speaker=SYSTEM, text=text, index=-3)
         session = entry.get("sessionId")
-        if not isinstance(session, str) or not session or session == self.session:
-            return None
-        before, self.session = self.session, session
-        if not before:
-            return None  # the first record names the session
-        if session == self.own_session:
-            text = f"Continued as session {session} (after session {before})"
-        else:
-            text = f"Resumed from session {session}"
-        return self._turn(entry, offset, kind=RESUMPTION, speaker=SYSTEM, text=text, index=-1)
+        if isinstance(session, str) and session and session != self.session:
+            before, self.session = self.session, session
+            if before:  # (the first record names the session)
+                if session == self.own_session:
+                    text = f"Continued as session {session} (after session {before})"
+                else:
+                    text = f"Resumed from session {session}"
+                self._ended = False
+                yield self._turn(
+                    entry, offset, kind=RESUMPTION, speaker=SYSTEM, text=text, index=-1
+                )
+        if self._ended:
+            self._ended = False
+            text = "Resumed: the session went on in a new Claude Code process"
+            yield self._turn(entry, offset, kind=RESUMPTION, speaker=SYSTEM, text=text, index=-4)
 
     def _system(self, entry: dict[str, Any], offset: int) -> Iterator[Turn]:
         subtype = entry.get("subtype")
@@ -483,7 +509,8 @@ class _File:
             text, note = (f"{name} {args}".strip() or text), "command"
         elif stripped.startswith(("<local-command-stdout>", "<local-command-stderr>")):
             found = [_tag(text, "local-command-stdout"), _tag(text, "local-command-stderr")]
-            speaker, note, text = SYSTEM, "command output", "\n".join(t for t in found if t)
+            output = _ANSI.sub("", "\n".join(t for t in found if t))
+            speaker, note, text = SYSTEM, "command output", output
         elif stripped.startswith("<bash-input>"):
             text, note = f"! {_tag(text, 'bash-input')}", "shell"
         elif stripped.startswith(("<bash-stdout>", "<bash-stderr>")):
@@ -493,10 +520,10 @@ class _File:
             speaker, note = SYSTEM, "interrupted"
         elif self.depth or entry.get("isSidechain") is True:
             speaker, note = ASSISTANT, "subagent prompt"  # what the calling agent asked
-        elif entry.get("promptSource") == "system" or origin_kind:
-            speaker, note = SYSTEM, origin_kind or "system"
         elif self.operator is not None and (how := self.operator.which(text)):
             speaker, note = OPERATOR, how
+        elif entry.get("promptSource") == "system" or origin_kind not in PERSON_ORIGINS:
+            speaker, note = SYSTEM, origin_kind or "system"
         text, cut = _cut(text)
         return self._turn(
             entry, offset, kind=PROMPT, speaker=speaker, text=text, note=_join(note, cut)
@@ -577,6 +604,28 @@ class _File:
 
     def pending(self, tool_use_id: str) -> bool:
         return tool_use_id in self._calls
+
+
+_REQUEST_SESSION = b'"requestSessionId":"'
+
+
+def _forked_from(data: bytes, own: str) -> str:
+    """The session a fork was made from: its carried-over answers name the session that
+    asked for them (``requestSessionId``), another than the file's own ("": none)."""
+    at = data.find(_REQUEST_SESSION)
+    while at >= 0:
+        start = at + len(_REQUEST_SESSION)
+        found = data[start : data.find(b'"', start, start + 80)]
+        try:
+            session = found.decode("ascii")
+        except UnicodeDecodeError:
+            session = ""
+        if session and session != own and _SESSION.fullmatch(session):
+            return session
+        at = data.find(_REQUEST_SESSION, start)
+        if at > 4 * 1024 * 1024:
+            break  # a fork's carried-over turns come first
+    return ""
 
 
 def _read_from(fd: int, offset: int, size: int) -> bytes:
