@@ -63,6 +63,7 @@ COMMANDS = {
     "pipeline": "pipelines",
     "gate": "gates",
     "conversation": "conversation",
+    "search": "search",
 }
 
 

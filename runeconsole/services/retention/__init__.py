@@ -8,7 +8,8 @@ One job a module: ``settings`` (the policy table, ``runeconsole.retention`` in t
 talisman), ``archive`` (the monthly files and the journal of a move), ``report`` (what a
 prune did; which records leave), one module per kind (``permissions``, ``questions``,
 ``merge_queue``, ``files_by_age`` for reviews, signals and agents' history, ``logs`` for
-the hook's log and the notification times), and ``service.Retention``, which runs them.
+the hook's log and the notification times, ``conversations`` for the search index's rows
+of transcripts gone), and ``service.Retention``, which runs them.
 """
 
 from runeconsole.services.retention.report import KindReport, PruneReport

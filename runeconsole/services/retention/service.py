@@ -24,6 +24,7 @@ from runeconsole.services.project import Project
 from runeconsole.services.questions import Question
 from runeconsole.services.retention import permissions, questions
 from runeconsole.services.retention.archive import Archive
+from runeconsole.services.retention.conversations import ConversationPruner
 from runeconsole.services.retention.files_by_age import FilesByAge
 from runeconsole.services.retention.logs import LogPruner, NotificationPruner
 from runeconsole.services.retention.merge_queue import MergeQueuePruner
@@ -46,6 +47,7 @@ PRUNERS: dict[str, Callable[[Job], Any]] = {
     "cost": lambda job: FilesByAge(job, "cost"),
     "logs": LogPruner,
     "notifications": NotificationPruner,
+    "conversations": ConversationPruner,
 }
 assert set(PRUNERS) == {kind.name for kind in POLICIES}
 

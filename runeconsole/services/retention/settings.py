@@ -122,6 +122,15 @@ POLICIES: tuple[Kind, ...] = (
         counted=False,
         archived=False,
     ),
+    Kind(
+        "conversations",
+        "the search index's rows of sessions whose transcript Claude Code no longer keeps, "
+        "by how long it has been gone (Claude Code's own files are never deleted)",
+        ".claude/state/conversations.sqlite",
+        Policy(7),
+        counted=False,
+        archived=False,
+    ),
 )
 KINDS = {kind.name: kind for kind in POLICIES}
 ARCHIVE_MONTHS = 12
