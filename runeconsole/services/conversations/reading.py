@@ -279,13 +279,10 @@ class _File:
                 return None, self.read_to
             ident = (info.st_dev, info.st_ino)
             self.error = None
-            if self._gone_told or (self._ident is not None and ident != self._ident):
+            replaced = self._ident is not None and ident != self._ident
+            shorter = info.st_size < self.read_to  # than what was read: rewritten
+            if self._gone_told or replaced or shorter:
                 self._restart()
-            elif info.st_size < self.read_to and (self._ident is not None or self.read_to):
-                if self._ident is not None:
-                    self._restart()
-                else:
-                    self.read_to = info.st_size  # started past the end: nothing to read yet
             self._ident = ident
             self._gone_told = False
             check = len(self._tail) if self.read_to >= len(self._tail) else 0

@@ -257,6 +257,13 @@ def test_a_file_rewritten_to_a_longer_one_is_noticed_by_its_last_bytes(project: 
     assert turns[-1].text == "After"
 
 
+def test_a_start_past_the_end_reads_the_rewritten_file_from_its_start(tmp_path: Path) -> None:
+    path = tmp_path / f"{SESSION}.jsonl"
+    path.write_bytes(record("user", "short now"))
+    reader = ConversationReader(path, start=10_000)
+    assert [t.kind for t in reader.read()] == [UNREADABLE, PROMPT] and reader.restarted
+
+
 def test_a_file_that_vanishes_is_said_once_and_read_again_when_it_returns(project: Path) -> None:
     main = project / f"{SESSION}.jsonl"
     reader = ConversationReader(main)
