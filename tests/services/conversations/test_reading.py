@@ -295,6 +295,8 @@ def test_lines_that_cannot_be_read_are_marked_in_place_and_counted(tmp_path: Pat
         + b'{"type":"user","message":42}\n'
         + b'{"type":"frobnicate","x":1}\n'
         + b'{"type":"user", "broken\n'
+        + b"[" * 100_000
+        + b"\n"
         + record("user", "last")
     )
     conversation = read_conversation(path)
@@ -304,9 +306,10 @@ def test_lines_that_cannot_be_read_are_marked_in_place_and_counted(tmp_path: Pat
         (UNREADABLE, "Not a JSON object but list"),
         (UNREADABLE, "A user record not understood"),
         (UNREADABLE, "Not JSON"),
+        (UNREADABLE, "Not JSON"),  # nested too deep
         (PROMPT, "last"),
     ]
-    assert conversation.skipped == 4
+    assert conversation.skipped == 5
 
 
 def test_invalid_utf8_inside_a_text_is_replaced_not_lost(tmp_path: Path) -> None:
