@@ -223,3 +223,20 @@ def test_record_sent_refuses_a_kind_it_does_not_know_and_a_bad_key(project: Path
     assert not os.path.exists(
         project / ".claude" / "state" / "conversations" / "sent" / "worker-a.jsonl"
     )
+
+
+def test_a_review_sent_through_say_is_marked_a_review(project: Path) -> None:
+    root = Project(project)
+    prompt = "Review of your changes:\n- a.py:3: rename x"
+    record_sent(root, "worker-a", prompt)  # what say keeps when the review sends it
+    record_sent(root, "worker-a", "thanks")
+    reviews = project / ".claude" / "state" / "reviews" / "worker-a"
+    reviews.mkdir(parents=True)
+    (reviews / "1-x.json").write_text(json.dumps({"prompt": prompt}))
+    (reviews / "2-x.json").write_text("{not json")
+    found = OperatorPrompts.of(root, "worker-a")
+    assert (found.which(prompt), found.which(" thanks "), found.which("other")) == (
+        "review",
+        "say",
+        None,
+    )

@@ -79,10 +79,10 @@ class OperatorPrompts:
         """What the console sent to agent ``key``: its ``say``s and its reviews' prompts."""
         key = validate_name(key, "agent key")
         found = cls()
+        for text in _review_prompts(project.paths.reviews / key):
+            found.add(text, "review")  # first: a review's prompt is sent by a say too
         for text in _sent_texts(sent_path(project.paths, key)):
             found.add(text, "say")
-        for text in _review_prompts(project.paths.reviews / key):
-            found.add(text, "review")
         return found
 
 

@@ -80,6 +80,10 @@ PERSON_ORIGINS = frozenset(
 )
 _SESSION = re.compile(r"[0-9a-fA-F-]{8,64}")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# A long paste, as Claude Code keeps it in the prompt (the tags are not what was sent).
+_PASTE = re.compile(
+    r'<pasted_content id="[^"<>\n]{0,64}">\n?|\n?</pasted_content id="[^"<>\n]{0,64}">'
+)
 # Lines that may be shown hold one of these (Claude Code writes JSON without spaces);
 # every other line is skipped undecoded, unless it does not even look like an object.
 _SHOWN = (
@@ -496,6 +500,8 @@ class _File:
 
     def _prompt(self, entry: dict[str, Any], text: str, offset: int) -> Turn:
         speaker, note = USER, ""
+        if "<pasted_content id=" in text:
+            text, note = _PASTE.sub("", text), "pasted"
         stripped = text.lstrip()
         origin = entry.get("origin")
         origin_kind = _str(origin.get("kind")) if isinstance(origin, dict) else ""
@@ -518,7 +524,7 @@ class _File:
         elif self.depth or entry.get("isSidechain") is True:
             speaker, note = ASSISTANT, "subagent prompt"  # what the calling agent asked
         elif self.operator is not None and (how := self.operator.which(text)):
-            speaker, note = OPERATOR, how
+            speaker, note = OPERATOR, _join(how, note)
         elif entry.get("promptSource") == "system" or origin_kind not in PERSON_ORIGINS:
             speaker, note = SYSTEM, origin_kind or "system"
         text, cut = _cut(text)

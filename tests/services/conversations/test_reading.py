@@ -391,6 +391,20 @@ def test_the_operators_prompts_are_marked_with_how_they_were_sent(tmp_path: Path
     ]
 
 
+def test_a_long_paste_is_shown_without_its_tags_and_still_known_as_the_operators(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / f"{SESSION}.jsonl"
+    sent = "\n".join(f"line {i}: check item {i}" for i in range(30))
+    kept = f'<pasted_content id="ccb5">\n{sent}\n</pasted_content id="ccb5">'  # as 2.1.328 keeps it
+    path.write_bytes(record("user", kept) + record("user", f"See: {kept}"))
+    turns = read_conversation(path, operator=OperatorPrompts([(sent, "say")])).turns
+    assert [(t.speaker, t.note, t.text) for t in turns] == [
+        (OPERATOR, "say; pasted", sent),
+        (USER, "pasted", f"See: {sent}"),
+    ]
+
+
 def test_compactions_and_resumptions_are_marked(tmp_path: Path) -> None:
     path = tmp_path / f"{SESSION}.jsonl"
     boundary = {
