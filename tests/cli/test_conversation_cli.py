@@ -9,6 +9,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +38,13 @@ def identity(root: Path, key: str, **fields: object) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     record = {"agent_id": f"{key}-20261129T050000Z", "role": role, "name": name, "status": "active"}
     (folder / f"{key}.json").write_text(json.dumps({**record, **fields}))
+
+
+def turns_of(result: CliResult) -> list[dict[str, Any]]:
+    assert result.code == 0, result.err
+    found = result.json()
+    assert isinstance(found, list)
+    return found
 
 
 def sessions_dir(cwd: Path) -> Path:
@@ -101,7 +109,7 @@ def test_since_keeps_only_the_later_turns(project: Path, cli: Cli) -> None:
         "--root",
         str(project),
     )
-    assert [t["text"] for t in result.json()] == [  # type: ignore[union-attr]
+    assert [t["text"] for t in turns_of(result)] == [
         "Done. **All** good.",  # the subagent's last word, under its call
         "Sub: I looked.",
         'Agent "look around" finished\nDone. **All** good.',
@@ -126,7 +134,7 @@ def test_session_picks_another_of_the_agents_sessions(project: Path, cli: Cli) -
     )
     identity(project, "worker-a", claude={"transcript_path": str(folder / f"{SESSION}.jsonl")})
     result = cli("conversation", "worker-a", "--session", OTHER, "--json", "--root", str(project))
-    assert [t["text"] for t in result.json()] == ["an older one"]  # type: ignore[union-attr]
+    assert [t["text"] for t in turns_of(result)] == ["an older one"]
     bad = cli("conversation", "worker-a", "--session", "../../etc/passwd", "--root", str(project))
     assert bad.code != 0 and "not a UUID" in bad.err
 
@@ -160,8 +168,8 @@ def test_the_operators_say_and_review_are_marked_as_theirs(project: Path, cli: C
     (reviews / "1-x.json").write_text(
         json.dumps({"verdict": "changes_requested", "prompt": "Rename x to y\n(line 3)"})
     )
-    turns = cli("conversation", "worker-a", "--json", "--root", str(project)).json()
-    said = [(t["speaker"], t["note"]) for t in turns if t["kind"] == "prompt" and t["depth"] == 0]  # type: ignore[union-attr]
+    turns = turns_of(cli("conversation", "worker-a", "--json", "--root", str(project)))
+    said = [(t["speaker"], t["note"]) for t in turns if t["kind"] == "prompt" and t["depth"] == 0]
     assert said[:1] + said[-2:] == [("operator", "say"), ("operator", "review"), ("user", "")]
     assert len(OperatorPrompts.of(root, "worker-a")) == 2
 

@@ -223,6 +223,28 @@ def test_a_new_subagent_file_is_followed_too(project: Path) -> None:
     ]
 
 
+def test_a_later_reader_goes_on_from_an_earlier_ones_positions(project: Path) -> None:
+    main = project / f"{SESSION}.jsonl"
+    sub = project / SESSION / "subagents" / "agent-aa1238b7c34d1c3b0.jsonl"
+    earlier = ConversationReader(main)
+    earlier.read()
+    positions = earlier.positions()
+    assert positions == {str(main): main.stat().st_size, str(sub): sub.stat().st_size}
+    append(sub, record("assistant", [{"type": "text", "text": "Later"}], isSidechain=True))
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_0e42e9c0edbd4f23ad1ad369",
+        "content": "x",
+    }
+    append(main, record("user", [result]))
+    later = ConversationReader(main, starts=positions).read()
+    assert [(t.depth, t.kind, t.text, t.note) for t in later] == [
+        (0, TOOL, "(the result of a call read before)", "result only"),
+        (1, TEXT, "Later", ""),
+    ]
+    assert later[0].tool_use_id == "toolu_0e42e9c0edbd4f23ad1ad369" and later[0].result == "x"
+
+
 def test_a_subagents_file_read_alone_is_nested_under_its_call() -> None:
     sub = PROJECT / SESSION / "subagents" / "agent-aa1238b7c34d1c3b0.jsonl"
     turns = read_conversation(sub).turns
