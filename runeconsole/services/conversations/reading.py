@@ -71,6 +71,7 @@ from runeconsole.services.conversations.turns import (
 TEXT_LIMIT = 100_000  # characters of a prompt, text or result kept; the rest is cut
 SUBJECT_LIMIT = 200  # characters of a tool call's subject
 LINE_LIMIT = 64 * 1024 * 1024  # a longer line is not decoded (an UNREADABLE turn)
+READ_LIMIT = 512 * 1024 * 1024  # bytes read at once; a line longer than this is skipped
 TAIL = 64  # bytes before the read position checked again: is it still the same file?
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 # A prompt's ``origin.kind`` when a person wrote it (else the system did: a task
@@ -235,24 +236,45 @@ class _File:
         self._gone_told = False
         self._ended = False  # a process's end (cost-state) read, no turn since
         self._forked_from = ""  # the session a fork's carried-over turns come from
+        self._skipping = False  # in a line longer than a read, not yet at its end
 
     # reading bytes
 
     def read(self) -> list[Turn]:
         """The turns of the whole lines appended since the last read."""
         self.restarted = False
-        data, base = self._new_bytes()
-        if data is None:
-            return self._gone() if self.error else []
         out: list[Turn] = []
-        if self.restarted:
-            out.append(self._note(0, "The file was rewritten: read again from the start"))
+        where: dict[tuple[str, int, int], int] = {}
+        while True:
+            data, base = self._new_bytes()
+            if data is None:
+                return out + self._gone() if self.error else out
+            if self.restarted and not out:
+                out.append(self._note(0, "The file was rewritten: read again from the start"))
+            full = len(data) >= READ_LIMIT
+            self._take(data, base, out, where)
+            if not full:
+                return out
+
+    def _take(
+        self, data: bytes, base: int, out: list[Turn], where: dict[tuple[str, int, int], int]
+    ) -> None:
+        """The turns of ``data``'s whole lines (read from ``base``) into ``out``."""
+        if self._skipping:  # inside a line longer than a read: on to its end
+            found = data.find(b"\n")
+            if found < 0:
+                self.read_to, self._tail = base + len(data), data[-TAIL:]
+                return
+            data, base, self._skipping = data[found + 1 :], base + found + 1, False
         end = data.rfind(b"\n")
         if end < 0:
-            return out
+            if len(data) >= READ_LIMIT:
+                out.append(self._bad(base, f"A line of more than {READ_LIMIT:,} bytes: skipped"))
+                self._skipping = True
+                self.read_to, self._tail = base + len(data), data[-TAIL:]
+            return
         if base == 0:
             self._forked_from = _forked_from(data[:end], self.own_session)
-        where: dict[tuple[str, int, int], int] = {}
         for turn in self._parse(data, end, base):
             if turn.key in where:  # a call of this read, now with its result
                 out[where[turn.key]] = turn
@@ -261,7 +283,6 @@ class _File:
                 out.append(turn)
         self.read_to = base + end + 1
         self._tail = data[max(0, end + 1 - TAIL) : end + 1]
-        return out
 
     def _gone(self) -> list[Turn]:
         if self._gone_told or self._ident is None:
@@ -291,12 +312,12 @@ class _File:
             self._gone_told = False
             check = len(self._tail) if self.read_to >= len(self._tail) else 0
             base = self.read_to - check
-            data = _read_from(fd, base, info.st_size - base)
+            data = _read_from(fd, base, min(info.st_size - base, READ_LIMIT + check))
             if check:
                 if data[:check] != self._tail:
                     self._restart()
                     base = 0
-                    data = _read_from(fd, 0, info.st_size)
+                    data = _read_from(fd, 0, min(info.st_size, READ_LIMIT))
                 else:
                     data = data[check:]
                     base += check
@@ -314,6 +335,7 @@ class _File:
     def forget(self) -> None:
         """Read from the start next time (quietly)."""
         self._ended = False
+        self._skipping = False
         self.read_to = 0
         self._tail = b""
         self._calls.clear()

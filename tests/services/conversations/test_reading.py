@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from runeconsole.services.conversations import reading
 from runeconsole.services.conversations.locate import OperatorPrompts
 from runeconsole.services.conversations.reading import (
     TEXT_LIMIT,
@@ -349,6 +350,26 @@ def test_a_line_of_ten_megabytes_is_read_and_its_result_cut(tmp_path: Path) -> N
     (turn,) = read_conversation(path).turns
     assert len(turn.result) == TEXT_LIMIT
     assert turn.note == f"cut: {10_000_000 - TEXT_LIMIT:,} more characters"
+
+
+def test_a_line_longer_than_a_read_is_skipped_and_what_follows_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reading, "READ_LIMIT", 4096)  # bytes in memory at once
+    path = tmp_path / f"{SESSION}.jsonl"
+    many = b"".join(record("user", f"prompt {i}") for i in range(40))
+    path.write_bytes(record("user", "first") + record("user", "y" * 20_000) + many)
+    reader = ConversationReader(path)
+    turns = reader.read()
+    assert [t.kind for t in turns[:2]] == [PROMPT, UNREADABLE]
+    assert turns[1].text == "A line of more than 4,096 bytes: skipped"
+    assert [t.text for t in turns[2:]] == [f"prompt {i}" for i in range(40)]
+    assert reader.read_to == path.stat().st_size and reader.skipped == 1
+    append(path, b"z" * 9000)  # a long line still being written
+    assert [t.kind for t in reader.read()] == [UNREADABLE] and reader.skipped == 2
+    assert reader.read() == []
+    append(path, b"\n" + record("user", "after"))
+    assert [t.text for t in reader.read()] == ["after"]
 
 
 def test_random_bytes_and_cut_lines_never_crash_the_reader(tmp_path: Path) -> None:
