@@ -68,8 +68,10 @@ def run_search(args: argparse.Namespace) -> int:
         report = None
         if args.rebuild:
             report = index.rebuild()
-        elif args.rescan or index.stats().rescanned_at is None:
+        elif args.rescan:
             report = index.rescan()
+        else:
+            report = index.built()
         if report is not None:
             _tell(report, quiet=args.json and args.query is not None)
         for message in index.messages:

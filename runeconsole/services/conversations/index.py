@@ -73,6 +73,8 @@ PIPELINE_DEPTH = 8  # files read ahead of the one written
 BATCH_BYTES = 16 * 1024 * 1024  # a rescan commits after about this much read
 MAX_LIMIT = 1000
 SNIPPET_TOKENS = 24
+TIDY_SECONDS = 1.0  # of merging FTS5's segments after a rescan
+MAX_SPANS = 64  # an agent's sessions searched one span at a time, up to this many
 OWNERS_TTL = 5.0  # seconds the identities' map of transcripts is reused by ``feed``
 
 
@@ -234,6 +236,7 @@ class ConversationIndex:
         with self._lock:
             report = self._guarded(lambda: self._feed_all(files, owner))
         report.messages = self.messages[told:]
+        report.files = len(files)
         report.seconds = time.monotonic() - started
         return report
 
@@ -264,6 +267,27 @@ class ConversationIndex:
         report.messages = self.messages[told:]
         report.seconds = time.monotonic() - started
         return report
+
+    def built(self) -> RescanReport | None:
+        """A rescan when this index was never filled by one (a root searched the first
+        time); ``None`` when it was (the console and the hooks keep it fed since)."""
+        if self.rescanned_at() is not None:
+            return None
+        return self.rescan()
+
+    def rescanned_at(self) -> str | None:
+        """When a rescan last went over every transcript (``None``: never)."""
+
+        def run() -> str | None:
+            with self._read_lock:
+                row = (
+                    self._read_db()
+                    .execute("SELECT value FROM meta WHERE name = 'rescanned_at'")
+                    .fetchone()
+                )
+            return str(row[0]) if row else None
+
+        return self._guarded(run)
 
     def rebuild(self) -> RescanReport:
         """Everything dropped and every transcript read again."""
@@ -303,7 +327,25 @@ class ConversationIndex:
                 "INSERT OR REPLACE INTO meta VALUES ('rescanned_at', ?)",
                 (self.project.clock.now().isoformat(),),
             )
+        self._tidy(db, TIDY_SECONDS)
         return report
+
+    def tidy(self, seconds: float = TIDY_SECONDS) -> bool:
+        """FTS5's segments merged for at most ``seconds`` (a feed leaves that work: it
+        keeps appends quick; a rescan does some, an idle console may ask for more); True
+        when nothing is left to merge."""
+        with self._lock:
+            return self._guarded(lambda: self._tidy(self._write_db(), seconds))
+
+    def _tidy(self, db: sqlite3.Connection, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            before = db.total_changes
+            with transaction(db):
+                db.execute("INSERT INTO turns_fts (turns_fts, rank) VALUES ('merge', ?)", (500,))
+            if db.total_changes - before < 2:  # FTS5's sign that nothing was left to merge
+                return True
+        return False
 
     def _feed_pipelined(self, db: sqlite3.Connection, paths: list[str], counts: Counts) -> None:
         """The files read in a thread of their own while the last ones are written here
@@ -439,18 +481,31 @@ class ConversationIndex:
         if tool is not None:
             where.append("t.tool = ? COLLATE NOCASE")
             args.append(tool)
-        args.append(limit)
         sql = (
             "SELECT turns_fts.rowid, t.offset, t.speaker, t.kind, t.tool, t.uuid, f.path, "
             "f.session_id, f.agent, f.role, f.depth, "
             "snippet(turns_fts, 0, ?, ?, '…', ?) "
             "FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid JOIN files f ON f.id = t.file "
-            f"WHERE {' AND '.join(where)} ORDER BY turns_fts.rowid DESC LIMIT ?"
+            f"WHERE {' AND '.join(where)} "
         )
+        order = "ORDER BY turns_fts.rowid DESC LIMIT ?"
 
         def run() -> list[Any]:
             with self._read_lock:
-                return self._read_db().execute(sql, args).fetchall()
+                db = self._read_db()
+                spans = _spans_of(db, agent) if agent is not None else None
+                if spans is None:
+                    return db.execute(sql + order, [*args, limit]).fetchall()
+                # One agent's turns lie in a few spans of ids (its sessions' times): each
+                # searched newest first, so a common word is not walked over every agent.
+                found: list[Any] = []
+                for low, high in spans:
+                    ranged = sql + "AND turns_fts.rowid BETWEEN ? AND ? " + order
+                    more = [*args, low, high, limit - len(found)]
+                    found += db.execute(ranged, more).fetchall()
+                    if len(found) >= limit:
+                        break
+                return found
 
         rows = self._guarded(run)
         return [
@@ -553,6 +608,23 @@ def _refused(path: Path, exc: sqlite3.Error) -> RuneError:
     if "readonly" in text or "read-only" in text:
         return RuneError(f"{path}: the conversation index cannot be written ({text})")
     return RuneError(f"{path}: the conversation index failed: {text}")
+
+
+def _spans_of(db: sqlite3.Connection, agent: str) -> list[tuple[int, int]] | None:
+    """The spans of turn ids the agent's files hold, merged, newest first; ``None`` when
+    they are too many to search one by one (then the one query filters)."""
+    rows = db.execute(
+        "SELECT min(t.id), max(t.id) FROM files f JOIN turns t ON t.file = f.id "
+        "WHERE f.agent = ? GROUP BY f.id",
+        (agent,),
+    ).fetchall()
+    spans: list[tuple[int, int]] = []
+    for low, high in sorted(rows):
+        if spans and low <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], high))
+        else:
+            spans.append((low, high))
+    return None if len(spans) > MAX_SPANS else spans[::-1]
 
 
 def _as_report(counts: Counts) -> RescanReport:

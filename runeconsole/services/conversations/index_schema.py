@@ -133,6 +133,11 @@ def _create(db: sqlite3.Connection) -> None:
                 if statement.strip():
                     db.execute(statement)
             db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            # No merging of FTS5 segments while a feed commits (an append stays quick);
+            # ConversationIndex.tidy merges them after a rescan, and at 64 segments on one
+            # level FTS5 merges them itself.
+            db.execute("INSERT INTO turns_fts (turns_fts, rank) VALUES ('automerge', 0)")
+            db.execute("INSERT INTO turns_fts (turns_fts, rank) VALUES ('crisismerge', 64)")
         db.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):

@@ -179,9 +179,11 @@ class LocalActions:
         speaker: str | None = None,
         limit: int = 20,
     ) -> list[Hit]:
-        """``S``: the conversation search over this root's index, newest first."""
+        """``S``: the conversation search over this root's index, newest first (built
+        first if it never was, as ``runeconsole search`` does)."""
         index = ConversationIndex(self.project)
         try:
+            index.built()
             return index.search(
                 query, agent=agent, role=role, since=since, tool=tool, speaker=speaker, limit=limit
             )
