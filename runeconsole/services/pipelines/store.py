@@ -85,12 +85,11 @@ class Pipelines:
 
     def watch_dirs(self) -> list[Path]:
         """The directories whose changes move a pipeline (those that exist)."""
-        dirs = [self.directory, self.signals, self.runs]
-        with contextlib.suppress(OSError):
-            dirs += [d for d in self.signals.iterdir() if d.is_dir()]
-        with contextlib.suppress(OSError):
-            dirs += [d for d in self.runs.iterdir() if d.is_dir()]
-        return [d for d in dirs if d.is_dir()]
+        dirs = [d for d in (self.directory, self.signals, self.runs) if d.is_dir()]
+        for parent in (self.signals, self.runs):  # by the entries' types: no stat each
+            with contextlib.suppress(OSError), os.scandir(parent) as entries:
+                dirs += [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+        return dirs
 
     def stems(self) -> list[str]:
         try:
@@ -144,13 +143,14 @@ class Pipelines:
     def _read(self, stem: str, run_dir: Path | None) -> Pipeline:
         dot = self.directory / f"{stem}.dot"
         signal_dir = self.signals / stem
+        # What moves a pipeline moves one of these: the CLI writes the DOT (its log after),
+        # the runner adds, consumes or removes a file of its signal directory (a marker,
+        # a result, a consumed signal), the engine appends an event (and one for every
+        # answer it reads). Three stats a pipeline, on every rescan.
         stamps = (
             stamp_of(dot),
-            stamp_of(self.directory / f"{stem}.dot.transitions.jsonl"),
             stamp_of(signal_dir),
-            stamp_of(signal_dir / "processed"),
             stamp_of(run_dir / "pipeline-events.jsonl") if run_dir else None,
-            stamp_of(run_dir / "nodes") if run_dir else None,
         )
         runner = self._runner_for(dot)
         with self._lock:

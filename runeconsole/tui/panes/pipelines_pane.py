@@ -14,6 +14,7 @@ answered here (``GateAnswers``) in the window's worker.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
@@ -36,6 +37,7 @@ from runeconsole.tui.pipelines.screen import PipelineScreen
 from runeconsole.tui.support.workers import background, cancelled
 
 PIPELINES = "pipelines"  # the pane's id
+RESCAN_SECONDS = 15.0
 
 HELP_KEYS = (
     ("enter", "the pipeline: its nodes in dependency order, their agents; t its timeline"),
@@ -205,6 +207,7 @@ class PipelinesPane(PipelinesBoard, FilePane[Pipeline]):
         super().__init__(clock=pipelines.clock, **kwargs)
         self.pipelines, self.answers = pipelines, answers
         self.loads = 0  # readings of every pipeline taken in (tests wait on it)
+        self._rescanned = time.monotonic()  # the mount reads them all
 
     def on_mount(self) -> None:
         self.read_all()
@@ -262,7 +265,12 @@ class PipelinesPane(PipelinesBoard, FilePane[Pipeline]):
             self.reread({stem})
 
     def rescan(self) -> None:
-        self.read_all()
+        """Every ``RESCAN_SECONDS`` at most (file events keep the pane current; the rescan
+        catches what they missed, and a runner that started or went)."""
+        now = time.monotonic()
+        if now - self._rescanned >= RESCAN_SECONDS or not self.records:
+            self._rescanned = now
+            self.read_all()
 
     @background("pipelines-rescan", exclusive=True)
     def read_all(self) -> None:
