@@ -374,10 +374,10 @@ class _File:
                 entry = json.loads(line.decode("utf-8", "replace"))
                 note = "invalid UTF-8 replaced"
             except (ValueError, RecursionError) as error:
-                yield self._bad(offset, f"Not JSON ({_reason(error)})")
+                yield from self._not_json(line, offset, error)
                 return
         except (ValueError, RecursionError) as error:
-            yield self._bad(offset, f"Not JSON ({_reason(error)})")
+            yield from self._not_json(line, offset, error)
             return
         if not isinstance(entry, dict):
             yield self._bad(offset, f"Not a JSON object but {type(entry).__name__}")
@@ -400,6 +400,23 @@ class _File:
             yield from self._marks(entry, offset)
         for turn in turns:
             yield replace(turn, note=_join(turn.note, note)) if note else turn
+
+    def _not_json(self, line: bytes, offset: int, error: BaseException) -> Iterator[Turn]:
+        """The place marked; and a record written whole right after a line cut short (a
+        process killed mid-write, the session resumed) read on its own."""
+        yield self._bad(offset, f"Not JSON ({_reason(error)})")
+        tried = 0
+        for start in _record_starts(line):
+            tried += 1
+            if tried > GLUED_TRIES:
+                break
+            try:
+                entry = json.loads(line[start:])
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(entry, dict) and isinstance(entry.get("type"), str):
+                yield from self._line(line[start:], offset + start)
+                return
 
     def _bad(self, offset: int, reason: str) -> Turn:
         self.skipped += 1
@@ -651,6 +668,22 @@ def _forked_from(data: bytes, own: str) -> str:
         if at > 4 * 1024 * 1024:
             break  # a fork's carried-over turns come first
     return ""
+
+
+GLUED_TRIES = 4  # places in a line that is not JSON tried as the start of a whole record
+_RECORD_STARTS = (b'{"parentUuid":', b'{"type":', b'{"uuid":')
+
+
+def _record_starts(line: bytes) -> list[int]:
+    """Where a record may start inside a line that is not JSON (never at 0), leftmost
+    first."""
+    found: set[int] = set()
+    for head in _RECORD_STARTS:
+        at = line.find(head, 1)
+        while at > 0 and len(found) < 64:
+            found.add(at)
+            at = line.find(head, at + 1)
+    return sorted(found)
 
 
 def _read_from(fd: int, offset: int, size: int) -> bytes:

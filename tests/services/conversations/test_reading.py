@@ -335,6 +335,21 @@ def test_lines_that_cannot_be_read_are_marked_in_place_and_counted(tmp_path: Pat
     assert conversation.skipped == 5
 
 
+def test_a_record_written_right_after_a_line_cut_short_is_still_read(tmp_path: Path) -> None:
+    path = tmp_path / f"{SESSION}.jsonl"
+    cut = record("assistant", [{"type": "text", "text": "I was cut"}])[:70]
+    path.write_bytes(record("user", "first") + cut + record("user", "after the crash"))
+    turns = read_conversation(path).turns
+    assert [(t.kind, t.text.split(" (")[0]) for t in turns] == [
+        (PROMPT, "first"),
+        (UNREADABLE, "Not JSON"),
+        (PROMPT, "after the crash"),
+    ]
+    assert turns[2].offset == turns[1].offset + 70
+    data = path.read_bytes()
+    assert data[turns[2].offset : turns[2].offset + 2] == b'{"'
+
+
 def test_invalid_utf8_inside_a_text_is_replaced_not_lost(tmp_path: Path) -> None:
     path = tmp_path / f"{SESSION}.jsonl"
     path.write_bytes(record("user", "café").replace("é".encode(), b"\xff\xfe"))
