@@ -644,9 +644,6 @@ class _File:
             self._calls[turn.tool_use_id] = turn
         return turn
 
-    def pending(self, tool_use_id: str) -> bool:
-        return tool_use_id in self._calls
-
 
 _REQUEST_SESSION = b'"requestSessionId":"'
 
