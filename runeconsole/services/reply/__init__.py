@@ -19,6 +19,7 @@ from runeconsole.core.errors import InvalidInput
 from runeconsole.core.timeutil import iso_z
 from runeconsole.core.validate import validate_name
 from runeconsole.services.claude.session.view import agent_view
+from runeconsole.services.conversations.locate import record_sent
 from runeconsole.services.pane_patterns import read_pane
 from runeconsole.services.project import Project
 from runeconsole.services.reply import readiness
@@ -89,6 +90,8 @@ class Replies:
         if (waits := readiness.waits_on(record, view, read_pane(look.screen))) is not None:
             raise Refused(WAITING, waits)
         place.tmux.paste(look.pane_id, message)
+        # Its conversation then shows this prompt as the operator's (``conversations``).
+        record_sent(self.project, key, message)
         return SayResult(
             key,
             place.label,

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.services.conversations.locate import OperatorPrompts
 from runeconsole.services.reply import ENDED, NO_PANE, NOT_ITS_PANE, WAITING, Refused
 from tests.support.paste_reader import PASTE_END, PASTE_START
 from tests.support.paths import PANES
@@ -57,6 +58,20 @@ def test_a_message_with_newlines_and_quotes_arrives_as_one_paste_then_enter(
         3,
     )
     assert result.to_json()["chars"] == len(MESSAGE)
+
+
+def test_what_was_said_is_kept_as_the_operator_s_for_the_agent_s_conversation(
+    tmux_agents: TmuxAgents,
+) -> None:
+    tmux_agents.spawn("a")
+    tmux_agents.spawn("b")
+    tmux_agents.replies.say("worker-a", MESSAGE)
+    project = tmux_agents.replies.project
+    prompts = OperatorPrompts.of(project, "worker-a")
+    assert prompts.which(MESSAGE) == "say" and prompts.which("something else") is None
+    tmux_agents.registry.mark_terminated("worker-b", "done")
+    assert refused(tmux_agents, "worker-b").reason == ENDED  # refused: nothing kept for it
+    assert OperatorPrompts.of(project, "worker-b").which("hello") is None
 
 
 def test_control_characters_never_reach_the_pane(tmux_agents: TmuxAgents) -> None:
