@@ -299,6 +299,13 @@ def run(args: argparse.Namespace, base: Path) -> int:
         millis.append((time.perf_counter() - t0) * 1000)
         assert indexed > 0
     print(summary(f"an append of ~100 KB fed ({len(data):,} bytes)", millis, "<= 20 ms"))
+    t0 = time.perf_counter()
+    merged = index.tidy(10.0)
+    print(
+        f"  then FTS5's segments merged (tidy, in the rescan's worker): "
+        f"{time.perf_counter() - t0:.2f} s{'' if merged else ' (10 s budget used, more left)'}",
+        flush=True,
+    )
 
     words = Writer().sentences[0].rstrip(".").lower().split()
     phrase = f'"{words[0]} {words[1]}"'  # two words of the pool's first sentence, in order
