@@ -44,6 +44,8 @@ from runeconsole.tui.console.routes import Routes
 from runeconsole.tui.console.status_bar import StatusBar
 from runeconsole.tui.console.toasts import monitor_toast
 from runeconsole.tui.console.upkeep import Upkeep
+from runeconsole.tui.conversations.search import SearchScreen
+from runeconsole.tui.conversations.searching import IndexSearch
 from runeconsole.tui.panes.agent_actions import LocalAgents
 from runeconsole.tui.panes.agents_pane import AgentsPane
 from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
@@ -56,7 +58,7 @@ from runeconsole.tui.panes.suspended_pane import SuspendedPane
 from runeconsole.tui.panes.tasks_pane import TasksPane
 from runeconsole.tui.review import ReviewWanted
 from runeconsole.tui.review.opening import open_review
-from runeconsole.tui.support.commands import AgentCommands
+from runeconsole.tui.support.commands import AgentCommands, ConversationCommands
 from runeconsole.tui.support.console_base import PanesApp
 from runeconsole.tui.support.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.support.workers import background
@@ -81,7 +83,7 @@ class RuneConsole(PanesApp):
         padding: 0 0 0 1;
     }
     """
-    COMMANDS = App.COMMANDS | {AgentCommands, TaskCommands}
+    COMMANDS = App.COMMANDS | {AgentCommands, ConversationCommands, TaskCommands}
     BINDINGS = [
         *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 10)),
     ]
@@ -126,6 +128,7 @@ class RuneConsole(PanesApp):
             queue=self.merge_queue,
         )
         self.feed: ChangeFeed | None = None
+        self.conversation_search: IndexSearch | None = None  # S: made on the first
         # The one fleet model: the Agents and Problems panes draw it, file events, the
         # rescan, the tick and the monitor feed it (services/fleet/model.py).
         self.fleet = FleetModel(
@@ -284,6 +287,8 @@ class RuneConsole(PanesApp):
             return False
 
     def on_unmount(self) -> None:
+        if self.conversation_search is not None:
+            self.conversation_search.close()
         self.presence.release()
         self.monitor_loop.stop()
         if self.feed is not None:
@@ -401,6 +406,13 @@ class RuneConsole(PanesApp):
             open_review(self, BranchReview(self.reviews, message.branch))
         else:
             self.notify(f"{message.agent}: no such agent", title="Review", severity="warning")
+
+    def search_screen(self, typed: str = "") -> SearchScreen:
+        """``S``: every conversation of this root (its index, caught up as it searches)."""
+        if self.conversation_search is None:
+            self.conversation_search = IndexSearch(self.project)
+        search = self.conversation_search
+        return SearchScreen(search, search.open, self.clock.now, typed=typed)
 
     # -- tasks and worktrees ---------------------------------------------------------------
 

@@ -22,6 +22,11 @@ from runeconsole.services.sources import LocalActions, RemoteActions
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.conversations.transcripts import (
+    LocalTranscript,
+    RemoteTranscript,
+    Transcript,
+)
 from runeconsole.tui.panes.agent_actions import (
     FORKS,
     PEEK_LINES,
@@ -113,6 +118,15 @@ class FleetAgents:
 
     def facts(self, key: str) -> AgentFacts:
         return FleetFacts(self, key)
+
+    def conversation(self, key: str) -> Transcript:
+        """``t``: read where the agent runs: a root of this machine's files, a host's
+        ``runeconsole conversation --json`` over its SSH channel."""
+        source, own = self.where(key), self.own(key)
+        actions = self.feed.actions(source)  # Unreachable: said, nothing opens
+        if isinstance(actions, LocalActions):
+            return LocalTranscript(actions.project, own, where=source)
+        return RemoteTranscript(actions, key, own, source)
 
     def task_places(self, key: str | None) -> list[str]:
         """``n``: the chosen row's source; with no row chosen, any of the fleet's."""

@@ -41,6 +41,8 @@ from runeconsole.services.sources.model import SourcesModel
 from runeconsole.services.supervision.problems import judge_with
 from runeconsole.services.supervision.settings import SupervisorSettings
 from runeconsole.tui.console.feed import FleetChanged
+from runeconsole.tui.conversations.search import SearchScreen
+from runeconsole.tui.conversations.searching import FleetSearch
 from runeconsole.tui.fleet_console.agents import FleetAgents
 from runeconsole.tui.fleet_console.panes import (
     Act,
@@ -60,7 +62,7 @@ from runeconsole.tui.panes.pane import Pane, Sources
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.review import ReviewWanted
 from runeconsole.tui.review.opening import open_review
-from runeconsole.tui.support.commands import AgentCommands
+from runeconsole.tui.support.commands import AgentCommands, ConversationCommands
 from runeconsole.tui.support.console_base import PanesApp
 from runeconsole.tui.support.workers import background
 from runeconsole.tui.widgets.filter_box import FilterBox
@@ -96,7 +98,7 @@ class FleetConsole(PanesApp):
         padding: 0 0 0 1;
     }
     """
-    COMMANDS = App.COMMANDS | {AgentCommands}
+    COMMANDS = App.COMMANDS | {AgentCommands, ConversationCommands}
     BINDINGS = [
         *(Binding(str(n), f"show_pane({n})", show=False) for n in range(1, 9)),
     ]
@@ -126,6 +128,7 @@ class FleetConsole(PanesApp):
         self.pending: list[Row] = []
         self._lock = threading.Lock()
         self.batches = 0  # batches taken in (tests and the benchmark wait on it)
+        self.conversation_search: FleetSearch | None = None  # S: made on the first
 
     def compose(self) -> ComposeResult:
         yield SourcesBar(id="status")
@@ -161,6 +164,8 @@ class FleetConsole(PanesApp):
 
     def on_unmount(self) -> None:
         self.feed.stop()
+        if self.conversation_search is not None:
+            self.conversation_search.close()
 
     # -- the stream ------------------------------------------------------------------------
 
@@ -275,6 +280,14 @@ class FleetConsole(PanesApp):
             [str(w) for w in warnings] if isinstance(warnings, list) else [],
             source,
         )
+
+    def search_screen(self, typed: str = "") -> SearchScreen:
+        """``S``: every source's conversations, merged newest first (a SOURCE column)."""
+        if self.conversation_search is None:
+            names = [spec.name for spec in self.feed.specs]
+            self.conversation_search = FleetSearch(names, self.feed.actions, self.feed.key)
+        search = self.conversation_search
+        return SearchScreen(search, search.open, self.clock.now, sources=True, typed=typed)
 
     def on_review_wanted(self, message: ReviewWanted) -> None:
         """``d`` on an agent: its review, read and decided on its source."""

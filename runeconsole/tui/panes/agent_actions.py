@@ -34,6 +34,7 @@ from runeconsole.services.reply import Replies
 from runeconsole.services.reply.readiness import ended
 from runeconsole.services.review.records import ReviewRecord, ReviewRecords
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.conversations.transcripts import LocalTranscript, Transcript
 from runeconsole.tui.support.new_task_start import Starter, started_said
 from runeconsole.tui.support.workers import background
 
@@ -115,6 +116,10 @@ class Agents(Protocol):
         ...
 
     def facts(self, key: str) -> AgentFacts: ...
+
+    def conversation(self, key: str) -> Transcript:
+        """Where ``t`` reads the agent's conversation from (nothing read yet)."""
+        ...
 
     def task_places(self, key: str | None) -> list[str]:
         """Where ``n`` may start a task, the row ``key`` chosen (or none): ``[""]`` for this
@@ -206,6 +211,9 @@ class LocalAgents:
     def facts(self, key: str) -> AgentFacts:
         return LocalFacts(self.supervisor, self.fleet)
 
+    def conversation(self, key: str) -> Transcript:
+        return LocalTranscript(self.supervisor.project, key)
+
     def task_places(self, key: str | None) -> list[str]:
         return [""]
 
@@ -281,6 +289,22 @@ class AgentActions(Widget):
                 return
             say = partial(self.agents.facts(key).say, key)
             self.app.push_screen(MessageModal(key, say, where=self.agents.where(key) or None))
+
+    def action_conversation(self) -> None:
+        """``t``: the agent's conversation (``tui/conversations``)."""
+        if (chosen := self._chosen()) is not None:
+            self.open_conversation(chosen[0])
+
+    def open_conversation(self, key: str) -> None:
+        """The conversation screen of agent ``key`` (``t``, the palette)."""
+        from runeconsole.tui.conversations.screen import ConversationScreen
+
+        try:
+            transcript = self.agents.conversation(key)
+        except RuneError as exc:  # a source not up
+            self.notify(exc.message, title="Conversation", severity="warning", markup=False)
+            return
+        self.app.push_screen(ConversationScreen(transcript))
 
     def action_review(self) -> None:
         from runeconsole.tui.review import ReviewWanted

@@ -1,18 +1,25 @@
-"""Command palette (ctrl+p): jump to any agent by key, in either console."""
+"""Command palette (ctrl+p): jump to any agent by key, in either console; search every
+agent's conversation (``S``), or open one agent's (``t``)."""
 
 from __future__ import annotations
 
 from functools import partial
 from typing import Protocol, cast
 
-from textual.command import Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from runeconsole.tui.panes.agents_pane import AgentsPane
+
+SEARCH = "Search every conversation (S): words, agent:, tool:, since:, who:"
 
 
 class AgentConsole(Protocol):
     def goto_agent(self, key: str) -> None:
         """Show the agent's row in the Agents pane."""
+        ...
+
+    def action_search(self, typed: str = "") -> None:
+        """The conversation search."""
         ...
 
 
@@ -28,3 +35,26 @@ class AgentCommands(Provider):
             score = matcher.match(text)
             if score > 0:
                 yield Hit(score, matcher.highlight(text), partial(console.goto_agent, key))
+
+
+class ConversationCommands(Provider):
+    """ "Search every conversation" (shown as the palette opens), and "Conversation of
+    KEY" for each agent."""
+
+    async def discover(self) -> Hits:
+        yield DiscoveryHit(SEARCH, cast(AgentConsole, self.app).action_search)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        score = matcher.match(SEARCH)
+        if score > 0:
+            yield Hit(score, matcher.highlight(SEARCH), cast(AgentConsole, self.app).action_search)
+        panes = self.app.query(AgentsPane)
+        if not panes:
+            return
+        pane = panes.first()
+        for key in sorted(pane.records):
+            text = f"Conversation of {key}"
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(pane.open_conversation, key))

@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
+from textual.screen import Screen
 from textual.widgets import Input, TabbedContent, TabPane
 
 from runeconsole.tui.modals.help_screen import HelpScreen
@@ -42,6 +43,7 @@ class PanesApp(App[None]):
         Binding("slash", "filter", "Filter", priority=True),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("a", "answer_oldest", "Answer"),
+        Binding("S", "search", "Search", show=False),
     ]
 
     NO_CONTROLS = NoControlCharacters()
@@ -204,9 +206,21 @@ class PanesApp(App[None]):
         self.push_screen(HelpScreen(pane.TITLE, pane.HELP_KEYS, panes=panes))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "filter":  # a `/` typed into a text box or over a window is just that
+        if action in ("filter", "search"):  # typed into a text box or over a window: just that
             return not isinstance(self.focused, Input) and len(self.screen_stack) == 1
         return True
+
+    # -- one search over every conversation (``tui/conversations/search.py``) ------------
+
+    def search_screen(self, typed: str = "") -> Screen[None] | None:
+        """The search screen of this console (``None``: it has none)."""
+        return None
+
+    def action_search(self, typed: str = "") -> None:
+        """``S`` from any pane, the palette: the conversation search."""
+        screen = self.search_screen(typed)
+        if screen is not None:
+            self.push_screen(screen)
 
     # -- the filter: it belongs to the pane it was typed on ---------------------------------
 
