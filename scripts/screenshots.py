@@ -10,6 +10,7 @@ import asyncio
 import os
 import shutil
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -478,6 +479,74 @@ FLEET_SHOTS: list[tuple[str, tuple[int, int], str, tuple[str, ...]]] = [
 ]
 
 
+CONVERSATION = Path(__file__).resolve().parents[1] / "tests/fixtures/claude_transcripts"
+CONVERSATION_KEY = "worker-migrate"
+
+
+def conversation_agent(root: Path) -> None:
+    """An agent of the scene whose conversation is the transcript the real Claude Code
+    wrote (``tests/fixtures/claude_transcripts``), in a Claude config dir of the shots'
+    own (never the user's); its first prompt said from the console."""
+    import json
+
+    from runeconsole.services.conversations.locate import projects_dir, record_sent
+    from runeconsole.services.project import Project
+
+    config = root.parent / "claude-config"
+    if config.exists():
+        shutil.rmtree(config)
+    os.environ["CLAUDE_CONFIG_DIR"] = str(config)
+    folder = projects_dir() / "-tmp-tx-project"
+    shutil.copytree(CONVERSATION / folder.name, folder)
+    transcript = next(folder.glob("*.jsonl"))
+    session = transcript.stem
+    body = {
+        "agent_id": f"{CONVERSATION_KEY}-20261129T052549Z",
+        "role": "worker",
+        "name": "migrate",
+        "status": "active",
+        "session_id": session,
+        "claude": {"session_id": session, "transcript_path": str(transcript)},
+    }
+    (ProjectPaths(root).identities / f"{CONVERSATION_KEY}.json").write_text(json.dumps(body))
+    record_sent(Project(root), CONVERSATION_KEY, "Please do the migration", "say")
+
+
+async def take_conversation(name: str, size: tuple[int, int], keys: tuple[str, ...]) -> Path:
+    """``t`` on the scene's agent whose conversation is the real transcript; or (``S`` in
+    ``keys``) the search screen. Times in UTC."""
+    from runeconsole.tui.conversations.screen import ConversationScreen
+    from runeconsole.tui.conversations.search import SearchScreen
+
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    clock = fresh_scene()
+    conversation_agent(SCENE_ROOT)
+    app = create_app(SCENE_ROOT, clock=clock, watch=False, tick_seconds=0)
+    app.animation_level = "none"
+    async with app.run_test(size=size) as pilot:
+        await _changes_looked(pilot)
+        if keys[:1] == ("S",):
+            await pilot.press(*keys)
+            while not (isinstance(app.screen, SearchScreen) and app.screen.searches):
+                await pilot.pause(0.05)
+        else:
+            app.agents_pane.select(CONVERSATION_KEY)
+            await pilot.press("t")
+            while not (isinstance(app.screen, ConversationScreen) and app.screen.whole):
+                await pilot.pause(0.05)
+            await pilot.press(*keys)
+        await pilot.pause(0.2)
+        return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
+
+
+CONVERSATION_SHOTS: list[tuple[str, tuple[int, int], tuple[str, ...]]] = [
+    ("conversation-80x24", (80, 24), ()),
+    ("conversation-wide", (150, 40), ("g", "j", "enter")),
+    ("search", (120, 24), ("S", *"hello OR migration", "enter")),
+]
+
+
 def main(names: list[str]) -> int:
     OUT.mkdir(exist_ok=True)
     for name, size, before in SHOTS:
@@ -489,6 +558,9 @@ def main(names: list[str]) -> int:
     for name, size, pane, keys in FLEET_SHOTS:
         if not names or name in names:
             print(asyncio.run(take_fleet(name, size, pane, keys)))
+    for name, size, keys in CONVERSATION_SHOTS:
+        if not names or name in names:
+            print(asyncio.run(take_conversation(name, size, keys)))
     return 0
 
 

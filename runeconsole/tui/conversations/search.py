@@ -62,7 +62,7 @@ HELP = (
     ("since:2h", "only since: an age (90m, 6h, 2d, 1w) or a moment (2026-11-29)"),
     ("who:you", "only what you sent (who:user, who:assistant, who:system)"),
     ("↓ / tab", "to the hits; enter opens the conversation at that turn"),
-    ("esc", "back"),
+    ("esc / q", "back (from the hits: to the query first)"),
 )
 
 
@@ -123,9 +123,7 @@ def snippet_text(hit: Hit, limit: int = SNIPPET_CHARS) -> Text:
 
 def hit_cells(hit: Hit, sources: bool) -> list[Any]:
     when = hit.at.astimezone().strftime("%m-%d %H:%M") if hit.at else "?"
-    who = {OPERATOR: "you"}.get(hit.speaker, hit.speaker)
-    if hit.tool:
-        who = f"{who} {hit.tool}"
+    who = f"⏺ {hit.tool}" if hit.tool else {OPERATOR: "you"}.get(hit.speaker, hit.speaker)
     agent = Text(hit.key or "?", "bold" if hit.key else "dim")
     if hit.depth:
         agent.append(" (sub)", "dim")
@@ -167,7 +165,7 @@ class SearchScreen(Screen[None]):
     }
     """
     BINDINGS = [
-        Binding("escape", "close", "Close"),
+        Binding("escape,q", "close", "Close"),
         Binding("f1", "help", "Help"),
         Binding("down,tab", "to_hits", "Hits", show=False),
     ]
