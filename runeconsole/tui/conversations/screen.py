@@ -21,6 +21,7 @@ from textual.widgets import Input, Static
 
 from runeconsole.core.control import printable
 from runeconsole.core.errors import RuneError
+from runeconsole.core.gcpause import collector_paused, settle
 from runeconsole.services.conversations.turns import Turn
 from runeconsole.tui.conversations.transcripts import Read, Transcript
 from runeconsole.tui.conversations.view import ConversationView
@@ -131,7 +132,8 @@ class ConversationScreen(Screen[None]):
             tail = self.transcript.tail()
             if tail is not None and not cancelled():
                 self.post_message(self.Arrived(tail))
-            whole = self.transcript.whole()
+            with collector_paused():  # every turn stays alive: no full pass over them
+                whole = self.transcript.whole()
         except RuneError as exc:
             if not cancelled():
                 self.post_message(self.Failed(exc.message))
@@ -160,6 +162,9 @@ class ConversationScreen(Screen[None]):
         message.stop()
         view = self.view
         if message.read is not None:
+            # What is alive now (the turns) is left out of the collector's full passes,
+            # which would otherwise walk every turn of a big transcript on a page down.
+            settle()
             self.read = message.read
             view.show(message.read.turns)
             if not message.read.partial:

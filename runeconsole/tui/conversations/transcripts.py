@@ -26,7 +26,7 @@ from runeconsole.services.conversations.reading import (
 from runeconsole.services.conversations.turns import Turn
 from runeconsole.services.project import Project
 
-TAIL_BYTES = 512 * 1024  # what is read first of a big transcript
+TAIL_BYTES = 192 * 1024  # what is read first of a big transcript
 FOLLOW_SECONDS = 1.0  # between two reads of what was appended (a host: REMOTE_FOLLOW)
 REMOTE_FOLLOW = 5.0
 
