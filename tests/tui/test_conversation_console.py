@@ -178,3 +178,26 @@ def test_a_query_s_filters_are_taken_out_of_its_words() -> None:
     assert query.agent == "worker-a" and query.tool == "Bash" and query.speaker == OPERATOR
     assert query.since == datetime(2026, 11, 29, 10, tzinfo=UTC)
     assert PROMPT == "prompt"
+
+
+async def test_the_agent_detail_shows_the_conversations_last_turns_and_t_opens_it(
+    project: Path,
+) -> None:
+    from textual.widgets import Static
+
+    from runeconsole.tui.modals.agent_detail import AgentDetail
+
+    conversation_agent(project)
+    async with console(project).run_test(size=(100, 40)) as pilot:
+        app = pilot.app
+        assert isinstance(app, RuneConsole)
+        await until(pilot, lambda: KEY in app.agents_pane.records)
+        app.agents_pane.select(KEY)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, AgentDetail))
+        section = app.screen.query_one("#detail-conversation", Static)
+        await until(pilot, lambda: section.display)
+        shown = str(section.render())
+        assert "Conversation" in shown and "Nothing more to do." in shown
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, ConversationScreen) and app.screen.whole)

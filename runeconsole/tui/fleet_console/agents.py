@@ -214,6 +214,9 @@ class FleetFacts:
         ]
         return sorted(decided, key=PermissionRequest.sort_key)
 
+    def conversation(self, key: str) -> Transcript:
+        return self.agents.conversation(key)
+
     def reviews(self, key: str) -> list[ReviewRecord]:
         """A root of this machine's reviews of the agent (a host's are read with ``d``)."""
         return self.local.reviews(self.agents.own(key)) if self.local is not None else []

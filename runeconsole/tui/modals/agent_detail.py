@@ -21,9 +21,11 @@ from textual.widgets import Static
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.session import session_view
+from runeconsole.services.conversations.turns import PROMPT, TOOL, Turn
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.records import ReviewRecord
 from runeconsole.services.review.report import review_line
+from runeconsole.tui.conversations.layout import prompt_header, shown, tool_line
 from runeconsole.tui.modals.agent_peek import AgentPeek
 from runeconsole.tui.modals.detail_modal import DetailModal
 from runeconsole.tui.modals.message_modal import MessageModal
@@ -32,6 +34,8 @@ from runeconsole.tui.panes.agent_cells import cost_words, spent
 from runeconsole.tui.panes.permissions_pane import decisions_text
 from runeconsole.tui.support.theme import LIVENESS_STYLE
 from runeconsole.tui.support.workers import background, cancelled
+
+CONVERSATION_TURNS = 6  # the last turns of its conversation shown
 
 
 def reviews_text(history: list[ReviewRecord]) -> Text:
@@ -42,6 +46,28 @@ def reviews_text(history: list[ReviewRecord]) -> Text:
     for record in history:
         style = {"approved": "green", "changes_requested": "yellow"}.get(record.verdict or "", "")
         text.append(review_line(record) + "\n", "red" if record.error else style)
+    return text
+
+
+def conversation_text(turns: list[Turn], last: int = CONVERSATION_TURNS) -> Text:
+    """The conversation's last turns, one line each (``t`` opens the whole)."""
+    if not turns:
+        return Text("")
+    text = Text("\nConversation", "bold")
+    text.append("  t: all of it, tool calls opened with enter\n", "dim")
+    for turn in turns[-last:]:
+        text.append("  " * min(turn.depth, 3))
+        if turn.kind == TOOL:
+            line = tool_line(turn)
+        elif turn.kind == PROMPT:
+            line = prompt_header(turn)
+            line.append("  ")
+            line.append(" ".join(shown(turn.text).split())[:200])
+        else:
+            line = Text(" ".join(shown(turn.text).split())[:200] or turn.kind)
+        line.truncate(160, overflow="ellipsis")
+        text.append_text(line)
+        text.append("\n")
     return text
 
 
@@ -71,7 +97,10 @@ class AgentDetail(DetailModal):
     """An agent's screen and last message (kept current), its record and its hook file.
     ``m`` is offered only while a message can reach the agent: not once it has ended."""
 
-    BINDINGS = [Binding("m", "message", "Message")]
+    BINDINGS = [
+        Binding("m", "message", "Message"),
+        Binding("t", "conversation", "Conversation", show=False),
+    ]
 
     def __init__(
         self,
@@ -98,6 +127,9 @@ class AgentDetail(DetailModal):
             if self.record is not None and not self.record.error:
                 peek = partial(self.facts.peek, self.key)
                 yield AgentPeek(peek, self.now, every=self.facts.peek_every)
+            conversation = Static(id="detail-conversation")
+            conversation.display = False  # until its last turns are read
+            yield conversation
             yield Static(self._body(), id="detail-body")
             yield Static(self._hook(), id="detail-hook")
             permissions = Static(id="detail-permissions")
@@ -111,6 +143,31 @@ class AgentDetail(DetailModal):
         super().on_mount()
         self.load_permissions()
         self.load_reviews()
+        self.load_conversation()
+
+    @background("detail-conversation", exclusive=True)
+    def load_conversation(self) -> None:
+        """The last turns of the agent's conversation (its transcript's end: read in
+        milliseconds whatever its size); ``t`` opens the whole of it."""
+        try:
+            transcript = self.facts.conversation(self.key)
+            read = transcript.tail() or transcript.whole()
+        except RuneError:
+            return  # no conversation found: the section stays hidden
+        shown = conversation_text(read.turns)
+        if not cancelled():
+            self.app.call_from_thread(self._show_section, "#detail-conversation", shown)
+
+    def action_conversation(self) -> None:
+        """``t``: the agent's whole conversation (``tui/conversations``)."""
+        from runeconsole.tui.conversations.screen import ConversationScreen
+
+        try:
+            transcript = self.facts.conversation(self.key)
+        except RuneError as exc:
+            self.notify(exc.message, title="Conversation", severity="warning", markup=False)
+            return
+        self.app.push_screen(ConversationScreen(transcript))
 
     @background("detail-reviews", exclusive=True)
     def load_reviews(self) -> None:

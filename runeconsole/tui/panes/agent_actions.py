@@ -93,6 +93,10 @@ class AgentFacts(Protocol):
         """Its reviews, newest first (blocking: a worker's)."""
         ...
 
+    def conversation(self, key: str) -> Transcript:
+        """Where its conversation is read from (nothing read yet)."""
+        ...
+
 
 class Agents(Protocol):
     def record(self, key: str) -> AgentRecord | None: ...
@@ -254,6 +258,9 @@ class LocalFacts:
 
     def reviews(self, key: str) -> list[ReviewRecord]:
         return ReviewRecords(self.supervisor.project).history(key)
+
+    def conversation(self, key: str) -> Transcript:
+        return LocalTranscript(self.supervisor.project, key)
 
 
 class AgentActions(Widget):
