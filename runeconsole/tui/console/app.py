@@ -20,6 +20,7 @@ from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.claude.bridge.presence import ConsolePresence
 from runeconsole.services.claude.bridge.settings import notifier_for
 from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.conversations.feeding import FeedDue
 from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.fleet import FleetChange, FleetModel
 from runeconsole.services.fleet.columns import AgentColumns
@@ -69,6 +70,7 @@ from runeconsole.tui.widgets.filter_box import FilterBox
 from runeconsole.tui.widgets.footer import ConsoleFooter
 
 PRESENCE_RETRY_SECONDS = 2.0
+FEED_SECONDS = 2.0  # how often the conversations that grew are indexed
 INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
 
 
@@ -128,6 +130,9 @@ class RuneConsole(PanesApp):
             queue=self.merge_queue,
         )
         self.feed: ChangeFeed | None = None
+        # The agents whose hooks said a turn was written: their conversations are indexed
+        # (only what was appended), every FEED_SECONDS, in a worker.
+        self.feed_due = FeedDue()
         self.conversation_search: IndexSearch | None = None  # S: made on the first
         # The one fleet model: the Agents and Problems panes draw it, file events, the
         # rescan, the tick and the monitor feed it (services/fleet/model.py).
@@ -239,6 +244,8 @@ class RuneConsole(PanesApp):
             self.set_interval(self.rescan_seconds, self._rescan)
         if self.tick_seconds:
             self.set_interval(self.tick_seconds, self.tick)
+        if self.watch_files and not self.read_only:
+            self.set_interval(FEED_SECONDS, self._feed_conversations)
         # What a kill left undone is said; a console that follows the files prunes them.
         self.upkeep.start(
             prune=self.watch_files and not self.read_only, read_only=bool(self.read_only)
@@ -326,6 +333,7 @@ class RuneConsole(PanesApp):
     def fleet_changed(self, change: FleetChange) -> None:
         """Tell the panes that draw the model which keys changed (from any thread)."""
         if change:
+            self.feed_due.saw(self.fleet.get(key) for key in change.changed)
             for view in self._fleet_views:
                 view.post_message(FleetChanged(change))
             if change.changed or change.removed:
@@ -406,6 +414,18 @@ class RuneConsole(PanesApp):
             open_review(self, BranchReview(self.reviews, message.branch))
         else:
             self.notify(f"{message.agent}: no such agent", title="Review", severity="warning")
+
+    def _feed_conversations(self) -> None:
+        keys = self.feed_due.take()
+        if keys:
+            self.feed_conversations(keys)
+
+    @background("conversation index")
+    def feed_conversations(self, keys: list[str]) -> None:
+        """Index what the agents' hooks said was written (a worker: sqlite and the reads)."""
+        if self.conversation_search is None:
+            self.conversation_search = IndexSearch(self.project)
+        self.conversation_search.feed(keys)
 
     def search_screen(self, typed: str = "") -> SearchScreen:
         """``S``: every conversation of this root (its index, caught up as it searches)."""

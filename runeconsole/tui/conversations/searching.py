@@ -46,6 +46,18 @@ class IndexSearch:
         hits = index.search(query.words, limit=limit, **query.filters())
         return hits, list(index.messages[told:])
 
+    def feed(self, keys: Sequence[str]) -> int:
+        """The agents' transcripts, what was appended since they were last read (their
+        hooks said a turn was written); the turns indexed."""
+        with self.lock:
+            if self.index is None:
+                self.index = ConversationIndex(self.project)
+            index = self.index
+        fed = 0
+        for key in keys:
+            fed += index.feed_agent(key)
+        return fed
+
     def open(self, hit: Hit) -> Transcript:
         return LocalTranscript(self.project, hit.key, path=hit.path)
 
