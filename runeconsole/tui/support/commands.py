@@ -37,6 +37,9 @@ class AgentCommands(Provider):
                 yield Hit(score, matcher.highlight(text), partial(console.goto_agent, key))
 
 
+SECOND = 0.9  # a conversation's hit, beside the agent's own: ranked after it
+
+
 class ConversationCommands(Provider):
     """ "Search every conversation" (shown as the palette opens), and "Conversation of
     KEY" for each agent."""
@@ -56,5 +59,7 @@ class ConversationCommands(Provider):
         for key in sorted(pane.records):
             text = f"Conversation of {key}"
             score = matcher.match(text)
-            if score > 0:
-                yield Hit(score, matcher.highlight(text), partial(pane.open_conversation, key))
+            if score > 0:  # after "Go to agent KEY" when both match as well: enter goes there
+                yield Hit(
+                    score * SECOND, matcher.highlight(text), partial(pane.open_conversation, key)
+                )
