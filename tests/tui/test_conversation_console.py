@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.app import App
 from textual.pilot import Pilot
 
@@ -14,6 +15,8 @@ from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.conversations.screen import ConversationScreen
 from runeconsole.tui.conversations.search import SearchScreen, parse_query
 from runeconsole.tui.conversations.view import ConversationView
+from runeconsole.tui.modals.fork_choice import ForkChoice
+from runeconsole.tui.panes.agent_actions import LocalAgents
 from tests.support.polling import until
 from tests.tui.conversation_fixtures import (
     KEY,
@@ -201,3 +204,26 @@ async def test_the_agent_detail_shows_the_conversations_last_turns_and_t_opens_i
         assert "Conversation" in shown and "Nothing more to do." in shown
         await pilot.press("t")
         await until(pilot, lambda: isinstance(app.screen, ConversationScreen) and app.screen.whole)
+
+
+async def test_F_on_a_turn_forks_the_session_at_that_turn_in_the_worktree_chosen(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conversation_agent(project)
+    forks: list[tuple[str, bool, str | None]] = []
+
+    def fork(self: LocalAgents, key: str, *, new_worktree: bool, at: str | None = None) -> str:
+        forks.append((key, new_worktree, at))
+        return f"forked {key}"
+
+    monkeypatch.setattr(LocalAgents, "fork", fork)
+    async with console(project).run_test(size=(100, 40)) as pilot:
+        screen = await opened(pilot)
+        await pilot.press("g")  # the first turn: the prompt
+        turn = screen.view.turns[screen.view.cursor]
+        assert turn.uuid
+        await pilot.press("F")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ForkChoice))
+        await pilot.press("w")
+        await until(pilot, lambda: bool(forks))
+        assert forks == [(KEY, True, turn.uuid)]

@@ -72,6 +72,7 @@ class ConversationScreen(Screen[None]):
     """
     BINDINGS = [
         Binding("slash", "find", "Search"),
+        Binding("F", "fork", "Fork here"),
         Binding("question_mark", "help", "Help"),
         Binding("escape,q", "close", "Close"),
     ]
@@ -82,6 +83,13 @@ class ConversationScreen(Screen[None]):
         def __init__(self, read: Read | None, batch: list[Turn] | None = None) -> None:
             super().__init__()
             self.read, self.batch = read, batch
+
+    class ForkWanted(Message):
+        """``F``: the agent's session forked at this turn (its record's uuid)."""
+
+        def __init__(self, key: str, at: str) -> None:
+            super().__init__()
+            self.key, self.at = key, at
 
     class Failed(Message):
         def __init__(self, reason: str) -> None:
@@ -259,6 +267,14 @@ class ConversationScreen(Screen[None]):
 
     def _typing(self) -> bool:
         return isinstance(self.focused, Input)
+
+    def action_fork(self) -> None:
+        view = self.view
+        turn = view.turns[min(view.cursor, len(view.turns) - 1)] if view.turns else None
+        if not self.transcript.key or turn is None or not turn.uuid:
+            self.notify("no turn of an agent's own session here to fork at", severity="warning")
+            return
+        self.post_message(self.ForkWanted(self.transcript.key, turn.uuid))
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen("Conversation", HELP))

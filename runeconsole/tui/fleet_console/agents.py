@@ -83,14 +83,19 @@ class FleetAgents:
         if action == "jump":
             return self.attach(actions, key, own)
         if action in FORKS:
-            actions.fork_session(own, new_worktree=action != "fork")
-        elif action == "resume":
+            return self.fork(key, new_worktree=action != "fork")
+        if action == "resume":
             actions.resume_session(own)
         else:
             {"handoff": actions.handoff, "respawn": actions.respawn, "kill": actions.kill}[action](
                 own
             )
         return f"{action} {key}: sent to {source}"
+
+    def fork(self, key: str, *, new_worktree: bool, at: str | None = None) -> str:
+        source = self.where(key)
+        self.feed.actions(source).fork_session(self.own(key), new_worktree=new_worktree, at=at)
+        return f"fork {key}{f' at {at[:8]}' if at else ''}: sent to {source}"
 
     def attach(self, actions: LocalActions | RemoteActions, key: str, own: str) -> str | None:
         """``g``: the operator's tmux goes to the agent (a host's in a new window, over

@@ -119,6 +119,11 @@ class Agents(Protocol):
         the rest of the day (blocking: a worker's); what to tell the operator."""
         ...
 
+    def fork(self, key: str, *, new_worktree: bool, at: str | None = None) -> str:
+        """The agent's session forked into a new agent (up to the entry ``at``), in its
+        worktree or a new one (blocking: a worker's); what to tell the operator."""
+        ...
+
     def facts(self, key: str) -> AgentFacts: ...
 
     def conversation(self, key: str) -> Transcript:
@@ -193,9 +198,12 @@ class LocalAgents:
         if action == "resume":
             return self.continuing().resume(key).describe()
         if action in FORKS:
-            return self.continuing().fork(key, new_worktree=action != "fork").describe()
+            return self.fork(key, new_worktree=action != "fork")
         supervisor.kill(key)
         return f"{key}: killed"
+
+    def fork(self, key: str, *, new_worktree: bool, at: str | None = None) -> str:
+        return self.continuing().fork(key, new_worktree=new_worktree, at=at).describe()
 
     def dispatching(self) -> Dispatch:
         """The root's tasks and worktrees (``n``, ``R``, ``F``), made when first needed."""
@@ -352,6 +360,23 @@ class AgentActions(Widget):
             self.notify(f"{chosen[0]} is still running: F forks its session", severity="warning")
             return
         self._act("resume")
+
+    def fork_at(self, key: str, at: str) -> None:
+        """``F`` on a turn of a conversation: its session forked up to that turn, asked
+        where first."""
+        from runeconsole.tui.modals.fork_choice import ForkChoice
+
+        def chose(action: str | None) -> None:
+            if action in FORKS:
+                self.notify(f"fork: {key} at {at[:8]} …", timeout=3)
+                self.fork_in_worker(key, action != "fork", at)
+
+        self.app.push_screen(ForkChoice(key, self.agents.where(key)), chose)
+
+    @background("agent fork")
+    def fork_in_worker(self, key: str, new_worktree: bool, at: str) -> None:
+        told = self.agents.fork(key, new_worktree=new_worktree, at=at)
+        self.app.call_from_thread(self.notify, told, title=f"fork {key}", markup=False)
 
     def action_fork(self) -> None:
         """``F``: the agent's session forked into a new agent, in its worktree or a new one."""

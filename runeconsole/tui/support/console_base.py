@@ -18,6 +18,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Input, TabbedContent, TabPane
 
+from runeconsole.tui.conversations.screen import ConversationScreen
 from runeconsole.tui.modals.help_screen import HelpScreen
 from runeconsole.tui.panes.agents_pane import AgentsPane
 from runeconsole.tui.panes.pane import AGENTS, Pane
@@ -195,6 +196,10 @@ class PanesApp(App[None]):
 
     def on_problems_pane_goto_agent(self, message: ProblemsPane.GotoAgent) -> None:
         self.goto_agent(message.key)
+
+    def on_conversation_screen_fork_wanted(self, message: ConversationScreen.ForkWanted) -> None:
+        """``F`` on a conversation's turn: the Agents pane forks it (asked where first)."""
+        self.query_one(AgentsPane).fork_at(message.key, message.at)
 
     def on_work_failed(self, message: WorkFailed) -> None:
         """A background job failed (``support/workers.py``): shown to the operator, not fatal."""
