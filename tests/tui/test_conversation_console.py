@@ -61,8 +61,8 @@ async def test_t_opens_the_agents_conversation_its_turns_in_order(project: Path)
             ("tool", "Task"),
         ]
         text = screen_text(pilot.app)
-        assert text.index("Please do the migration") < text.index("⏺ Bash  echo hello-from-bash")
-        assert text.index("⏺ Write") < text.index("⏺ Task  look around")
+        assert text.index("Please do the migration") < text.index("● Bash  echo hello-from-bash")
+        assert text.index("● Write") < text.index("● Task  look around")
         assert "      ▶ subagent prompt" in text  # the subagent's turns under its call
         assert "Done. All good." in text  # Markdown drawn: **All** in bold
         assert screen.view.stick and screen.view.cursor == len(screen.view.turns) - 1
@@ -81,7 +81,7 @@ async def test_enter_opens_a_tool_call_to_its_input_and_result_and_closes_it(pro
         await pilot.press("enter")
         text = screen_text(pilot.app)
         assert "│ echo hello-from-bash" in text and "⎿ hello-from-bash" in text
-        assert text.index("⎿ hello-from-bash") < text.index("⏺ Write")
+        assert text.index("⎿ hello-from-bash") < text.index("● Write")
         await pilot.press("enter")
         assert "⎿ hello-from-bash" not in screen_text(pilot.app)
 

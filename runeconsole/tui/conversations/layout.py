@@ -6,7 +6,7 @@ turns on screen are ever drawn.
 - a prompt: ``▶ you (say)`` (the operator's), ``▶ user``, ``▶ system`` (a task
   notification…) with its time, then its text; the assistant's text: Markdown (Rich's,
   drawn once per turn); both cut after ``FOLD`` lines until opened (enter);
-- a tool call: ONE line, ``⏺ Bash  echo hi`` (red: it failed; dim: no result yet); opened
+- a tool call: ONE line, ``● Bash  echo hi`` (red: it failed; dim: no result yet); opened
   (enter), its input and its result below it;
 - a compaction, a resumption: a separator line across the width; a place that could not
   be read: ``⚠`` and why;
@@ -95,11 +95,11 @@ def tool_line(turn: Turn) -> Text:
     """A tool call on one line: its mark (red: failed, dim: no result yet), the tool, what
     it acted on."""
     if not turn.tool:  # a result whose call was read before (``note`` says so)
-        return Text.assemble(("⏺ ", DIM), ("result of an earlier call", DIM))
+        return Text.assemble(("● ", DIM), ("result of an earlier call", DIM))
     pending = not turn.result and not turn.is_error
     mark = ERROR if turn.is_error else DIM if pending else OK
     subject = " ".join(printable(turn.subject).split())
-    text = Text.assemble(("⏺ ", mark), (turn.tool, TOOL_NAME))
+    text = Text.assemble(("● ", mark), (turn.tool, TOOL_NAME))
     if subject:
         text.append("  ")
         text.append(subject, ERROR if turn.is_error else "")

@@ -37,7 +37,7 @@ HELP = (
     ("/", "search in the conversation (words marked); n / N the next / previous hit"),
     ("[ / ]", "your previous / next prompt (a say, a review sent from here)"),
     ("▶ you (say)", "a prompt you sent; ▶ user: typed in the session; ▶ system: notices"),
-    ("⏺", "a tool call: green done, red failed, dim no result yet"),
+    ("●", "a tool call: green done, red failed, dim no result yet"),
     ("── ──", "a compaction, a resumption; ⚠ a place that could not be read"),
     ("esc / q", "back"),
 )

@@ -123,7 +123,7 @@ def snippet_text(hit: Hit, limit: int = SNIPPET_CHARS) -> Text:
 
 def hit_cells(hit: Hit, sources: bool) -> list[Any]:
     when = hit.at.astimezone().strftime("%m-%d %H:%M") if hit.at else "?"
-    who = f"⏺ {hit.tool}" if hit.tool else {OPERATOR: "you"}.get(hit.speaker, hit.speaker)
+    who = f"● {hit.tool}" if hit.tool else {OPERATOR: "you"}.get(hit.speaker, hit.speaker)
     agent = Text(hit.key or "?", "bold" if hit.key else "dim")
     if hit.depth:
         agent.append(" (sub)", "dim")
