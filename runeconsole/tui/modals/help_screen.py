@@ -21,6 +21,8 @@ def console_keys(panes: int) -> Keys:
         ("j / k, ↑ / ↓", "move"),
         ("1" if panes == 1 else f"1 … {panes}", "switch pane"),
         ("ctrl+p", "command palette (jump to an agent, change theme)"),
+        ("a", "the oldest permission request, blocking question or gate waiting on you"),
+        ("S", "search every conversation (words, \"phrases\", prefix*; agent: tool: who:)"),
         ("q", "quit"),
     )
 
