@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from runeconsole.services.claude.hooks.hook import LOG_NAME
 from runeconsole.services.claude.session.view import agent_view
+from runeconsole.services.conversations.index import ConversationIndex
+from runeconsole.services.conversations.locate import transcript_for
+from runeconsole.services.conversations.reading import read_conversation
+from runeconsole.services.conversations.turns import Turn
 from runeconsole.services.pane_patterns import read_pane
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
@@ -29,7 +34,7 @@ pytestmark = [
 ]
 
 
-def claude_agent(root: Path) -> dict | None:
+def claude_agent(root: Path) -> dict[str, Any] | None:
     """The session's row as ``agents --json`` has it (read in-process: a console may be
     running in this test, and it owns stdout)."""
     for record in Registry(Project(root)).list():
@@ -72,6 +77,20 @@ async def test_its_ask_user_question_is_answered_from_the_console(
             assert row["tokens"]["cache_read"] >= 16000
             # 20,200 of the default model's 1,000,000 (its status line and hooks agree)
             assert row["context_left_percent"] == 98
+            # Its conversation: the call with the answers given here, then its last text;
+            # the console indexed it when the hooks said Stop.
+            transcript = transcript_for(Project(root), row["key"])
+
+            def turns() -> list[Turn]:
+                return read_conversation(transcript).turns
+
+            await until(pilot, lambda: any("Done: argon2" in t.text for t in turns()))
+            (asked,) = [t for t in turns() if t.tool == "AskUserQuestion"]
+            assert asked.subject == ASK_INPUT["questions"][0]["question"]
+            assert "argon2" in asked.result and "lint, e2e" in asked.result
+            index = ConversationIndex(Project(root))
+            await until(pilot, lambda: bool(index.search("argon2")), timeout=20)
+            assert {hit.tool for hit in index.search("argon2")} >= {"AskUserQuestion"}
     assert not (root / ".claude" / "state" / "claude" / LOG_NAME).exists()
 
 
