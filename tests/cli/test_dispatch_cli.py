@@ -15,10 +15,10 @@ import pytest
 from runeconsole.adapters.claude_cli import COMMAND_ENV
 from runeconsole.adapters.tmux import Tmux
 from tests.services.dispatch.helpers import (
-    STAND_IN,
     branches,
     commit_in,
     identity,
+    install_stand_in,
     project_excluding_state,
     stand_in_args,
     status,
@@ -40,12 +40,7 @@ def root(project: Path) -> Path:
 
 @pytest.fixture
 def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "bin" / "claude"
-    path.parent.mkdir()
-    path.write_text(STAND_IN)
-    path.chmod(0o755)
-    monkeypatch.setenv(COMMAND_ENV, str(path))
-    return path
+    return install_stand_in(tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.modals.fork_choice import ForkChoice
 from runeconsole.tui.panes.agents_pane import AgentsPane
-from tests.services.dispatch.helpers import STAND_IN, project_excluding_state, stand_in_args
+from tests.services.dispatch.helpers import install_stand_in, project_excluding_state, stand_in_args
 from tests.support.polling import until, wait_until
 
 SESSION = "0630e3b6-ad49-4600-90a2-d7573e8f8f23"
@@ -28,11 +28,7 @@ SESSION = "0630e3b6-ad49-4600-90a2-d7573e8f8f23"
 
 @pytest.fixture
 def root(project: Path, tmp_path: Path, tmux_socket: str, monkeypatch: pytest.MonkeyPatch) -> Path:
-    stand_in = tmp_path / "bin" / "claude"
-    stand_in.parent.mkdir()
-    stand_in.write_text(STAND_IN)
-    stand_in.chmod(0o755)
-    monkeypatch.setenv(COMMAND_ENV, str(stand_in))
+    install_stand_in(tmp_path, monkeypatch)
     monkeypatch.setenv("RUNECONSOLE_TMUX_SOCKET", tmux_socket)
     return project_excluding_state(project)
 

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.adapters.claude_cli import COMMAND_ENV
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.project import Project
 from runeconsole.services.supervisor import Supervisor, SupervisorSettings
-from tests.services.dispatch.helpers import STAND_IN, project_excluding_state
+from tests.services.dispatch.helpers import install_stand_in, project_excluding_state
 
 
 @pytest.fixture
@@ -27,12 +26,7 @@ def root(project: Path) -> Path:
 @pytest.fixture
 def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A stand-in for Claude Code: writes its arguments beside itself, then sleeps."""
-    path = tmp_path / "bin" / "claude"
-    path.parent.mkdir()
-    path.write_text(STAND_IN)
-    path.chmod(0o755)
-    monkeypatch.setenv(COMMAND_ENV, str(path))
-    return path
+    return install_stand_in(tmp_path, monkeypatch)
 
 
 @pytest.fixture

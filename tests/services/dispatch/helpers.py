@@ -9,6 +9,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from runeconsole.adapters.claude_cli import COMMAND_ENV
 from tests.support.merge_queue import commit_in_checkout, git
 
 # Claude Code's stand-in: its arguments (NUL-separated) written beside it, named by the
@@ -17,6 +20,17 @@ STAND_IN = """#!/bin/sh
 printf '%s\\0' "$@" > "$(dirname "$0")/args-$RUNECONSOLE_AGENT_KEY"
 exec sleep 300
 """
+
+
+def install_stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The stand-in for Claude Code (writes its arguments beside itself, then sleeps),
+    reached through ``$RUNECONSOLE_CLAUDE``; its path."""
+    path = tmp_path / "bin" / "claude"
+    path.parent.mkdir()
+    path.write_text(STAND_IN)
+    path.chmod(0o755)
+    monkeypatch.setenv(COMMAND_ENV, str(path))
+    return path
 
 
 def project_excluding_state(root: Path) -> Path:
