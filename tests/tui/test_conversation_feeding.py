@@ -3,6 +3,8 @@ a tool's result): only what was appended is read, and a heartbeat feeds nothing.
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 from runeconsole.adapters.clock import ManualClock
@@ -12,6 +14,7 @@ from runeconsole.services.liveness import AgentRecord
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.tui.console.app import FEED_SECONDS, create_app
+from runeconsole.tui.conversations.searching import IndexSearch
 from tests.support.polling import until
 from tests.tui.conversation_fixtures import KEY, append_text, conversation_agent
 
@@ -52,3 +55,31 @@ async def test_a_stop_reported_by_the_hooks_gets_the_new_turn_indexed(
         await until(pilot, found, timeout=20)
         (hit,) = index.search("flamingo")
         assert hit.key == KEY and hit.speaker == "assistant"
+
+
+def test_closing_the_index_while_a_feed_runs_waits_for_it_and_feeds_nothing_after(
+    project: Path,
+) -> None:
+    """The console closing (the index closed on the UI thread) while its worker feeds:
+    a connection closed under a running statement would crash the whole process."""
+    transcript = conversation_agent(project)
+    search = IndexSearch(Project(project))
+    fed: list[int] = []
+    errors: list[BaseException] = []
+
+    def feeding() -> None:
+        try:
+            for n in range(60):
+                append_text(transcript, f"turn number {n} of the feed", 40.0 + n)
+                fed.append(search.feed([KEY]))
+        except BaseException as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=feeding)
+    worker.start()
+    while len(fed) < 5 and worker.is_alive():
+        time.sleep(0.005)
+    search.close()
+    worker.join(timeout=30)
+    assert not errors and not worker.is_alive()
+    assert fed[:5] == [t for t in fed[:5] if t > 0] and fed[-1] == 0  # none after the close

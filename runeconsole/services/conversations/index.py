@@ -170,7 +170,7 @@ class ConversationIndex:
         return db
 
     def _rebuilt(self, why: str) -> None:
-        self.close()
+        self._disconnect()  # a lock of ours may be held here already
         schema.remove(self.path)
         message = (
             f"{self.path}: not a usable conversation index ({why}): rebuilt empty; "
@@ -188,14 +188,14 @@ class ConversationIndex:
 
     def _write_db(self) -> sqlite3.Connection:
         if self._writer is not None and self._replaced():
-            self.close()
+            self._disconnect()
         if self._writer is None:
             self._writer = self._open()
         return self._writer
 
     def _read_db(self) -> sqlite3.Connection:
         if self._reader is not None and self._replaced():
-            self.close()
+            self._disconnect()
         if self._reader is None:
             with self._lock:
                 self._write_db()  # made and checked (rebuilt if need be) once
@@ -203,6 +203,13 @@ class ConversationIndex:
         return self._reader
 
     def close(self) -> None:
+        """Its connections closed once no thread of this process uses them: a connection
+        closed under another thread's statement crashes the process. (The locks in the
+        order the readers take them: the reading one, then the writing one.)"""
+        with self._read_lock, self._lock:
+            self._disconnect()
+
+    def _disconnect(self) -> None:
         for db in (self._writer, self._reader):
             if db is not None:
                 with contextlib.suppress(sqlite3.Error):

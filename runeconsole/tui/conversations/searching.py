@@ -28,42 +28,53 @@ RESCAN_EVERY = 10.0  # seconds
 
 
 class IndexSearch:
+    """One index of this root, used by one thread at a time: the search screen's searches
+    and the feeds of what the agents' hooks said was written, until the console closes
+    it (a feed still running then finishes first; none starts after)."""
+
     def __init__(self, project: Project) -> None:
         self.project = project
         self.index: ConversationIndex | None = None
         self.rescanned = float("-inf")
         self.lock = threading.Lock()
+        self.closed = False
+
+    def _index(self) -> ConversationIndex:
+        """The index (made on first use); held under ``lock``."""
+        if self.closed:
+            raise RuneError("the console is closing: the conversation index is closed")
+        if self.index is None:
+            self.index = ConversationIndex(self.project)
+        return self.index
 
     def __call__(self, query: Query, limit: int) -> tuple[list[Hit], list[str]]:
         with self.lock:
-            if self.index is None:
-                self.index = ConversationIndex(self.project)
-            index = self.index
+            index = self._index()
             told = len(index.messages)
             if time.monotonic() - self.rescanned > RESCAN_EVERY:
                 index.rescan()
                 self.rescanned = time.monotonic()
-        hits = index.search(query.words, limit=limit, **query.filters())
-        return hits, list(index.messages[told:])
+            hits = index.search(query.words, limit=limit, **query.filters())
+            return hits, list(index.messages[told:])
 
     def feed(self, keys: Sequence[str]) -> int:
         """The agents' transcripts, what was appended since they were last read (their
-        hooks said a turn was written); the turns indexed."""
+        hooks said a turn was written); the turns indexed (none once closed)."""
         with self.lock:
-            if self.index is None:
-                self.index = ConversationIndex(self.project)
-            index = self.index
-        fed = 0
-        for key in keys:
-            fed += index.feed_agent(key)
-        return fed
+            if self.closed:
+                return 0
+            index = self._index()
+            return sum(index.feed_agent(key) for key in keys)
 
     def open(self, hit: Hit) -> Transcript:
         return LocalTranscript(self.project, hit.key, path=hit.path)
 
     def close(self) -> None:
-        if self.index is not None:
-            self.index.close()
+        with self.lock:
+            self.closed = True
+            if self.index is not None:
+                self.index.close()
+                self.index = None
 
 
 class FleetSearch:
