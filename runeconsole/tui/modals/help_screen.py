@@ -22,7 +22,7 @@ def console_keys(panes: int) -> Keys:
         ("1" if panes == 1 else f"1 … {panes}", "switch pane"),
         ("ctrl+p", "command palette (jump to an agent, change theme)"),
         ("a", "the oldest permission request, blocking question or gate waiting on you"),
-        ("S", "search every conversation (words, \"phrases\", prefix*; agent: tool: who:)"),
+        ("S", 'search every conversation (words, "phrases", prefix*; agent: tool: who:)'),
         ("q", "quit"),
     )
 
