@@ -101,9 +101,3 @@ def stash_files(worktree: Path, ref: str) -> list[str]:
     """Files a stash entry changed (``git stash show --name-only REF``)."""
     result = run_git(["stash", "show", "--name-only", ref], worktree, timeout=30, check=False)
     return [line for line in result.stdout.splitlines() if line]
-
-
-def untracked_files(worktree: Path) -> list[str]:
-    """New files git does not track yet (ignored ones excluded): uncommitted work too."""
-    result = run_git(["ls-files", "--others", "--exclude-standard"], worktree, timeout=30)
-    return [line for line in result.stdout.splitlines() if line]

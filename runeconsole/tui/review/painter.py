@@ -20,7 +20,6 @@ from runeconsole.services.review.changes import ADDED as FILE_ADDED
 from runeconsole.services.review.changes import DELETED, RENAMED
 from runeconsole.tui.review.document import (
     ADDED,
-    BLANK,
     CODE,
     COMMENT,
     COMMIT,
@@ -174,6 +173,3 @@ class Painter:
         if cursor:
             return CURSOR_BG
         return ROW_BG.get(kind, Style())
-
-    def is_blank(self, row: int) -> bool:
-        return self.document.rows[row][0] == BLANK
