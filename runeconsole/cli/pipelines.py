@@ -20,6 +20,7 @@ from runeconsole.cli.common import open_project, print_json
 from runeconsole.core.control import printable
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
+from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.pipelines.agents import NodeWork, work_by_node
 from runeconsole.services.pipelines.engine import latest_runs, read_run
 from runeconsole.services.pipelines.graph import Node, Plan
@@ -27,6 +28,7 @@ from runeconsole.services.pipelines.record import NO_RUNNER, Gate, Pipeline
 from runeconsole.services.pipelines.store import Pipelines
 from runeconsole.services.pipelines.timeline import Moment, timeline
 from runeconsole.services.project import Project
+from runeconsole.services.registry import Registry
 
 WIDTH = 80
 # A node's status as one mark (the legend is printed under the listing).
@@ -312,8 +314,6 @@ def node_work(project: Project, pipeline: Pipeline) -> dict[str, NodeWork]:
     """What works on each node: identities and merge-queue entries named by its id."""
     if pipeline.plan is None:
         return {}
-    from runeconsole.services.merge_queue import MergeQueue
-    from runeconsole.services.registry import Registry
 
     try:
         records = Registry(project).list()

@@ -50,6 +50,7 @@ from runeconsole.services.conversations.index_feed import (
     parse,
     transaction,
 )
+from runeconsole.services.conversations.locate import sessions_of
 from runeconsole.services.conversations.owners import (
     Owner,
     Owners,
@@ -65,6 +66,7 @@ from runeconsole.services.conversations.query import (
     from_epoch_ms,
     fts_expression,
 )
+from runeconsole.services.conversations.reading import is_subagent_file, subagent_paths
 from runeconsole.services.conversations.turns import SPEAKERS
 from runeconsole.services.project import Project
 
@@ -262,8 +264,6 @@ class ConversationIndex:
         since it was read, fed; those gone marked so (they stay searchable)."""
         started = time.monotonic()
         if paths is None:
-            from runeconsole.services.conversations.locate import sessions_of
-
             paths = sessions_of(self.project)
         files = list(dict.fromkeys(f for p in paths for f in _with_subagents(Path(p))))
         self._owners = read_owners(self.project.paths)
@@ -601,7 +601,6 @@ class ConversationIndex:
 
 def _with_subagents(path: Path) -> list[str]:
     """The transcript and, for a session's own, its subagents' files."""
-    from runeconsole.services.conversations.reading import is_subagent_file, subagent_paths
 
     if is_subagent_file(path):
         return [str(path)]

@@ -22,6 +22,7 @@ from pathlib import Path
 from runeconsole.services.conversations import index_schema as schema
 from runeconsole.services.conversations.owners import Owner, session_of
 from runeconsole.services.conversations.query import clean_text, epoch_ms
+from runeconsole.services.conversations.reading import ConversationReader
 from runeconsole.services.conversations.turns import TOOL, UNREADABLE, Turn
 
 BODY_LIMIT = 100_000  # characters of one turn indexed (a prompt, a text, a call and result)
@@ -81,7 +82,6 @@ def file_state(db: sqlite3.Connection, path: str) -> FileState | None:
 def parse(path: str, state: FileState | None) -> Parsed | None:
     """The transcript's new whole lines as turns, going on from ``state``; ``None`` when
     it is not a file (gone, a directory)."""
-    from runeconsole.services.conversations.reading import ConversationReader
 
     try:
         info = os.stat(path)

@@ -34,7 +34,9 @@ from runeconsole.services.reply import Replies
 from runeconsole.services.reply.readiness import ended
 from runeconsole.services.review.records import ReviewRecord, ReviewRecords
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.conversations.screen import ConversationScreen
 from runeconsole.tui.conversations.transcripts import LocalTranscript, Transcript
+from runeconsole.tui.modals.fork_choice import ForkChoice
 from runeconsole.tui.support.new_task_start import Starter, started_said
 from runeconsole.tui.support.workers import background
 
@@ -312,7 +314,6 @@ class AgentActions(Widget):
 
     def open_conversation(self, key: str) -> None:
         """The conversation screen of agent ``key`` (``t``, the palette)."""
-        from runeconsole.tui.conversations.screen import ConversationScreen
 
         try:
             transcript = self.agents.conversation(key)
@@ -364,7 +365,6 @@ class AgentActions(Widget):
     def fork_at(self, key: str, at: str) -> None:
         """``F`` on a turn of a conversation: its session forked up to that turn, asked
         where first."""
-        from runeconsole.tui.modals.fork_choice import ForkChoice
 
         def chose(action: str | None) -> None:
             if action in FORKS:
@@ -380,7 +380,6 @@ class AgentActions(Widget):
 
     def action_fork(self) -> None:
         """``F``: the agent's session forked into a new agent, in its worktree or a new one."""
-        from runeconsole.tui.modals.fork_choice import ForkChoice
 
         if (chosen := self._chosen()) is None:
             return
