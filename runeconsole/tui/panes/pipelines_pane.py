@@ -49,7 +49,7 @@ HELP_KEYS = (
         "pending",
     ),
     ("PROGRESS", "nodes ✓ finished, ▶ under way, ✗ failed, · not started"),
-    ("RUNNER", "pipeline_runner or engine, ● running or gone; cli: moved by hand"),
+    ("RUNNER", "runner (pipeline_runner) or engine, ● running or gone; cli: moved by hand"),
     ("NOTE", "why the DOT cannot be read, or what is wrong that the harness does not see"),
 )
 

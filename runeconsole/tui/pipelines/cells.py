@@ -95,10 +95,11 @@ def progress_text(pipeline: Pipeline) -> Text:
 
 
 def runner_text(pipeline: Pipeline) -> Text:
-    """``pipeline_runner ●`` (running), ``engine gone``, ``cli`` (moved by hand)."""
+    """``runner ●`` (``pipeline_runner``, running), ``engine gone``, ``cli`` (moved by hand):
+    short, so the NOTE after it stays in an 80-column pane."""
     if pipeline.runner == NO_RUNNER:
         return Text("cli", "dim")
-    name = pipeline.runner
+    name = "engine" if pipeline.runner == ENGINE else "runner"
     if pipeline.runner_alive is True:
         return Text.assemble(name + " ", ("●", "green"))
     if pipeline.runner_alive is False:
