@@ -230,6 +230,11 @@ def compare_and_swap(repo: Path, ref: str, new: str, old: str) -> bool:
     return run_git(["update-ref", ref, new, old], repo, check=False).returncode == 0
 
 
+def set_ref(repo: Path, ref: str, commit: str) -> None:
+    """``ref`` pointed at ``commit``, whatever it held (for refs that are ours to keep)."""
+    run_git(["update-ref", ref, commit], repo)
+
+
 def update_refs(repo: Path, changes: dict[str, tuple[str, str]]) -> bool:
     """Several refs moved at once, each from the commit it must still hold: ``{ref: (new,
     old)}``, ``new`` empty to delete it. All or none (git's own transaction)."""

@@ -57,11 +57,18 @@ def register(
     listing.set_defaults(func=list_entries)
 
     add = actions.add_parser("add", parents=[common], help="enqueue a branch")
-    add.add_argument("--branch", required=True)
+    add.add_argument(
+        "--branch", required=True, help="a local branch, or a teammate's: origin/feature-x"
+    )
     add.add_argument("--identity", metavar="KEY", help="{role}-{name} of the agent it belongs to")
     add.add_argument("--node-id")
     add.add_argument("--bead-id")
-    add.add_argument("--pr", type=int, metavar="N")
+    add.add_argument("--pr", type=int, metavar="N", help="its pull request (kept, shown)")
+    add.add_argument(
+        "--push",
+        action="store_true",
+        help="push the branch to the queue's remote first (deleted there once landed)",
+    )
     add.add_argument("--worktree", metavar="PATH")
     add.add_argument("--test-command", metavar="CMD", help="override the configured test command")
     add.add_argument(
@@ -209,6 +216,7 @@ def add_entry(args: argparse.Namespace) -> int:
         worktree=args.worktree,
         test_command=args.test_command,
         priority=args.priority,
+        push=args.push,
     )
     if args.json:
         print_json({**entry.to_json(), "created": created})

@@ -147,6 +147,8 @@ def show_stats(args: argparse.Namespace) -> int:
         return 0
     print(stats_text(stats))
     now = queue.clock.now()
+    if queue.settings.remote:
+        print(f"  {queue.where().words(now.timestamp())}")
     for batch in stats.batches:
         print(f"  batch {batch_line(batch, now)}")
     return 0
@@ -164,6 +166,9 @@ def stats_text(stats: QueueStats) -> str:
         f"batches up to {stats.batch_max}; testing at once {stats.window or 1} of "
         f"{stats.parallel_runs}; test timeout {stats.test_timeout}",
     ]
+    if stats.remote is not None:
+        remote = stats.remote
+        lines.append(f"lands on {remote['remote']}/{remote['branch']} ({remote['url']})")
     for command, count in sorted(stats.flaky.items()):
         lines.append(f"flaky: {count} landed on a retry of `{command}`")
     return "\n".join(lines)

@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
 from runeconsole.services.merge_queue.landing import Landing
-from runeconsole.services.merge_queue.model import BRANCH_MISSING, CONFLICT, GIT_ERROR, Outcome
+from runeconsole.services.merge_queue.model import (
+    BRANCH_MISSING,
+    CONFLICT,
+    GIT_ERROR,
+    Outcome,
+    is_remote_only,
+)
 from runeconsole.services.merge_queue.outcomes import Recorder, Run
 from runeconsole.services.merge_queue.slots import Slots
 from runeconsole.services.merge_queue.work import Work, Write
@@ -58,9 +64,13 @@ class Builder:
             self.trees[commit] = gw.tree_of(self.landing.root, commit)
         return self.trees[commit]
 
-    def verify(self, work: Work, write: Write, now: str) -> list[Outcome]:
-        """Look up the commit of each entry's branch (once per entry); an entry whose
-        branch is gone fails (``branch_missing``)."""
+    def verify(
+        self, work: Work, write: Write, now: str, fetched: dict[str, str | None] | None = None
+    ) -> list[Outcome]:
+        """Look up the commit of each entry's branch (once per entry; a teammate's branch
+        on the remote: as just ``fetched``); an entry whose branch is gone fails
+        (``branch_missing``)."""
+        fetched = fetched or {}
         fresh = [run for run in work.members if "original_commit" not in run.entry]
         if not fresh:
             return []
@@ -69,12 +79,17 @@ class Builder:
         heads = gw.branch_heads(self.landing.root) if len(fresh) > 1 else {}
         for run in fresh:
             branch = str(run.entry.get("branch") or "")
-            found = (
-                (heads.get(branch) if heads else None)
-                or gw.resolve_commit(self.landing.root, f"refs/heads/{branch}")
-                if gw.valid_branch_name(branch)
-                else None
-            )
+            if run.entry_id in fetched:
+                found = fetched[run.entry_id]
+            elif is_remote_only(run.entry):
+                found = gw.resolve_commit(self.landing.root, f"refs/remotes/{branch}")
+            else:
+                found = (
+                    (heads.get(branch) if heads else None)
+                    or gw.resolve_commit(self.landing.root, f"refs/heads/{branch}")
+                    if gw.valid_branch_name(branch)
+                    else None
+                )
             if found is None:
                 results[run.entry_id] = "branch missing"
                 missing.append(run)

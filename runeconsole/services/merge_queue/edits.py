@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
+from runeconsole.adapters import git_remote as gr
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.validate import validate_id, validate_name
@@ -39,16 +40,23 @@ class QueueEdits(QueueFile):
         source: str | None = None,
         requested_by: str | None = None,
         priority: str | None = None,
+        push: bool = False,
     ) -> tuple[QueueEntry, bool]:
         """Enqueue ``branch``; returns (entry, created). A waiting branch is not added twice.
 
         ``source``: the ``MERGE_READY`` signal file it comes from (for the history);
         ``requested_by``: that signal's sender, who is told the outcome; ``priority``:
-        its lane (``urgent``, ``high``, ``normal``: the default, ``low``)."""
+        its lane (``urgent``, ``high``, ``normal``: the default, ``low``). ``branch``
+        may name a teammate's branch on a remote (``origin/feature-x``: no local branch
+        of that name, ``origin`` a remote); ``push``: the local branch is pushed to the
+        queue's remote first, and deleted there once landed."""
         if not gw.valid_branch_name(branch):
             raise InvalidInput(f"branch {branch!r} is not a valid git branch name")
-        if branch == self.settings.main_branch:
+        if branch in (self.settings.main_branch, self.settings.target):
             raise InvalidInput(f"cannot queue {branch!r}: it is the branch the queue merges into")
+        on_remote = self._on_remote(branch)
+        if push and on_remote:
+            raise InvalidInput(f"--push: {branch} is on the remote already")
         for value, what in ((identity, "identity"), (node_id, "node id")):
             if value is not None:
                 validate_name(value, what)  # the harness's names may hold '.'
@@ -61,7 +69,8 @@ class QueueEdits(QueueFile):
                 "--test-command must be a non-empty command line with balanced quotes"
             )
         _check_priority(priority)
-        node = node_id or node_id_from(branch)
+        node = node_id or node_id_from(on_remote["remote_branch"] if on_remote else branch)
+        pushed = self._push(branch) if push else {}
         with self._journal(f"queueing {branch}"), self._mutate() as data:
             for index, item in enumerate(data["entries"]):
                 if (
@@ -100,9 +109,37 @@ class QueueEdits(QueueFile):
                 item["requested_by"] = requested_by
             if priority is not None:
                 item["priority"] = priority
+            item.update(on_remote or pushed)
             data["entries"].append(item)
             self._record(data, "add", entry_id, branch=branch, source=source, priority=priority)
             return QueueEntry(dict(item), len(data["entries"]) - 1), True
+
+    def _on_remote(self, branch: str) -> dict[str, str] | None:
+        """``origin/feature-x`` as a teammate's branch on a remote (``remote``,
+        ``remote_branch``): ``origin`` is a remote of the project and no local branch
+        has that name. ``None``: a local branch."""
+        remote, _, rest = branch.partition("/")
+        if not rest or not gr.valid_remote_name(remote):
+            return None
+        if gw.resolve_commit(self.root, f"refs/heads/{branch}") is not None:
+            return None
+        if gr.remote_url(self.root, remote) is None:
+            return None
+        return {"remote": remote, "remote_branch": rest}
+
+    def _push(self, branch: str) -> dict[str, object]:
+        """The local ``branch`` pushed to the queue's remote (a fast-forward), to be
+        deleted there once it lands (``pushed_by_us``)."""
+        remote = self.settings.remote
+        if remote is None:
+            raise InvalidInput("--push needs runeconsole.merge_queue.remote (e.g. origin)")
+        commit = gw.resolve_commit(self.root, f"refs/heads/{branch}")
+        if commit is None:
+            raise InvalidInput(f"--push: no local branch {branch!r}")
+        result = gr.push(self.root, remote, commit, branch, timeout=self.settings.remote_timeout)
+        if result.kind != gr.PUSHED:
+            raise RuneError(f"{remote} refused {branch}: {result.detail}; fetch and rebase it")
+        return {"remote": remote, "remote_branch": branch, "pushed_by_us": True}
 
     def retry(self, entry_id: str) -> QueueEntry:
         validate_name(entry_id, "entry id")

@@ -6,15 +6,20 @@ it happens (each entry's step, the batches at work, the window), so the console 
 ``status`` show it, and a processor killed at any point leaves what recovery needs.
 
 With ``batch_max: 1`` and ``parallel_runs: 1`` this is the sequential queue: one entry,
-rebased, tested and landed before the next is taken.
+rebased, tested and landed before the next is taken. With a ``remote``, a batch built on
+``main`` is built on the remote's, fetched first; a remote that cannot be reached is
+waited for (each try in the entries' step and the log), and past the wait the run stops
+with every entry it held back in the queue, never failed for the network.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
+from runeconsole.adapters import git_remote as gr
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
 from runeconsole.core.pause import pause_point
@@ -34,6 +39,8 @@ from runeconsole.services.merge_queue.model import (
     ProcessReport,
     ProgressCallback,
     QueueEntry,
+    is_remote_only,
+    remote_branch_of,
 )
 from runeconsole.services.merge_queue.outcomes import Recorder, Run
 from runeconsole.services.merge_queue.slots import Finished, Slots
@@ -52,6 +59,7 @@ from runeconsole.services.merge_queue.train import (
 from runeconsole.services.merge_queue.work import Work
 
 POLL = 1.0  # seconds between looks at the queue while runs go on (new entries, company)
+T = TypeVar("T")
 
 
 class Engine:
@@ -74,6 +82,7 @@ class Engine:
         self.slots = Slots(queue.root, settings.parallel_runs, settings.git_timeout)
         self.builder = Builder(recorder, landing, self.slots, identity, settings.git_timeout)
         self.lander = Lander(queue, recorder, landing)
+        self.remote = landing.remote
         self.seq = queue.batch_seq()
         state = queue.read()
         window = state.data.get(WINDOW)
@@ -182,6 +191,11 @@ class Engine:
                 self.test(work)
                 return True
             tested = self.build(work)
+        except gr.RemoteUnreachable as exc:
+            self.slots.give_back(slot)
+            work.slot = None
+            self.remote_gone(exc)
+            return True
         except RuneError as exc:
             self.slots.give_back(slot)
             work.slot = None
@@ -202,13 +216,13 @@ class Engine:
         """Verify and rebase the batch; True: it is to be tested."""
         batch = work.batch
         write, now = self.publish, self.queue.now
-        self._leave(
-            batch, [o.entry_id for o in self._count(self.builder.verify(work, write, now()))]
-        )
+        on = self.train.base_for(batch)
+        fetched = self._fetch(work, on_main=on is None)
+        verified = self.builder.verify(work, write, now(), fetched)
+        self._leave(batch, [o.entry_id for o in self._count(verified)])
         main = gw.resolve_commit(self.queue.root, self.queue.main_ref)
         if main is None:
-            raise RuneError(f"branch {self.settings.main_branch!r} disappeared")
-        on = self.train.base_for(batch)
+            raise RuneError(f"branch {self.settings.target!r} disappeared")
         base = on.tip if on is not None and on.tip else main
         built = self.builder.build(work, base, main, write, now())
         self._leave(batch, [o.entry_id for o in self._count(built.outcomes)])
@@ -225,6 +239,76 @@ class Engine:
             return True
         work.report("test", f"{batch.describe()}: holds what failed before; red without a run")
         return False
+
+    # -- the remote -------------------------------------------------------------------------------
+
+    def _fetch(self, work: Work, *, on_main: bool) -> dict[str, str | None]:
+        """With a remote: its main fetched (for a batch built on main), and each teammate's
+        branch the batch holds not yet looked up; their commits (``None``: gone)."""
+        remote = self.remote
+        if remote is None:
+            return {}
+        if on_main:
+            self.reach(work, remote.fetch)
+        fetched: dict[str, str | None] = {}
+        for run in work.members:
+            branch = remote_branch_of(run.entry)
+            if (
+                branch is not None
+                and is_remote_only(run.entry)
+                and "original_commit" not in run.entry
+            ):
+                fetched[run.entry_id] = self.reach(
+                    work, functools.partial(remote.fetch_branch, branch)
+                )
+        return fetched
+
+    def reach(self, work: Work, action: Callable[[], T]) -> T:
+        """``action`` (it talks to the remote) until the remote answers; each wait is the
+        batch's entries' step (``remote_wait`` says why) and a line of the log."""
+        assert self.remote is not None
+        waited = False
+        name = self.remote.name
+        wait_since: dict[str, str] = {}
+
+        def on_wait(exc: gr.RemoteUnreachable, pause: float, tries: int) -> None:
+            nonlocal waited
+            waited = True
+            wait = {"reason": exc.reason, "tries": tries, "next_try_in_seconds": round(pause, 1)}
+            wait["since"] = wait_since.setdefault("at", self.queue.now())
+            step = f"waiting for {name}"
+            self.queue.write_later(
+                {}, {e: {"current_step": step, "remote_wait": wait} for e in work.batch.entries}
+            )
+            work.report("wait", f"{exc.message}; trying again in {pause:.0f}s (try {tries})")
+
+        result = self.remote.waiting(action, on_wait)
+        if waited:
+            work.report("wait", f"{name} answers again")
+            self.queue.write_later({}, {e: {"remote_wait": None} for e in work.batch.entries})
+        return result
+
+    def remote_gone(self, exc: gr.RemoteUnreachable) -> None:
+        """The remote stayed away past ``remote_wait_seconds``: every batch's entries go
+        back to wait in the queue, not failed, and the run stops taking."""
+        entries = [e for b in self.train.batches for e in b.entries]
+        for batch in list(self.train.batches):
+            self._stop([batch])
+            self.train.drop(batch)
+            self.works.pop(batch.batch_id, None)
+        waited = f"{self.settings.remote_wait_seconds:g}s"
+        why = f"{exc.message}; waited {waited}: back in the queue until it answers"
+        if entries:
+            self.queue.release(entries, why)
+            self.queue.update_entries(
+                {
+                    e: {"remote_wait": {"reason": exc.reason, "gave_up_at": self.queue.now()}}
+                    for e in entries
+                }
+            )
+        self.taker.stopped = True
+        self.report.stopped = why
+        self.publish()
 
     def test(self, work: Work) -> None:
         batch = work.batch
@@ -289,7 +373,10 @@ class Engine:
     def land(self, work: Work) -> None:
         batch = work.batch
         try:
-            landed = self.lander.land(work, self.publish)
+            landed = self.lander.land(work, self.publish, lambda call: self.reach(work, call))
+        except gr.RemoteUnreachable as exc:
+            self.remote_gone(exc)
+            return
         except RuneError as exc:
             self.give_up(work, exc.message)
             return
@@ -301,12 +388,16 @@ class Engine:
             return
         if landed.kind == MOVED:
             batch.rounds += 1
+            target, most = self.settings.target, self.settings.max_rebase_rounds
+            moved = f"{target} moved during the run (was {str(batch.base)[:12]})"
             for run in work.members:
-                run.notes.append(
-                    f"main moved during the run (was {str(batch.base)[:12]}); rebasing again"
+                run.notes.append(f"{moved}; rebasing again")
+            if batch.rounds < most:
+                work.report(
+                    "rebase", f"{moved}: rebasing again, round {batch.rounds + 1} of {most}"
                 )
-            if batch.rounds >= self.settings.max_rebase_rounds:
-                why = f"main kept moving: gave up after {self.settings.max_rebase_rounds} rebases"
+            if batch.rounds >= most:
+                why = f"{target} kept moving: gave up after {most} rebases"
                 self._count([self.recorder.fail(run, BASE_MOVED, why) for run in work.members])
                 self._stop(self.train.drop(batch))
                 self._done(batch)

@@ -5,22 +5,33 @@ moves each entry records the commit it lands as (``tested_commit``) and the batc
 so a processor killed at any moment leaves enough for recovery to tell a landed batch
 from one that did not land. A checkout of ``main`` whose local files the batch would
 overwrite fails only the entries that touch them (``main_dirty``); the rest are built
-again without them."""
+again without them.
+
+With a ``remote`` the batch lands by a push of its tip as a fast-forward: refused
+because someone pushed meanwhile, it is ``MOVED`` (built again on what they pushed),
+unless the remote already holds the tip (a push that went through before an answer was
+lost); refused by the remote itself (a hook, a protected branch), its entries fail."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
+from runeconsole.adapters import git_remote as gr
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.pause import pause_point
 from runeconsole.services.merge_queue.landing import Landing
-from runeconsole.services.merge_queue.model import MAIN_DIRTY, Outcome
+from runeconsole.services.merge_queue.model import GIT_ERROR, MAIN_DIRTY, Outcome
 from runeconsole.services.merge_queue.outcomes import Recorder
 from runeconsole.services.merge_queue.queue_file import QueueFile
 from runeconsole.services.merge_queue.work import Work, Write
 
 LANDED, REFUSED, MOVED = "landed", "refused", "moved"
+T = TypeVar("T")
+# Runs a call that talks to the remote, waiting (with back-off) while it is unreachable.
+Reach = Callable[[Callable[[], T]], T]
 
 
 @dataclass
@@ -40,7 +51,7 @@ class Lander:
         self.landing = landing
         self.root = queue.root
 
-    def land(self, work: Work, write: Write) -> Landed:
+    def land(self, work: Work, write: Write, reach: Reach[object]) -> Landed:
         batch = work.batch
         base, tip = str(batch.base), str(batch.tip)
         # Written before the ref moves: recovery can tell a landed batch from a lost one.
@@ -48,6 +59,8 @@ class Lander:
             entry_id: {"tested_commit": commit, "base_commit": base, "batch_tip": tip}
             for entry_id, commit in work.commits.items()
         }
+        if self.landing.remote is not None:
+            return self._push(work, write, landing, reach)
         done = work.begin(write, self.queue.now(), "merge", extra=landing)
         self.queue.flush()
         pause_point("merge-queue-batch-tested")
@@ -66,6 +79,35 @@ class Lander:
             return self._refused(work, holder, refusal)
         done("main moved")
         return Landed(MOVED)
+
+    def _push(
+        self, work: Work, write: Write, landing: dict[str, dict[str, str]], reach: Reach[object]
+    ) -> Landed:
+        """The tip pushed to the remote's main; the local main follows."""
+        remote = self.landing.remote
+        assert remote is not None
+        tip, target = str(work.batch.tip), self.landing.main_name
+        done = work.begin(write, self.queue.now(), "push", extra=landing)
+        self.queue.flush()
+        pause_point("merge-queue-batch-tested")
+        pushed = reach(lambda: remote.push(tip))
+        assert isinstance(pushed, gr.PushResult)
+        if pushed.kind == gr.REJECTED:
+            reach(remote.fetch)  # a push that landed before its answer was lost?
+            if not gw.is_ancestor(self.root, tip, self.queue.main_ref):
+                done(f"{target} moved")
+                return Landed(MOVED)
+        elif pushed.kind == gr.REFUSED:
+            done("refused")
+            why = f"{target} refused the push: {pushed.detail}"
+            return Landed(
+                REFUSED, [self.recorder.fail(run, GIT_ERROR, why) for run in work.members]
+            )
+        pause_point("merge-queue-batch-pushed")
+        remote.record_push(tip)
+        notes = remote.follow(tip)
+        done("ok")
+        return Landed(LANDED, self._finish(work, notes))
 
     def _finish(self, work: Work, notes: list[str]) -> list[Outcome]:
         """Every entry of the landed batch finished with its own commit."""

@@ -1,15 +1,20 @@
 """Where a tested commit lands: ``main`` moves only by compare-and-swap, the worktree that
 has ``main`` checked out follows it (or ``main`` is put back), and the merged branch is
-deleted or pointed at what was tested, unless something moved it meanwhile."""
+deleted or pointed at what was tested, unless something moved it meanwhile. With a
+``remote``, ``main`` is the remote's (moved by a push, ``remote.Remote``), the local one
+follows it, and a branch on the remote is deleted once landed when it is ours to delete."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
 from runeconsole.core.pause import pause_point
+from runeconsole.services.merge_queue.model import remote_branch_of
 from runeconsole.services.merge_queue.queue_file import QueueFile
+from runeconsole.services.merge_queue.remote import Remote
 
 
 class Landing:
@@ -17,7 +22,8 @@ class Landing:
         self.root = queue.root
         self.settings = queue.settings
         self.main_ref = queue.main_ref
-        self.main_name = queue.settings.main_branch
+        self.main_name = queue.settings.target
+        self.remote = Remote(queue) if queue.settings.remote else None
 
     def main_is(self, commit: str) -> bool:
         return gw.resolve_commit(self.root, self.main_ref) == commit
@@ -92,7 +98,10 @@ class Landing:
         return sorted(set(first_stop) | set(whole))
 
     def sync_main_checkout(self, base: str, tested: str) -> list[str]:
-        """Fast-forward the worktree that has main checked out (if any) from base to tested."""
+        """Fast-forward the worktree that has main checked out (if any) from base to tested
+        (with a remote: the local main follows the remote's, now at tested)."""
+        if self.remote is not None:
+            return self.remote.follow(tested)
         holder = gw.checked_out_at(self.root, self.settings.main_branch)
         if holder is None or tested == base:
             return []
@@ -126,3 +135,13 @@ class Landing:
                     branch = ref.removeprefix("refs/heads/")
                     notes[branch] = [f"{branch} changed meanwhile; left as it is"]
         return notes
+
+    def settle_remote(self, entry: dict[str, Any], original: str) -> list[str]:
+        """A landed entry's branch on the remote deleted, with a lease on the commit that
+        was taken (``original``), when we pushed it or ``delete_remote_branch`` says so."""
+        branch = remote_branch_of(entry)
+        if self.remote is None or branch is None or entry.get("remote") != self.remote.name:
+            return []
+        if entry.get("pushed_by_us") is not True and not self.settings.delete_remote_branch:
+            return []
+        return [self.remote.delete_branch(branch, original)]

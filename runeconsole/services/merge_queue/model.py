@@ -27,11 +27,26 @@ BATCHES = "batches"  # the batches at work now, as the processor last wrote them
 WINDOW = "window"  # how many batches may test at once now (the speculative window)
 BATCH_SEQ = "batch_seq"  # the last batch number given
 FLAKY_COUNTS = "flaky_counts"  # {test command: entries that passed only on a retry}
+REMOTE_STATE = "remote"  # the remote the queue lands on: last fetch, last error, races
 
 
 def node_id_from(branch: str) -> str:
     """A node id made from a branch name (what the harness puts in ``entry_id``)."""
     return re.sub(r"[^A-Za-z0-9_-]+", "_", branch).strip("_")[:64] or "branch"
+
+
+def remote_branch_of(entry: dict[str, Any]) -> str | None:
+    """The branch on the remote an entry names (``remote_branch``), if it names one."""
+    branch, remote = entry.get("remote_branch"), entry.get("remote")
+    ok = isinstance(branch, str) and isinstance(remote, str) and bool(branch and remote)
+    return branch if ok else None
+
+
+def is_remote_only(entry: dict[str, Any]) -> bool:
+    """A teammate's branch on the remote, with no local branch (``branch``:
+    ``origin/feature-x``): fetched before it is built."""
+    branch = remote_branch_of(entry)
+    return branch is not None and entry.get("branch") == f"{entry.get('remote')}/{branch}"
 
 
 def command_args(value: Any) -> list[str] | None:

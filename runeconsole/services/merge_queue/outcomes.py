@@ -108,8 +108,10 @@ class Recorder:
         landing order): each tidied, then every outcome recorded in one write with the
         signals it owes, then those sent."""
         branches = self._settle_branches(landed)
-        for run, tested, _ in landed:
-            self._tidy(run, tested, base, branches.get(str(run.entry.get("branch"))), sync_checkout)
+        for run, tested, original in landed:
+            notes = [*branches.get(str(run.entry.get("branch")), [])]
+            notes += self._settle_remote(run, original)
+            self._tidy(run, tested, base, notes, sync_checkout)
             pause_point("merge-queue-batch-tidying")
         owed: dict[str, list[dict[str, Any]]] = {}
         changes: dict[str, dict[str, Any]] = {}
@@ -145,6 +147,13 @@ class Recorder:
             return self.landing.settle_branches(items)
         except RuneError as exc:
             return {branch: [f"after the merge: {exc.message}"] for branch, _, _ in items}
+
+    def _settle_remote(self, run: Run, original: str) -> list[str]:
+        """The entry's branch on the remote (``Landing.settle_remote``): never a failure."""
+        try:
+            return self.landing.settle_remote(run.entry, original)
+        except RuneError as exc:
+            return [f"after the merge: {exc.message}"]
 
     def _tidy(
         self, run: Run, tested: str, base: str, branch_notes: list[str] | None, sync: bool

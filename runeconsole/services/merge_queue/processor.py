@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from runeconsole.adapters import git_remote as gr
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.locks import LockBusy, owned
 from runeconsole.core.pids import process_start
@@ -139,6 +140,14 @@ class Processor:
                 "no test command: set runeconsole.merge_queue.test_command in "
                 ".claude/talisman.yml (or give the entry --test-command)"
             )
+        remote = self.settings.remote
+        if remote is not None:
+            if gr.remote_url(self.root, remote) is None:
+                return (
+                    f"runeconsole.merge_queue.remote is {remote!r}, which is not a remote of "
+                    f"{self.root} (`git remote -v` lists them)"
+                )
+            return None  # its main is fetched before each batch
         if gw.resolve_commit(self.root, self.queue.main_ref) is None:
             return f"branch {self.settings.main_branch!r} does not exist in {self.root}"
         return None

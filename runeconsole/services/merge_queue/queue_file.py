@@ -71,7 +71,12 @@ class QueueFile:
 
     @property
     def main_ref(self) -> str:
-        return f"refs/heads/{self.settings.main_branch}"
+        """The ref batches are built on and land in: the local ``main``, or with a
+        ``remote`` its remote-tracking ref (``refs/remotes/origin/main``), fetched before
+        each batch and moved only by a push."""
+        main = self.settings.main_branch
+        remote = self.settings.remote
+        return f"refs/remotes/{remote}/{main}" if remote else f"refs/heads/{main}"
 
     def now(self) -> str:
         return iso_z(self.clock.now())

@@ -42,6 +42,7 @@ class Recovery:
         self.settings = queue.settings
         self.recorder = recorder
         self.outbox = outbox
+        self.remote = recorder.landing.remote
 
     def recover(self, leftover: dict[str, Any]) -> list[str]:
         """What was cleaned up, a line each; ``leftover`` is the dead processor's pid file.
@@ -50,6 +51,10 @@ class Recovery:
         notes: list[str] = []
         for worktree in slot_worktrees(self.root):
             notes += self._clear_worktree(worktree, leftover)
+        state = self.queue.read()
+        left = [e for e in state.entries if e.status == IN_PROGRESS]
+        if left and self.remote is not None:
+            notes += self._ask_remote()
         for entry in self.queue.read().entries:
             if entry.status == IN_PROGRESS and claimed_by_us(entry):
                 notes.append(self._recover_entry(entry.fields))
@@ -64,6 +69,17 @@ class Recovery:
         if self.queue.read().data.get(BATCHES):
             self.queue.show_batches([], None, {})  # a dead processor's batches
         return notes
+
+    def _ask_remote(self) -> list[str]:
+        """The remote's main fetched, so an entry whose push went through before its
+        processor died is found landed there; unreachable, what was fetched last is used."""
+        assert self.remote is not None
+        try:
+            self.remote.fetch()
+        except RuneError as exc:
+            name = self.remote.name
+            return [f"could not ask {name} what landed ({exc.message}); going by its last fetch"]
+        return []
 
     def _clear_worktree(self, worktree: Path, leftover: dict[str, Any]) -> list[str]:
         """Stop what a dead processor left running in a slot's worktree, and remove it."""

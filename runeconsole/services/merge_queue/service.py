@@ -19,6 +19,7 @@ from runeconsole.services.merge_queue.model import (
 )
 from runeconsole.services.merge_queue.predictions import ConflictPredictor
 from runeconsole.services.merge_queue.processor import Processor
+from runeconsole.services.merge_queue.remote import Remote, RemoteWhere
 from runeconsole.services.merge_queue.stats import QueueStats, queue_stats
 from runeconsole.services.merge_queue.timeouts import describe as describe_limit
 
@@ -100,7 +101,12 @@ class MergeQueue(QueueClaims):
             batch_max=settings.batch_max,
             test_timeout=describe_limit(settings, state.data, command),
             test_timeout_seconds=self.test_limit(state),
+            remote=self.where().to_json(self.clock.now().timestamp()) if settings.remote else None,
         )
+
+    def where(self) -> RemoteWhere:
+        """Where main is, locally and on the remote (no network; ``remote`` must be set)."""
+        return Remote(self).where()
 
     def predict(self, state: QueueState | None = None) -> dict[str, Prediction]:
         """Predicted conflicts of every pending entry (cached until something changes)."""

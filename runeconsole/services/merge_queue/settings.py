@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runeconsole.adapters import git_remote as gr
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.config import Section, Talisman
 from runeconsole.services.merge_queue.model import command_args
@@ -32,11 +33,22 @@ class MergeQueueSettings:
     parallel_runs: int = 2  # test slots: the next batch tests on top of the one ahead
     flaky_retries: int = 1  # an entry failing alone runs again this many times
     aging_minutes: float = 30.0  # waiting this long raises an entry's priority one level
+    remote: str | None = None  # land on this remote's main_branch (unset: the local one)
+    delete_remote_branch: bool = False  # a remote entry's branch is deleted once landed
+    remote_timeout: float = 120.0  # seconds a fetch or a push may take
+    remote_retry_seconds: float = 2.0  # the first wait for an unreachable remote, doubling
+    remote_retry_max_seconds: float = 60.0  # the longest of those waits
+    remote_wait_seconds: float = 900.0  # a run waits this long for the remote, then stops
 
     @property
     def sequential(self) -> bool:
         """One entry at a time, nothing speculative: the queue as it first was."""
         return self.batch_max == 1 and self.parallel_runs == 1
+
+    @property
+    def target(self) -> str:
+        """Where the queue lands, in words: ``origin/main``, or ``main``."""
+        return f"{self.remote}/{self.main_branch}" if self.remote else self.main_branch
 
     @classmethod
     def from_talisman(cls, talisman: Talisman) -> MergeQueueSettings:
@@ -55,6 +67,14 @@ class MergeQueueSettings:
             talisman.report(f"{where}: runeconsole.merge_queue.main_branch {main!r}")
             main = "main"
         timeout, auto = _timeout(section)
+        remote = section.text("remote", "") or None
+        if remote is not None and not gr.valid_remote_name(remote):
+            where = section.where("remote")
+            talisman.report(
+                f"{where}: runeconsole.merge_queue.remote {remote!r} is not a remote name "
+                "(e.g. origin); landing on the local branch"
+            )
+            remote = None
         settings = cls(
             test_command=command,
             test_timeout=timeout,
@@ -72,6 +92,18 @@ class MergeQueueSettings:
             parallel_runs=section.integer("parallel_runs", 2, minimum=1, maximum=64),
             flaky_retries=section.integer("flaky_retries", 1, minimum=0, maximum=10),
             aging_minutes=section.number("aging_minutes", 30.0, minimum=0.1, maximum=100000),
+            remote=remote,
+            delete_remote_branch=section.boolean("delete_remote_branch", False),
+            remote_timeout=section.number("remote_timeout_seconds", 120.0, minimum=1),
+            remote_retry_seconds=section.number(
+                "remote_retry_seconds", 2.0, minimum=0.05, maximum=3600
+            ),
+            remote_retry_max_seconds=section.number(
+                "remote_retry_max_seconds", 60.0, minimum=0.05, maximum=86400
+            ),
+            remote_wait_seconds=section.number(
+                "remote_wait_seconds", 900.0, minimum=0, maximum=7 * 86400
+            ),
         )
         section.warn_unread()
         return settings

@@ -52,6 +52,7 @@ class QueueStats:
     batch_max: int = 1
     test_timeout: str = ""  # the limit a test run has now, and where it comes from
     test_timeout_seconds: float | None = None
+    remote: dict[str, Any] | None = None  # where main is, here and there (``remote``)
 
     def to_json(self) -> dict[str, Any]:
         return {
