@@ -324,11 +324,18 @@ def commit_tree(repo: Path, tree: str, parents: list[str], message: str) -> str:
     return run_git(args, repo, timeout=60).stdout.strip()
 
 
-def branch_heads(repo: Path) -> dict[str, str]:
-    """Every local branch and its commit, in one call (fingerprints what predictions saw)."""
+def branch_heads(repo: Path, *, remotes: bool = False) -> dict[str, str]:
+    """Every local branch and its commit, in one call (fingerprints what predictions saw);
+    ``remotes``: the remote-tracking branches too, by their short names (``origin/x``)."""
+    refs = ["refs/heads/", *(["refs/remotes/"] if remotes else [])]
     out = run_git(
-        ["for-each-ref", "--format=%(refname:strip=2) %(objectname)", "refs/heads/"],
+        ["for-each-ref", "--format=%(refname:strip=2) %(objectname)", *refs],
         repo,
         timeout=30,
     ).stdout
-    return dict(line.rsplit(" ", 1) for line in out.splitlines() if " " in line)
+    heads: dict[str, str] = {}
+    for line in out.splitlines():  # local branches first: a local name wins
+        if " " in line:
+            name, commit = line.rsplit(" ", 1)
+            heads.setdefault(name, commit)
+    return heads

@@ -76,7 +76,7 @@ def _dry_run(queue: MergeQueue, as_json: bool) -> int:
     if head is None:
         print("nothing to process")
         return 0
-    print(f"would process {head.entry_id}: {head.branch} onto {queue.settings.main_branch}")
+    print(f"would process {head.entry_id}: {head.branch} onto {queue.settings.target}")
     if head.get("entry_id") is None:
         print("  predicted: once it is queued (`merge-queue list` then shows it)")
     else:

@@ -55,6 +55,8 @@ class QueueEdits(QueueFile):
         if branch in (self.settings.main_branch, self.settings.target):
             raise InvalidInput(f"cannot queue {branch!r}: it is the branch the queue merges into")
         on_remote = self._on_remote(branch)
+        if on_remote and on_remote["remote_branch"] == self.settings.main_branch:
+            raise InvalidInput(f"cannot queue {branch!r}: it is the branch the queue merges into")
         if push and on_remote:
             raise InvalidInput(f"--push: {branch} is on the remote already")
         for value, what in ((identity, "identity"), (node_id, "node id")):

@@ -15,7 +15,7 @@ from typing import Any
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
-from runeconsole.services.merge_queue.model import Prediction, QueueState
+from runeconsole.services.merge_queue.model import Prediction, QueueState, is_remote_only
 
 
 @dataclass(frozen=True)
@@ -80,9 +80,12 @@ class ConflictPredictor:
     branch joining the tail costs one entry, not the queue.
     """
 
-    def __init__(self, root: Path, main_branch: str, limit: int = 0) -> None:
+    def __init__(
+        self, root: Path, main_branch: str, limit: int = 0, remote: str | None = None
+    ) -> None:
         self.root = root
-        self.main_branch = main_branch
+        self.remote = remote  # main is the remote's (``origin/main``), as last fetched
+        self.main_branch = f"{remote}/{main_branch}" if remote else main_branch
         self.limit = limit  # 0: every pending entry
         self._cache: tuple[Any, dict[str, Prediction]] | None = None
         self._steps: dict[tuple[str, str, str, str], _Step] = {}
@@ -96,7 +99,8 @@ class ConflictPredictor:
         pending = state.pending()
         if self.limit:
             pending = pending[: self.limit]
-        heads = gw.branch_heads(self.root)
+        remotes = self.remote is not None or any(is_remote_only(e.fields) for e in pending)
+        heads = gw.branch_heads(self.root, remotes=remotes)
         main = heads.get(self.main_branch)
         fingerprint = (main, tuple((e.entry_id, heads.get(e.branch)) for e in pending))
         if self._cache and self._cache[0] == fingerprint:

@@ -29,7 +29,9 @@ class MergeQueue(QueueClaims):
     def predictor(self) -> ConflictPredictor:
         """Kept with the queue: its cache spares the entries nothing has changed for."""
         settings = self.settings
-        return ConflictPredictor(self.root, settings.main_branch, settings.predict_limit)
+        return ConflictPredictor(
+            self.root, settings.main_branch, settings.predict_limit, settings.remote
+        )
 
     def process(
         self, *, run_all: bool = False, progress: ProgressCallback | None = None

@@ -72,7 +72,7 @@ class MergeQueueSettings:
             where = section.where("remote")
             talisman.report(
                 f"{where}: runeconsole.merge_queue.remote {remote!r} is not a remote name "
-                "(e.g. origin); landing on the local branch"
+                "(e.g. origin); the queue lands on the local branch"
             )
             remote = None
         settings = cls(
