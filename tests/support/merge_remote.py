@@ -44,6 +44,14 @@ class Team:
         return out.splitlines()
 
 
+def lands_on_origin(project: Path) -> None:
+    """The project's talisman: the queue lands on ``origin`` (test command ``true``)."""
+    (project / ".claude").mkdir(exist_ok=True)
+    (project / ".claude" / "talisman.yml").write_text(
+        "runeconsole:\n  merge_queue:\n    test_command: 'true'\n    remote: origin\n"
+    )
+
+
 def make_team(base: Path) -> Team:
     """Three repositories under ``base``; ``main`` on the remote holds three files."""
     origin, project, mate = base / "origin.git", base / "project", base / "mate"

@@ -47,9 +47,9 @@ class QueueEdits(QueueFile):
         ``source``: the ``MERGE_READY`` signal file it comes from (for the history);
         ``requested_by``: that signal's sender, who is told the outcome; ``priority``:
         its lane (``urgent``, ``high``, ``normal``: the default, ``low``). ``branch``
-        may name a teammate's branch on a remote (``origin/feature-x``: no local branch
-        of that name, ``origin`` a remote); ``push``: the local branch is pushed to the
-        queue's remote first, and deleted there once landed."""
+        may name a teammate's branch on the queue's remote (``origin/feature-x``, no
+        local branch of that name); ``push``: the local branch is pushed to the queue's
+        remote first, and deleted there once landed."""
         if not gw.valid_branch_name(branch):
             raise InvalidInput(f"branch {branch!r} is not a valid git branch name")
         if branch in (self.settings.main_branch, self.settings.target):
@@ -117,15 +117,12 @@ class QueueEdits(QueueFile):
             return QueueEntry(dict(item), len(data["entries"]) - 1), True
 
     def _on_remote(self, branch: str) -> dict[str, str] | None:
-        """``origin/feature-x`` as a teammate's branch on a remote (``remote``,
-        ``remote_branch``): ``origin`` is a remote of the project and no local branch
-        has that name. ``None``: a local branch."""
+        """``origin/feature-x`` as a teammate's branch on the queue's remote (``remote``,
+        ``remote_branch``) when no local branch has that name. ``None``: a local branch."""
         remote, _, rest = branch.partition("/")
-        if not rest or not gr.valid_remote_name(remote):
+        if not rest or remote != self.settings.remote:
             return None
         if gw.resolve_commit(self.root, f"refs/heads/{branch}") is not None:
-            return None
-        if gr.remote_url(self.root, remote) is None:
             return None
         return {"remote": remote, "remote_branch": rest}
 

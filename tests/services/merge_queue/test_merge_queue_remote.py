@@ -26,7 +26,7 @@ from runeconsole.services.merge_queue import (
 )
 from tests.support.merge_batches import BATCHED, check_command, make_branches, runs
 from tests.support.merge_queue import commit_on, git, make_queue, queue_file, rev
-from tests.support.merge_remote import Team, make_team
+from tests.support.merge_remote import Team, lands_on_origin, make_team
 from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -313,10 +313,7 @@ def test_a_remote_that_is_not_a_remote_name_is_reported_and_the_queue_stays_loca
 def test_stats_say_where_main_is_here_and_on_the_remote(
     team: Team, clock, tmp_path: Path, run_cli
 ) -> None:
-    (team.project / ".claude").mkdir(exist_ok=True)
-    (team.project / ".claude" / "talisman.yml").write_text(
-        "runeconsole:\n  merge_queue:\n    test_command: 'true'\n    remote: origin\n"
-    )
+    lands_on_origin(team.project)
     git(team.project, "fetch", "--quiet")
     team.mate_pushes({"m.txt": "m\n"})
     git(team.project, "fetch", "--quiet")
@@ -359,6 +356,7 @@ def test_the_cli_queues_a_teammates_remote_branch_with_its_pull_request(
 ) -> None:
     team.mate_branch("feature-x", {"x.txt": "x\n"})
     git(team.project, "fetch", "--quiet")
+    lands_on_origin(team.project)
     root = ["--root", str(team.project)]
 
     added = run_cli(

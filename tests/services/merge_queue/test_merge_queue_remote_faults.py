@@ -99,7 +99,9 @@ def test_a_key_that_would_ask_for_its_passphrase_is_refused_at_once_never_a_prom
         check=True,
         timeout=30,
     )
-    (sshd.home / "authorized_keys").write_text(locked.with_suffix(".pub").read_text())
+    authorized = sshd.home / "authorized_keys"
+    kept = authorized.read_text()  # the sshd is shared by the session's tests
+    authorized.write_text(kept + locked.with_suffix(".pub").read_text())
     config = tmp_path / "ssh_config"
     config.write_text(
         (sshd.home / "ssh_config").read_text().replace(str(sshd.home / "user_key"), str(locked))
@@ -108,8 +110,11 @@ def test_a_key_that_would_ask_for_its_passphrase_is_refused_at_once_never_a_prom
     git(team.project, "config", "core.sshCommand", f"ssh -F {config}")
 
     started = time.monotonic()
-    with pytest.raises(gr.RemoteUnreachable, match=r"[Pp]ermission denied"):
-        gr.fetch(team.project, "origin", ["main"], timeout=60)
+    try:
+        with pytest.raises(gr.RemoteUnreachable, match=r"[Pp]ermission denied"):
+            gr.fetch(team.project, "origin", ["main"], timeout=60)
+    finally:
+        authorized.write_text(kept)
 
     assert time.monotonic() - started < 20  # answered, not waiting on a passphrase
 
