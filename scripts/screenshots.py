@@ -20,7 +20,9 @@ from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.adapters.git import run_git
 from runeconsole.core.paths import ProjectPaths
+from runeconsole.core.timeutil import iso_z
 from runeconsole.demo.claude_scene import (
     ASK_TASK,
     ELICIT_TASK,
@@ -28,12 +30,15 @@ from runeconsole.demo.claude_scene import (
     elicitation_request,
 )
 from runeconsole.demo.fleet_scene import build_fleet_scene
-from runeconsole.demo.merge_queue import build_batches, build_queue
+from runeconsole.demo.merge_queue import build_batches, build_queue, commit_branch
 from runeconsole.demo.pipelines import write_pipelines
 from runeconsole.demo.review_scene import COMMENT, READY_AGENT, fixed_repo
 from runeconsole.demo.scene import build_scene
 from runeconsole.demo.suspended import build_scene as build_suspended
 from runeconsole.demo.tasks_scene import TASK, build_tasks
+from runeconsole.services.merge_queue import MergeQueue
+from runeconsole.services.merge_queue.model import REMOTE_STATE
+from runeconsole.services.project import Project
 from runeconsole.tui.console.app import create_app
 from runeconsole.tui.fleet_console.app import create_fleet_app
 from runeconsole.tui.modals.new_task import NewTaskForm
@@ -479,6 +484,73 @@ FLEET_SHOTS: list[tuple[str, tuple[int, int], str, tuple[str, ...]]] = [
 ]
 
 
+ORIGIN = SCENE_ROOT.parent / "shop-origin.git"  # the remote of the merge queue's scene
+TIMED_OUT = "ssh: connect to host git.example.com port 22: Connection timed out"
+
+
+def build_remote_queue(root: Path, clock: ManualClock) -> None:
+    """The demo queue on a project whose queue lands on ``origin`` (a bare repository
+    beside it), which does not answer now: a teammate's branch (PR #42) waits for it at
+    the head, try 3; the last fetch, 13 minutes ago, saw a teammate's push (local main
+    one behind); one push lost a race. (Its talisman says ``remote: origin``.)"""
+    build_queue(root, clock)
+    if ORIGIN.exists():
+        shutil.rmtree(ORIGIN)
+    run_git(["init", "--quiet", "--bare", "-b", "main", str(ORIGIN)], root)
+    run_git(["remote", "add", "origin", str(ORIGIN)], root)
+    run_git(["push", "--quiet", "origin", "main"], root)
+    for branch, files, target in (
+        ("feat/search-ui", {"src/search_ui.py": "UI = 1\n"}, "feat/search-ui"),
+        ("mate-main", {"README.md": "# shop\n"}, "main"),  # a teammate's push to main
+    ):
+        commit_branch(root, branch, files, f"teammate: {', '.join(files)}")
+        run_git(["push", "--quiet", "origin", f"{branch}:refs/heads/{target}"], root)
+        run_git(["branch", "--quiet", "-D", branch], root)  # theirs: on origin only
+    queue = MergeQueue(Project(root, clock))
+    head, _ = queue.add("origin/feat/search-ui", identity="mate-search", pr_number=42)
+    clock.advance(150)
+    queue.claim_batch([head], "b1")
+    now = clock.now()
+    wait = {"reason": TIMED_OUT, "tries": 3, "next_try_in_seconds": 8.0}
+    wait["since"] = iso_z(now - timedelta(seconds=80))
+    queue.update_entry(head.entry_id, {"current_step": "waiting for origin", "remote_wait": wait})
+    kept = {"name": "origin", "branch": "main", "races": 1, "last_error": TIMED_OUT}
+    kept.update(last_fetch_at=iso_z(now - timedelta(minutes=13)))
+    kept.update(error_at=iso_z(now - timedelta(seconds=40)))
+    queue.write_later({REMOTE_STATE: kept})
+    queue.flush()
+
+
+async def take_remote(name: str, size: tuple[int, int]) -> Path:
+    """The Merge queue pane of ``build_remote_queue`` (built once the console is up, as
+    the other queue shots), the waiting entry selected; its commits the same ids every
+    run."""
+    dates = {k: os.environ.get(k) for k in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")}
+    os.environ.update(dict.fromkeys(dates, TASKS_DATE))
+    try:
+        clock = fresh_scene()
+        talisman = "runeconsole:\n  merge_queue:\n    test_command: make test\n    remote: origin\n"
+        (SCENE_ROOT / ".claude" / "talisman.yml").write_text(talisman)
+        app = create_app(SCENE_ROOT, clock=clock, watch=False, tick_seconds=0)
+        app.animation_level = "none"
+        async with app.run_test(size=size) as pilot:
+            await _changes_looked(pilot)
+            build_remote_queue(SCENE_ROOT, clock)
+            pane = await _show_scanned(pilot, "merge-queue", MergeQueuePane)
+            pane.table.move_cursor(row=0)  # type: ignore[attr-defined]
+            await pilot.pause()
+            return Path(app.save_screenshot(f"{name}.svg", str(OUT)))
+    finally:
+        for key, value in dates.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+REMOTE_SHOTS: list[tuple[str, tuple[int, int]]] = [("merge-queue-remote-80x24", (80, 24))]
+
+
 CONVERSATION = Path(__file__).resolve().parents[1] / "tests/fixtures/claude_transcripts"
 CONVERSATION_KEY = "worker-migrate"
 
@@ -555,6 +627,9 @@ def main(names: list[str]) -> int:
     for name, size, before in TASK_SHOTS:
         if not names or name in names:
             print(asyncio.run(take_tasks(name, size, before)))
+    for name, size in REMOTE_SHOTS:
+        if not names or name in names:
+            print(asyncio.run(take_remote(name, size)))
     for name, size, pane, keys in FLEET_SHOTS:
         if not names or name in names:
             print(asyncio.run(take_fleet(name, size, pane, keys)))

@@ -1,12 +1,14 @@
 """The Merge queue pane: the queue's figures, the batches at work (each slot's step and
 elapsed time, a bisection's halves), entries in the order taken with their priority and
-predicted conflicts, and processing from here watched live (``merge_queue_processing``).
+predicted conflicts, processing from here watched live (``merge_queue_processing``), and
+where ``main`` is on the remote a queue lands on, ``f`` fetching it (``merge_queue_where``).
 
 Nothing here blocks the UI thread: reading the queue and predicting conflicts (git), an
 operator's action (a write under the queue's lock) and processing each run in a worker
 (``tui/support/workers.py``) that posts its outcome back as a message: ``Scanned``, ``Acted``,
-``Stepped`` and ``Processed``. The batches shown are those the queue's file records, so a
-processor started elsewhere (``merge-queue process --all``) is watched the same way.
+``Stepped`` and ``Processed`` (where main is: ``RemoteLine.Located``). The batches shown are
+those the queue's file records, so a processor started elsewhere (``merge-queue process
+--all``) is watched the same way.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from runeconsole.tui.panes.merge_queue_rows import (
     row_values,
     search_fields,
 )
+from runeconsole.tui.panes.merge_queue_where import RemoteLine
 from runeconsole.tui.panes.pane import MERGE_QUEUE, FilePane
 from runeconsole.tui.review import ReviewWanted
 from runeconsole.tui.support.workers import background, cancelled
@@ -88,8 +91,9 @@ class MergeQueuePane(FilePane[QueueEntry]):
         ("!", "the selected pending entry's priority: urgent, high, normal, low"),
         ("+ / -", "move the selected pending entry up / down (within its priority)"),
         ("space", "pause / resume the queue"),
+        ("f", "fetch the remote's main now (a queue that lands on a remote)"),
     )
-    WRITES = frozenset({"process", "retry", "remove", "priority", "move", "toggle_pause"})
+    WRITES = frozenset({"process", "retry", "remove", "priority", "move", "toggle_pause", "fetch"})
     ENTER = "review"
     BINDINGS = [
         Binding("p", "process", "Process head"),
@@ -102,6 +106,7 @@ class MergeQueuePane(FilePane[QueueEntry]):
         Binding("plus,equals_sign", "move(-1)", "Move up", show=False),
         Binding("minus", "move(1)", "Move down", show=False),
         Binding("space", "toggle_pause", "Pause/resume"),
+        Binding("f", "fetch", "Fetch", show=False),  # in the help: no room in the footer
     ]
 
     class Scanned(Message):
@@ -130,9 +135,11 @@ class MergeQueuePane(FilePane[QueueEntry]):
         self._refs: Path | None = None  # the repository's refs/heads, once git has said
         self._turns = threading.Condition()  # actions' workers take turns, in key order
         self._issued = self._served = 0
+        self.where_line = RemoteLine(queue, id="mq-where")
 
     def compose(self) -> ComposeResult:
         yield Static(id="mq-header")
+        yield self.where_line
         yield Static(id="mq-batches")
         yield self.table
         yield Static(id="mq-detail")
@@ -198,6 +205,7 @@ class MergeQueuePane(FilePane[QueueEntry]):
         state = self.queue.read()
         if not cancelled():
             self.post_message(self.Scanned(state, None))
+        self.where_line.locate()  # git, a few quick commands: before the predictions
         predictions = self._predict(state)
         if not cancelled():  # the console may be closing
             self.post_message(self.Scanned(state, predictions))
@@ -251,7 +259,8 @@ class MergeQueuePane(FilePane[QueueEntry]):
     def refresh_detail(self) -> None:
         entry = self.selected_entry()
         prediction = self.predictions.get(entry.entry_id) if entry else None
-        self.query_one("#mq-detail", Static).update(detail_text(entry, prediction))
+        remote, now = self.queue.settings.remote, self.now()
+        self.query_one("#mq-detail", Static).update(detail_text(entry, prediction, now, remote))
 
     @property
     def live(self) -> QueueProcessing:
@@ -279,6 +288,11 @@ class MergeQueuePane(FilePane[QueueEntry]):
         super().tick()
         if self.processing or self.state.data.get("batches"):
             self.refresh_header()  # elapsed times
+        if self.where_line.display:
+            self.where_line.redraw()  # the last fetch's age
+        entry = self.selected_entry()
+        if entry is not None and entry.get("remote_wait"):
+            self.refresh_detail()  # how long it has waited for the remote
 
     def refilter(self) -> None:
         self.show(self.state, self.predictions)
@@ -318,6 +332,13 @@ class MergeQueuePane(FilePane[QueueEntry]):
             self.app.notify(message.error, title=message.action, severity="error")
             return
         self.show(message.state, self.predictions)
+        self.rescan()
+
+    def action_fetch(self) -> None:
+        self.where_line.fetch()
+
+    def on_remote_line_fetched(self, message: RemoteLine.Fetched) -> None:
+        message.stop()
         self.rescan()
 
     def action_process(self, every: bool = False) -> None:

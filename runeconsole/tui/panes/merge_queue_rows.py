@@ -23,6 +23,7 @@ from runeconsole.services.merge_queue import (
 )
 from runeconsole.services.merge_queue.priority import SHORT
 from runeconsole.services.merge_queue.stats import batch_line
+from runeconsole.tui.panes.merge_queue_where import remote_detail
 
 COLUMNS = (
     ("pos", "#", 2),
@@ -62,10 +63,12 @@ def priority_cell(entry: QueueEntry) -> Text:
 
 
 def status_cell(entry: QueueEntry) -> Text:
-    """The status; in a batch, its step and the batch (``test b7``)."""
+    """The status; in a batch, its step and the batch (``test b7``; ``waiting b7`` for an
+    unreachable remote: the detail says for what)."""
     batch = entry.batch_id
     if entry.status == IN_PROGRESS and batch:
-        return Text(f"{entry.step} {batch}", STATUS_STYLE[IN_PROGRESS])
+        step = "waiting" if entry.step.startswith("waiting for ") else entry.step
+        return Text(f"{step} {batch}", STATUS_STYLE[IN_PROGRESS])
     text = "flaky" if entry.status == COMPLETED and entry.get("flaky") else entry.status
     return Text(text, STATUS_STYLE.get(entry.status, ""))
 
@@ -90,12 +93,27 @@ def age_of(entry: QueueEntry, now: datetime) -> str:
     return format_age((now - queued).total_seconds() if queued else None)
 
 
-def detail_text(entry: QueueEntry | None, prediction: Prediction | None) -> Text:
-    """What the operator needs about the selected entry: why it failed, what it would hit,
-    which batch it is in."""
+def pr_number(entry: QueueEntry) -> int | None:
+    number = entry.get("pr_number")
+    return number if isinstance(number, int) and not isinstance(number, bool) else None
+
+
+def detail_text(
+    entry: QueueEntry | None,
+    prediction: Prediction | None,
+    now: datetime | None = None,
+    remote: str | None = None,
+) -> Text:
+    """What the operator needs about the selected entry: its pull request, why it failed,
+    what it would hit, which batch it is in; on a queue that lands on ``remote``, its
+    branch there and its wait for the remote (``now``: how long)."""
     if entry is None:
         return Text("the merge queue is empty", "dim")
     text = Text.assemble((entry.entry_id, "bold"), f"  {entry.branch}  ")
+    number = pr_number(entry)
+    if number is not None:
+        text.append(f"PR #{number}", "bold cyan")
+        text.append("  ")
     text.append(entry.status, STATUS_STYLE.get(entry.status, ""))
     if entry.priority != NORMAL or entry.lane != PRIORITIES.index(NORMAL):
         text.append(f"  {entry.priority}", PRIORITY_STYLE[entry.priority])
@@ -103,6 +121,10 @@ def detail_text(entry: QueueEntry | None, prediction: Prediction | None) -> Text
             text.append(f" (taken as {PRIORITIES[entry.lane]}: it has waited)", "dim")
     if entry.get("attempts"):
         text.append(f"  attempt {entry.get('attempts')}", "dim")
+    if now is not None:
+        for line in remote_detail(entry, now, remote):
+            text.append("\n")
+            text.append_text(line)
     if entry.status == FAILED:
         text.append(f"\nreason: {entry.reason or 'failed'}", "bold red")
         if entry.get("error"):
@@ -119,7 +141,8 @@ def detail_text(entry: QueueEntry | None, prediction: Prediction | None) -> Text
     elif entry.status == IN_PROGRESS and entry.get("processor_pid") is None:
         text.append("\nheld by another processor: processing waits for it", "yellow")
     elif entry.status == IN_PROGRESS and entry.batch_id:
-        text.append(f"\nin batch {entry.batch_id}, at {entry.step}", "yellow")
+        at = "" if entry.step.startswith("waiting for ") else f", at {entry.step}"
+        text.append(f"\nin batch {entry.batch_id}{at}", "yellow")
     elif entry.status == COMPLETED and entry.get("merged_commit"):
         text.append(f"\nmerged as {str(entry.get('merged_commit'))[:12]}", "green")
         if entry.get("flaky"):
@@ -130,10 +153,12 @@ def detail_text(entry: QueueEntry | None, prediction: Prediction | None) -> Text
 
 
 def search_fields(entry: QueueEntry) -> tuple[str, ...]:
-    """What the filter looks in."""
+    """What the filter looks in (``#12``: the entry of pull request 12)."""
+    number = pr_number(entry)
     return (
         entry.entry_id,
         entry.branch,
+        f"#{number}" if number is not None else "",
         entry.identity or "",
         entry.status,
         entry.priority,
