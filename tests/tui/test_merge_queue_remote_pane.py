@@ -239,6 +239,8 @@ def test_an_entry_waiting_for_the_remote_says_why_which_try_and_when_the_next() 
     assert lines[1] == f"waiting for origin 1m20s: {TIMED_OUT} · try 3, next in 8s"
     assert lines[2] == "in batch b1"
     assert status_cell(waiting).plain == "waiting b1"
+    recovered = entry(current_step="waiting for origin", remote_wait=wait)  # its run killed
+    assert "waiting for" not in detail_text(recovered, None, NOW, "origin").plain
 
 
 def test_an_entry_given_up_on_says_it_is_back_in_the_queue_until_it_is_taken_again() -> None:

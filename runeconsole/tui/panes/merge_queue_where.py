@@ -21,7 +21,7 @@ from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age, parse_iso
-from runeconsole.services.merge_queue import PENDING, MergeQueue, QueueEntry
+from runeconsole.services.merge_queue import IN_PROGRESS, PENDING, MergeQueue, QueueEntry
 from runeconsole.services.merge_queue.queue_file import QueueFile
 from runeconsole.services.merge_queue.remote import Remote, RemoteWhere
 from runeconsole.tui.support.workers import background, cancelled
@@ -191,6 +191,8 @@ def _wait_line(
             return []  # taken again since: the wait is over
         ago = format_age((now - gave_up).total_seconds())
         return [Text(f"gave up waiting for {name} {ago} ago: {why}; back in the queue", "yellow")]
+    if entry.status != IN_PROGRESS:
+        return []  # a processor killed while it waited: recovered since
     step = entry.step if entry.step.startswith("waiting for ") else f"waiting for {name}"
     since = parse_iso(wait.get("since"))
     text = Text(step, "bold yellow")
