@@ -1,4 +1,4 @@
-"""``runeconsole merge-queue list|add|process|status|stats|retry|remove|pause|resume|move|
+"""``runeconsole merge-queue list|add|process|status|fetch|stats|retry|remove|pause|resume|move|
 priority``: the queue and the operator's changes here, processing and what it shows in
 ``merge_queue_process``.
 
@@ -13,7 +13,7 @@ import sys
 from datetime import datetime
 
 from runeconsole.cli.common import open_project, print_json, print_table
-from runeconsole.cli.merge_queue_process import process_queue, show_stats, show_status
+from runeconsole.cli.merge_queue_process import fetch_remote, process_queue, show_stats, show_status
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.merge_queue import (
@@ -105,6 +105,12 @@ def register(
     status = actions.add_parser("status", parents=[common], help="paused?, who processes, counts")
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=show_status)
+
+    fetch = actions.add_parser(
+        "fetch", parents=[common], help="fetch the remote the queue lands on; where main is"
+    )
+    fetch.add_argument("--json", action="store_true")
+    fetch.set_defaults(func=fetch_remote)
 
     stats = actions.add_parser(
         "stats",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from runeconsole.cli.common import open_project, print_json
+from runeconsole.core.errors import InvalidInput
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.dispatch.service import tidy_after_landing
 from runeconsole.services.merge_queue import (
@@ -152,6 +153,25 @@ def show_stats(args: argparse.Namespace) -> int:
     for batch in stats.batches:
         print(f"  batch {batch_line(batch, now)}")
     return 0
+
+
+def fetch_remote(args: argparse.Namespace) -> int:
+    """``merge-queue fetch``: the remote's main fetched now (the pane's ``f``); exit 1 when
+    it cannot be reached, with where main is either way."""
+    queue = _queue(args)
+    if not queue.settings.remote:
+        raise InvalidInput(
+            "the queue lands on the local branch: set runeconsole.merge_queue.remote "
+            "(e.g. origin) in .claude/talisman.yml"
+        )
+    error = queue.fetch_now()
+    where = queue.where()
+    now = queue.clock.now().timestamp()
+    if args.json:
+        print_json({**where.to_json(now), "error": error})
+    else:
+        print(where.words(now) if error is None else f"runeconsole: {error}")
+    return 1 if error else 0
 
 
 def stats_text(stats: QueueStats) -> str:

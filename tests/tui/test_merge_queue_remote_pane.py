@@ -96,9 +96,8 @@ def team(tmp_path: Path) -> Team:
 
 
 def clock_ahead() -> ManualClock:
-    """A clock ahead of the file system's: the remote's ``fetched_at`` is the newer of the
-    queue's last fetch (this clock) and git's ``FETCH_HEAD`` (the file system's), so the
-    fetch's age is the clock's alone."""
+    """The queue's clock, an hour from now: the last fetch is the queue's own, on its
+    clock, whatever the file system's says."""
     return ManualClock(datetime.now(UTC).replace(microsecond=0) + timedelta(hours=1))
 
 
@@ -115,7 +114,7 @@ async def test_the_header_says_where_main_is_here_and_on_the_remote_and_the_age_
         pane = await open_queue(pilot)
         tip = git(team.project, "rev-parse", "origin/main")[:7]
         assert pane.where_line.display
-        assert where_line(pane) == f"origin/main {tip} · local 1 ahead 0 behind · never fetched"
+        assert where_line(pane) == f"origin/main {tip} · local 1 ahead · never fetched"
         await pilot.press("f")
         await settle(pilot)
         assert "· fetched 0s ago" in where_line(pane)
@@ -133,7 +132,7 @@ async def test_f_fetches_and_a_teammates_push_shows_up_as_behind(team: Team) -> 
         pushed = team.mate_pushes({"src/api.py": "def handler():\n    return 2\n"})
         await pilot.press("f")
         await settle(pilot)
-        assert f"origin/main {pushed[:7]} · local 0 ahead 1 behind" in where_line(pane)
+        assert f"origin/main {pushed[:7]} · local 1 behind" in where_line(pane)
         said = [n for n in pilot.app._notifications if n.severity != "information"]
         assert said == []  # nothing to warn of
 

@@ -55,6 +55,7 @@ class QueueClaims(QueueEdits):
                     steps=[],
                     current_step="claimed",
                     batch_id=batch_id,
+                    remote_wait=None,
                 )
                 if not isinstance(item.get("entry_id"), str):
                     item["entry_id"] = f"mq-{node_id_from(str(item.get('branch')))}-claimed"

@@ -64,7 +64,7 @@ class QueueEdits(QueueFile):
                 validate_name(value, what)  # the harness's names may hold '.'
         if bead_id is not None:
             validate_id(bead_id, "bead id")
-        if pr_number is not None and pr_number < 0:
+        if pr_number is not None and pr_number <= 0:
             raise InvalidInput("--pr must be a positive number")
         if test_command is not None and command_args(test_command) is None:
             raise InvalidInput(

@@ -17,12 +17,14 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any, TypeVar
 
 from runeconsole.adapters import git_remote as gr
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
 from runeconsole.core.pause import pause_point
+from runeconsole.core.timeutil import iso_z
 from runeconsole.services.merge_queue.builder import Builder
 from runeconsole.services.merge_queue.claims import QueueClaims
 from runeconsole.services.merge_queue.evidence import Evidence
@@ -137,6 +139,8 @@ class Engine:
         written with the next write (at the latest before waiting for a run)."""
         self.moves += 1
         shown = [self.works[b.batch_id].snapshot() for b in self.train.batches]
+        for batch in shown:
+            batch["target"] = self.settings.target  # what a batch on main is built on
         fields = {BATCHES: shown, WINDOW: self.train.window, BATCH_SEQ: self.seq}
         self.queue.write_later(fields, changes)
 
@@ -274,11 +278,17 @@ class Engine:
         def on_wait(exc: gr.RemoteUnreachable, pause: float, tries: int) -> None:
             nonlocal waited
             waited = True
-            wait = {"reason": exc.reason, "tries": tries, "next_try_in_seconds": round(pause, 1)}
-            wait["since"] = wait_since.setdefault("at", self.queue.now())
-            step = f"waiting for {name}"
-            self.queue.write_later(
-                {}, {e: {"current_step": step, "remote_wait": wait} for e in work.batch.entries}
+            now = self.queue.clock.now()
+            wait = {
+                "reason": exc.reason,
+                "tries": tries,
+                "next_try_in_seconds": round(pause, 1),
+                "next_try_at": iso_z(now + timedelta(seconds=pause)),
+                "since": wait_since.setdefault("at", iso_z(now)),
+            }
+            work.step = step = f"waiting for {name}"
+            self.publish(
+                {e: {"current_step": step, "remote_wait": wait} for e in work.batch.entries}
             )
             work.report("wait", f"{exc.message}; trying again in {pause:.0f}s (try {tries})")
 
@@ -400,9 +410,10 @@ class Engine:
                 why = f"{target} kept moving: gave up after {most} rebases"
                 self._count([self.recorder.fail(run, BASE_MOVED, why) for run in work.members])
                 self._stop(self.train.drop(batch))
+                self._stop(self.train.moved())
                 self._done(batch)
                 return
-            self._stop(self.train.rebuild(batch))
+            self._stop(self.train.moved())  # it, and every green batch beside it on main
         elif landed.keep:
             self._stop(self.train.rebuild(batch, landed.keep))
         else:

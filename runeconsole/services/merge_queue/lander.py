@@ -92,17 +92,21 @@ class Lander:
         pause_point("merge-queue-batch-tested")
         pushed = reach(lambda: remote.push(tip))
         assert isinstance(pushed, gr.PushResult)
-        if pushed.kind == gr.REJECTED:
-            reach(remote.fetch)  # a push that landed before its answer was lost?
-            if not gw.is_ancestor(self.root, tip, self.queue.main_ref):
-                done(f"{target} moved")
-                return Landed(MOVED)
-        elif pushed.kind == gr.REFUSED:
-            done("refused")
-            why = f"{target} refused the push: {pushed.detail}"
-            return Landed(
-                REFUSED, [self.recorder.fail(run, GIT_ERROR, why) for run in work.members]
-            )
+        if pushed.kind != gr.PUSHED:
+            # Refused: did someone push meanwhile (``[rejected]``, or a ref update lost
+            # inside the remote: ``[remote rejected] (failed to update ref)``), or had
+            # this very push landed before its answer was lost?
+            reach(remote.fetch)
+            now = gw.resolve_commit(self.root, self.queue.main_ref)
+            if now is None or not gw.is_ancestor(self.root, tip, now):
+                if now != work.batch.base or pushed.kind == gr.REJECTED:
+                    remote.count_race()
+                    done(f"{target} moved")
+                    return Landed(MOVED)
+                done("refused")
+                why = f"{target} refused the push: {pushed.detail}"
+                failed = [self.recorder.fail(run, GIT_ERROR, why) for run in work.members]
+                return Landed(REFUSED, failed)
         pause_point("merge-queue-batch-pushed")
         remote.record_push(tip)
         notes = remote.follow(tip)

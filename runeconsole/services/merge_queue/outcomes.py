@@ -71,6 +71,7 @@ class Recorder:
                 "current_step": None,
                 "notes": run.notes,
                 "signals_pending": outgoing,
+                "remote_wait": None,
             },
         )
         self.outbox.deliver(run.entry_id, outgoing)
@@ -126,6 +127,7 @@ class Recorder:
                 "current_step": None,
                 "notes": run.notes,
                 "signals_pending": owed[run.entry_id],
+                "remote_wait": None,
             }
         self.queue.update_entries(changes)
         self.outbox.deliver_all(owed)

@@ -23,6 +23,7 @@ from runeconsole.services.merge_queue.holders import blocking, holders, waiting_
 from runeconsole.services.merge_queue.model import (
     IN_PROGRESS,
     PENDING,
+    REMOTE_STATE,
     QueueEntry,
     QueueState,
     QueueStatus,
@@ -197,6 +198,18 @@ class QueueFile:
         raise UnknownEntry(
             f"no entry {entry_id!r} in the merge queue; `merge-queue list` shows them"
         )
+
+    def note_remote(self, fields: dict[str, Any], bump: str | None = None) -> None:
+        """Fields of the top-level ``remote`` changed one by one, under the lock; ``bump``:
+        a count in it to add one to."""
+        with self._mutate() as data:
+            kept = data.get(REMOTE_STATE)
+            kept = kept if isinstance(kept, dict) else {}
+            kept.update(fields)
+            if bump is not None:
+                count = kept.get(bump)
+                kept[bump] = (count if isinstance(count, int) and count > 0 else 0) + 1
+            data[REMOTE_STATE] = kept
 
     def update_entry(self, entry_id: str, changes: dict[str, Any]) -> dict[str, Any]:
         with self._mutate() as data:

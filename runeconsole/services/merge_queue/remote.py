@@ -11,11 +11,9 @@ kept in the queue's file (``remote``), for the pane's header and ``stats``.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 from runeconsole.adapters import git_remote as gr
@@ -53,7 +51,7 @@ class RemoteWhere:
         return {**self.__dict__, "fetch_age_seconds": age}
 
     def words(self, now: float) -> str:
-        """``origin/main 847996d · local 2 ahead 1 behind · fetched 3m ago · 1 race``."""
+        """``origin/main 847996d · local 2 ahead 1 behind · fetched 3m00s ago · 1 race``."""
         tip = self.remote_tip[:7] if self.remote_tip else "not fetched"
         parts = [f"{self.remote}/{self.branch} {tip}"]
         if self.local_tip is None:
@@ -63,7 +61,8 @@ class RemoteWhere:
         elif self.ahead == self.behind == 0:
             parts.append("local even")
         else:
-            parts.append(f"local {self.ahead} ahead {self.behind} behind")
+            counts = [f"{n} {word}" for n, word in ((self.ahead, "ahead"), (self.behind, "behind"))]
+            parts.append("local " + " ".join(c for c in counts if not c.startswith("0 ")))
         if self.fetched_at is None:
             parts.append("never fetched")
         else:
@@ -87,7 +86,6 @@ class Remote:
         self.branch = settings.main_branch
         self.ref = gr.tracking_ref(self.name, self.branch)
         self.local_ref = f"refs/heads/{self.branch}"
-        self._state: dict[str, Any] | None = None  # ``remote`` in the file, as we keep it
 
     # -- talking to it --------------------------------------------------------------------------
 
@@ -101,6 +99,14 @@ class Remote:
             raise
         self._note(last_fetch_at=self.queue.now(), last_error=None, error_at=None)
 
+    def fetch_now(self) -> str | None:
+        """``fetch`` for a person (the pane's ``f``): why it failed, or ``None``."""
+        try:
+            self.fetch()
+        except RuneError as exc:
+            return exc.message
+        return None
+
     def fetch_branch(self, branch: str) -> str | None:
         """A teammate's ``branch`` fetched; its commit, or ``None`` if the remote has none."""
         try:
@@ -110,13 +116,13 @@ class Remote:
         return gw.resolve_commit(self.root, gr.tracking_ref(self.name, branch))
 
     def push(self, commit: str) -> gr.PushResult:
-        """``commit`` pushed to the remote's ``main`` as a fast-forward; on success the
-        remote-tracking ref says so (whatever refspec the remote has)."""
+        """``commit`` pushed to the remote's ``main`` as a fast-forward (never forced)."""
         timeout = self.settings.remote_timeout
-        result = gr.push(self.root, self.name, commit, self.branch, timeout=timeout)
-        if result.kind == gr.REJECTED:
-            self._note(races=self._count("races") + 1)
-        return result
+        return gr.push(self.root, self.name, commit, self.branch, timeout=timeout)
+
+    def count_race(self) -> None:
+        """A push lost to someone else's: counted (``stats``: races)."""
+        self._note(bump="races")
 
     def record_push(self, commit: str) -> None:
         """After a push: the tracking ref at ``commit`` (a fetch would say the same), unless
@@ -154,9 +160,9 @@ class Remote:
                 if left <= 0:
                     raise
                 pause_now = min(pause, left)
-                self._note(unreachable_waits=self._count("unreachable_waits") + 1)
+                self._note(bump="unreachable_waits")
                 on_wait(exc, pause_now, tries)
-                self.queue.flush()
+                self.queue.flush()  # the entries' wait, shown before it starts
                 time.sleep(pause_now)
                 pause = min(pause * 2, settings.remote_retry_max_seconds)
 
@@ -216,31 +222,18 @@ class Remote:
             unreachable_waits=_int(kept.get("unreachable_waits")),
         )
 
-    def _fetched_at(self, kept: dict[str, Any]) -> float | None:
-        """The newest of our last fetch and git's ``FETCH_HEAD`` (any fetch writes it)."""
-        times = []
+    @staticmethod
+    def _fetched_at(kept: dict[str, Any]) -> float | None:
+        """When the queue last fetched the remote's main (its own fetch, the queue's clock:
+        a fetch by hand, of any ref, is not one of the queue's)."""
         ours = parse_iso(kept.get("last_fetch_at"))
-        if ours is not None:
-            times.append(ours.timestamp())
-        with contextlib.suppress(OSError, RuneError):
-            times.append(Path(gw.common_dir(self.root) / "FETCH_HEAD").stat().st_mtime)
-        return max(times) if times else None
+        return None if ours is None else ours.timestamp()
 
-    def _kept(self) -> dict[str, Any]:
-        """``remote`` in the queue's file (read once; ours to change from then on)."""
-        if self._state is None:
-            state = self.queue.read().data.get(REMOTE_STATE)
-            self._state = dict(state) if isinstance(state, dict) else {}
-        return self._state
-
-    def _count(self, key: str) -> int:
-        return _int(self._kept().get(key))
-
-    def _note(self, **fields: Any) -> None:
-        """Fields of ``remote`` in the queue's file, written with the next write."""
-        kept = self._kept()
-        kept.update(fields, name=self.name, branch=self.branch)
-        self.queue.write_later({REMOTE_STATE: dict(kept)})
+    def _note(self, bump: str | None = None, **fields: Any) -> None:
+        """Fields of ``remote`` in the queue's file changed now, one by one under its
+        lock (a console's fetch and a processor's never undo each other); ``bump``: a
+        count to add one to."""
+        self.queue.note_remote({"name": self.name, "branch": self.branch, **fields}, bump)
 
 
 def _int(value: Any) -> int:

@@ -106,6 +106,11 @@ class MergeQueue(QueueClaims):
             remote=self.where().to_json(self.clock.now().timestamp()) if settings.remote else None,
         )
 
+    def fetch_now(self) -> str | None:
+        """The remote's main fetched now, the outcome kept; why it failed, or ``None``
+        (``remote`` must be set)."""
+        return Remote(self).fetch_now()
+
     def where(self) -> RemoteWhere:
         """Where main is, locally and on the remote (no network; ``remote`` must be set)."""
         return Remote(self).where()

@@ -150,7 +150,7 @@ def batch_line(batch: dict[str, Any], now: datetime) -> str:
     parts = [name, f"{count} entr{'y' if count == 1 else 'ies'}", step]
     if isinstance(batch.get("slot"), int):
         parts.append(f"slot {batch['slot']}")
-    parts.append(f"on {on or 'main'}")
+    parts.append(f"on {on or batch.get('target') or 'main'}")
     runs = batch.get("runs")
     if isinstance(runs, int) and runs > 1:
         parts.append(f"run {runs}")

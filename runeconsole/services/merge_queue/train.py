@@ -296,6 +296,17 @@ class Train:
                 sent_back += self.rebuild(other)  # (a retry due runs as it was built)
         return sent_back
 
+    def moved(self) -> list[Batch]:
+        """``main`` moved by another hand (someone's commit, a teammate's push): what was
+        built on it as it was is stale; returns the green ones, built again now (one still
+        testing is built again when it passes)."""
+        self.generation += 1
+        sent_back: list[Batch] = []
+        for other in list(self.batches):
+            if other.state == GREEN and other.on is None and self.stale(other):
+                sent_back += self.rebuild(other)
+        return sent_back
+
     def split(self, batch: Batch) -> tuple[list[Batch], list[Batch]]:
         """Replace the red ``batch`` by its halves; returns (halves, batches sent back)."""
         stop = self._send_back(batch)

@@ -22,28 +22,10 @@ from textual.widgets import Static
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age, parse_iso
 from runeconsole.services.merge_queue import IN_PROGRESS, PENDING, MergeQueue, QueueEntry
-from runeconsole.services.merge_queue.queue_file import QueueFile
-from runeconsole.services.merge_queue.remote import Remote, RemoteWhere
+from runeconsole.services.merge_queue.remote import RemoteWhere
 from runeconsole.tui.support.workers import background, cancelled
 
 FETCHING = "fetching…"
-
-
-def fetch_now(queue: MergeQueue) -> str | None:
-    """``main`` fetched from the queue's remote, its outcome kept in the queue's file (a
-    queue object of its own, so nothing a processor of this console holds goes with it);
-    why it failed, or ``None``."""
-    kept = QueueFile(queue.project, queue.settings)
-    error: str | None = None
-    try:
-        Remote(kept).fetch()
-    except RuneError as exc:
-        error = exc.message
-    try:
-        kept.flush()  # the last fetch, or the error, for the header and ``stats``
-    except RuneError as exc:
-        error = error or exc.message
-    return error
 
 
 def where_text(where: RemoteWhere | None, error: str | None, now: float, fetching: bool) -> Text:
@@ -148,7 +130,7 @@ class RemoteLine(Static):
         to say), so ``f`` is never left refused as already fetching."""
         error: str | None = None
         try:
-            error = fetch_now(self.queue)
+            error = self.queue.fetch_now()
         finally:
             if not cancelled():
                 self.post_message(self.Fetched(error))

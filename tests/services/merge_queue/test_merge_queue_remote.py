@@ -314,10 +314,11 @@ def test_stats_say_where_main_is_here_and_on_the_remote(
     team: Team, clock, tmp_path: Path, run_cli
 ) -> None:
     lands_on_origin(team.project)
-    git(team.project, "fetch", "--quiet")
     team.mate_pushes({"m.txt": "m\n"})
-    git(team.project, "fetch", "--quiet")
     git(team.project, "commit", "--quiet", "--allow-empty", "-m", "local only")
+    fetched = run_cli("merge-queue", "fetch", "--root", str(team.project))
+    assert fetched.returncode == 0, fetched.stderr
+    assert "local 1 ahead 1 behind" in fetched.stdout
 
     result = run_cli("merge-queue", "stats", "--json", "--root", str(team.project))
 
@@ -435,3 +436,46 @@ def test_a_remote_gone_during_the_tests_is_waited_for_and_the_push_lands_once_ba
     assert len(runs(tmp_path)) == 1  # pushed once back, not tested again
     assert team.remote_subjects()[0] == "add one"
     assert rev(team.project, "main") == team.remote_main()
+
+
+def test_fetch_says_when_the_remote_cannot_be_reached_and_stats_keep_the_error(
+    team: Team, run_cli
+) -> None:
+    lands_on_origin(team.project)
+    shutil.rmtree(team.origin)
+    root = ["--root", str(team.project)]
+
+    fetched = run_cli("merge-queue", "fetch", "--json", *root)
+
+    assert fetched.returncode == 1
+    assert "origin is unreachable" in json.loads(fetched.stdout)["error"]
+    remote = json.loads(run_cli("merge-queue", "stats", "--json", *root).stdout)["remote"]
+    assert "does not appear to be a git repository" in remote["last_error"]
+
+
+def test_a_push_lost_inside_the_remotes_ref_update_is_a_race_not_a_failure(
+    team: Team, clock, tmp_path: Path
+) -> None:
+    """A teammate's push landing between the remote reading ``main`` and updating it for
+    ours: git says ``[remote rejected] (failed to update ref)``, not ``[rejected]``."""
+    theirs = team.mate_branch("staging", {"mate.txt": "theirs\n"})
+    hook = team.origin / "hooks" / "pre-receive"
+    marker = tmp_path / "moved-once"
+    hook.write_text(
+        "#!/bin/sh\n"
+        f"[ -e {marker} ] && exit 0\n"
+        f"touch {marker}\n"
+        "env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY "
+        f"-u GIT_ALTERNATE_OBJECT_DIRECTORIES git update-ref refs/heads/main {theirs}\n"
+    )
+    hook.chmod(0o755)
+    make_branches(team.project, {"one": "good"})
+    queue = make_queue(team.project, clock, check_command(tmp_path), **REMOTE)
+    queue.add("feat/one")
+
+    (outcome,) = queue.process(run_all=True).outcomes
+
+    assert outcome.status == COMPLETED
+    assert team.remote_subjects()[:2] == ["add one", "staging"]
+    assert queue_file(team.project)["remote"]["races"] == 1
+    assert len(runs(tmp_path)) == 2  # tested again on what the teammate pushed

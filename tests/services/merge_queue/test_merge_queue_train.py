@@ -283,3 +283,23 @@ def test_a_new_batch_is_formed_only_when_a_slot_is_free_and_nothing_else_waits()
     assert t.wanted() == FORM
     t.finished(a, True)
     assert a.state == GREEN and t.wanted() == FORM
+
+
+def test_main_moved_by_another_hand_sends_every_green_batch_on_it_back_not_only_the_pushed() -> (
+    None
+):
+    t = train(failing=0.2)  # batches test beside each other on main
+    a, b = Batch("a", [str(n) for n in range(8)]), Batch("b", [str(n) for n in range(8, 16)])
+    add(t, a, b)
+    for batch in (a, b):
+        build_and_start(t, batch)
+    assert b.on is None
+    t.finished(a, True)
+    t.finished(b, True)
+    assert t.decide() == (LAND, a)
+
+    sent_back = t.moved()  # a's push was refused: a teammate pushed
+
+    assert set(sent_back) == {a, b}  # b would lose the same race: built again too
+    assert a.state == b.state == PLANNED and a.passed_before and b.passed_before
+    assert t.decide() is None
