@@ -16,7 +16,7 @@ from runeconsole.cli.common import (
 )
 from runeconsole.core.errors import InvalidInput
 from runeconsole.core.validate import validate_name
-from runeconsole.services.budgets import hold
+from runeconsole.services.budgets import hold, standing
 from runeconsole.services.budgets.judge import HELD, WARN, money
 from runeconsole.services.claude.bridge.settings import ClaudeSettings
 from runeconsole.services.cost import ledger, summary
@@ -72,7 +72,7 @@ def show_cost(args: argparse.Namespace) -> int:
     project = open_project(args)
     day = _today(project)
     limits = project.settings(ClaudeSettings).budgets
-    rows = summary.from_ledgers(project.paths, day, limits)
+    rows = standing.from_ledgers(project.paths, day, limits)
     if getattr(args, "budgets_only", False):
         rows = [row for row in rows if row.error or row.budget != "ok"]
     days = ledger.rebuilt_fleet_days(project.paths) if args.by == "day" else None

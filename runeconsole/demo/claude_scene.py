@@ -11,9 +11,9 @@ from typing import Any
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
+from runeconsole.services.budgets import booking
 from runeconsole.services.claude.permissions import permission_files, permission_rules
 from runeconsole.services.claude.questions import relay_files
-from runeconsole.services.cost import booking
 from runeconsole.services.registry import Registry
 
 HOOK_AGENT = ("claude", "shop-7f3a91c2", None)  # a session started by hand, seen by its hooks

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.cost import booking
+from runeconsole.services.budgets import booking
 
 
 def spend(root: Path, key: str, session: str, usd: float, *, when: datetime | None = None,

@@ -9,7 +9,12 @@ runeconsole:
 ```
 
 ``judge`` says where an agent stands (ok, past 80 %, held at 100 %, allowed by the
-operator); ``hold`` is what the PreToolUse hook does for a held agent (every tool call
-denied, with the reason naming the budget) and what lifts it (``budget allow``). Both run
-on the hook's fast path: no YAML, no Textual.
+operator); ``booking`` books a session's total in the ledger and judges it (the identity's
+``cost``); ``hold`` is what the PreToolUse hook does for a held agent (every tool call
+denied, with the reason naming the budget) and what lifts it (``budget allow``). The
+three run on the hook's fast path: no YAML, no Textual. ``standing`` judges every ledger
+of a root for ``runeconsole cost``.
+
+The budgets stand on ``services/cost`` (what was spent) and below ``services/claude``
+(whose meter books and whose hook holds, handing down who tells the operator).
 """

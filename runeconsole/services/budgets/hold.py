@@ -17,13 +17,16 @@ from runeconsole.core.files import atomic_write_json, read_bytes
 from runeconsole.core.flock import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
+from runeconsole.services.budgets import booking
 from runeconsole.services.budgets import judge as budgets
-from runeconsole.services.cost import booking, ledger
+from runeconsole.services.cost import budget_state, ledger
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
+
+    from runeconsole.services.budgets.booking import NotifierFor
 
 
 def reason(key: str, verdict: budgets.Verdict) -> str:
@@ -60,9 +63,15 @@ def _read(path: str) -> dict[str, Any] | None:
     return parse_json_object(path, read_bytes(path, follow_symlinks=False))
 
 
-def note(paths: ProjectPaths, key: str, verdict: budgets.Verdict, day: str) -> bool:
+def note(
+    paths: ProjectPaths,
+    key: str,
+    verdict: budgets.Verdict,
+    day: str,
+    notifier_for: NotifierFor | None = None,
+) -> bool:
     """The identity's ``cost.budget`` set to ``verdict`` (under its lock); True when that
-    changed it (the operator is then told of a hold)."""
+    changed it (the operator is then told of a hold, through ``notifier_for``)."""
     path = os.fspath(paths.identities / f"{key}.json")
     with flocked(os.fspath(paths.lock_for(f"identity-{key}")), what=f"agent {key}"):
         fields = _read(path)
@@ -70,7 +79,7 @@ def note(paths: ProjectPaths, key: str, verdict: budgets.Verdict, day: str) -> b
             return False
         cost = fields.get("cost")
         cost = dict(cost) if isinstance(cost, dict) else {}
-        before = booking.budget_state(cost, day)
+        before = budget_state(cost, day)
         if before == verdict.state:
             return False
         if verdict.state == budgets.OK:
@@ -79,8 +88,8 @@ def note(paths: ProjectPaths, key: str, verdict: budgets.Verdict, day: str) -> b
             cost["budget"] = verdict.to_json(day)
         fields["cost"] = cost
         atomic_write_json(paths.inside(paths.identities / f"{key}.json"), fields)
-    if verdict.state == budgets.HELD:
-        booking.tell(paths, key, verdict)
+    if verdict.state == budgets.HELD and notifier_for is not None:
+        booking.tell(paths, key, verdict, notifier_for)
     return True
 
 
@@ -122,5 +131,5 @@ def allow(
     allowance["by"] = by
     ledger.set_allowance(paths, key, allowance)
     after = budgets.judge(ledger.spent(paths, key, day), limits)
-    note(paths, key, after, day)
+    note(paths, key, after, day)  # the operator lifted it: nobody else to tell
     return Allowed(key, before, after, allowance)

@@ -15,14 +15,18 @@ one without an amount lasts until the day it was given ends.
 
 from __future__ import annotations
 
+# The states are the words of the cost an identity carries (services/cost/__init__.py):
+# the judge says them, and its readers find them here too.
+from runeconsole.services.cost import ALLOWED as ALLOWED
+from runeconsole.services.cost import HELD as HELD
+from runeconsole.services.cost import OK as OK
+from runeconsole.services.cost import WARN as WARN
 from runeconsole.services.cost.ledger import Spent
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
     from typing import Any
 
-OK, WARN, HELD, ALLOWED = "ok", "warn", "held", "allowed"
-STATES = (OK, WARN, HELD, ALLOWED)
 WARN_AT = 0.8
 PER_AGENT, PER_DAY, FLEET_DAY = "per_agent_usd", "per_day_usd", "fleet_day_usd"
 BUDGETS = (PER_AGENT, PER_DAY, FLEET_DAY)

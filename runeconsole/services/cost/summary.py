@@ -2,8 +2,9 @@
 source, per day and for the fleet, so far and today.
 
 Two readings of the same figures: the ledgers (``ledger``: every agent key that ever
-spent, with its days; what ``runeconsole cost`` reads on a root), and the ``cost`` an
-identity carries (what the event stream and both consoles have of each agent shown).
+spent, with its days, judged against the budgets by ``services/budgets/standing.py``;
+what ``runeconsole cost`` reads on a root), and the ``cost`` an identity carries (what
+the event stream and both consoles have of each agent shown).
 ``today`` is the reader's local date: figures kept for another day count as nothing today.
 """
 
@@ -14,10 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.budgets.judge import ALLOWED, HELD, OK, WARN, judge
-from runeconsole.services.cost import ledger
-from runeconsole.services.cost.booking import budget_state
+from runeconsole.services.cost import ALLOWED, HELD, OK, WARN, budget_state
 
 BY = ("agent", "role", "day", "source")
 ORDER = {HELD: 0, WARN: 1, ALLOWED: 2}  # a group shows its most urgent agent's budget
@@ -75,32 +73,6 @@ def _dollars(value: object) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool) and value == value:
         return max(0.0, float(value))
     return 0.0
-
-
-def from_ledgers(paths: ProjectPaths, day: str, limits: dict[str, Any]) -> list[AgentCost]:
-    """Every agent ledger of the root, judged against ``limits`` today."""
-    fleet_today = ledger.fleet_days(paths).get(day, 0.0)
-    rows = []
-    for key, data, error in ledger.ledgers(paths):
-        if data is None:
-            rows.append(AgentCost(key, error=error))
-            continue
-        spent = ledger.Spent.of(data, day, fleet_today)
-        verdict = judge(spent, limits)
-        role = data.get("role")
-        rows.append(
-            AgentCost(
-                key,
-                role if isinstance(role, str) else "",
-                "",
-                spent.usd,
-                spent.today_usd,
-                spent.estimated,
-                verdict.state,
-                verdict.detail,
-            )
-        )
-    return rows
 
 
 @dataclass

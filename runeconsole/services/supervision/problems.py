@@ -83,7 +83,7 @@ def find_problems(
 def _budget(record: AgentRecord, now: Any) -> list[Problem]:
     """Held by a budget (beside the crashed: it does nothing until the operator acts), or
     past 80 % of one (after the waiting)."""
-    from runeconsole.services.cost.booking import budget_state
+    from runeconsole.services.cost import budget_state
     from runeconsole.services.cost.ledger import local_day
 
     cost = record.get("cost")

@@ -12,7 +12,8 @@ import pytest
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.errors import UnreadableFile
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.cost import booking, ledger, prices
+from runeconsole.services.budgets import booking
+from runeconsole.services.cost import ledger, prices
 from runeconsole.services.cost.totals import Totals
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry

@@ -157,7 +157,7 @@ def _held(
         return None
     from runeconsole.services.cost.ledger import local_day
 
-    hold.note(paths, key, denied[1], local_day(now))
+    hold.note(paths, key, denied[1], local_day(now), claude_settings.notifier_for)
     return denied[0]
 
 

@@ -10,7 +10,7 @@ the cost from the session's tokens at the model's price (``services/cost/prices.
 marked estimated, until a status line reports the real figure.
 
 Fields written (beside the identity's others): ``context_left_percent``, ``cost``
-(``services/cost/booking.py``), ``rate_limits`` ({five_hour, seven_day} {used_percentage,
+(``services/budgets/booking.py``), ``rate_limits`` ({five_hour, seven_day} {used_percentage,
 resets_at}, and ``reported_at``), and in ``claude``: ``model``, ``context_window``
 ({model, tokens}) and ``cost_session``.
 """
@@ -18,9 +18,10 @@ resets_at}, and ``reported_at``), and in ``claude``: ``model``, ``context_window
 from __future__ import annotations
 
 from runeconsole.core.timeutil import iso_z
+from runeconsole.services.budgets import booking
+from runeconsole.services.budgets.booking import Entry
 from runeconsole.services.claude.bridge import settings as claude_settings
-from runeconsole.services.cost import booking, prices
-from runeconsole.services.cost.booking import Entry
+from runeconsole.services.cost import prices
 
 __all__ = ["Entry", "StatusInput", "from_status_line", "from_transcript"]
 
@@ -79,7 +80,7 @@ def from_transcript(entry: Entry, usage: Usage, now: datetime) -> None:
     if not real and any(usage.tokens.values()):
         total = prices.estimate(usage.tokens, prices.price(model, found.prices))
         session = claude.get("session_id")
-        booking.book(entry, session, total, True, now, found.budgets)
+        booking.book(entry, session, total, True, now, found.budgets, claude_settings.notifier_for)
 
 
 class StatusInput:
@@ -186,4 +187,4 @@ def from_status_line(entry: Entry, status: StatusInput, now: datetime) -> None:
     total = status.cost_usd
     if total is not None:
         session = status.session_id
-        booking.book(entry, session, total, False, now, found.budgets)
+        booking.book(entry, session, total, False, now, found.budgets, claude_settings.notifier_for)

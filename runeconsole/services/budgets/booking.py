@@ -1,6 +1,6 @@
 """A session's running total booked for its agent: the ledger, then the figures the
-identity carries for the consoles (``cost``), and the operator told when a budget is
-crossed.
+identity carries for the consoles (``cost``), judged against the budgets, and the operator
+told when a budget is crossed.
 
 The identity's ``cost`` (what ``agents --json``, the event stream and both consoles
 read)::
@@ -10,18 +10,26 @@ read)::
 
 ``claude.cost_session`` keeps the session's last booked total, so an unchanged figure
 (a status line redrawn, an event with no new tokens) costs no ledger read.
+
+Who tells the operator is the caller's (``notifier_for``: Claude Code's meter passes
+its settings' ``notifier_for``); without one the crossing is recorded and nobody told.
 """
 
 from __future__ import annotations
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.budgets import judge as budgets
-from runeconsole.services.cost import ledger
+from runeconsole.services.cost import budget_state, ledger
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
     from typing import Any
+
+    from runeconsole.services.notify import Notifier
+
+    NotifierFor = Callable[[ProjectPaths], Notifier]
 
 RANK = {budgets.OK: 0, budgets.ALLOWED: 0, budgets.WARN: 1, budgets.HELD: 2}
 
@@ -50,16 +58,6 @@ def figures(spent: ledger.Spent, verdict: budgets.Verdict) -> dict[str, Any]:
     return found
 
 
-def budget_state(cost: object, day: str) -> str:
-    """The budget state an identity's ``cost`` says for ``day`` (``ok`` when none, or
-    when it was judged on another day)."""
-    budget = cost.get("budget") if isinstance(cost, dict) else None
-    if not isinstance(budget, dict) or budget.get("day") != day:
-        return budgets.OK
-    state = budget.get("state")
-    return state if state in budgets.STATES else budgets.OK
-
-
 def book(
     entry: Entry,
     session: object,
@@ -67,9 +65,11 @@ def book(
     estimated: bool,
     now: datetime,
     limits: dict[str, Any],
+    notifier_for: NotifierFor | None = None,
 ) -> bool:
     """Book ``session``'s running ``total`` (an estimate or Claude Code's own figure) and
-    put the agent's figures in its fields' ``cost``; True when they changed."""
+    put the agent's figures in its fields' ``cost``; True when they changed. A budget
+    crossed is told through ``notifier_for`` (none: not told)."""
     paths, key, fields, claude = entry.paths, entry.key, entry.fields, entry.claude
     if not isinstance(session, str) or not session:
         return False
@@ -97,16 +97,16 @@ def book(
     verdict = budgets.judge(spent, limits)
     before = budget_state(fields.get("cost"), day)
     fields["cost"] = figures(spent, verdict)
-    if RANK[verdict.state] > RANK[before]:
-        tell(paths, key, verdict)
+    if RANK[verdict.state] > RANK[before] and notifier_for is not None:
+        tell(paths, key, verdict, notifier_for)
     return True
 
 
-def tell(paths: ProjectPaths, key: str, verdict: budgets.Verdict) -> None:
+def tell(
+    paths: ProjectPaths, key: str, verdict: budgets.Verdict, notifier_for: NotifierFor
+) -> None:
     """The operator's notify command, for a budget crossed (never raises)."""
     try:
-        from runeconsole.services.claude.bridge.settings import notifier_for
-
         title = (
             f"{key} is held: budget spent"
             if verdict.state == budgets.HELD
