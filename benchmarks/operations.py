@@ -43,8 +43,8 @@ from _common import end_cleanly_on_sigterm, make_fleet, scratch
 
 from runeconsole.adapters import fswatch
 from runeconsole.tui.console.app import create_app
-from runeconsole.tui.console.feed import FleetChanged
 from runeconsole.tui.panes.problems_pane import ProblemsPane
+from runeconsole.tui.support.messages import FleetChanged
 
 EVENTS: Counter[str] = Counter()
 _forward = fswatch._Forward.on_any_event

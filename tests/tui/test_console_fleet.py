@@ -16,9 +16,9 @@ from runeconsole.core.control import CONTROL
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.fleet.model import FleetChange
 from runeconsole.tui.console.app import INLINE_LOAD, RuneConsole, create_app
-from runeconsole.tui.console.feed import FleetChanged
 from runeconsole.tui.console.status_bar import StatusBar
 from runeconsole.tui.panes.agents_pane import FIRST_ROWS
+from runeconsole.tui.support.messages import FleetChanged
 from tests.support.polling import until
 
 AGENTS = INLINE_LOAD + 300

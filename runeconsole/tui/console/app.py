@@ -40,7 +40,7 @@ from runeconsole.services.supervisor import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
 from runeconsole.tui.console.background_poll import BackgroundPoll
 from runeconsole.tui.console.console_monitor import ConsoleMonitor
-from runeconsole.tui.console.feed import ChangeFeed, FleetChanged, StateChanged
+from runeconsole.tui.console.feed import ChangeFeed, StateChanged
 from runeconsole.tui.console.routes import Routes
 from runeconsole.tui.console.status_bar import StatusBar
 from runeconsole.tui.console.toasts import monitor_toast
@@ -57,10 +57,10 @@ from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.panes.questions_pane import QuestionsPane
 from runeconsole.tui.panes.suspended_pane import SuspendedPane
 from runeconsole.tui.panes.tasks_pane import TasksPane
-from runeconsole.tui.review import ReviewWanted
 from runeconsole.tui.review.opening import open_review
 from runeconsole.tui.support.commands import AgentCommands, ConversationCommands
 from runeconsole.tui.support.console_base import PanesApp
+from runeconsole.tui.support.messages import FleetChanged, ReviewWanted
 from runeconsole.tui.support.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.support.workers import background
 from runeconsole.tui.tasks.commands import TaskCommands

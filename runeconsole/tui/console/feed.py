@@ -19,7 +19,6 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from runeconsole.adapters.fswatch import DirWatcher
-from runeconsole.services.fleet import FleetChange
 
 GAP = 0.02  # seconds between two StateChanged messages, at least
 
@@ -29,15 +28,6 @@ class StateChanged(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, StateChanged)
-
-
-class FleetChanged(Message):
-    """The app's fleet model changed (``change`` says which keys); the panes that draw it
-    redraw those rows."""
-
-    def __init__(self, change: FleetChange) -> None:
-        super().__init__()
-        self.change = change
 
 
 class ChangeFeed:

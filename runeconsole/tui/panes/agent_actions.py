@@ -37,6 +37,7 @@ from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.conversations.screen import ConversationScreen
 from runeconsole.tui.conversations.transcripts import LocalTranscript, Transcript
 from runeconsole.tui.modals.fork_choice import ForkChoice
+from runeconsole.tui.support.messages import ReviewWanted
 from runeconsole.tui.support.new_task_start import Starter, started_said
 from runeconsole.tui.support.workers import background
 
@@ -323,8 +324,6 @@ class AgentActions(Widget):
         self.app.push_screen(ConversationScreen(transcript))
 
     def action_review(self) -> None:
-        from runeconsole.tui.review import ReviewWanted
-
         if (chosen := self._chosen()) is not None:
             self.post_message(ReviewWanted(chosen[0]))
 

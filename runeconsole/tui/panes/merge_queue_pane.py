@@ -51,7 +51,7 @@ from runeconsole.tui.panes.merge_queue_rows import (
 )
 from runeconsole.tui.panes.merge_queue_where import RemoteLine
 from runeconsole.tui.panes.pane import MERGE_QUEUE, FilePane
-from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.support.messages import ReviewWanted
 from runeconsole.tui.support.workers import background, cancelled
 from runeconsole.tui.widgets.table_view import TableView
 

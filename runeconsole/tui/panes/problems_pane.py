@@ -18,9 +18,9 @@ from textual.message import Message
 
 from runeconsole.services.fleet import FleetRecords, Problem
 from runeconsole.services.pipelines.record import Gate
-from runeconsole.tui.console.feed import FleetChanged
 from runeconsole.tui.panes.pane import PROBLEMS, Pane
 from runeconsole.tui.pipelines.cells import gate_detail
+from runeconsole.tui.support.messages import FleetChanged
 
 COLUMNS = (
     ("kind", "PROBLEM", 12),

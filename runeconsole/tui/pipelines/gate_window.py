@@ -32,7 +32,7 @@ from runeconsole.services.pipelines.answers import AlreadyAnswered
 from runeconsole.services.pipelines.record import ENGINE, PIPELINE_RUNNER, Gate, Pipeline
 from runeconsole.tui.modals.decision_modal import DecisionModal
 from runeconsole.tui.pipelines.cells import status_text, waiting_for, work_text
-from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.support.messages import ReviewWanted
 from runeconsole.tui.support.workers import background, cancelled
 from runeconsole.tui.widgets.reveal import reveal
 

@@ -38,7 +38,7 @@ from runeconsole.tui.pipelines.cells import (
     status_text,
     work_text,
 )
-from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.support.messages import ReviewWanted
 from runeconsole.tui.support.workers import background, cancelled
 from runeconsole.tui.widgets.footer import ConsoleFooter
 from runeconsole.tui.widgets.keyed_table import KeyedTable

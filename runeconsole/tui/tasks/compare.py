@@ -30,7 +30,7 @@ from runeconsole.services.dispatch.service import AttemptView, Dispatch, Ending,
 from runeconsole.services.dispatch.task_store import DROPPED, LANDED, Task
 from runeconsole.services.review.settings import ReviewSettings
 from runeconsole.tui.modals.help_screen import HelpScreen
-from runeconsole.tui.review import ReviewWanted
+from runeconsole.tui.support.messages import ReviewWanted
 from runeconsole.tui.support.workers import background, cancelled
 from runeconsole.tui.tasks.attempt_diff import AttemptDiff
 from runeconsole.tui.tasks.cells import (
