@@ -59,6 +59,7 @@ from runeconsole.services.conversations.owners import (
     transcript_of,
 )
 from runeconsole.services.conversations.query import (
+    ELLIPSIS,
     MARK_CLOSE,
     MARK_OPEN,
     Hit,
@@ -477,7 +478,7 @@ class ConversationIndex:
         if not 1 <= limit <= MAX_LIMIT:
             raise InvalidInput(f"limit {limit}: from 1 to {MAX_LIMIT}")
         where = ["turns_fts MATCH ?"]
-        args: list[Any] = [MARK_OPEN, MARK_CLOSE, SNIPPET_TOKENS, expression]
+        args: list[Any] = [MARK_OPEN, MARK_CLOSE, ELLIPSIS, SNIPPET_TOKENS, expression]
         if since is not None:
             where.append("turns_fts.rowid >= ?")
             args.append(max(0, epoch_ms(since)) << schema.SEQUENCE_BITS)
@@ -491,7 +492,7 @@ class ConversationIndex:
         sql = (
             "SELECT turns_fts.rowid, t.offset, t.speaker, t.kind, t.tool, t.uuid, f.path, "
             "f.session_id, f.agent, f.role, f.depth, "
-            "snippet(turns_fts, 0, ?, ?, '…', ?) "
+            "snippet(turns_fts, 0, ?, ?, ?, ?) "
             "FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid JOIN files f ON f.id = t.file "
             f"WHERE {' AND '.join(where)} "
         )

@@ -66,19 +66,6 @@ def copy_files(root: Path, worktree: Path, globs: tuple[str, ...]) -> dict[str, 
     return placed
 
 
-def hooks_scope(root: Path) -> str | None:
-    """Where the project has our hooks: ``local`` (untracked, so a new worktree lacks it),
-    ``project`` (``.claude/settings.json``), or ``None``."""
-    for scope, name in (("local", LOCAL_SETTINGS), ("project", PROJECT_SETTINGS)):
-        try:
-            data = SettingsFile.read(root / name).data
-        except RuneError:
-            continue
-        if installed(data):
-            return scope
-    return None
-
-
 def _ours(path: Path) -> dict[str, list[str]]:
     try:
         return installed(SettingsFile.read(path).data)

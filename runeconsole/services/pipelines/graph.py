@@ -24,7 +24,6 @@ VALIDATED, ACCEPTED, FAILED = "validated", "accepted", "failed"
 STATUSES = (PENDING, ACTIVE, IMPL_COMPLETE, VALIDATED, ACCEPTED, FAILED)
 FINISHED = frozenset({VALIDATED, ACCEPTED})
 HUMAN_GATE = "wait.human"
-GATE_HANDLERS = frozenset({HUMAN_GATE, "wait.cobuilder", "gate"})
 EXIT = "exit"
 CONDITIONAL = "conditional"
 
@@ -79,10 +78,6 @@ class Node:
     def criteria(self) -> list[str]:
         """The acceptance criteria's ids (``AC-1 [manual]: …`` -> ``AC-1``)."""
         return list(dict.fromkeys(_CRITERION.findall(self.acceptance)))
-
-    @property
-    def is_gate(self) -> bool:
-        return self.handler in GATE_HANDLERS
 
     @property
     def is_human_gate(self) -> bool:

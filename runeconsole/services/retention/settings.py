@@ -31,10 +31,6 @@ class Policy:
     days: float = 0.0
     keep: int = 0
 
-    @property
-    def forever(self) -> bool:
-        return not self.days and not self.keep
-
     def to_json(self) -> dict[str, float | int]:
         return {"days": self.days, "keep": self.keep}
 

@@ -63,12 +63,6 @@ class ChangesCache:
             for key in [k for k in self._kept if k[0] == str(worktree)]:
                 del self._kept[key]
 
-    def cached(self, worktree: Path, base_ref: str) -> Changes | None:
-        """The last changes computed, without looking at the disk."""
-        with self._lock:
-            kept = self._kept.get((str(worktree), base_ref))
-        return kept.changes if kept else None
-
     def changes(
         self, worktree: Path, base_ref: str, *, probe: bool = True, context: int | None = None
     ) -> Changes:

@@ -44,10 +44,6 @@ class ReviewDiff:
     files: list[FileDiff]
     text: str = ""
 
-    @property
-    def line_count(self) -> int:
-        return sum(len(f.lines) for f in self.files)
-
     def file(self, path: str) -> FileDiff | None:
         return next((f for f in self.files if path in (f.path, f.change.old_path)), None)
 

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 WORKING, NEEDS_INPUT, READY = "working", "needs_input", "ready"
 APPROVED, MERGED, NONE = "approved", "merged", "none"
-REVIEW_STATES = (WORKING, NEEDS_INPUT, READY, APPROVED, MERGED, NONE)
 MERGED_PHASE = "merged"
 
 

@@ -43,7 +43,6 @@ from runeconsole.services.claude.session.session_facts import BACKGROUND
 from runeconsole.services.project import Project
 from runeconsole.services.registry import ACTIVE, AgentRecord, Registry
 
-RUNNING_STATES = ("working", "blocked", "idle", "waiting", "starting", "requesting")
 SPAWNED = "runeconsole"  # metadata.started_by of an agent `spawn --background` started
 TOUCH_SECONDS = 30.0  # a running session's last_seen is refreshed at most this often
 

@@ -104,10 +104,6 @@ class HookPayload:
         return self.text("session_id")
 
     @property
-    def transcript_path(self) -> str | None:
-        return self.text("transcript_path")
-
-    @property
     def cwd(self) -> str | None:
         return self.text("cwd")
 

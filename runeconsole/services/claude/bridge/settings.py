@@ -101,10 +101,6 @@ class ClaudeSettings:
 
         return prices.window(model, self.context_windows) or CONTEXT_WINDOW
 
-    @property
-    def budgeted(self) -> bool:
-        return any(limit for limit in self.budgets.values())
-
     def to_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
 
