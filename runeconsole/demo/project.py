@@ -29,6 +29,7 @@ runeconsole:
     auto_handoff: true
   merge_queue:  # the project's tests (tests/test_*.py), run in a worktree or a batch
     test_command: {test_command}
+    remote: origin  # lands on the team's remote (a bare repository in tmp/), as a team's does
   background:  # Claude Code here is the demo's scripted stand-in (runeconsole new, n)
     command: {claude}
     poll_seconds: 0
@@ -44,6 +45,15 @@ def demo_socket() -> str:
     return f"runeconsole-demo-{os.getpid()}"
 
 
+def make_origin(root: Path) -> None:
+    """The team's remote: a bare repository in the project's scratch directory (``tmp/``,
+    ignored by git, gone with the demo), ``main`` pushed to it."""
+    origin = root / "tmp" / "origin.git"
+    git.run_git(["init", "--quiet", "--bare", "-b", "main", str(origin)], root)
+    git.run_git(["remote", "add", "origin", str(origin)], root)
+    git.run_git(["push", "--quiet", "--set-upstream", "origin", "main"], root)
+
+
 def make_project(root: Path, socket: str | None = None) -> Path:
     """The repository, a .gitignore for our state, and a private tmux server for the agents."""
     git.init_repo(root)
@@ -54,6 +64,7 @@ def make_project(root: Path, socket: str | None = None) -> Path:
     atomic_write_bytes(root / "tests" / "test_readme.py", BASE_TEST.encode())
     git.run_git(["add", "README.md", ".gitignore", "tests/test_readme.py"], root)
     git.run_git(["commit", "--quiet", "-m", "demo project"], root)
+    make_origin(root)
     # Quoted as JSON, which YAML reads: a path with spaces or colons stays one value.
     talisman = DEMO_TALISMAN.format(
         socket=socket or demo_socket(),
