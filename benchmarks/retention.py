@@ -3,7 +3,7 @@
 
 The root: a small fleet (``AGENTS`` identity files), ``DECISIONS`` decided permission
 requests asked 8 to 68 days ago (older than the default policy of 7 days) and a day's
-1,000 recent ones, as the hook and the console write them (``demo/old_records.py``).
+1,000 recent ones, as the hook and the console write them (``tests/support/old_records.py``).
 Measured with the code of ``--repo`` (default: this checkout; ``--repo /path/to/main``
 measures the code before retention on the same root), each figure the median of
 ``--runs``:
@@ -45,7 +45,8 @@ from _common import (
 )
 from _console import REPO, ConsolePane, first_complete_paint
 
-from runeconsole.demo.old_records import COMMANDS, decided_requests
+sys.path.insert(0, str(REPO))  # the fixture that writes months of records
+from tests.support.old_records import COMMANDS, decided_requests
 
 RECENT = 1000
 

@@ -16,6 +16,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+# This checkout's console (not an installed copy), and its tests' fleet scene.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
@@ -29,7 +32,6 @@ from runeconsole.demo.claude_scene import (
     PERMISSION_ID,
     elicitation_request,
 )
-from runeconsole.demo.fleet_scene import build_fleet_scene
 from runeconsole.demo.merge_queue import build_batches, build_queue, commit_branch
 from runeconsole.demo.pipelines import write_pipelines
 from runeconsole.demo.review_scene import COMMENT, READY_AGENT, fixed_repo
@@ -57,6 +59,7 @@ from runeconsole.tui.review.screen import ReviewScreen
 from runeconsole.tui.tasks.compare import CompareScreen
 from runeconsole.tui.tasks.confirms import LossConfirm
 from runeconsole.tui.tasks.worktrees import WorktreesScreen
+from tests.support.fleet_scene import build_fleet_scene
 
 os.environ.setdefault("RUNECONSOLE_TMUX_SOCKET", "runeconsole-screenshots")  # never the user's
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
@@ -388,7 +391,7 @@ async def take(name: str, size: tuple[int, int], before: Callable | None) -> Pat
 async def take_fleet(
     name: str, size: tuple[int, int], pane: str, keys: tuple[str, ...] = ()
 ) -> Path:
-    """The fleet console over ``demo/fleet_scene.py``'s three sources; ``keys`` pressed
+    """The fleet console over ``tests/support/fleet_scene.py``'s three sources; ``keys`` pressed
     on the pane's first row (a window opened)."""
     specs, clock = build_fleet_scene(SCENE_ROOT.parent)
     app = create_fleet_app(specs, clock=clock, tick_seconds=0)

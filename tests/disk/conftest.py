@@ -16,7 +16,6 @@ import pytest
 
 from runeconsole.adapters import git
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.demo.old_records import decided_requests
 from runeconsole.demo.suspended import write_context
 from runeconsole.services.claude.permissions import permission_files as files
 from runeconsole.services.claude.permissions.permissions import Permissions
@@ -25,6 +24,7 @@ from runeconsole.services.merge_queue.edits import QueueEdits
 from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
 from tests.support.disk import SmallDisk, small_disk
+from tests.support.old_records import decided_requests
 
 pytestmark = pytest.mark.timeout(180)
 

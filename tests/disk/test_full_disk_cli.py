@@ -99,7 +99,7 @@ def test_on_a_full_disk_every_write_fails_cleanly_and_works_once_space_returns(
 def test_a_prune_on_a_full_disk_moves_nothing_and_says_why(scene: Scene) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from runeconsole.demo.old_records import decided_requests
+    from tests.support.old_records import decided_requests
 
     old = decided_requests(scene.root, 20, newest=datetime.now(UTC) - timedelta(days=30))
     before = scene.files()

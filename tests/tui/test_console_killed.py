@@ -20,7 +20,6 @@ from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.core.pids import pid_alive
-from runeconsole.demo.old_records import decided_requests
 from runeconsole.services.claude.permissions import permission_files as files
 from runeconsole.services.journal import Journal
 from runeconsole.services.merge_queue.edits import QueueEdits
@@ -28,6 +27,7 @@ from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
 from runeconsole.tui.console.app import create_app
 from tests.support.cli import cli_env
+from tests.support.old_records import decided_requests
 from tests.support.polling import until, wait_until
 from tests.support.suspended import task_file, write_context
 

@@ -394,7 +394,7 @@ async def fleet_scene_ready(pilot: Pilot, pane: str) -> None:
 
 
 def test_snapshot_fleet_agents_80x24(snap_compare: Callable, snap_dir: Path) -> None:
-    from runeconsole.demo.fleet_scene import build_fleet_scene
+    from tests.support.fleet_scene import build_fleet_scene
 
     specs, clock = build_fleet_scene(snap_dir)
     app = create_fleet_app(specs, clock=clock, tick_seconds=0)
@@ -402,7 +402,7 @@ def test_snapshot_fleet_agents_80x24(snap_compare: Callable, snap_dir: Path) -> 
 
 
 def test_snapshot_fleet_sources_80x24(snap_compare: Callable, snap_dir: Path) -> None:
-    from runeconsole.demo.fleet_scene import build_fleet_scene
+    from tests.support.fleet_scene import build_fleet_scene
 
     specs, clock = build_fleet_scene(snap_dir)
     app = create_fleet_app(specs, clock=clock, tick_seconds=0)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.demo.old_records import decided_requests
 from runeconsole.services.claude.permissions.permissions import (
     RECENT,
     PermissionRequest,
@@ -18,6 +17,7 @@ from runeconsole.services.project import Project
 from runeconsole.services.retention import Retention
 from runeconsole.tui.console.app import create_app
 from runeconsole.tui.panes.permissions_pane import PermissionsPane
+from tests.support.old_records import decided_requests
 from tests.support.polling import until
 
 pytestmark = pytest.mark.timeout(120)

@@ -19,12 +19,12 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.locks import owned
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
-from runeconsole.demo.old_records import answered_questions, decided_requests
 from runeconsole.services.claude.permissions import permission_files as files
 from runeconsole.services.claude.permissions.permissions import Permissions
 from runeconsole.services.project import Project
 from runeconsole.services.retention import Retention
 from tests.support.cli import CliResult, cli_env
+from tests.support.old_records import answered_questions, decided_requests
 from tests.support.polling import wait_until
 
 NOW = datetime.now(UTC)
