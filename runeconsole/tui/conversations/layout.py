@@ -7,7 +7,8 @@ turns on screen are ever drawn.
   notification…) with its time, then its text; the assistant's text: Markdown (Rich's,
   drawn once per turn); both cut after ``FOLD`` lines until opened (enter);
 - a tool call: ONE line, ``● Bash  echo hi`` (red: it failed; dim: no result yet); opened
-  (enter), its input and its result below it;
+  (enter), its input and its result below it (a turn's one-line forms, shared with the
+  detail window: ``tui/cells/turn_cells.py``);
 - a compaction, a resumption: a separator line across the width; a place that could not
   be read: ``⚠`` and why;
 - a subagent's turns indented under the call that started it.
@@ -18,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import datetime
 
 from rich.console import Console, RenderableType
 from rich.markdown import Markdown
@@ -32,11 +32,18 @@ from runeconsole.services.conversations.turns import (
     OPERATOR,
     PROMPT,
     RESUMPTION,
-    SYSTEM,
     TEXT,
     TOOL,
     UNREADABLE,
     Turn,
+)
+from runeconsole.tui.cells.turn_cells import (
+    DIM,
+    ERROR,
+    OPERATOR_STYLE,
+    prompt_header,
+    shown,
+    tool_line,
 )
 
 FOLD = 40  # lines of a prompt or a text shown until it is opened
@@ -47,20 +54,8 @@ MAX_DEPTH = 4
 MARKDOWN_SIGNS = frozenset("#*`[|>~")
 EMPHASIS = re.compile(r"(?:^|\s)__?\S")  # _emphasis_, __strong__ (not snake_case)
 
-OPERATOR_STYLE = Style(bold=True, color="cyan")
-USER_STYLE = Style(bold=True)
-SYSTEM_STYLE = Style(dim=True, bold=True)
-DIM = Style(dim=True)
-ERROR = Style(color="red")
-OK = Style(color="green")
 SEPARATOR = Style(color="yellow")
 RESUMED = Style(color="blue", bold=True)
-TOOL_NAME = Style(bold=True)
-
-
-def shown(text: str) -> str:
-    """``text`` with its lines kept and every other control character made visible."""
-    return "\n".join(printable(line) for line in text.expandtabs(4).splitlines())
 
 
 def indent_of(turn: Turn) -> int:
@@ -70,40 +65,6 @@ def indent_of(turn: Turn) -> int:
 def opens(turn: Turn) -> bool:
     """Whether enter shows more of this turn (a tool call; a prompt or text cut short)."""
     return turn.kind in (TOOL, PROMPT, TEXT)
-
-
-def _when(at: datetime | None) -> str:
-    return at.astimezone().strftime("%H:%M:%S") if at is not None else ""
-
-
-def prompt_header(turn: Turn) -> Text:
-    if turn.speaker == OPERATOR:
-        who, style = f"you ({turn.note})" if turn.note else "you", OPERATOR_STYLE
-    elif turn.speaker == SYSTEM:
-        who, style = f"system ({turn.note})" if turn.note else "system", SYSTEM_STYLE
-    elif turn.note:
-        who, style = turn.note, USER_STYLE
-    else:
-        who, style = "user", USER_STYLE
-    text = Text.assemble(("▶ ", style), (who, style))
-    if turn.at is not None:
-        text.append(f"  {_when(turn.at)}", DIM)
-    return text
-
-
-def tool_line(turn: Turn) -> Text:
-    """A tool call on one line: its mark (red: failed, dim: no result yet), the tool, what
-    it acted on."""
-    if not turn.tool:  # a result whose call was read before (``note`` says so)
-        return Text.assemble(("● ", DIM), ("result of an earlier call", DIM))
-    pending = not turn.result and not turn.is_error
-    mark = ERROR if turn.is_error else DIM if pending else OK
-    subject = " ".join(printable(turn.subject).split())
-    text = Text.assemble(("● ", mark), (turn.tool, TOOL_NAME))
-    if subject:
-        text.append("  ")
-        text.append(subject, ERROR if turn.is_error else "")
-    return text
 
 
 def input_lines(turn: Turn) -> list[str]:

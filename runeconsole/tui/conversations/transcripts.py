@@ -58,6 +58,12 @@ class Transcript(Protocol):
     def more(self) -> list[Turn]: ...
 
 
+def last_turns(transcript: Transcript) -> list[Turn]:
+    """A conversation's last turns: its end, read in milliseconds whatever its size (a
+    transcript small enough is read whole)."""
+    return (transcript.tail() or transcript.whole()).turns
+
+
 def session_file(path: str | Path) -> Path:
     """The session's own transcript of a file found (a subagent's file is
     ``<session>/subagents/agent-<id>.jsonl`` beside ``<session>.jsonl``)."""

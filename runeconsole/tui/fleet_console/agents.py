@@ -14,6 +14,7 @@ from typing import Any
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.permissions.permissions import PermissionRequest
 from runeconsole.services.claude.session.session_view import is_background
+from runeconsole.services.conversations.turns import Turn
 from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.hook_files import HookFile
 from runeconsole.services.registry import AgentRecord
@@ -22,16 +23,17 @@ from runeconsole.services.sources import LocalActions, RemoteActions
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.cells.agent_facts import AgentFacts
 from runeconsole.tui.conversations.transcripts import (
     LocalTranscript,
     RemoteTranscript,
     Transcript,
+    last_turns,
 )
 from runeconsole.tui.panes.agent_actions import (
     FORKS,
     PEEK_LINES,
     STOP_BACKGROUND,
-    AgentFacts,
     LocalFacts,
     stopping,
 )
@@ -219,8 +221,8 @@ class FleetFacts:
         ]
         return sorted(decided, key=PermissionRequest.sort_key)
 
-    def conversation(self, key: str) -> Transcript:
-        return self.agents.conversation(key)
+    def last_turns(self, key: str) -> list[Turn]:
+        return last_turns(self.agents.conversation(key))
 
     def reviews(self, key: str) -> list[ReviewRecord]:
         """A root of this machine's reviews of the agent (a host's are read with ``d``)."""

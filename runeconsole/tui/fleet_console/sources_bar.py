@@ -13,7 +13,7 @@ from runeconsole.services.cost.ledger import local_day
 from runeconsole.services.liveness import GREEN, RED, YELLOW
 from runeconsole.services.sources import DOWN, UP
 from runeconsole.services.sources.model import SourcesModel
-from runeconsole.tui.panes.agent_cells import dollars
+from runeconsole.tui.cells.agent_cells import dollars
 from runeconsole.tui.support.spend import spend_text
 from runeconsole.tui.support.theme import LIVENESS_STYLE
 

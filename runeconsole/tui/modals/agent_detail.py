@@ -25,13 +25,14 @@ from runeconsole.services.conversations.turns import PROMPT, TOOL, Turn
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.records import ReviewRecord
 from runeconsole.services.review.report import review_line
-from runeconsole.tui.conversations.layout import prompt_header, shown, tool_line
+from runeconsole.tui.cells.agent_cells import cost_words, spent
+from runeconsole.tui.cells.agent_facts import AgentFacts, out_of_reach
+from runeconsole.tui.cells.permission_cells import decisions_text
+from runeconsole.tui.cells.turn_cells import prompt_header, shown, tool_line
 from runeconsole.tui.modals.agent_peek import AgentPeek
 from runeconsole.tui.modals.detail_modal import DetailModal
 from runeconsole.tui.modals.message_modal import MessageModal
-from runeconsole.tui.panes.agent_actions import AgentFacts, out_of_reach
-from runeconsole.tui.panes.agent_cells import cost_words, spent
-from runeconsole.tui.panes.permissions_pane import decisions_text
+from runeconsole.tui.support.messages import ConversationWanted
 from runeconsole.tui.support.theme import LIVENESS_STYLE
 from runeconsole.tui.support.workers import background, cancelled
 
@@ -150,24 +151,17 @@ class AgentDetail(DetailModal):
         """The last turns of the agent's conversation (its transcript's end: read in
         milliseconds whatever its size); ``t`` opens the whole of it."""
         try:
-            transcript = self.facts.conversation(self.key)
-            read = transcript.tail() or transcript.whole()
+            turns = self.facts.last_turns(self.key)
         except RuneError:
             return  # no conversation found: the section stays hidden
-        shown = conversation_text(read.turns)
+        shown = conversation_text(turns)
         if not cancelled():
             self.app.call_from_thread(self._show_section, "#detail-conversation", shown)
 
     def action_conversation(self) -> None:
-        """``t``: the agent's whole conversation (``tui/conversations``)."""
-        from runeconsole.tui.conversations.screen import ConversationScreen
-
-        try:
-            transcript = self.facts.conversation(self.key)
-        except RuneError as exc:
-            self.notify(exc.message, title="Conversation", severity="warning", markup=False)
-            return
-        self.app.push_screen(ConversationScreen(transcript))
+        """``t``: the agent's whole conversation, opened by the app over this window (a
+        screen of ``tui/conversations``, above the windows)."""
+        self.app.post_message(ConversationWanted(self.key))
 
     @background("detail-reviews", exclusive=True)
     def load_reviews(self) -> None:

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from runeconsole.services.liveness import AgentRecord
-from runeconsole.tui.panes.agent_cells import spent
+from runeconsole.tui.cells.agent_cells import spent
 
 
 class Allowance:

@@ -1,13 +1,10 @@
 """What a console does with an agent's row: the Agents pane asks (``AgentActions``, its
 keys), a console's ``Agents`` does. The pane confirms what changes an agent (``h``, ``r``,
 ``x``), runs the action in a worker and shows what came back; enter opens the detail
-window on the agent's ``AgentFacts``; ``d`` asks the app for the agent's review. The
-project console's ``LocalAgents`` acts on its root through the supervisor; the fleet
-console's (``fleet_console/agents.py``) on the row's source.
-
-``AgentFacts`` is what a detail window reads of one agent beyond its record: its
-predecessors, its hook, its screen and last message (``peek``), its permission
-decisions; and how a message reaches it (``say``).
+window on the agent's ``AgentFacts`` (``tui/cells/agent_facts.py``; here ``LocalFacts``);
+``d`` asks the app for the agent's review. The project console's ``LocalAgents`` acts on
+its root through the supervisor; the fleet console's (``fleet_console/agents.py``) on the
+row's source.
 """
 
 from __future__ import annotations
@@ -24,6 +21,7 @@ from runeconsole.services.budgets import hold as budget_hold
 from runeconsole.services.claude.bridge.settings import ClaudeSettings
 from runeconsole.services.claude.permissions.permissions import PermissionRequest, Permissions
 from runeconsole.services.claude.session.session_view import is_background
+from runeconsole.services.conversations.turns import Turn
 from runeconsole.services.dispatch.continuing import Continuing
 from runeconsole.services.dispatch.creation import NewTask
 from runeconsole.services.dispatch.service import Dispatch
@@ -31,11 +29,11 @@ from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.hook_files import HookFile
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.reply import Replies
-from runeconsole.services.reply.readiness import ended
 from runeconsole.services.review.records import ReviewRecord, ReviewRecords
 from runeconsole.services.supervisor import Supervisor
+from runeconsole.tui.cells.agent_facts import AgentFacts, out_of_reach
 from runeconsole.tui.conversations.screen import ConversationScreen
-from runeconsole.tui.conversations.transcripts import LocalTranscript, Transcript
+from runeconsole.tui.conversations.transcripts import LocalTranscript, Transcript, last_turns
 from runeconsole.tui.modals.fork_choice import ForkChoice
 from runeconsole.tui.support.messages import ReviewWanted
 from runeconsole.tui.support.new_task_start import Starter, started_said
@@ -54,51 +52,6 @@ STOP_BACKGROUND = (
 def stopping(record: AgentRecord | None) -> bool:
     """Whether ``x`` on this agent stops a Claude Code background session."""
     return record is not None and not record.error and is_background(record.fields)
-
-
-def out_of_reach(record: AgentRecord | None, key: str = "") -> str | None:
-    """Why nothing can reach the agent's session (a message, ``g``), ``None``: it may."""
-    if record is None:
-        return f"{key}: this identity no longer exists"
-    if record.error:
-        return f"{record.key} is unreadable: {record.error}"
-    return ended(record)
-
-
-class AgentFacts(Protocol):
-    peek_every: float  # seconds between two reads of the screen while it is shown
-
-    def chain(self, key: str) -> list[AgentRecord]:
-        """The agent and its predecessors, newest first (``RuneError`` with why not)."""
-        ...
-
-    def hook_file(self, key: str) -> HookFile | None:
-        """Its hook file as read (``None``: none, or not readable from here)."""
-        ...
-
-    def phase(self, key: str) -> str | None: ...
-
-    def peek(self, key: str) -> Any:
-        """Its screen and last assistant message, as ``peek --json`` prints them (blocking:
-        a worker's; ``RuneError`` with why not)."""
-        ...
-
-    def say(self, key: str, text: str) -> Any:
-        """``text`` pasted into its pane and submitted (blocking: a worker's; ``RuneError``
-        with why it is refused)."""
-        ...
-
-    def permission_history(self, key: str) -> list[PermissionRequest]:
-        """Its decided permission requests, oldest first (blocking: a worker's)."""
-        ...
-
-    def reviews(self, key: str) -> list[ReviewRecord]:
-        """Its reviews, newest first (blocking: a worker's)."""
-        ...
-
-    def conversation(self, key: str) -> Transcript:
-        """Where its conversation is read from (nothing read yet)."""
-        ...
 
 
 class Agents(Protocol):
@@ -270,8 +223,8 @@ class LocalFacts:
     def reviews(self, key: str) -> list[ReviewRecord]:
         return ReviewRecords(self.supervisor.project).history(key)
 
-    def conversation(self, key: str) -> Transcript:
-        return LocalTranscript(self.supervisor.project, key)
+    def last_turns(self, key: str) -> list[Turn]:
+        return last_turns(LocalTranscript(self.supervisor.project, key))
 
 
 class AgentActions(Widget):

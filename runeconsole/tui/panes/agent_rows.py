@@ -1,4 +1,4 @@
-"""The Agents pane's rows beside their cells (``agent_cells.py``): what the filter looks
+"""The Agents pane's rows beside their cells (``tui/cells/agent_cells.py``): what the filter looks
 in, the order rows are kept in, the age that moves each second, and the fleet's objects
 left out of the garbage collector's full passes once built."""
 
@@ -11,7 +11,7 @@ from rich.text import Text
 
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.registry import AgentRecord
-from runeconsole.tui.panes.agent_cells import cell, shown_name, task_of
+from runeconsole.tui.cells.agent_cells import cell, shown_name, task_of
 
 
 def search_text(record: AgentRecord) -> str:

@@ -24,9 +24,10 @@ from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervisor import SupervisorSettings
+from runeconsole.tui.cells.agent_cells import COLUMNS as AGENT_COLUMNS
+from runeconsole.tui.cells.agent_cells import OPTIONAL_COLUMNS, row_values
+from runeconsole.tui.cells.review_cells import CHANGES_COLUMN
 from runeconsole.tui.panes.agent_actions import AgentActions, Agents
-from runeconsole.tui.panes.agent_cells import COLUMNS as AGENT_COLUMNS
-from runeconsole.tui.panes.agent_cells import OPTIONAL_COLUMNS, row_values
 from runeconsole.tui.panes.agent_rows import (
     age_cell,
     as_shown,
@@ -35,7 +36,6 @@ from runeconsole.tui.panes.agent_rows import (
 )
 from runeconsole.tui.panes.changes_watch import ChangesWatch
 from runeconsole.tui.panes.pane import AGENTS, Columns, Pane
-from runeconsole.tui.panes.review_cells import CHANGES_COLUMN
 from runeconsole.tui.panes.review_column import ReviewColumn
 from runeconsole.tui.support.messages import FleetChanged
 from runeconsole.tui.support.pacing import after_frame

@@ -28,15 +28,12 @@ from runeconsole.services.claude.permissions import permission_files as files
 from runeconsole.services.claude.permissions import permission_rules
 from runeconsole.services.claude.permissions.permission_rules import Rule
 from runeconsole.services.claude.permissions.permissions import (
-    ALLOWED,
-    ASKED,
-    DENIED,
-    PENDING,
     RECENT,
     PermissionRequest,
     Permissions,
 )
 from runeconsole.services.questions import format_left
+from runeconsole.tui.cells.permission_cells import MARKS
 from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.modals.permission_modal import Decide, PermissionModal, local_verdicts
 from runeconsole.tui.panes.pane import PERMISSIONS, FilePane, Pane
@@ -57,12 +54,6 @@ RULE_COLUMNS = (
     ("agent", "AGENT", 20),
     ("subject", "COMMAND / PATH", None),
 )
-MARKS = {
-    PENDING: ("●", "bold red"),
-    ALLOWED: ("✓", "green"),
-    DENIED: ("✗", "red"),
-    ASKED: ("↷", "dim"),
-}
 EMPTY = "No permission requests. Claude Code's permission prompts appear here (claude install)."
 
 
@@ -104,23 +95,6 @@ def row_values(request: PermissionRequest, now: datetime) -> tuple[object, ...]:
         waits(request.expires if request.open else None, now),
         what_text(request.subject, None if request.open else request.outcome, request.error),
     )
-
-
-def decisions_text(history: list[PermissionRequest], last: int = 8) -> Text:
-    """An agent's latest permission decisions, newest first, with who made each."""
-    if not history:
-        return Text("")
-    text = Text("\nPermission decisions", "bold")
-    for request in reversed(history[-last:]):
-        symbol, style = MARKS.get(request.state, ("?", "bold red"))
-        asked = request.fields.get("asked_at")
-        text.append(f"\n{symbol} ", style)
-        text.append(f"{asked if isinstance(asked, str) else '-'}  ", "dim")
-        text.append(f"{request.tool} {' '.join(request.subject.split())[:80]}")
-        text.append(f" · {request.outcome}", "dim")
-    if len(history) > last:
-        text.append(f"\n… {len(history) - last} earlier (runeconsole permissions history)", "dim")
-    return text
 
 
 def rule_values(rule: Rule) -> tuple[object, ...]:

@@ -12,8 +12,8 @@ from runeconsole.services.claude.session.view import agent_view
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.liveness import ACTIVE, AgentRecord
 from runeconsole.services.review.states import NONE, READY, settled
+from runeconsole.tui.cells.review_cells import changes_cell
 from runeconsole.tui.panes.changes_watch import ChangesWatch
-from runeconsole.tui.panes.review_cells import changes_cell
 
 BLANK = Text("")
 

@@ -23,8 +23,8 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.gcpause import collector_paused, settle
 from runeconsole.services.review.records import NEW, Comment
 from runeconsole.services.review.targets import Loaded, ReviewTarget
+from runeconsole.tui.cells.review_cells import STATE_STYLE
 from runeconsole.tui.modals.help_screen import HelpScreen
-from runeconsole.tui.panes.review_cells import STATE_STYLE
 from runeconsole.tui.review.decisions import ReviewDecisions
 from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.document import Document

@@ -27,6 +27,7 @@ from runeconsole.tui.panes.pipelines_pane import PipelinesBoard
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.panes.questions_pane import QuestionTable
 from runeconsole.tui.support.heap_upkeep import HeapUpkeep
+from runeconsole.tui.support.messages import ConversationWanted
 from runeconsole.tui.support.terminal_safe import NoControlCharacters
 from runeconsole.tui.support.toast_shelf import Note, RepeatFilter, ToastShelf
 from runeconsole.tui.support.workers import WorkFailed
@@ -196,6 +197,10 @@ class PanesApp(App[None]):
 
     def on_problems_pane_goto_agent(self, message: ProblemsPane.GotoAgent) -> None:
         self.goto_agent(message.key)
+
+    def on_conversation_wanted(self, message: ConversationWanted) -> None:
+        """``t`` in an agent's detail window: its conversation, as the Agents pane opens it."""
+        self.query_one(AgentsPane).open_conversation(message.key)
 
     def on_conversation_screen_fork_wanted(self, message: ConversationScreen.ForkWanted) -> None:
         """``F`` on a conversation's turn: the Agents pane forks it (asked where first)."""

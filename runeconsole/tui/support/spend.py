@@ -16,7 +16,7 @@ from runeconsole.services.cost.ledger import local_day
 from runeconsole.services.cost.summary import AgentCost, plan_text
 from runeconsole.services.cost.totals import Totals
 from runeconsole.services.liveness import AgentRecord
-from runeconsole.tui.panes.agent_cells import dollars, spent
+from runeconsole.tui.cells.agent_cells import dollars, spent
 
 
 def spend_text(totals: Totals, now: datetime, source: str | None = None) -> tuple[Text, Text]:

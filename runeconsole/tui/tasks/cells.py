@@ -38,8 +38,8 @@ from runeconsole.services.dispatch.worktree_list import (
 )
 from runeconsole.services.dispatch.worktree_list import LANDED as LANDED_STATE
 from runeconsole.services.dispatch.worktree_list import WORKING as WORKING_STATE
-from runeconsole.tui.panes.agent_cells import ACTIVITY_STYLE, dollars
-from runeconsole.tui.panes.review_cells import compact
+from runeconsole.tui.cells.agent_cells import ACTIVITY_STYLE, dollars
+from runeconsole.tui.cells.review_cells import compact
 
 UNREADABLE = "unreadable"
 

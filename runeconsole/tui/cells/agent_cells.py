@@ -1,4 +1,6 @@
-"""How one agent is drawn in the Agents pane: identity, hook phase and what its screen shows."""
+"""How one agent is drawn in the Agents pane: identity, hook phase and what its screen shows;
+its cost as every room draws it (``dollars``, ``spent``, ``cost_words``: the detail
+window, the allowance window, the tasks' cells, the consoles' top lines)."""
 
 from __future__ import annotations
 
