@@ -62,7 +62,8 @@ class GateResult:
         return 1 if self.gate == HARD_FAIL else 0
 
     def lines(self) -> list[str]:
-        """The stage's output: each invalid file, the relaunch list, the gate (see the README)."""
+        """The stage's output: each invalid file, the relaunch list, the gate (see
+        docs/protocols.md#suspended-tasks-arc-checkpoints-and-output-gates)."""
         out = []
         for check in self.checks:
             if not check.valid:
@@ -100,7 +101,7 @@ def validate_name(name: str) -> str:
 def check_file(path: Path) -> str | None:
     """Why ``path`` is not a complete output, or ``None``.
 
-    The output gate (README, "Suspended tasks, arc checkpoints and output gates"): the
+    The output gate (docs/protocols.md#suspended-tasks-arc-checkpoints-and-output-gates): the
     file is non-empty and ends with "the exact line
     ``<!-- AGENT_COMPLETE -->`` as the last line". So the sentinel must stand alone on
     the final line, followed by nothing but that line's own ending (``\\n`` or

@@ -1,6 +1,7 @@
 """Agents in tmux: spawn, watch, re-spawn and hand off.
 
-The supervisor runs the fleet as the README's "Supervising agents in tmux" says.
+The supervisor runs the fleet as the protocol says
+(docs/protocols.md#supervising-agents-in-tmux-monitor-handoff-respawn).
 ``spawn`` writes the identity and the initial hook, then starts the agent's command in
 its own tmux session. ``monitor_step`` looks at every supervised session once and
 writes what it reads of each pane to the hook. ``respawn`` starts a successor with the

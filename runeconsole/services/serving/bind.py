@@ -57,8 +57,8 @@ def plan_bind(
         raise InvalidInput(
             f"--host {host} is reachable from other machines: the token and every answer "
             "would cross the network in clear text. Give --tls-cert and --tls-key, reach "
-            "the console over an SSH tunnel (see the README), or accept the risk with "
-            "--insecure-remote"
+            "the console over an SSH tunnel (docs/fleet.md#the-console-in-a-browser-and-on-"
+            "a-phone), or accept the risk with --insecure-remote"
         )
     warning = (
         f"WARNING: serving on {host} WITHOUT TLS (--insecure-remote). Anyone on the network "

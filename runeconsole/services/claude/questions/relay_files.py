@@ -1,5 +1,5 @@
-"""Claude Code's AskUserQuestion calls as worker-question files (the format of the
-README's "Worker questions").
+"""Claude Code's AskUserQuestion calls as worker-question files (the format of
+docs/protocols.md#worker-questions).
 
 One call becomes one question file a question, in ``tmp/.rune-signals/claude-code/``:
 ``ask-{tool_use_id}.q{n}.question`` (task id ``ask-{tool_use_id}``, sequence ``n``),
