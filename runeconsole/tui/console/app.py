@@ -38,6 +38,9 @@ from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervision.problems import judge_with
 from runeconsole.services.supervisor import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
+from runeconsole.tui.app_base.commands import AgentCommands, ConversationCommands, TaskCommands
+from runeconsole.tui.app_base.console_base import PanesApp
+from runeconsole.tui.app_base.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.console.background_poll import BackgroundPoll
 from runeconsole.tui.console.console_monitor import ConsoleMonitor
 from runeconsole.tui.console.feed import ChangeFeed, StateChanged
@@ -58,12 +61,8 @@ from runeconsole.tui.panes.questions_pane import QuestionsPane
 from runeconsole.tui.panes.suspended_pane import SuspendedPane
 from runeconsole.tui.panes.tasks_pane import TasksPane
 from runeconsole.tui.review.opening import open_review
-from runeconsole.tui.support.commands import AgentCommands, ConversationCommands
-from runeconsole.tui.support.console_base import PanesApp
 from runeconsole.tui.support.messages import FleetChanged, ReviewWanted
-from runeconsole.tui.support.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.support.workers import background
-from runeconsole.tui.tasks.commands import TaskCommands
 from runeconsole.tui.tasks.compare import CompareScreen
 from runeconsole.tui.tasks.worktrees import WorktreesScreen
 from runeconsole.tui.widgets.filter_box import FilterBox
@@ -341,7 +340,7 @@ class RuneConsole(PanesApp):
 
     def on_spend_moved(self, message: SpendMoved) -> None:
         """The top line's spending follows the agents that changed; a budget crossed is a
-        toast (``tui/support/spend.py``)."""
+        toast (``tui/app_base/spend.py``)."""
         keys = self.fleet.records.keys() if message.keys is None else message.keys
         now = self.clock.now()
         for toast, severity in self.spending.follow({k: self.fleet.get(k) for k in keys}, now):

@@ -29,7 +29,7 @@ class StatusBar(Static):
         self.order: list[str] = []
         self.notes: dict[str, str] = {}  # by what they are about: "watching", "root"
         # What the fleet spent today (after the colours), and in all with the plan's
-        # headroom (at the end): tui/support/spend.py.
+        # headroom (at the end): tui/app_base/spend.py.
         self.spend: tuple[Text, Text] = (Text(), Text())
 
     def on_mount(self) -> None:

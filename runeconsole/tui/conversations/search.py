@@ -28,6 +28,7 @@ from runeconsole.core.control import printable
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.services.conversations.query import Hit, parse_since
 from runeconsole.services.conversations.turns import ASSISTANT, OPERATOR, SYSTEM, USER
+from runeconsole.tui.conversations.screen import ConversationScreen
 from runeconsole.tui.conversations.transcripts import Transcript
 from runeconsole.tui.modals.help_screen import HelpScreen
 from runeconsole.tui.support.workers import background, cancelled
@@ -288,8 +289,6 @@ class SearchScreen(Screen[None]):
         self.open_hit(int(event.key))
 
     def open_hit(self, number: int) -> None:
-        from runeconsole.tui.conversations.screen import ConversationScreen
-
         hit = self.hits[number]
         try:
             transcript = self.opener(hit)

@@ -40,6 +40,8 @@ from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
 from runeconsole.services.supervision.problems import judge_with
 from runeconsole.services.supervision.settings import SupervisorSettings
+from runeconsole.tui.app_base.commands import AgentCommands, ConversationCommands
+from runeconsole.tui.app_base.console_base import PanesApp
 from runeconsole.tui.conversations.search import SearchScreen
 from runeconsole.tui.conversations.searching import FleetSearch
 from runeconsole.tui.fleet_console.agents import FleetAgents
@@ -60,8 +62,6 @@ from runeconsole.tui.panes.agents_pane import AgentsPane
 from runeconsole.tui.panes.pane import Pane, Sources
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.review.opening import open_review
-from runeconsole.tui.support.commands import AgentCommands, ConversationCommands
-from runeconsole.tui.support.console_base import PanesApp
 from runeconsole.tui.support.messages import FleetChanged, ReviewWanted
 from runeconsole.tui.support.workers import background
 from runeconsole.tui.widgets.filter_box import FilterBox

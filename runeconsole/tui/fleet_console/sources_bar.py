@@ -13,15 +13,15 @@ from runeconsole.services.cost.ledger import local_day
 from runeconsole.services.liveness import GREEN, RED, YELLOW
 from runeconsole.services.sources import DOWN, UP
 from runeconsole.services.sources.model import SourcesModel
+from runeconsole.tui.app_base.spend import spend_text
 from runeconsole.tui.cells.agent_cells import dollars
-from runeconsole.tui.support.spend import spend_text
 from runeconsole.tui.support.theme import LIVENESS_STYLE
 
 
 class SourcesBar(Static):
     """The top line: every source's agents by colour, problems (``!``), open questions
     (``?``), permission requests (``⚑``) and dollars spent today, or why it is down; then
-    the fleet's spending and the plan's headroom (``tui/support/spend.py``)."""
+    the fleet's spending and the plan's headroom (``tui/app_base/spend.py``)."""
 
     DEFAULT_CSS = "SourcesBar { height: 1; padding: 0 1; background: $panel; }"
 

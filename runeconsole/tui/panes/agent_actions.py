@@ -34,7 +34,11 @@ from runeconsole.services.supervisor import Supervisor
 from runeconsole.tui.cells.agent_facts import AgentFacts, out_of_reach
 from runeconsole.tui.conversations.screen import ConversationScreen
 from runeconsole.tui.conversations.transcripts import LocalTranscript, Transcript, last_turns
+from runeconsole.tui.modals.agent_detail import AgentDetail
+from runeconsole.tui.modals.budget_allow import Allowance, allow_window
+from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.modals.fork_choice import ForkChoice
+from runeconsole.tui.modals.message_modal import MessageModal
 from runeconsole.tui.support.messages import ReviewWanted
 from runeconsole.tui.support.new_task_start import Starter, started_said
 from runeconsole.tui.support.workers import background
@@ -243,16 +247,12 @@ class AgentActions(Widget):
         return None if key is None or record is None else (key, record)
 
     def action_details(self) -> None:
-        from runeconsole.tui.modals.agent_detail import AgentDetail
-
         if (chosen := self._chosen()) is not None:
             key, record = chosen
             facts, where = self.agents.facts(key), self.agents.where(key)
             self.app.push_screen(AgentDetail(key, record, facts, self.now, where))
 
     def action_message(self) -> None:
-        from runeconsole.tui.modals.message_modal import MessageModal
-
         if (chosen := self._chosen()) is not None:
             key = chosen[0]
             if (why := out_of_reach(chosen[1])) is not None:
@@ -282,8 +282,6 @@ class AgentActions(Widget):
 
     def action_allow(self) -> None:
         """``$``: how much more a held agent may spend (``budget_allow.py``), then allowed."""
-        from runeconsole.tui.modals.budget_allow import Allowance, allow_window
-
         if (chosen := self._chosen()) is None:
             return
         key, record = chosen
@@ -350,8 +348,6 @@ class AgentActions(Widget):
     def _act(self, action: str) -> None:
         """``g``, ``h``, ``r``, ``x`` on the cursor's agent: the changing ones asked first,
         each done in a worker."""
-        from runeconsole.tui.modals.confirm import ConfirmScreen
-
         if (chosen := self._chosen()) is None:
             return
         key, record = chosen

@@ -1,6 +1,6 @@
 """What every console window shares (the project's console and the fleet console): tabs
 of ``Pane``s, the filter line under them, ``?`` for the pane's keys, ``q`` to quit, and
-no control character drawn (``terminal_safe.py``)."""
+no control character drawn (``tui/support/terminal_safe.py``)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ class PanesApp(App[None]):
         markup: bool = True,
     ) -> None:
         """A toast, unless the same one was shown moments ago, on the shelf: with three up
-        already, the oldest are folded into one (``support/toast_shelf.py``). Safe from any
+        already, the oldest are folded into one (``tui/support/toast_shelf.py``). Safe from any
         thread, as Textual's."""
         if not self.toast_repeats.fresh(title, message):
             return
@@ -207,7 +207,7 @@ class PanesApp(App[None]):
         self.query_one(AgentsPane).fork_at(message.key, message.at)
 
     def on_work_failed(self, message: WorkFailed) -> None:
-        """A background job failed (``support/workers.py``): shown to the operator, not fatal."""
+        """A background job failed (``tui/support/workers.py``): shown, not fatal."""
         self.notify(message.reason, title=message.what, severity="error", timeout=15, markup=False)
 
     def action_help(self) -> None:
