@@ -12,8 +12,9 @@ from typing import Any
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.budgets import booking
+from runeconsole.services.claude.bridge.payload import HookPayload
 from runeconsole.services.claude.permissions import permission_files, permission_rules
-from runeconsole.services.claude.questions import relay_files
+from runeconsole.services.claude.questions import elicitation, relay_files
 from runeconsole.services.registry import Registry
 
 HOOK_AGENT = ("claude", "shop-7f3a91c2", None)  # a session started by hand, seen by its hooks
@@ -200,8 +201,5 @@ ELICIT_REQUEST = {
 def elicitation_request(paths: ProjectPaths, now: datetime) -> None:
     """An MCP server's form, asked by the hand-started session (not in the scene itself:
     the form's snapshot and screenshot add it)."""
-    from runeconsole.services.claude.bridge.payload import HookPayload
-    from runeconsole.services.claude.questions import elicitation
-
     request = HookPayload(ELICIT_REQUEST)
     elicitation.write_request(paths, ELICIT_AGENT, request, ELICIT_TASK, now, 300)

@@ -11,6 +11,7 @@ from runeconsole.adapters.git import run_git
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
+from runeconsole.services.review.service import Reviews
 
 WHEN = "2026-02-26T11:30:00+00:00"
 FIXED = {
@@ -171,7 +172,5 @@ def build_reviews(root: Path, registry: Registry | None = None) -> None:
         for name in removed:
             git(["rm", "--quiet", "--", name], worktree)
         registry.update(key, {"worktree": relative, "worktree_path": relative})
-    from runeconsole.services.review.service import Reviews
-
     file, line, text = COMMENT
     Reviews(registry.project, registry=registry).comment(READY_AGENT, text, file=file, line=line)

@@ -9,6 +9,7 @@ from pathlib import Path
 from runeconsole.core.errors import RuneError
 from runeconsole.demo.merge_queue import commit_files
 from runeconsole.services.project import Project
+from runeconsole.services.review.service import Reviews
 
 REVIEW_HEADER = "Review comments on your changes"  # how the prompt begins (review/prompt.py)
 COMMENTED_LINE = 8  # the line of the module the reviewer comments on (its return)
@@ -82,8 +83,6 @@ def address(worktree: Path | None, module: str) -> list[str]:
 
 def review_one(root: Path, key: str, module: str) -> str:
     """What an operator does in the review screen: a comment on a line, then ``S``."""
-    from runeconsole.services.review.service import Reviews
-
     reviews = Reviews(Project(root, strict=False))
     reviews.comment(key, COMMENT, file=f"src/{module}.py", line=COMMENTED_LINE)
     return reviews.send(key).prompt
