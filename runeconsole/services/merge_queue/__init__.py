@@ -14,14 +14,15 @@ One job a module, imports pointing one way: ``priority`` (lanes and aging) and `
 locked write) under ``edits`` (the operator's changes) under ``claims`` (the processor's);
 ``stats`` and ``timeouts`` (figures, limits from history); ``predictions`` (conflicts, in
 the object store only); ``processor`` runs ``engine``: ``forming`` (which entries make a
-batch), ``train`` (the order batches test and land in: window, bisection, retries; pure
-rules), ``slots`` (worktrees and test runs), ``builder`` (a batch rebased into a chain),
-``lander`` (a green batch onto main) and ``work`` (a batch's steps), on ``landing``
-(main, its checkout, the merged branch), ``outcomes`` (how an entry ends), ``delivery``
-(the signals owed, to whoever asked); ``recovery`` (after a processor died) and
-``holders`` (entries another processor holds); ``intake`` (the ``MERGE_READY`` signals
-for us made entries); and ``service.MergeQueue``, which joins them. The names callers
-use are re-exported here.
+batch, pure) and ``taking`` (claiming it), ``train`` (the order batches test and land
+in: window, bisection, retries; pure rules), ``slots`` (worktrees and test runs),
+``builder`` (a batch rebased into a chain), ``lander`` (a green batch landed) and
+``work`` (a batch's steps), on ``target`` (the branch landed on: main or the remote's,
+its checkout, the merged branches; ``remote`` fetches and pushes), ``outcomes`` (how an
+entry ends), ``delivery`` (the signals owed, to whoever asked); ``recovery`` (after a
+processor died) and ``holders`` (entries another processor holds); ``intake`` (the
+``MERGE_READY`` signals for us made entries); and ``service.MergeQueue``, which joins
+them. The names callers use are re-exported here.
 """
 
 from runeconsole.services.merge_queue.intake import OUR_NAME

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.errors import RuneError
-from runeconsole.services.merge_queue.landing import Landing
 from runeconsole.services.merge_queue.model import (
     BRANCH_MISSING,
     CONFLICT,
@@ -25,6 +24,7 @@ from runeconsole.services.merge_queue.model import (
 )
 from runeconsole.services.merge_queue.outcomes import Recorder, Run
 from runeconsole.services.merge_queue.slots import Slots
+from runeconsole.services.merge_queue.target import Target
 from runeconsole.services.merge_queue.work import Work, Write
 
 WAITS = "waits"  # a step's result for an entry that goes back to wait for a later batch
@@ -45,13 +45,13 @@ class Builder:
     def __init__(
         self,
         recorder: Recorder,
-        landing: Landing,
+        target: Target,
         slots: Slots,
         identity: Callable[[], list[str]],
         git_timeout: float,
     ) -> None:
         self.recorder = recorder
-        self.landing = landing
+        self.target = target
         self.slots = slots
         self.identity = identity
         self.git_timeout = git_timeout
@@ -61,7 +61,7 @@ class Builder:
     def tree(self, commit: str) -> str | None:
         """The tree ``commit`` holds (looked up once)."""
         if commit not in self.trees:
-            self.trees[commit] = gw.tree_of(self.landing.root, commit)
+            self.trees[commit] = gw.tree_of(self.target.root, commit)
         return self.trees[commit]
 
     def verify(
@@ -76,17 +76,17 @@ class Builder:
             return []
         done = work.begin(write, now, "verify", fresh, quiet=True)
         results, extra, missing = {}, {}, []
-        heads = gw.branch_heads(self.landing.root) if len(fresh) > 1 else {}
+        heads = gw.branch_heads(self.target.root) if len(fresh) > 1 else {}
         for run in fresh:
             branch = str(run.entry.get("branch") or "")
             if run.entry_id in fetched:
                 found = fetched[run.entry_id]
             elif is_remote_only(run.entry):
-                found = gw.resolve_commit(self.landing.root, f"refs/remotes/{branch}")
+                found = gw.resolve_commit(self.target.root, f"refs/remotes/{branch}")
             else:
                 found = (
                     (heads.get(branch) if heads else None)
-                    or gw.resolve_commit(self.landing.root, f"refs/heads/{branch}")
+                    or gw.resolve_commit(self.target.root, f"refs/heads/{branch}")
                     if gw.valid_branch_name(branch)
                     else None
                 )
@@ -178,11 +178,11 @@ class Builder:
             return "failed", (run, GIT_ERROR, f"rebase failed: {rebased.detail}", [])
         if onto != main and self._clean_on_main(main, original):
             return WAITS, None
-        files = self.landing.conflict_files(main, original, rebased.conflicts)
-        return "conflict", (run, CONFLICT, f"rebase onto {self.landing.main_name} conflicts", files)
+        files = self.target.conflict_files(main, original, rebased.conflicts)
+        return "conflict", (run, CONFLICT, f"rebase onto {self.target.main_name} conflicts", files)
 
     def _clean_on_main(self, main: str, original: str) -> bool:
         try:
-            return gw.merge_tree(self.landing.root, main, original).clean
+            return gw.merge_tree(self.target.root, main, original).clean
         except RuneError:
             return False

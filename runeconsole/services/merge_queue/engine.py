@@ -29,7 +29,6 @@ from runeconsole.services.merge_queue.builder import Builder
 from runeconsole.services.merge_queue.claims import QueueClaims
 from runeconsole.services.merge_queue.evidence import Evidence
 from runeconsole.services.merge_queue.lander import LANDED, MOVED, Lander
-from runeconsole.services.merge_queue.landing import Landing
 from runeconsole.services.merge_queue.model import (
     BASE_MOVED,
     BATCH_SEQ,
@@ -48,6 +47,7 @@ from runeconsole.services.merge_queue.outcomes import Recorder, Run
 from runeconsole.services.merge_queue.slots import Finished, Slots
 from runeconsole.services.merge_queue.stats import figures
 from runeconsole.services.merge_queue.taking import AGAIN, Taker
+from runeconsole.services.merge_queue.target import Target
 from runeconsole.services.merge_queue.train import (
     FAIL,
     FORM,
@@ -69,7 +69,7 @@ class Engine:
         self,
         queue: QueueClaims,
         recorder: Recorder,
-        landing: Landing,
+        target: Target,
         identity: Callable[[], list[str]],
         *,
         not_ready: Callable[[QueueEntry], str | None],
@@ -82,9 +82,9 @@ class Engine:
         self.queue, self.recorder = queue, recorder
         self.progress, self.report = progress, report
         self.slots = Slots(queue.root, settings.parallel_runs, settings.git_timeout)
-        self.builder = Builder(recorder, landing, self.slots, identity, settings.git_timeout)
-        self.lander = Lander(queue, recorder, landing)
-        self.remote = landing.remote
+        self.builder = Builder(recorder, target, self.slots, identity, settings.git_timeout)
+        self.lander = Lander(queue, recorder, target)
+        self.remote = target.remote
         self.seq = queue.batch_seq()
         state = queue.read()
         window = state.data.get(WINDOW)
@@ -112,7 +112,7 @@ class Engine:
         try:
             while True:
                 moves = self.moves
-                self.settle()
+                self.act_on_results()
                 self.fill()
                 if not self.train.batches and self.taker.company is None:
                     break
@@ -365,7 +365,7 @@ class Engine:
             work.end_test(word, {"output_tail": result.tail})
         self._stop(sent_back)
 
-    def settle(self) -> None:
+    def act_on_results(self) -> None:
         """Act on the front batch's result until the front has none."""
         while (decision := self.train.decide()) is not None:
             action, front = decision

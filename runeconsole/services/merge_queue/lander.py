@@ -22,10 +22,10 @@ from typing import TypeVar
 from runeconsole.adapters import git_remote as gr
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.pause import pause_point
-from runeconsole.services.merge_queue.landing import Landing
 from runeconsole.services.merge_queue.model import GIT_ERROR, MAIN_DIRTY, Outcome
 from runeconsole.services.merge_queue.outcomes import Recorder
 from runeconsole.services.merge_queue.queue_file import QueueFile
+from runeconsole.services.merge_queue.target import Target
 from runeconsole.services.merge_queue.work import Work, Write
 
 LANDED, REFUSED, MOVED = "landed", "refused", "moved"
@@ -45,10 +45,10 @@ class Landed:
 
 
 class Lander:
-    def __init__(self, queue: QueueFile, recorder: Recorder, landing: Landing) -> None:
+    def __init__(self, queue: QueueFile, recorder: Recorder, target: Target) -> None:
         self.queue = queue
         self.recorder = recorder
-        self.landing = landing
+        self.target = target
         self.root = queue.root
 
     def land(self, work: Work, write: Write, reach: Reach[object]) -> Landed:
@@ -59,19 +59,19 @@ class Lander:
             entry_id: {"tested_commit": commit, "base_commit": base, "batch_tip": tip}
             for entry_id, commit in work.commits.items()
         }
-        if self.landing.remote is not None:
+        if self.target.remote is not None:
             return self._push(work, write, landing, reach)
         done = work.begin(write, self.queue.now(), "merge", extra=landing)
         self.queue.flush()
         pause_point("merge-queue-batch-tested")
-        holder = gw.checked_out_at(self.root, self.landing.main_name)
-        refusal = self.landing.checkout_refuses(holder, base, tip)
-        if refusal is not None and self.landing.main_is(base):
+        holder = gw.checked_out_at(self.root, self.target.main_name)
+        refusal = self.target.checkout_refuses(holder, base, tip)
+        if refusal is not None and self.target.main_is(base):
             done("refused")
             return self._refused(work, holder, refusal)
         notes: list[str] = []
         if refusal is None and gw.compare_and_swap(self.root, self.queue.main_ref, tip, base):
-            refusal = self.landing.follow_in_checkout(holder, base, tip, notes)
+            refusal = self.target.follow_in_checkout(holder, base, tip, notes)
             if refusal is None:
                 done("ok")
                 return Landed(LANDED, self._finish(work, notes))
@@ -84,9 +84,9 @@ class Lander:
         self, work: Work, write: Write, landing: dict[str, dict[str, str]], reach: Reach[object]
     ) -> Landed:
         """The tip pushed to the remote's main; the local main follows."""
-        remote = self.landing.remote
+        remote = self.target.remote
         assert remote is not None
-        tip, target = str(work.batch.tip), self.landing.main_name
+        tip, target = str(work.batch.tip), self.target.main_name
         done = work.begin(write, self.queue.now(), "push", extra=landing)
         self.queue.flush()
         pause_point("merge-queue-batch-tested")
@@ -141,13 +141,13 @@ class Lander:
             parents, before = {}, str(work.batch.base)
             for run in runs:
                 parents[run.entry_id], before = before, work.commits[run.entry_id]
-            blocked = self.landing.blocked(holder, parents, work.commits)
+            blocked = self.target.blocked(holder, parents, work.commits)
         if not blocked or holder is None:
             return Landed(REFUSED, [self.recorder.fail(run, MAIN_DIRTY, refusal) for run in runs])
         outcomes = []
         for run in runs:
             if run.entry_id in blocked:
-                why = self.landing.overwrite_refusal(holder, ", ".join(blocked[run.entry_id]))
+                why = self.target.overwrite_refusal(holder, ", ".join(blocked[run.entry_id]))
                 outcomes.append(self.recorder.fail(run, MAIN_DIRTY, why))
         keep = [run.entry_id for run in runs if run.entry_id not in blocked]
         return Landed(REFUSED, outcomes, keep)

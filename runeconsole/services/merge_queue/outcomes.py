@@ -15,7 +15,6 @@ from runeconsole.core.pause import pause_point
 from runeconsole.services.hook_files import MERGE_QUEUE
 from runeconsole.services.hook_files import HookFiles as Hooks
 from runeconsole.services.merge_queue.delivery import Outbox
-from runeconsole.services.merge_queue.landing import Landing
 from runeconsole.services.merge_queue.model import (
     COMPLETED,
     CONFLICT,
@@ -26,6 +25,7 @@ from runeconsole.services.merge_queue.model import (
     id_or_none,
 )
 from runeconsole.services.merge_queue.queue_file import QueueFile
+from runeconsole.services.merge_queue.target import Target
 
 
 @dataclass
@@ -49,10 +49,10 @@ class Run:
 
 
 class Recorder:
-    def __init__(self, queue: QueueFile, outbox: Outbox, landing: Landing, hooks: Hooks) -> None:
+    def __init__(self, queue: QueueFile, outbox: Outbox, target: Target, hooks: Hooks) -> None:
         self.queue = queue
         self.outbox = outbox
-        self.landing = landing
+        self.target = target
         self.hooks = hooks
 
     def fail(self, run: Run, reason: str, error: str, files: list[str] | None = None) -> Outcome:
@@ -141,19 +141,19 @@ class Recorder:
         return outcomes
 
     def _settle_branches(self, landed: list[tuple[Run, str, str]]) -> dict[str, list[str]]:
-        """The merged branches, all at once (``Landing.settle_branches``): never a failure."""
+        """The merged branches, all at once (``Target.settle_branches``): never a failure."""
         items = [
             (str(run.entry.get("branch")), tested, original) for run, tested, original in landed
         ]
         try:
-            return self.landing.settle_branches(items)
+            return self.target.settle_branches(items)
         except RuneError as exc:
             return {branch: [f"after the merge: {exc.message}"] for branch, _, _ in items}
 
     def _settle_remote(self, run: Run, original: str) -> list[str]:
-        """The entry's branch on the remote (``Landing.settle_remote``): never a failure."""
+        """The entry's branch on the remote (``Target.settle_remote``): never a failure."""
         try:
-            return self.landing.settle_remote(run.entry, original)
+            return self.target.settle_remote(run.entry, original)
         except RuneError as exc:
             return [f"after the merge: {exc.message}"]
 
@@ -168,7 +168,7 @@ class Recorder:
             lambda: self._mark_hook_merged(entry.get("identity_name")),
         ]
         if sync:
-            tidying.insert(0, lambda: self.landing.sync_main_checkout(base, tested))
+            tidying.insert(0, lambda: self.target.sync_main_checkout(base, tested))
         for tidy in tidying:
             try:
                 run.notes.extend(tidy())

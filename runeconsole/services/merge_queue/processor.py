@@ -27,7 +27,6 @@ from runeconsole.services.merge_queue.delivery import Outbox
 from runeconsole.services.merge_queue.engine import Engine
 from runeconsole.services.merge_queue.holders import blocking, waiting_message
 from runeconsole.services.merge_queue.intake import Intake
-from runeconsole.services.merge_queue.landing import Landing
 from runeconsole.services.merge_queue.model import (
     PICKED_UP,
     RECOVERED,
@@ -40,6 +39,7 @@ from runeconsole.services.merge_queue.model import (
 )
 from runeconsole.services.merge_queue.outcomes import Recorder
 from runeconsole.services.merge_queue.recovery import Recovery
+from runeconsole.services.merge_queue.target import Target
 
 HOLDER_WAIT = 1.0  # seconds to wait for a new lock holder's pid file, to name it
 
@@ -55,8 +55,8 @@ class Processor:
         self.signals = queue.signals
         self.hooks = Hooks(queue.project, queue.signals)
         self.outbox = Outbox(queue)
-        self.landing = Landing(queue)
-        self.recorder = Recorder(queue, self.outbox, self.landing, self.hooks)
+        self.target = Target(queue)
+        self.recorder = Recorder(queue, self.outbox, self.target, self.hooks)
         self.recovery = Recovery(queue, self.recorder, self.outbox)
         self._identity: list[str] | None = None
 
@@ -117,7 +117,7 @@ class Processor:
             Engine(
                 self.queue,
                 self.recorder,
-                self.landing,
+                self.target,
                 self.identity,
                 not_ready=self.not_ready,
                 pick_up=Intake(self.queue).pick_up,

@@ -42,7 +42,7 @@ class Recovery:
         self.settings = queue.settings
         self.recorder = recorder
         self.outbox = outbox
-        self.remote = recorder.landing.remote
+        self.remote = recorder.target.remote
 
     def recover(self, leftover: dict[str, Any]) -> list[str]:
         """What was cleaned up, a line each; ``leftover`` is the dead processor's pid file.

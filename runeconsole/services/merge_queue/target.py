@@ -1,8 +1,10 @@
-"""Where a tested commit lands: ``main`` moves only by compare-and-swap, the worktree that
-has ``main`` checked out follows it (or ``main`` is put back), and the merged branch is
-deleted or pointed at what was tested, unless something moved it meanwhile. With a
-``remote``, ``main`` is the remote's (moved by a push, ``remote.Remote``), the local one
-follows it, and a branch on the remote is deleted once landed when it is ours to delete."""
+"""The branch the queue lands on, its target: ``main``, or with a ``remote`` the
+remote's (moved by a push, ``remote.Remote``); ``lander`` lands a green batch on it.
+``main`` moves only by compare-and-swap, the worktree that has ``main`` checked out
+follows it (or ``main`` is put back), and the merged branch is deleted or pointed at what
+was tested, unless something moved it meanwhile. With a remote the local ``main``
+follows the remote's, and a branch on the remote is deleted once landed when it is ours
+to delete."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from runeconsole.services.merge_queue.queue_file import QueueFile
 from runeconsole.services.merge_queue.remote import Remote
 
 
-class Landing:
+class Target:
     def __init__(self, queue: QueueFile) -> None:
         self.root = queue.root
         self.settings = queue.settings
