@@ -26,12 +26,6 @@ from runeconsole.services.merge_queue.timeouts import command_key, remember_gree
 class QueueClaims(QueueEdits):
     """Everything a processor writes; ``edits`` is what the operator writes."""
 
-    def claim_head(self) -> dict[str, Any] | None:
-        """Mark the first pending entry in progress for this process; ``None`` if none waits."""
-        pending = self.read().pending()
-        claimed = self.claim_batch(pending[:1], None) if pending else []
-        return claimed[0] if claimed else None
-
     def claim_batch(self, entries: list[QueueEntry], batch_id: str | None) -> list[dict[str, Any]]:
         """Mark those of ``entries`` that are still pending in progress for this process,
         in batch ``batch_id``; returns them as claimed, in the order given."""

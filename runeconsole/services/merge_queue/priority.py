@@ -54,9 +54,3 @@ def ranked(
     """``(lane, index)`` of ``(index, fields)`` pairs, in the order they are taken: by
     lane, then by index (the queue's own order)."""
     return sorted((lane(fields, now, aging_minutes), index) for index, fields in items)
-
-
-def aging_bound_minutes(priority: str, aging_minutes: float, against: str = URGENT) -> float:
-    """How long an entry of ``priority`` waits at most before it has risen to the lane of a
-    stream of ``against`` entries; from then on it goes before every one that joins."""
-    return max(0, PRIORITIES.index(priority) - PRIORITIES.index(against)) * aging_minutes

@@ -139,12 +139,6 @@ def pipeline_cells(pipeline: Pipeline, now: datetime) -> tuple[object, ...]:
     )
 
 
-def pipeline_order(pipeline: Pipeline) -> tuple[int, str]:
-    """Gates first, then the unreadable, failed, running, pending, complete; by stem."""
-    rank = {"gate": 0, "unreadable": 1, "failed": 2, "running": 3, "pending": 4}
-    return (rank.get(pipeline.state, 5), pipeline.stem)
-
-
 # -- nodes -------------------------------------------------------------------------------
 
 
@@ -214,7 +208,3 @@ def waiting_for(gate: Gate, now: datetime) -> str:
 def gate_detail(gate: Gate, now: datetime) -> str:
     """The Problems pane's detail of a gate: ``PRD node: label, waiting 5m``."""
     return f"{gate.prd} {gate.node_id}: {gate.label}, waiting {waiting_for(gate, now)}"
-
-
-def runner_name(pipeline: Pipeline | None, gate: Gate) -> str:
-    return "the engine runner" if gate.runner == ENGINE else "pipeline_runner"

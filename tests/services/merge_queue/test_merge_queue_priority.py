@@ -10,7 +10,7 @@ import pytest
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.merge_queue import COMPLETED, HIGH, LOW, URGENT, MergeQueueSettings
-from runeconsole.services.merge_queue.priority import aging_bound_minutes, lane
+from runeconsole.services.merge_queue.priority import PRIORITIES, lane
 from runeconsole.services.merge_queue.timeouts import limit_for, remember_green
 from tests.support.merge_queue import commit_on, make_queue, queue_file
 
@@ -39,7 +39,7 @@ def test_a_low_priority_entry_under_a_steady_stream_of_high_ones_lands_within_it
 
     assert landed_at is not None and queue.get(low.entry_id).status == COMPLETED
     waited = (landed_at - joined).total_seconds() / 60
-    bound = aging_bound_minutes(LOW, aging, against=HIGH)  # 20 minutes: two levels
+    bound = (PRIORITIES.index(LOW) - PRIORITIES.index(HIGH)) * aging  # 20 minutes: two levels
     assert waited <= bound + 5  # raised to high, it went before the high ones that joined later
     assert waited >= bound  # until then the high ones went first
 
