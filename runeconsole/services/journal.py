@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from runeconsole.core.crash_points import pause_point
 from runeconsole.core.errors import UnreadableFile, WriteFailed
 from runeconsole.core.files import (
     atomic_write_json,
@@ -34,7 +35,6 @@ from runeconsole.core.files import (
     remove_orphan_temp,
 )
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.core.pause import pause_point
 from runeconsole.core.pids import process_start
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.services.project import Project

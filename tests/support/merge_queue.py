@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters.clock import Clock
-from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
+from runeconsole.core.crash_points import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
 from runeconsole.services.project import Project
 from tests.support.cli import cli_env

@@ -1,5 +1,5 @@
 """The console killed with -9 in the middle of an operator's action, at the named pause
-points (``core/pause.py``): the real console in a private tmux server, driven by its keys.
+points (``core/crash_points.py``): the real console in a private tmux server, driven by its keys.
 After the kill the files are consistent (each written whole or not at all), and the next
 console says what did not complete and what of it stands."""
 
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from runeconsole.adapters.tmux import Tmux
+from runeconsole.core.crash_points import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.core.pids import pid_alive
 from runeconsole.services.claude.permissions import permission_files as files
 from runeconsole.services.journal import Journal

@@ -27,8 +27,8 @@ from typing import Any
 from runeconsole.adapters import agent_worktrees as aw
 from runeconsole.adapters.claude_cli import ClaudeCli
 from runeconsole.adapters.git_worktrees import branch_heads, resolve_commit
+from runeconsole.core.crash_points import pause_point
 from runeconsole.core.errors import InvalidInput, RuneError
-from runeconsole.core.pause import pause_point
 from runeconsole.core.pids import process_start
 from runeconsole.core.timeutil import iso_z
 from runeconsole.core.validate import validate_id

@@ -15,9 +15,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from runeconsole.core.crash_points import pause_point
 from runeconsole.core.errors import InvalidInput, UnreadableFile
 from runeconsole.core.files import read_json_object
-from runeconsole.core.pause import pause_point
 from runeconsole.core.validate import name_or_none
 from runeconsole.services.merge_queue.queue_file import QueueFile
 from runeconsole.services.signal_parties import GUARDIAN, party

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 
 from runeconsole.adapters import git_remote as gr
 from runeconsole.adapters import git_worktrees as gw
+from runeconsole.core.crash_points import pause_point
 from runeconsole.core.errors import RuneError
-from runeconsole.core.pause import pause_point
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.merge_queue.builder import Builder
 from runeconsole.services.merge_queue.claims import QueueClaims

@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from runeconsole.adapters import git_remote as gr
 from runeconsole.adapters import git_worktrees as gw
-from runeconsole.core.pause import pause_point
+from runeconsole.core.crash_points import pause_point
 from runeconsole.services.merge_queue.model import GIT_ERROR, MAIN_DIRTY, Outcome
 from runeconsole.services.merge_queue.outcomes import Recorder
 from runeconsole.services.merge_queue.queue_file import QueueFile

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from runeconsole.core.crash_points import pause_point
 from runeconsole.core.errors import RuneError
-from runeconsole.core.pause import pause_point
 from runeconsole.services.hook_files import MERGE_QUEUE
 from runeconsole.services.hook_files import HookFiles as Hooks
 from runeconsole.services.merge_queue.delivery import Outbox

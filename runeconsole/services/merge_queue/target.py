@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.adapters import git_worktrees as gw
+from runeconsole.core.crash_points import pause_point
 from runeconsole.core.errors import RuneError
-from runeconsole.core.pause import pause_point
 from runeconsole.services.merge_queue.model import remote_branch_of
 from runeconsole.services.merge_queue.queue_file import QueueFile
 from runeconsole.services.merge_queue.remote import Remote

@@ -27,11 +27,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from runeconsole.core.crash_points import pause_point
 from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_bytes, atomic_write_json, read_bytes
 from runeconsole.core.files import read_json_object as read_object
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.core.pause import pause_point
 
 SUFFIX = ".jsonl.gz"
 MAX_ARCHIVE = 4 * 1024 * 1024 * 1024  # one month of one kind, compressed

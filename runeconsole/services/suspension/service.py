@@ -22,10 +22,10 @@ from typing import Any
 from runeconsole.adapters import git
 from runeconsole.adapters.tasks import TaskStore, TaskWrite
 from runeconsole.core import frontmatter
+from runeconsole.core.crash_points import pause_point
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.files import atomic_write_bytes, is_temp_name, read_bytes
 from runeconsole.core.locks import locked
-from runeconsole.core.pause import pause_point
 from runeconsole.core.timeutil import iso_z
 from runeconsole.core.validate import contained, validate_id
 from runeconsole.services.journal import journaled

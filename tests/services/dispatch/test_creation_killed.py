@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
+from runeconsole.core.crash_points import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from tests.services.dispatch.helpers import branches, status, task_file, worktree_paths
 from tests.services.dispatch.helpers import write_talisman as talisman
 from tests.support.cli import cli_env

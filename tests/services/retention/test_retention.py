@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from runeconsole.core.crash_points import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.core.errors import RuneError
 from runeconsole.core.locks import owned
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.core.pause import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.services.claude.permissions import permission_files as files
 from runeconsole.services.claude.permissions.permissions import Permissions
 from runeconsole.services.project import Project

@@ -16,10 +16,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from runeconsole.core.crash_points import pause_point
 from runeconsole.core.dir_cache import DirCache
 from runeconsole.core.errors import InvalidInput, RuneError, WriteFailed
 from runeconsole.core.locks import locked
-from runeconsole.core.pause import pause_point
 from runeconsole.core.pids import pid_alive
 from runeconsole.services.claude.permissions import permission_files as files
 from runeconsole.services.claude.permissions import permission_rules

@@ -15,9 +15,9 @@ from __future__ import annotations
 import contextlib
 from datetime import datetime
 
+from runeconsole.core.crash_points import pause_point
 from runeconsole.core.errors import RuneError, WriteFailed
 from runeconsole.core.locks import locked
-from runeconsole.core.pause import pause_point
 from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.claude.questions import elicitation, relay, relay_files
