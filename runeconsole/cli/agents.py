@@ -13,7 +13,7 @@ from runeconsole.cli.common import (
     print_table,
     warn_problems,
 )
-from runeconsole.core.gcpause import collector_paused
+from runeconsole.core.gc_passes import collector_paused
 from runeconsole.services.claude.session.view import AgentView, agent_view
 from runeconsole.services.registry import AgentRecord, Registry
 from runeconsole.services.supervision.observations import ObservationFile

@@ -194,7 +194,7 @@ def test_a_pid_is_alive_only_while_its_process_runs() -> None:
 def test_the_collector_is_paused_while_a_fleet_is_read_and_back_after_even_on_an_error() -> None:
     import gc
 
-    from runeconsole.core.gcpause import collector_paused
+    from runeconsole.core.gc_passes import collector_paused
 
     assert gc.isenabled()
     with collector_paused():

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runeconsole.core.files import is_temp_name
-from runeconsole.core.gcpause import collector_paused
+from runeconsole.core.gc_passes import collector_paused
 from runeconsole.services.fleet.index import FULL_SECONDS, Listing, Stamp, StatIndex, stat_path
 from runeconsole.services.fleet.problem import Judge
 from runeconsole.services.fleet.records import FleetChange, FleetRecords, Observations

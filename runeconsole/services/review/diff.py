@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from runeconsole.core.gcpause import collector_paused
+from runeconsole.core.gc_passes import collector_paused
 from runeconsole.services.review.changes import Changes, FileChange
 
 HUNK = re.compile(r"^@@+ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")

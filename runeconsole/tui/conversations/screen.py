@@ -21,7 +21,7 @@ from textual.widgets import Input, Static
 
 from runeconsole.core.control import printable
 from runeconsole.core.errors import RuneError
-from runeconsole.core.gcpause import collector_paused, settle
+from runeconsole.core.gc_passes import collector_paused, freeze_alive
 from runeconsole.services.conversations.turns import Turn
 from runeconsole.tui.conversations.transcripts import Read, Transcript
 from runeconsole.tui.conversations.view import ConversationView
@@ -172,7 +172,7 @@ class ConversationScreen(Screen[None]):
         if message.read is not None:
             # What is alive now (the turns) is left out of the collector's full passes,
             # which would otherwise walk every turn of a big transcript on a page down.
-            settle()
+            freeze_alive()
             self.read = message.read
             view.show(message.read.turns)
             if not message.read.partial:

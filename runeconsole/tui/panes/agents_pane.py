@@ -19,7 +19,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 
-from runeconsole.core.gcpause import settle
+from runeconsole.core.gc_passes import freeze_alive
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.tracker import ChangeTracker
@@ -238,7 +238,7 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
         self.table.replace([(key, self._current_row(key, now)) for key in first])
         self.finish()
         if not filtering:
-            settle()  # the records; the rows of the fill after it
+            freeze_alive()  # the records; the rows of the fill after it
         self._filling, self._spliced = walked < len(keys), False
         if self._filling:
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, self._fill))
@@ -311,7 +311,7 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
             chunk, walked = self._matching(keys, walked, CHUNK_ROWS, 10 * CHUNK_ROWS)
             table.extend([(key, row_of(key)) for key in chunk if key in records and not has(key)])
         if len(self._rows) > built:
-            settle()  # the rows just built: no full pass walks them again
+            freeze_alive()  # the rows just built: no full pass walks them again
         if walked < len(keys):
             after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, fill))
         else:

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 
 from runeconsole.core.errors import RuneError
-from runeconsole.core.gcpause import collector_paused, settle
+from runeconsole.core.gc_passes import collector_paused, freeze_alive
 from runeconsole.services.review.records import NEW, Comment
 from runeconsole.services.review.targets import Loaded, ReviewTarget
 from runeconsole.tui.cells.review_cells import STATE_STYLE
@@ -208,7 +208,7 @@ class ReviewScreen(ReviewDecisions):
         # What is alive now (the diff's lines among it) is left out of the collector's
         # full passes, as a fleet's rows are: the next pass, set off by the drawing below,
         # would otherwise walk every line of the diff (~50 ms of a big review's opening).
-        settle()
+        freeze_alive()
         self.loaded, self.comments = loaded, list(loaded.comments)
         cursor = self.diff_view.cursor if keep_cursor else 0
         self._redraw(cursor, document)

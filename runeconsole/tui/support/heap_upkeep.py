@@ -1,6 +1,6 @@
 """A console open for months keeps its memory flat: now and then, while the operator is
 not typing, Textual's shared caches let go of widgets long gone (``framework_caches``)
-and the collector's full pass runs (``core/gcpause.collect``).
+and the collector's full pass runs (``core/gc_passes.collect``).
 
 Every ``COLLECT_SECONDS`` the cyclic garbage made since the last pass is collected (what
 is not frozen: a few milliseconds at 200 agents, the fleet's rows being frozen); every
@@ -18,7 +18,7 @@ from typing import Any
 from textual import events
 from textual.app import App
 
-from runeconsole.core import gcpause
+from runeconsole.core import gc_passes
 from runeconsole.tui.support import framework_caches
 
 COLLECT_SECONDS = 60.0
@@ -31,7 +31,7 @@ class HeapUpkeep:
         self,
         app: App[Any],
         clock: Callable[[], float] = time.monotonic,
-        collect: Callable[..., int] = gcpause.collect,
+        collect: Callable[..., int] = gc_passes.collect,
         release: Callable[[], int] = framework_caches.release,
     ) -> None:
         self.app = app

@@ -1,5 +1,6 @@
-"""Reading a whole fleet without the garbage collector's full passes, and what a console
-open for months does about the passes it skips.
+"""The garbage collector's full passes: paused while a whole fleet is read, what is alive
+after a fill left out of them, and what a console open for months does about the passes
+it skips.
 
 Reading 100,000 identity files makes several hundred thousand objects that all stay
 alive; CPython's cyclic collector runs a full pass each time the surviving objects grow
@@ -9,7 +10,7 @@ so nothing is lost by pausing the collector while they are read: reference count
 frees them as before.
 
 A console also leaves what is alive after a fill of its fleet out of every later pass
-(``settle``: ``gc.freeze``). Two things then pile up in a console open for days, both
+(``freeze_alive``: ``gc.freeze``). Two things then pile up in a console open for days, both
 measured in the soak (``benchmarks/soak.py``): cyclic garbage (a toast taken down, a
 window closed: widgets point at their parents) waits for a full pass that, with the fleet
 frozen, comes only after tens of thousands of new survivors; and what was alive at a
@@ -47,7 +48,7 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def settle() -> None:
+def freeze_alive() -> None:
     """What is alive now is left out of the collector's full passes (``gc.freeze``): after
     a fill of the fleet (or a review's diff), so no pass walks its records and rows again.
     Each full pass walks every live object, 100-350 ms at 50,000 agents, and one landing
