@@ -1,22 +1,31 @@
 """Inter-process locks for read-modify-write of shared files, and for the jobs only one
 process may do at a time (the monitor, the merge-queue processor).
 
-The locks are the operating system's (``flock``: taken by ``core.flock`` for ``locked``,
-through filelock for ``owned``): a process that dies, however it dies, releases them, so
-a killed holder never blocks anyone.
+The locks are the operating system's, ``flock`` on a lock file left in place: a process
+that dies, however it dies, releases them, so a killed holder never blocks anyone.
+``flocked`` takes one on a lock file's path, ``locked`` the same on a ``Path`` kept
+inside a root; ``held_elsewhere`` asks whether someone holds one, ``remove_lock`` takes
+away a lock file nobody will need again. ``owned`` is a lock that says who holds it,
+taken through filelock (which takes the same ``flock`` on the same file, so each kind
+excludes the other): filelock is imported only when an owned lock is taken. Claude
+Code's hook (``runeconsole claude hook``), a process started for every event of every
+agent, takes the others, and importing filelock (and the logging and asyncio it brings)
+would cost it more than its work (``tests/services/claude/test_claude_hook_safety.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from runeconsole.core.errors import RuneError, UnreadableFile, refused
 from runeconsole.core.files import atomic_write_json, read_json_object
-from runeconsole.core.flock import flocked
 from runeconsole.core.validate import contained
 
 TYPE_CHECKING = False  # typing itself is not imported: Claude Code's hook takes these locks
@@ -24,6 +33,41 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_TIMEOUT = 10.0
+_BUSY = (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
+_NAP = 0.005
+
+
+def _open(lock_path: str) -> int:
+    os.makedirs(os.path.dirname(lock_path), exist_ok=True)
+    return os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+
+
+@contextmanager
+def flocked(lock_path: str, timeout: float = DEFAULT_TIMEOUT, what: str = "") -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_path`` (created if needed) for the block, waiting
+    up to ``timeout`` seconds for another holder to let go."""
+    try:
+        fd = _open(lock_path)
+    except OSError as exc:  # a read-only file system, a full disk: WriteFailed says so
+        raise refused(lock_path, exc) from None
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in _BUSY:
+                    raise refused(lock_path, exc) from None
+            if time.monotonic() >= deadline:
+                raise RuneError(
+                    f"could not lock {what or lock_path} within {timeout:g}s: another process "
+                    f"holds {lock_path}; retry, or check for a stuck process"
+                )
+            time.sleep(_NAP)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor lets the lock go
 
 
 @contextmanager
@@ -37,11 +81,45 @@ def locked(
     """
     if within is not None:
         contained(within, lock_path)
-    # The same flock filelock takes, without importing it (and the logging, platform and
-    # regular expressions it brings): a registry change at a session's start or end is
-    # made by Claude Code's hook, a process of its own.
     with flocked(os.fspath(lock_path), timeout, what=what):
         yield
+
+
+def held_elsewhere(lock_path: str) -> bool:
+    """Whether another process holds ``lock_path`` exclusively (it is never created here).
+
+    The probe asks for a *shared* lock, which any number of probes get at once: asking
+    for an exclusive one would make two probes at the same moment each take the other
+    for a holder.
+    """
+    try:
+        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        return exc.errno in _BUSY
+    finally:
+        os.close(fd)
+    return False
+
+
+def remove_lock(lock_path: str, timeout: float = 5.0) -> bool:
+    """Delete a lock file nobody will need again (its subject is gone), holding it while
+    it goes: a holder that opened it before finds, once it has the lock, that what it
+    guarded is gone. An absent file is left absent (it is not created to be removed)."""
+    if not os.path.lexists(lock_path):
+        return False
+    with flocked(lock_path, timeout, what=os.path.basename(lock_path)):
+        try:
+            os.unlink(lock_path)
+        except FileNotFoundError:
+            return False
+    return True
+
+
+# -- a lock that says who holds it ----------------------------------------------------------
 
 
 class LockBusy(RuneError):

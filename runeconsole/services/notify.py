@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.files import atomic_write_json
-from runeconsole.core.flock import flocked
+from runeconsole.core.locks import flocked
 from runeconsole.core.paths import ProjectPaths
 
 PLACEHOLDER = re.compile(r"\{(title|body)\}")

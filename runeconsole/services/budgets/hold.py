@@ -14,7 +14,7 @@ import json
 import os
 
 from runeconsole.core.files import atomic_write_json, read_bytes
-from runeconsole.core.flock import flocked
+from runeconsole.core.locks import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.budgets import booking

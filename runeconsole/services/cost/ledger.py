@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 
 from runeconsole.core.files import atomic_write_json, read_json_object
-from runeconsole.core.flock import flocked
+from runeconsole.core.locks import flocked
 from runeconsole.core.paths import ProjectPaths
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster

@@ -23,7 +23,7 @@ from typing import Any
 
 from runeconsole.core.errors import RuneError, UnreadableFile, refused
 from runeconsole.core.files import atomic_write_bytes, read_bytes
-from runeconsole.core.flock import flocked
+from runeconsole.core.locks import flocked
 
 LOCK_WAIT = 5.0  # the CLI holds the lock for one write: longer means something is stuck
 # The harness's transitions (``VALID_TRANSITIONS``) and colours (``STATUS_COLORS``).

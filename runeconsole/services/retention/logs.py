@@ -11,7 +11,7 @@ import os
 from datetime import timedelta
 
 from runeconsole.core.files import atomic_write_json
-from runeconsole.core.flock import flocked
+from runeconsole.core.locks import flocked
 from runeconsole.services.claude.hooks.hook import LOG_LIMIT, LOG_NAME
 from runeconsole.services.notify import LOG_NAME as PUSH_LOG
 from runeconsole.services.notify import STATE_NAME

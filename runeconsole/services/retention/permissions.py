@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from runeconsole.core.files import read_bytes
-from runeconsole.core.flock import remove_lock
+from runeconsole.core.locks import remove_lock
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude.permissions import permission_files as files
 from runeconsole.services.claude.permissions.permissions import PermissionRequest, Permissions

@@ -20,7 +20,7 @@ from typing import Any
 
 from runeconsole.core.errors import InvalidInput, UnreadableFile
 from runeconsole.core.files import read_json_object
-from runeconsole.core.flock import flocked, remove_lock
+from runeconsole.core.locks import flocked, remove_lock
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.services.claude.questions import relay
 from runeconsole.services.questions import ANSWER, FILE_NAME, QUESTION, Answer, Question, Questions

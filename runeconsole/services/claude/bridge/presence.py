@@ -4,7 +4,7 @@ A console holds ``.claude/state/.locks/console.lock`` (an OS lock, freed the mom
 console dies, however it dies) and writes its pid to ``.claude/state/claude/console.json``
 while it does. A second console on the same root waits its turn (``try_hold`` again
 later). The hook only probes the lock, without waiting and without taking it from a
-console (``core.flock.held_elsewhere``).
+console (``core.locks.held_elsewhere``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import contextlib
 import os
 
 from runeconsole.core.files import read_json_object
-from runeconsole.core.flock import held_elsewhere
+from runeconsole.core.locks import LockBusy, held_elsewhere, owned
 from runeconsole.core.paths import ProjectPaths
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
@@ -59,8 +59,6 @@ class ConsolePresence:
         """Take the lock if no other console has it; True while this console holds it."""
         if self._stack is not None:
             return True
-        from runeconsole.core.locks import LockBusy, owned
-
         stack = contextlib.ExitStack()
         try:
             stack.enter_context(

@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import Callable
 
-from runeconsole.core.flock import flocked
+from runeconsole.core.locks import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.claude.bridge import presence
 

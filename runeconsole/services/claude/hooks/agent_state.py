@@ -19,7 +19,7 @@ from datetime import datetime
 
 from runeconsole.adapters.transcript import Usage, read_on
 from runeconsole.core.files import atomic_write_json, parse_json_object, read_bytes
-from runeconsole.core.flock import flocked
+from runeconsole.core.locks import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude.bridge import payload as events

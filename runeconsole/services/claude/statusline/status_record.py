@@ -15,7 +15,7 @@ import os
 from datetime import UTC, datetime
 
 from runeconsole.core.files import atomic_write_json
-from runeconsole.core.flock import flocked
+from runeconsole.core.locks import flocked
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.claude.bridge import locate
