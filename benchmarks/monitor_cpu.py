@@ -18,7 +18,7 @@ import time
 from _common import process_cpu
 from tmux_fleet import fleet
 
-from runeconsole.services.supervisor import MonitorReport
+from runeconsole.services.supervision.service import MonitorReport
 
 
 def cpu_seconds() -> float:

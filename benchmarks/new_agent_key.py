@@ -67,7 +67,7 @@ from runeconsole.adapters.tmux import Tmux  # noqa: E402
 from runeconsole.services.dispatch.creation import NewTask  # noqa: E402
 from runeconsole.services.dispatch.service import Dispatch  # noqa: E402
 from runeconsole.services.project import Project  # noqa: E402
-from runeconsole.services.supervisor import Supervisor, SupervisorSettings  # noqa: E402
+from runeconsole.services.supervision.service import Supervisor, SupervisorSettings  # noqa: E402
 
 GOAL = "p95 <= 300 ms"
 TALISMAN = """runeconsole:

@@ -87,7 +87,7 @@ from runeconsole.services.dispatch import creation, worktree_prep  # noqa: E402
 from runeconsole.services.dispatch.creation import NewTask  # noqa: E402
 from runeconsole.services.dispatch.service import Dispatch  # noqa: E402
 from runeconsole.services.project import Project  # noqa: E402
-from runeconsole.services.supervisor import Supervisor, SupervisorSettings  # noqa: E402
+from runeconsole.services.supervision.service import Supervisor, SupervisorSettings  # noqa: E402
 
 GOAL_CREATE = "all eight ready <= 3 s"
 TALISMAN = """runeconsole:

@@ -45,7 +45,7 @@ from runeconsole.adapters.tmux import Tmux  # noqa: E402
 from runeconsole.services.project import Project  # noqa: E402
 from runeconsole.services.registry import Registry  # noqa: E402
 from runeconsole.services.reply import Replies  # noqa: E402
-from runeconsole.services.supervisor import Supervisor, SupervisorSettings  # noqa: E402
+from runeconsole.services.supervision.service import Supervisor, SupervisorSettings  # noqa: E402
 
 GOAL = "p95 <= 200 ms"
 POLL = 0.001

@@ -31,7 +31,7 @@ from textual.app import App, ComposeResult
 
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.registry import AgentRecord, LivenessSettings
-from runeconsole.services.supervisor import SupervisorSettings
+from runeconsole.services.supervision.service import SupervisorSettings
 from runeconsole.tui.cells.agent_cells import COLUMNS, row_values
 from runeconsole.tui.widgets.keyed_table import KeyedTable
 

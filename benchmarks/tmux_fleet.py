@@ -22,7 +22,7 @@ from runeconsole.adapters.tmux import Tmux  # noqa: E402
 from runeconsole.demo import fake_agent  # noqa: E402
 from runeconsole.demo.project import make_project  # noqa: E402
 from runeconsole.services.project import Project  # noqa: E402
-from runeconsole.services.supervisor import Supervisor, SupervisorSettings  # noqa: E402
+from runeconsole.services.supervision.service import Supervisor, SupervisorSettings  # noqa: E402
 
 
 @dataclass

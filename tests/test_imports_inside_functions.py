@@ -64,7 +64,7 @@ ALLOWED: dict[str, str] = {
     "runeconsole.services.questions.service": "watchdog when a question is waited on only",
     "runeconsole.services.review.states": "the queue's states when an agent's review has "
     "an approval only: agents --json settles most agents without them",
-    "runeconsole.services.supervisor": "pyte (adapters/terminal_screen.py, about 40 ms) "
+    "runeconsole.services.supervision.service": "pyte (adapters/terminal_screen.py, about 40 ms) "
     "when an agent is a Claude Code background session only",
     "runeconsole.services.reply.locate": "pyte (adapters/terminal_screen.py, about 40 ms) "
     "when a background session's screen is read only",

@@ -17,7 +17,7 @@ import sys
 
 from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.services.claude.background.sessions import Background, SyncReport
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervision.service import Supervisor
 
 
 def register(

@@ -13,7 +13,7 @@ from runeconsole.core.errors import InvalidInput, UnreadableFile
 from runeconsole.core.files import read_bytes
 from runeconsole.services.dispatch.creation import MAX_COUNT, NewTask
 from runeconsole.services.dispatch.service import AttemptView, Dispatch, Ending
-from runeconsole.services.supervisor import Supervisor, SupervisorSettings
+from runeconsole.services.supervision.service import Supervisor, SupervisorSettings
 
 TINTS = {
     "working": "green",

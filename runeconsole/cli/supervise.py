@@ -11,7 +11,7 @@ from typing import Any
 from runeconsole.cli.common import open_project, print_json
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.locks import LockBusy
-from runeconsole.services.supervisor import MonitorReport, Supervisor, SupervisorSettings
+from runeconsole.services.supervision.service import MonitorReport, Supervisor, SupervisorSettings
 
 
 def register(

@@ -48,7 +48,7 @@ from runeconsole.services.merge_queue import OUR_NAME, MergeQueue
 from runeconsole.services.pane_patterns import WORK_PHASES
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from runeconsole.services.supervisor import CHECKPOINT_MESSAGE, HANDOFF_MESSAGE, WISDOM_ENV
+from runeconsole.services.supervision.service import CHECKPOINT_MESSAGE, HANDOFF_MESSAGE, WISDOM_ENV
 from runeconsole.services.suspension import Suspension
 
 DEMO_ARC = "arc-demo"

@@ -52,7 +52,7 @@ from runeconsole.services.dispatch.settings import DEFAULT_DIR
 from runeconsole.services.dispatch.task_store import TaskStore
 from runeconsole.services.project import Project
 from runeconsole.services.registry import ACTIVE, CRASHED
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervision.service import Supervisor
 
 # Two workers commit the same file, so the second merge is predicted to conflict.
 SAME_FILE = ("--merge-file", "src/api.py")

@@ -15,7 +15,7 @@ from runeconsole.core.pids import pid_alive
 from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from runeconsole.services.supervisor import (
+from runeconsole.services.supervision.service import (
     SOCKET_ENV,
     Supervisor,
     SupervisorSettings,

@@ -18,7 +18,7 @@ from runeconsole.services.claude.bridge.presence import ConsolePresence
 from runeconsole.services.claude.session.view import AgentView, agent_view
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from runeconsole.services.supervisor import Supervisor, SupervisorSettings
+from runeconsole.services.supervision.service import Supervisor, SupervisorSettings
 from tests.support.cli import CliResult
 from tests.support.polling import wait_until
 from tests.support.tmux import fake_agent

@@ -19,7 +19,7 @@ from runeconsole.demo.fleet import TASK_ATTEMPTS, agent_worktree
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.signals import Signals
-from runeconsole.services.supervisor import Supervisor, SupervisorSettings
+from runeconsole.services.supervision.service import Supervisor, SupervisorSettings
 from runeconsole.services.suspension import Suspension
 from tests.support.cli import cli_env
 from tests.support.polling import wait_until

@@ -12,7 +12,7 @@ from runeconsole.demo.review_work import COMMENT, review_one
 from runeconsole.services.project import Project
 from runeconsole.services.review.records import CHANGES_REQUESTED, ReviewRecords
 from runeconsole.services.review.service import Reviews
-from runeconsole.services.supervisor import Supervisor, SupervisorSettings
+from runeconsole.services.supervision.service import Supervisor, SupervisorSettings
 from tests.support.polling import wait_until
 from tests.support.tmux import fake_agent
 

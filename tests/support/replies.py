@@ -14,7 +14,7 @@ from runeconsole.core.pids import process_start
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.reply import Replies
-from runeconsole.services.supervisor import Supervisor, SupervisorSettings
+from runeconsole.services.supervision.service import Supervisor, SupervisorSettings
 from tests.support.polling import wait_until
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from runeconsole.demo.fake_agent import command as fake_agent_command
-from runeconsole.services.supervisor import MonitorReport, Supervisor
+from runeconsole.services.supervision.service import MonitorReport, Supervisor
 from tests.support.polling import wait_until
 
 

@@ -11,7 +11,7 @@ import pytest
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervision.service import Supervisor
 from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.agent_detail import AgentDetail
 from runeconsole.tui.modals.confirm import ConfirmScreen

@@ -44,7 +44,7 @@ from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.dispatch.task_store import FAILED, REMOVED, STARTED, Task
 from runeconsole.services.dispatch.undoing import undo
 from runeconsole.services.registry import AgentRecord
-from runeconsole.services.supervisor import SpawnResult
+from runeconsole.services.supervision.service import SpawnResult
 
 SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 ACTIVE, CRASHED, TERMINATED = "active", "crashed", "terminated"

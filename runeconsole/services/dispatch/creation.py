@@ -49,7 +49,7 @@ from runeconsole.services.dispatch.undoing import MAKING, settled, undo
 from runeconsole.services.journal import journaled
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.supervision.problems import SETUP_FAILED as SETUP_FAILED_KEY
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervision.service import Supervisor
 
 MAX_COUNT = 16
 MAX_TASK_CHARS = 100_000

@@ -30,7 +30,7 @@ from runeconsole.services.dispatch.worktree_list import (
     WorktreeRow,
     own_files,
 )
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervision.service import Supervisor
 
 BUSY = "busy"
 

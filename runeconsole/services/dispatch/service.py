@@ -53,7 +53,7 @@ from runeconsole.services.dispatch.worktree_list import (
 from runeconsole.services.merge_queue import MergeQueue, ProcessReport, QueueEntry
 from runeconsole.services.project import Project
 from runeconsole.services.review.service import Reviews
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervision.service import Supervisor
 
 
 @dataclass

@@ -32,7 +32,7 @@ from runeconsole.services.dispatch.task_store import (
     Task,
     TaskStore,
 )
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervision.service import Supervisor
 
 MAKING: set[str] = set()  # the tasks this process is making now
 

@@ -37,7 +37,7 @@ from runeconsole.services.reply.results import (
     SayResult,
 )
 from runeconsole.services.reply.text import clean
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervision.service import Supervisor
 
 __all__ = [
     "ENDED",

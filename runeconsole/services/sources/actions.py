@@ -38,7 +38,7 @@ from runeconsole.services.pipelines.answers import GateAnswers
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.services.sources.remote import UP, RemoteSource
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervision.service import Supervisor
 from runeconsole.services.suspension import Suspension
 
 ACTION_TIMEOUT = 120.0  # a queue's tests or a handoff's wait can take a while

@@ -1,1 +1,1 @@
-"""The parts of the supervisor, one job a module; ``services.supervisor`` joins them."""
+"""The supervisor, one job a module; ``service.Supervisor`` joins them."""

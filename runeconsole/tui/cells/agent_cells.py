@@ -17,7 +17,7 @@ from runeconsole.services.claude.session.view import AgentView, agent_view
 from runeconsole.services.cost.ledger import local_day
 from runeconsole.services.cost.summary import AgentCost, from_fields
 from runeconsole.services.registry import AgentRecord
-from runeconsole.services.supervisor import AgentObservation, SupervisorSettings
+from runeconsole.services.supervision.service import AgentObservation, SupervisorSettings
 from runeconsole.tui.support.theme import LIVENESS_STYLE
 
 NAME_WIDTH = 12

@@ -36,7 +36,7 @@ from runeconsole.services.review.service import Reviews
 from runeconsole.services.review.targets import BranchReview, LocalReview
 from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervision.problems import judge_with
-from runeconsole.services.supervisor import MonitorReport, Supervisor
+from runeconsole.services.supervision.service import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
 from runeconsole.tui.app_base.commands import AgentCommands, ConversationCommands, TaskCommands
 from runeconsole.tui.app_base.console_base import PanesApp

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from textual.css.query import NoMatches
 
-from runeconsole.services.supervisor import MonitorReport, Supervisor
+from runeconsole.services.supervision.service import MonitorReport, Supervisor
 
 
 class ConsoleMonitor:

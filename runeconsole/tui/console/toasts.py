@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from textual.notifications import SeverityLevel
 
+from runeconsole.services.supervision.service import MonitorReport
 from runeconsole.services.supervision.settings import URGENCY_WORDS
-from runeconsole.services.supervisor import MonitorReport
 
 
 def monitor_toast(report: MonitorReport) -> tuple[str, SeverityLevel] | None:

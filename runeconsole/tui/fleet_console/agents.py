@@ -22,7 +22,7 @@ from runeconsole.services.review.records import ReviewRecord
 from runeconsole.services.sources import LocalActions, RemoteActions
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import SourcesModel
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervision.service import Supervisor
 from runeconsole.tui.cells.agent_facts import AgentFacts
 from runeconsole.tui.conversations.transcripts import (
     LocalTranscript,

@@ -30,7 +30,7 @@ from runeconsole.services.hook_files import HookFile
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.reply import Replies
 from runeconsole.services.review.records import ReviewRecord, ReviewRecords
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervision.service import Supervisor
 from runeconsole.tui.cells.agent_facts import AgentFacts, out_of_reach
 from runeconsole.tui.conversations.screen import ConversationScreen
 from runeconsole.tui.conversations.transcripts import LocalTranscript, Transcript, last_turns

@@ -23,7 +23,7 @@ from runeconsole.core.gc_passes import freeze_alive
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.tracker import ChangeTracker
-from runeconsole.services.supervisor import SupervisorSettings
+from runeconsole.services.supervision.service import SupervisorSettings
 from runeconsole.tui.cells.agent_cells import COLUMNS as AGENT_COLUMNS
 from runeconsole.tui.cells.agent_cells import OPTIONAL_COLUMNS, row_values
 from runeconsole.tui.cells.review_cells import CHANGES_COLUMN

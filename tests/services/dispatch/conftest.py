@@ -12,7 +12,7 @@ import pytest
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.project import Project
-from runeconsole.services.supervisor import Supervisor, SupervisorSettings
+from runeconsole.services.supervision.service import Supervisor, SupervisorSettings
 from tests.services.dispatch.helpers import install_stand_in, project_excluding_state
 
 

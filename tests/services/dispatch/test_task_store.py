@@ -13,7 +13,7 @@ from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.services.dispatch.task_store import TaskStore
 from runeconsole.services.dispatch.undoing import Recovery
 from runeconsole.services.project import Project
-from runeconsole.services.supervisor import Supervisor
+from runeconsole.services.supervision.service import Supervisor
 from tests.support.merge_queue import rev
 
 

@@ -16,7 +16,7 @@ from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.notify import Notifier, arguments
 from runeconsole.services.project import Project
 from runeconsole.services.questions import AskRequest, Questions
-from runeconsole.services.supervisor import Supervisor, SupervisorSettings
+from runeconsole.services.supervision.service import Supervisor, SupervisorSettings
 from runeconsole.tui.console.app import create_app
 from tests.support.claude import Bridge
 from tests.support.polling import wait_until

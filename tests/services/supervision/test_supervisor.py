@@ -23,7 +23,7 @@ from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.services.signals import Signals
-from runeconsole.services.supervisor import (
+from runeconsole.services.supervision.service import (
     HANDOFF_MESSAGE,
     SOCKET_ENV,
     AgentObservation,

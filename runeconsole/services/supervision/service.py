@@ -11,7 +11,7 @@ re-spawns it. The agent's worktree is never touched: uncommitted files are liste
 lost.
 
 ``Supervisor`` is the one entry point the console and CLI use; each job lives in its
-own module of ``services.supervision``, and the names callers import are re-exported.
+own module of this package, and the names callers import are re-exported here.
 An agent that is a Claude Code background session (no tmux session: Claude Code's daemon
 runs it) is stopped, peeked at and attached to through ``services.claude.background``.
 """
