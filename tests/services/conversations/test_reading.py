@@ -16,12 +16,11 @@ import pytest
 from runeconsole.services.conversations import reading
 from runeconsole.services.conversations.locate import OperatorPrompts
 from runeconsole.services.conversations.reading import (
-    TEXT_LIMIT,
     ConversationReader,
     merge,
     read_conversation,
-    subject_of,
 )
+from runeconsole.services.conversations.records import TEXT_LIMIT, subject_of
 from runeconsole.services.conversations.turns import (
     ASSISTANT,
     COMPACTION,
