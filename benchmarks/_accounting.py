@@ -20,7 +20,7 @@ from _workday import Acts
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.claude.hooks.agent_state import THROTTLE_SECONDS
-from runeconsole.services.claude.permissions import permission_files as files
+from runeconsole.services.claude.permissions import files
 
 
 def _read(path: Path) -> dict[str, Any] | None:

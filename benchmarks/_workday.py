@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.claude.questions import answers
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions

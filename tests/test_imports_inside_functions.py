@@ -49,7 +49,7 @@ ALLOWED: dict[str, str] = {
     "that notifies reads no YAML, and the prices and budgets load when the file is read",
     "runeconsole.services.claude.bridge.locate": HOOK + "; the file writer when a "
     "background session is bound",
-    "runeconsole.services.claude.permissions.permission_rules": HOOK + "; hashlib "
+    "runeconsole.services.claude.permissions.rules": HOOK + "; hashlib "
     "(OpenSSL's start), the JSON and lock helpers when there are rules to read or write",
     "runeconsole.services.budgets.hold": HOOK + "; the JSON reader when an agent is held",
     "runeconsole.services.notify": HOOK + "; the sender (adapters/push.py) and the served "

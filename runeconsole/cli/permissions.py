@@ -14,8 +14,8 @@ import argparse
 from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.core.control import printable
 from runeconsole.core.errors import InvalidInput
-from runeconsole.services.claude.permissions.permission_files import ALLOW, DENY
-from runeconsole.services.claude.permissions.permissions import PermissionRequest, Permissions
+from runeconsole.services.claude.permissions.files import ALLOW, DENY
+from runeconsole.services.claude.permissions.service import PermissionRequest, Permissions
 
 
 def register(
@@ -114,7 +114,7 @@ def decide_one(args: argparse.Namespace) -> int:
         raise InvalidInput("--every-agent goes with --always (it is the rule's scope)")
     if args.always and args.message is not None:
         raise InvalidInput("--message goes with a single deny, not with a rule")
-    report = _service(args).settle(
+    report = _service(args).decide_and_report(
         args.id,
         args.behavior,
         message=args.message,

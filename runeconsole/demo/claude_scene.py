@@ -13,7 +13,8 @@ from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.budgets import booking
 from runeconsole.services.claude.bridge.payload import HookPayload
-from runeconsole.services.claude.permissions import permission_files, permission_rules
+from runeconsole.services.claude.permissions import files as permission_files
+from runeconsole.services.claude.permissions import rules as permission_rules
 from runeconsole.services.claude.questions import elicitation, relay_files
 from runeconsole.services.registry import Registry
 

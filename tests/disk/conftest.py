@@ -17,8 +17,8 @@ import pytest
 from runeconsole.adapters import git
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.demo.suspended import write_context
-from runeconsole.services.claude.permissions import permission_files as files
-from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.claude.permissions import files
+from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.cost import ledger
 from runeconsole.services.merge_queue.edits import QueueEdits
 from runeconsole.services.project import Project

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions
 from runeconsole.tui.console.app import PRESENCE_RETRY_SECONDS, RuneConsole, create_app

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from runeconsole.services.claude.hooks.hook import LOG_NAME
-from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.project import Project
 from runeconsole.tui.console.app import create_app
 from runeconsole.tui.modals.permission_modal import PermissionModal

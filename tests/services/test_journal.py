@@ -16,7 +16,7 @@ import pytest
 from runeconsole.core.crash_points import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.core.errors import RuneError
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.journal import Journal
 from runeconsole.services.project import Project
 from tests.support.cli import cli_env

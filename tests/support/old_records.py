@@ -16,7 +16,7 @@ from pathlib import Path
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude.permissions import permission_files as files
+from runeconsole.services.claude.permissions import files
 from runeconsole.services.claude.questions import relay_files
 
 COMMANDS = ("npm test", "npm run build", "git status", "pytest -q", "ls -la", "make lint")

@@ -20,7 +20,7 @@ from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.crash_points import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.pids import pid_alive
-from runeconsole.services.claude.permissions import permission_files as files
+from runeconsole.services.claude.permissions import files
 from runeconsole.services.journal import Journal
 from runeconsole.services.merge_queue.edits import QueueEdits
 from runeconsole.services.project import Project

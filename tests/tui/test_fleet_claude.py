@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 
 from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.claude.bridge.presence import console_open
-from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.project import Project
 from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
 from runeconsole.tui.modals.permission_modal import PermissionModal

@@ -20,8 +20,8 @@ from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.claude_scene import PERMISSION_ID
 from runeconsole.demo.scene import build_scene
-from runeconsole.services.claude.permissions import permission_files as files
-from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.claude.permissions import files
+from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.project import Project
 from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.agent_detail import AgentDetail

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.services.claude.permissions.permissions import (
+from runeconsole.services.claude.permissions.service import (
     RECENT,
     PermissionRequest,
     Permissions,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.fleet import FleetModel
 from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.liveness import AgentRecord

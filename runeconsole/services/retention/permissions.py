@@ -18,8 +18,8 @@ from typing import Any
 from runeconsole.core.files import read_bytes
 from runeconsole.core.locks import remove_lock
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.claude.permissions import permission_files as files
-from runeconsole.services.claude.permissions.permissions import PermissionRequest, Permissions
+from runeconsole.services.claude.permissions import files
+from runeconsole.services.claude.permissions.service import PermissionRequest, Permissions
 from runeconsole.services.retention.archive import Archive, month_of, unique
 from runeconsole.services.retention.pruner import Job, Pruner, Record
 from runeconsole.services.retention.report import KindReport

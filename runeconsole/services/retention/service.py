@@ -19,7 +19,7 @@ from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import atomic_write_json, read_json_object
 from runeconsole.core.locks import LockBusy, owned
 from runeconsole.core.timeutil import iso_z, parse_iso
-from runeconsole.services.claude.permissions.permissions import PermissionRequest
+from runeconsole.services.claude.permissions.service import PermissionRequest
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Question
 from runeconsole.services.retention import permissions, questions

@@ -1,7 +1,7 @@
 """Sources of a fleet file beyond the local root: remote projects followed over SSH
 (``remote``) and the actions routed to them (``actions``)."""
 
-from runeconsole.services.claude.permissions.permissions import Verdict
+from runeconsole.services.claude.permissions.service import Verdict
 from runeconsole.services.sources.actions import LocalActions, RemoteActions, Unreachable
 from runeconsole.services.sources.remote import CONNECTING, DOWN, UP, RemoteSource, SourceStatus
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from runeconsole.adapters.ssh import failure_reason
 from runeconsole.core.errors import RuneError
-from runeconsole.services.claude.permissions.permissions import Verdict
+from runeconsole.services.claude.permissions.service import Verdict
 from runeconsole.services.conversations.index import ConversationIndex
 from runeconsole.services.conversations.query import Hit
 from runeconsole.services.dispatch.continuing import Continuing
@@ -67,9 +67,9 @@ class LocalActions:
         return given.to_json()
 
     def decide(self, request_id: str, verdict: Verdict) -> Any:
-        from runeconsole.services.claude.permissions.permissions import Permissions
+        from runeconsole.services.claude.permissions.service import Permissions
 
-        return Permissions(self.project).settle(
+        return Permissions(self.project).decide_and_report(
             request_id,
             verdict.behavior,
             message=verdict.message,

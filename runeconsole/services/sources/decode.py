@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runeconsole.services.claude.permissions.permissions import PermissionRequest
+from runeconsole.services.claude.permissions.service import PermissionRequest
 from runeconsole.services.events import Event
 from runeconsole.services.events.sections import (
     AGENT,

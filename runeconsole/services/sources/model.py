@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from runeconsole.adapters.clock import Clock
-from runeconsole.services.claude.permissions.permissions import PermissionRequest
+from runeconsole.services.claude.permissions.service import PermissionRequest
 from runeconsole.services.cost.totals import Totals
 from runeconsole.services.events.sections import (
     AGENT,

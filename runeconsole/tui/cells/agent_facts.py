@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from runeconsole.services.claude.permissions.permissions import PermissionRequest
+from runeconsole.services.claude.permissions.service import PermissionRequest
 from runeconsole.services.conversations.turns import Turn
 from runeconsole.services.hook_files import HookFile
 from runeconsole.services.registry import AgentRecord

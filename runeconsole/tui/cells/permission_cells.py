@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from runeconsole.services.claude.permissions.permissions import (
+from runeconsole.services.claude.permissions.service import (
     ALLOWED,
     ASKED,
     DENIED,

@@ -19,7 +19,7 @@ from runeconsole.core.timeutil import iso_z
 from runeconsole.services.checkpoints import Checkpoints
 from runeconsole.services.claude.bridge.presence import ConsolePresence
 from runeconsole.services.claude.bridge.settings import notifier_for
-from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.conversations.feeding import FeedDue
 from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.fleet import FleetChange, FleetModel

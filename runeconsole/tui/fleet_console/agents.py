@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any
 
 from runeconsole.core.errors import RuneError
-from runeconsole.services.claude.permissions.permissions import PermissionRequest
+from runeconsole.services.claude.permissions.service import PermissionRequest
 from runeconsole.services.claude.session.session_view import is_background
 from runeconsole.services.conversations.turns import Turn
 from runeconsole.services.dispatch.service import Dispatch

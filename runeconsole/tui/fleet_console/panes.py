@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from textual.binding import Binding
 from textual.message import Message
 
-from runeconsole.services.claude.permissions.permissions import PermissionRequest
+from runeconsole.services.claude.permissions.service import PermissionRequest
 from runeconsole.services.merge_queue import QueueEntry
 from runeconsole.services.pipelines.agents import NodeWork, work_by_node
 from runeconsole.services.pipelines.record import Gate, Pipeline

@@ -27,8 +27,8 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from runeconsole.core.errors import RuneError
-from runeconsole.services.claude.permissions.permission_files import ALLOW, DENY
-from runeconsole.services.claude.permissions.permissions import (
+from runeconsole.services.claude.permissions.files import ALLOW, DENY
+from runeconsole.services.claude.permissions.service import (
     AlreadyDecided,
     PermissionRequest,
     Permissions,

@@ -19,7 +19,7 @@ from textual.widget import Widget
 from runeconsole.core.errors import RuneError
 from runeconsole.services.budgets import hold as budget_hold
 from runeconsole.services.claude.bridge.settings import ClaudeSettings
-from runeconsole.services.claude.permissions.permissions import PermissionRequest, Permissions
+from runeconsole.services.claude.permissions.service import PermissionRequest, Permissions
 from runeconsole.services.claude.session.session_view import is_background
 from runeconsole.services.conversations.turns import Turn
 from runeconsole.services.dispatch.continuing import Continuing

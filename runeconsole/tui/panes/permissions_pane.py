@@ -24,10 +24,10 @@ from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.claude.permissions import permission_files as files
-from runeconsole.services.claude.permissions import permission_rules
-from runeconsole.services.claude.permissions.permission_rules import Rule
-from runeconsole.services.claude.permissions.permissions import (
+from runeconsole.services.claude.permissions import files
+from runeconsole.services.claude.permissions import rules as permission_rules
+from runeconsole.services.claude.permissions.rules import Rule
+from runeconsole.services.claude.permissions.service import (
     RECENT,
     PermissionRequest,
     Permissions,

@@ -16,8 +16,8 @@ import pytest
 from runeconsole.core.errors import InvalidInput
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.claude.bridge import waiting
-from runeconsole.services.claude.permissions import permission_files as files
-from runeconsole.services.claude.permissions.permissions import AlreadyDecided, Gone, Permissions
+from runeconsole.services.claude.permissions import files
+from runeconsole.services.claude.permissions.service import AlreadyDecided, Gone, Permissions
 from runeconsole.services.project import Project
 from tests.support.claude import KEY, Bridge, bridge
 from tests.support.cli import CliResult
@@ -289,7 +289,7 @@ def test_the_operator_and_the_timeout_race_to_exactly_one_outcome(project: Path)
             path: Path = path, printed: list[str] = printed, start: threading.Barrier = start
         ) -> None:
             start.wait()
-            found = waiting.settle(
+            found = waiting.give_up_unless_decided(
                 paths, files.lock_name(path.stem), lambda: files.read_decision(path), give_up, "t"
             )
             printed.append(files.hook_output(found or {}))

@@ -19,8 +19,8 @@ from runeconsole.core.crash_points import PAUSE_AT_ENV, PAUSE_DIR_ENV
 from runeconsole.core.errors import RuneError
 from runeconsole.core.locks import owned
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.claude.permissions import permission_files as files
-from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.claude.permissions import files
+from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.project import Project
 from runeconsole.services.retention import Retention
 from tests.support.cli import CliResult, cli_env

@@ -11,7 +11,7 @@ from typing import Any
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.claude_scene import permission_request, relay_call
 from runeconsole.demo.suspended import write_context
-from runeconsole.services.claude.permissions.permissions import PermissionRequest, Permissions
+from runeconsole.services.claude.permissions.service import PermissionRequest, Permissions
 from runeconsole.services.claude.questions import answers
 from runeconsole.services.events.sections import Rows, sections_of
 from runeconsole.services.liveness import AgentRecord

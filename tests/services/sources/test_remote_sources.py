@@ -24,7 +24,7 @@ from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.demo.suspended import write_context
 from runeconsole.services.claude.bridge.presence import console_open
-from runeconsole.services.claude.permissions.permissions import Permissions
+from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.events import Event
 from runeconsole.services.project import Project
 from runeconsole.services.questions import Questions

@@ -46,7 +46,9 @@ def wait_for(
             return found
         moment = time.monotonic()
         if moment >= deadline:
-            return settle(paths, lock, look, give_up, f"nobody answered within {seconds:g}s")
+            return give_up_unless_decided(
+                paths, lock, look, give_up, f"nobody answered within {seconds:g}s"
+            )
         if moment >= next_look:
             next_look = moment + PRESENCE_EVERY
             if presence.console_open(paths):
@@ -55,11 +57,11 @@ def wait_for(
                 absent_since = moment
             elif moment - absent_since >= CONSOLE_GONE_GRACE:
                 why = "the console closed before anyone answered"
-                return settle(paths, lock, look, give_up, why)
+                return give_up_unless_decided(paths, lock, look, give_up, why)
         time.sleep(POLL_SECONDS)
 
 
-def settle(
+def give_up_unless_decided(
     paths: ProjectPaths,
     lock: str,
     look: Callable[[], T | None],

@@ -39,7 +39,7 @@ from runeconsole.services.claude.bridge import payload as events
 from runeconsole.services.claude.bridge.payload import HookInputError, HookPayload
 from runeconsole.services.claude.hooks import agent_state, terminal
 from runeconsole.services.claude.hooks.agent_state import Outcome
-from runeconsole.services.claude.permissions import permission_files
+from runeconsole.services.claude.permissions import files as permission_files
 from runeconsole.services.claude.session import activity
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
@@ -130,13 +130,13 @@ def _decide_permission(
 ) -> str:
     """A permission request: a rule's decision, the operator's from an open console, or
     nothing printed (Claude Code asks in its own dialog)."""
-    from runeconsole.services.claude.permissions import permission_hook
+    from runeconsole.services.claude.permissions import relay as permission_relay
 
     def waiting() -> None:
         agent_state.record(paths, role, name, payload, now)
 
     signal.alarm(ASK_SECONDS)
-    return permission_hook.request(paths, f"{role}-{name}", payload, now, written=waiting)
+    return permission_relay.request(paths, f"{role}-{name}", payload, now, written=waiting)
 
 
 def _held(
@@ -214,9 +214,9 @@ WENT_ON = frozenset(
 def _went_on(paths: ProjectPaths, key: str) -> None:
     waited = permission_files.waiting_on(paths, key)
     if waited:
-        from runeconsole.services.claude.permissions import permission_hook
+        from runeconsole.services.claude.permissions import relay as permission_relay
 
-        permission_hook.went_on(paths, key, waited)
+        permission_relay.went_on(paths, key, waited)
 
 
 Step = Callable[[ProjectPaths, Outcome, HookPayload, datetime], str]

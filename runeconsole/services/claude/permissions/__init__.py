@@ -1,2 +1,3 @@
-"""Permission requests: the hook's side, the files, the operator's standing rules and
-decisions, auto mode's refusals."""
+"""Permission requests: the relay, hook side (``relay``), the request and decision files
+(``files``), the operator's standing rules (``rules``), the requests read, listed and
+decided by the operator (``service``), auto mode's refusals (``denials``)."""

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.claude.bridge.payload import HookPayload
-from runeconsole.services.claude.permissions import permission_files as files
+from runeconsole.services.claude.permissions import files
 
 REASON = "refused by Claude Code's auto mode"
 

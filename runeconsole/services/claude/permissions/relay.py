@@ -1,8 +1,9 @@
-"""A PermissionRequest, hook side: decided by a rule, by the operator, or by nobody.
+"""The permission relay, hook side: a PermissionRequest decided by a rule, by the
+operator, or by nobody.
 
 Claude Code runs the hook when it is about to ask "Do you want to proceed?". A rule of
-the operator's that matches (``permission_rules``) decides at once. Otherwise, with a
-console open on the project, the request is written where the console shows it and the
+the operator's that matches (``rules``) decides at once. Otherwise, with a console open
+on the project, the request is written where the console shows it (``files``) and the
 hook waits (``waiting``) up to ``runeconsole.claude.permission_wait_seconds`` for the
 operator's decision, which it prints. Without a console, or when the wait runs out or
 the console closes, it prints nothing and Claude Code shows its own dialog: nothing is
@@ -20,8 +21,7 @@ from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.claude.bridge import presence, waiting
 from runeconsole.services.claude.bridge import settings as claude_settings
 from runeconsole.services.claude.bridge.payload import HookPayload
-from runeconsole.services.claude.permissions import permission_files as files
-from runeconsole.services.claude.permissions import permission_rules
+from runeconsole.services.claude.permissions import files, rules
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
@@ -34,10 +34,10 @@ WENT_ON = "answered in Claude Code's own dialog (the agent went on)"
 def _rule_for(paths: ProjectPaths, tool: str, subject: str, key: str) -> tuple[Any, str | None]:
     """The deciding rule (or ``None``) and why the rules could not be read, if so."""
     try:
-        rules = permission_rules.read(paths)
+        standing = rules.read(paths)
     except Exception as exc:  # an unreadable rules file decides nothing; the console says why
         return None, str(exc)
-    return permission_rules.decide(rules, tool, subject, key), None
+    return rules.decide(standing, tool, subject, key), None
 
 
 def request(
@@ -123,6 +123,6 @@ def went_on(paths: ProjectPaths, key: str, request_ids: list[str]) -> None:
         def look(path: Any = path) -> dict[str, Any] | None:
             return files.read_decision(path)
 
-        waiting.settle(paths, files.lock_name(request_id), look, give_up, WENT_ON)
+        waiting.give_up_unless_decided(paths, files.lock_name(request_id), look, give_up, WENT_ON)
         with contextlib.suppress(OSError):
             (files.waits_dir(paths) / f"{key}.{request_id}").unlink()

@@ -26,7 +26,7 @@ from runeconsole.core.files import read_bytes
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.core.timeutil import iso_z
 from runeconsole.core.validate import validate_name
-from runeconsole.services.claude.permissions.permission_files import ALLOW, DENY, MAX_SUBJECT
+from runeconsole.services.claude.permissions.files import ALLOW, DENY, MAX_SUBJECT
 
 TYPE_CHECKING = False  # typing itself is not imported: the hook starts faster
 if TYPE_CHECKING:
