@@ -29,7 +29,7 @@ from runeconsole.tui.panes.questions_pane import QuestionTable
 from runeconsole.tui.support.heap_upkeep import HeapUpkeep
 from runeconsole.tui.support.messages import ConversationWanted
 from runeconsole.tui.support.terminal_safe import NoControlCharacters
-from runeconsole.tui.support.toast_shelf import Note, RepeatFilter, ToastShelf
+from runeconsole.tui.support.toast_shelf import Toasts
 from runeconsole.tui.support.workers import WorkFailed
 from runeconsole.tui.widgets.filter_box import FilterBox
 
@@ -57,12 +57,12 @@ class PanesApp(App[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.toast_repeats = RepeatFilter()  # the same toast twice in a row: shown once
-        self.toast_shelf = ToastShelf()  # at most three toasts at once
+        self.toasts = Toasts(self)  # a repeat shown once, three at most, a line where read
         self.heap = HeapUpkeep(self)  # a console open for months keeps its memory flat
 
     def on_mount(self) -> None:
         self.heap.start()
+        self.toasts.start()
 
     async def on_event(self, event: events.Event) -> None:
         self.heap.saw(event)
@@ -78,37 +78,17 @@ class PanesApp(App[None]):
         markup: bool = True,
     ) -> None:
         """A toast, unless the same one was shown moments ago, on the shelf: with three up
-        already, the oldest are folded into one (``tui/support/toast_shelf.py``). Safe from any
-        thread, as Textual's."""
-        if not self.toast_repeats.fresh(title, message):
-            return
-        seconds = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
-        clear, shown = self.toast_shelf.add(Note(title, message, severity, markup), seconds)
-        if clear:  # queued: it runs before the toasts below are put up, from any thread
-            self.call_later(super().clear_notifications)
-            self.call_later(self._sweep_toast_holders)
-        for note, left in shown:
-            super().notify(
-                note.message,
-                title=note.title,
-                severity=note.severity,
-                timeout=left,
-                markup=note.markup,
-            )
+        already, the oldest are folded into one; on the review, a conversation and the
+        merge queue, one line (``tui/support/toast_shelf.py``). Safe from any thread, as
+        Textual's."""
+        self.toasts.notify(message, title, severity, timeout, markup)
 
     def clear_notifications(self) -> None:
-        self.toast_shelf.clear()
-        super().clear_notifications()
-        self.call_later(self._sweep_toast_holders)
+        self.toasts.clear()
 
-    def _sweep_toast_holders(self) -> None:
-        """Textual takes a cleared toast down but leaves the holder it was mounted in
-        (``ToastHolder``, by its CSS type): a console that folds toasts all day would keep
-        every one mounted, laid out on each refresh (the soak's growing memory and CPU).
-        The empty ones go; one whose toast is still on its way out goes next time."""
-        for holder in self.screen.query("ToastHolder"):
-            if not holder.children:
-                holder.remove()
+    def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
+        """A pane shown: the toasts fold to one line while it is the merge queue's."""
+        self.toasts.follow_tab(message.pane)
 
     # -- the tabs: short titles under 100 columns ----------------------------------------
 

@@ -44,6 +44,7 @@ HELP = (
 
 
 class ConversationScreen(Screen[None]):
+    DEFAULT_CLASSES = "-toasts-folded"  # toasts in one line, off the turns (toast_shelf.py)
     DEFAULT_CSS = """
     ConversationScreen {
         layout: vertical;

@@ -59,6 +59,7 @@ QUEUE_FILES = frozenset({"merge-queue.json", "merge-queue.processor.json"})
 
 
 class MergeQueuePane(FilePane[QueueEntry]):
+    DEFAULT_CLASSES = "-toasts-folded"  # toasts in one line, off its log (toast_shelf.py)
     DEFAULT_CSS = """
     #mq-header {
         height: 1;

@@ -40,6 +40,7 @@ WARM_LEXERS = 200  # files whose highlighter is looked up before the diff is sho
 
 
 class ReviewScreen(ReviewDecisions):
+    DEFAULT_CLASSES = "-toasts-folded"  # toasts in one line, off the diff (toast_shelf.py)
     DEFAULT_CSS = """
     ReviewScreen {
         layout: vertical;

@@ -1,5 +1,5 @@
 """A console open for months keeps its memory flat: now and then, while the operator is
-not typing, Textual's shared caches let go of widgets long gone (``framework_caches``)
+not typing, Textual's shared caches let go of widgets long gone (``textual_workarounds``)
 and the collector's full pass runs (``core/gc_passes.collect``).
 
 Every ``COLLECT_SECONDS`` the cyclic garbage made since the last pass is collected (what
@@ -19,7 +19,7 @@ from textual import events
 from textual.app import App
 
 from runeconsole.core import gc_passes
-from runeconsole.tui.support import framework_caches
+from runeconsole.tui.support import textual_workarounds
 
 COLLECT_SECONDS = 60.0
 THAW_SECONDS = 1800.0
@@ -32,7 +32,7 @@ class HeapUpkeep:
         app: App[Any],
         clock: Callable[[], float] = time.monotonic,
         collect: Callable[..., int] = gc_passes.collect,
-        release: Callable[[], int] = framework_caches.release,
+        release: Callable[[], int] = textual_workarounds.release_styles_memo,
     ) -> None:
         self.app = app
         self.clock = clock

@@ -1,5 +1,6 @@
 """Textual keeps the lines of widgets taken down in a shared memo (its issue #6665); the
-console's heap upkeep lets go of them. With a real app, real widgets and the real memo."""
+console's heap upkeep lets go of them (``tui/support/textual_workarounds.py``). With a real
+app, real widgets and the real memo."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from runeconsole.tui.support import framework_caches
+from runeconsole.tui.support import textual_workarounds
 from runeconsole.tui.support.heap_upkeep import HeapUpkeep
 
 CARDS = 40
@@ -36,7 +37,7 @@ class Cards(App[None]):
 
 async def test_cards_taken_down_keep_their_lines_until_the_memo_is_let_go() -> None:
     app = Cards()
-    framework_caches.release()
+    textual_workarounds.release_styles_memo()
     async with app.run_test(size=(40, 60)) as pilot:
         await pilot.pause()
         before = styles_caches()
@@ -46,10 +47,10 @@ async def test_cards_taken_down_keep_their_lines_until_the_memo_is_let_go() -> N
             await app.clear()
             await pilot.pause()
         kept = styles_caches() - before
-        # When this fails, Textual no longer keeps them: framework_caches can go.
+        # When this fails, Textual no longer keeps them: the workaround can go.
         assert kept >= 2 * CARDS, "Textual still keeps the styles caches of cards taken down"
-        assert framework_caches.kept_entries() >= kept
-        assert framework_caches.release() >= kept
+        assert textual_workarounds.kept_styles_entries() >= kept
+        assert textual_workarounds.release_styles_memo() >= kept
         # The last cards dealt stay in their container's last arrangement (Textual's
         # layout cache, one per container) until it is arranged again: the others go.
         assert styles_caches() - before <= CARDS, "the cards' styles caches are freed"
@@ -75,6 +76,6 @@ def test_the_upkeep_lets_go_of_textuals_memo_before_its_collector_pass() -> None
 
 
 def test_letting_go_where_there_is_nothing_to_let_go_of_does_nothing() -> None:
-    framework_caches.release()
-    assert framework_caches.release() == 0
-    assert framework_caches.kept_entries() == 0
+    textual_workarounds.release_styles_memo()
+    assert textual_workarounds.release_styles_memo() == 0
+    assert textual_workarounds.kept_styles_entries() == 0
