@@ -2,7 +2,8 @@
 ``runeconsole.background.poll_seconds`` (15) it asks Claude Code which run
 (``Background.sync``, in a worker), so a session no hook told of appears and one that
 ended is marked so. Nothing is asked when Claude Code is not installed; a failure is
-said once (and again only when it changes), never fatal."""
+said once (and again only when it changes), never fatal (anything else it raises is shown
+as every worker's failure is: ``@background``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.background.sessions import Background, BackgroundSettings
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
+from runeconsole.tui.support.workers import background
 
 
 class BackgroundPoll:
@@ -32,15 +34,10 @@ class BackgroundPoll:
         return True
 
     def poll(self) -> None:
-        self.app.run_worker(
-            self._sync,
-            thread=True,
-            group="background-sessions",
-            exclusive=True,
-            exit_on_error=False,
-        )
+        self.sync()
 
-    def _sync(self) -> None:
+    @background("background-sessions", exclusive=True)
+    def sync(self) -> None:
         try:
             self.background.sync()
         except RuneError as exc:

@@ -12,6 +12,9 @@ prune is due (``runeconsole.retention.every_hours`` since the last one, by whoev
 it: this console, another, ``runeconsole prune`` from cron) and runs it. What it moved is
 said once, quietly; a prune another process is running is left to it; a failure (a full
 disk) is a warning, and the next hour tries again.
+
+Both run in workers of the app (``@background``): anything else they raise is shown, as
+every worker's failure is.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.journal import Interrupted, Journal
 from runeconsole.services.project import Project
 from runeconsole.services.retention import PruneRunning, Retention, RetentionSettings
+from runeconsole.tui.support.workers import background
 
 PRUNE_FIRST_SECONDS = 60.0
 PRUNE_CHECK_SECONDS = 3600.0
@@ -39,14 +43,12 @@ class Upkeep:
         self.interrupted: list[Interrupted] | None = None  # once read
 
     def start(self, *, prune: bool, read_only: bool) -> None:
-        self.app.run_worker(
-            lambda: self.report_interrupted(dismiss=not read_only),
-            thread=True, group="interrupted", exit_on_error=False,
-        )  # fmt: skip
+        self.report_interrupted(dismiss=not read_only)
         if prune:
             self.app.set_timer(PRUNE_FIRST_SECONDS, self.check)
             self.app.set_interval(PRUNE_CHECK_SECONDS, self.check)
 
+    @background("interrupted")
     def report_interrupted(self, *, dismiss: bool) -> None:
         journal = Journal(self.project.paths, self.project.via)
         found = journal.interrupted()
@@ -76,10 +78,9 @@ class Upkeep:
             )  # fmt: skip
 
     def check(self) -> None:
-        self.app.run_worker(
-            self.prune_if_due, thread=True, group="prune", exclusive=True, exit_on_error=False
-        )
+        self.prune_if_due()
 
+    @background("prune", exclusive=True)
     def prune_if_due(self) -> None:
         try:
             retention = Retention(self.project)
