@@ -21,7 +21,7 @@ from pathlib import Path
 from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.claude.questions import answers
 from runeconsole.services.project import Project
-from runeconsole.services.questions import Questions
+from runeconsole.services.worker_questions import Questions
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))

@@ -33,7 +33,7 @@ from runeconsole.adapters import git  # noqa: E402
 from runeconsole.adapters.fswatch import DirWatcher  # noqa: E402
 from runeconsole.cli import main as cli_main  # noqa: E402
 from runeconsole.services.project import Project  # noqa: E402
-from runeconsole.services.questions import AskRequest, Questions  # noqa: E402
+from runeconsole.services.worker_questions import AskRequest, Questions  # noqa: E402
 from runeconsole.tui.console.app import create_app  # noqa: E402
 from runeconsole.tui.panes.questions_pane import QuestionsPane  # noqa: E402
 

@@ -61,7 +61,7 @@ ALLOWED: dict[str, str] = {
     "hook take none (tests/services/claude/test_claude_hook_safety.py)",
     "runeconsole.core.talisman_files": "PyYAML when a talisman file exists only: a command "
     "run from a script pays nothing for it with no file",
-    "runeconsole.services.questions.service": "watchdog when a question is waited on only",
+    "runeconsole.services.worker_questions.service": "watchdog when a question is waited on only",
     "runeconsole.services.review.states": "the queue's states when an agent's review has "
     "an approval only: agents --json settles most agents without them",
     "runeconsole.services.supervision.service": "pyte (adapters/terminal_screen.py, about 40 ms) "

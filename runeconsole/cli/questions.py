@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from runeconsole.cli.common import open_project, print_json, print_table
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.questions import (
+from runeconsole.services.worker_questions import (
     ANOTHER_TOOL,
     ANSWERED,
     DISCARDED,

@@ -15,7 +15,7 @@ from pathlib import Path
 from runeconsole.adapters.clock import Clock, ManualClock
 from runeconsole.adapters.tasks import TaskStore
 from runeconsole.services.project import Project
-from runeconsole.services.questions import NON_BLOCKING, AskRequest, Questions, RelaySettings
+from runeconsole.services.worker_questions import NON_BLOCKING, AskRequest, Questions, RelaySettings
 
 SIGNAL_DIR = "rune-work-20260226T115500Z"
 LIVE_SIGNAL_DIR = "rune-work-demo"

@@ -22,7 +22,7 @@ from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.cost import ledger
 from runeconsole.services.merge_queue.edits import QueueEdits
 from runeconsole.services.project import Project
-from runeconsole.services.questions import AskRequest, Questions
+from runeconsole.services.worker_questions import AskRequest, Questions
 from tests.support.disk import SmallDisk, small_disk
 from tests.support.old_records import decided_requests
 

@@ -8,7 +8,7 @@ import pytest
 
 from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.project import Project
-from runeconsole.services.questions import Questions
+from runeconsole.services.worker_questions import Questions
 from runeconsole.tui.console.app import PRESENCE_RETRY_SECONDS, RuneConsole, create_app
 from runeconsole.tui.modals.permission_modal import PermissionModal
 from runeconsole.tui.modals.question_modal import QuestionModal

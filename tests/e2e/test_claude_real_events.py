@@ -20,9 +20,9 @@ from runeconsole.services.claude.hooks.hook import LOG_NAME
 from runeconsole.services.claude.questions import answers
 from runeconsole.services.claude.session.view import agent_view
 from runeconsole.services.project import Project
-from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervision.problems import find_problems
+from runeconsole.services.worker_questions import Questions
 from tests.support.claude import install
 from tests.support.claude_api import Turn, billing_error, rate_limited, text_turn, tool_turn
 from tests.support.claude_binary import ClaudeSession, binary, new_project

@@ -13,7 +13,7 @@ import pytest
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.services.project import Project
-from runeconsole.services.questions import ANOTHER_TOOL, AskRequest, Questions
+from runeconsole.services.worker_questions import ANOTHER_TOOL, AskRequest, Questions
 from runeconsole.tui.console.app import create_app
 from runeconsole.tui.panes.questions_pane import QuestionsPane
 from tests.interop.rune_writers import background_question, orchestrator_question, signal_dir

@@ -10,8 +10,8 @@ import pytest
 
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import RuneError
-from runeconsole.services.questions import RelaySettings
 from runeconsole.services.suspension import SuspensionSettings
+from runeconsole.services.worker_questions import RelaySettings
 
 # Sections as the plugin's documentation shows them, in a user's global talisman.
 USER_TALISMAN = """\

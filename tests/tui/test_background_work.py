@@ -18,8 +18,8 @@ from runeconsole.demo.merge_queue import build_queue
 from runeconsole.demo.questions import SIGNAL_DIR, scene_questions
 from runeconsole.demo.suspended import build_scene as build_suspended
 from runeconsole.services.claude.questions import answers
-from runeconsole.services.questions import Questions
 from runeconsole.services.suspension import Suspension
+from runeconsole.services.worker_questions import Questions
 from runeconsole.tui.console.app import create_app
 from runeconsole.tui.modals.question_modal import QuestionModal
 from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane

@@ -15,7 +15,7 @@ from runeconsole.adapters.tasks import TaskStore
 from runeconsole.demo.claude_scene import ASK_CALL, ASK_TASK, relay_call
 from runeconsole.demo.scene import build_scene
 from runeconsole.services.project import Project
-from runeconsole.services.questions import AskRequest, Questions
+from runeconsole.services.worker_questions import AskRequest, Questions
 from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.question_modal import QuestionModal
 from runeconsole.tui.panes.problems_pane import ProblemsPane

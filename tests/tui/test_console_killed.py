@@ -24,7 +24,7 @@ from runeconsole.services.claude.permissions import files
 from runeconsole.services.journal import Journal
 from runeconsole.services.merge_queue.edits import QueueEdits
 from runeconsole.services.project import Project
-from runeconsole.services.questions import AskRequest, Questions
+from runeconsole.services.worker_questions import AskRequest, Questions
 from runeconsole.tui.console.app import create_app
 from tests.support.cli import cli_env
 from tests.support.old_records import decided_requests

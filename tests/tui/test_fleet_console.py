@@ -23,9 +23,9 @@ from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.core.timeutil import iso_z
 from runeconsole.demo.suspended import write_context
 from runeconsole.services.project import Project
-from runeconsole.services.questions import Question, Questions
 from runeconsole.services.registry import Registry
 from runeconsole.services.suspension import Suspension
+from runeconsole.services.worker_questions import Question, Questions
 from runeconsole.tui.fleet_console.app import FleetConsole, SourcesBar, create_fleet_app
 from runeconsole.tui.fleet_console.panes import FleetPipelinesPane, FleetQuestionsPane
 from runeconsole.tui.modals.agent_detail import AgentDetail

@@ -19,7 +19,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.adapters.tasks import TaskStore
 from runeconsole.demo.questions import SIGNAL_DIR, scene_questions
 from runeconsole.services.project import Project
-from runeconsole.services.questions import (
+from runeconsole.services.worker_questions import (
     Answer,
     AskRequest,
     Question,

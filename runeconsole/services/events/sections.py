@@ -19,10 +19,10 @@ from runeconsole.services.liveness import AgentRecord
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.pipelines.store import Pipelines
 from runeconsole.services.project import Project
-from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
 from runeconsole.services.supervision.observations import ObservationFile
 from runeconsole.services.suspension import Suspension
+from runeconsole.services.worker_questions import Questions
 
 AGENT, OBSERVATION, QUESTION = "agent", "observation", "question"
 SUSPENDED, QUEUE, QUEUE_STATE = "suspended", "queue", "queue-state"

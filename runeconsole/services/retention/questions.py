@@ -23,11 +23,18 @@ from runeconsole.core.files import read_json_object
 from runeconsole.core.locks import flocked, remove_lock
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.services.claude.questions import relay
-from runeconsole.services.questions import ANSWER, FILE_NAME, QUESTION, Answer, Question, Questions
-from runeconsole.services.questions.locations import QUESTION_ID
 from runeconsole.services.retention.archive import Archive, month_of, unique
 from runeconsole.services.retention.pruner import Job, Pruner, Record
 from runeconsole.services.retention.report import KindReport
+from runeconsole.services.worker_questions import (
+    ANSWER,
+    FILE_NAME,
+    QUESTION,
+    Answer,
+    Question,
+    Questions,
+)
+from runeconsole.services.worker_questions.locations import QUESTION_ID
 
 KIND = "questions"
 LOCK_SECONDS = 5.0

@@ -21,7 +21,6 @@ from runeconsole.core.locks import LockBusy, owned
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.services.claude.permissions.service import PermissionRequest
 from runeconsole.services.project import Project
-from runeconsole.services.questions import Question
 from runeconsole.services.retention import permissions, questions
 from runeconsole.services.retention.archive import Archive
 from runeconsole.services.retention.conversations import ConversationPruner
@@ -34,6 +33,7 @@ from runeconsole.services.retention.questions import QuestionPruner
 from runeconsole.services.retention.report import KindReport, PruneReport
 from runeconsole.services.retention.settings import POLICIES, RetentionSettings
 from runeconsole.services.retention.tasks import TaskPruner
+from runeconsole.services.worker_questions import Question
 
 STATE_NAME = "retention.json"
 PRUNERS: dict[str, Callable[[Job], Any]] = {

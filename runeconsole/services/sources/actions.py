@@ -36,10 +36,10 @@ from runeconsole.services.dispatch.service import Dispatch, tidy_after_landing
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.pipelines.answers import GateAnswers
 from runeconsole.services.project import Project
-from runeconsole.services.questions import Questions
 from runeconsole.services.sources.remote import UP, RemoteSource
 from runeconsole.services.supervision.service import Supervisor
 from runeconsole.services.suspension import Suspension
+from runeconsole.services.worker_questions import Questions
 
 ACTION_TIMEOUT = 120.0  # a queue's tests or a handoff's wait can take a while
 NEW_TASK_TIMEOUT = 900.0  # up to 16 worktrees, each with its setup command

@@ -33,10 +33,10 @@ from runeconsole.services.liveness import AgentRecord
 from runeconsole.services.merge_queue import QueueEntry, QueueState
 from runeconsole.services.observation import AgentObservation
 from runeconsole.services.pipelines.record import Pipeline
-from runeconsole.services.questions import Question
 from runeconsole.services.sources.fleet import SOURCE
 from runeconsole.services.sources.remote import CONNECTING
 from runeconsole.services.suspension import ContextRecord
+from runeconsole.services.worker_questions import Question
 
 
 @dataclass(frozen=True)

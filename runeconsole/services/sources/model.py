@@ -35,10 +35,10 @@ from runeconsole.services.merge_queue import PENDING as QUEUED
 from runeconsole.services.merge_queue import QueueEntry, QueueState
 from runeconsole.services.observation import AgentObservation
 from runeconsole.services.pipelines.record import Pipeline
-from runeconsole.services.questions import PENDING, Question
 from runeconsole.services.sources.decode import Row, SourceState
 from runeconsole.services.sources.fleet import SOURCE
 from runeconsole.services.suspension import ContextRecord
+from runeconsole.services.worker_questions import PENDING, Question
 
 R = TypeVar("R")
 OPEN = "open"

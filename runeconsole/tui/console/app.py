@@ -30,7 +30,6 @@ from runeconsole.services.pipelines.answers import GateAnswers
 from runeconsole.services.pipelines.record import Pipeline
 from runeconsole.services.pipelines.store import Pipelines
 from runeconsole.services.project import Project
-from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
 from runeconsole.services.review.service import Reviews
 from runeconsole.services.review.targets import BranchReview, LocalReview
@@ -38,6 +37,7 @@ from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervision.problems import judge_with
 from runeconsole.services.supervision.service import MonitorReport, Supervisor
 from runeconsole.services.suspension import Suspension
+from runeconsole.services.worker_questions import Questions
 from runeconsole.tui.app_base.commands import AgentCommands, ConversationCommands, TaskCommands
 from runeconsole.tui.app_base.console_base import PanesApp
 from runeconsole.tui.app_base.spend import SpendMoved, SpendWatch, spend_text

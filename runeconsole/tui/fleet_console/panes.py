@@ -20,11 +20,11 @@ from runeconsole.services.claude.permissions.service import PermissionRequest
 from runeconsole.services.merge_queue import QueueEntry
 from runeconsole.services.pipelines.agents import NodeWork, work_by_node
 from runeconsole.services.pipelines.record import Gate, Pipeline
-from runeconsole.services.questions import Answer, Question
 from runeconsole.services.sources.decode import SourceState
 from runeconsole.services.sources.fleet import FleetFeed
 from runeconsole.services.sources.model import Keyed, Moved, SourcesModel
 from runeconsole.services.suspension import ContextRecord
+from runeconsole.services.worker_questions import Answer, Question
 from runeconsole.tui.fleet_console.rows import SOURCE_COLUMNS, source_row
 from runeconsole.tui.modals.permission_modal import Decide as DecidePermission
 from runeconsole.tui.modals.question_modal import Decide as DecideQuestion

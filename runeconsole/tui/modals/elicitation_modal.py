@@ -25,7 +25,7 @@ from textual.widgets import Button, Input, Select, Static, Switch
 
 from runeconsole.core.errors import InvalidInput
 from runeconsole.services.claude.questions import elicit_form, elicitation
-from runeconsole.services.questions import Question
+from runeconsole.services.worker_questions import Question
 from runeconsole.tui.modals.question_modal import Decide, QuestionModal
 
 InputType = Literal["integer", "number", "text"]  # what Input's ``type`` takes

@@ -34,7 +34,7 @@ from runeconsole.services.claude.permissions.service import (
     Permissions,
     Verdict,
 )
-from runeconsole.services.questions import format_left
+from runeconsole.services.worker_questions import format_left
 from runeconsole.tui.modals.decision_modal import DecisionModal
 from runeconsole.tui.support.workers import background, cancelled
 from runeconsole.tui.widgets.reveal import reveal

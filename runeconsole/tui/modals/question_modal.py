@@ -34,7 +34,7 @@ from textual.widgets import Input, Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.questions import answers
-from runeconsole.services.questions import (
+from runeconsole.services.worker_questions import (
     AlreadyAnswered,
     Answer,
     Question,

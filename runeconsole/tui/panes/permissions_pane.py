@@ -32,7 +32,7 @@ from runeconsole.services.claude.permissions.service import (
     PermissionRequest,
     Permissions,
 )
-from runeconsole.services.questions import format_left
+from runeconsole.services.worker_questions import format_left
 from runeconsole.tui.cells.permission_cells import MARKS
 from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.modals.permission_modal import Decide, PermissionModal, local_verdicts

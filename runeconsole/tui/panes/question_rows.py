@@ -9,7 +9,7 @@ from rich.text import Text
 
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.questions import answers
-from runeconsole.services.questions import ANOTHER_TOOL, Question, format_left
+from runeconsole.services.worker_questions import ANOTHER_TOOL, Question, format_left
 
 COLUMNS = (
     ("urgency", " ", 1),

@@ -28,7 +28,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age
 from runeconsole.core.validate import ID_PATTERN
 from runeconsole.services.claude.questions import answers, elicitation
-from runeconsole.services.questions import (
+from runeconsole.services.worker_questions import (
     AUTO_TIMEOUT,
     PENDING,
     Answer,
@@ -36,7 +36,7 @@ from runeconsole.services.questions import (
     Questions,
     format_left,
 )
-from runeconsole.services.questions.locations import BACKGROUND_DIR
+from runeconsole.services.worker_questions.locations import BACKGROUND_DIR
 from runeconsole.tui.modals.elicitation_modal import ElicitationModal
 from runeconsole.tui.modals.question_modal import Decide, QuestionModal, local_answers
 from runeconsole.tui.panes.pane import QUESTIONS, FilePane, Pane

@@ -15,7 +15,7 @@ from runeconsole.adapters.tasks import TaskStore
 from runeconsole.core.errors import RuneError
 from runeconsole.services.claude.questions import answers, relay, relay_files
 from runeconsole.services.project import Project
-from runeconsole.services.questions import AskRequest, Questions, RelaySettings
+from runeconsole.services.worker_questions import AskRequest, Questions, RelaySettings
 from tests.support.claude import KEY, Bridge
 from tests.support.cli import CliResult
 from tests.support.hook_runner import HookResult, decision

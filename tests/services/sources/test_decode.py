@@ -17,11 +17,11 @@ from runeconsole.services.events.sections import Rows, sections_of
 from runeconsole.services.liveness import AgentRecord
 from runeconsole.services.merge_queue import QueueEntry
 from runeconsole.services.project import Project
-from runeconsole.services.questions import Question, Questions
 from runeconsole.services.sources.decode import Row, decode
 from runeconsole.services.sources.model import SourcesModel
 from runeconsole.services.supervision.problems import judge_with
 from runeconsole.services.suspension import ContextRecord, Suspension
+from runeconsole.services.worker_questions import Question, Questions
 from tests.support.fleet import project_root
 from tests.support.questions import ask
 

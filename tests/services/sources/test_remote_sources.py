@@ -27,7 +27,6 @@ from runeconsole.services.claude.bridge.presence import console_open
 from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.events import Event
 from runeconsole.services.project import Project
-from runeconsole.services.questions import Questions
 from runeconsole.services.registry import Registry
 from runeconsole.services.sources import (
     DOWN,
@@ -40,6 +39,7 @@ from runeconsole.services.sources import (
 )
 from runeconsole.services.sources.remote import wait_for
 from runeconsole.services.suspension import Suspension
+from runeconsole.services.worker_questions import Questions
 from tests.support.claude import bridge
 from tests.support.questions import ask
 from tests.support.sshd import Sshd, remote_events_pids

@@ -15,8 +15,8 @@ from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.paths import ProjectPaths
 from runeconsole.services.notify import Notifier, arguments
 from runeconsole.services.project import Project
-from runeconsole.services.questions import AskRequest, Questions
 from runeconsole.services.supervision.service import Supervisor, SupervisorSettings
+from runeconsole.services.worker_questions import AskRequest, Questions
 from runeconsole.tui.console.app import create_app
 from tests.support.claude import Bridge
 from tests.support.polling import wait_until

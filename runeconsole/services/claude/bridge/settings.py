@@ -113,7 +113,7 @@ class ClaudeSettings:
         """From a loaded ``core.config.Talisman`` (lenient or strict, as the caller loaded it)."""
         from runeconsole.services.budgets.judge import checked_limits
         from runeconsole.services.cost import prices
-        from runeconsole.services.questions import RelaySettings
+        from runeconsole.services.worker_questions import RelaySettings
 
         claude = talisman.section("runeconsole", "claude")
         window = None

@@ -22,7 +22,7 @@ from runeconsole.core.pids import pid_alive
 from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.claude.questions import elicitation, relay, relay_files
 from runeconsole.services.journal import journaled
-from runeconsole.services.questions import AlreadyAnswered, Answer, Question, Questions
+from runeconsole.services.worker_questions import AlreadyAnswered, Answer, Question, Questions
 
 
 class Expired(RuneError):

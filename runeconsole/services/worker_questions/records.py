@@ -12,14 +12,14 @@ from typing import Any
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.timeutil import format_age, iso_exact, parse_iso
 from runeconsole.core.validate import validate_id
-from runeconsole.services.questions.locations import ANSWER, BACKGROUND, SIGNALS, Where
-from runeconsole.services.questions.options import (
+from runeconsole.services.worker_questions.locations import ANSWER, BACKGROUND, SIGNALS, Where
+from runeconsole.services.worker_questions.options import (
     MAX_TEXT,
     Option,
     normalise_options,
     parse_options,
 )
-from runeconsole.services.questions.settings import validate_timeout
+from runeconsole.services.worker_questions.settings import validate_timeout
 
 USER, AUTO_TIMEOUT, CAP_EXCEEDED = "user", "auto-timeout", "cap-exceeded"
 NO_OPTIONS_ANSWER = "proceed with best judgment"  # the timeout's answer when there are none

@@ -18,8 +18,13 @@ from runeconsole.core.files import create_exclusive, dump_json, read_json_object
 from runeconsole.core.locks import locked
 from runeconsole.core.timeutil import iso_z, parse_iso
 from runeconsole.services.project import Project
-from runeconsole.services.questions.locations import BACKGROUND, FILE_NAME, QUESTION, Locations
-from runeconsole.services.questions.records import (
+from runeconsole.services.worker_questions.locations import (
+    BACKGROUND,
+    FILE_NAME,
+    QUESTION,
+    Locations,
+)
+from runeconsole.services.worker_questions.records import (
     ASKED_BY,
     AUTO_TIMEOUT,
     CAP_EXCEEDED,
@@ -34,8 +39,8 @@ from runeconsole.services.questions.records import (
     RelayDisabled,
     TaskCheck,
 )
-from runeconsole.services.questions.settings import RelaySettings
-from runeconsole.services.questions.task_status import task_check
+from runeconsole.services.worker_questions.settings import RelaySettings
+from runeconsole.services.worker_questions.task_status import task_check
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700

@@ -10,7 +10,9 @@ answer is created with an exclusive link, so whoever writes first wins and a lat
 writer (operator, console timer or ``ask`` timer) learns who did; nothing ever replaces
 an answer. Sequence numbers come from the files under a lock, so they survive restarts
 and two concurrent ``ask`` never collide. Files other tools wrote are read as they are;
-a bad one is reported as unreadable, never fatal.
+a bad one is reported as unreadable, never fatal. Claude Code's questions (its
+AskUserQuestion calls, an MCP server's elicitations) come in as worker questions too:
+``services/claude/questions`` relays them here and sends the answers back.
 
 One job a module: ``locations`` (where question files are, in both of Rune's layouts, and
 their ids), ``options`` (how options are stored and given), ``records`` (questions,
@@ -18,9 +20,9 @@ answers, requests), ``task_status`` (is the task still in progress), ``settings`
 ``service.Questions``. The names callers use are re-exported here.
 """
 
-from runeconsole.services.questions.locations import ANSWER, FILE_NAME, QUESTION, Locations
-from runeconsole.services.questions.options import Option
-from runeconsole.services.questions.records import (
+from runeconsole.services.worker_questions.locations import ANSWER, FILE_NAME, QUESTION, Locations
+from runeconsole.services.worker_questions.options import Option
+from runeconsole.services.worker_questions.records import (
     ANOTHER_TOOL,
     ANSWERED,
     AUTO_TIMEOUT,
@@ -41,8 +43,8 @@ from runeconsole.services.questions.records import (
     TaskCheck,
     format_left,
 )
-from runeconsole.services.questions.service import Questions
-from runeconsole.services.questions.settings import RelaySettings, validate_timeout
+from runeconsole.services.worker_questions.service import Questions
+from runeconsole.services.worker_questions.settings import RelaySettings, validate_timeout
 
 __all__ = [
     "ANOTHER_TOOL",

@@ -20,7 +20,7 @@ from runeconsole.adapters.tasks import TaskStore
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.services.project import Project
-from runeconsole.services.questions import (
+from runeconsole.services.worker_questions import (
     AUTO_TIMEOUT,
     CAP_EXCEEDED,
     USER,

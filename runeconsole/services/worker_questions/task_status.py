@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runeconsole.adapters.tasks import TaskFile, TaskStore
-from runeconsole.services.questions.records import TaskCheck
+from runeconsole.services.worker_questions.records import TaskCheck
 
 
 def task_team(tasks: TaskStore, team: str | None, directory: Path) -> str | None:
