@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from runeconsole.cli.agent_rows import COLUMNS, table_row
+from runeconsole.cli.agents_table import COLUMNS, table_row
 from runeconsole.cli.common import (
     add_fleet_option,
     fleet_sources,

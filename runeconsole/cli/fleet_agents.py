@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from runeconsole.cli.agent_rows import COLUMNS, table_row
+from runeconsole.cli.agents_table import COLUMNS, table_row
 from runeconsole.cli.common import print_json, print_table
 from runeconsole.core.control import printable
 from runeconsole.core.fleet_file import SourceSpec
