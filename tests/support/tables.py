@@ -41,10 +41,10 @@ class TableApp(App[None]):
     def table(self) -> KeyedTable:
         return self.query_one(KeyedTable)
 
-    def on_data_table_row_highlighted(self, message: KeyedTable.RowHighlighted) -> None:
+    def on_table_view_row_highlighted(self, message: KeyedTable.RowHighlighted) -> None:
         self.highlighted.append(message.key)
 
-    def on_data_table_row_selected(self, message: KeyedTable.RowSelected) -> None:
+    def on_table_view_row_selected(self, message: KeyedTable.RowSelected) -> None:
         self.selected.append(message.key)
 
 

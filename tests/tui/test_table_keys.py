@@ -63,11 +63,12 @@ async def test_the_cursor_stays_on_its_row_when_rows_above_it_go() -> None:
         assert app.selected == ["k3"]
 
 
-def test_the_table_s_messages_reach_handlers_named_as_datatable_s_were() -> None:
-    """The panes kept their handlers' names; one named for the widget would never run."""
-    assert KeyedTable.RowSelected.handler_name == "on_data_table_row_selected"
-    assert KeyedTable.RowHighlighted.handler_name == "on_data_table_row_highlighted"
-    never_run = re.compile(r"def on_(keyed_table|table_view)_")
+def test_the_table_s_messages_reach_handlers_named_for_the_table_whichever_sent_them() -> None:
+    """``TableView``'s messages are its own, a ``KeyedTable``'s too; a handler named for
+    the subclass, or for DataTable as the panes' once were, would never run."""
+    assert KeyedTable.RowSelected.handler_name == "on_table_view_row_selected"
+    assert KeyedTable.RowHighlighted.handler_name == "on_table_view_row_highlighted"
+    never_run = re.compile(r"def on_(keyed_table|data_table)_")
     found = [
         f"{path.relative_to(REPO)}:{number}"
         for path in (REPO / "runeconsole").rglob("*.py")

@@ -284,7 +284,7 @@ class SearchScreen(Screen[None]):
         if self.table.row_count:
             self.table.focus()
 
-    def on_data_table_row_selected(self, event: TableView.RowSelected) -> None:
+    def on_table_view_row_selected(self, event: TableView.RowSelected) -> None:
         event.stop()
         self.open_hit(int(event.key))
 

@@ -276,7 +276,7 @@ class MergeQueuePane(FilePane[QueueEntry]):
         """Each step's latest line (with elapsed time), then the tail of the test output."""
         return self.live.lines()
 
-    def on_data_table_row_highlighted(self, event: TableView.RowHighlighted) -> None:
+    def on_table_view_row_highlighted(self, event: TableView.RowHighlighted) -> None:
         event.stop()
         self.refresh_detail()
 

@@ -315,7 +315,7 @@ class Pane(Vertical, Generic[R]):
     def select(self, key: str) -> None:
         self.table.move_to(key)
 
-    def on_data_table_row_selected(self, event: TableView.RowSelected) -> None:
+    def on_table_view_row_selected(self, event: TableView.RowSelected) -> None:
         if event.table is self.table:
             event.stop()
             self.open_row(event.key)

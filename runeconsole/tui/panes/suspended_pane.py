@@ -325,7 +325,7 @@ class SuspendedPane(SuspendedTable, FilePane[ContextRecord]):
 
     # -- interaction -------------------------------------------------------------------------
 
-    def on_data_table_row_selected(self, event: TableView.RowSelected) -> None:
+    def on_table_view_row_selected(self, event: TableView.RowSelected) -> None:
         event.stop()
         if event.table.id == "arcs-table":
             self.show_arc(event.key)

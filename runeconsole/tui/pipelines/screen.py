@@ -229,11 +229,11 @@ class PipelineScreen(Screen[None]):
             text.append(node.acceptance)
         detail.update(text)
 
-    def on_data_table_row_highlighted(self, event: TableView.RowHighlighted) -> None:
+    def on_table_view_row_highlighted(self, event: TableView.RowHighlighted) -> None:
         event.stop()
         self._show_detail()
 
-    def on_data_table_row_selected(self, event: TableView.RowSelected) -> None:
+    def on_table_view_row_selected(self, event: TableView.RowSelected) -> None:
         event.stop()
         gate = self._gate(event.key)
         if gate is not None:

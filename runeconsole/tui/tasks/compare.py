@@ -272,7 +272,7 @@ class CompareScreen(Screen[None]):
         )
         self.query_one("#compare-detail-text", Static).update(shown)
 
-    def on_data_table_row_highlighted(self, event: TableView.RowHighlighted) -> None:
+    def on_table_view_row_highlighted(self, event: TableView.RowHighlighted) -> None:
         event.stop()
         self._mark_base()  # the first other attempt, when none is chosen, follows the cursor
         self._show_detail()
@@ -284,7 +284,7 @@ class CompareScreen(Screen[None]):
                 style = "reverse" if number == base else "bold"
                 table.set_cell(str(number), "n", Text(str(number), style))
 
-    def on_data_table_row_selected(self, event: TableView.RowSelected) -> None:
+    def on_table_view_row_selected(self, event: TableView.RowSelected) -> None:
         event.stop()
         self.action_review()
 

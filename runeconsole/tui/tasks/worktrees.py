@@ -175,7 +175,7 @@ class WorktreesScreen(Screen[None]):
         shown = worktree_detail(row, self.root) if row is not None else Text("no worktrees", "dim")
         self.query_one("#worktrees-detail-text", Static).update(shown)
 
-    def on_data_table_row_highlighted(self, event: TableView.RowHighlighted) -> None:
+    def on_table_view_row_highlighted(self, event: TableView.RowHighlighted) -> None:
         event.stop()
         self._show_detail()
 

@@ -159,7 +159,7 @@ class KeyedTable(TableView):
         self._rows.sort(*columns, key=key)
         self.refresh()
         if current is not None:
-            self.move_cursor(row=self.get_row_index(current), scroll=False)
+            self.move_cursor(row=self.get_row_index(current))
 
     def refresh_visible(self, cells_of: Callable[[str], dict[str, Any] | None]) -> None:
         """For the rows on screen only: ``cells_of(key)`` names the cells that move with

@@ -10,9 +10,9 @@ change; here they are only read.
 It looks and acts as DataTable with a row cursor and no zebra stripes: the same styles
 (component classes ``table-view--*``), keys (``j``/``k`` too), mouse hover and clicks.
 ``RowHighlighted`` when the cursor moves to another row (or onto the first row added),
-``RowSelected`` on enter or a click on the cursor's row. Their handlers keep the names
-DataTable's messages had (``on_data_table_row_selected``, ``…_row_highlighted``): the
-panes handled those before this table, and a handler of another name would never run.
+``RowSelected`` on enter or a click on the cursor's row; both are the table's own
+(``on_table_view_row_selected``, ``…_row_highlighted``, or ``@on(TableView.RowSelected)``),
+whichever subclass sent them.
 """
 
 from __future__ import annotations
@@ -111,10 +111,10 @@ class TableView(ScrollView, can_focus=True):
     }
     """
 
-    class RowHighlighted(RowMessage, namespace="data_table"):
+    class RowHighlighted(RowMessage):
         """The cursor is on another row (or on the first row added)."""
 
-    class RowSelected(RowMessage, namespace="data_table"):
+    class RowSelected(RowMessage):
         """Enter on the cursor's row, or a click on it."""
 
     def __init__(self, columns: Sequence[tuple[str, str, int | None]], **kwargs: Any) -> None:
@@ -225,9 +225,8 @@ class TableView(ScrollView, can_focus=True):
         if self._follow is None and self._rows:
             self._follow = self.cursor_key()
 
-    def move_cursor(self, *, row: int, animate: bool = False, scroll: bool = True) -> None:
-        """The cursor to ``row`` (clamped to the rows), scrolled into view."""
-        del animate, scroll  # the cursor is always kept in view, at once (as DataTable does)
+    def move_cursor(self, *, row: int) -> None:
+        """The cursor to ``row`` (clamped to the rows), scrolled into view at once."""
         row = max(0, min(row, len(self._rows) - 1))
         old, self._cursor = self.cursor_row, row
         rows = self._page()
