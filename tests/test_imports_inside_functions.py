@@ -32,12 +32,6 @@ CLI = (
     "the CLI's lazy imports: a command loads its own services only, so ``runeconsole "
     "--help`` and ``status-line`` load neither Textual nor tmux (tests/cli/test_cli.py)"
 )
-UNEXPLAINED = (
-    "not a circle (at the top of its module it closes none: checked when this entry was "
-    "written) and no reason written where it is; the services' owners move it up or say "
-    "why (issue 36)"
-)
-
 ALLOWED: dict[str, str] = {
     "runeconsole.cli.*": CLI,
     "runeconsole.services.claude.hooks.hook": HOOK,
@@ -70,9 +64,6 @@ ALLOWED: dict[str, str] = {
     "when a background session's screen is read only",
     "runeconsole.services.review.service": "libtmux (the reply service, about 140 ms) when "
     "a review is sent to its agent only",
-    "runeconsole.services.sources.actions": UNEXPLAINED,
-    "runeconsole.services.retention.questions": UNEXPLAINED,
-    "runeconsole.services.supervision.problems": UNEXPLAINED,
     # The new-task form's widgets (TextArea, Select, RadioSet…: about 20 ms and 15 modules)
     # load on the first n, not at every console's start (benchmarks/cold_start.py).
     "runeconsole.tui.panes.agent_actions:action_new_task": "the form's widgets on the first n",

@@ -22,7 +22,7 @@ from runeconsole.core.errors import InvalidInput, UnreadableFile
 from runeconsole.core.files import read_json_object
 from runeconsole.core.locks import flocked, remove_lock
 from runeconsole.core.timeutil import iso_z, parse_iso
-from runeconsole.services.claude.questions import relay
+from runeconsole.services.claude.questions import answers, relay
 from runeconsole.services.retention.archive import Archive, month_of, unique
 from runeconsole.services.retention.pruner import Job, Pruner, Record
 from runeconsole.services.retention.report import KindReport
@@ -63,8 +63,6 @@ class QuestionPruner(Pruner[Path]):
         return closed
 
     def prepare(self, report: KindReport) -> None:
-        from runeconsole.services.claude.questions import answers
-
         try:
             answers.expire_orphans(self.questions, self.questions.list(), self.job.now)
         except Exception as exc:  # a busy lock: the next prune tries again

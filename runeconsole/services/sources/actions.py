@@ -27,7 +27,10 @@ from typing import Any
 
 from runeconsole.adapters.ssh import failure_reason
 from runeconsole.core.errors import RuneError
-from runeconsole.services.claude.permissions.service import Verdict
+from runeconsole.services.budgets import hold
+from runeconsole.services.claude.bridge.settings import ClaudeSettings
+from runeconsole.services.claude.permissions.service import Permissions, Verdict
+from runeconsole.services.claude.questions.answers import answer as give
 from runeconsole.services.conversations.index import ConversationIndex
 from runeconsole.services.conversations.query import Hit
 from runeconsole.services.dispatch.continuing import Continuing
@@ -36,6 +39,9 @@ from runeconsole.services.dispatch.service import Dispatch, tidy_after_landing
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.pipelines.answers import GateAnswers
 from runeconsole.services.project import Project
+from runeconsole.services.reply import Replies
+from runeconsole.services.review.report import review_report
+from runeconsole.services.review.service import Reviews
 from runeconsole.services.sources.remote import UP, RemoteSource
 from runeconsole.services.supervision.service import Supervisor
 from runeconsole.services.suspension import Suspension
@@ -58,8 +64,6 @@ class LocalActions:
     def answer(
         self, question_id: str, *, options: Sequence[str] = (), text: str | None = None
     ) -> Any:
-        from runeconsole.services.claude.questions.answers import answer as give
-
         questions = Questions(self.project)
         given = give(
             questions, questions.get(question_id), options=list(options) or None, text=text
@@ -67,8 +71,6 @@ class LocalActions:
         return given.to_json()
 
     def decide(self, request_id: str, verdict: Verdict) -> Any:
-        from runeconsole.services.claude.permissions.service import Permissions
-
         return Permissions(self.project).decide_and_report(
             request_id,
             verdict.behavior,
@@ -122,22 +124,15 @@ class LocalActions:
 
     def allow(self, key: str, usd: float | None) -> Any:
         """``$``: an agent held by its budget goes on (``usd`` more, or for the day)."""
-        from runeconsole.services.budgets import hold
-        from runeconsole.services.claude.bridge.settings import ClaudeSettings
-
         limits = self.project.settings(ClaudeSettings).budgets
         return hold.allow(self.project.paths, key, usd, self.project.clock.now(), limits).to_json()
 
     # -- reviews (``review AGENT --json`` and its decisions) ---------------------------------
 
     def _reviews(self) -> Any:
-        from runeconsole.services.review.service import Reviews
-
         return Reviews(self.project)
 
     def review(self, key: str) -> Any:
-        from runeconsole.services.review.report import review_report
-
         return review_report(self._reviews(), key)
 
     def review_comment(
@@ -153,8 +148,6 @@ class LocalActions:
 
     def say(self, key: str, text: str) -> Any:
         """``m``: the message pasted into the agent's pane and submitted (or refused)."""
-        from runeconsole.services.reply import Replies
-
         return Replies(self.project).say(key, text).to_json()
 
     def new_task(self, request: NewTask) -> Any:
@@ -164,8 +157,6 @@ class LocalActions:
 
     def peek(self, key: str, lines: int) -> Any:
         """The agent's screen and last assistant message."""
-        from runeconsole.services.reply import Replies
-
         return Replies(self.project).peek(key, lines).to_json()
 
     def search(

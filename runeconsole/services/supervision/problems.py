@@ -10,6 +10,8 @@ from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.session.activity import STOPPED
 from runeconsole.services.claude.session.session_view import stop_of
 from runeconsole.services.claude.session.view import AgentView, agent_view
+from runeconsole.services.cost import budget_state
+from runeconsole.services.cost.ledger import local_day
 from runeconsole.services.fleet.problem import Judge, Problem
 from runeconsole.services.observation import AgentObservation
 from runeconsole.services.pane_patterns import PaneReading
@@ -83,8 +85,6 @@ def find_problems(
 def _budget(record: AgentRecord, now: Any) -> list[Problem]:
     """Held by a budget (beside the crashed: it does nothing until the operator acts), or
     past 80 % of one (after the waiting)."""
-    from runeconsole.services.cost import budget_state
-    from runeconsole.services.cost.ledger import local_day
 
     cost = record.get("cost")
     when = now if now is not None else record.seen
