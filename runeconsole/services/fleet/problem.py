@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from runeconsole.services.liveness import AgentRecord
-from runeconsole.services.observation import AgentObservation
+from runeconsole.services.pane_observation import AgentObservation
 
 
 @dataclass(frozen=True)

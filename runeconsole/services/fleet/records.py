@@ -28,7 +28,7 @@ from runeconsole.adapters.clock import Clock
 from runeconsole.services.fleet.problem import Judge, Problem
 from runeconsole.services.fleet.tally import ALL, Tally
 from runeconsole.services.liveness import LIVENESS_ORDER, AgentRecord, LivenessSettings
-from runeconsole.services.observation import AgentObservation
+from runeconsole.services.pane_observation import AgentObservation
 
 Observations = dict[str, AgentObservation]
 PROBLEMS = "problems"  # the problems' bucket in ``counts``

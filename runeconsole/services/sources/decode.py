@@ -31,7 +31,7 @@ from runeconsole.services.events.sections import (
 )
 from runeconsole.services.liveness import AgentRecord
 from runeconsole.services.merge_queue import QueueEntry, QueueState
-from runeconsole.services.observation import AgentObservation
+from runeconsole.services.pane_observation import AgentObservation
 from runeconsole.services.pipelines.record import Pipeline
 from runeconsole.services.sources.fleet import SOURCE
 from runeconsole.services.sources.remote import CONNECTING

@@ -33,7 +33,7 @@ from runeconsole.services.fleet.tally import Tally
 from runeconsole.services.liveness import AgentRecord, LivenessSettings
 from runeconsole.services.merge_queue import PENDING as QUEUED
 from runeconsole.services.merge_queue import QueueEntry, QueueState
-from runeconsole.services.observation import AgentObservation
+from runeconsole.services.pane_observation import AgentObservation
 from runeconsole.services.pipelines.record import Pipeline
 from runeconsole.services.sources.decode import Row, SourceState
 from runeconsole.services.sources.fleet import SOURCE

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from runeconsole.core.errors import UnreadableFile
 from runeconsole.core.files import atomic_write_json, read_json_object
 from runeconsole.core.paths import ProjectPaths
-from runeconsole.services.observation import EXITED, GONE, RUNNING, AgentObservation
+from runeconsole.services.pane_observation import EXITED, GONE, RUNNING, AgentObservation
 
 __all__ = [  # the observation itself lives in services/observation.py, below the monitor
     "EXITED",

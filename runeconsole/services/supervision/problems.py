@@ -13,7 +13,7 @@ from runeconsole.services.claude.session.view import AgentView, agent_view
 from runeconsole.services.cost import budget_state
 from runeconsole.services.cost.ledger import local_day
 from runeconsole.services.fleet.problem import Judge, Problem
-from runeconsole.services.observation import AgentObservation
+from runeconsole.services.pane_observation import AgentObservation
 from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.registry import ACTIVE, CRASHED, RED, AgentRecord
 from runeconsole.services.supervision.settings import (

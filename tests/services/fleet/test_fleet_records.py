@@ -10,7 +10,7 @@ from runeconsole.core.timeutil import iso_z
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.fleet.tally import Tally
 from runeconsole.services.liveness import AgentRecord, LivenessSettings
-from runeconsole.services.observation import RUNNING, AgentObservation
+from runeconsole.services.pane_observation import RUNNING, AgentObservation
 from runeconsole.services.pane_patterns import PaneReading
 from runeconsole.services.supervision.problems import judge_with
 from runeconsole.services.supervision.settings import SupervisorSettings

@@ -19,7 +19,7 @@ from runeconsole.services.claude.session.activity import (
     IDLE,
     WAITING,
 )
-from runeconsole.services.observation import RUNNING, AgentObservation
+from runeconsole.services.pane_observation import RUNNING, AgentObservation
 from runeconsole.services.pane_patterns import PaneReading
 
 ACTIVE = "active"
