@@ -95,7 +95,7 @@ def test_wait_on_another_tools_question_waits_for_a_person_not_a_timeout(project
     relay = Questions(Project(project))
     [question] = relay.list()
     assert question.seconds_left(relay.clock.now()) is None
-    assert relay.settle_due([question]) == []  # nothing is due: nothing is decided
+    assert relay.auto_answer_due([question]) == []  # nothing is due: nothing is decided
     assert question.answer_path.exists() is False
 
 

@@ -325,19 +325,19 @@ class Questions:
         option, text = question.timeout_answer
         return self._write_answer(question, text, AUTO_TIMEOUT, option.key if option else None)
 
-    def settle_due(self, questions: builtins.list[Question]) -> builtins.list[Answer]:
+    def auto_answer_due(self, questions: builtins.list[Question]) -> builtins.list[Answer]:
         """Auto-answer those past their deadline; returns the answers that now stand."""
         now = self.clock.now()
-        settled = []
+        answers = []
         for question in questions:
             left = question.seconds_left(now)
             if question.state != PENDING or left is None or left > 0:
                 continue
             try:
-                settled.append(self.auto_answer(question))
+                answers.append(self.auto_answer(question))
             except AlreadyAnswered as exc:
-                settled.append(exc.answer)
-        return settled
+                answers.append(exc.answer)
+        return answers
 
     def wait(self, question: Question) -> Answer:
         """Block until answered; auto-answer at the deadline. Wakes on file events."""

@@ -180,7 +180,7 @@ class QuestionsPane(QuestionTable, FilePane[Question]):
         super().__init__(clock=questions.clock, **kwargs)
         self.questions = questions
         self._loaded = False
-        self._settling: set[str] = set()
+        self._auto_answering: set[str] = set()
         self._resurfaced: dict[str, datetime] = {}  # question id -> its fresh deadline
 
     def on_mount(self) -> None:
@@ -328,24 +328,24 @@ class QuestionsPane(QuestionTable, FilePane[Question]):
             q
             for q in self.records.values()
             if q.state == PENDING
-            and q.id not in self._settling
+            and q.id not in self._auto_answering
             and (left := q.seconds_left(now)) is not None
             and left <= 0
         ]
         if due:
-            self._settling |= {q.id for q in due}
-            self.settle(due)
+            self._auto_answering |= {q.id for q in due}
+            self.auto_answer_due(due)
 
     @background("Auto-answer")
-    def settle(self, due: list[Question]) -> None:
+    def auto_answer_due(self, due: list[Question]) -> None:
         """Write the auto-answers that are due (off the UI thread: files are fsynced); a
         failure is shown, and they stay marked as settling: no retry every second."""
-        self.questions.settle_due(due)
-        self.app.call_from_thread(self._settled, due)
+        self.questions.auto_answer_due(due)
+        self.app.call_from_thread(self._auto_answered, due)
 
-    def _settled(self, due: list[Question]) -> None:
+    def _auto_answered(self, due: list[Question]) -> None:
         for question in due:
-            self._settling.discard(question.id)
+            self._auto_answering.discard(question.id)
             self.refresh_path(question.path)
         self.finish()
 

@@ -199,9 +199,9 @@ def test_answer_by_number_or_text_and_bad_choices(relay: Questions) -> None:
 def test_auto_answer_picks_option_a_only_when_due(relay: Questions, clock: ManualClock) -> None:
     question, _ = relay.ask(request(timeout_seconds=30))
     assert question.seconds_left(clock.now()) == 30
-    assert relay.settle_due(relay.list()) == []
+    assert relay.auto_answer_due(relay.list()) == []
     clock.advance(30)
-    [answer] = relay.settle_due(relay.list())
+    [answer] = relay.auto_answer_due(relay.list())
     assert (answer.decided_by, answer.answer) == (AUTO_TIMEOUT, "A: Use bcrypt (already in deps)")
     assert relay.list() == []
     assert relay.get(question.id).state == "answered"
@@ -214,11 +214,11 @@ def test_no_auto_answer_when_disabled(project: Path, clock: ManualClock, claude_
     question, _ = relay.ask(request())
     assert question.deadline is None
     clock.advance(10_000)
-    assert relay.settle_due(relay.list()) == []
+    assert relay.auto_answer_due(relay.list()) == []
     # asking for a timeout explicitly still gets one
     timed, _ = relay.ask(request(worker="w2", timeout_seconds=5))
     clock.advance(5)
-    assert [a.decided_by for a in relay.settle_due(relay.list())] == [AUTO_TIMEOUT]
+    assert [a.decided_by for a in relay.auto_answer_due(relay.list())] == [AUTO_TIMEOUT]
     assert relay.get(question.id).state == "pending" and relay.get(timed.id).state == "answered"
 
 
