@@ -27,14 +27,16 @@ from tests.support.paths import TESTS
 from tests.support.replies import TmuxAgents, make_tmux_agents
 from tests.support.sshd import Sshd, find_sshd, start_sshd
 
-# The end-to-end floors, marked ``e2e``: the real Claude Code and the demo (tests/e2e/),
-# runeconsole serve in a browser (tests/web/), the console driven whole (tests/tui/), a
-# real disk filled up or made read-only (tests/disk/), and every test on a real tmux
-# server or sshd, here; where they are, the tests of real processes (a hook or the CLI
-# run as Claude Code or a script runs it, kill -9 at every pause point, racing writers),
-# property runs of thousands of cases and the checkers. ``pytest -m "not e2e"`` runs the
-# rest, the fast floors, in well under a minute; ``.ci/run`` runs all.
-E2E_DIRECTORIES = frozenset({"e2e", "web", "tui", "disk"})
+# The end-to-end tests, marked ``e2e``, are those that need what is more than Python and
+# git: the real Claude Code and the demo (tests/e2e/), runeconsole serve in a browser
+# (tests/web/), a real disk filled up or made read-only (tests/disk/), and every test on a
+# real tmux server or sshd (killed with -9 at a pause point too), here; where they are,
+# the tests of real processes racing (a hook or the CLI run as Claude Code or a script
+# runs it, thousands of writes) and property runs of thousands of cases. ``pytest -m
+# "not e2e"`` runs the rest in a few minutes: every floor, the console driven with Pilot
+# and its snapshots (tests/tui/), and the checkers (ruff, mypy, the import contracts and
+# the public-API guard); ``.ci/run`` runs all (docs/contributing.md has both times).
+E2E_DIRECTORIES = frozenset({"e2e", "web", "disk"})
 E2E_FIXTURES = frozenset({"tmux_socket", "other_tmux_socket", "sshd"})
 
 

@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 
-import pytest
 from mypy import api as mypy
 
 from tests.support.paths import REPO
@@ -40,7 +39,6 @@ def test_the_linter_finds_nothing() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.e2e
 def test_the_type_checker_finds_nothing_in_the_package() -> None:
     report, errors, status = mypy.run(["--config-file", str(REPO / "pyproject.toml")])
     assert status == 0, report + errors
