@@ -14,7 +14,7 @@ Each round:
 - ``/``: the filter box is open;
 - one character (a digit 1-9, none of which is in the first agent's row): the first two
   rows are the first two agents that match it (worked out with the pane's own
-  ``search_text``), i.e. the table is filtered;
+  ``search_fields`` and ``search_text``), i.e. the table is filtered;
 - ``escape``: the filter is cleared, the first two rows are the fleet's first two again.
 
 Latency is from handing tmux the key to the capture that showed the effect (an upper
@@ -49,7 +49,8 @@ from _console import ConsolePane, PaneError, console_on_fleet
 
 from runeconsole.services.project import Project
 from runeconsole.services.registry import AgentRecord, Registry
-from runeconsole.tui.panes.agent_rows import search_text
+from runeconsole.tui.cells.agent_cells import search_fields
+from runeconsole.tui.panes.pane import search_text
 
 BACKGROUND = re.compile(r"\x1b\[[0-9;]*48;5;(\d+)")
 NAME = re.compile(r"w\d{5}")
@@ -82,7 +83,7 @@ class Keys:
         self.filtering = filtering
         self.names = [str(record.get("name")) for record in records]  # in the table's order
         self.matching = {
-            char: [str(r.get("name")) for r in records if char in search_text(r)]
+            char: [str(r.get("name")) for r in records if char in search_text(search_fields(r))]
             for char in "123456789"
         }
         self.timeout = timeout

@@ -66,8 +66,8 @@ ALLOWED: dict[str, str] = {
     "a review is sent to its agent only",
     # The new-task form's widgets (TextArea, Select, RadioSet…: about 20 ms and 15 modules)
     # load on the first n, not at every console's start (benchmarks/cold_start.py).
-    "runeconsole.tui.panes.agent_actions:action_new_task": "the form's widgets on the first n",
-    "runeconsole.tui.panes.agent_actions:new_task_on": "the form's widgets on the first n",
+    "runeconsole.tui.panes.agents_pane:action_new_task": "the form's widgets on the first n",
+    "runeconsole.tui.panes.agents_pane:new_task_on": "the form's widgets on the first n",
 }
 
 

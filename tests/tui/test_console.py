@@ -46,7 +46,7 @@ async def test_scene_shows_every_state(project: Path, clock: ManualClock) -> Non
         assert cell(app, "worker-docs", "status") == "terminated"
         assert cell(app, "worker-ghost", "status") == "unreadable"
         assert cell(app, "worker-ghost", "predecessor").startswith("unreadable: not valid JSON")
-        assert app.agents_pane.counts() == {"red": 3, "yellow": 1, "green": 9, "grey": 1}
+        assert app.agents_pane.figures() == {"red": 3, "yellow": 1, "green": 9, "grey": 1}
         status = app.query_one(StatusBar)
         assert status.figures["agents"]["red"] == 3
 
@@ -95,7 +95,7 @@ async def test_ticks_turn_rows_yellow_then_red(project: Path, clock: ManualClock
         clock.advance(300)
         app.tick()
         await pilot.pause()
-        assert pane.counts()["red"] == 1
+        assert pane.figures()["red"] == 1
 
 
 async def test_filter_and_escape(project: Path, clock: ManualClock) -> None:
@@ -210,7 +210,7 @@ async def test_command_palette_jumps_to_an_agent(project: Path, clock: ManualClo
         await pilot.pause(0.3)
         await pilot.press("enter")
         await pilot.pause()
-        assert app.agents_pane.selected_key() == "worker-tokens"
+        assert app.agents_pane.table.cursor_key() == "worker-tokens"
 
 
 async def test_problems_pane_keeps_urgency_then_context_order(project: Path) -> None:

@@ -17,7 +17,7 @@ from runeconsole.core.timeutil import iso_z
 from runeconsole.services.fleet.model import FleetChange
 from runeconsole.tui.console.app import INLINE_LOAD, RuneConsole, create_app
 from runeconsole.tui.console.status_bar import StatusBar
-from runeconsole.tui.panes.agents_pane import FIRST_ROWS
+from runeconsole.tui.panes.pane import FIRST_ROWS
 from runeconsole.tui.support.messages import FleetChanged
 from tests.support.polling import until
 
@@ -103,7 +103,7 @@ async def test_an_agent_changed_before_the_fill_reaches_it_still_ends_in_its_pla
 ) -> None:
     async with filled(project, clock) as (app, pilot):
         pane = app.agents_pane
-        pane.show_all()  # as a cleared filter does: a screenful now, the rest in chunks
+        pane.fill()  # as a cleared filter does: a screenful now, the rest in chunks
         late = "worker-w01000"  # not added again yet, and its file changes meanwhile
         pane.on_fleet_changed(FleetChanged(FleetChange(changed=frozenset({late}))))
         await until(pilot, lambda: pane.table.row_count == AGENTS)

@@ -77,7 +77,7 @@ async def test_killed_session_turns_red_and_r_respawns_it(
         problems = app.query_one("#problems-pane")
         await until(pilot, lambda: "worker-a/crashed" in problems.records)
         await pilot.press("enter")
-        assert app.agents_pane.selected_key() == "worker-a"
+        assert app.agents_pane.table.cursor_key() == "worker-a"
         await pilot.press("r")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
@@ -152,16 +152,16 @@ async def test_console_follows_a_monitor_already_running(
         async with app.run_test(size=(120, 30)) as pilot:
             # Its columns come from the other monitor's saved passes.
             await until(pilot, lambda: "%" in cell(app, "worker-a", "context"))
-            assert app.agents_pane.monitoring is False
+            assert app.fleet.monitoring is False
             subprocess.run(
                 ["tmux", "-L", tmux_socket, "kill-session", "-t", first.tmux_session],
                 check=True,
                 timeout=10,
             )
             await until(pilot, lambda: cell(app, "worker-a", "status") == "crashed")
-            assert app.agents_pane.monitoring is False
+            assert app.fleet.monitoring is False
             outside.kill()  # the console takes over
-            await until(pilot, lambda: app.agents_pane.monitoring)
+            await until(pilot, lambda: app.fleet.monitoring)
     finally:
         outside.kill()
         outside.wait(timeout=10)

@@ -1,6 +1,7 @@
 """How one agent is drawn in the Agents pane: identity, hook phase and what its screen shows;
-its cost as every room draws it (``dollars``, ``spent``, ``cost_words``: the detail
-window, the allowance window, the tasks' cells, the consoles' top lines)."""
+its age (the cell that moves each second), its place among the rows and the words the
+filter looks in; its cost as every room draws it (``dollars``, ``spent``, ``cost_words``:
+the detail window, the allowance window, the tasks' cells, the consoles' top lines)."""
 
 from __future__ import annotations
 
@@ -88,6 +89,33 @@ def shown_name(record: AgentRecord) -> str:
     if len(tail) >= NAME_WIDTH - 2:
         return name
     return name[: NAME_WIDTH - len(tail) - 1] + "…" + tail
+
+
+def search_fields(record: AgentRecord) -> tuple[object, ...]:
+    """What the filter looks in: the agent's key, status, activity, node, tmux session
+    and task (a task's id: its attempts, and nothing else)."""
+    return (
+        record.key,
+        record.status,
+        record.get("activity"),
+        record.get("node_id"),
+        record.get("tmux_session"),
+        task_of(record),
+    )
+
+
+def row_order(record: AgentRecord, source: str = "") -> tuple[str, str, str, str]:
+    """Rows by source (the fleet console's), role, then name (as their cells show them:
+    a task's attempts together), then key; an unreadable identity by its key (its role
+    cell)."""
+    if record.error:
+        return (source, record.key, "", record.key)
+    return (source, str(record.get("role") or ""), shown_name(record), record.key)
+
+
+def age_cell(record: AgentRecord, now: datetime) -> Text:
+    """SEEN: how long ago the agent was last heard of, as of ``now``."""
+    return cell(format_age(record.age_at(now)))
 
 
 def name_cell(record: AgentRecord) -> Text:

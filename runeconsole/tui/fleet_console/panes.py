@@ -97,15 +97,10 @@ class SourcesPane(Pane[SourceState]):
         return (key, record.host, record.root, record.state, record.reason)
 
     def show_sources(self, names: set[str]) -> None:
-        """The sources' rows, in the fleet file's order (a handful: drawn whole, so the
-        reason a source is down is measured for its column as it changes)."""
+        """The sources' rows, in the fleet file's order, each drawn again (its counts move
+        with its agents)."""
         for name in self.model.names:
-            self.records[name] = self.model.state(name)
-        self.refilter()
-
-    def refilter(self) -> None:
-        rows = [(key, self.row(key, state)) for key, state in self.records.items()]
-        self.table.replace([(key, row) for key, row in rows if self.passes(key, self.records[key])])
+            self.put(name, self.model.state(name))
         self.finish()
 
     def action_new_task(self) -> None:
@@ -210,18 +205,9 @@ class FleetQueuePane(Pane[QueueEntry]):
     def moving(self, key: str, record: QueueEntry) -> dict[str, object]:
         return {"age": age_of(record, self.now())}
 
-    def finish(self) -> None:
+    def order(self, key: str, record: QueueEntry) -> tuple[object, ...]:
         """Each source's queue in its order."""
-        sources = self.sources
-        order = {
-            key: (sources.of(key) if sources else "", *entry.sort_key())
-            for key, entry in self.records.items()
-        }
-        table = self.table
-        keys = sorted((key for key in order if table.has(key)), key=order.__getitem__)
-        if [table.get_row_index(key) for key in keys] != list(range(len(keys))):
-            table.replace([(key, self.row(key, self.records[key])) for key in keys])
-        super().finish()
+        return (self.sources.of(key) if self.sources else "", *record.sort_key())
 
     def action_process(self) -> None:
         chosen = self.selected()

@@ -1,29 +1,21 @@
-"""What a console does with an agent's row: the Agents pane asks (``AgentActions``, its
-keys), a console's ``Agents`` does. The pane confirms what changes an agent (``h``, ``r``,
-``x``), runs the action in a worker and shows what came back; enter opens the detail
-window on the agent's ``AgentFacts`` (``tui/cells/agent_facts.py``; here ``LocalFacts``);
-``d`` asks the app for the agent's review. The project console's ``LocalAgents`` acts on
-its root through the supervisor; the fleet console's (``fleet_console/agents.py``) on the
-row's source.
+"""What a console does with an agent's row: the Agents pane asks (its keys), a console's
+``Agents`` does. The pane confirms what changes an agent (``h``, ``r``, ``x``, ``R``:
+``CHANGES``), runs the action in a worker and shows what came back; enter opens the detail
+window on the agent's ``AgentFacts`` (``tui/cells/agent_facts.py``; here ``LocalFacts``).
+The project console's ``LocalAgents`` acts on its root through the supervisor; the fleet
+console's (``fleet_console/agents.py``) on the row's source.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
-from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from textual.widget import Widget
-
-from runeconsole.core.errors import RuneError
 from runeconsole.services.budgets import hold as budget_hold
 from runeconsole.services.claude.bridge.settings import ClaudeSettings
 from runeconsole.services.claude.permissions.service import PermissionRequest, Permissions
 from runeconsole.services.claude.session.session_view import is_background
 from runeconsole.services.conversations.turns import Turn
 from runeconsole.services.dispatch.continuing import Continuing
-from runeconsole.services.dispatch.creation import NewTask
 from runeconsole.services.dispatch.service import Dispatch
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.hook_files import HookFile
@@ -31,17 +23,9 @@ from runeconsole.services.registry import AgentRecord
 from runeconsole.services.reply import Replies
 from runeconsole.services.review.records import ReviewRecord, ReviewRecords
 from runeconsole.services.supervision.service import Supervisor
-from runeconsole.tui.cells.agent_facts import AgentFacts, out_of_reach
-from runeconsole.tui.conversations.screen import ConversationScreen
+from runeconsole.tui.cells.agent_facts import AgentFacts
 from runeconsole.tui.conversations.transcripts import LocalTranscript, Transcript, last_turns
-from runeconsole.tui.modals.agent_detail import AgentDetail
-from runeconsole.tui.modals.budget_allow import Allowance, allow_window
-from runeconsole.tui.modals.confirm import ConfirmScreen
-from runeconsole.tui.modals.fork_choice import ForkChoice
-from runeconsole.tui.modals.message_modal import MessageModal
-from runeconsole.tui.support.messages import ReviewWanted
-from runeconsole.tui.support.new_task_start import Starter, started_said
-from runeconsole.tui.support.workers import background
+from runeconsole.tui.support.new_task_start import Starter
 
 CHANGES = ("handoff", "respawn", "kill", "resume")  # asked first: they change the agent
 FORKS = ("fork", "fork_worktree")  # F: asked where first (``modals/fork_choice.py``)
@@ -229,212 +213,3 @@ class LocalFacts:
 
     def last_turns(self, key: str) -> list[Turn]:
         return last_turns(LocalTranscript(self.supervisor.project, key))
-
-
-class AgentActions(Widget):
-    """The keys of a pane of agents, on the agent under its cursor (the pane says which),
-    done by its console's ``Agents``."""
-
-    agents: Agents
-    if TYPE_CHECKING:
-        now: Callable[[], datetime]
-
-        def selected_key(self) -> str | None: ...
-
-    def _chosen(self) -> tuple[str, AgentRecord] | None:
-        key = self.selected_key()
-        record = self.agents.record(key) if key is not None else None
-        return None if key is None or record is None else (key, record)
-
-    def action_details(self) -> None:
-        if (chosen := self._chosen()) is not None:
-            key, record = chosen
-            facts, where = self.agents.facts(key), self.agents.where(key)
-            self.app.push_screen(AgentDetail(key, record, facts, self.now, where))
-
-    def action_message(self) -> None:
-        if (chosen := self._chosen()) is not None:
-            key = chosen[0]
-            if (why := out_of_reach(chosen[1])) is not None:
-                self.notify(f"{why}: a message cannot reach it", severity="warning", markup=False)
-                return
-            say = partial(self.agents.facts(key).say, key)
-            self.app.push_screen(MessageModal(key, say, where=self.agents.where(key) or None))
-
-    def action_conversation(self) -> None:
-        """``t``: the agent's conversation (``tui/conversations``)."""
-        if (chosen := self._chosen()) is not None:
-            self.open_conversation(chosen[0])
-
-    def open_conversation(self, key: str) -> None:
-        """The conversation screen of agent ``key`` (``t``, the palette)."""
-
-        try:
-            transcript = self.agents.conversation(key)
-        except RuneError as exc:  # a source not up
-            self.notify(exc.message, title="Conversation", severity="warning", markup=False)
-            return
-        self.app.push_screen(ConversationScreen(transcript))
-
-    def action_review(self) -> None:
-        if (chosen := self._chosen()) is not None:
-            self.post_message(ReviewWanted(chosen[0]))
-
-    def action_allow(self) -> None:
-        """``$``: how much more a held agent may spend (``budget_allow.py``), then allowed."""
-        if (chosen := self._chosen()) is None:
-            return
-        key, record = chosen
-
-        def given(allowance: Allowance | None) -> None:
-            if allowance is not None:
-                self.run("allow", key, allowance.usd)
-
-        self.app.push_screen(allow_window(record, self.now()), given)
-
-    def action_jump(self) -> None:
-        self._act("jump")
-
-    def action_handoff(self) -> None:
-        self._act("handoff")
-
-    def action_respawn(self) -> None:
-        self._act("respawn")
-
-    def action_kill(self) -> None:
-        self._act("kill")
-
-    def action_resume(self) -> None:
-        """``R``: an ended agent's Claude Code session continued by a successor."""
-        chosen = self._chosen()
-        if chosen is not None and not chosen[1].error and out_of_reach(chosen[1]) is None:
-            self.notify(f"{chosen[0]} is still running: F forks its session", severity="warning")
-            return
-        self._act("resume")
-
-    def fork_at(self, key: str, at: str) -> None:
-        """``F`` on a turn of a conversation: its session forked up to that turn, asked
-        where first."""
-
-        def chose(action: str | None) -> None:
-            if action in FORKS:
-                self.notify(f"fork: {key} at {at[:8]} …", timeout=3)
-                self.fork_in_worker(key, action != "fork", at)
-
-        self.app.push_screen(ForkChoice(key, self.agents.where(key)), chose)
-
-    @background("agent fork")
-    def fork_in_worker(self, key: str, new_worktree: bool, at: str) -> None:
-        told = self.agents.fork(key, new_worktree=new_worktree, at=at)
-        self.app.call_from_thread(self.notify, told, title=f"fork {key}", markup=False)
-
-    def action_fork(self) -> None:
-        """``F``: the agent's session forked into a new agent, in its worktree or a new one."""
-
-        if (chosen := self._chosen()) is None:
-            return
-        key, record = chosen
-        if record.error:
-            self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
-            return
-
-        def chose(action: str | None) -> None:
-            if action in FORKS:
-                self.notify(f"fork: {key} …", timeout=3)
-                self.run(action, key)
-
-        self.app.push_screen(ForkChoice(key, self.agents.where(key)), chose)
-
-    def _act(self, action: str) -> None:
-        """``g``, ``h``, ``r``, ``x`` on the cursor's agent: the changing ones asked first,
-        each done in a worker."""
-        if (chosen := self._chosen()) is None:
-            return
-        key, record = chosen
-        if record.error:
-            self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
-            return
-        # An ended session is gone (a background one is opened again by claude attach).
-        why = out_of_reach(record) if action == "jump" else None
-        if why is not None and not is_background(record.fields):
-            self.notify(f"{why}: no session to go to", severity="warning", markup=False)
-            return
-        if action not in CHANGES:
-            self.run(action, key)
-            return
-        question, detail = self.agents.confirm(action, key)
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.notify(f"{action}: {key} …", timeout=3)
-                self.run(action, key)
-
-        self.app.push_screen(ConfirmScreen(question, detail, action.capitalize()), answered)
-
-    def action_new_task(self) -> None:
-        """``n``: the new-task form (``modals/new_task.py``) for the chosen row's place (in
-        a fleet with no row chosen, the source is asked first), then the task made there in
-        a worker; its agents' rows come as any agent's do, from their identity files."""
-        from runeconsole.tui.modals.new_task import SourcePicker  # its widgets: on first n
-
-        places = self.agents.task_places(self.selected_key())
-        if len(places) == 1:
-            self.new_task_on(places[0])
-        elif places:
-            self.app.push_screen(SourcePicker(places), self.new_task_on)
-
-    def new_task_on(self, where: str | None) -> None:
-        from runeconsole.tui.modals.new_task import NewTaskForm
-
-        if where is None:
-            return
-        try:
-            starter = self.agents.starter(where)
-        except RuneError as exc:
-            self.notify(exc.message, title="New task", severity="error", markup=False)
-            return
-
-        def given(request: NewTask | None) -> None:
-            if request is not None:
-                self.start_task(starter, request)
-
-        form = NewTaskForm(
-            starter.taken,
-            main_branch=starter.main_branch,
-            where=where,
-            names_known=starter.names_known,
-        )
-        self.app.push_screen(form, given)
-
-    @background("new-task")
-    def start_task(self, starter: Starter, request: NewTask) -> None:
-        """Worktrees checked out, hooks, setup, spawn: git and tmux, off the UI thread."""
-        title = f"New task on {starter.where}" if starter.where else "New task"
-        try:
-            report = starter.start(request)
-        except RuneError as exc:
-            self.app.call_from_thread(
-                self.notify, exc.message, title=title, severity="error", markup=False
-            )
-            return
-        said, whole = started_said(report)
-        severity = "information" if whole else "warning"
-        self.app.call_from_thread(
-            self.notify, said, title=title, severity=severity, timeout=10, markup=False
-        )
-
-    @background("agent-actions")
-    def run(self, action: str, key: str, usd: float | None = None) -> None:
-        """A handoff waits up to a minute, a source over SSH longer: off the UI thread."""
-        title = f"{action} {key}"
-        try:
-            told = (
-                self.agents.allow(key, usd) if action == "allow" else self.agents.run(action, key)
-            )
-        except RuneError as exc:
-            self.app.call_from_thread(
-                self.notify, exc.message, title=title, severity="error", markup=False
-            )
-            return
-        if told:
-            self.app.call_from_thread(self.notify, told, title=title, markup=False)

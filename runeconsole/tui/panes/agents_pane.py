@@ -1,9 +1,14 @@
-"""The Agents pane: every identity, its liveness dot and heartbeat age, updated by key.
+"""The Agents pane: every identity, its liveness dot and heartbeat age, and what the
+operator asks of one.
 
 Both consoles show it: it draws a ``FleetRecords`` (the project console's model of its
-root, or the fleet console's model of every source, each row with its source first), and
-what the operator asks of a row (enter: the detail; ``d``, ``g``, ``h``, ``r``, ``x``, ``m``,
-``$``; ``n``, a new task) is done by the console's ``Agents`` (``agent_actions.py``): here,
+root, or the fleet console's model of every source, each row with its source first) as
+any pane draws its records: the cells (``tui/cells/agent_cells.py``), the words the filter
+looks in, the order (role, then name) and the age that moves each second; the template
+(``pane.py``) keeps the rows, fills them in chunks and follows the model's changes by
+key. What the operator asks of a row (enter: the detail; ``d``, ``t``, ``m``, ``g``, ``h``,
+``r``, ``x``, ``R``, ``F``, ``$``; ``n``, a new task) is confirmed here, when it changes
+the agent, and done in a worker by the console's ``Agents`` (``agent_actions.py``): here,
 or on the row's source. In the project console each agent's CHANGES and review state are
 kept beside it (``review_column.py``, looked at by ``changes_watch.py``), and the optional
 columns the talisman asks for follow the rest.
@@ -11,48 +16,49 @@ columns the talisman asks for follow the rest.
 
 from __future__ import annotations
 
-import time
-from datetime import datetime
 from functools import partial
 from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 
-from runeconsole.core.gc_passes import freeze_alive
+from runeconsole.core.errors import RuneError
+from runeconsole.services.claude.session.session_view import is_background
+from runeconsole.services.dispatch.creation import NewTask
 from runeconsole.services.fleet import FleetRecords
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.review.tracker import ChangeTracker
 from runeconsole.services.supervision.service import SupervisorSettings
 from runeconsole.tui.cells.agent_cells import COLUMNS as AGENT_COLUMNS
-from runeconsole.tui.cells.agent_cells import OPTIONAL_COLUMNS, row_values
-from runeconsole.tui.cells.review_cells import CHANGES_COLUMN
-from runeconsole.tui.panes.agent_actions import AgentActions, Agents
-from runeconsole.tui.panes.agent_rows import (
+from runeconsole.tui.cells.agent_cells import (
+    OPTIONAL_COLUMNS,
     age_cell,
-    as_shown,
     row_order,
-    search_text,
+    row_values,
+    search_fields,
 )
+from runeconsole.tui.cells.agent_facts import out_of_reach
+from runeconsole.tui.cells.review_cells import CHANGES_COLUMN
+from runeconsole.tui.conversations.screen import ConversationScreen
+from runeconsole.tui.modals.agent_detail import AgentDetail
+from runeconsole.tui.modals.budget_allow import Allowance, allow_window
+from runeconsole.tui.modals.confirm import ConfirmScreen
+from runeconsole.tui.modals.fork_choice import ForkChoice
+from runeconsole.tui.modals.message_modal import MessageModal
+from runeconsole.tui.panes.agent_actions import CHANGES, FORKS, Agents
 from runeconsole.tui.panes.changes_watch import ChangesWatch
 from runeconsole.tui.panes.pane import AGENTS, Columns, Pane
 from runeconsole.tui.panes.review_column import ReviewColumn
-from runeconsole.tui.support.messages import FleetChanged
-from runeconsole.tui.support.pacing import after_frame
+from runeconsole.tui.support.messages import FleetChanged, ReviewWanted
+from runeconsole.tui.support.new_task_start import Starter, started_said
+from runeconsole.tui.support.workers import background
 
 SEEN = frozenset({"seen"})
 CHANGES_AFTER = "context"  # the CHANGES column follows the context meter
 REVIEW_SUMMARY = "review"  # the top line's ready count
 
 
-FIRST_ROWS = 200  # shown at once; the rest follow in chunks, after a paint
-CHUNK_SECONDS = 0.008  # a chunk of the fill stops after this long: a key waits no longer
-CHUNK_ROWS = 500  # rows looked for at a time within a chunk (the deadline is checked between)
-CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
-WHOLE = 500  # a change naming more keys than this and half the fleet refills the table
-
-
-class AgentsPane(Pane[AgentRecord], AgentActions):
+class AgentsPane(Pane[AgentRecord]):
     WRITES = frozenset({"handoff", "respawn", "kill", "new_task", "resume", "fork"})
     ENTER = "details"
     BINDINGS = [
@@ -118,25 +124,7 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
         self.settings = settings
         self.agents = agents
         self.records = fleet.records  # the model's own: rows are built from it, never copied
-        self.order_columns = ("source", "role", "name") if self.sources else ("role", "name")
-        names = [column[0] for column in self.columns()]
-        self.seen_at = names.index("seen")
         self._ready_shown: int | None = None
-        # Every record's row and search text, shown or filtered out: a filter typed or
-        # cleared picks rows from here instead of building 10,000 rows again.
-        self._rows: dict[str, tuple[object, ...]] = {}
-        self._search: dict[str, str] = {}
-        # The fleet's keys in row order, kept until a row is added, removed or moves: a
-        # filter typed or cleared walks this list instead of sorting the fleet again.
-        self._order: list[str] | None = None
-        self._filling = False  # chunks of a fill are still to come
-        self._spliced = False  # a row was added ahead of them (a change during the fill)
-        self._place: dict[str, tuple[str, str, str, str]] = {}
-        self._fill = 0  # the show_all whose remaining rows are being added
-
-    @property
-    def monitoring(self) -> bool:
-        return self.fleet.monitoring
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
@@ -144,7 +132,7 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
             yield self.changes_watch
 
     def on_mount(self) -> None:
-        self.show_all()
+        self.fill()
         if self.changes_watch is not None:
             self.changes_watch.note(self.fleet.snapshot())
         self._count_ready()
@@ -167,209 +155,42 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
         at = [column[0] for column in AGENT_COLUMNS].index(CHANGES_AFTER) + 1
         return (*values[:at], self.review.cell(key), *values[at:])
 
+    def search_fields(self, key: str, record: AgentRecord) -> tuple[object, ...]:
+        """The record's words and its review state (``/ ready``)."""
+        state = self.review.states.get(key) if self.review is not None else None
+        return (*search_fields(record), state)
+
+    def order(self, key: str, record: AgentRecord) -> tuple[str, str, str, str]:
+        return row_order(record, self.fleet.source(key) if self.sources else "")
+
+    def moving(self, key: str, record: AgentRecord) -> dict[str, object] | None:
+        """Colours are the model's (by deadline); here only the age moves."""
+        return None if record.error else {"seen": age_cell(record, self.now())}
+
     def figures(self) -> dict[str, int]:
         return self.fleet.counts()
-
-    def _order_of(self, record: AgentRecord) -> tuple[str, str, str, str]:
-        return row_order(record, self.fleet.source(record.key) if self.sources else "")
-
-    # -- applying changes --------------------------------------------------------------------
-
-    def _build(self, record: AgentRecord) -> tuple[object, ...]:
-        key = record.key
-        values = tuple(self.row(key, record))
-        self._rows[key] = values
-        self._search[key] = self._search_text(record)  # a filter's first key finds it ready
-        if self._place.get(key) != self._order_of(record):
-            self._order = None
-        return values
-
-    def _search_text(self, record: AgentRecord) -> str:
-        """What the filter looks in: the record's words and its review state (``ready``)."""
-        state = self.review.states.get(record.key) if self.review is not None else None
-        return search_text(record) + (f" {state}" if state else "")
-
-    def upsert(self, record: AgentRecord, *, age: bool = True) -> None:
-        """Add or update one row; ``age=False`` leaves an existing row's age to the tick."""
-        key = record.key
-        values = self._build(record)
-        if not self._matches(key, self._search_of(record)):
-            self.table.drop(key)
-            return
-        shown = self.table.has(key)
-        if not shown and self._filling:
-            self._spliced = True  # ahead of the fill's chunks: sorted again at its end
-        skip = SEEN if not age and shown else frozenset()
-        self.table.upsert(key, values, skip=skip)
-
-    def forget(self, key: str) -> None:
-        self._order = None
-        self._rows.pop(key, None)
-        self._search.pop(key, None)
-        self.table.drop(key)
-
-    def _filter(self) -> tuple[str | None, str]:
-        """The filter: the source it names (the fleet console's), and the text, lower-cased."""
-        if self.sources is None:
-            return None, self.filter_text.lower()
-        source, rest = self.sources.split(self.filter_text)
-        return source, rest.lower()
-
-    def _matches(self, key: str, seen: str) -> bool:
-        source, text = self._filter()
-        if source is not None and self.fleet.source(key) != source:
-            return False
-        return not text or text in seen
-
-    def refilter(self) -> None:
-        self.show_all()
-
-    def show_all(self) -> None:
-        """The rows matching the filter, in order (on mount, when the model is loaded and
-        when the filter changes): the first screenful at once, the rest in chunks after
-        the paint. Rows are built only for records not built yet, and the fleet is
-        searched only as far as each chunk needs (a key in the filter waits for the first
-        screenful's matches, not the whole fleet's)."""
-        self._fill += 1
-        filtering = bool(self.filter_text)
-        keys = self._ordered()
-        first, walked = self._matching(keys, 0, FIRST_ROWS)
-        now = self.now()
-        self.table.replace([(key, self._current_row(key, now)) for key in first])
-        self.finish()
-        if not filtering:
-            freeze_alive()  # the records; the rows of the fill after it
-        self._filling, self._spliced = walked < len(keys), False
-        if self._filling:
-            after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, self._fill))
-
-    def _matching(
-        self, keys: list[str], start: int, wanted: int, walk: int | None = None
-    ) -> tuple[list[str], int]:
-        """Up to ``wanted`` keys of ``keys[start:]`` that match the filter (looking at no
-        more than ``walk`` keys), and the index the search stopped at."""
-        source, text = self._filter()
-        if not text and source is None:
-            end = min(start + wanted, len(keys))
-            return keys[start:end], end
-        search, records, of = self._search, self.fleet.records, self.fleet.source
-        found: list[str] = []
-        index = start
-        stop = len(keys) if walk is None else min(len(keys), start + walk)
-        while index < stop and len(found) < wanted:
-            key = keys[index]
-            index += 1
-            if source is not None and of(key) != source:
-                continue
-            seen = search.get(key)
-            if seen is None and (record := records.get(key)) is not None:
-                seen = search[key] = self._search_text(record)
-            if seen is not None and text in seen:
-                found.append(key)
-        return found, index
-
-    def _ordered(self) -> list[str]:
-        """Every key of the fleet, in row order (sorted again only after a change of it)."""
-        if self._order is None or len(self._order) != len(self.fleet):
-            places = {record.key: self._order_of(record) for record in self.fleet.snapshot()}
-            self._order = sorted(places, key=places.__getitem__)
-            self._place = places
-        return self._order
-
-    def _search_of(self, record: AgentRecord) -> str:
-        text = self._search.get(record.key)
-        if text is None:
-            text = self._search[record.key] = self._search_text(record)
-        return text
-
-    def _row_of(self, key: str) -> tuple[object, ...]:
-        row = self._rows.get(key)
-        record = self.fleet.get(key)
-        if row is None and record is not None:
-            row = self._build(record)
-        return row or ()
-
-    def _current_row(self, key: str, now: datetime) -> tuple[object, ...]:
-        """The row with its age as of ``now`` (a kept row has the age it was built with):
-        drawn right at once, with no cell written again after."""
-        row = self._row_of(key)
-        record = self.fleet.get(key)
-        if not row or record is None or record.error:
-            return row
-        at = self.seen_at
-        return (*row[:at], age_cell(record, now), *row[at + 1 :])
-
-    def _add_rows(self, keys: list[str], start: int, fill: int) -> None:
-        """A chunk of the fill: rows (built if need be) added until ``CHUNK_SECONDS`` pass."""
-        if fill != self._fill or not self.is_mounted:
-            return  # a newer filter or fill took over
-        table, records = self.table, self.fleet.records
-        deadline = time.perf_counter() + CHUNK_SECONDS
-        walked, built = start, len(self._rows)
-        has, row_of = table.has, self._row_of
-        while walked < len(keys) and time.perf_counter() < deadline:
-            chunk, walked = self._matching(keys, walked, CHUNK_ROWS, 10 * CHUNK_ROWS)
-            table.extend([(key, row_of(key)) for key in chunk if key in records and not has(key)])
-        if len(self._rows) > built:
-            freeze_alive()  # the rows just built: no full pass walks them again
-        if walked < len(keys):
-            after_frame(self, CHUNK_PAUSE, partial(self._add_rows, keys, walked, fill))
-        else:
-            self._filling = False
-            table.reorder(*self.order_columns, key=as_shown, force=self._spliced)
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """Redraw the rows the change names, and nothing else."""
         change = message.change
-        self._follow_changes(change.changed, change.removed)
-        # Most of the table (the first load): one refill. A burst of a mass crash (hundreds
-        # of keys of a large fleet) goes row by row: a refill would cost every row each time.
-        if len(change.changed) + len(change.removed) > max(WHOLE, len(self.fleet) // 2):
-            self._order = None
-            for key in change.removed | change.changed:
-                self._rows.pop(key, None)
-                self._search.pop(key, None)
-            self.show_all()
-            return
-        for key in change.removed:
-            self.forget(key)
-        for key in change.changed:
-            record = self.fleet.get(key)
-            if record is not None:
-                self.upsert(record)
-        self.table.reorder(*self.order_columns, key=as_shown)
-        if change.counts:
-            self.finish()
+        if self.review is not None:  # the rows drawn after this show their new state
+            self.review.follow(change.changed, change.removed)
+            self._count_ready()
+        self.rows_changed(change.changed, change.removed)
 
     # -- changes and review states (review_column.py) -------------------------------------
 
-    def _follow_changes(self, changed: frozenset[str], removed: frozenset[str]) -> None:
-        """Agents read again or gone: the rows rebuilt after this show their new state."""
-        if self.review is not None:
-            self.review.follow(changed, removed)
-            self._count_ready()
-
     def on_changes_watch_looked(self, message: ChangesWatch.Looked) -> None:
-        """Agents' changes looked at: their CHANGES redrawn, and their rows placed again
-        by the filter when their state moved (``/ ready``)."""
+        """Agents' changes looked at: their rows drawn again (CHANGES, and their place by
+        the filter when their state moved: ``/ ready``)."""
         message.stop()
         review = self.review
         if review is None:
             return
-        at = [column[0] for column in self.columns()].index("changes")
         for key in message.found:
-            moved = review.restate(key)
-            row = self._rows.get(key)
-            if row is not None:
-                changes = review.cell(key)
-                self._rows[key] = (*row[:at], changes, *row[at + 1 :])
-                if self.table.has(key):
-                    self.table.set_cell(key, "changes", changes)
-            if moved:
-                self._search.pop(key, None)
-                record = self.fleet.get(key)
-                if record is not None and self.filter_text:
-                    self.upsert(record, age=False)
+            review.restate(key)
+            self.redraw(key)
+        self.finish()
         self._count_ready()
 
     def _count_ready(self) -> None:
@@ -382,29 +203,202 @@ class AgentsPane(Pane[AgentRecord], AgentActions):
         """The agent's review state as shown (``none`` without a worktree)."""
         return self.review.state(key) if self.review is not None else "none"
 
-    # -- time passing ----------------------------------------------------------------------
+    # -- what the operator asks of a row, done by the console's Agents --------------------
 
-    def tick(self) -> None:
-        """Colours are the model's (by deadline); here only the ages on screen move."""
-        self.refresh_ages()
+    def _chosen(self) -> tuple[str, AgentRecord] | None:
+        key = self.table.cursor_key()
+        record = self.agents.record(key) if key is not None else None
+        return None if key is None or record is None else (key, record)
 
-    def refresh_ages(self) -> None:
-        table = self.table
-        now = self.now()
-        for key in table.visible_keys():
-            record = self.fleet.get(key)
-            if record is not None and not record.error:
-                table.set_cell(key, "seen", age_cell(record, now))
+    def action_details(self) -> None:
+        if (chosen := self._chosen()) is not None:
+            key, record = chosen
+            facts, where = self.agents.facts(key), self.agents.where(key)
+            self.app.push_screen(AgentDetail(key, record, facts, self.now, where))
 
-    def counts(self) -> dict[str, int]:
-        return self.fleet.counts()
+    def action_message(self) -> None:
+        if (chosen := self._chosen()) is not None:
+            key = chosen[0]
+            if (why := out_of_reach(chosen[1])) is not None:
+                self.notify(f"{why}: a message cannot reach it", severity="warning", markup=False)
+                return
+            say = partial(self.agents.facts(key).say, key)
+            self.app.push_screen(MessageModal(key, say, where=self.agents.where(key) or None))
 
-    # -- interaction -------------------------------------------------------------------------
+    def action_conversation(self) -> None:
+        """``t``: the agent's conversation (``tui/conversations``)."""
+        if (chosen := self._chosen()) is not None:
+            self.open_conversation(chosen[0])
 
-    def selected_key(self) -> str | None:
-        return self.table.cursor_key()
+    def open_conversation(self, key: str) -> None:
+        """The conversation screen of agent ``key`` (``t``, the palette)."""
 
-    def select(self, key: str) -> None:
-        if self.table.has(key):
-            self.table.move_cursor(row=self.table.get_row_index(key))
-            self.table.focus()
+        try:
+            transcript = self.agents.conversation(key)
+        except RuneError as exc:  # a source not up
+            self.notify(exc.message, title="Conversation", severity="warning", markup=False)
+            return
+        self.app.push_screen(ConversationScreen(transcript))
+
+    def action_review(self) -> None:
+        if (chosen := self._chosen()) is not None:
+            self.post_message(ReviewWanted(chosen[0]))
+
+    def action_allow(self) -> None:
+        """``$``: how much more a held agent may spend (``budget_allow.py``), then allowed."""
+        if (chosen := self._chosen()) is None:
+            return
+        key, record = chosen
+
+        def given(allowance: Allowance | None) -> None:
+            if allowance is not None:
+                self.run("allow", key, allowance.usd)
+
+        self.app.push_screen(allow_window(record, self.now()), given)
+
+    def action_jump(self) -> None:
+        self._act("jump")
+
+    def action_handoff(self) -> None:
+        self._act("handoff")
+
+    def action_respawn(self) -> None:
+        self._act("respawn")
+
+    def action_kill(self) -> None:
+        self._act("kill")
+
+    def action_resume(self) -> None:
+        """``R``: an ended agent's Claude Code session continued by a successor."""
+        chosen = self._chosen()
+        if chosen is not None and not chosen[1].error and out_of_reach(chosen[1]) is None:
+            self.notify(f"{chosen[0]} is still running: F forks its session", severity="warning")
+            return
+        self._act("resume")
+
+    def fork_at(self, key: str, at: str) -> None:
+        """``F`` on a turn of a conversation: its session forked up to that turn, asked
+        where first."""
+
+        def chose(action: str | None) -> None:
+            if action in FORKS:
+                self.notify(f"fork: {key} at {at[:8]} …", timeout=3)
+                self.fork_in_worker(key, action != "fork", at)
+
+        self.app.push_screen(ForkChoice(key, self.agents.where(key)), chose)
+
+    @background("agent fork")
+    def fork_in_worker(self, key: str, new_worktree: bool, at: str) -> None:
+        told = self.agents.fork(key, new_worktree=new_worktree, at=at)
+        self.app.call_from_thread(self.notify, told, title=f"fork {key}", markup=False)
+
+    def action_fork(self) -> None:
+        """``F``: the agent's session forked into a new agent, in its worktree or a new one."""
+
+        if (chosen := self._chosen()) is None:
+            return
+        key, record = chosen
+        if record.error:
+            self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
+            return
+
+        def chose(action: str | None) -> None:
+            if action in FORKS:
+                self.notify(f"fork: {key} …", timeout=3)
+                self.run(action, key)
+
+        self.app.push_screen(ForkChoice(key, self.agents.where(key)), chose)
+
+    def _act(self, action: str) -> None:
+        """``g``, ``h``, ``r``, ``x`` on the cursor's agent: the changing ones asked first,
+        each done in a worker."""
+        if (chosen := self._chosen()) is None:
+            return
+        key, record = chosen
+        if record.error:
+            self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
+            return
+        # An ended session is gone (a background one is opened again by claude attach).
+        why = out_of_reach(record) if action == "jump" else None
+        if why is not None and not is_background(record.fields):
+            self.notify(f"{why}: no session to go to", severity="warning", markup=False)
+            return
+        if action not in CHANGES:
+            self.run(action, key)
+            return
+        question, detail = self.agents.confirm(action, key)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.notify(f"{action}: {key} …", timeout=3)
+                self.run(action, key)
+
+        self.app.push_screen(ConfirmScreen(question, detail, action.capitalize()), answered)
+
+    def action_new_task(self) -> None:
+        """``n``: the new-task form (``modals/new_task.py``) for the chosen row's place (in
+        a fleet with no row chosen, the source is asked first), then the task made there in
+        a worker; its agents' rows come as any agent's do, from their identity files."""
+        from runeconsole.tui.modals.new_task import SourcePicker  # its widgets: on first n
+
+        places = self.agents.task_places(self.table.cursor_key())
+        if len(places) == 1:
+            self.new_task_on(places[0])
+        elif places:
+            self.app.push_screen(SourcePicker(places), self.new_task_on)
+
+    def new_task_on(self, where: str | None) -> None:
+        from runeconsole.tui.modals.new_task import NewTaskForm
+
+        if where is None:
+            return
+        try:
+            starter = self.agents.starter(where)
+        except RuneError as exc:
+            self.notify(exc.message, title="New task", severity="error", markup=False)
+            return
+
+        def given(request: NewTask | None) -> None:
+            if request is not None:
+                self.start_task(starter, request)
+
+        form = NewTaskForm(
+            starter.taken,
+            main_branch=starter.main_branch,
+            where=where,
+            names_known=starter.names_known,
+        )
+        self.app.push_screen(form, given)
+
+    @background("new-task")
+    def start_task(self, starter: Starter, request: NewTask) -> None:
+        """Worktrees checked out, hooks, setup, spawn: git and tmux, off the UI thread."""
+        title = f"New task on {starter.where}" if starter.where else "New task"
+        try:
+            report = starter.start(request)
+        except RuneError as exc:
+            self.app.call_from_thread(
+                self.notify, exc.message, title=title, severity="error", markup=False
+            )
+            return
+        said, whole = started_said(report)
+        severity = "information" if whole else "warning"
+        self.app.call_from_thread(
+            self.notify, said, title=title, severity=severity, timeout=10, markup=False
+        )
+
+    @background("agent-actions")
+    def run(self, action: str, key: str, usd: float | None = None) -> None:
+        """A handoff waits up to a minute, a source over SSH longer: off the UI thread."""
+        title = f"{action} {key}"
+        try:
+            told = (
+                self.agents.allow(key, usd) if action == "allow" else self.agents.run(action, key)
+            )
+        except RuneError as exc:
+            self.app.call_from_thread(
+                self.notify, exc.message, title=title, severity="error", markup=False
+            )
+            return
+        if told:
+            self.app.call_from_thread(self.notify, told, title=title, markup=False)

@@ -132,7 +132,7 @@ class MergeQueuePane(FilePane[QueueEntry]):
         self.queue = queue
         self.state = QueueState()
         self.predictions: dict[str, Prediction] = {}
-        self._shown: list[str] = []  # the rows' order last set
+        self._taken: dict[str, int] = {}  # each entry's place in the order taken
         self._refs: Path | None = None  # the repository's refs/heads, once git has said
         self._turns = threading.Condition()  # actions' workers take turns, in key order
         self._issued = self._served = 0
@@ -153,6 +153,10 @@ class MergeQueuePane(FilePane[QueueEntry]):
 
     def search_fields(self, key: str, record: QueueEntry) -> tuple[str, ...]:
         return search_fields(record)
+
+    def order(self, key: str, record: QueueEntry) -> int:
+        """Rows in the order the queue takes them."""
+        return self._taken.get(key, len(self._taken))
 
     def moving(self, key: str, record: QueueEntry) -> dict[str, object]:
         return {"age": age_of(record, self.now())}
@@ -217,22 +221,14 @@ class MergeQueuePane(FilePane[QueueEntry]):
         self.show(message.state, predictions)
 
     def show(self, state: QueueState, predictions: dict[str, Prediction]) -> None:
-        """Make the table match the queue: upsert by key, drop vanished, keep queue order."""
+        """Make the table match the queue: upsert by key, drop vanished, in the order taken
+        (sorted again only when an entry came or moved)."""
         self.state, self.predictions = state, predictions
         ordered = state.ordered()
+        self._taken = {entry.entry_id: at for at, entry in enumerate(ordered)}
         self.sync({entry.entry_id: entry for entry in ordered})
-        self._order([entry.entry_id for entry in ordered if self.table.has(entry.entry_id)])
         self.refresh_header()
         self.refresh_detail()
-
-    def _order(self, keys: list[str]) -> None:
-        """Rows in the order taken (the cursor stays on its row); sorted only when the
-        order or the rows changed."""
-        if keys == self._shown:
-            return
-        self._shown = keys
-        order = {key: index for index, key in enumerate(keys)}
-        self.table.reorder("id", key=lambda cell: order.get(str(cell), len(order)), force=True)
 
     # -- display ------------------------------------------------------------------------------
 
@@ -296,7 +292,8 @@ class MergeQueuePane(FilePane[QueueEntry]):
             self.refresh_detail()  # how long it has waited for the remote
 
     def refilter(self) -> None:
-        self.show(self.state, self.predictions)
+        super().refilter()
+        self.refresh_detail()  # the cursor's entry, or none when nothing passes
 
     # -- actions ------------------------------------------------------------------------------
 

@@ -1,14 +1,24 @@
 """The pane template: one tab of a console, a table of records kept by key.
 
 ``Pane`` is everything a pane of either console shares: its id, title and keys, the
-filter (a reactive: typing it redraws the rows), the figures it reports to the status bar
-(``Summary``), and its records drawn one row per key in a ``KeyedTable``, in order, with
-a note when there are none. A pane supplies its records and its cells: ``cells`` (the
-row of a record), ``search_fields`` (what the filter looks in), and, where it needs them,
-``hidden`` (records kept but not drawn), ``SORT``/``sort_key`` (the order), ``moving``
-(cells that move with time alone, redrawn each second for the rows on screen), ``figures``
-(its headline counts) and ``open`` (enter on a row). Fed from anywhere: ``put`` and
-``drop`` one record, ``sync`` to exactly a set of them; ``finish`` after a batch.
+filter (a reactive: typing it fills the table again), the figures it reports to the
+status bar (``Summary``), and its records drawn one row per key in a ``KeyedTable``, in
+order, with a note when there are none. A pane supplies its records and its cells:
+``cells`` (the row of a record), ``search_fields`` (what the filter looks in), and, where
+it needs them, ``hidden`` (records kept but not drawn), the order (``SORT`` and
+``sort_key`` by the cells, or ``order`` by the record), ``moving`` (cells that move with
+time alone, redrawn each second for the rows on screen), ``figures`` (its headline
+counts) and ``open`` (enter on a row). Fed from anywhere: ``put`` and ``drop`` one
+record, ``sync`` to exactly a set of them, ``finish`` after a batch; or, where
+``records`` is a model's own mapping (the Agents pane's), ``rows_changed`` with the keys
+that changed.
+
+The template keeps every record's row and search text, shown or not, and the records'
+keys in order: a filter typed or cleared (``fill``) walks that order, searching only as
+far as it needs, shows the first screenful at once and adds the rest in chunks after
+the paint, so a key waits for one screenful whatever the count (50,000 agents:
+``benchmarks/key_latency.py``). A change redraws its own row only (the cells that
+differ), and sorts the rows shown only when one came or moved.
 
 In the fleet console a pane is handed the fleet's ``Sources``: each row then shows its
 source first (the whole name), and the filter takes ``source:NAME`` (or a bare source
@@ -21,9 +31,11 @@ after start (``follow``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -36,6 +48,8 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from runeconsole.adapters.clock import Clock, SystemClock
+from runeconsole.core.gc_passes import freeze_alive
+from runeconsole.tui.support.pacing import after_frame
 from runeconsole.tui.widgets.keyed_table import KeyedTable
 from runeconsole.tui.widgets.table_view import TableView
 
@@ -45,14 +59,26 @@ AGENTS, PROBLEMS, QUESTIONS = "agents", "problems", "questions"
 SUSPENDED, MERGE_QUEUE = "suspended", "merge-queue"
 PERMISSIONS = "permissions"
 
+FIRST_ROWS = 200  # a fill shows these at once; the rest follow in chunks, after a paint
+CHUNK_SECONDS = 0.008  # a chunk of a fill stops after this long: a key waits no longer
+CHUNK_ROWS = 500  # rows looked for at a time within a chunk (the deadline is checked between)
+CHUNK_PAUSE = 0.02  # seconds between chunks: frames and keys get their turn
+WHOLE = 500  # a change naming more records than this and half of them fills the table again
+
 R = TypeVar("R")
 Columns = tuple[tuple[str, str, int | None], ...]
+Row = tuple[object, ...]
+
+
+def search_text(fields: Iterable[object]) -> str:
+    """What the filter looks in: a row's fields, in any case, as one string."""
+    return " ".join(str(f) for f in fields if f).lower()
 
 
 def matches(text: str, *fields: object) -> bool:
     """The console's filter, in every pane: ``text``, in any case, inside one of the row's
     fields (an empty filter shows every row)."""
-    return not text or text.lower() in " ".join(str(f) for f in fields if f).lower()
+    return not text or text.lower() in search_text(fields)
 
 
 @dataclass(frozen=True)
@@ -114,7 +140,8 @@ class Pane(Vertical, Generic[R]):
     """This pane's own keys, listed by ``?`` after the global ones."""
     COLUMNS: ClassVar[Columns] = ()
     SORT: ClassVar[tuple[str, ...]] = ()
-    """The columns rows are ordered by (their cells through ``sort_key``); none: as put."""
+    """The columns rows are ordered by (their cells through ``sort_key``); none: as put,
+    unless the pane orders its records itself (``order``)."""
     EMPTY: ClassVar[str] = ""
     """What the pane says while it has no record (none: nothing)."""
     MOVING: ClassVar[frozenset[str]] = frozenset()
@@ -157,8 +184,24 @@ class Pane(Vertical, Generic[R]):
         self.sources = sources
         self.records: dict[str, R] = {}
         self.table = KeyedTable(self.columns(), id=f"{self.PANE_ID}-table")
+        self._at = {column: at for at, column in enumerate(self.table.column_keys)}
+        self._sort_at = tuple(self._at[column] for column in self.SORT)
+        self.ordered = bool(self.SORT) or type(self).order is not Pane.order
         self._figures: dict[str, int] | None = None
         self._last_count = 0  # rows shown after the last batch
+        # Every record's row and search text, shown or filtered out: a filter typed or
+        # cleared picks rows from here instead of building 10,000 rows again.
+        self._rows: dict[str, Row] = {}
+        self._search: dict[str, str] = {}
+        # Every record's place (``order``), and their keys in that order, kept until a
+        # record comes, goes or moves: a fill walks this list instead of sorting again.
+        self._places: dict[str, Any] = {}
+        self._order: list[str] | None = None
+        self._resort = False  # a row came or moved since the rows shown were sorted
+        self._fill = 0  # the latest fill: a chunk of an older one stops
+        self._filling = False  # chunks of a fill are still to come
+        self._spliced = False  # a row was added ahead of them (a change during the fill)
+        self._filter_read: tuple[str, str | None, str] = ("", None, "")
 
     def columns(self) -> Columns:
         """The pane's columns, the source's among them in the fleet console."""
@@ -208,6 +251,13 @@ class Pane(Vertical, Generic[R]):
         (an urgency mark) sorts by it, any other by its value."""
         return getattr(value, "order", value)
 
+    def order(self, key: str, record: R) -> Any:
+        """The record's place among the others (rows are sorted by it, ties as the
+        records came): by default its ``SORT`` cells through ``sort_key``."""
+        row = self._row_of(key, record)
+        cells = [row[at] for at in self._sort_at]
+        return self.sort_key(cells[0] if len(cells) == 1 else tuple(cells))
+
     def moving(self, key: str, record: R) -> dict[str, object] | None:
         """The ``MOVING`` cells (ages, countdowns) as of ``now()``; None: leave the row."""
         return None
@@ -222,7 +272,7 @@ class Pane(Vertical, Generic[R]):
         if self.ENTER and (self.ENTER not in self.WRITES or self.writable()):
             getattr(self, f"action_{self.ENTER}")()
 
-    # -- the template ----------------------------------------------------------------------
+    # -- the template: a record's row ------------------------------------------------------
 
     def row(self, key: str, record: R) -> Sequence[object]:
         """The record's cells, its source's among them in the fleet console."""
@@ -232,6 +282,57 @@ class Pane(Vertical, Generic[R]):
         at = self.SOURCE_AT
         return (*cells[:at], Text(self.sources.of(key)), *cells[at:])
 
+    def _row_of(self, key: str, record: R) -> Row:
+        """The record's row as last built (built now if it was not)."""
+        row = self._rows.get(key)
+        if row is None:
+            row = self._rows[key] = tuple(self.row(key, record))
+        return row
+
+    def _current(self, key: str, record: R) -> Row:
+        """The row with its moving cells as of now (a kept row has those it was built
+        with): drawn right at once, with no cell written again after."""
+        row = self._row_of(key, record)
+        moving = self.moving(key, record)
+        if not moving:
+            return row
+        cells = list(row)
+        for column, value in moving.items():
+            cells[self._at[column]] = value
+        return tuple(cells)
+
+    def _place(self, key: str, record: R) -> None:
+        """Work out the record's place again; the order is sorted again if it moved."""
+        place = self.order(key, record)
+        if key not in self._places or self._places[key] != place:
+            self._places[key] = place
+            self._order = None
+            self._resort = True
+
+    def _ordered(self) -> list[str]:
+        """Every record's key, in row order (sorted again only after a change of it)."""
+        records = self.records
+        if not self.ordered:
+            return list(records)
+        if self._order is None or len(self._order) != len(records):
+            places = {key: self.order(key, record) for key, record in records.items()}
+            self._order = sorted(places, key=places.__getitem__)
+            self._places = places
+        return self._order
+
+    # -- the filter --------------------------------------------------------------------------
+
+    def _filter(self) -> tuple[str | None, str]:
+        """The filter: the source it names (the fleet console's) and its words,
+        lower-cased (read once for each filter typed)."""
+        typed = self.filter_text
+        if self._filter_read[0] != typed:
+            source, words = None, typed
+            if self.sources is not None:
+                source, words = self.sources.split(typed)
+            self._filter_read = (typed, source, words.lower())
+        return self._filter_read[1], self._filter_read[2]
+
     def shows(self, *fields: object) -> bool:
         """Whether a row with these fields passes the filter."""
         return matches(self.filter_text, *fields)
@@ -239,31 +340,79 @@ class Pane(Vertical, Generic[R]):
     def passes(self, key: str, record: R) -> bool:
         """Whether the record's row passes the filter (and, in the fleet console, its
         ``source:NAME``)."""
-        if self.sources is None:
-            return self.shows(*self.search_fields(key, record))
-        source, rest = self.sources.split(self.filter_text)
-        if source is not None and self.sources.of(key) != source:
+        source, words = self._filter()
+        if source is not None and self.sources is not None and self.sources.of(key) != source:
             return False
-        return matches(rest, *self.search_fields(key, record))
+        if not words:
+            return True
+        text = self._search.get(key)
+        if text is None:
+            text = self._search[key] = search_text(self.search_fields(key, record))
+        return words in text
+
+    def _passing(
+        self, keys: list[str], start: int, wanted: int, walk: int | None = None
+    ) -> tuple[list[str], int]:
+        """Up to ``wanted`` keys of ``keys[start:]`` whose rows are drawn (looking at no
+        more than ``walk`` keys), and the index the search stopped at."""
+        stop = len(keys) if walk is None else min(len(keys), start + walk)
+        records, hidden, passes = self.records, self.hidden, self.passes
+        if self._filter() == (None, "") and type(self).hidden is Pane.hidden:
+            end = min(start + wanted, stop)
+            return [key for key in keys[start:end] if key in records], end
+        found: list[str] = []
+        index = start
+        while index < stop and len(found) < wanted:
+            key = keys[index]
+            index += 1
+            record = records.get(key)
+            if record is not None and not hidden(key, record) and passes(key, record):
+                found.append(key)
+        return found, index
+
+    def refilter(self) -> None:
+        """The filter changed: show exactly the records that pass it."""
+        self.fill()
+
+    def watch_filter_text(self) -> None:
+        self.refilter()
+
+    # -- the template: changes ---------------------------------------------------------------
 
     def put(self, key: str, record: R) -> None:
-        """Keep ``record`` and draw its row (or drop it, by the filter); the cells that
-        move with time are left to the tick once the row is shown."""
+        """Keep ``record`` and draw its row (or drop it, by the filter)."""
         self.records[key] = record
         self.redraw(key)
 
     def redraw(self, key: str) -> None:
-        """Draw a kept record's row again (or drop it, by the filter and ``hidden``)."""
+        """Draw a record's row again as it is now, what it shows having changed (or drop
+        it, by the filter and ``hidden``; a record gone: its row goes)."""
         record = self.records.get(key)
+        if record is None:
+            self._forget(key)
+            return
+        self._rows.pop(key, None)
+        self._search.pop(key, None)
+        if self.ordered:
+            self._place(key, record)
         table = self.table
-        if record is None or self.hidden(key, record) or not self.passes(key, record):
+        if self.hidden(key, record) or not self.passes(key, record):
             table.drop(key)
             return
-        skip = self.MOVING if table.has(key) else frozenset()
-        table.upsert(key, self.row(key, record), skip=skip)
+        if not table.has(key):
+            self._resort = True
+            self._spliced |= self._filling  # ahead of the fill's chunks: sorted at its end
+        table.upsert(key, self._row_of(key, record))
 
     def drop(self, key: str) -> None:
         self.records.pop(key, None)
+        self._forget(key)
+
+    def _forget(self, key: str) -> None:
+        self._rows.pop(key, None)
+        self._search.pop(key, None)
+        if self._places.pop(key, None) is not None:
+            self._order = None
         self.table.drop(key)
 
     def sync(self, records: Mapping[str, R]) -> None:
@@ -274,30 +423,85 @@ class Pane(Vertical, Generic[R]):
             self.put(key, record)
         self.finish()
 
+    def rows_changed(self, changed: Collection[str], removed: Collection[str] = ()) -> None:
+        """``records`` is another's (a model's) and these of its records changed or went:
+        their rows drawn again, nothing else. Most of them (a first load): one fill; a
+        burst of hundreds of a large fleet (a mass crash) row by row, where a fill would
+        cost every row each time."""
+        if len(changed) + len(removed) > max(WHOLE, len(self.records) // 2):
+            for key in (*removed, *changed):
+                self._rows.pop(key, None)
+                self._search.pop(key, None)
+            self._order = None
+            self.fill()
+            return
+        for key in removed:
+            self._forget(key)
+        for key in changed:
+            self.redraw(key)
+        self.finish()
+
     def finish(self) -> None:
         """After a batch: rows in order (the cursor on the first, when there were none
         before), the note when there are none, the figures."""
         table = self.table
-        if self.SORT:
-            table.reorder(*self.SORT, key=self.sort_key)
+        if self._resort and self.ordered:
+            table.sort_by(self._places.__getitem__)
             if not self._last_count and table.row_count:
                 table.move_cursor(row=0)
+        self._resort = False
         self._last_count = table.row_count
-        for note in self.query(".empty-note"):
-            note.display = not self.records
+        if self.EMPTY:
+            for note in self.query(".empty-note"):
+                note.display = not self.records
         figures = self.figures()
         if figures is not None and figures != self._figures:
             self._figures = figures
             self.summarise(figures)
 
-    def refilter(self) -> None:
-        """The filter changed: show exactly the records that pass it."""
-        for key in self.records:
-            self.redraw(key)
-        self.finish()
+    # -- the template: a fill ------------------------------------------------------------------
 
-    def watch_filter_text(self) -> None:
-        self.refilter()
+    def fill(self) -> None:
+        """The rows that pass the filter, in order, from the top (the filter typed or
+        cleared, a first load): the first screenful at once, the rest in chunks after the
+        paint. Rows are built only for records not built yet, and the records are searched
+        only as far as each chunk needs (a key in the filter waits for the first
+        screenful's matches, not every record's)."""
+        self._fill += 1
+        keys = self._ordered()
+        built = len(self._rows)
+        first, walked = self._passing(keys, 0, FIRST_ROWS)
+        records = self.records
+        self.table.replace([(key, self._current(key, records[key])) for key in first])
+        self._resort = False
+        self.finish()
+        if len(self._rows) > built:
+            freeze_alive()  # the records and their rows: no full pass walks them again
+        self._filling, self._spliced = walked < len(keys), False
+        if self._filling:
+            after_frame(self, CHUNK_PAUSE, partial(self._fill_more, keys, walked, self._fill))
+
+    def _fill_more(self, keys: list[str], start: int, fill: int) -> None:
+        """A chunk of the fill: rows (built if need be) added until ``CHUNK_SECONDS`` pass."""
+        if fill != self._fill or not self.is_mounted:
+            return  # a newer filter or fill took over
+        table, records, row_of = self.table, self.records, self._row_of
+        deadline = time.perf_counter() + CHUNK_SECONDS
+        walked, built = start, len(self._rows)
+        has = table.has
+        while walked < len(keys) and time.perf_counter() < deadline:
+            chunk, walked = self._passing(keys, walked, CHUNK_ROWS, 10 * CHUNK_ROWS)
+            table.extend([(key, row_of(key, records[key])) for key in chunk if not has(key)])
+        if len(self._rows) > built:
+            freeze_alive()  # the rows just built
+        if walked < len(keys):
+            after_frame(self, CHUNK_PAUSE, partial(self._fill_more, keys, walked, fill))
+            return
+        self._filling = False
+        if self._spliced and self.ordered:
+            table.sort_by(self._places.__getitem__)
+
+    # -- time passing, the cursor --------------------------------------------------------------
 
     def tick(self) -> None:
         """Once a second: the cells that move with time, on the rows on screen only."""
@@ -313,6 +517,7 @@ class Pane(Vertical, Generic[R]):
         return None if key is None or record is None else (key, record)
 
     def select(self, key: str) -> None:
+        """The cursor on ``key``'s row (if shown), the table focused."""
         self.table.move_to(key)
 
     def on_table_view_row_selected(self, event: TableView.RowSelected) -> None:

@@ -79,13 +79,11 @@ class ProblemsPane(Pane[Problem]):
         ("gate", "a pipeline's human gate waits for you: PRD node: label, how long"),
     )
     COLUMNS = COLUMNS
-    SORT = ("kind", "agent")
 
     def __init__(self, fleet: FleetRecords, **kwargs: Any) -> None:
         super().__init__(clock=fleet.clock, **kwargs)
         self.fleet = fleet
         self._of_agent: dict[str, list[str]] = {}  # agent key -> its problems' keys
-        self._ranked: list[str] = []  # problem keys, most urgent first
         self.gates: dict[str, tuple[str, Gate]] = {}  # gate row key -> (pipeline, gate)
         self._of_pipeline: dict[str, list[str]] = {}  # pipeline key -> its gate rows
 
@@ -101,11 +99,9 @@ class ProblemsPane(Pane[Problem]):
     def search_fields(self, key: str, record: Problem) -> tuple[str, ...]:
         return (key, record.detail)
 
-    def sort_key(self, value: Any) -> Any:
-        """A row's place by its problem's (the kind and agent cells name it)."""
-        kind, agent = value
-        problem = self.records.get(f"{agent}/{kind}")
-        return problem.sort_key if problem is not None else (99, float("inf"), "")
+    def order(self, key: str, record: Problem) -> tuple[int, float, str]:
+        """Most urgent first: a row whose rank moved (context left falling) moves too."""
+        return record.sort_key
 
     def figures(self) -> dict[str, int]:
         return {"problems": len(self.records)}
@@ -155,15 +151,6 @@ class ProblemsPane(Pane[Problem]):
     def _gate_problem(self, pipeline: str, gate: Gate, now: Any) -> Problem:
         """A gate as a problem: its row's key is ``<pipeline>/<node>/gate``."""
         return Problem(f"{pipeline}/{gate.node_id}", GATE, GATE_RANK, gate_detail(gate, now))
-
-    def finish(self) -> None:
-        """Most urgent first (each problem's ``sort_key``): a row whose rank moved without
-        a row added (context left falling) moves too."""
-        ranked = sorted(self.records, key=lambda key: self.records[key].sort_key)
-        if ranked != self._ranked:
-            self._ranked = ranked
-            self.table.reorder(*self.SORT, key=self.sort_key, force=True)
-        super().finish()
 
     def tick(self) -> None:
         """A stale agent's "no heartbeat for …" grows: the ones on screen are judged

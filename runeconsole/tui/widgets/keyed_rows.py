@@ -100,6 +100,12 @@ class KeyedRows:
         self._order = order
         self._place = {k: place for place, k in enumerate(order)}
 
+    def sort_by(self, place: Callable[[str], Any]) -> None:
+        """By ``place(key)``; a stable sort."""
+        self._close_holes()
+        self._order = sorted(self._order, key=place)
+        self._place = {k: at for at, k in enumerate(self._order)}
+
     def _close_holes(self) -> None:
         first = self._first_hole
         if first is None:

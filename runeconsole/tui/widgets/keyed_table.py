@@ -5,7 +5,9 @@ is appending to both, and a change touches one row: its cells are compared with 
 values written (``upsert`` changes only the cells that differ), and its line alone is
 drawn again, when it is on screen; nothing is drawn for rows off screen. ``sync`` shows
 exactly a list of rows, ``replace`` a new list in its order (a filter, a first fill),
-``refresh_visible`` moves the clocks of the rows on screen. A column of no fixed width is
+``extend`` adds rows after them (the fill's chunks), ``sort`` orders the rows by columns
+and ``sort_by`` by a place for each key, ``refresh_visible`` moves the clocks of the rows
+on screen. A column of no fixed width is
 as wide as its widest value shown.
 """
 
@@ -157,6 +159,15 @@ class KeyedTable(TableView):
         """Rows by the values of ``columns`` (through ``key``), the cursor on its row."""
         current = self.cursor_key()
         self._rows.sort(*columns, key=key)
+        self.refresh()
+        if current is not None:
+            self.move_cursor(row=self.get_row_index(current))
+
+    def sort_by(self, place: Callable[[str], Any]) -> None:
+        """Rows by ``place(key)`` (a pane's order of its records), the cursor on its row."""
+        current = self.cursor_key()
+        self._rows.sort_by(place)
+        self._order_dirty = False
         self.refresh()
         if current is not None:
             self.move_cursor(row=self.get_row_index(current))
