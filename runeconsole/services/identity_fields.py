@@ -26,6 +26,46 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, TypedDict, Unpack
 
+    # The records an identity holds, as their writers and readers across the services know
+    # them (for the type checker alone: read from a file, a dict keeps every key it has).
+    class Handoff(TypedDict, total=False):
+        """A hand-off, as ``runeconsole handoff`` keeps it in the identity's metadata."""
+
+        state: str  # requested, then how it ended (saved, forced…)
+        requested_at: str
+        timeout: float
+        finished_at: str
+
+    class PendingInput(TypedDict):
+        """Text waiting for a pane safe to type in, and the signal sent once it is typed."""
+
+        text: str
+        signal_type: str | None
+
+    class AgentMetadata(TypedDict, total=False):
+        """An identity's ``metadata``: what the console and the hook keep of an agent beside the
+        harness's fields, as the supervision, the dispatch, the hook and the panes read and
+        write it. A key not named here is kept as read (the dict is the file's)."""
+
+        started_by: str  # who made the identity: the hook, ``spawn --background``…
+        found_by: str
+        background: bool  # a Claude Code background session
+        command: list[str]  # what a respawn re-runs
+        tmux_socket: str | None  # the server it was spawned on (None: the default one)
+        respawns: int
+        auto_respawns: int  # against the auto-respawn limit
+        respawn_cause: str
+        resumed: dict[str, str]  # the agent and session it resumes
+        forked_from: dict[str, Any]  # the agent, session and turn it is a fork of
+        task_id: str  # the task it is an attempt of
+        node_id: str  # the pipeline node it was started for
+        setup_failed: bool  # its worktree's setup failed: never started
+        handoff: Handoff
+        context_warning: str | None  # the urgency last raised, or None once cleared
+        crashed_reason: str
+        terminated_reason: str
+        pending_input: list[PendingInput] | None
+
     class Details(TypedDict, total=False):
         """What a registration may say of the agent besides its role and name."""
 
@@ -36,7 +76,7 @@ if TYPE_CHECKING:
         node_id: str | None
         bead_id: str | None
         predecessor_id: str | None
-        metadata: dict[str, Any] | None
+        metadata: AgentMetadata | None
 
 
 ACTIVE, CRASHED, TERMINATED = "active", "crashed", "terminated"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from runeconsole.core.config import Talisman
 from runeconsole.core.timeutil import parse_iso
@@ -21,6 +21,9 @@ from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.identity_fields import ACTIVE as ACTIVE
 from runeconsole.services.identity_fields import CRASHED as CRASHED
 from runeconsole.services.identity_fields import TERMINATED as TERMINATED
+
+if TYPE_CHECKING:
+    from runeconsole.services.identity_fields import AgentMetadata
 
 GREEN, YELLOW, RED, GREY = "green", "yellow", "red", "grey"
 _UNPARSED = object()
@@ -140,10 +143,10 @@ class AgentRecord:
         return path if path.is_absolute() else root / path
 
     @property
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> AgentMetadata:
         """The ``metadata`` object, or an empty one when a hand-edited file holds something else."""
         metadata = self.fields.get("metadata")
-        return metadata if isinstance(metadata, dict) else {}
+        return cast("AgentMetadata", metadata) if isinstance(metadata, dict) else {}
 
     @property
     def seen(self) -> Any:

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import (
@@ -47,6 +47,9 @@ from runeconsole.services.liveness import (
 from runeconsole.services.project import Project
 from runeconsole.services.signal_parties import GUARDIAN, RUNNER
 from runeconsole.services.signals import Signals
+
+if TYPE_CHECKING:
+    from runeconsole.services.identity_fields import AgentMetadata
 
 SIGNAL_SOURCE = RUNNER  # what the supervisor sends: the harness's runner watches agents
 SIGNAL_TARGET = GUARDIAN
@@ -207,17 +210,17 @@ class Registry:
                 ) from None
             raise RuneError(f"agent {key!r} cannot be updated: {exc.reason}") from None
 
-    def update_metadata(self, key: str, changes: dict[str, Any]) -> AgentRecord:
+    def update_metadata(self, key: str, changes: AgentMetadata) -> AgentRecord:
         """Merge ``changes`` into the identity's ``metadata`` under its lock (other keys kept)."""
         return self.edit_metadata(key, lambda metadata: metadata.update(changes))
 
-    def edit_metadata(self, key: str, edit: Callable[[dict[str, Any]], None]) -> AgentRecord:
+    def edit_metadata(self, key: str, edit: Callable[[AgentMetadata], None]) -> AgentRecord:
         """Let ``edit`` change the identity's ``metadata`` in place, under its lock (for a
         change that depends on what is there, such as appending to a list)."""
         with self._locked(key) as path:
             fields = self._read_for_update(key, path)
-            metadata = fields.get("metadata")
-            metadata = dict(metadata) if isinstance(metadata, dict) else {}
+            found = fields.get("metadata")
+            metadata = cast("AgentMetadata", dict(found) if isinstance(found, dict) else {})
             edit(metadata)
             fields["metadata"] = metadata
             atomic_write_json(path, fields)

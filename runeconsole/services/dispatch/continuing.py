@@ -30,7 +30,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runeconsole.adapters.claude_cli import ClaudeCli
 from runeconsole.adapters.git_worktrees import resolve_commit
@@ -45,6 +45,9 @@ from runeconsole.services.dispatch.task_store import FAILED, REMOVED, STARTED, T
 from runeconsole.services.dispatch.undoing import undo
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervision.service import SpawnResult
+
+if TYPE_CHECKING:
+    from runeconsole.services.identity_fields import AgentMetadata
 
 SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 ACTIVE, CRASHED, TERMINATED = "active", "crashed", "terminated"
@@ -301,7 +304,7 @@ class Continuing:
         spawned: SpawnResult,
         predecessor: str | None,
         session: str,
-        metadata: dict[str, Any],
+        metadata: AgentMetadata,
         command: list[str] | None = None,
     ) -> None:
         """What spawn does not write: the predecessor, the session, how it came to be (and
@@ -311,7 +314,7 @@ class Continuing:
             changes["predecessor_id"] = predecessor
         self.registry.update(spawned.key, changes)
 
-        def edit(found: dict[str, Any]) -> None:
+        def edit(found: AgentMetadata) -> None:
             found.update(metadata)
             if command is not None:
                 found["command"] = command

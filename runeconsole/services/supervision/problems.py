@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from runeconsole.core.timeutil import format_age
 from runeconsole.services.claude.session.activity import STOPPED
@@ -23,7 +23,7 @@ from runeconsole.services.supervision.settings import (
     SupervisorSettings,
 )
 
-SETUP_FAILED = "setup_failed"  # identity metadata: a worktree's setup failed, never started
+SETUP_FAILED: Final = "setup_failed"  # identity metadata: a worktree's setup failed, never started
 # Rank of a context problem by urgency: high beside stale agents (both about to be lost),
 # medium and low after prompts waiting for an answer.
 CONTEXT_RANK = {HIGH: 1, MEDIUM: 3}

@@ -9,7 +9,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 from runeconsole.adapters.clock import Clock
 from runeconsole.adapters.tmux import PaneInfo, Tmux
@@ -30,8 +30,11 @@ from runeconsole.services.registry import (
 from runeconsole.services.signals import Signals
 from runeconsole.services.supervision.settings import SupervisorSettings
 
+if TYPE_CHECKING:
+    from runeconsole.services.identity_fields import AgentMetadata, PendingInput
+
 KILL_GRACE = 2.0
-PENDING_INPUT = "pending_input"  # identity metadata: text waiting for a pane safe to type in
+PENDING_INPUT: Final = "pending_input"  # identity metadata: text waiting for a pane safe to type in
 
 
 def existing_worktree(record: AgentRecord, root: Path) -> Path | None:
@@ -41,7 +44,7 @@ def existing_worktree(record: AgentRecord, root: Path) -> Path | None:
     return worktree if worktree and worktree.is_dir() else None
 
 
-def _pending(metadata: dict[str, Any]) -> list[dict[str, Any]]:
+def _pending(metadata: AgentMetadata) -> list[PendingInput]:
     entries = metadata.get(PENDING_INPUT)
     if not isinstance(entries, list):
         return []
@@ -152,7 +155,7 @@ class AgentSessions:
         if reading is not None and safe_to_type(reading):
             self._type(record, text, signal_type)
             return True
-        entry = {"text": text, "signal_type": signal_type}
+        entry: PendingInput = {"text": text, "signal_type": signal_type}
         self.registry.edit_metadata(
             record.key,
             lambda metadata: metadata.update({PENDING_INPUT: [*_pending(metadata), entry]}),
@@ -163,9 +166,9 @@ class AgentSessions:
         """Type what waits in ``pending_input``, in order, once ``reading`` is safe."""
         if not _pending(record.metadata) or not safe_to_type(reading):
             return 0
-        taken: list[dict[str, Any]] = []
+        taken: list[PendingInput] = []
 
-        def take(metadata: dict[str, Any]) -> None:
+        def take(metadata: AgentMetadata) -> None:
             taken.extend(_pending(metadata))
             metadata[PENDING_INPUT] = None
 
@@ -178,10 +181,10 @@ class AgentSessions:
                 raise
         return len(taken)
 
-    def _requeue(self, key: str, entries: list[dict[str, Any]]) -> None:
+    def _requeue(self, key: str, entries: list[PendingInput]) -> None:
         """Text that could not be typed goes back, ahead of anything queued meanwhile."""
 
-        def put_back(metadata: dict[str, Any]) -> None:
+        def put_back(metadata: AgentMetadata) -> None:
             metadata[PENDING_INPUT] = [*entries, *_pending(metadata)]
 
         self.registry.edit_metadata(key, put_back)

@@ -6,7 +6,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import InvalidInput, RuneError
@@ -17,6 +17,9 @@ from runeconsole.services.hook_files import HookFile
 from runeconsole.services.registry import ACTIVE, AgentRecord
 from runeconsole.services.supervision.sessions import AgentSessions
 from runeconsole.services.supervision.wisdom import WISDOM_ENV, write_wisdom
+
+if TYPE_CHECKING:
+    from runeconsole.services.identity_fields import AgentMetadata
 
 ID_WAIT_LIMIT = 1.5
 RESPAWN_CAUSES = ("operator", "auto", "handoff")
@@ -161,7 +164,7 @@ class Spawner:
         worktree: Path,
         node_id: str | None,
         bead_id: str | None,
-        metadata: dict[str, Any],
+        metadata: AgentMetadata,
         predecessor: AgentRecord | None = None,
         hook: HookFile | None = None,
         wisdom: str | None = None,

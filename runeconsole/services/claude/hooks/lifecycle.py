@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
 
+    from runeconsole.services.identity_fields import AgentMetadata
+
 STARTED_BY = "claude-code"
 CLAUDE_HOOK = "claude_hook"  # the writer recorded in hook files (never counted as the agent's)
 # An identity brought back by a new session keeps where and how the agent runs.
@@ -43,13 +45,14 @@ def registered(
     kept in history, becomes its predecessor and lends it its worktree, tmux session and
     metadata."""
     kept: dict[str, Any] = {}
-    metadata: dict[str, Any] = {"started_by": STARTED_BY}
+    metadata: AgentMetadata = {"started_by": STARTED_BY}
     predecessor = None
     if previous is not None:
         kept = {k: previous.get(k) for k in KEPT_ON_REVIVAL if previous.get(k) is not None}
         old = previous.get("metadata")
-        if isinstance(old, dict):
-            metadata = {k: v for k, v in old.items() if k not in DROPPED_METADATA}
+        if isinstance(old, dict):  # the file's own keys, as read, less the dropped ones
+            kept_metadata: Any = {k: v for k, v in old.items() if k not in DROPPED_METADATA}
+            metadata = kept_metadata
         agent_id = previous.get("agent_id")
         predecessor = agent_id if isinstance(agent_id, str) else None
     worktree = kept.get("worktree") or payload.cwd
