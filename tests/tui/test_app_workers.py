@@ -5,6 +5,7 @@ background-sessions poll raise is shown to the operator, never lost."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,37 +27,42 @@ def broken(*args: object, **kwargs: object) -> object:
     raise ValueError("the disk said no")
 
 
+async def shown_failing(project: Path, start: Callable[[RuneConsole], object]) -> RuneConsole:
+    """The console opened, ``start`` run in it: what the worker raised is shown, and the
+    console goes on."""
+    app = create_app(project, watch=False, tick_seconds=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        start(app)
+        await until(pilot, lambda: shown(app, "ValueError: the disk said no"))
+        assert app.is_running
+    return app
+
+
 async def test_what_a_kill_left_undone_failing_to_be_read_is_shown(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(Journal, "interrupted", broken)
-    app = create_app(project, watch=False, tick_seconds=0)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await until(pilot, lambda: shown(app, "ValueError: the disk said no"))
-        assert app.upkeep.interrupted is None and app.is_running
+    app = await shown_failing(project, lambda app: None)  # read as the console opens
+    assert app.upkeep.interrupted is None
 
 
 async def test_a_prune_failing_unforeseen_is_shown(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    app = create_app(project, watch=False, tick_seconds=0)
-    async with app.run_test(size=(120, 30)) as pilot:
-        monkeypatch.setattr(Retention, "due", broken)
-        app.upkeep.check()
-        await until(pilot, lambda: shown(app, "ValueError: the disk said no"))
-        assert app.upkeep.last_report is None and app.is_running
+    monkeypatch.setattr(Retention, "due", broken)
+    app = await shown_failing(project, lambda app: app.upkeep.check())
+    assert app.upkeep.last_report is None
 
 
 async def test_the_background_sessions_poll_failing_unforeseen_is_shown(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    app = create_app(project, watch=False, tick_seconds=0)
-    async with app.run_test(size=(120, 30)) as pilot:
-        poll = BackgroundPoll(app, app.project, app.registry)
-        monkeypatch.setattr(poll.background, "sync", broken)
-        poll.poll()
-        await until(pilot, lambda: shown(app, "ValueError: the disk said no"))
-        assert app.is_running
+    def poll(app: RuneConsole) -> None:
+        polling = BackgroundPoll(app, app.project, app.registry)
+        monkeypatch.setattr(polling.background, "sync", broken)
+        polling.poll()
+
+    await shown_failing(project, poll)
 
 
 def test_no_worker_is_started_but_through_background() -> None:

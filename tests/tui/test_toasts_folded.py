@@ -5,6 +5,8 @@ elsewhere they are shown whole again, each for the time it has left (the look:
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -100,13 +102,22 @@ async def test_the_merge_queue_pane_folds_the_toasts_and_the_agents_pane_shows_t
         assert shown[1:] == [f"Agents\n{NEWEST}", "Merge queue\nfeat/schema landed"]
 
 
-async def test_a_reading_screen_folds_them_a_window_over_it_shows_them_whole(
+@asynccontextmanager
+async def reading(
     project: Path, clock: ManualClock
-) -> None:
+) -> AsyncIterator[tuple[RuneConsole, Pilot[None]]]:
+    """The console at 80x24, a screen the operator reads shown over it."""
     app = scene(project, clock)
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         app.push_screen(Reading())
         await settled(pilot)
+        yield app, pilot
+
+
+async def test_a_reading_screen_folds_them_a_window_over_it_shows_them_whole(
+    project: Path, clock: ManualClock
+) -> None:
+    async with reading(project, clock) as (app, pilot):
         await tell(pilot, app)
         assert toasts(app) == [f"+5 · Agents: {NEWEST}"]
         app.push_screen(Window())
@@ -123,10 +134,7 @@ async def test_a_reading_screen_folds_them_a_window_over_it_shows_them_whole(
 async def test_toasts_coming_one_by_one_on_a_reading_screen_leave_no_holder_behind(
     project: Path, clock: ManualClock
 ) -> None:
-    app = scene(project, clock)
-    async with app.run_test(size=(80, 24), notifications=True) as pilot:
-        app.push_screen(Reading())
-        await settled(pilot)
+    async with reading(project, clock) as (app, pilot):
         for round_ in range(4):
             for title, message, _ in NEWS:
                 app.notify(f"{message} ({round_})", title=title, timeout=60)

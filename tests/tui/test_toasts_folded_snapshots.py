@@ -4,8 +4,7 @@ wide, with a burst of six toasts up (``tui/support/toast_shelf.py``)."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,10 @@ from runeconsole.demo.scene import build_scene
 from runeconsole.tui.console.app import RuneConsole, create_app
 from tests.support.paths import SNAP
 from tests.tui.conversation_fixtures import KEY, conversation_agent, sent
-from tests.tui.test_conversation_snapshots import open_conversation
+from tests.tui.test_conversation_snapshots import (
+    open_conversation,
+    utc,  # noqa: F401  (autouse: times in UTC)
+)
 from tests.tui.test_merge_queue_pane import build_project, open_queue
 from tests.tui.test_review_console import on_the_comment
 from tests.tui.test_toasts import tell
@@ -54,18 +56,9 @@ def test_the_review_with_toasts_up(
     assert snap_compare(console(root, clock), terminal_size=size, run_before=before)
 
 
-@pytest.fixture
-def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
 @pytest.mark.parametrize("size", SIZES)
 def test_a_conversation_with_toasts_up(
-    snap_compare: Callable[..., bool], snap_dir: Path, utc: None, size: tuple[int, int]
+    snap_compare: Callable[..., bool], snap_dir: Path, size: tuple[int, int]
 ) -> None:
     root = SNAP / "conversation"
     git.init_repo(root)
