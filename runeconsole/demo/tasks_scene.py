@@ -14,7 +14,7 @@ every time from the manual clock, every size in whole kilobytes with room either
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
@@ -24,6 +24,9 @@ from runeconsole.services.dispatch.task_store import TaskStore
 from runeconsole.services.merge_queue import MergeQueue
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
+
+if TYPE_CHECKING:
+    from runeconsole.services.identity_fields import IdentityChanges
 
 TASK = "fix-login-timeout"
 TEXT = (
@@ -129,7 +132,7 @@ def _agent(
         metadata={"task_id": task},
     )
     day = registry.clock.now().date().isoformat()
-    changes: dict[str, Any] = {
+    changes: IdentityChanges = {
         "activity": activity,
         "cost": {"usd": usd, "today_usd": usd, "day": day},
     }

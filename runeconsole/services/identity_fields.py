@@ -66,6 +66,29 @@ if TYPE_CHECKING:
         terminated_reason: str
         pending_input: list[PendingInput] | None
 
+    class IdentityChanges(TypedDict, total=False):
+        """What the console and the CLI merge into an identity (``Registry.update``)."""
+
+        status: str
+        terminated_at: str
+        pid: int | None
+        session_id: str
+        predecessor_id: str
+        worktree: str
+        worktree_path: str
+        kind: str  # a Claude Code background session's agent: "background"
+        background_id: str
+        background_state: str | None
+        session_name: str
+        last_seen: str
+        last_heartbeat: str
+        activity: str  # what the hook says the agent is doing (the demo's scenes write it)
+        waiting_for: str | None
+        context_left_percent: int | None
+        tokens: dict[str, int]
+        cost: dict[str, Any]
+        rate_limits: dict[str, Any]
+
     class Details(TypedDict, total=False):
         """What a registration may say of the agent besides its role and name."""
 

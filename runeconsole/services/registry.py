@@ -49,7 +49,7 @@ from runeconsole.services.signal_parties import GUARDIAN, RUNNER
 from runeconsole.services.signals import Signals
 
 if TYPE_CHECKING:
-    from runeconsole.services.identity_fields import AgentMetadata
+    from runeconsole.services.identity_fields import AgentMetadata, IdentityChanges
 
 SIGNAL_SOURCE = RUNNER  # what the supervisor sends: the harness's runner watches agents
 SIGNAL_TARGET = GUARDIAN
@@ -192,7 +192,7 @@ class Registry:
         self._signal(identity_fields.REGISTERED_SIGNAL, key, fields)
         return self.read_path(path)
 
-    def update(self, key: str, changes: dict[str, Any]) -> AgentRecord:
+    def update(self, key: str, changes: IdentityChanges) -> AgentRecord:
         """Merge ``changes`` into an identity under its lock (unknown fields are kept)."""
         with self._locked(key) as path:
             fields = self._read_for_update(key, path)

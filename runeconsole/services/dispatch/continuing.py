@@ -47,7 +47,7 @@ from runeconsole.services.registry import AgentRecord
 from runeconsole.services.supervision.service import SpawnResult
 
 if TYPE_CHECKING:
-    from runeconsole.services.identity_fields import AgentMetadata
+    from runeconsole.services.identity_fields import AgentMetadata, IdentityChanges
 
 SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 ACTIVE, CRASHED, TERMINATED = "active", "crashed", "terminated"
@@ -309,7 +309,7 @@ class Continuing:
     ) -> None:
         """What spawn does not write: the predecessor, the session, how it came to be (and
         for a fork the command a respawn re-runs: its own session resumed)."""
-        changes: dict[str, Any] = {"session_id": session}
+        changes: IdentityChanges = {"session_id": session}
         if predecessor is not None:
             changes["predecessor_id"] = predecessor
         self.registry.update(spawned.key, changes)

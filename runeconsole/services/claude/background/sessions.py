@@ -26,7 +26,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from runeconsole.adapters.claude_cli import ClaudeCli
 from runeconsole.adapters.terminal_screen import Span, plain, replay
@@ -42,6 +42,9 @@ from runeconsole.services.claude.session import session_view
 from runeconsole.services.claude.session.session_facts import BACKGROUND
 from runeconsole.services.project import Project
 from runeconsole.services.registry import ACTIVE, AgentRecord, Registry
+
+if TYPE_CHECKING:
+    from runeconsole.services.identity_fields import IdentityChanges
 
 SPAWNED = "runeconsole"  # metadata.started_by of an agent `spawn --background` started
 TOUCH_SECONDS = 30.0  # a running session's last_seen is refreshed at most this often
@@ -217,7 +220,7 @@ class Background:
 
     def _keep(self, session: BackgroundSession, key: str, record: AgentRecord | None) -> bool:
         """Register the session's agent if it has none (True), else keep its facts."""
-        facts = {
+        facts: IdentityChanges = {
             "kind": BACKGROUND,
             "background_id": session.id,
             "background_state": session.state,
@@ -238,7 +241,7 @@ class Background:
         now = self.project.clock.now()
         seen = parse_iso(record.get("last_seen"))
         stale = seen is None or (now - seen).total_seconds() >= TOUCH_SECONDS
-        changed = {k: v for k, v in facts.items() if record.get(k) != v}
+        changed = cast("IdentityChanges", {k: v for k, v in facts.items() if record.get(k) != v})
         if stale and pid_alive(session.pid or 0):
             changed["last_seen"] = changed["last_heartbeat"] = iso_z(now)
         if changed:
