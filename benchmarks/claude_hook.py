@@ -52,8 +52,8 @@ from runeconsole.services.claude.install.install import plan_install  # noqa: E4
 from runeconsole.tui.console.app import RuneConsole, create_app  # noqa: E402
 from runeconsole.tui.modals.permission_modal import PermissionModal  # noqa: E402
 from runeconsole.tui.modals.question_modal import QuestionModal  # noqa: E402
-from runeconsole.tui.panes.permissions_pane import PermissionsPane  # noqa: E402
-from runeconsole.tui.panes.questions_pane import QuestionsPane  # noqa: E402
+from runeconsole.tui.panes.permissions_pane import LocalPermissionsPane  # noqa: E402
+from runeconsole.tui.panes.questions_pane import LocalQuestionsPane  # noqa: E402
 
 SESSION = "5b2c7f10-bench"
 
@@ -328,7 +328,7 @@ def ask(project: Project, samples: int) -> tuple[list[float], list[float]]:
 
     return asyncio.run(
         console_rounds(
-            project, samples, QuestionsPane, data,
+            project, samples, LocalQuestionsPane, data,
             lambda pane, index: pane.records.get(f"claude-code/ask-toolu_bench{index:04d}.q1"),
             QuestionModal, "B", answered,
         )
@@ -343,13 +343,13 @@ def permission(project: Project, samples: int) -> tuple[list[float], list[float]
     def allowed(line: dict[str, Any]) -> bool:
         return line["hookSpecificOutput"]["decision"] == {"behavior": "allow"}
 
-    def waiting(pane: PermissionsPane, _: int) -> object:
+    def waiting(pane: LocalPermissionsPane, _: int) -> object:
         oldest = pane.oldest()
         return oldest[1] if oldest is not None else None
 
     return asyncio.run(
         console_rounds(
-            project, samples, PermissionsPane, data, waiting, PermissionModal, "y", allowed,
+            project, samples, LocalPermissionsPane, data, waiting, PermissionModal, "y", allowed,
         )
     )  # fmt: skip
 

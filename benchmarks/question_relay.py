@@ -35,7 +35,7 @@ from runeconsole.cli import main as cli_main  # noqa: E402
 from runeconsole.services.project import Project  # noqa: E402
 from runeconsole.services.worker_questions import AskRequest, Questions  # noqa: E402
 from runeconsole.tui.console.app import create_app  # noqa: E402
-from runeconsole.tui.panes.questions_pane import QuestionsPane  # noqa: E402
+from runeconsole.tui.panes.questions_pane import LocalQuestionsPane  # noqa: E402
 
 SIGNAL_DIR = "rune-work-bench"
 
@@ -110,7 +110,7 @@ async def relay(root: Path, tmp: Path, samples: int) -> tuple[list[float], list[
     app = create_app(root)
     async with app.run_test(size=(120, 40)) as pilot:
         app.goto_pane("questions")
-        pane = app.query_one(QuestionsPane)
+        pane = app.query_one(LocalQuestionsPane)
         shown: dict[str, float] = {}
         apply_changes = pane.apply_changes
 

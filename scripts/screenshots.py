@@ -47,10 +47,10 @@ from runeconsole.tui.modals.new_task import NewTaskForm
 from runeconsole.tui.panes.changes_watch import ChangesWatch
 from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.panes.pane import Pane
-from runeconsole.tui.panes.permissions_pane import PermissionsPane
-from runeconsole.tui.panes.pipelines_pane import PipelinesPane
-from runeconsole.tui.panes.questions_pane import QuestionsPane
-from runeconsole.tui.panes.suspended_pane import SuspendedPane
+from runeconsole.tui.panes.permissions_pane import LocalPermissionsPane
+from runeconsole.tui.panes.pipelines_pane import LocalPipelinesPane
+from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
+from runeconsole.tui.panes.suspended_pane import LocalSuspendedPane
 from runeconsole.tui.panes.tasks_pane import TasksPane
 from runeconsole.tui.pipelines.gate_window import GateWindow
 from runeconsole.tui.pipelines.screen import PipelineScreen
@@ -117,7 +117,7 @@ async def _show_pipelines(pilot: Pilot) -> Pane[Any]:
     written = write_pipelines(SCENE_ROOT, now - timedelta(minutes=5))
     for path in [*written, signals / "shop-v2", signals / "shop-v2" / "review.gate-wait"]:
         os.utime(path, (stamp, stamp))
-    return await _show_scanned(pilot, "pipelines", PipelinesPane)
+    return await _show_scanned(pilot, "pipelines", LocalPipelinesPane)
 
 
 async def _pipelines(pilot: Pilot) -> None:
@@ -152,7 +152,7 @@ async def _problems(pilot: Pilot) -> None:
 
 async def _suspended(pilot: Pilot) -> None:
     build_suspended(SCENE_ROOT, pilot.app.clock)  # type: ignore[attr-defined]
-    await _show_scanned(pilot, "suspended", SuspendedPane)
+    await _show_scanned(pilot, "suspended", LocalSuspendedPane)
 
 
 async def _changes_looked(pilot: Pilot) -> None:
@@ -191,7 +191,7 @@ async def _question_call(pilot: Pilot) -> None:
     second one with two options chosen."""
     await _questions(pilot)
     await pilot.pause()
-    pane = pilot.app.query_one(QuestionsPane)
+    pane = pilot.app.query_one(LocalQuestionsPane)
     pane.open_modal(pane.records[f"claude-code/{ASK_TASK}.q1"])
     await pilot.pause()
     await pilot.press("A")
@@ -206,7 +206,7 @@ async def _permissions(pilot: Pilot) -> None:
 
 async def _permission_modal(pilot: Pilot) -> None:
     """The scene's waiting Bash call in the permission window."""
-    pane = pilot.app.query_one(PermissionsPane)
+    pane = pilot.app.query_one(LocalPermissionsPane)
     pane.open_modal(pane.records[PERMISSION_ID])
     await pilot.pause()
 
@@ -216,7 +216,7 @@ async def _elicitation(pilot: Pilot) -> None:
     from textual.widgets import Input, Select
 
     elicitation_request(ProjectPaths(SCENE_ROOT), pilot.app.clock.now())  # type: ignore[attr-defined]
-    pane = pilot.app.query_one(QuestionsPane)
+    pane = pilot.app.query_one(LocalQuestionsPane)
     pane.rescan()
     while f"claude-code/{ELICIT_TASK}.q1" not in pane.records:
         await pilot.pause(0.05)

@@ -13,9 +13,9 @@ from runeconsole.tui.console.app import PRESENCE_RETRY_SECONDS, RuneConsole, cre
 from runeconsole.tui.modals.permission_modal import PermissionModal
 from runeconsole.tui.modals.question_modal import QuestionModal
 from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.panes.permissions_pane import PermissionsPane
-from runeconsole.tui.panes.questions_pane import QuestionsPane
-from runeconsole.tui.panes.suspended_pane import SuspendedPane
+from runeconsole.tui.panes.permissions_pane import LocalPermissionsPane
+from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
+from runeconsole.tui.panes.suspended_pane import LocalSuspendedPane
 from tests.disk.conftest import Scene
 from tests.support.polling import until
 
@@ -39,7 +39,7 @@ async def test_the_console_opens_on_a_full_disk_and_takes_its_locks_once_space_r
     async with app.run_test(size=(120, 32)) as pilot:
         await until(pilot, lambda: told(app, FULL))  # the monitor's pid file, said
         assert not app.presence.held  # its pid file could not be written either
-        assert app.query_one(QuestionsPane).records  # and it shows what is there
+        assert app.query_one(LocalQuestionsPane).records  # and it shows what is there
         scene.disk.free()
         await until(pilot, lambda: app.presence.held, timeout=PRESENCE_RETRY_SECONDS * 5)
         observations = scene.paths.supervisor / "observations.json"
@@ -49,7 +49,7 @@ async def test_the_console_opens_on_a_full_disk_and_takes_its_locks_once_space_r
 async def test_an_answer_on_a_full_disk_is_refused_in_the_window_then_given(scene: Scene) -> None:
     app = create_app(scene.root, watch=False, tick_seconds=0)
     async with app.run_test(size=(120, 32)) as pilot:
-        pane = app.query_one(QuestionsPane)
+        pane = app.query_one(LocalQuestionsPane)
         scene.disk.fill()
         pane.open_modal(pane.records[scene.question])
         await until(pilot, lambda: isinstance(app.screen, QuestionModal))
@@ -66,7 +66,7 @@ async def test_an_answer_on_a_full_disk_is_refused_in_the_window_then_given(scen
 async def test_a_decision_on_a_full_disk_is_refused_in_the_window_then_made(scene: Scene) -> None:
     app = create_app(scene.root, watch=False, tick_seconds=0)
     async with app.run_test(size=(120, 32)) as pilot:
-        pane = app.query_one(PermissionsPane)
+        pane = app.query_one(LocalPermissionsPane)
         scene.disk.fill()
         pane.open_modal(pane.records[scene.request])
         await until(pilot, lambda: isinstance(app.screen, PermissionModal))
@@ -87,7 +87,7 @@ async def test_a_queue_action_and_a_resume_on_a_full_disk_are_refused_then_done(
 ) -> None:
     app = create_app(scene.root, watch=False, tick_seconds=0)
     async with app.run_test(size=(120, 32)) as pilot:
-        queue, suspended = app.query_one(MergeQueuePane), app.query_one(SuspendedPane)
+        queue, suspended = app.query_one(MergeQueuePane), app.query_one(LocalSuspendedPane)
         await until(pilot, lambda: suspended.records)
         scene.disk.fill()
         queue.action_toggle_pause()

@@ -12,7 +12,7 @@ from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.console.status_bar import StatusBar
 from runeconsole.tui.modals.question_modal import QuestionModal
 from runeconsole.tui.panes.pane import MERGE_QUEUE, PERMISSIONS, QUESTIONS, SUSPENDED
-from runeconsole.tui.panes.questions_pane import QuestionsPane
+from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
 from tests.disk.conftest import Scene
 from tests.support.claude import bridge
 from tests.support.cli import cli_env
@@ -43,7 +43,7 @@ async def test_a_read_only_root_opens_a_console_that_says_so_and_offers_no_writi
             await pilot.pause()
             assert offered(app) & WRITING == set(), pane
         app.goto_pane(QUESTIONS)
-        await until(pilot, lambda: scene.question in app.query_one(QuestionsPane).records)
+        await until(pilot, lambda: scene.question in app.query_one(LocalQuestionsPane).records)
         await pilot.press("a")
         await pilot.press("enter")
         await pilot.pause(0.2)

@@ -22,7 +22,7 @@ from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
 from runeconsole.tui.console.app import create_app
 from runeconsole.tui.modals.question_modal import QuestionModal
-from runeconsole.tui.panes.questions_pane import QuestionsPane
+from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
 from tests.support.claude import in_thread, install
 from tests.support.claude_api import text_turn, tool_turn
 from tests.support.claude_binary import ASK_INPUT, BASH_INPUT, ClaudeSession, binary, new_project
@@ -55,7 +55,7 @@ async def test_its_ask_user_question_is_answered_from_the_console(
         with ClaudeSession(root, home, script, "--permission-mode", "default") as session:
             await in_thread(session.ready)
             await in_thread(lambda: session.type("Ask me about the auth module."))
-            pane = app.query_one(QuestionsPane)
+            pane = app.query_one(LocalQuestionsPane)
             await until(pilot, lambda: len(pane.records) == 2)
             # The questions come first, the agent's state right after them.
             await until(pilot, lambda: (claude_agent(root) or {}).get("activity") == "waiting")

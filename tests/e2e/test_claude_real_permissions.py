@@ -18,7 +18,7 @@ from runeconsole.services.claude.permissions.service import Permissions
 from runeconsole.services.project import Project
 from runeconsole.tui.console.app import create_app
 from runeconsole.tui.modals.permission_modal import PermissionModal
-from runeconsole.tui.panes.permissions_pane import PermissionsPane
+from runeconsole.tui.panes.permissions_pane import LocalPermissionsPane
 from tests.support.claude import in_thread, install
 from tests.support.claude_api import text_turn, tool_turn
 from tests.support.claude_binary import BASH_INPUT, ClaudeSession, binary, new_project
@@ -73,7 +73,7 @@ async def test_its_permission_prompts_are_decided_from_the_console(tmp_path: Pat
     app = create_app(root, rescan_seconds=60)
     async with app.run_test(size=(120, 34)) as pilot:
         await until(pilot, lambda: app.presence.held)
-        pane = app.query_one(PermissionsPane)
+        pane = app.query_one(LocalPermissionsPane)
 
         def waiting() -> list:
             return [r for r in pane.records.values() if r.open]
@@ -142,7 +142,7 @@ async def test_answered_in_its_own_dialog_the_request_closes_in_the_console(
     app = create_app(root, rescan_seconds=60)
     async with app.run_test(size=(120, 34)) as pilot:
         await until(pilot, lambda: app.presence.held)
-        pane = app.query_one(PermissionsPane)
+        pane = app.query_one(LocalPermissionsPane)
         with ClaudeSession(root, home, script, "--permission-mode", "default") as session:
             await in_thread(session.ready)
             await in_thread(lambda: session.type("Make the file."))

@@ -15,7 +15,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.services.project import Project
 from runeconsole.services.worker_questions import ANOTHER_TOOL, AskRequest, Questions
 from runeconsole.tui.console.app import create_app
-from runeconsole.tui.panes.questions_pane import QuestionsPane
+from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
 from tests.interop.rune_writers import background_question, orchestrator_question, signal_dir
 
 QUESTION = "Should the auth module use bcrypt or argon2 for password hashing?"
@@ -58,7 +58,7 @@ async def test_the_console_never_answers_a_question_another_tool_asked(project: 
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("3")
         await pilot.pause()
-        questions = app.query_one(QuestionsPane)
+        questions = app.query_one(LocalQuestionsPane)
         for _ in range(3):
             questions.tick()
             await pilot.pause()
@@ -129,7 +129,7 @@ async def test_the_console_lists_background_questions_as_they_appear(project: Pa
     app = create_app(project, watch=False, tick_seconds=0)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("3")
-        questions = app.query_one(QuestionsPane)
+        questions = app.query_one(LocalQuestionsPane)
         path = background_question(project, "20260226-020000", "task-6", "Which port?", OPTIONS)
         questions.apply_changes({path.parent.parent})  # a new background run appeared
         await pilot.pause()

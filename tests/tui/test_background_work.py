@@ -23,8 +23,8 @@ from runeconsole.services.worker_questions import Questions
 from runeconsole.tui.console.app import create_app
 from runeconsole.tui.modals.question_modal import QuestionModal
 from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
-from runeconsole.tui.panes.questions_pane import QuestionsPane
-from runeconsole.tui.panes.suspended_pane import SuspendedPane
+from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
+from runeconsole.tui.panes.suspended_pane import LocalSuspendedPane
 from runeconsole.tui.support.workers import WorkFailed
 from tests.support.console import settle
 from tests.support.merge_queue import write_talisman
@@ -77,7 +77,7 @@ async def test_an_answer_is_written_in_a_worker_while_the_window_keeps_counting_
         await until(pilot, lambda: modal.sending)
         countdown = str(modal.query_one("#question-countdown").render())
         asked.clock.advance(30)  # type: ignore[attr-defined]
-        app.query_one(QuestionsPane).tick()
+        app.query_one(LocalQuestionsPane).tick()
         await until(
             pilot, lambda: str(modal.query_one("#question-countdown").render()) != countdown
         )
@@ -162,8 +162,8 @@ async def test_the_suspended_pane_reads_git_in_a_worker_and_the_console_stays_re
         await pilot.press("4")  # the pane shows while its first read still waits for git
         await pilot.press("3")
         assert app.query_one("TabbedContent").active == "questions"  # type: ignore[attr-defined]
-        pane = app.query_one(SuspendedPane)
-        assert pane.table.row_count == 0 and not seen.of(SuspendedPane.Loaded)
+        pane = app.query_one(LocalSuspendedPane)
+        assert pane.table.row_count == 0 and not seen.of(LocalSuspendedPane.Loaded)
         release.set()
         await until(pilot, lambda: pane.table.row_count == 6)
-        assert len(seen.of(SuspendedPane.Loaded)) >= 1
+        assert len(seen.of(LocalSuspendedPane.Loaded)) >= 1

@@ -19,7 +19,7 @@ from runeconsole.services.worker_questions import AskRequest, Questions
 from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.question_modal import QuestionModal
 from runeconsole.tui.panes.problems_pane import ProblemsPane
-from runeconsole.tui.panes.questions_pane import QuestionsPane
+from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
 from tests.support.claude import KEY, Bridge, in_thread
 from tests.support.hook_runner import decision
 from tests.support.paths import SNAP
@@ -34,8 +34,8 @@ def cell(app: RuneConsole, key: str, column: str) -> str:
     return str(table.get_cell(key, column)) if table.has(key) else ""
 
 
-def questions_pane(app: RuneConsole) -> QuestionsPane:
-    return app.query_one(QuestionsPane)
+def questions_pane(app: RuneConsole) -> LocalQuestionsPane:
+    return app.query_one(LocalQuestionsPane)
 
 
 async def test_a_hook_fed_agent_appears_and_updates_live(hooked: Bridge) -> None:

@@ -20,7 +20,7 @@ from runeconsole.demo.claude_scene import ELICIT_TASK, elicitation_request
 from runeconsole.demo.scene import build_scene
 from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.elicitation_modal import ElicitationModal
-from runeconsole.tui.panes.questions_pane import QuestionsPane
+from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
 from tests.support.claude import KEY, Bridge, in_thread
 from tests.support.paths import SNAP
 from tests.support.polling import until
@@ -34,13 +34,15 @@ def form_open(app: object) -> bool:
     return isinstance(screen, ElicitationModal) and bool(screen.query("#field-0"))
 
 
-async def form_asked(app: RuneConsole, pilot: Pilot, hooked: Bridge) -> tuple[dict, QuestionsPane]:
+async def form_asked(
+    app: RuneConsole, pilot: Pilot, hooked: Bridge
+) -> tuple[dict, LocalQuestionsPane]:
     """A session asks for the fixture's form (its hook waiting, in a thread); ``a`` opens
     it. The hook's result lands in the dict returned."""
     await until(pilot, lambda: app.presence.held)
     await in_thread(lambda: hooked.send("SessionStart"))
     done = hooked.send_later("Elicitation")
-    pane = app.query_one(QuestionsPane)
+    pane = app.query_one(LocalQuestionsPane)
     await until(pilot, lambda: len(pane.records) == 1)
     await pilot.press("a")
     await until(pilot, lambda: form_open(app))
@@ -170,7 +172,7 @@ def test_snapshot_the_form_at_80x24(
     elicitation_request(ProjectPaths(root), clock.now())
 
     async def open_form(pilot: Pilot) -> None:
-        pane = pilot.app.query_one(QuestionsPane)
+        pane = pilot.app.query_one(LocalQuestionsPane)
         pane.open_modal(pane.records[f"claude-code/{ELICIT_TASK}.q1"])
         await until(pilot, lambda: form_open(pilot.app))
         pilot.app.screen.query_one("#field-0", Input).value = "main"

@@ -27,7 +27,7 @@ from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.agent_detail import AgentDetail
 from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.modals.permission_modal import PermissionModal
-from runeconsole.tui.panes.permissions_pane import PermissionsPane
+from runeconsole.tui.panes.permissions_pane import LocalPermissionsPane
 from tests.support.claude import KEY, Bridge, bridge, in_thread
 from tests.support.hook_runner import HookResult
 from tests.support.polling import until
@@ -51,8 +51,8 @@ def shown(widget: Widget) -> str:
     return console.export_text()
 
 
-def pane(app: RuneConsole) -> PermissionsPane:
-    return app.query_one(PermissionsPane)
+def pane(app: RuneConsole) -> LocalPermissionsPane:
+    return app.query_one(LocalPermissionsPane)
 
 
 def printed(done: dict[str, HookResult]) -> dict | None:

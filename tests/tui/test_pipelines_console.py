@@ -14,7 +14,7 @@ from textual.widgets import Input, Static
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.tui.console.app import RuneConsole, create_app
-from runeconsole.tui.panes.pipelines_pane import PIPELINES, PipelinesPane
+from runeconsole.tui.panes.pipelines_pane import PIPELINES, LocalPipelinesPane
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.pipelines.gate_window import GateWindow, rejection_said
 from runeconsole.tui.pipelines.screen import PipelineScreen
@@ -30,14 +30,14 @@ def console(root: Path) -> RuneConsole:
     return create_app(root, clock=ManualClock(), watch=False, tick_seconds=0)
 
 
-async def loaded(pilot) -> PipelinesPane:
-    pane = pilot.app.query_one(PipelinesPane)
+async def loaded(pilot) -> LocalPipelinesPane:
+    pane = pilot.app.query_one(LocalPipelinesPane)
     await until(pilot, lambda: pane.loads)
     await pilot.pause()
     return pane
 
 
-def cell(pane: PipelinesPane, key: str, column: str) -> str:
+def cell(pane: LocalPipelinesPane, key: str, column: str) -> str:
     value = pane.table.get_cell(key, column)
     return value.plain if isinstance(value, Text) else str(value)
 
@@ -54,7 +54,7 @@ def dot_status(root: Path, stem: str, node: str) -> str:
 async def open_pipeline(pilot, stem: str) -> PipelineScreen:
     app = pilot.app
     await pilot.press("8")
-    app.query_one(PipelinesPane).select(stem)
+    app.query_one(LocalPipelinesPane).select(stem)
     await pilot.press("enter")
     await until(pilot, lambda: isinstance(app.screen, PipelineScreen) and app.screen.shows)
     await pilot.pause()

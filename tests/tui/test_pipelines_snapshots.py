@@ -12,7 +12,7 @@ import pytest
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.tui.console.app import RuneConsole, create_app
-from runeconsole.tui.panes.pipelines_pane import PipelinesPane
+from runeconsole.tui.panes.pipelines_pane import LocalPipelinesPane
 from runeconsole.tui.pipelines.gate_window import GateWindow
 from runeconsole.tui.pipelines.screen import PipelineScreen
 from tests.support.pipelines import (
@@ -53,7 +53,7 @@ def scene(snap_dir: Path) -> RuneConsole:
 
 
 async def pane_loaded(pilot) -> None:
-    pane = pilot.app.query_one(PipelinesPane)
+    pane = pilot.app.query_one(LocalPipelinesPane)
     await until(pilot, lambda: pane.loads)
     await pilot.press("8")
     await pilot.pause()
@@ -67,7 +67,7 @@ def test_snapshot_pipelines_pane(snap_compare, scene: RuneConsole, size) -> None
 def test_snapshot_pipeline_screen(snap_compare, scene: RuneConsole) -> None:
     async def run_before(pilot) -> None:
         await pane_loaded(pilot)
-        pilot.app.query_one(PipelinesPane).select("gate-demo")
+        pilot.app.query_one(LocalPipelinesPane).select("gate-demo")
         await pilot.press("enter")
         app = pilot.app
         await until(pilot, lambda: isinstance(app.screen, PipelineScreen) and app.screen.shows)

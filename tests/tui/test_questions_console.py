@@ -30,7 +30,7 @@ from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.help_screen import HelpScreen
 from runeconsole.tui.modals.question_modal import QuestionModal
 from runeconsole.tui.panes.question_rows import WORKER_CELLS, worker_cell
-from runeconsole.tui.panes.questions_pane import QuestionsPane
+from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
 from tests.support.cli import cli_env
 from tests.support.console import burst, settle
 from tests.support.paths import SNAP
@@ -73,8 +73,8 @@ def console(relay: Questions) -> RuneConsole:
     return create_app(relay.root, clock=relay.clock, watch=False, tick_seconds=0)  # type: ignore[arg-type]
 
 
-def pane(app: RuneConsole) -> QuestionsPane:
-    return app.query_one(QuestionsPane)
+def pane(app: RuneConsole) -> LocalQuestionsPane:
+    return app.query_one(LocalQuestionsPane)
 
 
 async def show_questions(pilot: Pilot) -> None:

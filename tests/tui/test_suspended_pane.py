@@ -16,7 +16,7 @@ from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.arc_detail import ArcDetail
 from runeconsole.tui.modals.resume_confirm import ResumeConfirm
 from runeconsole.tui.modals.suspended_detail import ContextDetail, InjectionScreen
-from runeconsole.tui.panes.suspended_pane import SuspendedPane
+from runeconsole.tui.panes.suspended_pane import LocalSuspendedPane
 from tests.support.paths import SNAP
 from tests.support.polling import until
 from tests.support.suspended import build_scene, task_file, write_context
@@ -43,8 +43,8 @@ def console(root: Path) -> RuneConsole:
     return create_app(root, clock=app_clock(), watch=False, tick_seconds=0)
 
 
-def pane(app: RuneConsole) -> SuspendedPane:
-    return app.query_one(SuspendedPane)
+def pane(app: RuneConsole) -> LocalSuspendedPane:
+    return app.query_one(LocalSuspendedPane)
 
 
 def rendered(screen: object) -> str:
@@ -54,14 +54,14 @@ def rendered(screen: object) -> str:
     return console.export_text()
 
 
-def cell(p: SuspendedPane, key: str, column: str) -> object:
+def cell(p: LocalSuspendedPane, key: str, column: str) -> object:
     return p.table.get_cell(key, column)
 
 
 async def loaded(pilot) -> None:  # type: ignore[no-untyped-def]
     """Show the pane and wait for its background load."""
     await pilot.press("4")
-    suspended = pilot.app.query_one(SuspendedPane)
+    suspended = pilot.app.query_one(LocalSuspendedPane)
     await until(pilot, lambda: suspended.view is not None)  # its ``Loaded`` has arrived
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
@@ -168,7 +168,7 @@ async def test_resume_asks_first_and_cancel_changes_nothing(scene: Path) -> None
     assert path.read_bytes() == before
 
 
-async def resume_confirmed(pilot, key: str) -> SuspendedPane:  # type: ignore[no-untyped-def]
+async def resume_confirmed(pilot, key: str) -> LocalSuspendedPane:  # type: ignore[no-untyped-def]
     """Select the row ``key``, press ``s``, confirm, and wait for the resume."""
     await loaded(pilot)
     p = pane(pilot.app)

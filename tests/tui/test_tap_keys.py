@@ -15,7 +15,7 @@ from runeconsole.services.project import Project
 from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.permission_modal import PermissionModal
 from runeconsole.tui.modals.question_modal import QuestionModal
-from runeconsole.tui.panes.permissions_pane import PermissionsPane
+from runeconsole.tui.panes.permissions_pane import LocalPermissionsPane
 from runeconsole.tui.widgets.tap_keys import TapButton, TapKeys
 from tests.support.claude import Bridge
 from tests.support.polling import until
@@ -78,7 +78,7 @@ async def test_a_permission_is_always_allowed_for_every_agent_by_taps(hooked: Br
         await until(pilot, lambda: app.presence.held)
         done = hooked.send_later("PermissionRequest-Bash")
         # the operator taps once the console shows the request waiting
-        await until(pilot, lambda: app.query_one(PermissionsPane).oldest())
+        await until(pilot, lambda: app.query_one(LocalPermissionsPane).oldest())
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, PermissionModal))
         await until(pilot, lambda: app.screen.query(TapButton))

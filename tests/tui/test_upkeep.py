@@ -16,7 +16,7 @@ from runeconsole.services.claude.permissions.service import (
 from runeconsole.services.project import Project
 from runeconsole.services.retention import Retention
 from runeconsole.tui.console.app import create_app
-from runeconsole.tui.panes.permissions_pane import PermissionsPane
+from runeconsole.tui.panes.permissions_pane import LocalPermissionsPane
 from tests.support.old_records import decided_requests
 from tests.support.polling import until
 
@@ -56,7 +56,7 @@ async def test_the_permissions_pane_reads_the_latest_decisions_only(
     monkeypatch.setattr(PermissionRequest, "read", classmethod(counted))
     app = create_app(project, watch=False, tick_seconds=0)
     async with app.run_test(size=(120, 30)) as pilot:
-        pane = app.query_one(PermissionsPane)
+        pane = app.query_one(LocalPermissionsPane)
         await until(pilot, lambda: len(pane.records) == RECENT)
         assert set(pane.records) == set(ids[-RECENT:])
         assert len(read) == RECENT

@@ -22,10 +22,10 @@ from runeconsole.tui.conversations.screen import ConversationScreen
 from runeconsole.tui.modals.help_screen import HelpScreen
 from runeconsole.tui.panes.agents_pane import AgentsPane
 from runeconsole.tui.panes.pane import AGENTS, Pane
-from runeconsole.tui.panes.permissions_pane import PermissionTable
-from runeconsole.tui.panes.pipelines_pane import PipelinesBoard
+from runeconsole.tui.panes.permissions_pane import PermissionsPane
+from runeconsole.tui.panes.pipelines_pane import PipelinesPane
 from runeconsole.tui.panes.problems_pane import ProblemsPane
-from runeconsole.tui.panes.questions_pane import QuestionTable
+from runeconsole.tui.panes.questions_pane import QuestionsPane
 from runeconsole.tui.support.heap_upkeep import HeapUpkeep
 from runeconsole.tui.support.messages import ConversationWanted
 from runeconsole.tui.support.terminal_safe import NoControlCharacters
@@ -120,7 +120,7 @@ class PanesApp(App[None]):
         """``a`` from any pane: what holds work up longest, of the permission requests,
         the blocking questions (both hold an agent up) and the pipelines' human gates
         (one holds a pipeline up), then the oldest non-blocking question (of any source)."""
-        questions, permissions = self.query_one(QuestionTable), self.query_one(PermissionTable)
+        questions, permissions = self.query_one(QuestionsPane), self.query_one(PermissionsPane)
         question, request = questions.oldest(), permissions.oldest()
         waiting: list[tuple[tuple[int, float], int, Callable[[], None]]] = []
         if request is not None:
@@ -133,7 +133,7 @@ class PanesApp(App[None]):
             waiting.append(
                 (_since(asked[1].asked), 1, lambda: questions.open_modal(asked[1], asked[0]))
             )
-        for board in self.query(PipelinesBoard):
+        for board in self.query(PipelinesPane):
             gate = board.oldest_gate()
             if gate is not None:
                 waiting.append((_since(gate[1].since), 2, partial(board.open_gate, *gate)))
@@ -146,12 +146,12 @@ class PanesApp(App[None]):
 
     def on_problems_pane_gate_wanted(self, message: ProblemsPane.GateWanted) -> None:
         """Enter on a gate in Problems: its window, from the Pipelines pane."""
-        for board in self.query(PipelinesBoard):
+        for board in self.query(PipelinesPane):
             if message.pipeline in board.records:
                 board.open_gate(message.pipeline, message.gate)
                 return
 
-    def on_pipelines_board_gates_moved(self, message: PipelinesBoard.GatesMoved) -> None:
+    def on_pipelines_pane_gates_moved(self, message: PipelinesPane.GatesMoved) -> None:
         """The gates of some pipelines moved: the Problems pane shows them."""
         for problems in self.query(ProblemsPane):
             problems.show_gates(message.gates)

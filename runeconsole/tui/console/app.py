@@ -54,11 +54,11 @@ from runeconsole.tui.panes.agent_actions import LocalAgents
 from runeconsole.tui.panes.agents_pane import AgentsPane
 from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.panes.pane import FilePane, Pane
-from runeconsole.tui.panes.permissions_pane import PermissionsPane
-from runeconsole.tui.panes.pipelines_pane import PipelinesPane
+from runeconsole.tui.panes.permissions_pane import LocalPermissionsPane
+from runeconsole.tui.panes.pipelines_pane import LocalPipelinesPane
 from runeconsole.tui.panes.problems_pane import ProblemsPane
-from runeconsole.tui.panes.questions_pane import QuestionsPane
-from runeconsole.tui.panes.suspended_pane import SuspendedPane
+from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
+from runeconsole.tui.panes.suspended_pane import LocalSuspendedPane
 from runeconsole.tui.panes.tasks_pane import TasksPane
 from runeconsole.tui.review.opening import open_review
 from runeconsole.tui.support.messages import FleetChanged, ReviewWanted
@@ -174,12 +174,12 @@ class RuneConsole(PanesApp):
         ]
         panes: list[Pane[Any]] = [
             *self._fleet_views,
-            QuestionsPane(self.questions),
-            SuspendedPane(self.suspension, self.checkpoints),
+            LocalQuestionsPane(self.questions),
+            LocalSuspendedPane(self.suspension, self.checkpoints),
             MergeQueuePane(self.merge_queue),
-            PermissionsPane(self.permissions),
+            LocalPermissionsPane(self.permissions),
             TasksPane(self.dispatch),
-            PipelinesPane(self.pipelines, self.gate_answers),
+            LocalPipelinesPane(self.pipelines, self.gate_answers),
         ]
         with TabbedContent(id="panes"):
             for number, pane in enumerate(panes, 1):

@@ -47,10 +47,10 @@ from runeconsole.tui.conversations.searching import FleetSearch
 from runeconsole.tui.fleet_console.agents import FleetAgents
 from runeconsole.tui.fleet_console.panes import (
     Act,
+    FleetMergeQueuePane,
     FleetPermissionsPane,
     FleetPipelinesPane,
     FleetQuestionsPane,
-    FleetQueuePane,
     FleetSuspendedPane,
     SourcesPane,
     follow,
@@ -139,7 +139,7 @@ class FleetConsole(PanesApp):
             ProblemsPane(model.agents, sources=sources),
             FleetQuestionsPane(model, self.feed, clock=clock, sources=sources),
             FleetSuspendedPane(clock=clock, sources=sources),
-            FleetQueuePane(clock=clock, sources=sources),
+            FleetMergeQueuePane(clock=clock, sources=sources),
             FleetPermissionsPane(model, self.feed, clock=clock, sources=sources),
             FleetPipelinesPane(model, self.feed, clock=clock, sources=sources),
         ]
@@ -199,7 +199,7 @@ class FleetConsole(PanesApp):
         if SUSPENDED in moved:
             follow(self.query_one(FleetSuspendedPane), model.suspended, moved[SUSPENDED])
         if QUEUE in moved:
-            follow(self.query_one(FleetQueuePane), model.queue, moved[QUEUE])
+            follow(self.query_one(FleetMergeQueuePane), model.queue, moved[QUEUE])
         if PIPELINE in moved:
             self.query_one(FleetPipelinesPane).follow(moved[PIPELINE])
         if batch.sources:

@@ -31,11 +31,11 @@ from runeconsole.tui.modals.question_modal import Decide as DecideQuestion
 from runeconsole.tui.panes.merge_queue_rows import COLUMNS as QUEUE_COLUMNS
 from runeconsole.tui.panes.merge_queue_rows import age_of, row_values, search_fields
 from runeconsole.tui.panes.pane import MERGE_QUEUE, Columns, Pane, Sources, matches
-from runeconsole.tui.panes.permissions_pane import PermissionTable
+from runeconsole.tui.panes.permissions_pane import PermissionsPane
 from runeconsole.tui.panes.pipelines_pane import HELP_KEYS as PIPELINE_KEYS
-from runeconsole.tui.panes.pipelines_pane import PipelinesBoard
-from runeconsole.tui.panes.questions_pane import QuestionTable
-from runeconsole.tui.panes.suspended_pane import SuspendedTable
+from runeconsole.tui.panes.pipelines_pane import PipelinesPane
+from runeconsole.tui.panes.questions_pane import QuestionsPane
+from runeconsole.tui.panes.suspended_pane import SuspendedPane
 
 SOURCES = "sources"
 R = TypeVar("R")
@@ -109,10 +109,10 @@ class SourcesPane(Pane[SourceState]):
             self.post_message(Act("new_task", source, ""))
 
 
-class FleetQuestionsPane(QuestionTable):
+class FleetQuestionsPane(QuestionsPane):
     HELP_KEYS = (
         ("enter / a", "answer the selected question; the answer is sent to its source"),
-        *QuestionTable.HELP_KEYS[1:],
+        *QuestionsPane.HELP_KEYS[1:],
     )
 
     def __init__(self, model: SourcesModel, feed: FleetFeed, **kwargs: Any) -> None:
@@ -142,10 +142,10 @@ class FleetQuestionsPane(QuestionTable):
         follow(self, self.model.questions, moved)
 
 
-class FleetPermissionsPane(PermissionTable):
+class FleetPermissionsPane(PermissionsPane):
     HELP_KEYS = (
         ("enter / a", "decide the selected request; the decision is sent to its source"),
-        *PermissionTable.HELP_KEYS[1:],
+        *PermissionsPane.HELP_KEYS[1:],
     )
 
     def __init__(self, model: SourcesModel, feed: FleetFeed, **kwargs: Any) -> None:
@@ -170,7 +170,7 @@ class FleetPermissionsPane(PermissionTable):
             modal.decided_elsewhere(fresh)
 
 
-class FleetSuspendedPane(SuspendedTable):
+class FleetSuspendedPane(SuspendedPane):
     HELP_KEYS = (
         ("VERDICT", "each context file's integrity, as its source judged it"),
         ("s", "resume the selected task on its source (asks first; shows and copies it)"),
@@ -181,7 +181,7 @@ class FleetSuspendedPane(SuspendedTable):
         self.post_message(Act("resume", source, key))
 
 
-class FleetQueuePane(Pane[QueueEntry]):
+class FleetMergeQueuePane(Pane[QueueEntry]):
     PANE_ID, TITLE = MERGE_QUEUE, "Merge queue"
     SHORT_TITLE = "Queue"
     ENTER = "review"
@@ -228,7 +228,7 @@ class FleetQueuePane(Pane[QueueEntry]):
         self.post_message(Act("review", source, entry.identity))
 
 
-class FleetPipelinesPane(PipelinesBoard):
+class FleetPipelinesPane(PipelinesPane):
     """Every source's pipelines, as their streams carry them: enter opens one's screen
     from the record (its timeline is read on its own machine), a gate's answer is sent
     to the pipeline's source (``runeconsole gate approve|reject`` there)."""

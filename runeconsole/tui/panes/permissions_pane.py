@@ -3,9 +3,9 @@ latest decisions with who made them, and the standing rules.
 
 Requests waiting for a decision come first (oldest first, a countdown to the moment
 Claude Code asks in its own dialog); below them, the latest decisions (allowed, denied,
-fell through to Claude Code) with who decided. ``PermissionTable`` is that list and the
+fell through to Claude Code) with who decided. ``PermissionsPane`` is that list and the
 permission window on enter or ``a``, in both consoles (each hands the window its
-``decide``). ``PermissionsPane`` is the project console's: rows follow the files (a
+``decide``). ``LocalPermissionsPane`` is the project console's: rows follow the files (a
 request or decision file appearing, the rules file replaced), a new request rings the
 bell and says ``a`` decides it from any pane, and below the requests are the rules
 (``x`` takes the selected one out).
@@ -102,7 +102,7 @@ def rule_values(rule: Rule) -> tuple[object, ...]:
     return (Text(rule.behavior, style), Text(rule.tool), Text(rule.scope), Text(rule.subject))
 
 
-class PermissionTable(Pane[PermissionRequest]):
+class PermissionsPane(Pane[PermissionRequest]):
     ENTER = "decide"
     BINDINGS = [
         Binding("a", "decide", "Decide"),
@@ -204,7 +204,7 @@ class PermissionTable(Pane[PermissionRequest]):
             self.modal.tick()
 
 
-class PermissionsPane(PermissionTable, FilePane[PermissionRequest]):
+class LocalPermissionsPane(PermissionsPane, FilePane[PermissionRequest]):
     DEFAULT_CSS = """
     #permissions-table {
         height: 1fr;
@@ -221,7 +221,7 @@ class PermissionsPane(PermissionTable, FilePane[PermissionRequest]):
     WRITES = frozenset({"decide", "remove_rule"})
     BINDINGS = [Binding("x", "remove_rule", "Remove rule")]
     HELP_KEYS = (
-        *PermissionTable.HELP_KEYS,
+        *PermissionsPane.HELP_KEYS,
         ("tab, x", "move to the rules; take the selected rule out"),
     )
 

@@ -3,10 +3,10 @@ one row each: its stem and PRD, its state in colour (a gate waiting bold yellow,
 that cannot be read red with why, complete green, failed red, running blue), its nodes
 counted by status, the gates that wait, its runner (alive or gone) and its last change.
 
-``PipelinesBoard`` is what both consoles share: the rows, enter (the pipeline's screen,
+``PipelinesPane`` is what both consoles share: the rows, enter (the pipeline's screen,
 ``tui/pipelines/screen.py``), ``g`` (the window of the gate that waits,
 ``tui/pipelines/gate_window.py``), the gates handed to the Problems pane
-(``GatesMoved``, routed by the app) and to ``a`` (``oldest_gate``). ``PipelinesPane`` is
+(``GatesMoved``, routed by the app) and to ``a`` (``oldest_gate``). ``LocalPipelinesPane`` is
 the project console's: fed by the directories the pipelines live in (a change re-reads
 the pipelines it names, and the screen open on one), the rescan in a worker, gates
 answered here (``GateAnswers``) in the window's worker.
@@ -60,7 +60,7 @@ def waited_since(gate: Gate) -> tuple[int, float]:
     return (0, gate.since.timestamp()) if gate.since is not None else (1, 0.0)
 
 
-class PipelinesBoard(Pane[Pipeline]):
+class PipelinesPane(Pane[Pipeline]):
     PANE_ID = PIPELINES
     TITLE = "Pipelines"
     COLUMNS = PIPELINE_COLUMNS
@@ -195,7 +195,7 @@ class PipelinesBoard(Pane[Pipeline]):
         """The window closed (``answer``: what was given, or None): read the pipeline again."""
 
 
-class PipelinesPane(PipelinesBoard, FilePane[Pipeline]):
+class LocalPipelinesPane(PipelinesPane, FilePane[Pipeline]):
     class Loaded(Message):
         """Every pipeline, as read in the rescan worker."""
 
@@ -278,7 +278,7 @@ class PipelinesPane(PipelinesBoard, FilePane[Pipeline]):
         if not cancelled():
             self.post_message(self.Loaded(pipelines))
 
-    def on_pipelines_pane_loaded(self, message: Loaded) -> None:
+    def on_local_pipelines_pane_loaded(self, message: Loaded) -> None:
         message.stop()
         fresh: dict[str, Pipeline | None] = {p.stem: p for p in message.pipelines}
         moved = {k: p for k, p in fresh.items() if self.records.get(k) is not p}

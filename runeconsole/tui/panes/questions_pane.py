@@ -1,10 +1,10 @@
 """The Questions pane: open worker questions with a live countdown to the auto-answer.
 
-``QuestionTable`` is what both consoles show: the open questions, blocking first, a
+``QuestionsPane`` is what both consoles show: the open questions, blocking first, a
 relayed Claude Code call's twin shown once (as the call), and the answer window on enter
-or ``a``; each console hands the window its ``decide`` (``QuestionTable.answering``).
+or ``a``; each console hands the window its ``decide`` (``QuestionsPane.answering``).
 
-``QuestionsPane`` is the project console's, fed by the files: a ``.question`` appearing
+``LocalQuestionsPane`` is the project console's, fed by the files: a ``.question`` appearing
 adds a row (a blocking one rings the bell), its ``.answer`` removes it. When a deadline
 passes the pane writes the auto-answer itself, so a question left by a crashed
 orchestrator is still decided; if an ``ask`` process is also waiting, the exclusive
@@ -51,7 +51,7 @@ from runeconsole.tui.panes.question_rows import (
 from runeconsole.tui.support.workers import background
 
 
-class QuestionTable(Pane[Question]):
+class QuestionsPane(Pane[Question]):
     ENTER = "answer"
     BINDINGS = [
         Binding("a", "answer", "Answer"),
@@ -173,7 +173,7 @@ class QuestionTable(Pane[Question]):
         """The window answered these: read them again (the project console's files)."""
 
 
-class QuestionsPane(QuestionTable, FilePane[Question]):
+class LocalQuestionsPane(QuestionsPane, FilePane[Question]):
     WRITES = frozenset({"answer"})
 
     def __init__(self, questions: Questions, **kwargs: Any) -> None:

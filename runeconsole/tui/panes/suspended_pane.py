@@ -1,8 +1,8 @@
 """The Suspended pane: context files with their verdicts, and the arc checkpoints.
 
-``SuspendedTable`` is the list both consoles show: one row per context file (keyed by
+``SuspendedPane`` is the list both consoles show: one row per context file (keyed by
 its path), the verdict in colour, and ``s`` to resume one whose verdict allows it (each
-console says how: here, or on the row's source). ``SuspendedPane`` is the project
+console says how: here, or on the row's source). ``LocalSuspendedPane`` is the project
 console's, fed by the files: ``enter`` shows the frontmatter, the files against git and
 the injection resume would produce, ``s`` resumes after a confirmation; below, the arc
 checkpoints as a dry-run resume sees them, each phase of PHASE_ORDER as one coloured
@@ -130,7 +130,7 @@ def arc_row(plan: ResumePlan) -> tuple[object, ...]:
     )
 
 
-class SuspendedTable(Pane[ContextRecord]):
+class SuspendedPane(Pane[ContextRecord]):
     BINDINGS = [Binding("s", "resume", "Resume")]
     PANE_ID = SUSPENDED
     TITLE = "Suspended"
@@ -178,7 +178,7 @@ class SuspendedTable(Pane[ContextRecord]):
         raise NotImplementedError
 
 
-class SuspendedPane(SuspendedTable, FilePane[ContextRecord]):
+class LocalSuspendedPane(SuspendedPane, FilePane[ContextRecord]):
     DEFAULT_CSS = """
     .pane-heading {
         height: 1;
@@ -297,7 +297,7 @@ class SuspendedPane(SuspendedTable, FilePane[ContextRecord]):
         if not cancelled():
             self.post_message(self.ContextsRead(records, gone))
 
-    def on_suspended_pane_contexts_read(self, message: ContextsRead) -> None:
+    def on_local_suspended_pane_contexts_read(self, message: ContextsRead) -> None:
         message.stop()
         for key in message.gone:
             self.drop(key)
@@ -314,7 +314,7 @@ class SuspendedPane(SuspendedTable, FilePane[ContextRecord]):
         if not cancelled():
             self.post_message(self.Loaded(*loaded))
 
-    def on_suspended_pane_loaded(self, message: Loaded) -> None:
+    def on_local_suspended_pane_loaded(self, message: Loaded) -> None:
         message.stop()
         self.show(message.view, message.records, message.plans)
 
@@ -372,7 +372,7 @@ class SuspendedPane(SuspendedTable, FilePane[ContextRecord]):
         if not cancelled():
             self.post_message(self.Resumed(result, fresh))
 
-    def on_suspended_pane_resumed(self, message: Resumed) -> None:
+    def on_local_suspended_pane_resumed(self, message: Resumed) -> None:
         message.stop()
         result = message.result
         self.put(message.record.key, message.record)

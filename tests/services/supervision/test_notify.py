@@ -117,7 +117,7 @@ async def test_a_new_blocking_question_notifies_from_the_console(
     app = create_app(project, rescan_seconds=60, tick_seconds=0)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        questions = app.query_one("QuestionsPane")
+        questions = app.query_one("LocalQuestionsPane")
         relay = Questions(Project(project))
         asked, _ = relay.ask(AskRequest("task-1", "Port?", ["A: 80", "B: 8080"], worker="w-1"))
         questions.apply_changes({asked.path})  # type: ignore[attr-defined]
