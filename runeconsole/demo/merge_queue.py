@@ -20,6 +20,7 @@ from runeconsole.adapters.git import run_git
 from runeconsole.core.files import atomic_write_bytes
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
+from runeconsole.services.merge_queue.model import EntryChanges
 from runeconsole.services.project import Project
 
 BASE = {"src/api.py": "def handler():\n    return 1\n", "src/db.py": "SCHEMA = 1\n"}
@@ -130,7 +131,7 @@ def _record_the_run(queue: MergeQueue, ids: list[str], clock: ManualClock) -> No
     now = clock.now()
     done = [4, 2, 5, 1]  # minutes ago each landed
     for n, (entry_id, minutes) in enumerate(zip(ids[:4], done, strict=True)):
-        landed: dict[str, Any] = {"status": "completed", "merged_commit": f"{n + 1:x}" * 40}
+        landed: EntryChanges = {"status": "completed", "merged_commit": f"{n + 1:x}" * 40}
         landed["completed_at"] = iso_z(now - timedelta(minutes=minutes))
         landed["flaky"] = n == 2
         queue.update_entry(entry_id, landed)

@@ -51,6 +51,7 @@ from runeconsole.services.dispatch.worktree_list import (
     LANDED as LANDED_STATE,
 )
 from runeconsole.services.merge_queue import MergeQueue, ProcessReport, QueueEntry
+from runeconsole.services.merge_queue.model import EntryChanges
 from runeconsole.services.project import Project
 from runeconsole.services.review.service import Reviews
 from runeconsole.services.supervision.service import Supervisor
@@ -380,7 +381,7 @@ class Dispatch:
         (``runeconsole.worktrees.remove_after_land``) and its tasks marked landed."""
         removals = []
         rows = self.worktrees(sizes=False)
-        notes: dict[str, dict[str, object]] = {}
+        notes: dict[str, EntryChanges] = {}
         for row in rows:
             if row.state == LANDED_STATE and self.settings.remove_after_land:
                 removal = self.remover.remove(row, stop_agent=True)

@@ -37,6 +37,7 @@ from runeconsole.services.merge_queue.model import (
     TESTS_FAILED,
     TIMEOUT,
     WINDOW,
+    EntryChanges,
     ProcessReport,
     ProgressCallback,
     QueueEntry,
@@ -134,7 +135,7 @@ class Engine:
         self.seq += 1
         return f"b{self.seq}"
 
-    def publish(self, changes: dict[str, dict[str, Any]] | None = None) -> None:
+    def publish(self, changes: dict[str, EntryChanges] | None = None) -> None:
         """The batches at work and the window, with entries' ``changes`` (their steps),
         written with the next write (at the latest before waiting for a run)."""
         self.moves += 1

@@ -22,7 +22,7 @@ from typing import TypeVar
 from runeconsole.adapters import git_remote as gr
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.crash_points import pause_point
-from runeconsole.services.merge_queue.model import GIT_ERROR, MAIN_DIRTY, Outcome
+from runeconsole.services.merge_queue.model import GIT_ERROR, MAIN_DIRTY, EntryChanges, Outcome
 from runeconsole.services.merge_queue.outcomes import Recorder
 from runeconsole.services.merge_queue.queue_file import QueueFile
 from runeconsole.services.merge_queue.target import Target
@@ -55,7 +55,7 @@ class Lander:
         batch = work.batch
         base, tip = str(batch.base), str(batch.tip)
         # Written before the ref moves: recovery can tell a landed batch from a lost one.
-        landing = {
+        landing: dict[str, EntryChanges] = {
             entry_id: {"tested_commit": commit, "base_commit": base, "batch_tip": tip}
             for entry_id, commit in work.commits.items()
         }
@@ -81,7 +81,7 @@ class Lander:
         return Landed(MOVED)
 
     def _push(
-        self, work: Work, write: Write, landing: dict[str, dict[str, str]], reach: Reach[object]
+        self, work: Work, write: Write, landing: dict[str, EntryChanges], reach: Reach[object]
     ) -> Landed:
         """The tip pushed to the remote's main; the local main follows."""
         remote = self.target.remote

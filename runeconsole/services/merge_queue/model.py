@@ -8,7 +8,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.timeutil import parse_iso
@@ -59,6 +59,31 @@ def command_args(value: Any) -> list[str] | None:
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return list(value)
     return None
+
+
+class EntryChanges(TypedDict, total=False):
+    """What processing and the operator change in a queue entry, as it crosses from the
+    steps (``work.py``, ``lander.py``, ``outcomes.py``, ``recovery.py``) and the dispatch to
+    the queue's file (``queue_file.update_entries``); the entry's other keys are kept."""
+
+    status: str
+    current_step: str | None  # what processing does now (None: nothing)
+    steps: list[dict[str, Any]]  # each step done: its name, start, seconds and result
+    tested_commit: str | None
+    base_commit: str
+    batch_tip: str
+    merged_commit: str | None
+    completed_at: str | None
+    reason: str | None
+    error: str | None
+    conflict_files: list[str]
+    output_tail: list[str]
+    notes: list[str]
+    flaky: bool
+    attempts: int
+    interruptions: int
+    signals_pending: list[dict[str, Any]]  # the signals owed, until delivered
+    remote_wait: dict[str, Any] | None  # a wait for the remote, while there is one
 
 
 @dataclass

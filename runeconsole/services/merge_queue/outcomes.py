@@ -19,6 +19,7 @@ from runeconsole.services.merge_queue.model import (
     COMPLETED,
     CONFLICT,
     FAILED,
+    EntryChanges,
     Outcome,
     Progress,
     ProgressCallback,
@@ -115,7 +116,7 @@ class Recorder:
             self._tidy(run, tested, base, notes, sync_checkout)
             pause_point("merge-queue-batch-tidying")
         owed: dict[str, list[dict[str, Any]]] = {}
-        changes: dict[str, dict[str, Any]] = {}
+        changes: dict[str, EntryChanges] = {}
         for run, tested, _ in landed:
             complete = self.outbox.payload(run.entry, merged_commit=tested)
             owed[run.entry_id] = [self.outbox.outgoing(run.entry, "MERGE_COMPLETE", complete)]

@@ -24,6 +24,7 @@ from runeconsole.services.merge_queue.model import (
     IN_PROGRESS,
     PENDING,
     REMOTE_STATE,
+    EntryChanges,
     QueueEntry,
     QueueState,
     QueueStatus,
@@ -56,7 +57,7 @@ class QueueFile:
         self.settings = settings or project.settings(MergeQueueSettings)
         self.signals = signals or Signals(project)
         self._later: dict[str, Any] = {}  # top-level fields to write with the next write
-        self._later_entries: dict[str, dict[str, Any]] = {}  # and entries' changes
+        self._later_entries: dict[str, EntryChanges] = {}  # and entries' changes
 
     @property
     def path(self) -> Path:
@@ -147,7 +148,7 @@ class QueueFile:
                 raise
 
     def write_later(
-        self, fields: dict[str, Any], changes: dict[str, dict[str, Any]] | None = None
+        self, fields: dict[str, Any], changes: dict[str, EntryChanges] | None = None
     ) -> None:
         """Top-level ``fields`` and entries' ``changes`` that only show what is going on
         (a step, the batches at work), written with this object's next write, before what
@@ -162,9 +163,7 @@ class QueueFile:
             with self._mutate():
                 pass
 
-    def _apply_later(
-        self, data: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def _apply_later(self, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, EntryChanges]]:
         """What ``write_later`` held, put into ``data`` and handed back (no longer held)."""
         data.update(self._later)
         for item in data["entries"]:
@@ -174,7 +173,7 @@ class QueueFile:
         self._later, self._later_entries = {}, {}
         return held
 
-    def _hold_again(self, fields: dict[str, Any], changes: dict[str, dict[str, Any]]) -> None:
+    def _hold_again(self, fields: dict[str, Any], changes: dict[str, EntryChanges]) -> None:
         """Put back what a failed write took, under anything held since."""
         self._later = fields | self._later
         for entry_id, fields_of in changes.items():
@@ -211,13 +210,13 @@ class QueueFile:
                 kept[bump] = (count if isinstance(count, int) and count > 0 else 0) + 1
             data[REMOTE_STATE] = kept
 
-    def update_entry(self, entry_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+    def update_entry(self, entry_id: str, changes: EntryChanges) -> dict[str, Any]:
         with self._mutate() as data:
             item = self._find(data, entry_id)
             item.update(changes)
             return dict(item)
 
-    def update_entries(self, changes: dict[str, dict[str, Any]]) -> None:
+    def update_entries(self, changes: dict[str, EntryChanges]) -> None:
         """Several entries' changes in one locked write (a batch's step); an entry no
         longer in the file is skipped."""
         with self._mutate() as data:

@@ -9,15 +9,15 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from runeconsole.adapters.processes import StreamResult
-from runeconsole.services.merge_queue.model import Progress, ProgressCallback
+from runeconsole.services.merge_queue.model import EntryChanges, Progress, ProgressCallback
 from runeconsole.services.merge_queue.outcomes import Run
 from runeconsole.services.merge_queue.train import Batch
 
 # Writes entries' changes (``{entry_id: fields}``) with the batches at work, in one write.
-Write = Callable[[dict[str, dict[str, Any]]], None]
+Write = Callable[[dict[str, EntryChanges]], None]
 StepEnd = Callable[..., None]
 
 
@@ -80,7 +80,7 @@ class Work:
         name: str,
         runs: list[Run] | None = None,
         *,
-        extra: dict[str, dict[str, Any]] | None = None,
+        extra: dict[str, EntryChanges] | None = None,
         quiet: bool = False,
     ) -> StepEnd:
         """Record the start of step ``name`` for ``runs`` (the batch's entries) now, with
@@ -105,13 +105,14 @@ class Work:
             per_entry: bool = False,
         ) -> None:
             seconds = round(time.monotonic() - began, 3)
-            changes: dict[str, dict[str, Any]] = {}
+            changes: dict[str, EntryChanges] = {}
             for run in runs:
                 word = result if isinstance(result, str) else result.get(run.entry_id, "ok")
                 run.steps.append({"step": name, "started_at": now, "seconds": seconds})
                 run.steps[-1]["result"] = word
                 more = (extra or {}).get(run.entry_id, {}) if per_entry else (extra or {})
-                changes[run.entry_id] = {"steps": list(run.steps), **more}
+                # The step's own fields for the entry, as it gave them.
+                changes[run.entry_id] = cast(EntryChanges, {"steps": list(run.steps), **more})
             write(changes)
             said = summary or (result if isinstance(result, str) else _summary(result))
             self.report(name, f"{name}: {said} ({seconds:.1f}s)")
