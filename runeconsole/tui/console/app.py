@@ -349,7 +349,7 @@ class RuneConsole(PanesApp):
 
     def _show_spend(self) -> None:
         for bar in self.query(StatusBar):
-            bar.set_spend(spend_text(self.spending.totals, self.clock.now()))
+            bar.spend = spend_text(self.spending.totals, self.clock.now())
 
     @background("fleet-rescan", exclusive=True)
     def rescan_fleet(self) -> None:

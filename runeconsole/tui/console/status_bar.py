@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from runeconsole.tui.panes.pane import AGENTS
@@ -22,15 +23,16 @@ def shown_root(root: Path, width: int) -> str:
 
 
 class StatusBar(Static):
+    spend: reactive[tuple[Text, Text]] = reactive((Text(), Text()), init=False)
+    """What the fleet spent today (after the colours), and in all with the plan's headroom
+    (at the end): ``tui/app_base/spend.py``."""
+
     def __init__(self, root: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.root = root
         self.figures: dict[str, dict[str, int]] = {}
         self.order: list[str] = []
         self.notes: dict[str, str] = {}  # by what they are about: "watching", "root"
-        # What the fleet spent today (after the colours), and in all with the plan's
-        # headroom (at the end): tui/app_base/spend.py.
-        self.spend: tuple[Text, Text] = (Text(), Text())
 
     def on_mount(self) -> None:
         self.refresh_text()
@@ -43,10 +45,8 @@ class StatusBar(Static):
     def _rank(self, pane_id: str) -> int:
         return self.order.index(pane_id) if pane_id in self.order else len(self.order)
 
-    def set_spend(self, spend: tuple[Text, Text]) -> None:
-        if spend != self.spend:
-            self.spend = spend
-            self.refresh_text()
+    def watch_spend(self) -> None:
+        self.refresh_text()
 
     def set_note(self, note: str, about: str = "watching") -> None:
         self.notes[about] = note

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -165,12 +166,15 @@ class ElicitationModal(QuestionModal):
 
     # -- answering ------------------------------------------------------------------------
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
+    @on(Button.Pressed, "#form-accept")
+    def accept_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        if event.button.id == "form-accept":
-            self.action_accept()
-        elif event.button.id == "form-decline":
-            self._send(elicit_form.answer_text(elicit_form.DECLINE))
+        self.action_accept()
+
+    @on(Button.Pressed, "#form-decline")
+    def decline_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self._send(elicit_form.answer_text(elicit_form.DECLINE))
 
     def action_accept(self) -> None:
         if self.form is None:

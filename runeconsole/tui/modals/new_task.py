@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
@@ -345,12 +346,15 @@ class NewTaskForm(ModalScreen[NewTask | None]):
         event.stop()
         self.action_start()
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
+    @on(Button.Pressed, "#new-task-start")
+    def start_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        if event.button.id == "new-task-start":
-            self.action_start()
-        else:
-            self.dismiss(None)
+        self.action_start()
+
+    @on(Button.Pressed, "#new-task-cancel")
+    def cancel_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None)
 
 
 class SourcePicker(ModalScreen[str | None]):

@@ -17,6 +17,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
@@ -74,12 +75,14 @@ class RemoteLine(Static):
             super().__init__()
             self.error = error
 
+    fetching: reactive[bool] = reactive(False, init=False)
+    """A fetch runs (``f``): the line says so, and a second ``f`` is refused."""
+
     def __init__(self, queue: MergeQueue, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.queue = queue
         self.where: RemoteWhere | None = None
         self.error: str | None = None
-        self.fetching = False
 
     @property
     def remote(self) -> str | None:
@@ -99,6 +102,9 @@ class RemoteLine(Static):
     def on_remote_line_located(self, message: Located) -> None:
         message.stop()
         self.where, self.error = message.where, message.error
+        self.redraw()
+
+    def watch_fetching(self) -> None:
         self.redraw()
 
     def redraw(self) -> None:
@@ -121,7 +127,6 @@ class RemoteLine(Static):
             self.app.notify(f"already fetching {self.queue.settings.target}")
             return
         self.fetching = True
-        self.redraw()
         self._fetch()
 
     @background("merge-queue-fetch")
@@ -138,7 +143,6 @@ class RemoteLine(Static):
     def on_remote_line_fetched(self, message: Fetched) -> None:
         """Said, and on to the pane (it reads again: the line follows)."""
         self.fetching = False
-        self.redraw()
         if message.error is not None:
             self.app.notify(message.error, title="Fetch", severity="warning")
 
