@@ -354,20 +354,40 @@ class Pane(Vertical, Generic[R]):
         self, keys: list[str], start: int, wanted: int, walk: int | None = None
     ) -> tuple[list[str], int]:
         """Up to ``wanted`` keys of ``keys[start:]`` whose rows are drawn (looking at no
-        more than ``walk`` keys), and the index the search stopped at."""
+        more than ``walk`` keys), and the index the search stopped at. A fill looks at
+        every record: the filter is read once here, and ``passes`` is walked inline
+        unless the pane has its own."""
         stop = len(keys) if walk is None else min(len(keys), start + walk)
-        records, hidden, passes = self.records, self.hidden, self.passes
-        if self._filter() == (None, "") and type(self).hidden is Pane.hidden:
+        records, hidden = self.records, self.hidden
+        hides = type(self).hidden is not Pane.hidden
+        source, words = self._filter()
+        if source is None and not words and not hides:
             end = min(start + wanted, stop)
             return [key for key in keys[start:end] if key in records], end
+        own = self.passes if type(self).passes is not Pane.passes else None
+        of = self.sources.of if self.sources is not None else None
+        search, fields = self._search, self.search_fields
         found: list[str] = []
         index = start
         while index < stop and len(found) < wanted:
             key = keys[index]
             index += 1
             record = records.get(key)
-            if record is not None and not hidden(key, record) and passes(key, record):
-                found.append(key)
+            if record is None or (hides and hidden(key, record)):
+                continue
+            if own is not None:
+                if own(key, record):
+                    found.append(key)
+                continue
+            if source is not None and of is not None and of(key) != source:
+                continue
+            if words:
+                text = search.get(key)
+                if text is None:
+                    text = search[key] = search_text(fields(key, record))
+                if words not in text:
+                    continue
+            found.append(key)
         return found, index
 
     def refilter(self) -> None:
@@ -466,7 +486,9 @@ class Pane(Vertical, Generic[R]):
         cleared, a first load): the first screenful at once, the rest in chunks after the
         paint. Rows are built only for records not built yet, and the records are searched
         only as far as each chunk needs (a key in the filter waits for the first
-        screenful's matches, not every record's)."""
+        screenful's matches, not every record's). A fill of more than a screenful (a
+        fleet) leaves what is alive out of the collector's full passes when it built rows
+        or shows every record, and so does each chunk that built rows (``freeze_alive``)."""
         self._fill += 1
         keys = self._ordered()
         built = len(self._rows)
@@ -475,9 +497,9 @@ class Pane(Vertical, Generic[R]):
         self.table.replace([(key, self._current(key, records[key])) for key in first])
         self._resort = False
         self.finish()
-        if len(self._rows) > built:
-            freeze_alive()  # the records and their rows: no full pass walks them again
         self._filling, self._spliced = walked < len(keys), False
+        if self._filling and (len(self._rows) > built or self._filter() == (None, "")):
+            freeze_alive()  # a fleet's records and rows: no full pass walks them again
         if self._filling:
             after_frame(self, CHUNK_PAUSE, partial(self._fill_more, keys, walked, self._fill))
 
