@@ -210,6 +210,15 @@ class AgentsPane(Pane[AgentRecord]):
         record = self.agents.record(key) if key is not None else None
         return None if key is None or record is None else (key, record)
 
+    def _readable(self) -> tuple[str, AgentRecord] | None:
+        """The cursor's agent, unless its identity cannot be read (then said why)."""
+        chosen = self._chosen()
+        if chosen is not None and chosen[1].error:
+            key, error = chosen[0], chosen[1].error
+            self.notify(f"{key} is unreadable: {error}", severity="warning", markup=False)
+            return None
+        return chosen
+
     def action_details(self) -> None:
         if (chosen := self._chosen()) is not None:
             key, record = chosen
@@ -294,13 +303,9 @@ class AgentsPane(Pane[AgentRecord]):
 
     def action_fork(self) -> None:
         """``F``: the agent's session forked into a new agent, in its worktree or a new one."""
-
-        if (chosen := self._chosen()) is None:
+        if (chosen := self._readable()) is None:
             return
-        key, record = chosen
-        if record.error:
-            self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
-            return
+        key = chosen[0]
 
         def chose(action: str | None) -> None:
             if action in FORKS:
@@ -312,12 +317,9 @@ class AgentsPane(Pane[AgentRecord]):
     def _act(self, action: str) -> None:
         """``g``, ``h``, ``r``, ``x`` on the cursor's agent: the changing ones asked first,
         each done in a worker."""
-        if (chosen := self._chosen()) is None:
+        if (chosen := self._readable()) is None:
             return
         key, record = chosen
-        if record.error:
-            self.notify(f"{key} is unreadable: {record.error}", severity="warning", markup=False)
-            return
         # An ended session is gone (a background one is opened again by claude attach).
         why = out_of_reach(record) if action == "jump" else None
         if why is not None and not is_background(record.fields):
