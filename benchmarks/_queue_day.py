@@ -3,7 +3,9 @@ fixed seed, or as a benchmark lays them out), some break the tests, one may flak
 test run takes the same time. What happens is decided by the processor's own modules,
 ``forming`` (which entries make a batch) and ``train`` (the window, bisection, retries),
 driven here by events instead of git and processes; the figures come from
-``stats.figures``, as the pane's.
+``stats.figures``, as the pane's. With ``cpu_share`` the slots are ``parallel_runs: auto``:
+``parallel_runs`` of them until the first run ends, then as many as that share leaves room
+for on ``cpus`` cores (``cpu_share.slots_for``).
 
 A tree is the set of entries in it, built as the processor builds it (on the tree of the
 batch it is built on): a batch tests red when its tree holds a broken entry, or a flaky
@@ -20,6 +22,7 @@ from typing import Any
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.timeutil import iso_z
+from runeconsole.services.merge_queue.cpu_share import slots_for
 from runeconsole.services.merge_queue.forming import next_batch
 from runeconsole.services.merge_queue.model import QueueEntry
 from runeconsole.services.merge_queue.stats import figures
@@ -43,9 +46,11 @@ class Day:
     failing: float = 0.10
     test_minutes: float = 5.0
     batch_max: int = 8
-    parallel_runs: int = 2
+    parallel_runs: int = 2  # with ``cpu_share``: the slots until the first run ends
     flaky_retries: int = 1
     seed: int = 23
+    cpu_share: float | None = None  # ``parallel_runs: auto``: each run's measured share
+    cpus: int = 2
 
 
 GOOD, BAD, FLAKY = "good", "bad", "flaky"
@@ -185,6 +190,8 @@ class Simulation:
         batch = self.tokens.pop(token, None)
         if batch is None or batch.state != TESTING or batch not in self.train.batches:
             return  # sent back meanwhile: its run was stopped (a flaky entry unseen)
+        if self.day.cpu_share is not None:  # auto: the slots follow the measured share
+            self.train.resize(slots_for(self.day.cpu_share, self.day.cpus))
         entries = tree.split(",")
         flaked = self.flaky.intersection(entries)  # the first run to end that holds it
         self.flaky -= flaked

@@ -5,7 +5,7 @@ adding a module, 3 that break the tests, 1 flaky; the same check, sleeping about
 then compiling every module), in one run, one queue after the other:
 
 (a) the sequential local queue (``batch_max 1``, ``parallel_runs 1``);
-(b) the default batched queue (``batch_max 8``, ``parallel_runs 2``), local only;
+(b) the default batched queue (``batch_max 8``, ``parallel_runs auto``), local only;
 (c) the same batched queue landing on a bare remote (``git init --bare -b main``; the
     project a ``git clone`` of it, ``runeconsole.merge_queue.remote: origin``) while a
     teammate (a second clone, a thread of this process) commits a file of its own
@@ -26,7 +26,7 @@ teammate's, that every teammate commit is on the final ``origin/main``, and whet
 final ``origin/main`` is the project's local ``main``.
 
     python benchmarks/merge_queue_remote.py [--branches 32] [--test-seconds 2]
-        [--teammate-seconds 20] [--push-delay 0] [--batch-max 8] [--parallel-runs 2]
+        [--teammate-seconds 20] [--push-delay 0] [--batch-max 8] [--parallel-runs auto|N]
         [--quick]
 
 ``--push-delay S``: the remote takes S seconds over each push (a ``pre-receive`` hook
@@ -41,6 +41,7 @@ fetch or a push costs what git's own work costs, without a network.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import statistics
 import subprocess
@@ -56,8 +57,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import end_cleanly_on_sigterm, load, scratch
 from _common import git_out as git
-from merge_queue_throughput import CHECK, build, kinds, run_queue, verify
+from merge_queue_throughput import (
+    CHECK,
+    Done,
+    batched_settings,
+    build,
+    defaults,
+    described,
+    kinds,
+    run_queue,
+    verify,
+)
 
+from runeconsole.services.merge_queue import MergeQueueSettings
 from runeconsole.services.merge_queue.model import BASE_MOVED
 
 MOVED_NOTE = "moved during the run"
@@ -147,11 +159,11 @@ def at_seconds(iso: str, started: float) -> float:
     return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() - started
 
 
-def queue_figures(done: dict[str, Any], started: float) -> dict[str, Any]:
+def queue_figures(done: Done, started: float) -> dict[str, Any]:
     """From the queue's file: the races it counted, the entries' notes of a move, its
     pushes that lost (moment in the run, by the entry's ``push`` steps), and the push
     steps' times."""
-    state = done["queue"].read()
+    state = done.queue.read()
     kept = state.data.get("remote")
     remote = kept if isinstance(kept, dict) else {}
     noted = [e for e in state.entries if any(MOVED_NOTE in n for n in e.get("notes") or [])]
@@ -179,7 +191,7 @@ def queue_figures(done: dict[str, Any], started: float) -> dict[str, Any]:
 
 
 def remote_checks(
-    origin: Path, project: Path, runs: list[dict], teammate: Teammate
+    origin: Path, project: Path, runs: list[dict[str, Any]], teammate: Teammate
 ) -> tuple[list[str], list[str]]:
     """(problems, facts) about the remote after (c)."""
     problems, facts = [], []
@@ -217,19 +229,17 @@ def remote_checks(
     return problems, facts
 
 
-def one_run(name: str, root: Path, args: argparse.Namespace, **settings: Any) -> dict[str, Any]:
+def one_run(name: str, root: Path, args: argparse.Namespace, settings: MergeQueueSettings) -> Done:
     before = load()
-    done = run_queue(root, args.branches, args.test_seconds, **settings)
-    done["problems"] = verify(root, args.branches, done["runs"], args.test_seconds)
-    outcomes = done["report"].outcomes
-    done["landed"] = sum(o.merged for o in outcomes)
-    done["failed"] = len(outcomes) - done["landed"]
-    shown = ", ".join(f"{k} {v}" for k, v in settings.items())
+    done = run_queue(root, args.branches, args.test_seconds, settings)
+    done.problems = verify(root, args.branches, done.runs)
+    failed = len(done.report.outcomes) - done.landed
+    checks = "PROBLEMS: " + "; ".join(done.problems) if done.problems else "checks pass"
+    remote = f", remote {settings.remote}" if settings.remote else ""
     print(
-        f"{name} ({shown}): wall {done['wall']:6.1f} s, {len(done['runs'])} test runs, "
-        f"{done['landed']} landed, {done['failed']} failed; "
-        f"{'checks pass' if not done['problems'] else 'PROBLEMS: ' + '; '.join(done['problems'])}"
-        f"  ({before} before, {load()} after)",
+        f"{name} ({described(settings)}{remote}): wall {done.wall:6.1f} s, "
+        f"{len(done.runs)} test runs, {done.landed} landed, {failed} failed; ended with "
+        f"{done.slots} test slots; {checks}  ({before} before, {load()} after)",
         flush=True,
     )
     return done
@@ -243,8 +253,8 @@ def main() -> int:
     parser.add_argument(
         "--push-delay", type=float, default=0.0, help="seconds the remote's hook sleeps a push"
     )
-    parser.add_argument("--batch-max", type=int, default=8, help="of (b) and (c)")
-    parser.add_argument("--parallel-runs", type=int, default=2, help="of (b) and (c)")
+    parser.add_argument("--batch-max", type=int, help="of (b) and (c) (default: 8)")
+    parser.add_argument("--parallel-runs", help="of (b) and (c): auto (the default) or a number")
     parser.add_argument("--quick", action="store_true", help="12 branches, 0.5 s, every 3 s")
     args = parser.parse_args()
     if args.quick:
@@ -266,35 +276,36 @@ def main() -> int:
         (base / "remote").mkdir()
         (base / "remote" / "check.py").write_text(CHECK)
         origin, project, mate = remote_team(base / "remote", seed / "repo", args.push_delay)
-        sequential = {"batch_max": 1, "parallel_runs": 1}
-        batched = {"batch_max": args.batch_max, "parallel_runs": args.parallel_runs}
-        a = one_run("(a) sequential    ", base / "sequential" / "repo", args, **sequential)
-        b = one_run("(b) batched, local", base / "batched" / "repo", args, **batched)
+        sequential = defaults(batch_max=1, parallel_runs=1, parallel_runs_auto=False)
+        batched = batched_settings(args)
+        a = one_run("(a) sequential    ", base / "sequential" / "repo", args, sequential)
+        b = one_run("(b) batched, local", base / "batched" / "repo", args, batched)
         teammate = Teammate(mate, args.teammate_seconds)
         teammate.start()
         try:
-            c = one_run("(c) batched+remote", project, args, **batched, remote="origin")
+            on_remote = dataclasses.replace(batched, remote="origin")
+            c = one_run("(c) batched+remote", project, args, on_remote)
         finally:
             teammate.finish()
         figures = queue_figures(c, teammate.started)
-        problems, facts = remote_checks(origin, project, c["runs"], teammate)
-    per_b, per_c = (b["wall"] / max(1, b["landed"]), c["wall"] / max(1, c["landed"]))
+        problems, facts = remote_checks(origin, project, c.runs, teammate)
+    per_b, per_c = (b.wall / max(1, b.landed), c.wall / max(1, c.landed))
     print(
-        f"wall-time ratio to (a): (b) {b['wall'] / a['wall']:.2f}, "
-        f"(c) {c['wall'] / a['wall']:.2f}; (c) / (b) {c['wall'] / b['wall']:.2f} "
-        f"({c['wall'] - b['wall']:+.1f} s)"
+        f"wall-time ratio to (a): (b) {b.wall / a.wall:.2f}, "
+        f"(c) {c.wall / a.wall:.2f}; (c) / (b) {c.wall / b.wall:.2f} "
+        f"({c.wall - b.wall:+.1f} s)"
     )
     print(
         f"time per landed branch: (b) {per_b:.2f} s, (c) {per_c:.2f} s "
-        f"(x{per_c / per_b:.2f}); (a) {a['wall'] / max(1, a['landed']):.2f} s"
+        f"(x{per_c / per_b:.2f}); (a) {a.wall / max(1, a.landed):.2f} s"
     )
     lost = ", ".join(f"{t:.1f}" for t in figures["lost"]) or "none"
     print(
         f"races: remote.races {figures['races']}; the queue's pushes {figures['pushes']} "
         f"(p50 {figures['push_p50']:.2f} s), lost at {lost} s into the run; "
         f"{figures['noted']} entries noted '{MOVED_NOTE}' ({figures['notes']} notes); "
-        f"{figures['gave_up']} failed for main moving; test runs (c) {len(c['runs'])} vs "
-        f"(b) {len(b['runs'])}: {len(c['runs']) - len(b['runs']):+d}"
+        f"{figures['gave_up']} failed for main moving; test runs (c) {len(c.runs)} vs "
+        f"(b) {len(b.runs)}: {len(c.runs) - len(b.runs):+d}"
     )
     broken = {f"feat/m{n}" for n, kind in kinds(args.branches).items() if kind == "bad"}
     for branch, why in sorted(figures["failed"].items()):
@@ -308,7 +319,7 @@ def main() -> int:
         + (f"; ERROR {teammate.error}" if teammate.error else "")
     )
     print("remote: " + "; ".join(facts + [f"PROBLEM: {p}" for p in problems]))
-    failed = problems or a["problems"] or b["problems"] or c["problems"] or teammate.error
+    failed = problems or a.problems or b.problems or c.problems or teammate.error
     return 1 if failed else 0
 
 

@@ -7,32 +7,42 @@ Real part: 32 branches queued on two identical repositories, each branch adding 
 fails the first time it runs, then passes). The test command sleeps about 2 s, then
 really checks the tree it is given (every module compiles and imports, the flaky token).
 The sequential queue (``batch_max 1``, ``parallel_runs 1``) and the batched one (the
-defaults: ``batch_max 8``, ``parallel_runs 2``), both with ``flaky_retries 1``, each
-``process --all``, one after the other in this run. Printed for both: wall time, test
-runs, entries landed and failed; then the ratio of wall times (goal <= 0.30) and the
-checks: 0 bad merges (main only ever pointed at a commit a test run passed on, and holds
-no broken module), the final main passes the check, every good branch landed exactly
-once.
+defaults of an empty talisman: ``batch_max 8``, ``parallel_runs auto``; ``--batch-max``
+and ``--parallel-runs`` change them), both with ``flaky_retries 1``, each ``process
+--all``, one after the other in this run. Printed for both: wall time, test runs,
+entries landed and failed, and the test slots the queue ended with and the CPU share it
+measured; then the ratio of wall times (goal <= 0.30) and the checks: 0 bad merges (main
+only ever pointed at a commit a test run passed on, and holds no broken module), the
+final main passes the check, every good branch landed exactly once.
 
 Simulated day (``_queue_day.py``): 200 entries arriving over 10 hours (20 an hour, the
 fleet of the issue), 10 % failing, 5-minute tests, on a fake clock, through the queue's
 own rules: wait p50/p95, landed per hour and test runs, sequential against batched.
 
     python benchmarks/merge_queue_throughput.py [--branches 32] [--test-seconds 2]
-        [--batch-max 8] [--parallel-runs 2] [--skip-real] [--skip-day]
-        [--day-entries 200] [--day-hours 10] [--dir DIR] [--orders 100]
-        [--rules-only]
+        [--batch-max 8] [--parallel-runs auto|N] [--cpu-share 0.05] [--skip-real]
+        [--skip-day] [--day-entries 200] [--day-hours 10] [--dir DIR] [--orders 100]
+        [--rules-only] [--json PATH]
 
 Also printed: the same 32 branches through the queue's rules alone on a fake clock (no
 git, no files: only the test runs take time), which separates what the rules cost from
 what the machine adds; and the same through the rules in ``--orders`` other orders of the
 branches (a fixed seed): the mean, best and p90 ratio, so a change of the rules is judged
-on where the broken branches may fall, not on one order.
+on where the broken branches may fall, not on one order. With ``parallel_runs auto`` the
+rules run with the CPU share the real batched run measured (``--cpu-share`` without a real
+run): its first runs on the slots ``auto`` starts with, the rest on those the share leaves
+room for.
+
+``--json PATH`` (the guard's): the real part alone, no simulated day, and then one JSON
+object ``{"figures": {...}, "load": [before, after]}``: ``queue_ratio_32`` (batched /
+sequential wall time, this run), ``queue_ratio_ideal_32`` (the rules alone, same
+settings), ``queue_test_runs_batched`` and more (the load as ``_common.load()`` words it).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import shutil
@@ -42,6 +52,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -50,8 +61,10 @@ from _common import git_out as git
 from _common import load, repository
 from _queue_day import Day, simulate
 
+from runeconsole.core.config import Talisman
 from runeconsole.core.timeutil import format_age
-from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings
+from runeconsole.services.merge_queue import MergeQueue, MergeQueueSettings, ProcessReport
+from runeconsole.services.merge_queue.cpu_share import cores
 from runeconsole.services.project import Project
 
 # The check: sleep, then compile and import every module under src/ (a broken module
@@ -100,23 +113,61 @@ def build(root: Path, branches: int) -> None:
     repository(root, {f"src/base_{n}.py": f"VALUE = {n}\n" for n in range(50)}, branch_files)
 
 
-def run_queue(root: Path, branches: int, pause: float, **settings: int) -> dict[str, object]:
+def defaults(**changes: object) -> MergeQueueSettings:
+    """The settings of an empty talisman (what a project gets), with ``changes``."""
+    empty = MergeQueueSettings.from_talisman(Talisman(path=Path("talisman.yml")))
+    return dataclasses.replace(empty, flaky_retries=1, **changes)  # type: ignore[arg-type]
+
+
+def batched_settings(args: argparse.Namespace) -> MergeQueueSettings:
+    """The defaults, with ``--batch-max`` and ``--parallel-runs`` if given."""
+    changes: dict[str, object] = {}
+    if args.batch_max is not None:
+        changes["batch_max"] = args.batch_max
+    if args.parallel_runs not in (None, "auto"):
+        changes.update(parallel_runs=int(args.parallel_runs), parallel_runs_auto=False)
+    return defaults(**changes)
+
+
+def described(settings: MergeQueueSettings) -> str:
+    runs = "auto" if settings.parallel_runs_auto else settings.parallel_runs
+    return f"batch_max {settings.batch_max}, parallel_runs {runs}"
+
+
+@dataclasses.dataclass
+class Done:
+    """One queue's run: its wall time, the test runs' log lines, its outcomes, the slots it
+    ended with and the CPU share it measured, and what ``verify`` found wrong."""
+
+    wall: float
+    runs: list[dict[str, Any]]
+    report: ProcessReport
+    queue: MergeQueue
+    slots: int
+    cpu_share: float | None
+    problems: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def landed(self) -> int:
+        return sum(o.merged for o in self.report.outcomes)
+
+
+def run_queue(root: Path, branches: int, pause: float, settings: MergeQueueSettings) -> Done:
     log = root.parent / f"{root.name}-runs.jsonl"
     script = root.parent / "check.py"
     command = [sys.executable, str(script), str(log), str(pause)]
-    queue = MergeQueue(
-        Project(root), MergeQueueSettings(test_command=command, flaky_retries=1, **settings)
-    )
+    queue = MergeQueue(Project(root), dataclasses.replace(settings, test_command=command))
     for n in range(branches):
         queue.add(f"feat/m{n}")
     started = time.perf_counter()
     report = queue.process(run_all=True)
     wall = time.perf_counter() - started
     runs = [json.loads(line) for line in log.read_text().splitlines()]
-    return {"wall": wall, "runs": runs, "report": report, "queue": queue}
+    stats = queue.stats()
+    return Done(wall, runs, report, queue, stats.parallel_runs, stats.cpu_share)
 
 
-def verify(root: Path, branches: int, runs: list[dict], pause: float) -> list[str]:
+def verify(root: Path, branches: int, runs: list[dict[str, Any]]) -> list[str]:
     """What went wrong: bad merges, a final main that fails the check, a good branch not
     landed once (an empty list: all is well)."""
     problems = []
@@ -147,65 +198,99 @@ def verify(root: Path, branches: int, runs: list[dict], pause: float) -> list[st
     return problems
 
 
-def real_part(args: argparse.Namespace) -> None:
+def real_part(args: argparse.Namespace) -> tuple[dict[str, float], tuple[str, str]]:
+    """Both queues on copies of one repository; returns the figures (``--json``) and the
+    load before and after."""
     scratch = Path(tempfile.mkdtemp(prefix="mq-throughput-", dir=args.dir))
     try:
         build(scratch / "sequential" / "repo", args.branches)
         (scratch / "sequential" / "check.py").write_text(CHECK)
         shutil.copytree(scratch / "sequential", scratch / "batched", symlinks=True)
         before = load()
-        results = {}
+        results: dict[str, Done] = {}
         for name, settings in (
-            ("sequential", {"batch_max": 1, "parallel_runs": 1}),
-            ("batched", {"batch_max": args.batch_max, "parallel_runs": args.parallel_runs}),
+            ("sequential", defaults(batch_max=1, parallel_runs=1, parallel_runs_auto=False)),
+            ("batched", batched_settings(args)),
         ):
             root = scratch / name / "repo"
-            done = run_queue(root, args.branches, args.test_seconds, **settings)
-            problems = verify(root, args.branches, done["runs"], args.test_seconds)
-            outcomes = done["report"].outcomes
-            landed = sum(o.merged for o in outcomes)
+            done = results[name] = run_queue(root, args.branches, args.test_seconds, settings)
+            done.problems = verify(root, args.branches, done.runs)
+            failed = len(done.report.outcomes) - done.landed
+            share = "-" if done.cpu_share is None else f"{done.cpu_share:.3f}"
+            checks = "PROBLEMS: " + "; ".join(done.problems) if done.problems else "checks pass"
             print(
-                f"{name:10} ({', '.join(f'{k} {v}' for k, v in settings.items())}): "
-                f"wall {done['wall']:6.1f} s, {len(done['runs'])} test runs, "
-                f"{landed} landed, {len(outcomes) - landed} failed; "
-                f"{'checks pass' if not problems else 'PROBLEMS: ' + '; '.join(problems)}",
+                f"{name:10} ({described(settings)}): wall {done.wall:6.1f} s, "
+                f"{len(done.runs)} test runs, {done.landed} landed, {failed} failed; ended "
+                f"with {done.slots} test slots, CPU share {share}; "
+                f"{checks}",
                 flush=True,
             )
-            results[name] = done
-        ratio = results["batched"]["wall"] / results["sequential"]["wall"]
+        sequential, batched = results["sequential"], results["batched"]
+        ratio = batched.wall / sequential.wall
+        after = load()
         print(f"wall-time ratio batched / sequential: {ratio:.2f} (goal <= 0.30)")
-        print(f"  ({before} before, {load()} after)")
-        rules_alone(args)
+        print(f"  ({before} before, {after} after)")
+        measured = batched.cpu_share if batched.cpu_share is not None else args.cpu_share
+        ideal = rules_alone(args, measured)
+        n = args.branches
+        figures: dict[str, float] = {
+            f"queue_ratio_{n}": ratio,
+            f"queue_ratio_ideal_{n}": ideal["ratio"],
+            "queue_test_runs_batched": len(batched.runs),
+            "queue_test_runs_sequential": len(sequential.runs),
+            "queue_test_runs_ideal_batched": ideal["runs"],
+            "queue_seconds_batched": batched.wall,
+            "queue_seconds_sequential": sequential.wall,
+            "queue_slots_batched": batched.slots,
+            "queue_cpu_share_batched": measured,
+            "queue_problems": len(sequential.problems) + len(batched.problems),
+        }
+        return figures, (before, after)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def rules_ratio(args: argparse.Namespace, kinds_by_n: list[str]) -> tuple[float, int, int]:
+def batched_day(args: argparse.Namespace, share: float, **day: float) -> Day:
+    """The batched queue's settings on a fake clock (``auto``: the share ``share``)."""
+    settings = batched_settings(args)
+    auto = settings.parallel_runs_auto
+    return Day(
+        batch_max=settings.batch_max,
+        parallel_runs=settings.parallel_runs,
+        cpu_share=share if auto else None,
+        cpus=cores(),
+        **day,  # type: ignore[arg-type]
+    )
+
+
+def rules_ratio(
+    args: argparse.Namespace, kinds_by_n: list[str], share: float
+) -> tuple[float, int, int]:
     """Batched over sequential on a fake clock (``_queue_day``) for branches of these kinds,
     in this order: (ratio, sequential runs, batched runs)."""
     workload = [(0.0, kind) for kind in kinds_by_n]
     minutes = args.test_seconds / 60
     sequential = simulate(Day(batch_max=1, parallel_runs=1, test_minutes=minutes), workload)
-    batched = simulate(
-        Day(batch_max=args.batch_max, parallel_runs=args.parallel_runs, test_minutes=minutes),
-        workload,
-    )
+    batched = simulate(batched_day(args, share, test_minutes=minutes), workload)
     return batched.finished_hours / sequential.finished_hours, sequential.runs, batched.runs
 
 
-def rules_alone(args: argparse.Namespace) -> None:
+def rules_alone(args: argparse.Namespace, share: float) -> dict[str, float]:
     """The same workload through the queue's rules on a fake clock: no git, no files, no
     processes; what the wall-time ratio would be if only the test runs took time. Then the
     same kinds of branch in other orders (a fixed seed), so a change of the rules is judged
-    on where broken branches may fall, not on this one order alone."""
-    ratio, sequential, batched = rules_ratio(args, list(kinds(args.branches).values()))
+    on where broken branches may fall, not on this one order alone. Returns the ratio and
+    the batched runs of this order."""
+    ratio, sequential, batched = rules_ratio(args, list(kinds(args.branches).values()), share)
+    settings = batched_settings(args)
+    slots = f", CPU share {share:g} on {cores()} cores" if settings.parallel_runs_auto else ""
     print(
-        f"the rules alone (fake clock, only the test runs take time): sequential "
-        f"{sequential} runs, batched {batched} runs; ratio {ratio:.2f}"
+        f"the rules alone (fake clock, only the test runs take time; {described(settings)}"
+        f"{slots}): sequential {sequential} runs, batched {batched} runs; ratio {ratio:.2f}"
     )
     rng = random.Random(23)
     ratios = sorted(
-        rules_ratio(args, rng.sample(list(kinds(args.branches).values()), args.branches))[0]
+        rules_ratio(args, rng.sample(list(kinds(args.branches).values()), args.branches), share)[0]
         for _ in range(args.orders)
     )
     if ratios:
@@ -214,6 +299,7 @@ def rules_alone(args: argparse.Namespace) -> None:
             f"{statistics.mean(ratios):.2f}, best {ratios[0]:.2f}, p90 "
             f"{ratios[int(0.9 * (len(ratios) - 1))]:.2f}"
         )
+    return {"ratio": ratio, "runs": batched}
 
 
 def day_part(args: argparse.Namespace) -> None:
@@ -221,19 +307,21 @@ def day_part(args: argparse.Namespace) -> None:
         f"simulated day: {args.day_entries} entries over {args.day_hours:g} h, "
         f"{args.day_failing:.0%} failing, {args.day_test_minutes:g}-minute tests, flaky_retries 1"
     )
-    for name, batch_max, parallel in (("sequential", 1, 1), ("batched", 8, 2)):
-        day = Day(
-            entries=args.day_entries,
-            hours=args.day_hours,
-            failing=args.day_failing,
-            test_minutes=args.day_test_minutes,
-            batch_max=batch_max,
-            parallel_runs=parallel,
-        )
+    shape = {
+        "entries": args.day_entries,
+        "hours": args.day_hours,
+        "failing": args.day_failing,
+        "test_minutes": args.day_test_minutes,
+    }
+    for name, day in (
+        ("sequential", Day(batch_max=1, parallel_runs=1, **shape)),
+        ("batched", batched_day(args, args.cpu_share, **shape)),
+    ):
         result = simulate(day)
         f = result.figures
+        runs = "auto" if day.cpu_share is not None else day.parallel_runs
         print(
-            f"  {name:10} (batch_max {batch_max}, parallel_runs {parallel}): wait p50 "
+            f"  {name:10} (batch_max {day.batch_max}, parallel_runs {runs}): wait p50 "
             f"{format_age(f['wait_p50'])}, p95 {format_age(f['wait_p95'])}; "
             f"{f['landed_per_hour']:.1f} landed/h; {f['landed']} landed, {f['failed']} failed; "
             f"{result.runs} test runs; queue empty after {result.finished_hours:.1f} h"
@@ -244,8 +332,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--branches", type=int, default=32)
     parser.add_argument("--test-seconds", type=float, default=2.0, help="the test's sleep")
-    parser.add_argument("--batch-max", type=int, default=8, help="of the batched queue")
-    parser.add_argument("--parallel-runs", type=int, default=2, help="of the batched queue")
+    parser.add_argument("--batch-max", type=int, help="of the batched queue (default: 8)")
+    parser.add_argument(
+        "--parallel-runs", help="of the batched queue: auto (the default) or a number"
+    )
+    parser.add_argument(
+        "--cpu-share",
+        type=float,
+        default=0.05,
+        help="a test run's CPU share for the rules alone with auto, when no real run measured it",
+    )
     parser.add_argument("--skip-real", action="store_true", help="only the simulated day")
     parser.add_argument("--skip-day", action="store_true", help="only the real repository")
     parser.add_argument("--day-entries", type=int, default=200)
@@ -259,10 +355,20 @@ def main() -> int:
     parser.add_argument(
         "--rules-only", action="store_true", help="only the rules alone (seconds, no git)"
     )
+    parser.add_argument(
+        "--json", type=Path, help="write the real part's figures here (no simulated day)"
+    )
     args = parser.parse_args()
+    if args.parallel_runs not in (None, "auto") and not args.parallel_runs.isdigit():
+        parser.error("--parallel-runs: auto or a number")
     if args.rules_only:
-        rules_alone(args)
+        rules_alone(args, args.cpu_share)
         return 0
+    if args.json is not None:
+        figures, load_around = real_part(args)
+        body = {"figures": {k: round(v, 4) for k, v in figures.items()}, "load": list(load_around)}
+        args.json.write_text(json.dumps(body, indent=2) + "\n")
+        return 0 if not figures["queue_problems"] else 1
     if not args.skip_real:
         real_part(args)
     if not args.skip_day:

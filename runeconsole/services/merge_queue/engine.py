@@ -27,6 +27,7 @@ from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.merge_queue.builder import Builder
 from runeconsole.services.merge_queue.claims import QueueClaims
+from runeconsole.services.merge_queue.cpu_share import SlotCount
 from runeconsole.services.merge_queue.evidence import Evidence
 from runeconsole.services.merge_queue.lander import LANDED, MOVED, Lander
 from runeconsole.services.merge_queue.model import (
@@ -82,16 +83,17 @@ class Engine:
         settings = self.settings = queue.settings
         self.queue, self.recorder = queue, recorder
         self.progress, self.report = progress, report
-        self.slots = Slots(queue.root, settings.parallel_runs, settings.git_timeout)
+        state = queue.read()
+        self.slot_count = SlotCount(settings, state.data)
+        self.slots = Slots(queue.root, self.slot_count.count, settings.git_timeout)
         self.builder = Builder(recorder, target, self.slots, identity, settings.git_timeout)
         self.lander = Lander(queue, recorder, target)
         self.remote = target.remote
         self.seq = queue.batch_seq()
-        state = queue.read()
         window = state.data.get(WINDOW)
         known = figures(state.entries, queue.clock.now())  # how often entries fail lately
         self.train = Train(
-            parallel_runs=settings.parallel_runs,
+            parallel_runs=self.slot_count.count,
             flaky_retries=settings.flaky_retries,
             new_id=self.new_id,
             window=window if isinstance(window, int) and not isinstance(window, bool) else None,
@@ -349,6 +351,7 @@ class Engine:
         """A test run ended: record it; a stopped run (its batch was sent back) is ignored."""
         self.slots.give_back(finished.slot)
         work = next((w for w in self.works.values() if w.token == finished.token), None)
+        self._measured(work.command if work else self.settings.test_command, finished)
         if work is None or finished.result.cancelled:
             return
         result = work.result = finished.result
@@ -365,6 +368,17 @@ class Engine:
         if work.end_test is not None:  # with the batch's new state, in one write
             work.end_test(word, {"output_tail": result.tail})
         self._stop(sent_back)
+
+    def _measured(self, command: list[str] | None, finished: Finished) -> None:
+        """A run ended (stopped ones too: they used the machine): its CPU share is
+        measured, and with ``parallel_runs: auto`` the slots follow it."""
+        if command is None:
+            return
+        count = self.slot_count.ended(command, finished.result.seconds)
+        self.queue.write_later(self.slot_count.meter.pending())
+        if count is not None:
+            self.slots.count = count
+            self.train.resize(count)
 
     def act_on_results(self) -> None:
         """Act on the front batch's result until the front has none."""

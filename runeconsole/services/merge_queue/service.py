@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 
 from runeconsole.services.merge_queue.claims import QueueClaims
+from runeconsole.services.merge_queue.cpu_share import samples, share_of, test_slots
 from runeconsole.services.merge_queue.forming import next_batch
 from runeconsole.services.merge_queue.intake import Intake
 from runeconsole.services.merge_queue.model import (
@@ -89,7 +90,7 @@ class MergeQueue(QueueClaims):
     def window(self, state: QueueState) -> int:
         """How many batches may test at once now (the speculative window)."""
         stored = state.data.get(WINDOW)
-        runs = self.settings.parallel_runs
+        runs = test_slots(self.settings, state.data, self.settings.test_command or [])
         return min(runs, max(1, stored)) if isinstance(stored, int) else runs
 
     def stats(self) -> QueueStats:
@@ -99,8 +100,10 @@ class MergeQueue(QueueClaims):
         return queue_stats(
             state,
             self.clock.now(),
-            parallel_runs=settings.parallel_runs,
+            parallel_runs=test_slots(settings, state.data, command),
             batch_max=settings.batch_max,
+            parallel_runs_auto=settings.parallel_runs_auto,
+            cpu_share=share_of(samples(state.data, command)),
             test_timeout=describe_limit(settings, state.data, command),
             test_timeout_seconds=self.test_limit(state),
             remote=self.where().to_json(self.clock.now().timestamp()) if settings.remote else None,

@@ -11,6 +11,7 @@ from runeconsole.services.merge_queue.model import command_args
 
 AUTO = "auto"
 DEFAULT_TEST_TIMEOUT = 900.0
+START_SLOTS = 2  # ``parallel_runs: auto`` until a test run has been measured
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,8 @@ class MergeQueueSettings:
     answer_guardian_signals: bool = False  # act on MERGE_READY sent to the harness's guardian
     batch_max: int = 8  # entries rebased one on the next and tested once, at the tip
     batch_wait_seconds: float = 0.0  # how long a partial batch waits for company
-    parallel_runs: int = 2  # test slots: the next batch tests on top of the one ahead
+    parallel_runs: int = START_SLOTS  # test slots: the next batch tests on top of the one ahead
+    parallel_runs_auto: bool = False  # ``auto``: slots from the tests' measured CPU share
     flaky_retries: int = 1  # an entry failing alone runs again this many times
     aging_minutes: float = 30.0  # waiting this long raises an entry's priority one level
     remote: str | None = None  # land on this remote's main_branch (unset: the local one)
@@ -43,7 +45,7 @@ class MergeQueueSettings:
     @property
     def sequential(self) -> bool:
         """One entry at a time, nothing speculative: the queue as it first was."""
-        return self.batch_max == 1 and self.parallel_runs == 1
+        return self.batch_max == 1 and self.parallel_runs == 1 and not self.parallel_runs_auto
 
     @property
     def target(self) -> str:
@@ -67,6 +69,7 @@ class MergeQueueSettings:
             talisman.report(f"{where}: runeconsole.merge_queue.main_branch {main!r}")
             main = "main"
         timeout, auto = _timeout(section)
+        runs, runs_auto = _parallel_runs(section)
         remote = section.text("remote", "") or None
         if remote is not None and not gr.valid_remote_name(remote):
             where = section.where("remote")
@@ -89,7 +92,8 @@ class MergeQueueSettings:
             answer_guardian_signals=section.boolean("answer_guardian_signals", False),
             batch_max=section.integer("batch_max", 8, minimum=1, maximum=256),
             batch_wait_seconds=section.number("batch_wait_seconds", 0.0, minimum=0, maximum=86400),
-            parallel_runs=section.integer("parallel_runs", 2, minimum=1, maximum=64),
+            parallel_runs=runs,
+            parallel_runs_auto=runs_auto,
             flaky_retries=section.integer("flaky_retries", 1, minimum=0, maximum=10),
             aging_minutes=section.number("aging_minutes", 30.0, minimum=0.1, maximum=100000),
             remote=remote,
@@ -123,3 +127,19 @@ def _timeout(section: Section) -> tuple[float, bool]:
         )
         return DEFAULT_TEST_TIMEOUT, False
     return section.number("test_timeout_seconds", DEFAULT_TEST_TIMEOUT, minimum=1), False
+
+
+def _parallel_runs(section: Section) -> tuple[int, bool]:
+    """``parallel_runs``: (slots, False), or ``auto`` (the default): (the slots until a
+    test run has been measured, True)."""
+    raw = section.get("parallel_runs", AUTO)
+    if raw == AUTO:
+        return START_SLOTS, True
+    if isinstance(raw, str):
+        where = section.where("parallel_runs")
+        section.talisman.report(
+            f"{where}: runeconsole.merge_queue.parallel_runs is {raw!r}; "
+            "allowed: a whole number from 1 to 64, or auto"
+        )
+        return START_SLOTS, True
+    return section.integer("parallel_runs", START_SLOTS, minimum=1, maximum=64), False

@@ -48,8 +48,10 @@ class QueueStats:
     flaky: dict[str, int] = field(default_factory=dict)
     batches: list[dict[str, Any]] = field(default_factory=list)  # at work now
     window: int | None = None  # speculative runs allowed now
-    parallel_runs: int = 1
+    parallel_runs: int = 1  # test slots in use (with ``auto``: from the measured share)
     batch_max: int = 1
+    parallel_runs_auto: bool = False
+    cpu_share: float | None = None  # CPU seconds per second of a test run, measured
     test_timeout: str = ""  # the limit a test run has now, and where it comes from
     test_timeout_seconds: float | None = None
     remote: dict[str, Any] | None = None  # where main is, here and there (``remote``)
@@ -61,6 +63,7 @@ class QueueStats:
             "wait_p95_seconds": _round(self.wait_p95),
             "landed_per_hour": round(self.landed_per_hour, 2),
             "failure_rate": _round(self.failure_rate, 4),
+            "cpu_share": _round(self.cpu_share, 3),
             "window_hours": WINDOW_HOURS,
         }
 

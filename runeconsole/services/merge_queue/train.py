@@ -100,6 +100,13 @@ class Train:
         self.batches: list[Batch] = []
         self.generation = 0  # landings so far: main moved this many times
 
+    def resize(self, parallel_runs: int) -> None:
+        """The slots changed (``parallel_runs: auto``): slots added are open to the window
+        at once; slots gone close it as far as they reach."""
+        grown = max(0, parallel_runs - self.parallel_runs)
+        self.parallel_runs = max(1, parallel_runs)
+        self.window = max(1, min(self.parallel_runs, self.window + grown))
+
     # -- what the train holds -------------------------------------------------------------------
 
     def below(self, batch: Batch) -> Batch | None:
