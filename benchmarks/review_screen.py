@@ -21,16 +21,19 @@ Goals (issue 21): 50 files, 5,000 lines: key to first paint p95 <= 150 ms; ``n``
 page down p95 <= 50 ms; a 20,000-line single-file diff opens in <= 300 ms.
 
     python benchmarks/review_screen.py [--rounds 10] [--steps 5] [--files 50]
-        [--lines 5000] [--huge 20000] [--py-spy DIR]
+        [--lines 5000] [--huge 20000] [--py-spy DIR] [--json PATH]
 
 ``--py-spy DIR``: a py-spy profile of the console over the rounds, ``DIR/review.txt``
 (summarise it with ``benchmarks/stacks.py``; it slows the console a little).
+``--json PATH``: the figures (``review_after_change_p95_ms`` …, each key's p95) and the
+load before and after, for ``benchmarks/guard.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -39,14 +42,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import end_cleanly_on_sigterm, load, percentile, process_cpu, scratch, summary
 from _console import ConsolePane
+from _figures import write_figures
 from _worktrees import agent, code, project, touch
 
 TIMEOUT = 30.0
+FIGURES = {  # --json: each key's p95, by the name the guard reads
+    "open cold": "review_after_change_p95_ms",
+    "open warm": "review_nothing_moved_p95_ms",
+    "n": "review_next_file_p95_ms",
+    "page down": "review_page_down_p95_ms",
+    "20,000-line file": "review_huge_file_p95_ms",
+}
+JSON_HELP = "write the figures (each key's p95) and the load to PATH as JSON"
 
 
 def diff_part(line: str) -> str:
     """The diff's part of a screen line (right of the file list's edge, when shown)."""
     return line.rsplit("▕", 1)[-1]
+
+
+def row_name(styled: str) -> str:
+    """The agent named on an Agents row of a styled capture (``""``: not an agent's row)."""
+    words = re.sub(r"\x1b\[[0-9;]*m", "", styled).split()
+    return words[words.index("worker") + 1] if "worker" in words[:-1] else ""
+
+
+def background(styled: str) -> str:
+    """The background a styled line's text has where its agent's role begins."""
+    codes = re.findall(r"48;5;\d+", styled[: styled.find("worker ")])
+    return codes[-1] if codes else ""
 
 
 class Rounds:
@@ -55,6 +79,10 @@ class Rounds:
         self.times: dict[str, list[float]] = {}
         self.cpu: dict[str, list[float]] = {}  # CPU the console spent meanwhile
         self.rng = random.Random(7)
+        # The cursor's background: the first row's, as the console starts.
+        self.cursor = next(
+            background(line) for line in pane.capture(styles=True)[3:10] if row_name(line) == "big"
+        )
 
     def press(self, label: str, key: str, shown) -> None:  # type: ignore[no-untyped-def]
         time.sleep(self.rng.uniform(0.15, 0.4))
@@ -67,9 +95,19 @@ class Rounds:
         spent = process_cpu(pid, children=True) - cpu  # the console's, and git's it ran
         self.cpu.setdefault(label, []).append(spent * 1000)
 
+    def cursor_on(self, name: str) -> None:
+        """Until the agents' cursor is on ``worker-NAME``'s row, told by its background
+        (a key sent as the pane comes back must not be lost to the next round)."""
+
+        def there(lines: list[str]) -> bool:
+            rows = {row_name(line): background(line) for line in lines[3:10]}
+            return rows.get(name) == self.cursor and list(rows.values()).count(self.cursor) == 1
+
+        self.pane.wait_for(there, timeout=TIMEOUT, styles=True, what=f"the cursor on {name}")
+
     def back(self) -> None:
         self.pane.send_keys("Escape")
-        self.pane.wait_for(lambda s: "CHANGES" in "".join(s[:6]), timeout=TIMEOUT)
+        self.pane.wait_for(lambda s: "ROLE" in "".join(s[:6]), timeout=TIMEOUT)
 
     def open(self, label: str, key_name: str, first_line: str) -> None:
         def painted(lines: list[str]) -> bool:
@@ -92,10 +130,12 @@ class Rounds:
         self.open("open warm", "worker-big", "value_0_1 = compute(1")
         self.back()
         self.pane.send_keys("j")  # worker-huge
+        self.cursor_on("huge")
         touch(self.huge_note)
         self.open("20,000-line file", "worker-huge", "value_0_0 = 0 * 0")
         self.back()
         self.pane.send_keys("k")
+        self.cursor_on("big")
 
 
 def main() -> int:
@@ -107,6 +147,7 @@ def main() -> int:
     parser.add_argument("--lines", type=int, default=5000, help="changed lines in all")
     parser.add_argument("--huge", type=int, default=20_000, help="lines of the one big file")
     parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
+    parser.add_argument("--json", type=Path, default=None, metavar="PATH", help=JSON_HELP)
     args = parser.parse_args()
     per_file = max(2, args.lines // args.files)  # half of them removed, half added
     with scratch("review") as base:
@@ -149,6 +190,8 @@ def main() -> int:
             f"      console CPU meanwhile (its own and git's, 10 ms ticks): p50 "
             f"{percentile(cpu, 50):.0f} ms, p95 {percentile(cpu, 95):.0f} ms"
         )
+    figures = {name: percentile(rounds.times[label], 95) for label, name in FIGURES.items()}
+    write_figures(args.json, figures, before, after)
     return 0
 
 

@@ -6,11 +6,7 @@ kept (a few thousand rows), whatever the width, the cursor or the scroll."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_for_filename
-from pygments.util import ClassNotFound
 from rich.style import Style
 from rich.syntax import ANSI_DARK, ANSISyntaxTheme
 from rich.text import Text
@@ -32,6 +28,7 @@ from runeconsole.tui.review.document import (
     TITLE,
     Document,
 )
+from runeconsole.tui.review.lexers import lexer_for
 
 THEME = ANSISyntaxTheme(ANSI_DARK)
 ADDED_BG = Style(bgcolor="#12361d")
@@ -45,14 +42,6 @@ STATUS_MARK = {FILE_ADDED: ("A", "bold green"), DELETED: ("D", "bold red"), RENA
 KEPT_TEXTS = 4000
 BLOCK = 64  # rows highlighted together
 MAX_HIGHLIGHT = 2000  # characters: a longer line (minified code) is drawn plain
-
-
-@lru_cache(maxsize=256)
-def lexer_for(path: str) -> Lexer | None:
-    try:
-        return get_lexer_for_filename(path, stripnl=False, ensurenl=False, stripall=False)
-    except ClassNotFound:
-        return None
 
 
 def highlighted(lines: list[str], lexer: Lexer | None) -> list[Text]:

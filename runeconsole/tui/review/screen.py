@@ -30,7 +30,7 @@ from runeconsole.tui.review.diff_view import DiffView
 from runeconsole.tui.review.document import Document
 from runeconsole.tui.review.file_list import FileList
 from runeconsole.tui.review.keys import HELP, KEYS
-from runeconsole.tui.review.painter import lexer_for
+from runeconsole.tui.review.lexers import lexer_for
 from runeconsole.tui.support.workers import background, cancelled
 
 SCREEN_NAME = "review"
