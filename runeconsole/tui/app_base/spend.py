@@ -5,6 +5,8 @@ coloured as it fills). Also the toasts when an agent crosses a budget."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable
 from datetime import datetime
 
 from rich.text import Text
@@ -53,12 +55,13 @@ RANK = {WARN: 1, HELD: 2}
 
 
 class SpendMoved(Message):
-    """Agents' records changed (``keys``; ``None``: all of them): the top line's spending
-    and the budget toasts follow. Posted by the app to itself from any thread."""
+    """Agents' records changed (``None``: all of them; else those ``SpendWatch.moved``
+    gathered since): the top line's spending and the budget toasts follow. Posted by the
+    app to itself from any thread, once for any number of changes before it is handled."""
 
-    def __init__(self, keys: frozenset[str] | None) -> None:
+    def __init__(self, every: bool = False) -> None:
         super().__init__()
-        self.keys = keys
+        self.every = every
 
 
 class SpendWatch:
@@ -67,6 +70,21 @@ class SpendWatch:
     def __init__(self) -> None:
         self.totals = Totals()
         self._states: dict[str, str] = {}
+        self._moved: set[str] = set()  # changed since the last take (from any thread)
+        self._lock = threading.Lock()
+
+    def moved(self, keys: Iterable[str]) -> bool:
+        """These agents changed; true when they are the first since the last ``take``
+        (post one ``SpendMoved`` then: 170 heartbeats a second make one message each)."""
+        with self._lock:
+            first = not self._moved
+            self._moved.update(keys)
+            return first
+
+    def take(self) -> set[str]:
+        with self._lock:
+            moved, self._moved = self._moved, set()
+        return moved
 
     def follow(
         self, records: dict[str, AgentRecord | None], now: datetime, source: str = ""

@@ -144,6 +144,8 @@ class RuneConsole(PanesApp):
             judge=judge_with(self.supervisor.settings),  # problems judged once, in the model
         )
         self._fleet_views: list[Pane[Any]] = []
+        self._panes: list[Pane[Any]] = []
+        self.status_bar = StatusBar(self.root, id="status")
         paths = self.registry.paths
         self.routes = Routes({paths.identities, paths.hook_files, paths.supervisor})
         self.spending = SpendWatch()  # the top line's dollars and plan; budget toasts
@@ -158,7 +160,7 @@ class RuneConsole(PanesApp):
             self.monitor = False  # it would write what it sees
 
     def compose(self) -> ComposeResult:
-        yield StatusBar(self.root, id="status")
+        yield self.status_bar
         if self._quick_to_load():
             self.fleet.load()  # the first frame is then complete
         agents = LocalAgents(self.supervisor, self.fleet)
@@ -181,6 +183,7 @@ class RuneConsole(PanesApp):
             TasksPane(self.dispatch),
             LocalPipelinesPane(self.pipelines, self.gate_answers),
         ]
+        self._panes = panes  # made once: a query walks every widget, each second
         with TabbedContent(id="panes"):
             for number, pane in enumerate(panes, 1):
                 with TabPane(self.tab_title(number, pane), id=pane.PANE_ID):
@@ -204,7 +207,7 @@ class RuneConsole(PanesApp):
 
     @property
     def panes(self) -> list[Pane[Any]]:
-        return list(self.query(Pane))
+        return list(self._panes)
 
     @property
     def file_panes(self) -> list[FilePane[Any]]:
@@ -221,13 +224,13 @@ class RuneConsole(PanesApp):
         if not self.fleet.records and not self._quick_to_load():
             self.load_fleet()
         if self.read_only:
-            self.query_one(StatusBar).set_note("read-only", about="root")
+            self.status_bar.set_note("read-only", about="root")
             self.upkeep.say_read_only(self.read_only)
         elif not self._hold_presence():
             self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
-        self.query_one(StatusBar).order = [pane.PANE_ID for pane in self.panes]
+        self.status_bar.order = [pane.PANE_ID for pane in self.panes]
         self.background_poll = BackgroundPoll(self, self.project, self.registry)
-        self.post_message(SpendMoved(None))
+        self.post_message(SpendMoved(every=True))
         talisman = self.project.talisman
         for problem in [*talisman.problems, *talisman.warnings]:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
@@ -238,7 +241,7 @@ class RuneConsole(PanesApp):
                 # supervised agents instead of finding them by stat each pass.
                 self.supervisor.follow_fleet(self.fleet.supervised)
             else:
-                self.query_one(StatusBar).set_note("watching off: rescanning")
+                self.status_bar.set_note("watching off: rescanning")
                 self.notify(self.feed.unavailable or "", severity="warning")
             self.set_interval(self.rescan_seconds, self._rescan)
         if self.tick_seconds:
@@ -335,21 +338,25 @@ class RuneConsole(PanesApp):
             self.feed_due.saw(self.fleet.get(key) for key in change.changed)
             for view in self._fleet_views:
                 view.post_message(FleetChanged(change))
-            if change.changed or change.removed:
-                self.post_message(SpendMoved(change.changed | change.removed))
+            if (change.changed or change.removed) and self.spending.moved(
+                change.changed | change.removed
+            ):
+                self.post_message(SpendMoved())
 
     def on_spend_moved(self, message: SpendMoved) -> None:
         """The top line's spending follows the agents that changed; a budget crossed is a
         toast (``tui/app_base/spend.py``)."""
-        keys = self.fleet.records.keys() if message.keys is None else message.keys
+        keys = self.spending.take()
+        if message.every:
+            keys.update(self.fleet.records.keys())
         now = self.clock.now()
         for toast, severity in self.spending.follow({k: self.fleet.get(k) for k in keys}, now):
             self.notify(toast, title="Budget", severity=severity, timeout=15, markup=False)
         self._show_spend()
 
     def _show_spend(self) -> None:
-        for bar in self.query(StatusBar):
-            bar.spend = spend_text(self.spending.totals, self.clock.now())
+        if self.status_bar.is_attached:  # not while the console closes
+            self.status_bar.spend = spend_text(self.spending.totals, self.clock.now())
 
     @background("fleet-rescan", exclusive=True)
     def rescan_fleet(self) -> None:
@@ -369,8 +376,8 @@ class RuneConsole(PanesApp):
 
     def on_pane_summary(self, message: Pane.Summary) -> None:
         # A worker's summary can arrive while the console is closing: nothing to show it on.
-        for bar in self.query(StatusBar):
-            bar.set_figures(message.pane_id, message.figures)
+        if self.status_bar.is_attached:
+            self.status_bar.set_figures(message.pane_id, message.figures)
 
     def _rescan(self) -> None:
         self.rescan_fleet()

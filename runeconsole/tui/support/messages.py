@@ -16,9 +16,10 @@ from textual.message import Message
 from runeconsole.services.fleet import FleetChange
 
 
-class FleetChanged(Message):
+class FleetChanged(Message, bubble=False):
     """The app's fleet model changed (``change`` says which keys); the panes that draw it
-    redraw those rows."""
+    redraw those rows. Posted to each such pane, and no further: a heartbeat fleet
+    changes 170 times a second, and each bubbled message is five more dispatches."""
 
     def __init__(self, change: FleetChange) -> None:
         super().__init__()
