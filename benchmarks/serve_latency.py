@@ -13,11 +13,15 @@ Chromium driven by Playwright.
    session is the growth divided by the sessions. The browser's own memory is the
    client's and not counted.
 
-Usage: python benchmarks/serve_latency.py [AGENTS] [ROUNDS] [SESSIONS]
+Usage: python benchmarks/serve_latency.py [AGENTS] [ROUNDS] [SESSIONS] [--json PATH]
+
+``--json PATH``: the two p95 figures (``served_key_p95_ms``, ``served_pane_switch_p95_ms``)
+and the load before and after, for ``benchmarks/guard.py``.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -25,13 +29,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import end_cleanly_on_sigterm, load, make_fleet, numbers, scratch, summary
+from _common import end_cleanly_on_sigterm, load, make_fleet, percentile, scratch, summary
+from _figures import write_figures
 
 from tests.support.browser import BrowserTerminal, chromium, session
 from tests.support.served import root_args, serving
 
 MARKS = {"2": "PROBLEM", "1": "ROLE"}  # a column header only that pane shows
 WARM_UP = 4
+KEYS = (  # the keys pressed in turn, what they show, and the figure's name in --json
+    ("jk", "j / k (the cursor)", "served_key_p95_ms"),
+    ("21", "2 / 1 (the pane)", "served_pane_switch_p95_ms"),
+)
 
 
 def tree_rss_mb(pid: int, count: bool = False) -> float:
@@ -126,25 +135,36 @@ def memory(served, browser, sessions: int) -> str:
     return "memory: " + "; ".join(figures)
 
 
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().splitlines()[0])
+    for name, default in (("agents", 50), ("rounds", 100), ("sessions", 4)):
+        parser.add_argument(name, type=int, nargs="?", default=default, help=f"({default})")
+    parser.add_argument("--json", type=Path, default=None, metavar="PATH")
+    return parser.parse_args()
+
+
 def main() -> int:
-    args = numbers(__doc__, agents=50, rounds=100, sessions=4)
+    args = arguments()
     end_cleanly_on_sigterm()
+    figures: dict[str, float] = {}
     with scratch("serve") as tmp:
         root = tmp / "project"
         make_fleet(root, args.agents, kind="crashed")
-        before = load()
+        before = first = load()
         with serving(*root_args(root)) as served, chromium() as browser:
             with session(browser, served.link) as terminal:
                 terminal.wait_for("ROLE")
                 size = f"{terminal.screen.columns}x{terminal.screen.lines}"
-                for keys, what in (("jk", "j / k (the cursor)"), ("21", "2 / 1 (the pane)")):
+                for keys, what, name in KEYS:
                     millis = key_to_screen(terminal, keys, args.rounds)
+                    figures[name] = percentile(millis, 95)
                     label = f"key to screen, {what}, {args.agents} agents, {size}, loopback"
-                    figures = summary(label, millis, "<= 100 ms p95")
-                    print(f"{figures}  [{before} -> {load()}]", flush=True)
+                    line = summary(label, millis, "<= 100 ms p95")
+                    print(f"{line}  [{before} -> {load()}]", flush=True)
                     before = load()
             before = load()
             print(f"{memory(served, browser, args.sessions)}  [{before} -> {load()}]", flush=True)
+    write_figures(args.json, figures, first, load())
     return 0
 
 
