@@ -10,8 +10,7 @@ the timers off so nothing else runs meanwhile) and calls each operation itself, 
 UI thread, timing it with this thread's CPU clock (``time.thread_time``: immune to
 other processes on the machine) and the wall clock, and the whole process's CPU until
 it settles (0.3 s later: that adds what the watcher's thread spends on the file events
-the operation's own reads raise, for watchdog asks inotify for opens and closes too,
-and the frame it causes). Multiplied by how often the console runs it, the process
+the operation's own writes raise, and the frame it causes). Multiplied by how often the console runs it, the process
 figure is that operation's share of one core, so the sum shows what is O(fleet) per
 second without a profiler's sampling error. Repeated ``--repeat`` times (medians).
 ``--filter`` also times the Agents pane's filter (``'7'``, and clearing it; each after
@@ -41,21 +40,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import end_cleanly_on_sigterm, make_fleet, scratch
 
-from runeconsole.adapters import fswatch
 from runeconsole.tui.console.app import create_app
+from runeconsole.tui.console.feed import ChangeFeed
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.support.messages import FleetChanged
 
-EVENTS: Counter[str] = Counter()
-_forward = fswatch._Forward.on_any_event
+EVENTS: Counter[str] = Counter()  # paths the watcher reported, by directory
+_on_path = ChangeFeed._on_path
 
 
-def counting(self: fswatch._Forward, event: fswatch.FileSystemEvent) -> None:
-    EVENTS[event.event_type] += 1
-    _forward(self, event)
+def counting(self: ChangeFeed, path: Path) -> None:
+    EVENTS[path.parent.name] += 1
+    _on_path(self, path)
 
 
-fswatch._Forward.on_any_event = counting  # type: ignore[method-assign]
+ChangeFeed._on_path = counting  # type: ignore[method-assign]
 
 
 def timed(
@@ -156,7 +155,7 @@ async def measure(
             frame = (time.thread_time() - start) * 1000
             share = process * rate / 10
             total += share if "part of" not in where else 0.0
-            note = f"; its reads raised {events:.0f} file events" if events else ""
+            note = f"; its writes raised {events:.0f} changed paths" if events else ""
             lines.append(
                 f"  {name:<16} {cpu:7.1f} ms ({wall:7.1f} ms wall; whole process {process:7.1f} ms)"
                 f"  x {rate:g}/s -> {share:5.1f} %   [{where}{note}]"

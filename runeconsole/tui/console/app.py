@@ -44,7 +44,7 @@ from runeconsole.tui.app_base.spend import SpendMoved, SpendWatch, spend_text
 from runeconsole.tui.console.background_poll import BackgroundPoll
 from runeconsole.tui.console.console_monitor import ConsoleMonitor
 from runeconsole.tui.console.feed import ChangeFeed, StateChanged
-from runeconsole.tui.console.routes import Routes
+from runeconsole.tui.console.routes import Routes, by_directory
 from runeconsole.tui.console.status_bar import StatusBar
 from runeconsole.tui.console.toasts import monitor_toast
 from runeconsole.tui.console.upkeep import Upkeep
@@ -366,7 +366,7 @@ class RuneConsole(PanesApp):
     def on_state_changed(self, _: StateChanged) -> None:
         if self.feed is None:
             return
-        paths = self.feed.drain()
+        paths = by_directory(self.feed.drain())
         self.fleet_changed(self.fleet.apply_paths(self.routes.fleet_paths(paths)))
         for pane, mine in self.routes.by_pane(paths):
             try:

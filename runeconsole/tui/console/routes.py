@@ -30,12 +30,21 @@ class Routes:
         """The pane's directories that appeared since it was last asked."""
         return set(pane.watch_dirs()) - self._dirs.get(pane, set())
 
-    def fleet_paths(self, paths: set[Path]) -> list[Path]:
-        return [p for p in paths if p.parent in self.fleet_dirs]
+    def fleet_paths(self, by_dir: dict[Path, set[Path]]) -> list[Path]:
+        return [p for d in self.fleet_dirs.intersection(by_dir) for p in by_dir[d]]
 
-    def by_pane(self, paths: set[Path]) -> Iterable[tuple[FilePane[Any], set[Path]]]:
+    def by_pane(self, by_dir: dict[Path, set[Path]]) -> Iterable[tuple[FilePane[Any], set[Path]]]:
         """Each pane with the paths of its directories (panes with none left out)."""
         for pane, dirs in self._dirs.items():
-            mine = {p for p in paths if p.parent in dirs}
+            mine = set().union(*(by_dir[d] for d in dirs.intersection(by_dir)))
             if mine:
                 yield pane, mine
+
+
+def by_directory(paths: Iterable[Path]) -> dict[Path, set[Path]]:
+    """Drained paths by their directory, worked out once a drain (a path's parent is a new
+    object to hash each time it is asked for)."""
+    grouped: dict[Path, set[Path]] = {}
+    for path in paths:
+        grouped.setdefault(path.parent, set()).add(path)
+    return grouped
