@@ -27,7 +27,7 @@ from runeconsole.adapters.git_diff import RepoDirs, stamp
 from runeconsole.adapters.git_status import Status
 from runeconsole.core.errors import RuneError
 from runeconsole.services.review.changes import Changes
-from runeconsole.services.review.compute import EXCLUDED, worktree_changes
+from runeconsole.services.review.compute import EXCLUDED, together, worktree_changes
 from runeconsole.services.review.diff import ReviewDiff, read_patch
 
 PATCHES_KEPT = 8
@@ -90,8 +90,10 @@ class ChangesCache:
             if not probe and kept.changes is not None and quick == kept.quick:
                 return kept.changes
             self.probed += 1
-            status = git_diff.status(dirs, EXCLUDED)
-            base_commit = git_diff.resolve(dirs, base_ref) or ""
+            status, resolved = together(
+                lambda: git_diff.status(dirs, EXCLUDED), lambda: git_diff.resolve(dirs, base_ref)
+            )
+            base_commit = resolved or ""
             deep = (status.text, base_commit, self._dirty(dirs, status))
             if kept.changes is not None and deep == kept.deep:
                 kept.quick = self._quick(dirs, base_ref, kept.changes)
