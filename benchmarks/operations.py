@@ -10,9 +10,10 @@ the timers off so nothing else runs meanwhile) and calls each operation itself, 
 UI thread, timing it with this thread's CPU clock (``time.thread_time``: immune to
 other processes on the machine) and the wall clock, and the whole process's CPU until
 it settles (0.3 s later: that adds what the watcher's thread spends on the file events
-the operation's own writes raise, and the frame it causes). Multiplied by how often the console runs it, the process
-figure is that operation's share of one core, so the sum shows what is O(fleet) per
-second without a profiler's sampling error. Repeated ``--repeat`` times (medians).
+the operation's own writes raise, and the frame it causes). Multiplied by how often the
+console runs it, the process figure is that operation's share of one core, so the sum
+shows what is O(fleet) per second without a profiler's sampling error. Repeated
+``--repeat`` times (medians).
 ``--filter`` also times the Agents pane's filter (``'7'``, and clearing it; each after
 an untimed opposite), which on main takes minutes at 10,000 rows.
 

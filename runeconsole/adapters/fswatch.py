@@ -44,7 +44,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 try:  # Linux only; watchdog stands in where it is missing
-    from inotify_simple import INotify  # type: ignore[import-untyped]
+    from inotify_simple import INotify  # type: ignore[import-untyped]  # ships no types
     from inotify_simple import flags as inotify_flags
 except ImportError:  # pragma: no cover - the suite runs on Linux with it installed
     INotify = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,8 @@ class RuneConsole(PanesApp):
             supervised=self.supervisor.supervised,
             judge=judge_with(self.supervisor.settings),  # problems judged once, in the model
         )
-        self._fleet_views: list[Pane[Any]] = []
+        self._fleet_views: list[AgentsPane | ProblemsPane] = []
+        self._ui_thread = threading.get_ident()  # where it runs: on_mount says again
         self._panes: list[Pane[Any]] = []
         self.status_bar = StatusBar(self.root, id="status")
         paths = self.registry.paths
@@ -221,6 +223,7 @@ class RuneConsole(PanesApp):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        self._ui_thread = threading.get_ident()
         if not self.fleet.records and not self._quick_to_load():
             self.load_fleet()
         if self.read_only:
@@ -333,21 +336,37 @@ class RuneConsole(PanesApp):
     # -- the fleet model -------------------------------------------------------------------
 
     def fleet_changed(self, change: FleetChange) -> None:
-        """Tell the panes that draw the model which keys changed (from any thread)."""
-        if change:
-            self.feed_due.saw(self.fleet.get(key) for key in change.changed)
+        """Tell the panes that draw the model which keys changed (from any thread). On the
+        UI thread (file events, the tick, the monitor's reports) they are told at once: a
+        heartbeat fleet changes 40 times a second, and each message costs its dispatch."""
+        if not change:
+            return
+        self.feed_due.saw(self.fleet.get(key) for key in change.changed)
+        moved = change.changed | change.removed
+        if threading.get_ident() != self._ui_thread:
             for view in self._fleet_views:
                 view.post_message(FleetChanged(change))
-            if (change.changed or change.removed) and self.spending.moved(
-                change.changed | change.removed
-            ):
+            if moved and self.spending.moved(moved):
                 self.post_message(SpendMoved())
+            return
+        message = FleetChanged(change)
+        try:
+            for view in self._fleet_views:
+                view.on_fleet_changed(message)
+        except NoMatches:  # the console is closing: the panes' tables are already gone
+            return
+        if moved:
+            self.spending.moved(moved)
+            self._follow_spend()
 
     def on_spend_moved(self, message: SpendMoved) -> None:
+        self._follow_spend(every=message.every)
+
+    def _follow_spend(self, every: bool = False) -> None:
         """The top line's spending follows the agents that changed; a budget crossed is a
         toast (``tui/app_base/spend.py``)."""
         keys = self.spending.take()
-        if message.every:
+        if every:
             keys.update(self.fleet.records.keys())
         now = self.clock.now()
         for toast, severity in self.spending.follow({k: self.fleet.get(k) for k in keys}, now):
