@@ -113,15 +113,15 @@ def build(root: Path, branches: int) -> None:
     repository(root, {f"src/base_{n}.py": f"VALUE = {n}\n" for n in range(50)}, branch_files)
 
 
-def defaults(**changes: object) -> MergeQueueSettings:
+def defaults(**changes: Any) -> MergeQueueSettings:
     """The settings of an empty talisman (what a project gets), with ``changes``."""
     empty = MergeQueueSettings.from_talisman(Talisman(path=Path("talisman.yml")))
-    return dataclasses.replace(empty, flaky_retries=1, **changes)  # type: ignore[arg-type]
+    return dataclasses.replace(empty, flaky_retries=1, **changes)
 
 
 def batched_settings(args: argparse.Namespace) -> MergeQueueSettings:
     """The defaults, with ``--batch-max`` and ``--parallel-runs`` if given."""
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}
     if args.batch_max is not None:
         changes["batch_max"] = args.batch_max
     if args.parallel_runs not in (None, "auto"):
@@ -250,16 +250,17 @@ def real_part(args: argparse.Namespace) -> tuple[dict[str, float], tuple[str, st
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def batched_day(args: argparse.Namespace, share: float, **day: float) -> Day:
-    """The batched queue's settings on a fake clock (``auto``: the share ``share``)."""
+def batched_day(args: argparse.Namespace, share: float, shape: Day) -> Day:
+    """The batched queue's settings on a fake clock (``auto``: the share ``share``), for
+    the workload ``shape`` describes."""
     settings = batched_settings(args)
     auto = settings.parallel_runs_auto
-    return Day(
+    return dataclasses.replace(
+        shape,
         batch_max=settings.batch_max,
         parallel_runs=settings.parallel_runs,
         cpu_share=share if auto else None,
         cpus=cores(),
-        **day,  # type: ignore[arg-type]
     )
 
 
@@ -271,7 +272,7 @@ def rules_ratio(
     workload = [(0.0, kind) for kind in kinds_by_n]
     minutes = args.test_seconds / 60
     sequential = simulate(Day(batch_max=1, parallel_runs=1, test_minutes=minutes), workload)
-    batched = simulate(batched_day(args, share, test_minutes=minutes), workload)
+    batched = simulate(batched_day(args, share, Day(test_minutes=minutes)), workload)
     return batched.finished_hours / sequential.finished_hours, sequential.runs, batched.runs
 
 
@@ -307,15 +308,15 @@ def day_part(args: argparse.Namespace) -> None:
         f"simulated day: {args.day_entries} entries over {args.day_hours:g} h, "
         f"{args.day_failing:.0%} failing, {args.day_test_minutes:g}-minute tests, flaky_retries 1"
     )
-    shape = {
-        "entries": args.day_entries,
-        "hours": args.day_hours,
-        "failing": args.day_failing,
-        "test_minutes": args.day_test_minutes,
-    }
+    shape = Day(
+        entries=args.day_entries,
+        hours=args.day_hours,
+        failing=args.day_failing,
+        test_minutes=args.day_test_minutes,
+    )
     for name, day in (
-        ("sequential", Day(batch_max=1, parallel_runs=1, **shape)),
-        ("batched", batched_day(args, args.cpu_share, **shape)),
+        ("sequential", dataclasses.replace(shape, batch_max=1, parallel_runs=1)),
+        ("batched", batched_day(args, args.cpu_share, shape)),
     ):
         result = simulate(day)
         f = result.figures

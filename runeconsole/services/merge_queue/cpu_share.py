@@ -66,7 +66,7 @@ def slots_for(share: float, cpus: int) -> int:
     return max(1, min(MOST, math.floor(cpus / max(share, FLOOR))))
 
 
-def test_slots(settings: MergeQueueSettings, data: dict[str, Any], command: list[str]) -> int:
+def slots_now(settings: MergeQueueSettings, data: dict[str, Any], command: list[str]) -> int:
     """The slots a processor runs ``command`` in: the number set, or (``auto``) those its
     measured share leaves room for; ``parallel_runs`` until one run is measured."""
     if not settings.parallel_runs_auto:
@@ -109,13 +109,13 @@ def _children_cpu() -> float:
 
 
 class SlotCount:
-    """The slots of one processing run: ``test_slots`` at its start and, with ``auto``,
+    """The slots of one processing run: ``slots_now`` at its start and, with ``auto``,
     again after each run measured."""
 
     def __init__(self, settings: MergeQueueSettings, data: dict[str, Any]) -> None:
         self.auto = settings.parallel_runs_auto
         self.meter = ShareMeter(data)
-        self.count = test_slots(settings, data, settings.test_command or [])
+        self.count = slots_now(settings, data, settings.test_command or [])
 
     def ended(self, command: list[str], seconds: float) -> int | None:
         """A run ended: the new count if it changes (``auto``), else ``None``."""

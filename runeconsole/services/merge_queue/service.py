@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 from runeconsole.services.merge_queue.claims import QueueClaims
-from runeconsole.services.merge_queue.cpu_share import samples, share_of, test_slots
+from runeconsole.services.merge_queue.cpu_share import samples, share_of, slots_now
 from runeconsole.services.merge_queue.forming import next_batch
 from runeconsole.services.merge_queue.intake import Intake
 from runeconsole.services.merge_queue.model import (
@@ -90,7 +90,7 @@ class MergeQueue(QueueClaims):
     def window(self, state: QueueState) -> int:
         """How many batches may test at once now (the speculative window)."""
         stored = state.data.get(WINDOW)
-        runs = test_slots(self.settings, state.data, self.settings.test_command or [])
+        runs = slots_now(self.settings, state.data, self.settings.test_command or [])
         return min(runs, max(1, stored)) if isinstance(stored, int) else runs
 
     def stats(self) -> QueueStats:
@@ -100,7 +100,7 @@ class MergeQueue(QueueClaims):
         return queue_stats(
             state,
             self.clock.now(),
-            parallel_runs=test_slots(settings, state.data, command),
+            parallel_runs=slots_now(settings, state.data, command),
             batch_max=settings.batch_max,
             parallel_runs_auto=settings.parallel_runs_auto,
             cpu_share=share_of(samples(state.data, command)),

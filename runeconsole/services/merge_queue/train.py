@@ -7,7 +7,9 @@ run counts if that batch passes; beside it, unless both pass (then only one land
 the other is built again on the new ``main``). So a batch in doubt (a half of a red batch
 under test, a single running again) carries nothing and what else there is tests beside
 it, while one likely to pass (formed from a queue that seldom fails, passed before) is
-built on. How likely: from the share of entries failing, ``evidence``. At most
+built on. One batch is built on each tip (with many slots they stack, never fan out:
+of two on one tip only one could land). How likely: from the share of entries failing,
+``evidence``. At most
 ``window`` batches are stacked so: one more after a clean landing, half after a failure
 (an entry failing, not a batch split to find one), never over ``parallel_runs`` (Zuul's
 gate); new batches take ``batch_max`` entries at a full window and fewer below it.
@@ -178,7 +180,14 @@ class Train:
         """What ``batch`` is to be built on: the batch most likely to pass of those that
         carry, when a run on it counts more often than one beside it on main, and the
         window has room; else ``None`` (main)."""
-        carriers = [b for b in self.batches if b is not batch and self.carries(b)]
+        # Only the tip of a stack: a second batch on one carrier would be built beside the
+        # first, and of the two only one could land.
+        occupied = {b.on for b in self.batches if b is not batch and b.tip is not None}
+        carriers = [
+            b
+            for b in self.batches
+            if b is not batch and self.carries(b) and b.batch_id not in occupied
+        ]
         best = max(carriers, key=self.chain, default=None)
         if best is None or self.depth(best) >= self.window:
             return None
