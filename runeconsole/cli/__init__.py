@@ -67,21 +67,33 @@ COMMANDS = {
 }
 
 
-def command_modules(argv: Sequence[str]) -> list[ModuleType]:
-    """The module for the command in ``argv``, or every module (for help and mistakes)."""
-    words = iter(argv)
-    for word in words:
-        if word == "--root":
-            next(words, None)
-        elif not word.startswith("-"):
-            if word in COMMANDS:
-                return [importlib.import_module(f"runeconsole.cli.{COMMANDS[word]}")]
-            break
+# The options of the bare ``runeconsole`` that take a value: the word after one is not a command.
+VALUED = ("--root", "--fleet")
+
+
+def command_modules(argv: Sequence[str] | None) -> list[ModuleType]:
+    """The module of the command in ``argv``; none when it names no command and asks for no
+    help (the console opens: it needs no other command's arguments); every module for
+    ``--help``, a word that is no command (argparse lists them all) and ``argv`` None."""
+    if argv is not None:
+        words = iter(argv)
+        for word in words:
+            if word in VALUED:
+                next(words, None)
+            elif word in ("-h", "--help"):
+                break
+            elif not word.startswith("-"):
+                if word in COMMANDS:
+                    return [importlib.import_module(f"runeconsole.cli.{COMMANDS[word]}")]
+                break
+        else:
+            return []
     names = dict.fromkeys(COMMANDS.values())
     return [importlib.import_module(f"runeconsole.cli.{name}") for name in names]
 
 
-def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv`` (every command's, with ``None``)."""
     parser = argparse.ArgumentParser(
         prog="runeconsole",
         description="Operations console for a fleet of AI coding agents in tmux. "

@@ -6,7 +6,7 @@ import argparse
 import subprocess
 import sys
 
-from runeconsole.cli import COMMANDS, build_parser
+from runeconsole.cli import COMMANDS, build_parser, console
 from tests.support.cli import cli_env
 
 
@@ -16,12 +16,21 @@ def registered_commands(parser: argparse.ArgumentParser) -> set[str]:
 
 
 def test_every_registered_command_is_in_the_dispatch_table() -> None:
-    assert registered_commands(build_parser([])) == set(COMMANDS)
+    assert registered_commands(build_parser()) == set(COMMANDS)
+    assert registered_commands(build_parser(["--root", "x", "--help"])) == set(COMMANDS)
+    assert registered_commands(build_parser(["no-such-command"])) == set(COMMANDS)
 
 
 def test_a_command_loads_only_its_own_module() -> None:
     chosen = build_parser(["--root", "x", "status-line"])
     assert registered_commands(chosen) == {"question", "status-line"}
+
+
+def test_the_console_loads_no_command_module() -> None:
+    for argv in ([], ["--root", "x"], ["--root", "x", "--no-monitor"], ["--fleet", "f.yml"]):
+        parser = build_parser(argv)
+        assert registered_commands(parser) == set(), argv
+        assert parser.parse_args(argv).func is console.run
 
 
 def test_status_line_does_not_load_textual_or_tmux(tmp_path) -> None:
