@@ -49,6 +49,8 @@ ALLOWED: dict[str, str] = {
     "runeconsole.services.notify": HOOK + "; the sender (adapters/push.py) and the served "
     "console's link when a notification goes out",
     "runeconsole.services.claude.statusline.statusline": STATUS_LINE,
+    "runeconsole.adapters.tmux": "libtmux (about 80 ms) at a Tmux's first command only: "
+    "the console paints before its monitor asks tmux (benchmarks/cold_start.py)",
     "runeconsole.adapters.push": "Apprise is an optional extra (runeconsole[notify]); the "
     "process and the thread that send start on a notification only (the hook's path)",
     "runeconsole.core.locks": "filelock when a lock is taken only: agents --json and the "

@@ -18,17 +18,17 @@ import contextlib
 import itertools
 import os
 import shlex
-import shutil
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-
-import libtmux
-from libtmux import exc as libtmux_exc
+from typing import TYPE_CHECKING
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.pids import zombie_exit
+
+if TYPE_CHECKING:
+    from runeconsole.adapters.tmux_server import TimedCmd, TimedServer
 
 DEFAULT_TIMEOUT = 5.0
 PANE_WIDTH, PANE_HEIGHT = 160, 48
@@ -85,64 +85,6 @@ class PaneInfo:
     exit_signal: int | None = None
 
 
-class TimedCmd:
-    """What ``libtmux.common.tmux_cmd`` offers (cmd, stdout, stderr, returncode), with a timeout."""
-
-    def __init__(self, args: Sequence[str], timeout: float, stdin: str | None = None) -> None:
-        tmux = shutil.which("tmux")
-        if tmux is None:
-            raise RuneError(
-                "tmux is not installed or not on PATH; install tmux to supervise agents"
-            )
-        self.cmd = [tmux, *args]
-        try:
-            result = subprocess.run(
-                self.cmd,
-                capture_output=True,
-                text=True,
-                errors="backslashreplace",
-                timeout=timeout,
-                check=False,
-                input=stdin,
-                stdin=subprocess.DEVNULL if stdin is None else None,
-            )
-        except subprocess.TimeoutExpired:
-            raise RuneError(
-                f"tmux {' '.join(args)} took longer than {timeout:g}s; is the tmux server stuck?"
-            ) from None
-        self.returncode = result.returncode
-        self.raw_stdout = result.stdout
-        self.stdout = result.stdout.rstrip("\n").split("\n") if result.stdout.strip() else []
-        self.stderr = [line for line in result.stderr.split("\n") if line]
-
-
-class TimedServer(libtmux.Server):
-    """A libtmux server whose every command runs under ``timeout`` seconds."""
-
-    timeout = DEFAULT_TIMEOUT
-
-    # libtmux's own cmd returns its tmux_cmd; TimedCmd offers the same four attributes (with
-    # a timeout) without being one, which every caller in libtmux and here is content with.
-    def cmd(  # type: ignore[override]  # see above: a TimedCmd, not libtmux's tmux_cmd
-        self, cmd: str, *args: object, target: str | int | None = None
-    ) -> TimedCmd:
-        return self.cmd_with_input(None, cmd, *args, target=target)
-
-    def cmd_with_input(
-        self, stdin: str | None, cmd: str, *args: object, target: str | int | None = None
-    ) -> TimedCmd:
-        """``cmd`` with ``stdin`` as its standard input (``load-buffer -`` reads it)."""
-        server_args: list[str] = []
-        if self.config_file:
-            server_args.append(f"-f{self.config_file}")
-        if self.socket_path:
-            server_args.append(f"-S{self.socket_path}")
-        elif self.socket_name:
-            server_args.append(f"-L{self.socket_name}")
-        target_args = ["-t", str(target)] if target is not None else []
-        return TimedCmd([*server_args, cmd, *target_args, *map(str, args)], self.timeout, stdin)
-
-
 class Tmux:
     """The operations the supervisor needs, on one tmux server."""
 
@@ -154,14 +96,23 @@ class Tmux:
         config_file: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        self.server = TimedServer(
-            socket_name=socket_name, socket_path=socket_path, config_file=config_file
-        )
-        self.server.timeout = timeout
+        self.socket_path = socket_path
+        # libtmux's own rule: a socket's path, when given, is the one used
+        self.socket_name = socket_name if socket_path is None else None
+        self.config_file = config_file
+        self.timeout = timeout
 
-    @property
-    def socket_name(self) -> str | None:
-        return getattr(self.server, "socket_name", None)
+    @cached_property
+    def server(self) -> TimedServer:
+        """libtmux's server, made (and libtmux imported, about 80 ms) at the first command:
+        a console opens, and a command that never asks tmux ends, without it."""
+        from runeconsole.adapters.tmux_server import TimedServer
+
+        server = TimedServer(
+            socket_name=self.socket_name, socket_path=self.socket_path, config_file=self.config_file
+        )
+        server.timeout = self.timeout
+        return server
 
     def _run(self, *args: object, target: str | None = None) -> TimedCmd:
         return self.server.cmd(str(args[0]), *args[1:], target=target)
@@ -241,9 +192,11 @@ class Tmux:
         return self.panes().get(session)
 
     def has_session(self, session: str) -> bool:
+        from libtmux.exc import BadSessionName  # imported by ``self.server`` already
+
         try:
             return self.server.has_session(session)
-        except libtmux_exc.BadSessionName:
+        except BadSessionName:
             return False
 
     def capture(self, target: str, lines: int = 0) -> str:
@@ -375,8 +328,8 @@ class Tmux:
 
     def attach_command(self, session: str) -> list[str]:
         command = ["tmux"]
-        if getattr(self.server, "socket_path", None):
-            command += ["-S", str(self.server.socket_path)]
+        if self.socket_path:
+            command += ["-S", str(self.socket_path)]
         elif self.socket_name:
             command += ["-L", self.socket_name]
         return [*command, "attach-session", "-t", f"={session}"]

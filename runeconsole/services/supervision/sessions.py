@@ -111,9 +111,8 @@ class AgentSessions:
                 f"{server_label(self.settings.socket_name)}; use {hint} to act on it"
             )
         if socket not in self._servers:
-            server = self.tmux.server
             self._servers[socket] = Tmux(
-                socket, config_file=server.config_file, timeout=server.timeout
+                socket, config_file=self.tmux.config_file, timeout=self.tmux.timeout
             )
         return self._servers[socket]
 
