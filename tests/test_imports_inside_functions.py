@@ -51,6 +51,11 @@ ALLOWED: dict[str, str] = {
     "runeconsole.services.claude.statusline.statusline": STATUS_LINE,
     "runeconsole.adapters.tmux": "libtmux (about 80 ms) at a Tmux's first command only: "
     "the console paints before its monitor asks tmux (benchmarks/cold_start.py)",
+    "runeconsole.adapters.terminal_screen": "pyte (about 20 ms) when a background session's "
+    "screen is replayed only: the console and new tasks import this module at start",
+    "runeconsole.core.frontmatter": "PyYAML (20-40 ms) for a header not in the writers' plain "
+    "layout only: most context files are read by the line parser, and the console starts "
+    "without it",
     "runeconsole.adapters.push": "Apprise is an optional extra (runeconsole[notify]); the "
     "process and the thread that send start on a notification only (the hook's path)",
     "runeconsole.core.locks": "filelock when a lock is taken only: agents --json and the "
@@ -66,6 +71,8 @@ ALLOWED: dict[str, str] = {
     "when a background session's screen is read only",
     "runeconsole.services.review.service": "libtmux (the reply service, about 140 ms) when "
     "a review is sent to its agent only",
+    "runeconsole.tui.conversations.layout:draw": "Rich's Markdown and markdown-it (30-60 ms) "
+    "when a conversation shows an answer in Markdown only, not as the console starts",
     # The new-task form's widgets (TextArea, Select, RadioSet…: about 20 ms and 15 modules)
     # load on the first n, not at every console's start (benchmarks/cold_start.py).
     "runeconsole.tui.panes.agents_pane:action_new_task": "the form's widgets on the first n",

@@ -14,8 +14,10 @@ each is replayed as a carriage return.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pyte
+if TYPE_CHECKING:
+    import pyte
 
 WIDTH, HEIGHT = 200, 50  # the terminal Claude Code gives a background session
 MAX_INPUT = 4 * 1024 * 1024  # the end of a longer output is what the screen shows anyway
@@ -40,6 +42,8 @@ def _style(char: pyte.screens.Char) -> tuple[str, str, bool, bool, bool, bool]:
 
 def replay(output: str, width: int = WIDTH, height: int = HEIGHT) -> list[list[Span]]:
     """The screen ``output`` leaves, line by line (trailing blank lines dropped)."""
+    import pyte  # about 20 ms: when a background session's screen is read only
+
     screen = pyte.Screen(width, height)
     stream = pyte.Stream(screen)
     stream.feed(output[-MAX_INPUT:].replace("\r\n", "\r").replace("\n", "\r"))

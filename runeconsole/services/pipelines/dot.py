@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 
 MAX_NESTING = 64  # subgraphs inside subgraphs: deeper is refused, not recursed into
 
+# An id starts with a letter, '_' or any character past ASCII and goes on with those,
+# digits and '.': written as what it is not (ASCII's other characters), a class that
+# compiles in well under a millisecond; ``A-Za-z_\x80-\U0010ffff`` took 6-30 ms at import.
 _TOKEN = re.compile(
     r"""
     (?P<space>\s+)
@@ -29,7 +32,8 @@ _TOKEN = re.compile(
   | (?P<html><)
   | (?P<arrow>->|--)
   | (?P<punct>[{}\[\];,=:+])
-  | (?P<id>[A-Za-z_\x80-\U0010ffff][A-Za-z_0-9.\x80-\U0010ffff]*|-?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?))
+  | (?P<id>[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f][^\x00-\x2d\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*
+          |-?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?))
     """,
     re.VERBOSE | re.DOTALL | re.MULTILINE,
 )

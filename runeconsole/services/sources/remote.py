@@ -20,13 +20,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from runeconsole import __version__
 from runeconsole.adapters.ssh import SshTransport, failure_reason, read_back
-from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.services.events import PROTOCOL, Event
 from runeconsole.services.events.sections import RowKey
+
+if TYPE_CHECKING:
+    from runeconsole.core.fleet_file import SourceSpec
 
 CONNECTING, UP, DOWN = "connecting", "up", "down"
 HEARTBEAT = 2.0  # asked of the remote stream; silence past STALE_BEATS of them is a drop

@@ -21,7 +21,6 @@ import math
 import re
 
 from rich.console import Console, RenderableType
-from rich.markdown import Markdown
 from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
@@ -156,7 +155,13 @@ class Drawer:
             lines.append(Strip.blank(0))
         elif turn.kind == TEXT:
             text = shown(turn.text)
-            body: RenderableType = Markdown(text) if looks_like_markdown(text) else Text(text)
+            body: RenderableType = Text(text)
+            if looks_like_markdown(text):
+                # Rich's Markdown and markdown-it (30-60 ms) on the first conversation
+                # drawn, not as the console starts (benchmarks/cold_start.py)
+                from rich.markdown import Markdown
+
+                body = Markdown(text)
             body_lines = self._shifted(self._lines(body, room - 2), 2)
             lines = self._folded(body_lines, opened)
             lines.append(Strip.blank(0))
