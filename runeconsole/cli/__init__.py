@@ -21,6 +21,7 @@ from runeconsole.cli import console
 from runeconsole.cli.common import add_root_option
 from runeconsole.core.config import tell_warnings_to
 from runeconsole.core.errors import RuneError
+from runeconsole.core.gc_passes import collector_paused
 
 # command -> the module (in runeconsole.cli) that registers it. Only the module of the
 # command being run is imported, so `status-line` in a tmux status bar stays quick.
@@ -114,7 +115,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     tell_warnings_to(_print_warning)
-    args = build_parser(argv).parse_args(argv)
+    with collector_paused():  # the command's modules: nothing they make is garbage
+        parser = build_parser(argv)
+    args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except RuneError as exc:
