@@ -4,6 +4,7 @@ no control character drawn (``tui/support/terminal_safe.py``)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import partial
@@ -36,6 +37,9 @@ from runeconsole.tui.widgets.filter_box import FilterBox
 NARROW = 100  # columns: under this the tabs take the panes' short titles
 
 
+ANIMATIONS = "TEXTUAL_ANIMATIONS"
+
+
 class PanesApp(App[None]):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -57,6 +61,10 @@ class PanesApp(App[None]):
 
     def __init__(self) -> None:
         super().__init__()
+        # Nothing slides (a tab's underline drew 18 frames a pane switch): a console of
+        # tables is read, not watched move. Textual's own TEXTUAL_ANIMATIONS still rules.
+        if ANIMATIONS not in os.environ:
+            self.animation_level = "none"
         self.toasts = Toasts(self)  # a repeat shown once, three at most, a line where read
         self.heap = HeapUpkeep(self)  # a console open for months keeps its memory flat
 

@@ -17,9 +17,17 @@ class FilterBox(Input):
     DEFAULT_CSS = """
     FilterBox {
         display: none;
+        layer: filter;
         dock: bottom;
-        height: 3;
+        height: 1;
         margin-bottom: 1;
+        border: none;
+        padding: 0 1;
+        background: $boost;
+    }
+    FilterBox:focus {
+        border: none;
+        background: $panel;
     }
     """
 
