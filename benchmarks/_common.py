@@ -18,8 +18,11 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from _figures import write_figures
+
 from runeconsole.adapters import git
 from runeconsole.core.timeutil import iso_z
+from runeconsole.services.cost.ledger import local_day
 
 # What the identities of a benchmark fleet say about their tmux sessions:
 #   sessions      each names a tmux session (``rune-{key}``) that does not exist, as the
@@ -46,12 +49,22 @@ QUESTION = {
 }
 
 
+# With ``everything`` (the console's every column and watcher at work, issue 35): budgets
+# set, every agent's spending recorded (COST, the top line's dollars, the budget judge),
+# and these agents in git worktrees of their own with a commit and an uncommitted file
+# (CHANGES, the review state): the first screenful and one in WORKTREE_EVERY after.
+BUDGETS = "runeconsole:\n  budgets: {per_agent_usd: 50, per_day_usd: 20, fleet_day_usd: 1000000}\n"
+WORKTREE_FIRST = 45
+WORKTREE_EVERY = 500
+
+
 def make_fleet(
     root: Path,
     count: int,
     *,
     kind: str = "sessions",
     heartbeat_spread: float = 0.0,
+    everything: bool = False,
 ) -> list[str]:
     """``count`` identity files as the harness would write them; returns their keys.
 
@@ -65,7 +78,11 @@ def make_fleet(
     git.init_repo(root)
     directory = root / ".claude" / "state" / "identities"
     directory.mkdir(parents=True, exist_ok=True)
+    if everything:
+        (root / ".claude" / "talisman.yml").write_text(BUDGETS)
+        (root / ".git" / "info" / "exclude").write_text(".claude/\n.worktrees/\n")
     now = datetime.now(UTC)
+    today = local_day(now)
     created = iso_z(now - timedelta(seconds=heartbeat_spread))
     keys = []
     for n in range(count):
@@ -87,9 +104,27 @@ def make_fleet(
         if kind == "crashed":
             body["crashed_at"] = created
             body["metadata"] = {"crashed_reason": f"tmux session rune-{key} is gone"}
+        if everything:
+            usd = round((n % 97) * 0.41, 2)
+            body["cost"] = {"usd": usd, "today_usd": usd / 2, "day": today}
+            body["cost"]["estimated"] = n % 5 == 0
+            if n < WORKTREE_FIRST or n % WORKTREE_EVERY == 0:
+                body["worktree_path"] = str(worktree_with_work(root, key))
         (directory / f"{key}.json").write_text(json.dumps(body))
         keys.append(key)
     return keys
+
+
+def worktree_with_work(root: Path, key: str) -> Path:
+    """``key``'s worktree on a branch of its own: one commit ahead of main, one file left
+    uncommitted."""
+    worktree = root / ".worktrees" / key
+    git_out(root, "worktree", "add", "--quiet", "-b", f"agent/{key}", str(worktree))
+    (worktree / "work.py").write_text(f"# {key}'s work\nvalue = 1\n")
+    git_out(worktree, "add", "work.py")
+    git_out(worktree, "commit", "--quiet", "-m", f"{key}: work")
+    (worktree / "notes.md").write_text("uncommitted\n")
+    return worktree
 
 
 def git_out(cwd: Path, *args: str, data: str | None = None) -> str:
@@ -153,23 +188,41 @@ def numbers(doc: str | None, **defaults: int | list[int]) -> argparse.Namespace:
 
 
 def fleet_parser(description: str) -> argparse.ArgumentParser:
-    """Fleet sizes, ``--monitor both|on|off`` and ``--py-spy DIR``: what every benchmark of
-    the console in a pane takes."""
+    """Fleet sizes, ``--monitor both|on|off``, ``--py-spy DIR``, ``--plain`` and ``--json
+    PATH``: what every benchmark of the console in a pane takes."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("agents", type=int, nargs="*", default=[10_000])
     parser.add_argument("--monitor", choices=("both", "on", "off"), default="both")
     parser.add_argument("--py-spy", type=Path, default=None, metavar="DIR")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="identity files alone (no budgets, costs or worktrees: the fleets before issue 35)",
+    )
+    parser.add_argument(
+        "--json", type=Path, default=None, metavar="PATH", help="the figures, for guard.py"
+    )
     return parser
 
 
 def run_each(
     args: argparse.Namespace, one_run: Callable[[int, bool, argparse.Namespace], str]
 ) -> int:
-    """``one_run`` for every fleet size and monitor mode asked for, each printed at once."""
+    """``one_run`` for every fleet size and monitor mode asked for, each printed at once;
+    with ``--json PATH`` what each run put in ``args.figures`` written there."""
+    args.figures = {}
+    before = load()
     for agents in args.agents:
         for monitor in monitor_modes(args):
             print(one_run(agents, monitor, args), flush=True)
+    write_figures(getattr(args, "json", None), args.figures, before, load())
     return 0
+
+
+def figure(name: str, agents: int, monitor: bool = True, unit: str = "") -> str:
+    """A figure's name in ``--json`` (``idle_10k_pct``; ``…_no_monitor`` without it)."""
+    size = f"{agents // 1000}k" if agents % 1000 == 0 else str(agents)
+    return "_".join(part for part in (name, size, unit, "" if monitor else "no_monitor") if part)
 
 
 def monitor_modes(args: argparse.Namespace) -> tuple[bool, ...]:

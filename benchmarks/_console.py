@@ -385,13 +385,17 @@ def console_on_fleet(
     kind: str = "unsupervised",
     heartbeat_spread: float = 0.0,
     before_paint: Callable[[ConsolePane], object] | None = None,
+    everything: bool = True,
 ) -> Iterator[Started]:
     """A fresh fleet in a temp dir, the console on it in a pane, past its first complete
     paint; everything removed on the way out. ``before_paint`` runs as soon as the
-    console's process exists (to attach a profiler)."""
+    console's process exists (to attach a profiler); ``everything``: budgets, costs and
+    worktrees too (``make_fleet``), every column and watcher at work."""
     with scratch("bench") as base:
         root = base / "fleet"
-        make_fleet(root, agents, kind=kind, heartbeat_spread=heartbeat_spread)
+        make_fleet(
+            root, agents, kind=kind, heartbeat_spread=heartbeat_spread, everything=everything
+        )
         with ConsolePane(root, monitor=monitor) as pane:
             started = pane.start_console()
             if before_paint is not None:

@@ -12,6 +12,6 @@ def write_figures(path: Path | None, figures: dict[str, float], before: str, aft
     """Write ``figures`` (name -> value) and the load to ``path`` (nothing when None)."""
     if path is None:
         return
-    body = {"figures": {name: round(value, 1) for name, value in figures.items()}}
+    body = {"figures": {name: round(value, 3) for name, value in figures.items()}}
     body["load"] = [before, after]  # type: ignore[assignment]
     path.write_text(json.dumps(body, indent=2) + "\n")

@@ -52,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     CpuMeter,
     end_cleanly_on_sigterm,
+    figure,
     fleet_parser,
     load,
     percentile,
@@ -214,7 +215,11 @@ class Writers:
 def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
     writers = None
     fleet = console_on_fleet(
-        agents, monitor=monitor, kind="unsupervised", heartbeat_spread=args.interval
+        agents,
+        monitor=monitor,
+        kind="unsupervised",
+        heartbeat_spread=args.interval,
+        everything=not args.plain,
     )
     try:
         with fleet as started:
@@ -247,7 +252,9 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
     lost = len(done) - len(millis)
     label = "monitor on " if monitor else "--no-monitor"
     latency = "no probe seen"
+    args.figures[figure("heartbeat_load", agents, monitor, "pct")] = 100 * cpu / wall
     if millis:
+        args.figures[figure("change_to_screen", agents, monitor, "p95_ms")] = percentile(millis, 95)
         latency = (
             f"p50 {percentile(millis, 50):.1f} ms p95 {percentile(millis, 95):.1f} ms "
             f"max {max(millis):.0f} ms (n={len(millis)}, lost {lost})"

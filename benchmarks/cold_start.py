@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     FLEET_KINDS,
     end_cleanly_on_sigterm,
+    figure,
     fleet_parser,
     load,
     monitor_modes,
@@ -40,14 +41,20 @@ from _common import (
     process_memory,
 )
 from _console import ConsolePane, console_on_fleet
+from _figures import write_figures
 
 
-def one_run(agents: int, kind: str, monitor: bool, spy: Path | None = None) -> tuple[float, dict]:
+def one_run(
+    agents: int, kind: str, monitor: bool, spy: Path | None = None, everything: bool = True
+) -> tuple[float, dict]:
     def attach(pane: ConsolePane) -> None:  # at once: it misses the interpreter's first steps
         if spy is not None:
             pane.py_spy(spy, 600, rate=250)
 
-    with console_on_fleet(agents, monitor=monitor, kind=kind, before_paint=attach) as started:
+    fleet = console_on_fleet(
+        agents, monitor=monitor, kind=kind, before_paint=attach, everything=everything
+    )
+    with fleet as started:
         pane = started.pane
         assert pane.pid is not None
         if spy is not None:
@@ -70,18 +77,24 @@ def main() -> int:
     if args.py_spy is not None:
         for agents in args.agents:
             output = args.py_spy / f"cold-{agents}.txt"
-            seconds, _ = one_run(agents, args.fleet, modes[0], output)
+            seconds, _ = one_run(agents, args.fleet, modes[0], output, not args.plain)
             print(f"{agents} agents: profile in {output} (first paint {seconds:.2f} s, profiled)")
         return 0
+    figures, started = {}, load()
     for agents in args.agents:
         for monitor in modes:
             before = load()
-            runs = [one_run(agents, args.fleet, monitor) for _ in range(args.runs)]
+            runs = [
+                one_run(agents, args.fleet, monitor, everything=not args.plain)
+                for _ in range(args.runs)
+            ]
             seconds = sorted(s for s, _ in runs)
             at_paint = max(m["at paint"] for _, m in runs)
             after = max(m["rss"] for _, m in runs)
             peak = max(m["hwm"] for _, m in runs)
             cpu = statistics.median(m["cpu"] for _, m in runs)
+            figures[figure("first_rows", agents, monitor, "s")] = statistics.median(seconds)
+            figures[figure("cpu_to_first_rows", agents, monitor, "s")] = cpu
             label = "monitor on " if monitor else "--no-monitor"
             print(
                 f"{agents:>6} agents ({args.fleet}), {label}: cold start -> first complete paint "
@@ -92,6 +105,7 @@ def main() -> int:
                 "(goal <= 1.0 s, RSS <= 150 MB)",
                 flush=True,
             )
+    write_figures(args.json, figures, started, load())
     return 0
 
 

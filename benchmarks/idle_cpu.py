@@ -16,7 +16,13 @@ server's CPU, and the load.
 Goal (issue 12): 10,000 agents, console CPU < 2 % of one core with the monitor on.
 
     python benchmarks/idle_cpu.py [AGENTS ...] [--fleet unsupervised|sessions|crashed]
-        [--seconds 30] [--monitor both|on|off] [--py-spy DIR]
+        [--seconds 30] [--settle 0] [--monitor both|on|off] [--py-spy DIR] [--plain]
+        [--json PATH]
+
+``--settle S`` starts the window S seconds after the first paint (the steady state,
+past the fill and the first looks at the worktrees; issue 35's guard uses 10). The
+fleet has every column at work unless ``--plain`` (``_common.make_fleet``: budgets,
+costs, worktrees).
 
 ``--fleet`` (see ``_common.FLEET_KINDS``): ``unsupervised`` (default) is the quiet fleet,
 nothing for the monitor to act on; ``sessions`` is issue 12's first measurement, whose
@@ -39,6 +45,7 @@ from _common import (
     FLEET_KINDS,
     CpuMeter,
     end_cleanly_on_sigterm,
+    figure,
     fleet_parser,
     load,
     process_cpu,
@@ -50,9 +57,11 @@ from _console import console_on_fleet
 
 def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
     seconds, slices = args.seconds, args.slices
-    with console_on_fleet(agents, monitor=monitor, kind=args.fleet) as started:
+    fleet = console_on_fleet(agents, monitor=monitor, kind=args.fleet, everything=not args.plain)
+    with fleet as started:
         pane = started.pane
         assert pane.pid is not None
+        time.sleep(args.settle)  # past the start-up tail: the fill, the first looks
         server = pane.server_pid()
         server_cpu, bytes_before, before = process_cpu(server), pane.output_bytes, load()
         if args.py_spy is not None:
@@ -71,11 +80,13 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
         written = (pane.output_bytes - bytes_before) / wall
         if not pane.console_alive():
             raise RuntimeError("the console exited during the window")
+    args.figures[figure("idle", agents, monitor, "pct")] = 100 * cpu / wall
     label = "monitor on " if monitor else "--no-monitor"
     per_slice = " ".join(f"{share:.1f}" for share in shares)
     return (
         f"{agents:>6} agents ({args.fleet}), {label}: console CPU {100 * cpu / wall:6.1f} % of "
-        f"one core over {wall:.0f} s after first paint ({cpu:.2f} CPU s; per "
+        f"one core over {wall:.0f} s from {args.settle:g} s after first paint "
+        f"({cpu:.2f} CPU s; per "
         f"{seconds / slices:g} s: {per_slice}); run-queue wait {waited / 100:.2f} s/s; "
         f"RSS {memory['rss']:.0f} MB (peak {memory['hwm']:.0f}); "
         f"first paint {started.first_paint:.2f} s; terminal output {written / 1024:.1f} KiB/s; "
@@ -89,6 +100,9 @@ def main() -> int:
     parser.add_argument("--fleet", choices=FLEET_KINDS, default="unsupervised")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--slices", type=int, default=6, help="CPU shown per slice of the window")
+    parser.add_argument(
+        "--settle", type=float, default=0.0, help="seconds after the first paint, not measured"
+    )
     return run_each(parser.parse_args(), one_run)
 
 

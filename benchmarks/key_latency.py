@@ -15,7 +15,11 @@ Each round:
 - one character (a digit 1-9, none of which is in the first agent's row): the first two
   rows are the first two agents that match it (worked out with the pane's own
   ``search_fields`` and ``search_text``), i.e. the table is filtered;
-- ``escape``: the filter is cleared, the first two rows are the fleet's first two again.
+- ``escape``: the filter is cleared, the first two rows are the fleet's first two again;
+- a pane switch: ``2`` (the Problems pane's header is drawn), then ``1`` (the Agents
+  pane's);
+- ``enter``: the cursor row's agent detail is open (its key, ``worker-w…``, which no row
+  shows, is drawn); ``escape`` closes it.
 
 Latency is from handing tmux the key to the capture that showed the effect (an upper
 bound, by at most one poll). Keys are spaced by a random 150-400 ms, so they fall at
@@ -44,7 +48,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import end_cleanly_on_sigterm, fleet_parser, load, run_each, summary
+from _common import (
+    end_cleanly_on_sigterm,
+    figure,
+    fleet_parser,
+    load,
+    percentile,
+    run_each,
+    summary,
+)
 from _console import ConsolePane, PaneError, console_on_fleet
 
 from runeconsole.services.project import Project
@@ -52,6 +64,7 @@ from runeconsole.services.registry import AgentRecord, Registry
 from runeconsole.tui.cells.agent_cells import search_fields
 from runeconsole.tui.panes.pane import search_text
 
+PROBLEMS, AGENTS = "PROBLEM", "ROLE"  # a column header only that pane shows
 BACKGROUND = re.compile(r"\x1b\[[0-9;]*48;5;(\d+)")
 NAME = re.compile(r"w\d{5}")
 
@@ -120,10 +133,16 @@ class Keys:
         char = str(1 + n % 9)  # no digit but 0 is in w00000's row: the first row changes
         self.press("filter", char, lambda s: top_rows(s) == self.matching[char][:2])
         self.press("escape", "Escape", lambda s: top_rows(s) == names[:2])
+        self.press("pane switch", "2", lambda s: any(PROBLEMS in line for line in s))
+        self.press("pane switch", "1", lambda s: any(AGENTS in line for line in s))
+        self.pane.wait_for(lambda s: cursor_row(s) is not None, timeout=self.timeout, styles=True)
+        name = cursor_row(self.pane.capture(styles=True))
+        self.press("enter", "Enter", lambda s: any(f"worker-{name}" in line for line in s))
+        self.press("close", "Escape", lambda s: not any(f"worker-{name}" in line for line in s))
 
 
 def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
-    with console_on_fleet(agents, monitor=monitor) as started:
+    with console_on_fleet(agents, monitor=monitor, everything=not args.plain) as started:
         pane = started.pane
         records = Registry(Project(started.root)).list()
         time.sleep(5)  # past the start-up tail (the monitor's first pass)
@@ -149,11 +168,16 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
         ("/", "key / (filter box open)", "-"),
         ("filter", "filter of one character", "p95 <= 50 ms"),
         ("escape", "escape (filter cleared)", "-"),
+        ("pane switch", "pane switch (2, then 1)", "p95 <= 50 ms"),
+        ("enter", "enter (the agent's detail open)", "p95 <= 50 ms"),
+        ("close", "escape (the detail closed)", "-"),
     ):
         if keys.times.get(key):
             lines.append(
                 summary(f"{agents:>6} agents, {label}: {what} -> screen", keys.times[key], goal)
             )
+            name = "key_" + key.replace("+", "_").replace(" ", "_").replace("/", "slash")
+            args.figures[figure(name, agents, monitor, "p95_ms")] = percentile(keys.times[key], 95)
     lines.append(f"{'':>6} {before} -> {after}")
     return "\n".join(lines)
 

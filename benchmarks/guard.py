@@ -1,0 +1,307 @@
+"""The regression guard: the console's speed figures in a few minutes, against the
+committed baseline.
+
+Runs the benchmarks that hold the console's goals (issue 35), each with ``--json`` into a
+temp dir, and prints one table: each figure, its goal, the baseline's value
+(``benchmarks/baseline.json``), this run's, and the change. Exits 1 when a figure is
+worse than the baseline beyond noise, 0 otherwise (a figure over its goal but no worse
+than the baseline is shown, not failed: the goal is the issue's, the guard's business is
+the next regression).
+
+Noise. Each figure has a tolerance (``Figure.slack``: relative and absolute, from the
+spread of repeated runs on the 2-core machine these were written on). Times and CPU
+shares also scale with the machine: before anything else the guard times a fixed piece
+of pure Python (``calibrate``, best of seven, thread CPU), and a baseline figure is
+compared as ``baseline x (this machine's time / the baseline machine's time)``, so a
+slower day, or a slower machine, does not read as a regression. Ratios measured in one
+run (the merge queue's batched / sequential) are compared as they are. The load average
+before and after each benchmark is printed: above the machine's core count the
+latencies are upper bounds, and a run that failed under load is worth repeating.
+
+It is not a timed test and CI does not run it. Run it before resolving anything that
+touches the console's paths, and quote its table in the closing note:
+
+    python benchmarks/guard.py                     # every benchmark (about 8 minutes)
+    python benchmarks/guard.py --only keys,churn   # some of them
+    python benchmarks/guard.py --write-baseline    # this run becomes benchmarks/baseline.json
+    python benchmarks/guard.py --out run.json      # this run's figures kept
+
+A benchmark that fails or times out is reported with its output's last lines, and counts
+as a regression of each of its figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BASELINE = HERE / "baseline.json"
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str  # as the benchmark's --json names it
+    label: str
+    goal: float | None  # at most this (None: shown only)
+    unit: str
+    rel: float  # noise: a regression is worse than baseline x (1 + rel) + abs
+    abs: float
+    scales: bool = True  # a time or CPU share: scaled by the machine's speed
+
+    def allowed(self, baseline: float, speed: float) -> float:
+        expected = baseline * (speed if self.scales else 1.0)
+        return expected * (1 + self.rel) + self.abs
+
+
+@dataclass(frozen=True)
+class Bench:
+    key: str
+    argv: tuple[str, ...]
+    figures: tuple[Figure, ...]
+    timeout: float
+
+
+def key_figure(name: str, label: str, goal: float | None = 50.0) -> Figure:
+    return Figure(f"key_{name}_50k_p95_ms", f"50,000 agents: {label} p95", goal, "ms", 0.3, 10)
+
+
+BENCHES = (
+    Bench(
+        "cold",
+        ("cold_start.py", "10000", "--monitor", "on", "--runs", "3", "--fleet", "unsupervised"),
+        (
+            Figure("first_rows_10k_s", "10,000 agents: first rows", 0.8, "s", 0.15, 0.05),
+            Figure("cpu_to_first_rows_10k_s", "10,000 agents: CPU to them", None, "s", 0.15, 0.05),
+        ),
+        300,
+    ),
+    Bench(
+        "idle",
+        ("idle_cpu.py", "10000", "--monitor", "on", "--settle", "10", "--seconds", "20"),
+        (Figure("idle_10k_pct", "10,000 agents: idle CPU", 1.5, "%", 0.3, 0.3),),
+        300,
+    ),
+    Bench(
+        "churn",
+        ("churn.py", "10000", "--monitor", "on", "--seconds", "30"),
+        (
+            Figure("heartbeat_load_10k_pct", "10,000 heartbeating: CPU", 10.0, "%", 0.2, 1.0),
+            Figure(
+                "change_to_screen_10k_p95_ms", "10,000: change -> screen p95", 40.0, "ms", 0.3, 10
+            ),
+        ),
+        400,
+    ),
+    Bench(
+        "keys",
+        ("key_latency.py", "50000", "--monitor", "on", "--rounds", "8"),
+        (
+            key_figure("j", "j"),
+            key_figure("pagedown", "page down"),
+            key_figure("ctrl_home", "ctrl+home"),
+            key_figure("slash", "/ (filter open)"),
+            key_figure("filter", "a filter character"),
+            key_figure("escape", "escape (filter cleared)"),
+            key_figure("pane_switch", "pane switch"),
+            key_figure("enter", "enter (detail open)"),
+            key_figure("close", "escape (detail closed)", None),
+        ),
+        900,
+    ),
+    Bench(
+        "review",
+        ("review_screen.py", "--rounds", "5"),
+        (
+            Figure("review_after_change_p95_ms", "review after a change p95", 150, "ms", 0.3, 20),
+            Figure("review_nothing_moved_p95_ms", "review, nothing moved p95", 50, "ms", 0.3, 15),
+            Figure("review_next_file_p95_ms", "review: n p95", 50, "ms", 0.3, 10),
+            Figure("review_page_down_p95_ms", "review: page down p95", 50, "ms", 0.3, 10),
+            Figure("review_huge_file_p95_ms", "review: 20,000 lines p95", 300, "ms", 0.3, 30),
+        ),
+        600,
+    ),
+    Bench(
+        "serve",
+        ("serve_latency.py", "1000", "20", "1"),
+        (
+            Figure("served_key_p95_ms", "served: j/k p95", 100, "ms", 0.3, 15),
+            Figure("served_pane_switch_p95_ms", "served: pane switch p95", 100, "ms", 0.3, 20),
+        ),
+        400,
+    ),
+    Bench(
+        "queue",
+        ("merge_queue_throughput.py",),
+        (
+            Figure("queue_ratio_32", "queue: batched / sequential", 0.30, "", 0, 0.04, False),
+            Figure("queue_ratio_ideal_32", "queue: rules-only ideal", None, "", 0, 0.03, False),
+        ),
+        900,
+    ),
+)
+
+
+def calibrate() -> float:
+    """Milliseconds of thread CPU for a fixed piece of pure Python (parsing, formatting,
+    sorting, dicts: what the console does), best of seven."""
+    data = json.dumps([{"key": f"worker-w{n:05d}", "seen": n * 7 % 1000} for n in range(2000)])
+    best = float("inf")
+    for _ in range(7):
+        start = time.thread_time()
+        for _ in range(5):
+            rows = json.loads(data)
+            rows.sort(key=lambda row: (row["seen"], row["key"]))
+            text = "".join(f"{row['key']:>14} {row['seen']:>5}\n" for row in rows)
+            assert len(text) > 0
+        best = min(best, time.thread_time() - start)
+    return best * 1000
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"{one:.2f}/{five:.2f}"
+
+
+def run_bench(bench: Bench, workdir: Path) -> tuple[dict[str, float], str]:
+    """The benchmark's figures, and a note (the load around it, or why it failed)."""
+    out = workdir / f"{bench.key}.json"
+    before = load()
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [sys.executable, str(HERE / bench.argv[0]), *bench.argv[1:], "--json", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=bench.timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return {}, f"timed out after {bench.timeout:.0f} s"
+    took = time.monotonic() - started
+    if done.returncode != 0 or not out.exists():
+        tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
+        return {}, f"failed (exit {done.returncode}): {tail}"
+    figures = json.loads(out.read_text()).get("figures", {})
+    return figures, f"{took:.0f} s, load {before} -> {load()}"
+
+
+def show(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    if unit in ("ms", "%"):
+        return f"{value:.1f}{' ' + unit if unit == 'ms' else ' %'}"
+    return f"{value:.2f}{' ' + unit if unit else ''}"
+
+
+def compare(
+    figures: dict[str, float], baseline: dict[str, float], speed: float, selected: list[Bench]
+) -> tuple[list[list[str]], int]:
+    rows, regressions = [], 0
+    for bench in selected:
+        for fig in bench.figures:
+            now, base = figures.get(fig.name), baseline.get(fig.name)
+            goal = "-" if fig.goal is None else f"<= {show(fig.goal, fig.unit)}"
+            if now is None:
+                verdict, change = "MISSING", "-"
+                regressions += 1
+            elif base is None:
+                verdict, change = "new", "-"
+            else:
+                change = f"{100 * (now - base) / base:+.0f} %" if base else "-"
+                worse = now > fig.allowed(base, speed)
+                regressions += worse
+                verdict = "REGRESSED" if worse else "ok"
+            if now is not None and fig.goal is not None and now > fig.goal:
+                verdict += ", over goal"
+            rows.append(
+                [fig.label, goal, show(base, fig.unit), show(now, fig.unit), change, verdict]
+            )
+    return rows, regressions
+
+
+def table(rows: list[list[str]]) -> str:
+    head = ["figure", "goal", "baseline", "now", "change", "verdict"]
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help=f"some of: {','.join(b.key for b in BENCHES)}")
+    parser.add_argument("--write-baseline", action="store_true", help="save this run as baseline")
+    parser.add_argument("--out", type=Path, default=None, help="this run's figures, as JSON")
+    parser.add_argument("--baseline", type=Path, default=BASELINE)
+    args = parser.parse_args()
+    wanted = {key for key in args.only.split(",") if key}
+    unknown = wanted - {b.key for b in BENCHES}
+    if unknown:
+        parser.error(f"no benchmark {', '.join(sorted(unknown))}")
+    selected = [b for b in BENCHES if not wanted or b.key in wanted]
+    saved = json.loads(args.baseline.read_text()) if args.baseline.exists() else {}
+    baseline = saved.get("figures", {})
+    calibration = calibrate()
+    speed = calibration / saved["calibration_ms"] if saved.get("calibration_ms") else 1.0
+    print(
+        f"calibration {calibration:.1f} ms (baseline {saved.get('calibration_ms', '-')}: "
+        f"this machine x{speed:.2f}); {os.cpu_count()} cores, load {load()}",
+        flush=True,
+    )
+    figures: dict[str, float] = {}
+    notes = {}
+    with tempfile.TemporaryDirectory(prefix="runeconsole-guard-") as workdir:
+        for bench in selected:
+            print(f"  {bench.key}: {' '.join(bench.argv)} …", end=" ", flush=True)
+            found, note = run_bench(bench, Path(workdir))
+            figures.update({k: v for k, v in found.items() if isinstance(v, int | float)})
+            notes[bench.key] = note
+            print(note, flush=True)
+    rows, regressions = compare(figures, baseline, speed, selected)
+    print()
+    print(table(rows))
+    record = {
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": git_head(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+        "calibration_ms": round(calibration, 2),
+        "notes": notes,
+        "figures": {k: round(v, 4) for k, v in figures.items()},
+    }
+    if args.out is not None:
+        args.out.write_text(json.dumps(record, indent=2) + "\n")
+    if args.write_baseline:
+        if wanted and saved:  # a partial run replaces only its own figures
+            record["figures"] = {**baseline, **record["figures"]}
+        args.baseline.write_text(json.dumps(record, indent=2) + "\n")
+        print(f"\nbaseline written: {args.baseline}")
+        return 0
+    verdict = f"{regressions} figure(s) regressed beyond noise" if regressions else "no regression"
+    print(f"\n{verdict} (against {args.baseline.name} of {saved.get('commit', '-')})")
+    return 1 if regressions else 0
+
+
+def git_head() -> str:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "-"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
