@@ -79,9 +79,14 @@ class QueueProcessing(Static):
         """What processing would do, asked before it starts: (title, body)."""
         head = pending[0]
         if every:
+            side_by_side = (
+                "as many testing side by side as the cores hold at the tests' CPU share"
+                if settings.parallel_runs_auto
+                else f"{settings.parallel_runs} testing side by side"
+            )
             return "Process the whole queue?", (
                 f"{len(pending)} waiting: batches of up to {settings.batch_max}, "
-                f"{settings.parallel_runs} testing side by side, each moved onto "
+                f"{side_by_side}, each moved onto "
                 f"{settings.main_branch} if its tests pass, until the queue is empty."
             )
         if len(pending) > 1 and settings.batch_max > 1:
