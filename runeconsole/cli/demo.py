@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from runeconsole.adapters.tmux import Tmux
 from runeconsole.core.errors import InvalidInput
-from runeconsole.demo.project import demo_socket, make_project
 from runeconsole.services.supervision.settings import SOCKET_ENV
 
 if TYPE_CHECKING:
@@ -137,6 +136,9 @@ def run(args: argparse.Namespace) -> int:
         root = args.dir.resolve()
     else:
         root = Path(tempfile.mkdtemp(prefix="runeconsole-demo-")) / "project"
+    # the demo's project, scripts and scenes (about 120 ms) when the demo runs, not for --help
+    from runeconsole.demo.project import demo_socket, make_project
+
     socket = demo_socket()
     has_tmux = shutil.which("tmux") is not None
     keep = args.keep or args.dir is not None
