@@ -1,1 +1,13 @@
-"""The Textual console. Talks only to services; never reads state files itself."""
+"""The Textual console. Talks only to services; never reads state files itself.
+
+A lone escape key reaches an application as the byte that also starts every other key's
+escape sequence, so the terminal parser waits to see whether more follows: Textual waits
+``ESCDELAY`` milliseconds (100 by default, as ncurses), and every escape (a filter
+cleared, a window closed) took that long before anything happened. The console waits
+25 ms, as tmux users set ``escape-time`` for editors: the bytes of one key's sequence
+arrive together, over ssh too. An ``ESCDELAY`` of the user's own is kept. Set before
+Textual is imported (it reads it once)."""
+
+import os
+
+os.environ.setdefault("ESCDELAY", "25")
