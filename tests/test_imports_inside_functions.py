@@ -49,8 +49,8 @@ ALLOWED: dict[str, str] = {
     "runeconsole.services.notify": HOOK + "; the sender (adapters/push.py) and the served "
     "console's link when a notification goes out",
     "runeconsole.services.claude.statusline.statusline": STATUS_LINE,
-    "runeconsole.adapters.tmux": "libtmux (about 80 ms) at a Tmux's first command only: "
-    "the console paints before its monitor asks tmux (benchmarks/cold_start.py)",
+    "runeconsole.adapters.tmux": "libtmux (about 80 ms) when a caller asks for its server "
+    "model (Tmux.server) only: Tmux's own commands run without it, the console's monitor too",
     "runeconsole.adapters.terminal_screen": "pyte (about 20 ms) when a background session's "
     "screen is replayed only: the console and new tasks import this module at start",
     "runeconsole.core.frontmatter": "PyYAML (20-40 ms) for a header not in the writers' plain "

@@ -1,11 +1,12 @@
-"""tmux through libtmux's server model, every command under a timeout.
+"""tmux by its own command line, every command under a timeout.
 
-libtmux decides which server we talk to (socket name or path, config file) and
-builds the command line; its object layer, though, spawns ``tmux`` without a
-timeout, so this adapter routes every command through ``TimedServer.cmd`` and
-uses tmux's own argument forms: the agent command is passed as an argument list
-(tmux then executes it without a shell) and text is sent with ``send-keys -l``,
-so nothing a caller passes is ever interpreted by a shell.
+Each command is one ``tmux`` process on the server a socket name or path (and a config
+file) names, run through ``TimedCmd`` (``adapters/tmux_command.py``), so a stuck server
+never hangs the console or the monitor. It uses tmux's own argument forms: the agent
+command is passed as an argument list (tmux then executes it without a shell) and text
+is sent with ``send-keys -l``, so nothing a caller passes is ever interpreted by a shell.
+libtmux's server model on the same server, timed the same way, is ``Tmux.server``, made
+on first use: nothing here needs it, and libtmux costs about 80 ms to import.
 
 A private socket keeps tests and benchmarks off the operator's server. Sessions
 are created with ``remain-on-exit`` so an exited agent leaves its pane (and exit
@@ -24,11 +25,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runeconsole.adapters.tmux_command import TimedCmd, server_args
 from runeconsole.core.errors import RuneError
 from runeconsole.core.pids import zombie_exit
 
 if TYPE_CHECKING:
-    from runeconsole.adapters.tmux_server import TimedCmd, TimedServer
+    from runeconsole.adapters.tmux_server import TimedServer
 
 DEFAULT_TIMEOUT = 5.0
 PANE_WIDTH, PANE_HEIGHT = 160, 48
@@ -104,8 +106,9 @@ class Tmux:
 
     @cached_property
     def server(self) -> TimedServer:
-        """libtmux's server, made (and libtmux imported, about 80 ms) at the first command:
-        a console opens, and a command that never asks tmux ends, without it."""
+        """libtmux's server model on the same server, commands timed the same way, for a
+        caller that wants its objects: made (and libtmux imported, about 80 ms) on first
+        use. ``Tmux``'s own commands never need it."""
         from runeconsole.adapters.tmux_server import TimedServer
 
         server = TimedServer(
@@ -115,7 +118,14 @@ class Tmux:
         return server
 
     def _run(self, *args: object, target: str | None = None) -> TimedCmd:
-        return self.server.cmd(str(args[0]), *args[1:], target=target)
+        return self._command(None, *args, target=target)
+
+    def _command(self, stdin: str | None, *args: object, target: str | None = None) -> TimedCmd:
+        """tmux ``args`` on this server (``stdin`` as its standard input), timed."""
+        where = server_args(self.socket_name, self.socket_path, self.config_file)
+        target_args = ["-t", target] if target is not None else []
+        command = [*where, str(args[0]), *target_args, *map(str, args[1:])]
+        return TimedCmd(command, self.timeout, stdin)
 
     def _check(self, result: TimedCmd, what: str) -> TimedCmd:
         if result.returncode != 0:
@@ -192,12 +202,10 @@ class Tmux:
         return self.panes().get(session)
 
     def has_session(self, session: str) -> bool:
-        from libtmux.exc import BadSessionName  # imported by ``self.server`` already
-
-        try:
-            return self.server.has_session(session)
-        except BadSessionName:
+        # tmux reads '.' and ':' in a target as window and pane: no session has them
+        if not session or "." in session or ":" in session:
             return False
+        return self._run("has-session", target=f"={session}").returncode == 0
 
     def capture(self, target: str, lines: int = 0) -> str:
         """Visible screen of a pane (plus ``lines`` of history), wrapped lines joined."""
@@ -267,7 +275,7 @@ class Tmux:
         args += ["paste-buffer", "-p", "-d", "-b", buffer, "-t", target]
         if enter:
             args += [";", "send-keys", "-t", target, "Enter"]
-        result = self.server.cmd_with_input(text, *map(str, args))
+        result = self._command(text, *args)
         self._check(result, f"paste into {target}")
 
     def send_text(self, target: str, text: str, *, enter: bool = True) -> None:
