@@ -141,6 +141,43 @@ async def test_a_change_on_screen_reaches_it_and_one_off_screen_is_drawn_when_sc
         assert "gone" in app.export_screenshot()
 
 
+async def test_a_row_marked_stale_off_screen_is_rebuilt_once_when_drawn_or_read() -> None:
+    app = TableApp(rows=agents(range(30), digits=2))
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.table
+        await pilot.pause()
+        asked: list[str] = []
+        now = {"k25": ("agent25", "rebuilt", ""), "k27": ("agent27", "read", "")}
+
+        def rebuild(key: str) -> tuple[object, ...] | None:
+            asked.append(key)
+            return now.get(key)
+
+        assert not table.stale("k02")  # on screen: the caller draws it now
+        table.rebuild = rebuild
+        assert not table.stale("k02") and not table.stale("nobody")
+        assert table.stale("k25") and table.stale("k27") and table.stale("k29")
+        await pilot.pause()
+        assert asked == []  # nothing off screen is built
+        assert table.get_row("k27") == ["agent27", "read", ""]
+        table.move_cursor(row=25)
+        await pilot.pause()
+        assert "rebuilt" in app.export_screenshot()
+        table.upsert("k29", ("agent29", "upserted", ""))  # written since: no rebuild
+        table.move_cursor(row=29)
+        await pilot.pause()
+        assert "upserted" in app.export_screenshot()
+        assert asked == ["k27", "k25"]
+
+
+async def test_a_table_whose_column_follows_its_values_rebuilds_nothing_later() -> None:
+    app = TableApp(columns=AUTO, rows=[(f"k{n:02d}", (f"a{n}", "x")) for n in range(30)])
+    async with app.run_test(size=(60, 8)) as pilot:
+        await pilot.pause()
+        app.table.rebuild = lambda key: None
+        assert not app.table.stale("k25")  # its width could change: upserted at once
+
+
 async def test_only_the_rows_on_screen_are_asked_for_their_moving_cells() -> None:
     app = TableApp(rows=agents(range(30), digits=2))
     async with app.run_test(size=(60, 8)) as pilot:

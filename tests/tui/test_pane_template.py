@@ -89,3 +89,39 @@ async def test_a_row_whose_place_moves_moves_and_the_cursor_stays_on_its_row() -
         await pilot.pause()
         assert pane.table.keys() == ["n3", "n0", "n1", "n2", "n4"]
         assert pane.table.cursor_key() == "n3"
+
+
+class Placed(Numbers):
+    """Numbers placed by their value (not by their cells, which a place would build)."""
+
+    def order(self, key: str, record: int) -> int:
+        return record
+
+
+class PlacedApp(NumbersApp):
+    def compose(self) -> ComposeResult:
+        yield Placed()
+
+
+async def test_a_record_changed_off_screen_is_built_when_it_is_next_drawn_as_it_is_then() -> None:
+    app = PlacedApp()
+    async with app.run_test(size=(40, 20)) as pilot:
+        pane = app.pane
+        fill(pane)
+        await pilot.pause()
+        built: list[str] = []
+        cells = pane.cells
+
+        def counted(key: str, record: int) -> tuple[object, ...]:
+            built.append(key)
+            return cells(key, record)
+
+        pane.cells = counted  # type: ignore[method-assign]
+        pane.put("n1800", 1800)  # the same place, off screen: nothing built yet
+        pane.records["n1800"] = 1801  # changed again before it is seen (odd now)
+        pane.finish()
+        assert built == []
+        pane.table.move_to("n1800")
+        await pilot.pause()
+        assert built == ["n1800"]
+        assert pane.table.get_row("n1800") == [1801, "odd"]

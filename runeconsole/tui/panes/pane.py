@@ -184,6 +184,7 @@ class Pane(Vertical, Generic[R]):
         self.sources = sources
         self.records: dict[str, R] = {}
         self.table = KeyedTable(self.columns(), id=f"{self.PANE_ID}-table")
+        self.table.rebuild = self._rebuilt
         self._at = {column: at for at, column in enumerate(self.table.column_keys)}
         self._sort_at = tuple(self._at[column] for column in self.SORT)
         self.ordered = bool(self.SORT) or type(self).order is not Pane.order
@@ -422,7 +423,14 @@ class Pane(Vertical, Generic[R]):
         if not table.has(key):
             self._resort = True
             self._spliced |= self._filling  # ahead of the fill's chunks: sorted at its end
+        elif table.stale(key):
+            return  # off screen: its row is built when it is next drawn (``_rebuilt``)
         table.upsert(key, self._row_of(key, record))
+
+    def _rebuilt(self, key: str) -> Row | None:
+        """A row changed off screen, about to be drawn or read: as it is now."""
+        record = self.records.get(key)
+        return None if record is None else self._current(key, record)
 
     def drop(self, key: str) -> None:
         self.records.pop(key, None)

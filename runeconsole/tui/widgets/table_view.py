@@ -352,6 +352,10 @@ class TableView(ScrollView, can_focus=True):
         """How many rows keep a drawn line (one each, ``LINES_KEPT`` rows at most)."""
         return len(self._drawn)
 
+    def _values(self, key: str) -> tuple[Any, ...]:
+        """Row ``key``'s values, as they are to be drawn."""
+        return self._rows.values[key]
+
     def render_lines(self, crop: Region) -> list[Strip]:
         self._frame_look = self._look()  # DOMNode works styles out walking every ancestor
         try:
@@ -373,7 +377,7 @@ class TableView(ScrollView, can_focus=True):
         """Row ``key``'s line (the header's for None), drawn again only when it changed."""
         cursor = key is not None and place == self.cursor_row
         hover = self._hover == place
-        values = self._rows.values[key] if key is not None else self._labels
+        values = self._values(key) if key is not None else self._labels
         drawn = self._drawn.get(key)
         if drawn is not None:
             (was, *rest), strip = drawn
