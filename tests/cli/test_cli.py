@@ -47,3 +47,24 @@ def test_status_line_does_not_load_textual_or_tmux(tmp_path) -> None:
         check=True,
     ).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_the_console_starts_without_what_it_uses_later() -> None:
+    """libtmux (the monitor runs tmux by its command line), pyte (a background session's
+    screen), PyYAML (a frontmatter header out of the plain layout), Rich's Markdown (a
+    conversation) and the demo load where they are used, not as the console starts
+    (benchmarks/cold_start.py)."""
+    later = ("libtmux", "pyte", "yaml", "rich.markdown", "markdown_it", "runeconsole.demo")
+    probe = (
+        "import sys; from runeconsole.cli import build_parser; build_parser(['--root', 'x']); "
+        f"import runeconsole.tui.console.app; print(sorted(set({later!r}) & set(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=cli_env(),
+        check=True,
+    ).stdout
+    assert out.strip().splitlines()[-1] == "[]"
