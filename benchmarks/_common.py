@@ -52,9 +52,11 @@ QUESTION = {
 # With ``everything`` (the console's every column and watcher at work, issue 35): budgets
 # set, every agent's spending recorded (COST, the top line's dollars, the budget judge),
 # and these agents in git worktrees of their own with a commit and an uncommitted file
-# (CHANGES, the review state): the first screenful and one in WORKTREE_EVERY after.
+# (CHANGES, the review state): rows 30-44 of the first screenful (churn.py's probes rewrite
+# the first 30, and a change other than a heartbeat asks git again: not what is measured)
+# and one in WORKTREE_EVERY after.
 BUDGETS = "runeconsole:\n  budgets: {per_agent_usd: 50, per_day_usd: 20, fleet_day_usd: 1000000}\n"
-WORKTREE_FIRST = 45
+WORKTREES_SHOWN = range(30, 45)
 WORKTREE_EVERY = 500
 
 
@@ -108,7 +110,7 @@ def make_fleet(
             usd = round((n % 97) * 0.41, 2)
             body["cost"] = {"usd": usd, "today_usd": usd / 2, "day": today}
             body["cost"]["estimated"] = n % 5 == 0
-            if n < WORKTREE_FIRST or n % WORKTREE_EVERY == 0:
+            if n in WORKTREES_SHOWN or n % WORKTREE_EVERY == WORKTREE_EVERY // 2:
                 body["worktree_path"] = str(worktree_with_work(root, key))
         (directory / f"{key}.json").write_text(json.dumps(body))
         keys.append(key)

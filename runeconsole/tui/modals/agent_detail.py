@@ -197,9 +197,13 @@ class AgentDetail(DetailModal):
             self.app.call_from_thread(self._show_section, "#detail-permissions", shown)
 
     def _show_section(self, box_id: str, shown: Text) -> None:
-        """A section read in a worker: shown when it has something to say."""
+        """A section read in a worker: shown when it has something to say. One that has
+        nothing, and is hidden, is left alone: an update lays the window out again, and
+        each layout under a see-through window draws the screen below it again too."""
         if self.is_mounted:
             box = self.query_one(box_id, Static)
+            if not shown.plain and not box.display:
+                return
             box.update(shown)
             box.display = bool(shown.plain)
 
