@@ -65,10 +65,6 @@ ALLOWED: dict[str, str] = {
     "runeconsole.services.worker_questions.service": "watchdog when a question is waited on only",
     "runeconsole.services.review.states": "the queue's states when an agent's review has "
     "an approval only: agents --json settles most agents without them",
-    "runeconsole.services.supervision.service": "pyte (adapters/terminal_screen.py, about 40 ms) "
-    "when an agent is a Claude Code background session only",
-    "runeconsole.services.reply.locate": "pyte (adapters/terminal_screen.py, about 40 ms) "
-    "when a background session's screen is read only",
     "runeconsole.services.review.service": "libtmux (the reply service, about 140 ms) when "
     "a review is sent to its agent only",
     "runeconsole.tui.conversations.layout:draw": "Rich's Markdown and markdown-it (30-60 ms) "

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 
 from runeconsole.adapters.tmux import PaneLook, Tmux
 from runeconsole.core.errors import RuneError
+from runeconsole.services.claude.background.sessions import Background
 from runeconsole.services.claude.hooks import terminal
 from runeconsole.services.claude.session import session_view
 from runeconsole.services.claude.session.session_view import is_background
+from runeconsole.services.project import Project
 from runeconsole.services.registry import AgentRecord
 from runeconsole.services.reply.ownership import foreign
 from runeconsole.services.supervision.screens import last_screen
@@ -125,9 +127,6 @@ def background_id(record: AgentRecord) -> str | None:
 
 
 def _background_screen(record: AgentRecord, sessions: AgentSessions, lines: int) -> Screen:
-    from runeconsole.services.claude.background.sessions import Background
-    from runeconsole.services.project import Project
-
     background = Background(Project(sessions.root), registry=sessions.registry)
     short = background_id(record)
     try:

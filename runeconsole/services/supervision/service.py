@@ -22,9 +22,10 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from runeconsole.adapters.tmux import Tmux, open_window
+from runeconsole.services.claude.background.sessions import Background
+from runeconsole.services.claude.session.session_view import is_background
 from runeconsole.services.fleet.problem import Problem
 from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.project import Project
@@ -45,9 +46,6 @@ from runeconsole.services.supervision.sessions import AgentSessions
 from runeconsole.services.supervision.settings import SOCKET_ENV, SupervisorSettings
 from runeconsole.services.supervision.spawning import Spawner, SpawnResult
 from runeconsole.services.supervision.wisdom import WISDOM_ENV, build_wisdom
-
-if TYPE_CHECKING:
-    from runeconsole.services.claude.background.sessions import Background
 
 __all__ = [
     "CHECKPOINT_MESSAGE",
@@ -188,16 +186,12 @@ class Supervisor:
 
     @property
     def background(self) -> Background:
-        from runeconsole.services.claude.background.sessions import Background
-
         if self._background is None:
             self._background = Background(self.project, registry=self.registry)
         return self._background
 
     def in_background(self, key: str) -> bool:
         """The agent is a Claude Code background session (and has no tmux session)."""
-        from runeconsole.services.claude.session.session_view import is_background
-
         record = self.registry.get(key)
         return not record.error and not record.get("tmux_session") and is_background(record.fields)
 
