@@ -43,6 +43,16 @@ def test_agent_detail(snap_compare, scene_app: RuneConsole) -> None:
     assert snap_compare(scene_app, terminal_size=(100, 34), run_before=open_detail)
 
 
+def test_the_filter_line_opens_over_the_last_row_and_the_footer_keeps_the_panes_keys(
+    snap_compare, scene_app: RuneConsole
+) -> None:
+    async def type_filter(pilot: Pilot) -> None:
+        await pilot.press("slash", "a", "u")
+        await pilot.pause()
+
+    assert snap_compare(scene_app, terminal_size=(80, 24), run_before=type_filter)
+
+
 def test_help(snap_compare, scene_app: RuneConsole) -> None:
     assert snap_compare(scene_app, terminal_size=(80, 24), press=["question_mark"])
 
