@@ -123,6 +123,7 @@ BENCHES = (
         "review",
         ("review_screen.py", "--rounds", "5"),
         (
+            Figure("review_first_open_ms", "the console's first review", None, "ms", 0.3, 40),
             Figure("review_after_change_p95_ms", "review after a change p95", 150, "ms", 0.3, 20),
             Figure("review_nothing_moved_p95_ms", "review, nothing moved p95", 50, "ms", 0.3, 15),
             Figure("review_next_file_p95_ms", "review: n p95", 50, "ms", 0.3, 10),
