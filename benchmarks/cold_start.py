@@ -23,6 +23,7 @@ paint, into ``DIR/cold-N.txt``; those starts are not timed.
 
 from __future__ import annotations
 
+import compileall
 import statistics
 import sys
 import time
@@ -74,6 +75,9 @@ def main() -> int:
     parser.add_argument("--fleet", choices=FLEET_KINDS, default="sessions")
     args = parser.parse_args()
     modes = monitor_modes(args)
+    # As an installed package has it: with PYTHONDONTWRITEBYTECODE set, a module edited
+    # since its bytecode was written would be compiled again on every start.
+    compileall.compile_dir(Path(__file__).resolve().parents[1] / "runeconsole", quiet=1)
     if args.py_spy is not None:
         for agents in args.agents:
             output = args.py_spy / f"cold-{agents}.txt"

@@ -33,6 +33,7 @@ as a regression of each of its figures.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -252,6 +253,9 @@ def main() -> int:
     selected = [b for b in BENCHES if not wanted or b.key in wanted]
     saved = json.loads(args.baseline.read_text()) if args.baseline.exists() else {}
     baseline = saved.get("figures", {})
+    # As an installed package has it: with PYTHONDONTWRITEBYTECODE set (this machine's
+    # default), a module edited since its bytecode was written is compiled on every start.
+    compileall.compile_dir(HERE.parent / "runeconsole", quiet=1)
     calibration = calibrate()
     speed = calibration / saved["calibration_ms"] if saved.get("calibration_ms") else 1.0
     speed = min(SPEED_RANGE[1], max(SPEED_RANGE[0], speed))

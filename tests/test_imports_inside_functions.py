@@ -49,6 +49,8 @@ ALLOWED: dict[str, str] = {
     "runeconsole.services.notify": HOOK + "; the sender (adapters/push.py) and the served "
     "console's link when a notification goes out",
     "runeconsole.services.claude.statusline.statusline": STATUS_LINE,
+    "runeconsole.tui.review.opening:open_review": "the review screen, its diff view and "
+    "Pygments (about 50 modules, 20-30 ms) on the first review, not as either console starts",
     "runeconsole.adapters.tmux": "libtmux (about 80 ms) when a caller asks for its server "
     "model (Tmux.server) only: Tmux's own commands run without it, the console's monitor too",
     "runeconsole.adapters.terminal_screen": "pyte (about 20 ms) when a background session's "

@@ -10,18 +10,22 @@ empty, then with the diff); a slow reading (a remote source) brings the screen u
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
 from runeconsole.services.review.targets import ReviewTarget
-from runeconsole.tui.review.screen import SCREEN_NAME, ReviewScreen
+
+if TYPE_CHECKING:
+    from runeconsole.tui.review.screen import ReviewScreen
 
 PUSH_WAIT = 0.15  # seconds: the longest a key waits for the screen to come up
 
 
 def open_review(app: App[Any], target: ReviewTarget) -> ReviewScreen:
     """Show the review of ``target`` (the screen is installed the first time)."""
+    from runeconsole.tui.review.screen import SCREEN_NAME, ReviewScreen
+
     if not app.is_screen_installed(SCREEN_NAME):
         first = ReviewScreen(target)
         app.install_screen(first, SCREEN_NAME)
