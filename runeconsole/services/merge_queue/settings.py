@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from runeconsole.adapters import git_remote as gr
 from runeconsole.adapters import git_worktrees as gw
 from runeconsole.core.config import Section, Talisman
 from runeconsole.services.merge_queue.model import command_args
+
+T = TypeVar("T")
 
 AUTO = "auto"
 DEFAULT_TEST_TIMEOUT = 900.0
@@ -116,30 +120,50 @@ class MergeQueueSettings:
 def _timeout(section: Section) -> tuple[float, bool]:
     """``test_timeout_seconds``: (seconds, False), or ``auto``: (the limit until the history
     holds enough green runs, True)."""
-    raw = section.get("test_timeout_seconds", DEFAULT_TEST_TIMEOUT)
-    if raw == AUTO:
-        return DEFAULT_TEST_TIMEOUT, True
-    if isinstance(raw, str):
-        where = section.where("test_timeout_seconds")
-        section.talisman.report(
-            f"{where}: runeconsole.merge_queue.test_timeout_seconds is {raw!r}; "
-            "allowed: a number >= 1, or auto"
-        )
-        return DEFAULT_TEST_TIMEOUT, False
-    return section.number("test_timeout_seconds", DEFAULT_TEST_TIMEOUT, minimum=1), False
+    return _or_auto(
+        section,
+        "test_timeout_seconds",
+        given=DEFAULT_TEST_TIMEOUT,
+        auto=DEFAULT_TEST_TIMEOUT,
+        bad=(DEFAULT_TEST_TIMEOUT, False),
+        allowed="a number >= 1",
+        read=lambda: section.number("test_timeout_seconds", DEFAULT_TEST_TIMEOUT, minimum=1),
+    )
 
 
 def _parallel_runs(section: Section) -> tuple[int, bool]:
     """``parallel_runs``: (slots, False), or ``auto`` (the default): (the slots until a
     test run has been measured, True)."""
-    raw = section.get("parallel_runs", AUTO)
+    return _or_auto(
+        section,
+        "parallel_runs",
+        given=AUTO,
+        auto=START_SLOTS,
+        bad=(START_SLOTS, True),
+        allowed="a whole number from 1 to 64",
+        read=lambda: section.integer("parallel_runs", START_SLOTS, minimum=1, maximum=64),
+    )
+
+
+def _or_auto(
+    section: Section,
+    name: str,
+    *,
+    given: object,
+    auto: T,
+    bad: tuple[T, bool],
+    allowed: str,
+    read: Callable[[], T],
+) -> tuple[T, bool]:
+    """A setting that is a value (``read``) or ``auto``: (the value, False), or (``auto``'s
+    starting value, True); ``given`` when unset, ``bad`` (reported) for another word."""
+    raw = section.get(name, given)
     if raw == AUTO:
-        return START_SLOTS, True
+        return auto, True
     if isinstance(raw, str):
-        where = section.where("parallel_runs")
         section.talisman.report(
-            f"{where}: runeconsole.merge_queue.parallel_runs is {raw!r}; "
-            "allowed: a whole number from 1 to 64, or auto"
+            f"{section.where(name)}: runeconsole.merge_queue.{name} is {raw!r}; "
+            f"allowed: {allowed}, or auto"
         )
-        return START_SLOTS, True
-    return section.integer("parallel_runs", START_SLOTS, minimum=1, maximum=64), False
+        return bad
+    return read(), False
