@@ -177,7 +177,9 @@ def one_run(agents: int, monitor: bool, args: argparse.Namespace) -> str:
                 summary(f"{agents:>6} agents, {label}: {what} -> screen", keys.times[key], goal)
             )
             name = "key_" + key.replace("+", "_").replace(" ", "_").replace("/", "slash")
-            args.figures[figure(name, agents, monitor, "p95_ms")] = percentile(keys.times[key], 95)
+            times = keys.times[key]
+            args.figures[figure(name, agents, monitor, "p95_ms")] = percentile(times, 95)
+            args.figures[figure(name, agents, monitor, "p50_ms")] = percentile(times, 50)
     lines.append(f"{'':>6} {before} -> {after}")
     return "\n".join(lines)
 
