@@ -11,7 +11,9 @@ from rich.console import Console
 from rich.text import Text
 from textual.widgets import Static
 
+from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
+from runeconsole.services.suspension.git_view import GitView
 from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.arc_detail import ArcDetail
 from runeconsole.tui.modals.resume_confirm import ResumeConfirm
@@ -326,3 +328,25 @@ async def test_a_new_arc_dir_is_picked_up_from_its_event(scene: Path) -> None:
             if pane(app).table.has(key):
                 break
         assert pane(app).table.has(key)
+
+
+async def test_a_root_with_nothing_suspended_asks_git_nothing_and_the_first_context_still_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "empty"
+    git.init_repo(root)
+    asked: list[Path] = []
+    read = GitView.read
+    monkeypatch.setattr(GitView, "read", lambda root: (asked.append(root), read(root))[1])
+    app = console(root)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("4")
+        p = pane(app)
+        p.rescan()  # every few seconds in a console
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert asked == [] and p.view is None and p.table.row_count == 0
+        new = write_context(root, "20", "arc-1707849600000")
+        p.apply_changes({new})  # its event: read with git, as a listing is
+        await until(pilot, lambda: p.table.row_count == 1)
+        assert asked and p.view is not None

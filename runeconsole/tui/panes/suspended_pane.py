@@ -219,7 +219,7 @@ class LocalSuspendedPane(SuspendedPane, FilePane[ContextRecord]):
         """A full listing, read (git, hashing) in the rescan worker."""
 
         def __init__(
-            self, view: GitView, records: list[ContextRecord], plans: list[ResumePlan]
+            self, view: GitView | None, records: list[ContextRecord], plans: list[ResumePlan]
         ) -> None:
             super().__init__()
             self.view, self.records, self.plans = view, records, plans
@@ -241,7 +241,13 @@ class LocalSuspendedPane(SuspendedPane, FilePane[ContextRecord]):
     def on_mount(self) -> None:
         self.rescan()
 
-    def load(self) -> tuple[GitView, list[ContextRecord], list[ResumePlan]]:
+    def load(self) -> tuple[GitView | None, list[ContextRecord], list[ResumePlan]]:
+        """Every context file and checkpoint, judged against one look at git; with none,
+        git is not asked (the console rescans every few seconds: a ``git diff`` each time
+        was most of an idle console's work besides its clocks)."""
+        nothing = next(self.suspension.context_files(), None) is None
+        if nothing and not self.checkpoints.checkpoint_files():
+            return None, [], []
         view = self.suspension.git_view()
         return view, self.suspension.list(view), self.checkpoints.list(view)
 
@@ -263,7 +269,9 @@ class LocalSuspendedPane(SuspendedPane, FilePane[ContextRecord]):
         self.plans[key] = plan
         self.place(self.arcs, key, (key, plan.action), partial(arc_row, plan))
 
-    def show(self, view: GitView, records: list[ContextRecord], plans: list[ResumePlan]) -> None:
+    def show(
+        self, view: GitView | None, records: list[ContextRecord], plans: list[ResumePlan]
+    ) -> None:
         """Make both tables match a full listing, by key."""
         self.view = view
         for key in set(self.plans) - {str(p.path) for p in plans}:
@@ -283,6 +291,8 @@ class LocalSuspendedPane(SuspendedPane, FilePane[ContextRecord]):
         contexts = {p for p in paths if p.suffix == ".md"}
         if contexts and self.view is not None:
             self.read_contexts(contexts, self.view)
+        elif contexts:  # the first context file: read with git, as a listing is
+            self.rescan()
         if any(p.name == CHECKPOINT_FILE or p.is_dir() for p in paths - contexts):
             self.rescan()
 
