@@ -337,7 +337,12 @@ async def test_a_root_with_nothing_suspended_asks_git_nothing_and_the_first_cont
     git.init_repo(root)
     asked: list[Path] = []
     read = GitView.read
-    monkeypatch.setattr(GitView, "read", lambda root: (asked.append(root), read(root))[1])
+
+    def counted(root: Path) -> GitView:
+        asked.append(root)
+        return read(root)
+
+    monkeypatch.setattr(GitView, "read", counted)
     app = console(root)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("4")
