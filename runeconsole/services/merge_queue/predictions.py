@@ -99,6 +99,8 @@ class ConflictPredictor:
         pending = state.pending()
         if self.limit:
             pending = pending[: self.limit]
+        if not pending:
+            return {}  # an empty queue asks git nothing (a console rescans every few seconds)
         remotes = self.remote is not None or any(is_remote_only(e.fields) for e in pending)
         heads = gw.branch_heads(self.root, remotes=remotes)
         main = heads.get(self.main_branch)
