@@ -6,7 +6,8 @@ escape sequence, so the terminal parser waits to see whether more follows: Textu
 cleared, a window closed) took that long before anything happened. The console waits
 25 ms, as tmux users set ``escape-time`` for editors: the bytes of one key's sequence
 arrive together, over ssh too. An ``ESCDELAY`` of the user's own is kept. Set before
-Textual is imported (it reads it once)."""
+Textual is imported (it reads it once). Textual looks at that deadline only every 100 ms;
+``support/escape_relay.py`` makes it hold."""
 
 import os
 

@@ -14,9 +14,12 @@ from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.driver import Driver
 from textual.filter import LineFilter
 from textual.notifications import SeverityLevel
+from textual.reactive import Reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Input, TabbedContent, TabPane
 
 from runeconsole.tui.conversations.screen import ConversationScreen
@@ -27,6 +30,7 @@ from runeconsole.tui.panes.permissions_pane import PermissionsPane
 from runeconsole.tui.panes.pipelines_pane import PipelinesPane
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.panes.questions_pane import QuestionsPane
+from runeconsole.tui.support.escape_relay import with_escape_relay
 from runeconsole.tui.support.heap_upkeep import HeapUpkeep
 from runeconsole.tui.support.messages import ConversationWanted
 from runeconsole.tui.support.terminal_safe import NoControlCharacters
@@ -38,6 +42,17 @@ NARROW = 100  # columns: under this the tabs take the panes' short titles
 
 
 ANIMATIONS = "TEXTUAL_ANIMATIONS"
+
+
+class ConsoleScreen(Screen[None]):
+    """The console's screen: a focus change repaints what it restyles, not the screen.
+
+    Textual's screen repaints every line of itself whenever the focus moves (its
+    ``focused`` is a repainting reactive): at 160x45 a whole frame on ``/``, escape, a
+    pane switch. The widgets whose look follows the focus repaint themselves as they are
+    restyled, so nothing is lost."""
+
+    focused: Reactive[Widget | None] = Reactive(None, repaint=False)
 
 
 class PanesApp(App[None]):
@@ -67,6 +82,13 @@ class PanesApp(App[None]):
             self.animation_level = "none"
         self.toasts = Toasts(self)  # a repeat shown once, three at most, a line where read
         self.heap = HeapUpkeep(self)  # a console open for months keeps its memory flat
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's choice, its Linux driver given a prompt escape (``escape_relay.py``)."""
+        return with_escape_relay(super().get_driver_class())
+
+    def get_default_screen(self) -> Screen[None]:
+        return ConsoleScreen(id="_default")
 
     def on_mount(self) -> None:
         self.heap.start()
@@ -223,6 +245,7 @@ class PanesApp(App[None]):
     # -- the filter: it belongs to the pane it was typed on ---------------------------------
 
     def action_filter(self) -> None:
+        self.current_pane().table.add_class("-lit")
         self.query_one(FilterBox).open()
 
     def action_clear_filter(self) -> None:
