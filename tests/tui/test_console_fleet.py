@@ -4,17 +4,21 @@ fills after, and follows changes by key."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
 from textual.geometry import Region
 from textual.pilot import Pilot
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.control import CONTROL
 from runeconsole.core.timeutil import iso_z
+from runeconsole.services.cost.ledger import local_day
 from runeconsole.services.fleet.model import FleetChange
+from runeconsole.tui.cells.agent_cells import dollars
 from runeconsole.tui.console.app import INLINE_LOAD, RuneConsole, create_app
 from runeconsole.tui.console.status_bar import StatusBar
 from runeconsole.tui.panes.pane import FIRST_ROWS
@@ -24,14 +28,23 @@ from tests.support.polling import until
 AGENTS = INLINE_LOAD + 300
 
 
-def write_fleet(project: Path, clock: ManualClock, count: int) -> None:
+def write_fleet(project: Path, clock: ManualClock, count: int, *, spent: bool = False) -> None:
+    """``count`` workers, one in a hundred crashed; ``spent``: each agent ``n`` has spent
+    ``n`` cents, half of it today."""
     directory = project / ".claude" / "state" / "identities"
     directory.mkdir(parents=True, exist_ok=True)
     stamp = iso_z(clock.now())
     for n in range(count):
-        body = {"role": "worker", "name": f"w{n:05d}", "status": "active", "last_seen": stamp}
+        body: dict[str, object] = {
+            "role": "worker",
+            "name": f"w{n:05d}",
+            "status": "active",
+            "last_seen": stamp,
+        }
         if n % 100 == 7:
             body["status"] = "crashed"
+        if spent:
+            body["cost"] = {"usd": n / 100, "today_usd": n / 200, "day": local_day(clock.now())}
         (directory / f"worker-w{n:05d}.json").write_text(json.dumps(body))
 
 
@@ -91,6 +104,60 @@ async def test_a_filter_matching_more_than_a_screenful_brings_every_match_in_ord
         await until(pilot, lambda: table.row_count == len(matching))
         assert table.keys() == matching
         assert str(table.get_cell(matching[0], "seen")) == "1m05s"  # as of now, not the fill
+
+
+async def test_a_large_fleet_s_first_rows_come_before_its_problems_spending_and_monitor(
+    project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_fleet(project, clock, AGENTS, spent=True)
+    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")  # a tmux is there
+    app = create_app(project, clock=clock, watch=False, tick_seconds=0, monitor=True)
+    at_first_rows: dict[str, object] = {}
+    monitor_started: list[tuple[int, float]] = []
+    loaded = app._fleet_loaded
+
+    def first_rows(change: FleetChange) -> None:
+        loaded(change)
+        table = app.agents_pane.table
+        first = table.keys()[0]
+        at_first_rows.update(
+            first=first,
+            cost=str(table.get_cell(first, "cost")),
+            problems=len(app.fleet.problems),
+            spent=app.spending.totals.usd(),
+        )
+
+    monkeypatch.setattr(app, "_fleet_loaded", first_rows)
+    monkeypatch.setattr(
+        app,
+        "run_monitor",
+        lambda: monitor_started.append((len(app.fleet.problems), app.spending.totals.usd())),
+    )
+    crashed = AGENTS // 100 + (AGENTS % 100 > 7)
+    in_all = sum(range(AGENTS)) / 100
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: bool(monitor_started))
+        # The first rows were drawn, right, before any problem or spending was worked out.
+        assert at_first_rows == {
+            "first": "worker-w00000",
+            "cost": "$0.00",
+            "problems": 0,
+            "spent": 0,
+        }
+        # Then every agent's problems and spending, and only then the monitor (once).
+        assert monitor_started == [(crashed, pytest.approx(in_all))]
+        await until(pilot, lambda: app.query_one("#problems-table").row_count == crashed)
+        await until(pilot, lambda: f"{dollars(in_all / 2)} today" in status_line(app))
+        assert f"{dollars(in_all)} in all" in status_line(app)
+        await until(pilot, lambda: app.agents_pane.table.row_count == AGENTS)
+        assert str(app.agents_pane.table.get_cell("worker-w00150", "cost")) == "$1.50"
+        app.load_fleet()  # read again (as a test or a reload may): the monitor runs once
+        await pilot.pause(0.3)
+        assert len(monitor_started) == 1
+
+
+def status_line(app: RuneConsole) -> str:
+    return str(app.query_one(StatusBar).render())
 
 
 def on_screen(app: RuneConsole) -> list[str]:

@@ -32,6 +32,7 @@ from runeconsole.services.pane_observation import AgentObservation
 
 Observations = dict[str, AgentObservation]
 PROBLEMS = "problems"  # the problems' bucket in ``counts``
+JUDGE_CHUNK = 500  # agents judged under the lock at a time (``judge_all``)
 
 
 @dataclass(frozen=True)
@@ -201,6 +202,17 @@ class FleetRecords:
         """These agents' problems judged again as of ``now`` (a stale agent's silence grows
         with time alone): the agents whose problems read differently now."""
         return self._judge(set(keys), now)
+
+    def judge_all(self) -> FleetChange:
+        """Every agent's problems judged (after a load that left them: ``FleetModel.load``),
+        a chunk at a time: the lock is held for a chunk, never for the fleet, so a file
+        event on the UI thread waits no longer."""
+        with self._lock:
+            keys = list(self.records)
+        change = FleetChange()
+        for at in range(0, len(keys), JUDGE_CHUNK):
+            change |= self._judge(set(keys[at : at + JUDGE_CHUNK]), None)
+        return change
 
     # -- inside --------------------------------------------------------------------------
 

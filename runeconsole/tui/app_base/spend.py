@@ -6,7 +6,7 @@ coloured as it fills). Also the toasts when an agent crosses a budget."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from rich.text import Text
@@ -52,6 +52,7 @@ def budget_toast(cost: AgentCost) -> tuple[str, SeverityLevel] | None:
 
 
 RANK = {WARN: 1, HELD: 2}
+CATCH_UP_CHUNK = 500  # agents taken in under the lock at a time (``catch_up``)
 
 
 class SpendMoved(Message):
@@ -65,13 +66,18 @@ class SpendMoved(Message):
 
 
 class SpendWatch:
-    """The fleet's totals and each agent's budget state, followed record by record."""
+    """The fleet's totals and each agent's budget state, followed record by record.
+
+    Followed on the UI thread as agents change, and, after a large fleet's first rows
+    are painted, by a worker that takes in every agent (``catch_up``): one lock keeps
+    the two apart, held a chunk of agents at a time."""
 
     def __init__(self) -> None:
         self.totals = Totals()
         self._states: dict[str, str] = {}
         self._moved: set[str] = set()  # changed since the last take (from any thread)
         self._lock = threading.Lock()
+        self._following = threading.Lock()  # the totals and states: one follower at a time
 
     def moved(self, keys: Iterable[str]) -> bool:
         """These agents changed; true when they are the first since the last ``take``
@@ -86,11 +92,35 @@ class SpendWatch:
             moved, self._moved = self._moved, set()
         return moved
 
+    def text(self, now: datetime) -> tuple[Text, Text]:
+        """The top line's spending (``spend_text``), read while no worker follows."""
+        with self._following:
+            return spend_text(self.totals, now)
+
     def follow(
         self, records: dict[str, AgentRecord | None], now: datetime, source: str = ""
     ) -> list[tuple[str, SeverityLevel]]:
         """Take in these agents (``None``: gone); the toasts for budgets just crossed (an
         agent seen for the first time is taken in silently: its row says it)."""
+        with self._following:
+            return self._follow(records, now, source)
+
+    def catch_up(
+        self, keys: Iterable[str], record: Callable[[str], AgentRecord | None], now: datetime
+    ) -> list[tuple[str, SeverityLevel]]:
+        """``follow`` every one of ``keys`` (a fleet just loaded: in a worker), as each
+        record is when its chunk is taken in; the lock is held for a chunk at a time, so
+        the UI thread's ``follow`` of an agent that changed waits no longer."""
+        toasts, keys = [], list(keys)
+        for at in range(0, len(keys), CATCH_UP_CHUNK):
+            with self._following:
+                chunk = {key: record(key) for key in keys[at : at + CATCH_UP_CHUNK]}
+                toasts += self._follow(chunk, now, "")
+        return toasts
+
+    def _follow(
+        self, records: dict[str, AgentRecord | None], now: datetime, source: str
+    ) -> list[tuple[str, SeverityLevel]]:
         toasts = []
         for key, record in records.items():
             fields = record.fields if record is not None and not record.error else None

@@ -11,6 +11,7 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
 from textual.widgets import TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock
@@ -41,7 +42,7 @@ from runeconsole.services.suspension import Suspension
 from runeconsole.services.worker_questions import Questions
 from runeconsole.tui.app_base.commands import AgentCommands, ConversationCommands, TaskCommands
 from runeconsole.tui.app_base.console_base import PanesApp
-from runeconsole.tui.app_base.spend import SpendMoved, SpendWatch, spend_text
+from runeconsole.tui.app_base.spend import SpendMoved, SpendWatch
 from runeconsole.tui.console.background_poll import BackgroundPoll
 from runeconsole.tui.console.console_monitor import ConsoleMonitor
 from runeconsole.tui.console.feed import ChangeFeed, StateChanged
@@ -63,7 +64,8 @@ from runeconsole.tui.panes.suspended_pane import LocalSuspendedPane
 from runeconsole.tui.panes.tasks_pane import TasksPane
 from runeconsole.tui.review.opening import open_review
 from runeconsole.tui.support.messages import FleetChanged, ReviewWanted
-from runeconsole.tui.support.workers import background
+from runeconsole.tui.support.pacing import after_frame
+from runeconsole.tui.support.workers import background, cancelled
 from runeconsole.tui.tasks.compare import CompareScreen
 from runeconsole.tui.tasks.worktrees import WorktreesScreen
 from runeconsole.tui.widgets.filter_box import FilterBox
@@ -72,6 +74,7 @@ from runeconsole.tui.widgets.footer import ConsoleFooter
 PRESENCE_RETRY_SECONDS = 2.0
 FEED_SECONDS = 2.0  # how often the conversations that grew are indexed
 INLINE_LOAD = 1000  # identity files read before the first frame; more are read after it
+SETTLE_PAUSE = 0.05  # seconds after a load's first rows before the rest of it is worked out
 
 
 class RuneConsole(PanesApp):
@@ -151,6 +154,7 @@ class RuneConsole(PanesApp):
         paths = self.registry.paths
         self.routes = Routes({paths.identities, paths.hook_files, paths.supervisor})
         self.spending = SpendWatch()  # the top line's dollars and plan; budget toasts
+        self._monitor_started = False
         self._spend_minute: object = None
         # While it is open the console holds the project's console lock: Claude Code's
         # hooks then bring AskUserQuestion calls here (services/claude/bridge/presence.py).
@@ -224,8 +228,9 @@ class RuneConsole(PanesApp):
 
     def on_mount(self) -> None:
         self._ui_thread = threading.get_ident()
-        if not self.fleet.records and not self._quick_to_load():
-            self.load_fleet()
+        loaded = bool(self.fleet.records) or self._quick_to_load()
+        if not loaded:
+            self.load_fleet()  # its spending, problems and the monitor: once it is drawn
         if self.read_only:
             self.status_bar.set_note("read-only", about="root")
             self.upkeep.say_read_only(self.read_only)
@@ -233,7 +238,8 @@ class RuneConsole(PanesApp):
             self.set_interval(PRESENCE_RETRY_SECONDS, self._hold_presence)
         self.status_bar.order = [pane.PANE_ID for pane in self.panes]
         self.background_poll = BackgroundPoll(self, self.project, self.registry)
-        self.post_message(SpendMoved(every=True))
+        if loaded:
+            self.post_message(SpendMoved(every=True))
         talisman = self.project.talisman
         for problem in [*talisman.problems, *talisman.warnings]:
             self.notify(problem, title="Configuration", severity="warning", timeout=15)
@@ -266,11 +272,11 @@ class RuneConsole(PanesApp):
             )
         if self.watch_files:
             self.background_poll.start()  # Claude Code's background sessions, if any
-        if self.monitor:
+        if loaded:
             # After the first paint: the monitor's first pass (every agent's pane read over
             # tmux) would otherwise hold up the first screen the operator sees. Until its
             # first report the Agents pane follows saved passes (another monitor's, if any).
-            self.call_after_refresh(self.run_monitor)
+            self.call_after_refresh(self._start_monitor)
         self.agents_pane.table.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -289,7 +295,37 @@ class RuneConsole(PanesApp):
 
     @background("fleet-rescan", exclusive=True)
     def load_fleet(self) -> None:
-        self.fleet_changed(self.fleet.load())
+        """Read the fleet (a large one after the first frame) and draw its first rows at
+        once; what else follows from every agent (problems, spending, the monitor's first
+        pass: together more than the read) waits until they are painted."""
+        change = self.fleet.load(judged=False)
+        if not cancelled():
+            self.call_from_thread(self._fleet_loaded, change)
+
+    def _fleet_loaded(self, change: FleetChange) -> None:
+        message = FleetChanged(change)
+        try:
+            for view in self._fleet_views:
+                view.on_fleet_changed(message)
+        except NoMatches:  # the console is closing: the panes' tables are already gone
+            return
+        after_frame(self.agents_pane, SETTLE_PAUSE, self.settle_fleet)  # behind its rows
+
+    @background("fleet-settle")
+    def settle_fleet(self) -> None:
+        """After a load's rows are painted: every agent's problems judged, its spending
+        taken in, the conversations its hooks say grew marked to index; then the monitor."""
+        self.fleet_changed(self.fleet.judge_all())
+        keys = list(self.fleet.records)
+        self.feed_due.saw(self.fleet.get(key) for key in keys)
+        toasts = self.spending.catch_up(keys, self.fleet.get, self.clock.now())
+        if not cancelled():
+            self.call_from_thread(self._settled, toasts)
+
+    def _settled(self, toasts: list[tuple[str, SeverityLevel]]) -> None:
+        self._notify_budgets(toasts)
+        self._show_spend()
+        self._start_monitor()
 
     def _hold_presence(self) -> bool:
         """Take the console lock (another console on the root may hold it: then later)."""
@@ -305,6 +341,11 @@ class RuneConsole(PanesApp):
         self.monitor_loop.stop()
         if self.feed is not None:
             self.feed.stop()
+
+    def _start_monitor(self) -> None:
+        if self.monitor and not self._monitor_started:
+            self._monitor_started = True
+            self.run_monitor()
 
     @background("monitor", exclusive=True)
     def run_monitor(self) -> None:
@@ -369,13 +410,16 @@ class RuneConsole(PanesApp):
         if every:
             keys.update(self.fleet.records.keys())
         now = self.clock.now()
-        for toast, severity in self.spending.follow({k: self.fleet.get(k) for k in keys}, now):
-            self.notify(toast, title="Budget", severity=severity, timeout=15, markup=False)
+        self._notify_budgets(self.spending.follow({k: self.fleet.get(k) for k in keys}, now))
         self._show_spend()
+
+    def _notify_budgets(self, toasts: list[tuple[str, SeverityLevel]]) -> None:
+        for toast, severity in toasts:
+            self.notify(toast, title="Budget", severity=severity, timeout=15, markup=False)
 
     def _show_spend(self) -> None:
         if self.status_bar.is_attached:  # not while the console closes
-            self.status_bar.spend = spend_text(self.spending.totals, self.clock.now())
+            self.status_bar.spend = self.spending.text(self.clock.now())
 
     @background("fleet-rescan", exclusive=True)
     def rescan_fleet(self) -> None:

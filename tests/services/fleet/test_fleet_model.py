@@ -19,6 +19,8 @@ from runeconsole.services.fleet.index import trusted
 from runeconsole.services.hook_files import HookFiles
 from runeconsole.services.project import Project
 from runeconsole.services.registry import LivenessSettings, Registry
+from runeconsole.services.supervision.problems import judge_with
+from runeconsole.services.supervision.settings import SupervisorSettings
 
 OLD = 10**9  # an mtime far enough back for the stat index to trust it
 
@@ -289,3 +291,24 @@ def test_a_stamp_is_trusted_after_one_tick_of_its_file_systems_clock() -> None:
     assert trusted((1, fine, 10), fine + 200_000_000) == (1, fine, 10)
     assert trusted((1, whole, 10), whole + 1_500_000_000) is None
     assert trusted((1, whole, 10), whole + 2_000_000_000) == (1, whole, 10)
+
+
+def test_a_load_left_unjudged_has_the_same_problems_once_they_are_judged_all_at_once(
+    project: Path, clock: ManualClock
+) -> None:
+    _, registry = model_of(project, clock)
+    for name in ("a", "b", "c"):
+        registry.register("worker", name)
+    registry.mark_crashed("worker-b", "gone")
+    judged, _ = model_of(project, clock)
+    judged.judge = judge_with(SupervisorSettings())
+    judged.load()
+    model, _ = model_of(project, clock)
+    model.judge = judge_with(SupervisorSettings())
+    change = model.load(judged=False)
+    assert change.changed == {"worker-a", "worker-b", "worker-c"} and not change.problems
+    assert model.problems == {} and model.problem_count() == 0
+    later = model.judge_all()
+    assert later.problems == {"worker-b"} and later.counts and not later.changed
+    assert model.problems == judged.problems and model.problem_count() == 1
+    assert not model.judge_all()  # judged again: nothing moved
