@@ -32,8 +32,7 @@ class Relayed:
     def __init__(self, delay: float) -> None:
         self.source_read, self.source_write = os.pipe()
         self.sink_read, self.sink_write = os.pipe()
-        self.stop = threading.Event()
-        self.relay = EscapeRelay(self.source_read, self.sink_write, delay, self.stop)
+        self.relay = EscapeRelay(self.source_read, self.sink_write, delay)
         self.thread = threading.Thread(target=self.relay.run, daemon=True)
         self.thread.start()
         self.received = b""
@@ -52,8 +51,9 @@ class Relayed:
         return self.received
 
     def close(self) -> None:
-        self.stop.set()
+        self.relay.stop()
         self.thread.join(timeout=10)
+        self.relay.close()
         for fd in (self.source_read, self.source_write, self.sink_read, self.sink_write):
             os.close(fd)
 
@@ -108,6 +108,16 @@ def test_the_relay_ends_when_its_reader_has_gone() -> None:
     relayed.thread.join(timeout=10)
     assert not relayed.thread.is_alive()
     relayed.sink_read = os.open(os.devnull, os.O_RDONLY)
+
+
+def test_a_stopped_relay_reads_nothing_more_from_its_terminal() -> None:
+    relayed = Relayed(delay=30)
+    relayed.relay.stop()
+    relayed.thread.join(timeout=10)
+    assert not relayed.thread.is_alive()
+    relayed.type(b"for the program that has the terminal now")
+    os.set_blocking(relayed.source_read, False)
+    assert os.read(relayed.source_read, 4096) == b"for the program that has the terminal now"
 
 
 def test_only_textuals_linux_driver_is_given_the_relay() -> None:

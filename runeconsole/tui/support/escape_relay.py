@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import selectors
 import threading
-from contextlib import suppress
 
 from textual import constants
 from textual.driver import Driver
@@ -32,27 +31,39 @@ from textual.drivers.linux_driver import LinuxDriver
 
 ESC = 0x1B
 LONE_ESCAPE = b"\x1b[27u"  # escape, as a terminal in the disambiguating keyboard mode sends it
-IDLE_WAIT = 0.1  # seconds between looks at whether the input thread has ended
 
 
 class EscapeRelay:
-    """Copies bytes from ``source`` to ``sink`` until ``stop`` is set or ``source`` ends;
-    a trailing lone escape is held ``delay`` seconds, then sent as ``LONE_ESCAPE``."""
+    """Copies bytes from ``source`` to ``sink`` until ``stop()`` or ``source`` ends; a
+    trailing lone escape is held ``delay`` seconds, then sent as ``LONE_ESCAPE``. Stopping
+    wakes the relay at once (a pipe of its own), so it reads no byte meant for whatever
+    has the terminal next (a program the console is suspended for)."""
 
-    def __init__(self, source: int, sink: int, delay: float, stop: threading.Event) -> None:
-        self.source, self.sink, self.delay, self.stop = source, sink, delay, stop
+    def __init__(self, source: int, sink: int, delay: float) -> None:
+        self.source, self.sink, self.delay = source, sink, delay
+        self._wake_read, self._wake_write = os.pipe()
+
+    def stop(self) -> None:
+        """Ends ``run`` (before or while it runs); ``close`` once it has ended."""
+        os.write(self._wake_write, b"!")
+
+    def close(self) -> None:
+        os.close(self._wake_read)
+        os.close(self._wake_write)
 
     def run(self) -> None:
         held = False  # an escape read last, not yet passed on
         with selectors.DefaultSelector() as selector:
             selector.register(self.source, selectors.EVENT_READ)
-            while not self.stop.is_set():
-                ready = selector.select(self.delay if held else IDLE_WAIT)
-                if not ready:
-                    if held:
-                        held = False
-                        if not self._send(LONE_ESCAPE):
-                            return
+            selector.register(self._wake_read, selectors.EVENT_READ)
+            while True:
+                ready = selector.select(self.delay if held else None)
+                if any(key.fd == self._wake_read for key, _ in ready):
+                    return
+                if not ready:  # nothing after the escape: it was the key
+                    held = False
+                    if not self._send(LONE_ESCAPE):
+                        return
                     continue
                 try:
                     data = os.read(self.source, 4096)
@@ -85,23 +96,19 @@ class EscapeRelayDriver(LinuxDriver):
     def run_input_thread(self) -> None:
         terminal = self.fileno
         read_end, write_end = os.pipe()
-        stop = threading.Event()
-        relay = threading.Thread(
-            target=EscapeRelay(terminal, write_end, constants.ESCAPE_DELAY, stop).run,
-            name="escape-relay",
-            daemon=True,
-        )
-        relay.start()
+        relay = EscapeRelay(terminal, write_end, constants.ESCAPE_DELAY)
+        thread = threading.Thread(target=relay.run, name="escape-relay", daemon=True)
+        thread.start()
         self.fileno = read_end
         try:
             super().run_input_thread()
         finally:
             self.fileno = terminal
-            stop.set()
+            relay.stop()
             os.close(read_end)  # a relay blocked writing is released (EPIPE)
-            relay.join()
-            with suppress(OSError):
-                os.close(write_end)
+            thread.join()
+            relay.close()
+            os.close(write_end)
 
 
 def with_escape_relay(driver: type[Driver]) -> type[Driver]:
