@@ -156,7 +156,7 @@ async def test_D_diffs_one_attempt_against_another_attempts_branch_in_the_review
         # What #2 has that #1 has not, and what #1 has that #2 has not.
         files = {f.path: f.change.status for f in review.loaded.diff.files}
         assert files == {"a.txt": "modified", "b.txt": "modified", "good.txt": "deleted"}
-        assert review.query_one(FileList).option_count == 3
+        assert review.query_one(FileList).count == 3
         await pilot.press("A")  # comparing is read only: nothing joins the queue
         await pilot.pause()
         assert not (started / ".claude" / "state" / "merge-queue.json").exists()

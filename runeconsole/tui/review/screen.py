@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.events import DescendantFocus
 from textual.message import Message
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import Input, Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.gc_passes import collector_paused, freeze_alive
@@ -273,13 +273,13 @@ class ReviewScreen(ReviewDecisions):
             self.file_list.follow(document.file_at(message.row))
         self.query_one("#review-status", Static).update(self.diff_view.cursor_text(), layout=False)
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+    def on_file_list_highlighted(self, event: FileList.Highlighted) -> None:
         event.stop()
-        self._to_file(event.option_index)
+        self._to_file(event.index)
 
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+    def on_file_list_selected(self, event: FileList.Selected) -> None:
         event.stop()
-        self._to_file(event.option_index)
+        self._to_file(event.index)
         self.diff_view.focus()
 
     def _to_file(self, index: int) -> None:
