@@ -10,9 +10,15 @@ heartbeating once a minute writes that often.
 
 ``gap`` (seconds) makes the inotify thread wait that long after each batch before it
 reads again, so a steady stream of writes reaches the callback a burst at a time, with
-no timer of the caller's. Watching can be unavailable (inotify limits, odd file
-systems); ``start`` then records why in ``unavailable`` and callers rely on their
-periodic rescan.
+no timer of the caller's; ``batch`` takes each burst's paths in one call. Watching can
+be unavailable (inotify limits, odd file systems); ``start`` then records why in
+``unavailable`` and callers rely on their periodic rescan.
+
+A writer's temp file (``core.files``: ``.NAME.PID.RANDOM.tmp``, renamed over ``NAME``
+once written) is never reported: every reader skips it, and its creation, writes, close
+and rename away are four of the five events of each atomic write. They are told apart
+by name before any path is made for them (a heartbeating fleet's 860 events a second
+are 170 paths).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +49,8 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
+
+from runeconsole.core.files import TEMP_SUFFIX
 
 try:  # Linux only; watchdog stands in where it is missing
     from inotify_simple import INotify  # type: ignore[import-untyped]  # ships no types
@@ -79,25 +88,37 @@ def default_backend() -> str:
     return "inotify" if INotify is not None and sys.platform.startswith("linux") else "watchdog"
 
 
+def written_temp(name: str) -> bool:
+    """A writer's in-flight temp file (``core.files``' form): never reported."""
+    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+
+
+Batch = Callable[[Iterable[Path]], None]
+
+
 class _Forward(FileSystemEventHandler):
-    def __init__(self, callback: Callable[[Path], None]) -> None:
-        self._callback = callback
+    def __init__(self, batch: Batch) -> None:
+        self._batch = batch
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             if raw:
                 path = raw.decode() if isinstance(raw, bytes) else raw
-                self._callback(Path(path))
+                if not written_temp(os.path.basename(path)):
+                    self._batch((Path(path),))
 
 
 class DirWatcher:
-    """Calls ``callback(path)`` from a background thread for each changed path."""
+    """Calls ``callback(path)`` from a background thread for each changed path, or
+    ``batch(paths)`` once for each burst of them (the inotify thread's read; one path at
+    a time over watchdog)."""
 
     def __init__(
         self,
         directories: Iterable[Path],
-        callback: Callable[[Path], None],
+        callback: Callable[[Path], None] | None = None,
         *,
+        batch: Batch | None = None,
         gap: float = 0.0,
         backend: str | None = None,
     ) -> None:
@@ -106,8 +127,12 @@ class DirWatcher:
         if self.backend not in BACKENDS:
             raise ValueError(f"watcher backend {self.backend!r}: one of {', '.join(BACKENDS)}")
         self.unavailable: str | None = None
-        self._callback = callback
-        self._handler = _Forward(callback)
+        if batch is None:
+            if callback is None:
+                raise ValueError("a watcher needs a callback or a batch")
+            batch = partial(_each, callback)
+        self._callback = batch
+        self._handler = _Forward(batch)
         self._gap = gap
         self._observer: BaseObserver | None = None
         self._inotify: _InotifyThread | None = None
@@ -180,6 +205,17 @@ class DirWatcher:
         self._observer = self._inotify = None
 
 
+def _each(callback: Callable[[Path], None], paths: Iterable[Path]) -> None:
+    """A batch given to a callback of one path, a path at a time: a caller's error on one
+    path leaves the others reported (and the watching on)."""
+    for path in paths:
+        try:
+            callback(path)
+        except Exception:  # a caller's error must not end the watching (nor reach the
+            # terminal a console draws on: logged below the default level)
+            logging.getLogger(__name__).debug("watch callback failed", exc_info=True)
+
+
 class _InotifyThread:
     """One inotify instance and the thread that reads it: each event's path (the watched
     directory joined with the entry's name; the directory itself for its own events)."""
@@ -199,7 +235,7 @@ class _InotifyThread:
         else 0
     )
 
-    def __init__(self, callback: Callable[[Path], None], gap: float) -> None:
+    def __init__(self, callback: Batch, gap: float) -> None:
         if INotify is None:
             raise OSError("inotify_simple is not installed")
         self._callback = callback
@@ -242,23 +278,26 @@ class _InotifyThread:
                 events = self._inotify.read(timeout=0)
             except (OSError, ValueError):  # closed under us: nothing more to watch
                 return
-            for path in self._paths(events):
+            paths = self._paths(events)
+            if paths:
                 try:
-                    self._callback(path)
-                except Exception:  # a caller's error must not end the watching (nor reach
-                    # the terminal a console draws on: logged below the default level)
+                    self._callback(paths)
+                except Exception:  # a caller's error must not end the watching
                     logging.getLogger(__name__).debug("watch callback failed", exc_info=True)
             if self._gap:
                 time.sleep(self._gap)
 
-    def _paths(self, events: list[Any]) -> dict[Path, None]:
-        """The paths of a batch, each once, in the order first seen."""
-        paths: dict[Path, None] = {}
-        for event in events:
-            directory = self._dirs.get(event.wd)
+    def _paths(self, events: list[Any]) -> list[Path]:
+        """The paths of a batch, each once, in the order first seen; writers' temp files
+        left out before a path is made for them."""
+        seen: dict[tuple[Path, str], None] = {}
+        dirs = self._dirs
+        for wd, mask, _, name in events:
+            directory = dirs.get(wd)
             if directory is None:
                 continue  # the queue overflowed (wd -1), or a watch already gone
-            paths[directory / event.name if event.name else directory] = None
-            if event.mask & inotify_flags.IGNORED:  # the directory went: its watch with it
-                self._dirs.pop(event.wd, None)
-        return paths
+            if not written_temp(name):
+                seen[directory, name] = None
+            if mask & inotify_flags.IGNORED:  # the directory went: its watch with it
+                dirs.pop(wd, None)
+        return [directory / name if name else directory for directory, name in seen]

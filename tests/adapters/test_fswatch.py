@@ -9,12 +9,13 @@ import itertools
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
 from runeconsole.adapters.fswatch import BACKENDS, DirWatcher, default_backend
+from runeconsole.core.files import atomic_write_bytes
 
 
 class Seen:
@@ -158,3 +159,48 @@ def test_a_directory_that_cannot_be_watched_says_why_and_the_caller_falls_back_t
     assert not watcher.add(tmp_path / "never-made")
     assert watcher.unavailable is not None and "rescanning periodically" in watcher.unavailable
     assert watcher.running  # the others are still watched
+
+
+def test_a_writers_temp_file_is_never_reported_only_the_name_it_is_renamed_to(
+    watching: tuple[DirWatcher, Seen], tmp_path: Path
+) -> None:
+    _, seen = watching
+    target = tmp_path / "watched" / "worker-a.json"
+    atomic_write_bytes(target, b"{}")
+    (tmp_path / "watched" / ".hidden").write_text("a dot file that is no writer's temp")
+    assert seen.wait_for(tmp_path / "watched" / ".hidden")
+    assert target in seen.paths
+    assert all(not path.name.endswith(".tmp") for path in seen.paths)
+
+
+def test_a_burst_of_writes_reaches_the_batch_callback_in_one_call_each_path_once(
+    tmp_path: Path,
+) -> None:
+    batches: list[list[Path]] = []
+    arrived = threading.Event()
+
+    def batch(paths: Iterable[Path]) -> None:
+        batches.append(list(paths))
+        arrived.set()
+
+    watcher = DirWatcher([tmp_path], batch=batch, gap=0.5, backend="inotify")
+    assert watcher.start()
+    try:
+        (tmp_path / "first").write_text("x")  # read at once; the thread then waits 0.5 s
+        assert arrived.wait(5)
+        for n in range(20):
+            atomic_write_bytes(tmp_path / f"f{n}.json", b"{}")
+            (tmp_path / f"f{n}.json").write_text("in place")
+        deadline = time.monotonic() + 5
+        while len(written(batches)) < 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        watcher.stop()
+    assert sorted(written(batches)) == sorted(tmp_path / f"f{n}.json" for n in range(20))
+    # Written within the gap: one read (or two, cut by the gap), after the first's.
+    assert sum(1 for paths in batches if any(p.name != "first" for p in paths)) <= 2
+
+
+def written(batches: list[list[Path]]) -> list[Path]:
+    """The paths of the batches, but the first file's (a read may have cut its events)."""
+    return [path for paths in batches for path in paths if path.name != "first"]

@@ -39,7 +39,7 @@ class ChangeFeed:
         self._lock = threading.Lock()
         self._posting = False  # a StateChanged is due and not yet posted
         self._posted_at = 0.0
-        self._watcher = DirWatcher(directories, self._on_path, gap=GAP)
+        self._watcher = DirWatcher(directories, batch=self._on_paths, gap=GAP)
 
     @property
     def unavailable(self) -> str | None:
@@ -54,10 +54,12 @@ class ChangeFeed:
     def add(self, directory: Path) -> bool:
         return self._watcher.add(directory)
 
-    def _on_path(self, path: Path) -> None:
+    def _on_paths(self, paths: Iterable[Path]) -> None:
+        """A burst of the watcher's paths (one lock, at most one message)."""
         with self._lock:
             first = not self._pending and not self._posting
-            self._pending.add(path)
+            self._pending.update(paths)
+            first &= bool(self._pending)
             self._posting |= first
             wait = self._posted_at + GAP - time.monotonic()
         if not first:
