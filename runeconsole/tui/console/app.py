@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -289,7 +290,8 @@ class RuneConsole(PanesApp):
         (paint first, fill after)."""
         try:
             with os.scandir(self.registry.paths.identities) as entries:
-                return sum(1 for _ in entries) <= INLINE_LOAD
+                # Counted no further than needed (asked twice as it starts, on the UI thread).
+                return sum(1 for _ in islice(entries, INLINE_LOAD + 1)) <= INLINE_LOAD
         except OSError:
             return True
 

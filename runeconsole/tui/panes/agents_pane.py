@@ -16,6 +16,7 @@ columns the talisman asks for follow the rest.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from functools import partial
 from typing import Any
 
@@ -47,10 +48,11 @@ from runeconsole.tui.modals.fork_choice import ForkChoice
 from runeconsole.tui.modals.message_modal import MessageModal
 from runeconsole.tui.panes.agent_actions import CHANGES, FORKS, Agents
 from runeconsole.tui.panes.changes_watch import ChangesWatch
-from runeconsole.tui.panes.pane import AGENTS, Columns, Pane
+from runeconsole.tui.panes.pane import AGENTS, CHUNK_PAUSE, WHOLE, Columns, Pane
 from runeconsole.tui.panes.review_column import ReviewColumn
 from runeconsole.tui.support.messages import FleetChanged, ReviewWanted
 from runeconsole.tui.support.new_task_start import Starter, started_said
+from runeconsole.tui.support.pacing import after_frame
 from runeconsole.tui.support.workers import background
 
 SEEN = frozenset({"seen"})
@@ -171,12 +173,33 @@ class AgentsPane(Pane[AgentRecord]):
         return self.fleet.counts()
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
-        """Redraw the rows the change names, and nothing else."""
+        """Redraw the rows the change names, and nothing else. The review states of a
+        change of many agents (a fleet loaded) are worked out after its first rows are
+        painted, and the rows whose state moved drawn again then: the states are only
+        searched by the filter (``/ ready``) and counted, and their CHANGES are blank
+        until looked at, which waits for them (``_follow_review``)."""
         change = message.change
-        if self.review is not None:  # the rows drawn after this show their new state
-            self.review.follow(change.changed, change.removed)
+        review = self.review
+        if review is None:
+            self.rows_changed(change.changed, change.removed)
+            return
+        if len(change.changed) <= WHOLE:  # the rows drawn after this show their new state
+            review.follow(change.changed, change.removed)
             self._count_ready()
+            self.rows_changed(change.changed, change.removed)
+            return
+        review.follow((), change.removed)
         self.rows_changed(change.changed, change.removed)
+        after_frame(self, CHUNK_PAUSE, partial(self._follow_review, change.changed))
+
+    def _follow_review(self, keys: Collection[str]) -> None:
+        review = self.review
+        if review is None or not self.is_mounted:
+            return
+        for key in review.follow(keys, ()):
+            self.redraw(key)
+        self.finish()
+        self._count_ready()
 
     # -- changes and review states (review_column.py) -------------------------------------
 
