@@ -109,12 +109,12 @@ async def test_filter_and_escape(project: Path, clock: ManualClock) -> None:
         ]
         await pilot.press("enter")
         box = app.query_one("#filter", Input)
-        assert box.display and box.value == "runner" and not box.has_focus  # still in sight
+        assert box.visible and box.value == "runner" and not box.has_focus  # still in sight
         await pilot.press("escape")
         assert app.agents_pane.table.row_count == len(CAST) + 1
-        assert not box.display
+        assert not box.visible
         await pilot.press("slash", *"runner", "enter", "2")  # a filter belongs to its pane
-        assert not box.display and app.agents_pane.table.row_count == len(CAST) + 1
+        assert not box.visible and app.agents_pane.table.row_count == len(CAST) + 1
 
 
 async def test_enter_opens_detail_with_chain_and_help(project: Path, clock: ManualClock) -> None:

@@ -200,7 +200,7 @@ async def test_a_slash_a_q_and_a_question_mark_in_the_task_are_text_not_keys_of_
         await pilot.pause()
         assert form.query_one(TextArea).text == "quit a/b?"
         assert app.screen is form and app.is_running
-        assert not app.query_one(FilterBox).display
+        assert not app.query_one(FilterBox).visible
 
 
 async def test_a_refusal_by_the_service_is_a_toast_with_its_reason_and_nothing_is_made(

@@ -37,6 +37,7 @@ from runeconsole.tui.support.terminal_safe import NoControlCharacters
 from runeconsole.tui.support.toast_shelf import Toasts
 from runeconsole.tui.support.workers import WorkFailed
 from runeconsole.tui.widgets.filter_box import FilterBox
+from runeconsole.tui.widgets.table_view import TableView
 
 NARROW = 100  # columns: under this the tabs take the panes' short titles
 
@@ -245,8 +246,19 @@ class PanesApp(App[None]):
     # -- the filter: it belongs to the pane it was typed on ---------------------------------
 
     def action_filter(self) -> None:
-        self.current_pane().table.add_class("-lit")
+        # The pane's table keeps its focused look under the line that narrows it: no
+        # restyle of its lines in the blurred colours on ``/``, and back on escape.
+        self.current_pane().table.keep_lit()
         self.query_one(FilterBox).open()
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        """The filter line lost the keys to something other than its table (a click on
+        a tab, a window): the table it lit looks as blurred as it is."""
+        if isinstance(event.widget, FilterBox):
+            focused = self.screen.focused
+            for table in self.query(TableView).filter(".-lit"):
+                if table is not focused:
+                    table.unlit()
 
     def action_clear_filter(self) -> None:
         if self.query_one(FilterBox).clear_filter():

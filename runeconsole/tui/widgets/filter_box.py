@@ -1,14 +1,18 @@
 """The filter line at the foot of the console: ``/`` opens it, typing narrows the pane
 shown, enter keeps the filter (the line stays in sight while it holds text), escape
 clears it. It tells the app with messages; which pane a filter applies to is the app's
-business."""
+business.
+
+Closed, the line is hidden (``visibility``), not taken out of the screen's arrangement
+(``display``): Textual numbers the paint order of the screen's widgets by their place in
+it, so a line coming and going renumbered every other widget, and a layout that found
+them all "moved" redrew the whole screen on ``/`` and escape, not the one line.
+"""
 
 from __future__ import annotations
 
 from textual.message import Message
 from textual.widgets import Input
-
-from runeconsole.tui.widgets.reveal import reveal
 
 FILTER_FRAME = 0.002  # seconds the screen waits for the pane's rows after a key
 
@@ -16,7 +20,7 @@ FILTER_FRAME = 0.002  # seconds the screen waits for the pane's rows after a key
 class FilterBox(Input):
     DEFAULT_CSS = """
     FilterBox {
-        display: none;
+        visibility: hidden;
         layer: filter;
         dock: bottom;
         height: 1;
@@ -45,16 +49,20 @@ class FilterBox(Input):
         super().__init__(placeholder="filter… (enter keeps it, esc clears)", id="filter")
 
     def open(self) -> None:
-        reveal(self)
+        """Show the line and give it the keys now (not on a later turn of the message
+        loop, as ``focus`` does: keys queued behind ``/`` would reach the table and fire
+        its bindings, the ``r`` of a filter word re-spawning an agent)."""
+        self.visible = True
+        self.screen.set_focus(self)
 
     def clear_filter(self) -> bool:
         """Empty and hide the line, quietly; True when there was something to clear (the
         caller unfilters its pane at once: a pane change must not wait for a message)."""
-        if not (self.value or self.display):
+        if not (self.value or self.visible):
             return False
         with self.prevent(Input.Changed):
             self.value = ""
-        self.display = False
+        self.visible = False
         return True
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -67,5 +75,5 @@ class FilterBox(Input):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         # A filter in force stays in sight (the status bar is cut at 80 columns).
-        self.display = bool(event.value)
+        self.visible = bool(event.value)
         self.post_message(self.Done())

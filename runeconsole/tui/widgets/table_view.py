@@ -9,6 +9,10 @@ change; here they are only read.
 
 It looks and acts as DataTable with a row cursor and no zebra stripes: the same styles
 (component classes ``table-view--*``), keys (``j``/``k`` too), mouse hover and clicks.
+``keep_lit`` keeps the focused look while another widget that acts on the table (the
+filter line) has the keys, until the table is focused again: focus gone elsewhere
+otherwise draws every line again in the blurred colours, and back.
+
 ``RowHighlighted`` when the cursor moves to another row (or onto the first row added),
 ``RowSelected`` on enter or a click on the cursor's row; both are the table's own
 (``on_table_view_row_selected``, ``…_row_highlighted``, or ``@on(TableView.RowSelected)``),
@@ -77,7 +81,7 @@ class TableView(ScrollView, can_focus=True):
         color: $foreground;
         height: auto;
         max-height: 100%;
-        &:focus {
+        &:focus, &.-lit {
             background-tint: $foreground 5%;
             & > .table-view--cursor {
                 background: $block-cursor-background;
@@ -325,6 +329,17 @@ class TableView(ScrollView, can_focus=True):
             self.move_cursor(row=row)
 
     # -- drawing ---------------------------------------------------------------------------
+
+    def keep_lit(self) -> None:
+        """Keep the focused look (cursor, tint) until focused again or ``unlit``: the
+        widget about to take the keys narrows this table."""
+        self.add_class("-lit")
+
+    def unlit(self) -> None:
+        self.remove_class("-lit")
+
+    def on_focus(self) -> None:
+        self.unlit()  # focused again: the look is the focus's own
 
     def on_show(self) -> None:
         """Shown again (its tab chosen): lines changed while hidden were not drawn."""
