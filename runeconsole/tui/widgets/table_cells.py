@@ -175,18 +175,32 @@ class LinePainter:
         cursor: bool = False,
         hover: bool = False,
     ) -> Strip:
-        """A line of ``values`` across the table, scrolled and cut to its width."""
+        """A line of ``values`` across the table, scrolled and cut to its width: only the
+        cells in sight are looked up, and only a cell cut by an edge is cropped (a line
+        160 wide of a table 200 wide is not joined whole and cut again)."""
         pre, post = look.cell_styles(header, cursor, hover)
+        left, right = look.scroll_x, look.scroll_x + look.width
         segments: list[Segment] = []
+        x = 0
         for value, width in zip(values, look.widths, strict=True):
-            segments += self.cell(console, options, value, width, pre, post)
-        table_width = sum(look.widths)
-        if look.width > table_width:
-            segments.append(Segment(" " * (look.width - table_width), pre))
-        line = Strip(segments, max(look.width, table_width))
-        if look.scroll_x or table_width > look.width:
-            line = line.crop(look.scroll_x, look.scroll_x + look.width)
-        return line.adjust_cell_length(look.width, look.base)
+            start, x = x, x + width
+            if x <= left:
+                continue
+            if start >= right:
+                break
+            cell = self.cell(console, options, value, width, pre, post)
+            if start < left or x > right:
+                cell = list(
+                    Strip(cell, width).crop(max(left, start) - start, min(right, x) - start)
+                )
+            segments += cell
+        else:  # past the table: the row's style to the view's width, the base beyond
+            end = max(look.width, x)
+            if max(x, left) < min(end, right):
+                segments.append(Segment(" " * (min(end, right) - max(x, left)), pre))
+            if end < right:
+                segments.append(Segment(" " * (right - max(end, left)), look.base))
+        return Strip(segments, look.width)
 
     def cell(
         self,
