@@ -249,19 +249,59 @@ def changed_files_and_patch(
     context: int = 3,
 ) -> tuple[list[RawChange], str]:
     """``changed_files`` and ``patch`` of the working tree in one call (a review opened on
-    changes not worked out yet): the raw and numbers part ends with an empty field, then
-    the patch follows."""
-    out = _diff(dirs, base, None, untracked, excluded, "--raw", "--numstat", "-z", "-p",
-                f"-U{context}")  # fmt: skip
-    numbers, _, text = out.partition("\0\0")
-    return parse_raw_numstat(numbers + "\0"), text
+    changes not worked out yet): the raw part ends with an empty field, then the patch
+    follows. The lines added and removed are counted in the patch: ``--numstat`` beside
+    ``-p`` has git diff every file twice (50 files of 100 lines: 19 ms against 13)."""
+    out = _diff(dirs, base, None, untracked, excluded, "--raw", "-z", "-p", f"-U{context}")
+    head, _, text = out.partition("\0\0")
+    fields = (head + "\0").split("\0")
+    raw, _ = _raw_entries(fields)
+    sections = patch_numbers(text)
+    if len(sections) != len(raw) or any(  # a file with no section of its own, a quoted path
+        not header.endswith(f" b/{entry[2]}")
+        for (header, _), entry in zip(sections, raw, strict=True)
+    ):
+        return changed_files(dirs, base, untracked=untracked, excluded=excluded), text
+    return _with_numbers(raw, [numbers for _, numbers in sections]), text
 
 
-def parse_raw_numstat(out: str) -> list[RawChange]:
-    """``--raw --numstat -z`` output: the raw entries first (status and paths), then the
-    numbers for the same files in the same order."""
-    fields = out.split("\0")
-    raw: list[tuple[str, int | None, str, str | None]] = []
+def patch_numbers(text: str) -> list[tuple[str, tuple[int | None, int | None]]]:
+    """Each file's section of a patch: its ``diff --git`` line and its lines added and
+    removed (``None``: binary), as ``--numstat`` counts them: the ``+`` and ``-`` lines
+    after its first hunk header."""
+    found: list[tuple[str, tuple[int | None, int | None]]] = []
+    start = 0 if text.startswith("diff --git ") else _next_section(text, 0)
+    while start >= 0:
+        end = _next_section(text, start + 1)
+        stop = len(text) if end < 0 else end
+        line_end = text.find("\n", start, stop)
+        header = text[start : stop if line_end < 0 else line_end]
+        hunks = text.find("\n@@", start, stop)
+        if hunks >= 0:
+            numbers: tuple[int | None, int | None] = (
+                text.count("\n+", hunks, stop),
+                text.count("\n-", hunks, stop),
+            )
+        else:  # no lines: a rename, a mode, or a binary file
+            binary = text.find("\nBinary files ", start, stop) >= 0
+            numbers = (None, None) if binary else (0, 0)
+        found.append((header, numbers))
+        start = end
+    return found
+
+
+def _next_section(text: str, at: int) -> int:
+    """Where the next file's ``diff --git`` line starts, from ``at`` on (-1: none)."""
+    found = text.find("\ndiff --git ", at)
+    return found + 1 if found >= 0 else -1
+
+
+Raw = tuple[str, int | None, str, str | None]  # letter, similarity, path, old path
+
+
+def _raw_entries(fields: list[str]) -> tuple[list[Raw], int]:
+    """The ``--raw -z`` entries at the start of ``fields``, and where they end."""
+    raw: list[Raw] = []
     index = 0
     while index < len(fields) and fields[index].startswith(":"):
         letters = fields[index].split(" ")[-1]
@@ -272,15 +312,27 @@ def parse_raw_numstat(out: str) -> list[RawChange]:
         else:
             raw.append((letter, None, fields[index + 1], None))
             index += 2
+    return raw, index
+
+
+def _with_numbers(raw: list[Raw], numbers: list[tuple[int | None, int | None]]) -> list[RawChange]:
+    return [
+        RawChange(letter, path, old, plus, minus, score)
+        for (letter, score, path, old), (plus, minus) in zip(raw, numbers, strict=False)
+    ]
+
+
+def parse_raw_numstat(out: str) -> list[RawChange]:
+    """``--raw --numstat -z`` output: the raw entries first (status and paths), then the
+    numbers for the same files in the same order."""
+    fields = out.split("\0")
+    raw, index = _raw_entries(fields)
     numbers: list[tuple[int | None, int | None]] = []
     while index < len(fields) and fields[index]:
         added, removed, path = fields[index].split("\t", 2)
         numbers.append((None, None) if added == "-" else (int(added), int(removed)))
         index += 3 if path == "" else 1  # a rename: its two paths follow, NUL-separated
-    changes: list[RawChange] = []
-    for (letter, score, path, old), (plus, minus) in zip(raw, numbers, strict=False):
-        changes.append(RawChange(letter, path, old, plus, minus, score))
-    return changes
+    return _with_numbers(raw, numbers)
 
 
 def patch(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from runeconsole.adapters import git_diff
 from runeconsole.core.errors import RuneError
 from runeconsole.services.project import Project
 from runeconsole.services.registry import Registry
@@ -189,3 +190,24 @@ def test_more_commits_than_are_listed_are_counted_and_their_files_placed(repo: P
         "f1.txt": ("committed",),
         "f2.txt": ("committed",),
     }
+
+
+def test_the_numbers_counted_in_the_patch_are_gits_own(repo: Path) -> None:
+    """A review's diff counts each file's lines in its patch (one diff of every file, not
+    two): the same numbers as ``--numstat``, for every kind of change."""
+    _, wt = agent_with_worktree(repo, "n")
+    long = "".join(f"line {n}\n" for n in range(40))
+    commit(wt, {"long.txt": long, "tool.sh": "echo\n"}, "base files")
+    git(wt, "mv", "c.txt", "moved.txt")  # c.txt is on main: a rename against the base
+    write(wt, {"long.txt": long.replace("line 7\n", "seven\n"), "a.txt": "no newline"})
+    write(wt, {"logo.png": b"\x89PNG\r\n\x1a\n\x00\x00binary", "new/notes.md": "+1\n-2\n"})
+    (wt / "tool.sh").chmod(0o755)
+    (wt / "b.txt").unlink()  # on main: gone from the branch
+    dirs = git_diff.repo_dirs(wt)
+    base = git_diff.merge_base(dirs, "main", "HEAD") or ""
+    untracked = ["logo.png", "new/notes.md"]
+    counted, text = git_diff.changed_files_and_patch(dirs, base, untracked=untracked)
+    assert counted == git_diff.changed_files(dirs, base, untracked=untracked)
+    every = {"moved.txt", "long.txt", "a.txt", "logo.png", "tool.sh", "b.txt", "new/notes.md"}
+    assert {c.path for c in counted} == every
+    assert "rename from c.txt" in text and "Binary files" in text
