@@ -91,6 +91,8 @@ class FleetModel(FleetRecords):
         """File events: read again the identity and hook files named, and the saved
         monitor pass if it is among them (and no monitor of this process reports)."""
         layout = self.registry.paths
+        # Each a new path when asked for (three joins): asked once, not once per path.
+        identities, hook_files = layout.identities, layout.hook_files
         changed: set[str] = set()
         removed: set[str] = set()
         counts = False
@@ -100,7 +102,8 @@ class FleetModel(FleetRecords):
                 if not name.endswith(".json") or is_temp_name(name):
                     continue
                 key = name[: -len(".json")]
-                if path.parent == layout.identities:
+                parent = path.parent
+                if parent == identities:
                     stamp = stat_path(str(path))
                     if stamp is None:
                         self._reads[key] = self._reads.get(key, 0) + 1
@@ -115,7 +118,7 @@ class FleetModel(FleetRecords):
                     self._reads[key] = self._reads.get(key, 0) + 1
                     changed.add(key)
                     removed.discard(key)
-                elif path.parent == layout.hook_files:
+                elif parent == hook_files:
                     stamp = stat_path(str(path))
                     phase = hook_phase(self.hook_files.read_path(path)) if stamp else None
                     self._hook_reads[key] = self._hook_reads.get(key, 0) + 1
