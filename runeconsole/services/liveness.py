@@ -74,8 +74,11 @@ class LivenessSettings:
 
 def last_seen(fields: dict[str, Any]) -> Any:
     """The newer of ``last_seen`` and ``last_heartbeat`` (the same instant, two names)."""
-    moments = [parse_iso(fields.get(k)) for k in ("last_seen", "last_heartbeat")]
-    known = [m for m in moments if m is not None]
+    seen, beat = fields.get("last_seen"), fields.get("last_heartbeat")
+    if seen == beat:  # as we write them: one moment, parsed once (every file of a load)
+        moment = parse_iso(seen)
+        return moment if moment is not None else parse_iso(fields.get("created_at"))
+    known = [m for m in (parse_iso(seen), parse_iso(beat)) if m is not None]
     return max(known) if known else parse_iso(fields.get("created_at"))
 
 

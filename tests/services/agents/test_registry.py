@@ -11,8 +11,9 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.config import Talisman
 from runeconsole.core.errors import InvalidInput, RuneError
 from runeconsole.core.files import atomic_write_bytes
+from runeconsole.core.timeutil import parse_iso
 from runeconsole.services.project import Project
-from runeconsole.services.registry import LivenessSettings, Registry
+from runeconsole.services.registry import LivenessSettings, Registry, last_seen
 from runeconsole.services.signals import Signals
 
 HARNESS_IDENTITY = {
@@ -270,3 +271,14 @@ def test_ending_a_named_identity_leaves_a_stopped_or_replaced_one_alone(
     assert (record.status, changed) == ("crashed", True)
     crashes = Signals(Project(project)).pending(signal_type="AGENT_CRASHED")
     assert [s.payload["agent_id"] for s in crashes] == [second]
+
+
+def test_last_seen_is_the_newer_name_and_created_at_when_neither_parses() -> None:
+    at = "2026-02-26T12:00:00Z"
+    later = "2026-02-26T12:05:00Z"
+    assert last_seen({"last_seen": at, "last_heartbeat": at}) == parse_iso(at)
+    assert last_seen({"last_seen": at, "last_heartbeat": later}) == parse_iso(later)
+    assert last_seen({"last_seen": later, "last_heartbeat": "garbage"}) == parse_iso(later)
+    assert last_seen({"last_seen": "x", "last_heartbeat": "x", "created_at": at}) == parse_iso(at)
+    assert last_seen({"created_at": at}) == parse_iso(at)
+    assert last_seen({}) is None
