@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import select
 import sys
 import threading
@@ -95,6 +96,46 @@ def written_temp(name: str) -> bool:
 
 Batch = Callable[[Iterable[Path]], None]
 
+# File systems whose every change is made by this kernel (so inotify sees it); a network
+# file system (nfs, cifs, fuse.sshfs, ceph, 9p...) or anything unknown is not one.
+LOCAL_FILE_SYSTEMS = frozenset(
+    {
+        "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "ramfs", "zfs", "f2fs",
+        "overlay", "jfs", "reiserfs", "bcachefs", "nilfs2", "vfat", "exfat", "ntfs3",
+    }
+)  # fmt: skip
+MOUNTINFO = "/proc/self/mountinfo"
+OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
+
+
+def file_system_type(path: Path, mountinfo: str | None = None) -> str | None:
+    """The type of the file system ``path`` is on (the mount nearest to it in Linux's
+    ``mountinfo``), None where that cannot be told."""
+    if mountinfo is None:
+        try:
+            with open(MOUNTINFO) as stream:
+                mountinfo = stream.read()
+        except OSError:
+            return None
+    where = os.path.realpath(path)
+    best, found = -1, None
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if "-" not in fields[6:] or len(fields) < 5:
+            continue
+        # Spaces and the like are written as octal escapes (a space: ``\040``).
+        point = OCTAL_ESCAPE.sub(lambda m: chr(int(m[1], 8)), fields[4])
+        inside = where == point or where.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > best:
+            best, found = len(point), fields[fields.index("-", 6) + 1]
+    return found
+
+
+def local_directory(path: Path) -> bool:
+    """True when ``path`` is on a file system only this machine writes (``LOCAL_FILE_
+    SYSTEMS``): inotify then sees every change to it."""
+    return file_system_type(path) in LOCAL_FILE_SYSTEMS
+
 
 class _Forward(FileSystemEventHandler):
     def __init__(self, batch: Batch) -> None:
@@ -140,6 +181,19 @@ class DirWatcher:
     @property
     def running(self) -> bool:
         return self._observer is not None or self._inotify is not None
+
+    @property
+    def lost_events(self) -> int:
+        """How many times events were lost since the start (the kernel's queue
+        overflowed); watchdog does not say (0)."""
+        return self._inotify.overflows if self._inotify is not None else 0
+
+    @property
+    def reliable(self) -> bool:
+        """Every change to a watched directory's entries is an event: inotify read
+        directly, each directory on a local file system (``local_directory``; a network
+        file system's writes from another host are no event here)."""
+        return self._inotify is not None and all(map(local_directory, self.directories))
 
     @property
     def paced(self) -> bool:
@@ -242,6 +296,7 @@ class _InotifyThread:
         self._gap = gap
         self._inotify: Any = INotify()
         self._dirs: dict[int, Path] = {}  # watch descriptor -> its directory
+        self.overflows = 0  # times the kernel's queue overflowed (events lost)
         self._wake_read, self._wake_write = os.pipe()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="runeconsole-inotify", daemon=True)
@@ -295,6 +350,7 @@ class _InotifyThread:
         for wd, mask, _, name in events:
             directory = dirs.get(wd)
             if directory is None:
+                self.overflows += bool(mask & inotify_flags.Q_OVERFLOW)  # events lost
                 continue  # the queue overflowed (wd -1), or a watch already gone
             if not written_temp(name):
                 seen[directory, name] = None

@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from runeconsole.adapters.fswatch import BACKENDS, DirWatcher, default_backend
+from runeconsole.adapters.fswatch import (
+    BACKENDS,
+    LOCAL_FILE_SYSTEMS,
+    DirWatcher,
+    default_backend,
+    file_system_type,
+)
 from runeconsole.core.files import atomic_write_bytes
 
 
@@ -204,3 +210,48 @@ def test_a_burst_of_writes_reaches_the_batch_callback_in_one_call_each_path_once
 def written(batches: list[list[Path]]) -> list[Path]:
     """The paths of the batches, but the first file's (a read may have cut its events)."""
     return [path for paths in batches for path in paths if path.name != "first"]
+
+
+MOUNTS = "\n".join(
+    [
+        "22 27 0:21 / /proc rw,relatime - proc proc rw",
+        "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw",
+        r"40 27 0:50 / /srv/shared\040root rw,relatime shared:7 - nfs4 host:/fleet rw",
+        "41 40 0:51 / /srv/shared\\040root/local rw,relatime - tmpfs tmpfs rw",
+    ]
+)
+
+
+def test_the_file_system_of_a_path_is_its_nearest_mounts_spaces_and_all() -> None:
+    assert file_system_type(Path("/srv/shared root/.claude"), MOUNTS) == "nfs4"
+    assert file_system_type(Path("/srv/shared root/local/x"), MOUNTS) == "tmpfs"
+    assert file_system_type(Path("/srv/shared"), MOUNTS) == "ext4"  # not /srv/shared root
+    assert file_system_type(Path("/proc/self"), MOUNTS) == "proc"
+
+
+def test_inotify_on_a_local_directory_is_reliable_and_counts_the_events_it_lost(
+    tmp_path: Path,
+) -> None:
+    if file_system_type(tmp_path) not in LOCAL_FILE_SYSTEMS:
+        pytest.skip(f"{tmp_path} is on no local file system here")
+    limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    if limit > 50_000:
+        pytest.skip("the kernel's queue is too long to overflow in a test")
+    seen = Seen()
+    watcher = DirWatcher([tmp_path], seen, gap=3.0, backend="inotify")
+    assert watcher.start()
+    try:
+        assert watcher.reliable and watcher.lost_events == 0
+        (tmp_path / "first").write_text("x")  # read at once; the thread then waits 3 s
+        assert seen.wait_for(tmp_path / "first")
+        (tmp_path / "second").write_text("x")
+        for _ in range(limit):  # more events than the queue holds, meanwhile (two names
+            os.utime(tmp_path / "first")  # in turn: the kernel merges an event repeated)
+            os.utime(tmp_path / "second")
+        deadline = time.monotonic() + 10
+        while watcher.lost_events == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert watcher.lost_events == 1
+    finally:
+        watcher.stop()
+    assert not DirWatcher([tmp_path], seen, backend="watchdog").reliable  # not started

@@ -19,6 +19,17 @@ moves the directory's own mtime, so while that stays put only the files whose st
 not trusted are looked at again. A write in place moves no directory mtime, so a full
 pass still runs every ``full_seconds`` or every ``COST_FACTOR`` times its own CPU cost,
 whichever is longer (a large fleet's pass stays about 1 % of a core).
+
+A *watched* index (``watched``: the console's, while inotify follows the directory on a
+local file system and has lost no event) trusts what events read: every change is an
+event of its own, read when it comes. So a stamp is kept even when it was taken in the
+same tick as a write (a heartbeating fleet's files are all read within milliseconds of
+their write, and each was read again by every full pass), and a paced scan stats
+nothing between its full passes however often the directory moves. The full pass stays:
+what inotify cannot see (another host's write to a network file system, whose root is
+never watched so) is still found within ``full_seconds``. Events lost (the kernel's queue
+overflowed: ``lost``) leave every stamp untrusted, so the next paced scan reads every
+file again.
 """
 
 from __future__ import annotations
@@ -80,7 +91,9 @@ class StatIndex:
         self.stamps: dict[str, Stamp | None] = {}
         self.full_seconds = full_seconds
         self._listed: Stamp | None = None  # the directory's stamp at the last full pass
+        self._passed = False  # a full pass was made
         self._next_full = 0.0  # monotonic moment a paced scan next stats every file
+        self.watched = False  # events tell of every change (see the module's docstring)
 
     def _directory_stamp(self) -> Stamp | None:
         """The directory's stamp, None when it moved too recently to be trusted."""
@@ -92,9 +105,11 @@ class StatIndex:
     def _unmoved(self) -> bool:
         """True while no entry can have been created, replaced or removed since the last
         full pass, and no full pass is due."""
-        if self._listed is None or time.monotonic() >= self._next_full:
+        if not self._passed or time.monotonic() >= self._next_full:
             return False
-        return self._directory_stamp() == self._listed
+        return self.watched or (
+            self._listed is not None and self._directory_stamp() == self._listed
+        )
 
     def entries(self) -> Iterator[tuple[str, str, Stamp | None]]:
         """(key, path, stamp) of every ``*.json`` entry (links and FIFOs too: reading one
@@ -126,7 +141,7 @@ class StatIndex:
             return self._recheck(known)
         started, directory = time.thread_time(), self._directory_stamp()
         listing = self._list(known)
-        self._listed = directory
+        self._listed, self._passed = directory, True
         cost = time.thread_time() - started
         self._next_full = time.monotonic() + max(self.full_seconds, COST_FACTOR * cost)
         return listing
@@ -157,8 +172,16 @@ class StatIndex:
 
     def remember(self, key: str, stamp: Stamp | None, read_at_ns: int | None = None) -> None:
         """``stamp`` was taken before ``key``'s file was read at ``read_at_ns``."""
+        if self.watched:  # a later write in the same tick is an event, read then
+            self.stamps[key] = stamp
+            return
         now = time.time_ns() if read_at_ns is None else read_at_ns
         self.stamps[key] = trusted(stamp, now)
 
     def forget(self, key: str) -> None:
         self.stamps.pop(key, None)
+
+    def lost(self) -> None:
+        """Events were lost: every file is read again by the next scan, paced or not."""
+        self.stamps = dict.fromkeys(self.stamps)
+        self._next_full = 0.0

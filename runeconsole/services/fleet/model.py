@@ -215,6 +215,19 @@ class FleetModel(FleetRecords):
             self._next_rescan = time.monotonic() + RESCAN_COST_FACTOR * cost
         return change
 
+    def follow_events(self, reliable: bool) -> None:
+        """Whether file events tell of every change to the identities and hooks (inotify
+        on a local file system): the paced rescan then trusts them between its full
+        passes (``StatIndex.watched``)."""
+        with self._lock:
+            self._identities.watched = self._hook_files.watched = reliable
+
+    def events_lost(self) -> None:
+        """Some file events never came: the next rescan reads every file again."""
+        with self._lock:
+            self._identities.lost()
+            self._hook_files.lost()
+
     def _remove(self, key: str) -> bool:
         self._identities.forget(key)
         return super()._remove(key)

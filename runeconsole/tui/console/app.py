@@ -445,6 +445,13 @@ class RuneConsole(PanesApp):
             self.status_bar.set_figures(message.pane_id, message.figures)
 
     def _rescan(self) -> None:
+        # Inotify on a local root tells of every change: the rescan then trusts it, and
+        # stats every file only at its slower full pass (``StatIndex.watched``); events
+        # lost to an overflow are read again at once.
+        if self.feed is not None:
+            if self.feed.lost_since():
+                self.fleet.events_lost()
+            self.fleet.follow_events(self.feed.reliable)
         self.rescan_fleet()
         for pane in self.file_panes:
             for directory in self.routes.unfollowed(pane):

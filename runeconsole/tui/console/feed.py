@@ -39,6 +39,7 @@ class ChangeFeed:
         self._lock = threading.Lock()
         self._posting = False  # a StateChanged is due and not yet posted
         self._posted_at = 0.0
+        self._lost = 0  # the watcher's count of lost events, when last asked
         self._watcher = DirWatcher(directories, batch=self._on_paths, gap=GAP)
 
     @property
@@ -53,6 +54,17 @@ class ChangeFeed:
 
     def add(self, directory: Path) -> bool:
         return self._watcher.add(directory)
+
+    @property
+    def reliable(self) -> bool:
+        """Every change is an event (inotify, local file systems: ``DirWatcher``)."""
+        return self._watcher.reliable
+
+    def lost_since(self) -> bool:
+        """True when events were lost since the last time this was asked."""
+        lost = self._watcher.lost_events
+        moved, self._lost = lost != self._lost, lost
+        return moved
 
     def _on_paths(self, paths: Iterable[Path]) -> None:
         """A burst of the watcher's paths (one lock, at most one message)."""

@@ -1,5 +1,6 @@
 """The fleet model: fed by file events, a stat-compared rescan, deadlines and the monitor,
-each change reported by key, at the cost of what changed."""
+each change reported by key, at the cost of what changed; while inotify tells of every
+change, a paced rescan trusts it between its full passes."""
 
 from __future__ import annotations
 
@@ -312,3 +313,78 @@ def test_a_load_left_unjudged_has_the_same_problems_once_they_are_judged_all_at_
     assert later.problems == {"worker-b"} and later.counts and not later.changed
     assert model.problems == judged.problems and model.problem_count() == 1
     assert not model.judge_all()  # judged again: nothing moved
+
+
+# -- while inotify tells of every change (a local root, no event lost) ----------------------
+
+
+@pytest.fixture
+def lstats(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    real = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: seen.append(path) or real(path))
+    return seen
+
+
+def heartbeat(path: Path, **changes: object) -> None:
+    """The harness's write: a new file renamed over the old (the directory moves)."""
+    atomic_write_json(path, {**json.loads(path.read_text()), **changes})
+
+
+def test_a_watched_paced_rescan_stats_no_file_between_full_passes_though_the_directory_moves(
+    no_cost_wait: None, project: Path, clock: ManualClock, lstats: list[str]
+) -> None:
+    model, registry = settled(project, clock, "a", "b")
+    model.follow_events(True)
+    path = registry.path_for("worker-b")
+    heartbeat(path, node_id="n1")
+    assert model.apply_paths([path]).changed == {"worker-b"}  # the event, read at once
+    heartbeat(path, node_id="n2")  # its event still to come
+    lstats.clear()
+    assert not model.rescan(paced=True)
+    assert lstats == []
+    assert model.apply_paths([path]).changed == {"worker-b"}
+    assert model.get("worker-b").get("node_id") == "n2"
+
+
+def test_an_unwatched_paced_rescan_still_sees_a_replaced_file_at_once(
+    no_cost_wait: None, project: Path, clock: ManualClock
+) -> None:
+    model, registry = settled(project, clock, "a", "b")
+    model.follow_events(True)
+    model.follow_events(False)  # the root turned out shared, or the watcher stopped
+    heartbeat(registry.path_for("worker-a"), node_id="n3")
+    assert model.rescan(paced=True).changed == {"worker-a"}
+
+
+def test_a_watched_full_pass_finds_a_write_no_event_told_of_and_reads_nothing_else(
+    no_cost_wait: None,
+    project: Path,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+    counted_reads: list[str],
+) -> None:
+    monkeypatch.setattr(index_module, "COST_FACTOR", 0)
+    model, registry = settled(project, clock, "a", "b", full_seconds=0)  # each pass full
+    model.follow_events(True)
+    seen = registry.path_for("worker-a")
+    heartbeat(seen, node_id="n4")
+    model.apply_paths([seen])  # read within milliseconds of its write: trusted, watched
+    heartbeat(registry.path_for("worker-b"), node_id="n5")  # written by another host
+    counted_reads.clear()
+    assert model.rescan(paced=True).changed == {"worker-b"}
+    assert counted_reads == ["worker-b.json"]
+    assert model.get("worker-b").get("node_id") == "n5"
+
+
+def test_events_lost_make_the_next_paced_rescan_read_every_file_again(
+    no_cost_wait: None, project: Path, clock: ManualClock, counted_reads: list[str]
+) -> None:
+    model, registry = settled(project, clock, "a", "b")
+    model.follow_events(True)
+    heartbeat(registry.path_for("worker-a"), node_id="n6")  # its event lost in an overflow
+    model.events_lost()
+    counted_reads.clear()
+    assert model.rescan(paced=True).changed == {"worker-a"}
+    assert sorted(counted_reads) == ["worker-a.json", "worker-b.json"]
+    assert model.get("worker-a").get("node_id") == "n6"
