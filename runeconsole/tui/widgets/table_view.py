@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
@@ -139,6 +140,7 @@ class TableView(ScrollView, can_focus=True):
         # changing all day keeps at most a line per row, not a line per change.
         self._drawn: LRUCache[str | None, tuple[tuple[Any, ...], Strip]] = LRUCache(LINES_KEPT)
         self._frame_look: Look | None = None  # while a frame is drawn
+        self._styles: tuple[Style, Style, Style, Style, Style] | None = None  # _look's
 
     def on_mount(self) -> None:
         self._settle_size()
@@ -347,16 +349,29 @@ class TableView(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._styles = None
         self.refresh()
 
     def _look(self) -> Look:
-        style = self.get_component_rich_style
+        # The styles are worked out again only after a style update (focus, a class, a
+        # theme): Textual forgets its own after every refresh, so each frame walked the
+        # ancestors five times.
+        if self._styles is None:
+            style = self.get_component_rich_style
+            self._styles = (
+                self.rich_style,
+                style("table-view--header"),
+                style("table-view--cursor"),
+                style("table-view--hover"),
+                style("table-view--header-hover"),
+            )
+        base, header, cursor, hover, header_hover = self._styles
         return Look(
-            base=self.rich_style,
-            header=style("table-view--header"),
-            cursor=style("table-view--cursor"),
-            hover=style("table-view--hover"),
-            header_hover=style("table-view--header-hover"),
+            base=base,
+            header=header,
+            cursor=cursor,
+            hover=hover,
+            header_hover=header_hover,
             widths=self._widths,
             width=self.size.width,
             scroll_x=self.scroll_offset.x,
