@@ -195,6 +195,22 @@ async def test_only_the_rows_on_screen_are_asked_for_their_moving_cells() -> Non
         assert "1m05s" in drawn(table)[4]
 
 
+async def test_the_moving_cells_of_every_row_on_screen_are_drawn_anew_scrolled_sideways_too() -> (
+    None
+):
+    app = TableApp(rows=agents(range(30), digits=2))
+    async with app.run_test(size=(30, 8)) as pilot:  # narrower than the table
+        table = app.table
+        await pilot.pause()
+        table.scroll_to(x=8, animate=False)
+        await pilot.pause()
+        table.refresh_visible(lambda key: {"note": f"{key[1:]}s"} if key != "k02" else None)
+        await pilot.pause()
+        rows = zip(table.visible_keys(), drawn(table)[1:], strict=False)
+        assert all((f"{key[1:]}s" in line) == (key != "k02") for key, line in rows)
+        assert table.get_cell("k02", "note") != "02s" and table.get_cell("k29", "note") != "29s"
+
+
 async def test_fixed_width_columns_size_the_table_and_it_scrolls_to_its_last_row() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 8)) as pilot:

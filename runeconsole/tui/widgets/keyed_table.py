@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from textual.geometry import Region
+
 from runeconsole.tui.widgets.table_cells import fingerprint, value_width
 from runeconsole.tui.widgets.table_view import HEADER, TableView
 
@@ -184,10 +186,43 @@ class KeyedTable(TableView):
 
     def refresh_visible(self, cells_of: Callable[[str], dict[str, Any] | None]) -> None:
         """For the rows on screen only: ``cells_of(key)`` names the cells that move with
-        time (ages, countdowns), or None to leave the row as it is."""
-        for key in self.visible_keys():
-            for column, value in (cells_of(key) or {}).items():
-                self.set_cell(key, column, value)
+        time (ages, countdowns), or None to leave the row as it is. The cells that moved
+        are repainted as one region a column (a second's ages are one strip of the
+        screen, not 40 regions each worked out from the table's geometry)."""
+        top, bottom = self._window()
+        keys = self._rows.keys()[top : bottom + 1]
+        if self._auto or not self._rows.settled:  # a width may follow, or all is redrawn
+            for key in keys:
+                for column, value in (cells_of(key) or {}).items():
+                    self.set_cell(key, column, value)
+            return
+        at = {column.key: index for index, column in enumerate(self._columns)}
+        spans: dict[int, tuple[int, int]] = {}  # column -> first and last place moved
+        for place, key in enumerate(keys, top):
+            cells = cells_of(key)
+            if not cells:
+                continue
+            old = self._values(key)
+            new, moved = list(old), False
+            for column, value in cells.items():
+                index = at[column]
+                if fingerprint(old[index]) != fingerprint(value):
+                    new[index], moved = value, True
+                    first, _ = spans.get(index, (place, place))
+                    spans[index] = (first, place)
+            if moved:
+                self._rows.values[key] = tuple(new)
+        self._refresh_columns(top, spans)
+
+    def _refresh_columns(self, top: int, spans: dict[int, tuple[int, int]]) -> None:
+        """Repaint these columns' cells, each from its first place to its last."""
+        x = -self.scroll_offset.x
+        starts = [x]
+        for width in self._widths:
+            starts.append(starts[-1] + width)
+        for index, (first, last) in spans.items():
+            width = starts[index + 1] - starts[index]
+            self.refresh(Region(starts[index], first - top + HEADER, width, last - first + 1))
 
     def move_to(self, key: str) -> None:
         """Put the cursor on ``key``'s row (if shown) and focus the table."""
