@@ -244,7 +244,7 @@ class DiffView(ScrollView, can_focus=True):
         if kind in HEADINGS:  # the whole width, never scrolled sideways
             gutter, room, scroll_x = Strip([]), width, 0
         else:
-            gutter = Strip(list(painter.gutter(row, continued=part > 0).render(console, end="")))
+            gutter = Strip(painter.gutter(row, continued=part > 0))
             room, scroll_x = max(1, width - painter.gutter_width), int(self.scroll_offset.x)
         if self.wrap:
             content = content.crop(part * room, (part + 1) * room)
