@@ -11,6 +11,8 @@ decision run in workers; what comes back is shown.
 
 from __future__ import annotations
 
+from concurrent.futures import Future
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -33,7 +35,6 @@ from runeconsole.tui.review.keys import HELP, KEYS
 from runeconsole.tui.review.lexers import lexer_for
 from runeconsole.tui.support.workers import background, cancelled
 
-SCREEN_NAME = "review"
 FOLD_BELOW = 100  # columns: narrower, the file list folds away
 SEARCH, COMMENT = "search", "comment"
 WARM_LEXERS = 200  # files whose highlighter is looked up before the diff is shown
@@ -41,6 +42,10 @@ WARM_LEXERS = 200  # files whose highlighter is looked up before the diff is sho
 
 class ReviewScreen(ReviewDecisions):
     DEFAULT_CLASSES = "-toasts-folded"  # toasts in one line, off the diff (toast_shelf.py)
+    # The diff has the focus from the start: focused first (the first focusable widget),
+    # the file list gave it up as the screen was shown, a layout and a paint more each
+    # time (its focused border is another size).
+    AUTO_FOCUS = "#review-diff"
     DEFAULT_CSS = """
     ReviewScreen {
         layout: vertical;
@@ -103,9 +108,11 @@ class ReviewScreen(ReviewDecisions):
             self.error = error
             self.document = document
 
-    def __init__(self, target: ReviewTarget) -> None:
+    def __init__(self, target: ReviewTarget, *, early: Future[Loaded] | None = None) -> None:
+        """``early``: the target's reading, started before the screen was built."""
         super().__init__()
         self.target = target
+        self._early = early
         self.loaded: Loaded | None = None
         self.document: Document | None = None
         self.comments: list[Comment] = []
@@ -123,6 +130,7 @@ class ReviewScreen(ReviewDecisions):
         each time was most of what opening one cost)."""
         other = target.label != self.target.label
         self.target, self.loaded, self.document, self.comments = target, None, None, []
+        self._early = None  # another target's
         self.mode = self.pending = None
         self.loads, self._fresh = 0, True
         if self.is_mounted:
@@ -135,6 +143,13 @@ class ReviewScreen(ReviewDecisions):
                 self.file_list.show_files([])
             self._fresh = False
             self.load()  # at once: git runs while the screen is brought up
+
+    def read_early(self) -> None:
+        """The first review: its load worker starts now, as the screen is installed, to take
+        up the reading begun before (started as the screen is first shown, the worker ran
+        only after its first paints, 50-100 ms later)."""
+        self._fresh = False
+        self.load()
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="review-title")
@@ -182,8 +197,9 @@ class ReviewScreen(ReviewDecisions):
     def load(self, action: str = "load") -> None:
         """Read the review (git, files, or its source) and lay out its rows, off the UI
         thread: what reaches the screen is ready to draw."""
+        early, self._early = self._early, None
         try:
-            loaded = self.target.load()
+            loaded = early.result() if early is not None else self.target.load()
         except RuneError as exc:
             if not cancelled():
                 self.post_message(self.Done(action, said=exc.message, error=True))
