@@ -9,6 +9,10 @@ change; here they are only read.
 
 It looks and acts as DataTable with a row cursor and no zebra stripes: the same styles
 (component classes ``table-view--*``), keys (``j``/``k`` too), mouse hover and clicks.
+A table on a hidden tab marks the lines it changes as it does on screen (Textual keeps
+them to draw when shown): shown again, it draws those only, in the frame that shows
+it, not the whole table once more in a frame of its own.
+
 ``keep_lit`` keeps the focused look while another widget that acts on the table (the
 filter line) has the keys, until the table is focused again: focus gone elsewhere
 otherwise draws every line again in the blurred colours, and back.
@@ -342,10 +346,6 @@ class TableView(ScrollView, can_focus=True):
 
     def on_focus(self) -> None:
         self.unlit()  # focused again: the look is the focus's own
-
-    def on_show(self) -> None:
-        """Shown again (its tab chosen): lines changed while hidden were not drawn."""
-        self.refresh()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
