@@ -11,6 +11,7 @@ decision run in workers; what comes back is shown.
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import Future
 
 from rich.text import Text
@@ -37,7 +38,9 @@ from runeconsole.tui.support.workers import background, cancelled
 
 FOLD_BELOW = 100  # columns: narrower, the file list folds away
 SEARCH, COMMENT = "search", "comment"
-WARM_LEXERS = 200  # files whose highlighter is looked up before the diff is shown
+WARM_LEXERS = 200  # files whose highlighter is looked up as the diff is read
+FIRST_ROWS = 200  # the files starting above this row: their highlighter before it is shown
+WARM_LATER = 0.25  # seconds after it was shown: the other files' highlighters
 
 
 class ReviewScreen(ReviewDecisions):
@@ -205,10 +208,19 @@ class ReviewScreen(ReviewDecisions):
                 self.post_message(self.Done(action, said=exc.message, error=True))
             return
         document = self._laid_out(loaded)
-        for file in loaded.diff.files[:WARM_LEXERS]:
+        files = loaded.diff.files[:WARM_LEXERS]
+        first = [f for f, row in zip(files, document.files, strict=False) if row < FIRST_ROWS]
+        for file in first:
             lexer_for(file.path)  # found here, not while the first lines are drawn
-        if not cancelled():
-            self.post_message(self.Done(action, loaded, document=document))
+        if cancelled():
+            return
+        self.post_message(self.Done(action, loaded, document=document))
+        # The others' (a language's first costs ~50 ms) once the diff is drawn, for n.
+        time.sleep(WARM_LATER)
+        for file in files:
+            if cancelled():
+                return
+            lexer_for(file.path)
 
     def _laid_out(self, loaded: Loaded) -> Document:
         """The rows of ``loaded``: the last ones again when the diff and its comments are
