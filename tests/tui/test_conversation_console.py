@@ -198,9 +198,8 @@ async def test_the_agent_detail_shows_the_conversations_last_turns_and_t_opens_i
         app.agents_pane.select(KEY)
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, AgentDetail))
-        section = app.screen.query_one("#detail-conversation", Static)
-        await until(pilot, lambda: section.display)
-        shown = str(section.render())
+        await until(pilot, lambda: bool(app.screen.query("#detail-conversation")))
+        shown = str(app.screen.query_one("#detail-conversation", Static).render())
         assert "Conversation" in shown and "Nothing more to do." in shown
         await pilot.press("t")
         await until(pilot, lambda: isinstance(app.screen, ConversationScreen) and app.screen.whole)

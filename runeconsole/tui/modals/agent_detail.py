@@ -122,23 +122,13 @@ class AgentDetail(DetailModal):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail"):
             yield Static(self._title(), id="detail-title")
-            session = Static(self._session(), id="detail-session")
-            session.display = bool(self.session_facts())  # only when the hooks told something
-            yield session
+            if self.session_facts():  # only when the hooks told something
+                yield Static(self._session(), id="detail-session")
             if self.record is not None and not self.record.error:
                 peek = partial(self.facts.peek, self.key)
                 yield AgentPeek(peek, self.now, every=self.facts.peek_every)
-            conversation = Static(id="detail-conversation")
-            conversation.display = False  # until its last turns are read
-            yield conversation
             yield Static(self._body(), id="detail-body")
             yield Static(self._hook(), id="detail-hook")
-            permissions = Static(id="detail-permissions")
-            permissions.display = False  # until the agent has a decision to show
-            yield permissions
-            reviews = Static(id="detail-reviews")
-            reviews.display = False  # until the agent has a review to show
-            yield reviews
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -197,15 +187,24 @@ class AgentDetail(DetailModal):
             self.app.call_from_thread(self._show_section, "#detail-permissions", shown)
 
     def _show_section(self, box_id: str, shown: Text) -> None:
-        """A section read in a worker: shown when it has something to say. One that has
-        nothing, and is hidden, is left alone: an update lays the window out again, and
-        each layout under a see-through window draws the screen below it again too."""
-        if self.is_mounted:
-            box = self.query_one(box_id, Static)
-            if not shown.plain and not box.display:
-                return
+        """A section read in a worker, put in its place once it has something to say: the
+        conversation before the record, the permissions and the reviews (in that order)
+        last. A section with nothing is no widget at all (each one is styled and laid out
+        as the window opens), and is left alone: a layout under a see-through window
+        draws the screen below it again too."""
+        if not self.is_mounted or not shown.plain:
+            return
+        for box in self.query(box_id).results(Static):
             box.update(shown)
-            box.display = bool(shown.plain)
+            return
+        window = self.query_one("#detail")
+        section = Static(shown, id=box_id.lstrip("#"))
+        if box_id == "#detail-conversation":
+            window.mount(section, before="#detail-body")
+        elif box_id == "#detail-permissions" and self.query("#detail-reviews"):
+            window.mount(section, before="#detail-reviews")
+        else:
+            window.mount(section)
 
     def session_facts(self) -> list[tuple[str, str]]:
         record = self.record

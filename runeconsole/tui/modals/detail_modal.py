@@ -47,7 +47,10 @@ class DetailModal(ModalScreen[None]):
             yield Static(self.body(), id="detail-body")
 
     def on_mount(self) -> None:
-        self.query_one("#detail").mount(TapKeys([("escape", "Close")]))
+        # Only where it shows (a browser): hidden, it was still styled and laid out as
+        # the window opened, a layout of the screen and the console under it once more.
+        if TapKeys.wanted(self.app):
+            self.query_one("#detail").mount(TapKeys([("escape", "Close")]))
 
     def on_tap_keys_tapped(self, message: TapKeys.Tapped) -> None:
         message.stop()

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from textual import events
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button
@@ -64,10 +64,13 @@ class TapKeys(Widget):
         for key, label in self.keys:
             yield TapButton(label, name=key, classes="tap")
 
+    @staticmethod
+    def wanted(app: App[Any]) -> bool:
+        """Whether buttons show in this app (served to a browser, or forced)."""
+        return bool(getattr(app, "force_tap_keys", False) or app.is_web)
+
     def on_mount(self) -> None:
-        self.set_class(
-            bool(getattr(self.app, "force_tap_keys", False) or self.app.is_web), "-shown"
-        )
+        self.set_class(self.wanted(self.app), "-shown")
 
     def on_resize(self, event: events.Resize) -> None:
         self._fit(event.size.width)
