@@ -27,7 +27,7 @@ from runeconsole.adapters.git_diff import RepoDirs, stamp
 from runeconsole.adapters.git_status import Status
 from runeconsole.core.errors import RuneError
 from runeconsole.services.review.changes import Changes
-from runeconsole.services.review.compute import EXCLUDED, together, worktree_changes
+from runeconsole.services.review.compute import EXCLUDED, History, together, worktree_reading
 from runeconsole.services.review.diff import ReviewDiff, read_patch
 
 PATCHES_KEPT = 8
@@ -40,6 +40,7 @@ class _Kept:
     deep: tuple[Any, ...] | None = None
     changes: Changes | None = None
     bases: dict[tuple[str, str], str] = field(default_factory=dict)  # (head, base ref's commit)
+    history: dict[tuple[str, str], History] = field(default_factory=dict)  # (base, head)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -99,7 +100,7 @@ class ChangesCache:
                 kept.quick = self._quick(dirs, base_ref, kept.changes)
                 return kept.changes
             base = kept.bases.get((status.head or "", base_commit))
-            changes, text = worktree_changes(
+            changes, text, history = worktree_reading(
                 worktree,
                 dirs,
                 status,
@@ -107,6 +108,7 @@ class ChangesCache:
                 max_commits=self.max_commits,
                 base=base,
                 context=context,
+                history=kept.history.get((base or "", status.head or "")),
             )
             self.computed += 1
         except RuneError as exc:
@@ -115,6 +117,8 @@ class ChangesCache:
             return kept.changes
         if changes.base and changes.head and not changes.error:
             kept.bases = {(changes.head, base_commit): changes.base}
+            if history is not None:  # an edit moves neither: no git log next time
+                kept.history = {(changes.base, changes.head): history}
         changes = replace(changes, fingerprint=deep)
         kept.changes, kept.deep = changes, deep
         kept.quick = self._quick(dirs, base_ref, changes)

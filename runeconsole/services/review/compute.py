@@ -31,6 +31,9 @@ EXCLUDED = tuple(prefix.rstrip("/") for prefix in RUNTIME_PREFIXES)
 
 One = TypeVar("One")
 Other = TypeVar("Other")
+# The commits from a base to a head (at most the limit), how many there are in all and
+# the paths they changed: what ``git log`` says, the same for as long as both stand.
+History = tuple[list[git_diff.Commit], int, set[str]]
 
 
 def together(first: Callable[[], One], second: Callable[[], Other]) -> tuple[One, Other]:
@@ -71,6 +74,25 @@ def worktree_changes(
 ) -> tuple[Changes, str | None]:
     """The worktree's changes, given its ``status`` (and its ``base``, when known); with
     ``context``, their patch too (from the same ``git diff``), else ``None``."""
+    changes, text, _ = worktree_reading(
+        worktree, dirs, status, base_ref, max_commits=max_commits, base=base, context=context
+    )
+    return changes, text
+
+
+def worktree_reading(
+    worktree: Path,
+    dirs: RepoDirs,
+    status: Status,
+    base_ref: str,
+    *,
+    max_commits: int,
+    base: str | None = None,
+    context: int | None = None,
+    history: History | None = None,
+) -> tuple[Changes, str | None, History | None]:
+    """``worktree_changes``, given also the ``history`` from the base to the head when it
+    is known (no ``git log`` then), and with the history, to be kept."""
     where = str(worktree)
     head = status.head
     if head is None:  # no commit yet: everything in it is new
@@ -81,7 +103,8 @@ def worktree_changes(
         if base is None:
             base, why = find_base(dirs, head, base_ref)
             if base is None:
-                return Changes(where, status.branch, head, base_ref=base_ref, error=why), None
+                error = Changes(where, status.branch, head, base_ref=base_ref, error=why)
+                return error, None, None
     found_base = base
 
     def files() -> tuple[list[git_diff.RawChange], str | None]:
@@ -96,6 +119,8 @@ def worktree_changes(
 
     if head is None:
         raw, text = files()
+    elif history is not None:
+        (commits, ahead, committed), (raw, text) = history, files()
     else:
         (commits, ahead, committed), (raw, text) = together(
             lambda: git_diff.commits(dirs, found_base, head, max_commits, EXCLUDED), files
@@ -110,7 +135,7 @@ def worktree_changes(
         ahead=ahead,
         files=file_changes(raw, places(status, committed)),
     )
-    return changes, text
+    return changes, text, (commits, ahead, committed)
 
 
 def branch_changes(repo: Path, branch: str, base_ref: str, *, max_commits: int) -> Changes:

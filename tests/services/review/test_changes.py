@@ -211,3 +211,31 @@ def test_the_numbers_counted_in_the_patch_are_gits_own(repo: Path) -> None:
     every = {"moved.txt", "long.txt", "a.txt", "logo.png", "tool.sh", "b.txt", "new/notes.md"}
     assert {c.path for c in counted} == every
     assert "rename from c.txt" in text and "Binary files" in text
+
+
+def test_the_commits_ahead_are_read_again_only_when_the_head_or_the_base_moves(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key, wt = agent_with_worktree(repo, "h")
+    commit(wt, {"h.txt": "h\n"}, "one")
+    write(wt, {"a.txt": "a1\n"})
+    heads: list[str] = []
+    reading = git_diff.commits
+
+    def counted(*args: object, **kwargs: object) -> object:
+        heads.append(str(args[2]))
+        return reading(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(git_diff, "commits", counted)
+    service = reviews(repo)
+    assert service.diff(key).changes.ahead == 1
+    write(wt, {"a.txt": "a1\na2\n"})  # an edit: the same commits, no git log
+    changes = service.diff(key).changes
+    assert [c.subject for c in changes.commits] == ["one"] and changes.ahead == 1
+    assert by_path(changes)["a.txt"].added == 2 and by_path(changes)["h.txt"].where == (
+        "committed",
+    )
+    assert len(heads) == 1
+    commit(wt, {"h.txt": "h2\n"}, "two")  # the head moved: read again
+    assert [c.subject for c in service.diff(key).changes.commits] == ["two", "one"]
+    assert len(heads) == 2
