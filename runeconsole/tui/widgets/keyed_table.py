@@ -241,9 +241,16 @@ class KeyedTable(TableView):
         if self.rebuild is None or self._auto or not self._rows.settled:
             return False
         place = self._rows.place(key)
-        top, bottom = self._window()
-        if place is None or top <= place <= bottom:
+        if place is None:
             return False
+        # Most rows of a fleet are surely off screen: above the first row shown, or more
+        # than the terminal's height below it (the window's own geometry, 15-35 us, is
+        # worked out only for the rows near it).
+        top = round(self.scroll_y)
+        if top <= place <= top + self.app.size.height:
+            top, bottom = self._window()
+            if top <= place <= bottom:
+                return False
         self._stale.add(key)
         return True
 
