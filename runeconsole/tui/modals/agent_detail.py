@@ -6,11 +6,14 @@ predecessor chain, its hook, its permission decisions and its reviews, as the co
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import partial
 
-from rich.table import Table
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.measure import Measurement
+from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -72,14 +75,43 @@ def conversation_text(turns: list[Turn], last: int = CONVERSATION_TURNS) -> Text
     return text
 
 
-def fields_table(fields: dict[str, object]) -> Table:
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold cyan", no_wrap=True)
-    table.add_column(overflow="fold")
+class Fields:
+    """Names and values in two columns, as a Rich grid of them drew them (the names bold
+    cyan, two spaces, each value folded in its own column), laid out in one pass: the
+    grid measured every cell, and was measured again inside the grid holding it, for the
+    window's height and for each frame of it (a third of an agent's detail opening)."""
+
+    GAP = 2
+
+    def __init__(self, rows: Sequence[tuple[str, Text]]) -> None:
+        self.rows = rows
+        self.names = max((cell_len(name) for name, _ in rows), default=0)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        values = max((value.cell_len for _, value in self.rows), default=0)
+        return Measurement(self.names + self.GAP + 1, self.names + self.GAP + values)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        indent = self.names + self.GAP
+        room = max(1, options.max_width - indent)
+        name_style = console.get_style("bold cyan")
+        for name, value in self.rows:
+            lines = value.wrap(console, room, overflow="fold") or [Text("")]
+            for number, line in enumerate(lines):
+                if number == 0:  # the name's column style on its padding too, as the grid's
+                    yield Segment(name + " " * (indent - cell_len(name)), name_style)
+                else:
+                    yield Segment(" " * indent)
+                yield from line.render(console, end="")
+                yield Segment.line()
+
+
+def fields_table(fields: dict[str, object]) -> Fields:
+    rows = []
     for name, value in fields.items():
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        table.add_row(name, Text(str(shown)))
-    return table
+        rows.append((name, Text(str(shown))))
+    return Fields(rows)
 
 
 def chain_text(chain: list[AgentRecord]) -> Text:
@@ -210,29 +242,26 @@ class AgentDetail(DetailModal):
         record = self.record
         return session_view.facts(record.fields) if record is not None and not record.error else []
 
-    def _session(self) -> Table | Text:
+    def _session(self) -> Fields | Text:
         """What Claude Code's hooks told of the session (kind, stop, subagents, tasks…)."""
         facts = self.session_facts()
         if not facts:
             return Text("")
-        grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="bold cyan", no_wrap=True)
-        grid.add_column(overflow="fold")
-        for label, value in facts:
-            grid.add_row(label, Text(value, "bold red" if label == "stopped" else ""))
-        return grid
+        return Fields(
+            [
+                (label, Text(value, "bold red" if label == "stopped" else ""))
+                for label, value in facts
+            ]
+        )
 
-    def _hook(self) -> Table | Text:
+    def _hook(self) -> Group | Text:
         hook = self.facts.hook_file(self.key)
         if hook is None:
             phase = self.facts.phase(self.key)
             return Text(f"\nhook: phase {phase}" if phase else "\nno hook file", "dim")
         if hook.error:
             return Text(f"\nhook unreadable: {hook.error}", "red")
-        grid = Table.grid()
-        grid.add_row(Text("\nHook", "bold"))
-        grid.add_row(fields_table(hook.fields))
-        return grid
+        return Group(Text("\nHook", "bold"), fields_table(hook.fields))
 
     def _title(self) -> Text:
         record = self.record
@@ -251,7 +280,7 @@ class AgentDetail(DetailModal):
             title.append(f"  on {self.where}", "bold cyan")
         return title
 
-    def _body(self) -> Table | Text:
+    def _body(self) -> Group | Text:
         record = self.record
         if record is None:
             return Text("this identity no longer exists", "dim")
@@ -263,9 +292,9 @@ class AgentDetail(DetailModal):
             chain, note = [record], Text(str(exc), "red")
         else:
             note = Text("")
-        grid = Table.grid()
-        grid.add_row(fields_table(record.fields))
-        grid.add_row(Text("\nPredecessor chain", "bold"))
-        grid.add_row(chain_text(chain))
-        grid.add_row(note)
-        return grid
+        return Group(
+            fields_table(record.fields),
+            Text("\nPredecessor chain", "bold"),
+            chain_text(chain),
+            note,
+        )
