@@ -14,6 +14,7 @@ from itertools import accumulate
 from typing import Any
 
 from rich.cells import cell_len
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
@@ -239,18 +240,19 @@ class DiffView(ScrollView, can_focus=True):
         if self.search:
             body = body.copy()
             body.highlight_words([self.search], MATCH, case_sensitive=False)
-        console = self.app.console
-        content = Strip(list(body.render(console, end="")))
+        segments = list(body.render(self.app.console, end="")) if body else []
         if kind in HEADINGS:  # the whole width, never scrolled sideways
-            gutter, room, scroll_x = Strip([]), width, 0
+            gutter, room, scroll_x = [], width, 0
         else:
-            gutter = Strip(painter.gutter(row, continued=part > 0))
+            gutter = painter.gutter(row, continued=part > 0)
             room, scroll_x = max(1, width - painter.gutter_width), int(self.scroll_offset.x)
-        if self.wrap:
-            content = content.crop(part * room, (part + 1) * room)
-        else:
-            content = content.crop(scroll_x, scroll_x + room)
-        return Strip.join([gutter, content]).adjust_cell_length(width).apply_style(background)
+        start = part * room if self.wrap else scroll_x
+        length = Segment.get_line_length(segments)
+        if start or length > room:  # one Strip for the line, not one per step of it
+            content = Strip(segments, length).crop(start, start + room)
+            segments, length = list(content), content.cell_length
+        line = Strip([*gutter, *segments], Segment.get_line_length(gutter) + length)
+        return line.adjust_cell_length(width).apply_style(background)
 
     # -- the cursor ---------------------------------------------------------------------
 
