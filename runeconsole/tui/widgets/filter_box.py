@@ -11,6 +11,8 @@ them all "moved" redrew the whole screen on ``/`` and escape, not the one line.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+
 from textual.message import Message
 from textual.widgets import Input
 
@@ -68,8 +70,12 @@ class FilterBox(Input):
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
         # The typed character and the pane it filters are drawn in one frame: without
-        # this the character's frame goes first and the pane's waits a frame period.
-        self.app.delay_update(FILTER_FRAME)
+        # this the character's frame goes first and the pane's waits a frame period. A
+        # batch ended by a timer, not ``delay_update``, which repaints the whole screen
+        # as it ends: a second frame of every line after each character.
+        batch = ExitStack()
+        batch.enter_context(self.app.batch_update())
+        self.set_timer(FILTER_FRAME, batch.close)
         self.post_message(self.Filter(event.value))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
