@@ -27,7 +27,7 @@ from runeconsole.adapters.git_diff import RepoDirs, stamp
 from runeconsole.adapters.git_status import Status
 from runeconsole.core.errors import RuneError
 from runeconsole.services.review.changes import Changes
-from runeconsole.services.review.compute import EXCLUDED, History, together, worktree_reading
+from runeconsole.services.review.compute import EXCLUDED, History, together, worktree_changes
 from runeconsole.services.review.diff import ReviewDiff, read_patch
 
 PATCHES_KEPT = 8
@@ -100,7 +100,7 @@ class ChangesCache:
                 kept.quick = self._quick(dirs, base_ref, kept.changes)
                 return kept.changes
             base = kept.bases.get((status.head or "", base_commit))
-            changes, text, history = worktree_reading(
+            changes, text, history = worktree_changes(
                 worktree,
                 dirs,
                 status,

@@ -71,28 +71,11 @@ def worktree_changes(
     max_commits: int,
     base: str | None = None,
     context: int | None = None,
-) -> tuple[Changes, str | None]:
-    """The worktree's changes, given its ``status`` (and its ``base``, when known); with
-    ``context``, their patch too (from the same ``git diff``), else ``None``."""
-    changes, text, _ = worktree_reading(
-        worktree, dirs, status, base_ref, max_commits=max_commits, base=base, context=context
-    )
-    return changes, text
-
-
-def worktree_reading(
-    worktree: Path,
-    dirs: RepoDirs,
-    status: Status,
-    base_ref: str,
-    *,
-    max_commits: int,
-    base: str | None = None,
-    context: int | None = None,
     history: History | None = None,
 ) -> tuple[Changes, str | None, History | None]:
-    """``worktree_changes``, given also the ``history`` from the base to the head when it
-    is known (no ``git log`` then), and with the history, to be kept."""
+    """The worktree's changes, given its ``status`` (and its ``base`` and the ``history``
+    from it to the head, when known: no ``git log`` then); with ``context``, their patch
+    too (from the same ``git diff``), else ``None``; and the history, to be kept."""
     where = str(worktree)
     head = status.head
     if head is None:  # no commit yet: everything in it is new

@@ -37,7 +37,7 @@ class AttemptDiff:
         if tip is None:
             raise RuneError(f"{self.label}: branch {self.against} is gone; nothing to diff against")
         status = git_diff.status(dirs, EXCLUDED)
-        changes, text = worktree_changes(
+        changes, text, _ = worktree_changes(
             self.worktree,
             dirs,
             status,
