@@ -305,13 +305,19 @@ class RuneConsole(PanesApp):
             self.call_from_thread(self._fleet_loaded, change)
 
     def _fleet_loaded(self, change: FleetChange) -> None:
+        if self._draw(change):
+            after_frame(self.agents_pane, SETTLE_PAUSE, self.settle_fleet)  # behind its rows
+
+    def _draw(self, change: FleetChange) -> bool:
+        """The panes that draw the model told of ``change`` now (on the UI thread); False
+        when the console is closing (their tables are already gone)."""
         message = FleetChanged(change)
         try:
             for view in self._fleet_views:
                 view.on_fleet_changed(message)
-        except NoMatches:  # the console is closing: the panes' tables are already gone
-            return
-        after_frame(self.agents_pane, SETTLE_PAUSE, self.settle_fleet)  # behind its rows
+        except NoMatches:
+            return False
+        return True
 
     @background("fleet-settle")
     def settle_fleet(self) -> None:
@@ -392,11 +398,7 @@ class RuneConsole(PanesApp):
             if moved and self.spending.moved(moved):
                 self.post_message(SpendMoved())
             return
-        message = FleetChanged(change)
-        try:
-            for view in self._fleet_views:
-                view.on_fleet_changed(message)
-        except NoMatches:  # the console is closing: the panes' tables are already gone
+        if not self._draw(change):
             return
         if moved:
             self.spending.moved(moved)
