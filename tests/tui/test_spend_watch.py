@@ -36,3 +36,28 @@ def test_a_budget_crossed_since_an_agent_was_followed_is_a_toast_when_caught_up(
     toasts = watch.catch_up(fleet, fleet.get, NOW)
     assert [severity for _, severity in toasts] == ["error"]  # w00002 is new: its row says it
     assert toasts[0][0].startswith("worker-w00001 is held")
+
+
+def test_the_top_line_is_worked_out_again_only_when_the_totals_move_or_the_minute_turns() -> None:
+    watch = SpendWatch()
+    watch.follow({"worker-w00001": agent(1, 0.5)}, NOW)
+    shown = watch.text(NOW)
+    # A heartbeat: the same cost in a record read again.
+    watch.follow({"worker-w00001": agent(1, 0.5)}, NOW.replace(second=30))
+    assert watch.text(NOW.replace(second=30)) is shown
+    watch.follow({"worker-w00001": agent(1, 0.75)}, NOW.replace(second=40))
+    spent_more = watch.text(NOW.replace(second=40))
+    assert spent_more is not shown and "$0.75" in spent_more[0].plain
+    assert watch.text(NOW.replace(minute=1)) is not spent_more  # a minute on: asked again
+
+
+def test_rate_limits_reported_anew_move_the_totals() -> None:
+    watch = SpendWatch()
+    limits = {"reported_at": "2026-02-26T11:59:00Z", "five_hour": {"used_percentage": 42}}
+    record = AgentRecord("worker-w00001", "", {"role": "worker", "rate_limits": limits})
+    watch.follow({"worker-w00001": record}, NOW)
+    assert "5h 42%" in watch.text(NOW)[1].plain
+    later = dict(limits, five_hour={"used_percentage": 81}, reported_at="2026-02-26T11:59:30Z")
+    record = AgentRecord("worker-w00001", "", {"role": "worker", "rate_limits": later})
+    watch.follow({"worker-w00001": record}, NOW)
+    assert "5h 81%" in watch.text(NOW)[1].plain

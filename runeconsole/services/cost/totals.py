@@ -19,9 +19,22 @@ class Totals:
         self._days: dict[tuple[str, str], float] = defaultdict(float)  # (source, day)
         self._estimated: dict[str, int] = defaultdict(int)
         self._limits: dict[str, dict[str, Any]] = {}  # key -> its rate_limits
+        # Moves when an update changes what the totals hold: a heartbeat (the same cost,
+        # the same limits) leaves it, so what is drawn from them need not be drawn again.
+        self.version = 0
 
     def update(self, key: str, fields: dict[str, Any] | None, source: str = "") -> None:
         """The agent's figures now (``None``: it is gone)."""
+        before = self._held(key)
+        self._put(key, fields, source)
+        if self._held(key) != before:
+            self.version += 1
+
+    def _held(self, key: str) -> tuple[Any, Any]:
+        limits = self._limits.get(key)
+        return self._parts.get(key), limits.get("rate_limits") if limits is not None else None
+
+    def _put(self, key: str, fields: dict[str, Any] | None, source: str) -> None:
         self._take_out(key)
         if fields is None:
             return

@@ -78,6 +78,7 @@ class SpendWatch:
         self._moved: set[str] = set()  # changed since the last take (from any thread)
         self._lock = threading.Lock()
         self._following = threading.Lock()  # the totals and states: one follower at a time
+        self._text: tuple[tuple[int, datetime], tuple[Text, Text]] | None = None
 
     def moved(self, keys: Iterable[str]) -> bool:
         """These agents changed; true when they are the first since the last ``take``
@@ -93,9 +94,14 @@ class SpendWatch:
         return moved
 
     def text(self, now: datetime) -> tuple[Text, Text]:
-        """The top line's spending (``spend_text``), read while no worker follows."""
+        """The top line's spending (``spend_text``), read while no worker follows; worked
+        out again only when the totals moved or the minute turned (the top line is asked
+        for after every burst of heartbeats, which move neither)."""
         with self._following:
-            return spend_text(self.totals, now)
+            moment = (self.totals.version, now.replace(second=0, microsecond=0))
+            if self._text is None or self._text[0] != moment:
+                self._text = (moment, spend_text(self.totals, now))
+            return self._text[1]
 
     def follow(
         self, records: dict[str, AgentRecord | None], now: datetime, source: str = ""
