@@ -53,6 +53,7 @@ from runeconsole.tui.panes.merge_queue_where import RemoteLine
 from runeconsole.tui.panes.pane import MERGE_QUEUE, FilePane
 from runeconsole.tui.support.messages import ReviewWanted
 from runeconsole.tui.support.workers import background, cancelled
+from runeconsole.tui.widgets.steady_static import SteadyStatic
 from runeconsole.tui.widgets.table_view import TableView
 
 QUEUE_FILES = frozenset({"merge-queue.json", "merge-queue.processor.json"})
@@ -139,11 +140,11 @@ class MergeQueuePane(FilePane[QueueEntry]):
         self.where_line = RemoteLine(queue, id="mq-where")
 
     def compose(self) -> ComposeResult:
-        yield Static(id="mq-header")
+        yield SteadyStatic(id="mq-header")
         yield self.where_line
-        yield Static(id="mq-batches")
+        yield SteadyStatic(id="mq-batches")
         yield self.table
-        yield Static(id="mq-detail")
+        yield SteadyStatic(id="mq-detail")
         yield QueueProcessing(self.queue, id="mq-log")
 
     # -- rows ------------------------------------------------------------------------------

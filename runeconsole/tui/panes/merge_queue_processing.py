@@ -12,7 +12,6 @@ from typing import Any
 
 from rich.text import Text
 from textual.message import Message
-from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.services.dispatch.service import tidy_after_landing
@@ -27,13 +26,14 @@ from runeconsole.services.merge_queue import (
     QueueState,
 )
 from runeconsole.tui.support.workers import background
+from runeconsole.tui.widgets.steady_static import SteadyStatic
 
 OUTPUT_LINES = 3  # test output shown under the steps while processing
 STEP_LINES = 6  # the latest steps shown (several batches may be at work)
 OUTCOMES = ("merged", "failed")
 
 
-class QueueProcessing(Static):
+class QueueProcessing(SteadyStatic):
     DEFAULT_CSS = """
     QueueProcessing {
         height: auto;

@@ -18,13 +18,13 @@ from typing import Any
 from rich.text import Text
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age, parse_iso
 from runeconsole.services.merge_queue import IN_PROGRESS, PENDING, MergeQueue, QueueEntry
 from runeconsole.services.merge_queue.remote import RemoteWhere
 from runeconsole.tui.support.workers import background, cancelled
+from runeconsole.tui.widgets.steady_static import SteadyStatic
 
 FETCHING = "fetching…"
 
@@ -47,7 +47,7 @@ def where_text(where: RemoteWhere | None, error: str | None, now: float, fetchin
     return Text("\n").join(lines)
 
 
-class RemoteLine(Static):
+class RemoteLine(SteadyStatic):
     """The header's second line: where ``main`` is, here and on the remote (hidden for a
     queue that lands on the local ``main``)."""
 

@@ -39,6 +39,7 @@ from runeconsole.tui.modals.permission_modal import Decide, PermissionModal, loc
 from runeconsole.tui.panes.pane import PERMISSIONS, FilePane, Pane
 from runeconsole.tui.support.workers import background
 from runeconsole.tui.widgets.keyed_table import KeyedTable
+from runeconsole.tui.widgets.steady_static import SteadyStatic
 
 COLUMNS = (
     ("mark", " ", 1),
@@ -233,7 +234,7 @@ class LocalPermissionsPane(PermissionsPane, FilePane[PermissionRequest]):
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
-        yield Static(Text("Rules", "bold"), id="permission-rules-title")
+        yield SteadyStatic(Text("Rules", "bold"), id="permission-rules-title")
         yield KeyedTable(RULE_COLUMNS, id="permission-rules")
 
     @property
