@@ -1,15 +1,21 @@
 """Textual keeps the lines of widgets taken down in a shared memo (its issue #6665); the
 console's heap upkeep lets go of them (``tui/support/textual_workarounds.py``). With a real
-app, real widgets and the real memo."""
+app, real widgets and the real memo. And a region repainted is sent to the terminal alone,
+not its line from the widget's edge (Textual's issue #5625)."""
 
 from __future__ import annotations
 
 import gc
 
+from rich.console import Console
+from rich.segment import Segment
+from textual._compositor import ChopsUpdate
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
+from textual.strip import Strip
 from textual.widgets import Static
 
+from runeconsole.tui.app_base.console_base import PanesApp
 from runeconsole.tui.support import textual_workarounds
 from runeconsole.tui.support.heap_upkeep import HeapUpkeep
 
@@ -79,3 +85,26 @@ def test_letting_go_where_there_is_nothing_to_let_go_of_does_nothing() -> None:
     textual_workarounds.release_styles_memo()
     assert textual_workarounds.release_styles_memo() == 0
     assert textual_workarounds.kept_styles_entries() == 0
+
+
+def a_partial_update() -> ChopsUpdate:
+    """One line of a widget 10 cells wide from column 0, of which cells 4-6 changed."""
+    return ChopsUpdate([{0: Strip([Segment("abcdefghij")])}], [(0, 4, 7)], [[10]])
+
+
+def test_a_partial_update_sends_the_cells_that_changed_alone() -> None:
+    console = Console(width=80, color_system=None)
+    sent = textual_workarounds._render_spans(a_partial_update(), console)
+    assert sent == "\x1b[1;5Hefg"
+
+
+def test_textuals_own_partial_update_still_sends_the_line_up_to_them() -> None:
+    # Once this fails, Textual cuts at the span's start itself: crop_partial_updates goes.
+    console = Console(width=80, color_system=None)
+    sent = textual_workarounds.TEXTUALS_RENDER_SEGMENTS(a_partial_update(), console)
+    assert sent == "\x1b[1;1Habcdefg"
+
+
+def test_the_console_sends_partial_updates_cut_at_both_ends() -> None:
+    PanesApp()
+    assert ChopsUpdate.render_segments is textual_workarounds._render_spans

@@ -34,6 +34,7 @@ from runeconsole.tui.support.escape_relay import with_escape_relay
 from runeconsole.tui.support.heap_upkeep import HeapUpkeep
 from runeconsole.tui.support.messages import ConversationWanted
 from runeconsole.tui.support.terminal_safe import NoControlCharacters
+from runeconsole.tui.support.textual_workarounds import crop_partial_updates
 from runeconsole.tui.support.toast_shelf import Toasts
 from runeconsole.tui.support.workers import WorkFailed
 from runeconsole.tui.widgets.filter_box import FilterBox
@@ -81,6 +82,7 @@ class PanesApp(App[None]):
         # tables is read, not watched move. Textual's own TEXTUAL_ANIMATIONS still rules.
         if ANIMATIONS not in os.environ:
             self.animation_level = "none"
+        crop_partial_updates()  # a region repainted is sent alone, not its line up to it
         self.toasts = Toasts(self)  # a repeat shown once, three at most, a line where read
         self.heap = HeapUpkeep(self)  # a console open for months keeps its memory flat
 

@@ -22,12 +22,27 @@ Toast holders left mounted (``sweep_toast_holders``)
     and laid out on each refresh, the soak's growing memory and CPU. The empty ones go;
     one whose toast is still on its way out goes next time. Test:
     ``tests/tui/test_toasts.py`` (folding again and again leaves no empty holder).
+
+A partial update written from the start of its line (``crop_partial_updates``)
+    A widget that repaints a region (``refresh(Region)``: the Line API's way, the
+    table's ages each second, a heartbeat's cells) has Textual send the terminal that
+    line from the widget's left edge to the region's right one: its ``ChopsUpdate`` cuts
+    each piece of line at the span's end, never at its start. The Agents pane's ages
+    (its sixth column) were 50 cells a row, 12 KB a second of an idle console's output
+    and a third of its CPU in a terminal. The update is cut at both ends here, as
+    Textual itself did until April 2023 (its pull request #2318; its issue #5625,
+    closed, and the code's own ``TODO: crop to x extents``). Installed once as the
+    console starts. Test: ``tests/tui/test_textual_workarounds.py`` (the bytes an update
+    writes, and Textual's own update still writing from the line's start).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Console
+from rich.control import Control
+from textual._compositor import ChopsUpdate
 from textual._styles_cache import StylesCache
 from textual.screen import Screen
 from textual.widgets._toast import ToastHolder
@@ -42,7 +57,9 @@ WAITS_ON: dict[str, str] = {
     # Textual's main on 2026-06-30.
     "sweep_toast_holders": "https://github.com/Textualize/textual/blob/"
     "1d99508b928a771b51e1a527319c6b87dcff9e05/src/textual/widgets/_toast.py#L177-L187",
+    "crop_partial_updates": TEXTUAL_ISSUES + "5625",
 }
+TEXTUALS_RENDER_SEGMENTS = ChopsUpdate.render_segments
 
 
 def _styles_memo() -> Any:
@@ -73,3 +90,28 @@ def sweep_toast_holders(screen: Screen[Any]) -> int:
     for holder in empty:
         holder.remove()
     return len(empty)
+
+
+def _render_spans(update: ChopsUpdate, console: Console) -> str:
+    """What ``ChopsUpdate.render_segments`` writes, each piece of line cut to the span
+    on both sides: the cells that changed, not the line up to them."""
+    sequences: list[str] = []
+    append = sequences.append
+    last_y = update.spans[-1][0]
+    for y, x1, x2 in update.spans:
+        for end, (x, strip) in zip(update.chop_ends[y], update.chops[y].items(), strict=False):
+            if strip is None or x >= x2 or end <= x1:
+                continue
+            start = max(x, x1)
+            if start > x or end > x2:
+                strip = strip.crop(start - x, min(end, x2) - x)
+            append(Control.move_to(start, y).segment.text)
+            append(strip.render(console))
+        if y != last_y:
+            append("\n")
+    return "".join(sequences)
+
+
+def crop_partial_updates() -> None:
+    """Textual's partial updates written as ``_render_spans`` does (see above)."""
+    ChopsUpdate.render_segments = _render_spans  # type: ignore[method-assign,assignment]
