@@ -114,4 +114,5 @@ def _render_spans(update: ChopsUpdate, console: Console) -> str:
 
 def crop_partial_updates() -> None:
     """Textual's partial updates written as ``_render_spans`` does (see above)."""
-    ChopsUpdate.render_segments = _render_spans  # type: ignore[method-assign,assignment]
+    # mypy: a method of Textual's class replaced by a function, on purpose.
+    ChopsUpdate.render_segments = _render_spans  # type: ignore[method-assign,assignment]  # ^
