@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from textual.geometry import Region
-
 from runeconsole.tui.widgets.table_cells import fingerprint, value_width
 from runeconsole.tui.widgets.table_view import HEADER, TableView
 
@@ -213,16 +211,6 @@ class KeyedTable(TableView):
             if moved:
                 self._rows.values[key] = tuple(new)
         self._refresh_columns(top, spans)
-
-    def _refresh_columns(self, top: int, spans: dict[int, tuple[int, int]]) -> None:
-        """Repaint these columns' cells, each from its first place to its last."""
-        x = -self.scroll_offset.x
-        starts = [x]
-        for width in self._widths:
-            starts.append(starts[-1] + width)
-        for index, (first, last) in spans.items():
-            width = starts[index + 1] - starts[index]
-            self.refresh(Region(starts[index], first - top + HEADER, width, last - first + 1))
 
     def move_to(self, key: str) -> None:
         """Put the cursor on ``key``'s row (if shown) and focus the table."""

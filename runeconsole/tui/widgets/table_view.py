@@ -198,15 +198,18 @@ class TableView(ScrollView, can_focus=True):
         """Repaint only these cells of a row on screen: the terminal is sent what changed
         (a row's age each second is a few cells, not a line 160 wide)."""
         top, bottom = self._window()
-        if not top <= place <= bottom:
-            return
-        y, x = place + HEADER - top, -self.scroll_offset.x
-        starts = [x]
+        if top <= place <= bottom:
+            self._refresh_columns(top, dict.fromkeys(columns, (place, place)))
+
+    def _refresh_columns(self, top: int, spans: dict[int, tuple[int, int]]) -> None:
+        """Repaint these columns' cells, each from its first place to its last (``top``:
+        the first place on screen)."""
+        starts = [-self.scroll_offset.x]
         for width in self._widths:
             starts.append(starts[-1] + width)
-        for column in columns:
-            start = starts[column]
-            self.refresh(Region(start, y, starts[column + 1] - start, 1))
+        for index, (first, last) in spans.items():
+            width = starts[index + 1] - starts[index]
+            self.refresh(Region(starts[index], first - top + HEADER, width, last - first + 1))
 
     def _page(self) -> int:
         return max(1, self.scrollable_content_region.height - HEADER)
