@@ -110,6 +110,18 @@ def read_bytes(
     """The whole of a regular file. Non-blocking open: a FIFO planted where a state file
     belongs is refused instead of hanging the reader. ``pipes`` is for a file the user
     named (``--body-file <(…)``): then a pipe is read to its end."""
+    return read_bytes_and_stat(path, limit, follow_symlinks=follow_symlinks, pipes=pipes)[0]
+
+
+def read_bytes_and_stat(
+    path: Path | str,
+    limit: int = MAX_READ_BYTES,
+    *,
+    follow_symlinks: bool = True,
+    pipes: bool = False,
+) -> tuple[bytes, os.stat_result]:
+    """``read_bytes``, and the file's ``stat`` as it was opened (before its read): of the
+    very file read, where a ``stat`` of its path could meet another that replaced it."""
     flags = os.O_RDONLY | os.O_CLOEXEC | (0 if pipes else os.O_NONBLOCK)
     if not follow_symlinks:
         flags |= os.O_NOFOLLOW
@@ -148,7 +160,7 @@ def read_bytes(
         os.close(fd)
     if len(data) > limit:
         raise UnreadableFile(path, f"larger than {limit} bytes")
-    return data
+    return data, info
 
 
 def parse_json_object(path: Path | str, data: bytes) -> dict[str, Any]:

@@ -23,6 +23,8 @@ from runeconsole.core.errors import RuneError, UnreadableFile
 from runeconsole.core.files import (
     atomic_write_json,
     is_temp_name,
+    parse_json_object,
+    read_bytes_and_stat,
     read_json_object,
     remove_orphan_temp,
 )
@@ -92,15 +94,24 @@ class Registry:
 
     def read_path(self, path: Path | str, now: datetime | None = None) -> AgentRecord:
         """Never raises for bad content: an unreadable file becomes a red record with a reason."""
+        return self.read_with_stat(path, now)[0]
+
+    def read_with_stat(
+        self, path: Path | str, now: datetime | None = None
+    ) -> tuple[AgentRecord, os.stat_result | None]:
+        """``read_path``, and the file's ``stat`` as it was opened: None when it was not
+        (gone, or not a file that opens: then ask ``lstat`` what is there)."""
         location = os.fspath(path)
         key = os.path.basename(location)[: -len(".json")]
+        info = None
         try:
-            fields = read_json_object(location)
+            data, info = read_bytes_and_stat(location, follow_symlinks=False)
+            fields = parse_json_object(location, data)
         except UnreadableFile as exc:
-            return AgentRecord(key, location, error=exc.reason)
+            return AgentRecord(key, location, error=exc.reason), info
         record = AgentRecord(key, location, fields)
         record.rejudge(now or self.clock.now(), self.settings)
-        return record
+        return record, info
 
     def identity_files(self) -> Iterator[str]:
         """Paths of identity files (strings: this runs for every file on every rescan).

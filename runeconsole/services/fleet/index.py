@@ -3,8 +3,10 @@
 A rescan (the recovery from dropped file events) used to read every file again; at
 10,000 agents that is 10,000 opens and parses every few seconds. ``StatIndex`` keeps,
 per file, the ``(inode, mtime_ns, size)`` seen *before* its last read, lists the
-directory with ``os.scandir`` (one ``lstat`` per entry, no open) and names only the
-files whose stamp moved, the new ones and the vanished ones. An atomic replace changes
+directory with ``os.scandir`` (one ``lstat`` per entry read before, no open) and names
+only the files whose stamp moved, the new ones and the vanished ones (a file's reader
+takes its stamp from the descriptor it read, so a new file costs no ``lstat``; nor does
+the first pass over a fleet). An atomic replace changes
 the inode; a write in place changes the mtime or the size. A file whose mtime is within
 one timestamp tick of the moment it was read may change again within the same tick: its
 stamp is not trusted, so the next scan reads it again (git's "racy clean" rule). The
@@ -74,8 +76,9 @@ def stat_path(path: str) -> Stamp | None:
 
 @dataclass
 class Listing:
-    """One scan: files to read (key -> path, with the stamp each had when listed) and
-    keys whose file is gone."""
+    """One scan: files to read (key -> path, with the stamp each had when listed: None
+    when it was not stat'ed, as a file never read is not, or its ``lstat`` failed) and
+    keys whose file is gone. A reader that can takes the stamp of the file it opened."""
 
     changed: dict[str, tuple[str, Stamp | None]] = field(default_factory=dict)
     gone: set[str] = field(default_factory=set)
@@ -111,9 +114,9 @@ class StatIndex:
             self._listed is not None and self._directory_stamp() == self._listed
         )
 
-    def entries(self) -> Iterator[tuple[str, str, Stamp | None]]:
-        """(key, path, stamp) of every ``*.json`` entry (links and FIFOs too: reading one
-        says why it is unusable); orphaned temp files of killed writers are removed."""
+    def entries(self) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        """(key, entry) of every ``*.json`` entry (links and FIFOs too: reading one says
+        why it is unusable); orphaned temp files of killed writers are removed."""
         try:
             listing = list(os.scandir(self.directory))
         except FileNotFoundError:
@@ -127,11 +130,7 @@ class StatIndex:
             if is_temp_name(name):
                 remove_orphan_temp(self.directory, name)
             elif name.endswith(".json"):
-                try:
-                    stamp: Stamp | None = stamp_of(entry.stat(follow_symlinks=False))
-                except OSError:
-                    stamp = None
-                yield name[: -len(".json")], entry.path, stamp
+                yield name[: -len(".json")], entry
 
     def scan(self, known: dict[str, Stamp | None] | None = None, *, paced: bool = False) -> Listing:
         """What changed against ``known`` (default: this index's stamps); ``paced``: by the
@@ -161,12 +160,23 @@ class StatIndex:
         return listing
 
     def _list(self, known: dict[str, Stamp | None]) -> Listing:
+        """Only the entries with a trusted stamp are stat'ed: the others (new files, those
+        read too close to a write) are read anyway, and their reader takes the stamp
+        (``Listing``). So a first pass over 10,000 files lists them and stats none."""
         listing = Listing()
         present = set()
-        for key, path, stamp in self.entries():
+        for key, entry in self.entries():
             present.add(key)
-            if stamp is None or known.get(key) != stamp:
-                listing.changed[key] = (path, stamp)
+            old = known.get(key)
+            if old is None:
+                listing.changed[key] = (entry.path, None)
+                continue
+            try:
+                stamp: Stamp | None = stamp_of(entry.stat(follow_symlinks=False))
+            except OSError:
+                stamp = None
+            if stamp != old:
+                listing.changed[key] = (entry.path, stamp)
         listing.gone = {key for key in known if key not in present}
         return listing
 

@@ -19,11 +19,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from runeconsole.core.files import is_temp_name
 from runeconsole.core.gc_passes import collector_paused
-from runeconsole.services.fleet.index import FULL_SECONDS, Listing, Stamp, StatIndex, stat_path
+from runeconsole.services.fleet.index import (
+    FULL_SECONDS,
+    Listing,
+    Stamp,
+    StatIndex,
+    stamp_of,
+    stat_path,
+)
 from runeconsole.services.fleet.problem import Judge
 from runeconsole.services.fleet.records import FleetChange, FleetRecords, Observations
 from runeconsole.services.hook_files import HookFile, HookFiles
@@ -104,7 +112,7 @@ class FleetModel(FleetRecords):
                 key = name[: -len(".json")]
                 parent = path.parent
                 if parent == identities:
-                    stamp = stat_path(str(path))
+                    record, stamp = self._read(path)
                     if stamp is None:
                         self._reads[key] = self._reads.get(key, 0) + 1
                         if self._remove(key):
@@ -112,7 +120,6 @@ class FleetModel(FleetRecords):
                             changed.discard(key)
                             counts = True
                         continue
-                    record = self.registry.read_path(path)
                     counts |= self._put(record)
                     self._identities.remember(key, stamp)
                     self._reads[key] = self._reads.get(key, 0) + 1
@@ -146,17 +153,31 @@ class FleetModel(FleetRecords):
         scan = Scan(read_at_ns=time.time_ns())
         listing: Listing = self._identities.scan(known, paced=paced)
         now = self.registry.clock.now()
-        for key, (path, stamp) in listing.changed.items():
-            scan.records[key] = (self.registry.read_path(path, now), stamp, reads.get(key, 0))
+        for key, (path, _listed) in listing.changed.items():
+            record, stamp = self._read(path, now)
+            if stamp is None:  # gone since it was listed: the next scan says so
+                continue
+            scan.records[key] = (record, stamp, reads.get(key, 0))
         scan.gone = {key: reads.get(key, 0) for key in listing.gone}
         hooks = self._hook_files.scan(known_hooks, paced=paced)
-        for key, (path, stamp) in hooks.changed.items():
+        for key, (path, listed) in hooks.changed.items():
+            stamp = listed or stat_path(path)
             phase = hook_phase(self.hook_files.read_path(Path(path)))
             scan.phases[key] = (phase, stamp, hook_reads.get(key, 0))
         scan.phases_gone = {key: hook_reads.get(key, 0) for key in hooks.gone}
         if not self.monitoring:
             scan.observations = self._saved_observations()
         return scan
+
+    def _read(
+        self, path: Path | str, now: datetime | None = None
+    ) -> tuple[AgentRecord, Stamp | None]:
+        """An identity file's record and its stamp before the read (taken from the file
+        opened), None when nothing is there."""
+        record, info = self.registry.read_with_stat(path, now)
+        if info is not None:
+            return record, stamp_of(info)
+        return record, stat_path(record.location)  # a link or FIFO has one; a gone file not
 
     def apply_scan(self, scan: Scan, *, judged: bool = True) -> FleetChange:
         """Apply a rescan's reads, except where an event brought a newer read of the same

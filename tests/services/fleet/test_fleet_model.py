@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -42,13 +43,13 @@ def age_files(directory: Path) -> None:
 @pytest.fixture
 def counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     reads: list[str] = []
-    real = registry_module.read_json_object
+    real = registry_module.read_bytes_and_stat
 
-    def counting(path: object) -> object:
+    def counting(path: object, **options: object) -> object:
         reads.append(os.path.basename(os.fspath(path)))  # type: ignore[arg-type]
-        return real(path)  # type: ignore[arg-type]
+        return real(path, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(registry_module, "read_json_object", counting)
+    monkeypatch.setattr(registry_module, "read_bytes_and_stat", counting)
     return reads
 
 
@@ -106,6 +107,34 @@ def test_the_rescan_reads_only_files_whose_stat_moved(
     assert counted_reads == ["worker-b.json"]
     assert model.get("worker-b").get("node_id") == "n7"
     assert model.counts()["green"] == 2
+
+
+def test_a_first_load_stats_no_file_and_keeps_the_stamp_of_each_file_it_read(
+    project: Path, clock: ManualClock, counted_reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model, registry = model_of(project, clock)
+    for name in ("a", "b", "c"):
+        registry.register("worker", name)
+    age_files(registry.paths.identities)
+    listed_stats: list[object] = []  # of files: a directory's own stamp is taken too
+    real_stamp = index_module.stamp_of
+
+    def stamp_of(info: os.stat_result) -> object:
+        if stat.S_ISREG(info.st_mode):
+            listed_stats.append(info)
+        return real_stamp(info)
+
+    monkeypatch.setattr(index_module, "stamp_of", stamp_of)
+    lstats: list[str] = []
+    real_lstat = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: lstats.append(path) or real_lstat(path))
+    counted_reads.clear()  # registering read them
+    model.load()
+    assert (listed_stats, lstats) == ([], [])  # each stamp came from the file as it was read
+    assert sorted(counted_reads) == ["worker-a.json", "worker-b.json", "worker-c.json"]
+    counted_reads.clear()
+    assert not model.rescan()  # those stamps are the files' own: nothing is read again
+    assert counted_reads == [] and len(listed_stats) == 3
 
 
 def test_a_rescan_read_older_than_an_event_is_not_applied(
