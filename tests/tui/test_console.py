@@ -17,6 +17,7 @@ from runeconsole.tui.modals.agent_detail import AgentDetail
 from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.modals.help_screen import HelpScreen
 from runeconsole.tui.modals.message_modal import MessageModal
+from runeconsole.tui.widgets.footer import ConsoleFooter
 from tests.support.console import burst
 from tests.support.polling import until
 
@@ -178,14 +179,11 @@ async def test_quit_and_help_show_in_the_footer_of_every_pane_at_80_columns(
         for number in range(1, 7):
             await pilot.press(str(number))
             await pilot.pause()
-            keys = app.screen.query("FooterKey")
-            [palette] = [k for k in keys if k.has_class("-command-palette")]
-            # In sight: inside the pane, and left of the palette's key drawn over the rest.
-            seen = {
-                getattr(k, "key", None)
-                for k in keys
-                if k.region.width and k.region.right <= palette.region.x
-            }
+            footer = app.screen.query_one(ConsoleFooter)
+            placed = footer.placed  # the keys drawn, and where
+            [palette] = [k for k in placed if k.palette]
+            # In sight: inside the pane, and left of the palette's key on the right.
+            seen = {k.key for k in placed if k.end <= palette.start and k.end <= 80}
             pane = app.current_pane().TITLE
             assert {"q", "question_mark"} <= seen, f"{pane}: {sorted(map(str, seen))}"
 
