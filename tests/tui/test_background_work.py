@@ -26,6 +26,7 @@ from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
 from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
 from runeconsole.tui.panes.suspended_pane import LocalSuspendedPane
 from runeconsole.tui.support.workers import WorkFailed
+from runeconsole.tui.widgets.pane_tabs import PaneTabs
 from tests.support.console import settle
 from tests.support.merge_queue import write_talisman
 from tests.support.polling import until
@@ -161,7 +162,7 @@ async def test_the_suspended_pane_reads_git_in_a_worker_and_the_console_stays_re
     async with app.run_test(size=(120, 36), message_hook=seen.append) as pilot:
         await pilot.press("4")  # the pane shows while its first read still waits for git
         await pilot.press("3")
-        assert app.query_one("TabbedContent").active == "questions"  # type: ignore[attr-defined]
+        assert app.query_one(PaneTabs).active == "questions"
         pane = app.query_one(LocalSuspendedPane)
         assert pane.table.row_count == 0 and not seen.of(LocalSuspendedPane.Loaded)
         release.set()

@@ -20,6 +20,7 @@ from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.question_modal import QuestionModal
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
+from runeconsole.tui.widgets.pane_tabs import PaneTabs
 from tests.support.claude import KEY, Bridge, in_thread
 from tests.support.hook_runner import decision
 from tests.support.paths import SNAP
@@ -73,7 +74,7 @@ async def test_a_two_question_call_is_answered_in_the_modal_from_any_pane(
         await until(pilot, lambda: len(pane.records) == 2)
         toasts = [n.message for n in app._notifications]
         assert any(message.endswith("press a to answer") for message in toasts), toasts
-        assert app.query_one("TabbedContent").active == "agents"  # type: ignore[attr-defined]
+        assert app.query_one(PaneTabs).active == "agents"
         await pilot.press("a")  # from the Agents pane: the oldest blocking question
         await pilot.pause()
         modal = app.screen

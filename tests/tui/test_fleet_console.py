@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rich.console import Console, RenderableType
 from textual.pilot import Pilot
-from textual.widgets import Static, TabbedContent
+from textual.widgets import Static
 
 from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
@@ -32,6 +32,7 @@ from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.modals.question_modal import QuestionModal
 from runeconsole.tui.modals.suspended_detail import InjectionScreen
 from runeconsole.tui.pipelines.gate_window import GateWindow
+from runeconsole.tui.widgets.pane_tabs import PaneTabs
 from tests.support.fleet import project_root
 from tests.support.pipelines import AT_GATE, whole_root
 from tests.support.polling import until
@@ -249,7 +250,7 @@ async def test_the_palette_goes_to_an_agent_of_any_source(tmp_path: Path) -> Non
         await until(pilot, lambda: "two/worker-c" in palette_hits(app))
         await pilot.press("enter")
         await until(pilot, lambda: app.panes[0].table.cursor_key() == "two/worker-c")
-        assert app.query_one(TabbedContent).active == "agents"
+        assert app.query_one(PaneTabs).active == "agents"
 
 
 async def test_a_long_source_name_is_shown_whole(tmp_path: Path) -> None:

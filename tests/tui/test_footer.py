@@ -4,6 +4,7 @@ under the pointer (a click presses one, hovering lights it and shows its tooltip
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Button
@@ -121,3 +122,21 @@ async def test_the_footer_is_one_widget_whatever_the_keys() -> None:
         await pilot.pause()
         assert len(list(app.screen.walk_children())) == widgets
         assert not app.query_one(ConsoleFooter).children
+
+
+async def test_the_keys_stay_while_the_terminal_has_lost_the_focus() -> None:
+    app = Keys()
+    async with app.run_test(size=(60, 12)) as pilot:
+        await pilot.pause()
+        footer = app.query_one(ConsoleFooter)
+        builds = footer.builds
+        app.post_message(events.AppBlur())  # Textual takes the focus from the button
+        await pilot.pause()
+        app.z_enabled = False
+        app.refresh_bindings()
+        await pilot.pause()
+        assert footer.builds == builds  # nothing moves under the tap that brings it back
+        app.post_message(events.AppFocus())
+        await pilot.pause()
+        assert footer.builds == builds + 1  # now drawn as they are
+        assert not next(key for key in footer.keys if key.key == "z").enabled

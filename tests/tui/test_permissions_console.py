@@ -28,6 +28,7 @@ from runeconsole.tui.modals.agent_detail import AgentDetail
 from runeconsole.tui.modals.confirm import ConfirmScreen
 from runeconsole.tui.modals.permission_modal import PermissionModal
 from runeconsole.tui.panes.permissions_pane import LocalPermissionsPane
+from runeconsole.tui.widgets.pane_tabs import PaneTabs
 from tests.support.claude import KEY, Bridge, bridge, in_thread
 from tests.support.hook_runner import HookResult
 from tests.support.polling import until
@@ -97,7 +98,7 @@ async def test_a_request_is_denied_from_the_agents_pane_and_the_hook_prints_it(
         assert any(m.endswith("press a to decide") and COMMAND in m for m in toasts), toasts
         (request,) = pane(app).records.values()
         assert pane(app).table.has(request.id)
-        assert app.query_one("TabbedContent").active == "agents"  # type: ignore[attr-defined]
+        assert app.query_one(PaneTabs).active == "agents"
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, PermissionModal))
         body = shown(app.screen.query_one("#permission-body"))

@@ -18,6 +18,7 @@ from runeconsole.tui.panes.pipelines_pane import PIPELINES, LocalPipelinesPane
 from runeconsole.tui.panes.problems_pane import ProblemsPane
 from runeconsole.tui.pipelines.gate_window import GateWindow, rejection_said
 from runeconsole.tui.pipelines.screen import PipelineScreen
+from runeconsole.tui.widgets.pane_tabs import PaneTabs
 from tests.support.console import settle
 from tests.support.pipelines import AT_GATE, STEMS, live_runner, whole_root
 from tests.support.pipelines import PIPELINES as DOTS
@@ -68,7 +69,7 @@ async def test_the_pane_lists_every_pipeline_with_its_state_progress_and_runner(
     async with console(root).run_test(size=(160, 40)) as pilot:
         pane = await loaded(pilot)
         await pilot.press("8")
-        assert pilot.app.query_one("#panes").active == PIPELINES
+        assert pilot.app.query_one(PaneTabs).active == PIPELINES
         assert sorted(pane.table.keys()) == STEMS
         assert cell(pane, "gate-reject-demo", "state") == "gate"
         assert pane.table.get_cell("gate-reject-demo", "state").style == "bold yellow"

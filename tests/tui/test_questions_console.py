@@ -31,6 +31,7 @@ from runeconsole.tui.modals.help_screen import HelpScreen
 from runeconsole.tui.modals.question_modal import QuestionModal
 from runeconsole.tui.panes.question_rows import WORKER_CELLS, worker_cell
 from runeconsole.tui.panes.questions_pane import LocalQuestionsPane
+from runeconsole.tui.widgets.pane_tabs import PaneTabs
 from tests.support.cli import cli_env
 from tests.support.console import burst, settle
 from tests.support.paths import SNAP
@@ -268,7 +269,7 @@ async def test_keys_other_than_options_do_nothing(scene: Questions) -> None:
         await pilot.press("a", "b", "c", "3", "z", "slash", "question_mark")
         await pilot.pause()
         assert isinstance(app.screen, QuestionModal)
-        assert app.query_one("TabbedContent").active == "questions"  # type: ignore[attr-defined]
+        assert app.query_one(PaneTabs).active == "questions"
         assert answer_of(scene, "task-3.q1") is None
         await pilot.press("q")  # closes the modal, not the console
         assert not isinstance(app.screen, QuestionModal) and app.is_running

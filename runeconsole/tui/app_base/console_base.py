@@ -11,7 +11,7 @@ from functools import partial
 from typing import Any
 
 from textual import events
-from textual.app import App
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.driver import Driver
@@ -20,7 +20,7 @@ from textual.notifications import SeverityLevel
 from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Input, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Input
 
 from runeconsole.tui.conversations.screen import ConversationScreen
 from runeconsole.tui.modals.help_screen import HelpScreen
@@ -38,6 +38,7 @@ from runeconsole.tui.support.textual_workarounds import crop_partial_updates
 from runeconsole.tui.support.toast_shelf import Toasts
 from runeconsole.tui.support.workers import WorkFailed
 from runeconsole.tui.widgets.filter_box import FilterBox
+from runeconsole.tui.widgets.pane_tabs import PaneTabs
 from runeconsole.tui.widgets.table_view import TableView
 
 NARROW = 100  # columns: under this the tabs take the panes' short titles
@@ -119,11 +120,16 @@ class PanesApp(App[None]):
     def clear_notifications(self) -> None:
         self.toasts.clear()
 
-    def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
-        """A pane shown: the toasts fold to one line while it is the merge queue's."""
-        self.toasts.follow_tab(message.pane)
-
     # -- the tabs: short titles under 100 columns ----------------------------------------
+
+    def compose_panes(self, panes: Sequence[Pane[Any]]) -> ComposeResult:
+        """The tab strip and, under it, the panes: one shown at a time, the first at first."""
+        titles = [
+            (pane.PANE_ID, self.tab_title(number, pane)) for number, pane in enumerate(panes, 1)
+        ]
+        yield PaneTabs(titles, id="tabs")
+        with ContentSwitcher(id="panes", initial=panes[0].id if panes else None):
+            yield from panes
 
     def tab_title(self, number: int, pane: Pane[Any]) -> str:
         narrow = self.size.width < NARROW and pane.SHORT_TITLE
@@ -132,22 +138,19 @@ class PanesApp(App[None]):
     def on_resize(self, _: events.Resize) -> None:
         """Under 100 columns the tabs take the panes' short titles (eight fit 80)."""
         try:
-            tabs = self.query_one(TabbedContent)
+            tabs = self.query_one(PaneTabs)
         except NoMatches:
             return
         for number, pane in enumerate(self.query(Pane), 1):
-            tab = tabs.get_tab(pane.PANE_ID)
-            title = self.tab_title(number, pane)
-            if str(tab.label) != title:
-                tab.label = title
+            tabs.set_title(pane.PANE_ID, self.tab_title(number, pane))
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then the one that keeps control characters off the terminal."""
         return [*super().get_line_filters(), self.NO_CONTROLS]
 
     def current_pane(self) -> Pane[Any]:
-        active = self.query_one(TabbedContent).active_pane
-        return active.query_one(Pane) if active else self.query(Pane).first()
+        shown = self.query_one("#panes", ContentSwitcher).visible_content
+        return shown if isinstance(shown, Pane) else self.query(Pane).first()
 
     def action_answer_oldest(self) -> None:
         """``a`` from any pane: what holds work up longest, of the permission requests,
@@ -192,16 +195,25 @@ class PanesApp(App[None]):
     # -- moving between panes ----------------------------------------------------------------
 
     def action_show_pane(self, number: int) -> None:
-        panes = list(self.query_one(TabbedContent).query(TabPane))
-        if 0 < number <= len(panes):
-            self.goto_pane(panes[number - 1].id or "")
+        tabs = self.query_one(PaneTabs).tab_ids
+        if 0 < number <= len(tabs):
+            self.goto_pane(tabs[number - 1])
+
+    def on_pane_tabs_chosen(self, message: PaneTabs.Chosen) -> None:
+        self.goto_pane(message.tab)
 
     def goto_pane(self, pane_id: str) -> None:
         """Show a pane by its id (``agents``, ``questions``…), whatever its number. A filter
-        belongs to the pane it was typed on: it is cleared when the pane changes."""
+        belongs to the pane it was typed on: it is cleared when the pane changes. The
+        toasts fold to one line while the pane shown is the merge queue's."""
+        pane = next((pane for pane in self.query(Pane) if pane_id == pane.PANE_ID), None)
+        if pane is None:
+            return
         self.action_clear_filter()
-        self.query_one(TabbedContent).active = pane_id
-        self.current_pane().table.focus()
+        self.query_one(PaneTabs).active = pane_id
+        self.query_one("#panes", ContentSwitcher).current = pane.id
+        self.toasts.follow_tab(pane)
+        pane.table.focus()
 
     def goto_agent(self, key: str) -> None:
         """The palette's "Go to agent", enter on a problem: the Agents pane, its row."""
@@ -225,7 +237,7 @@ class PanesApp(App[None]):
 
     def action_help(self) -> None:
         pane = self.current_pane()
-        panes = len(self.query_one(TabbedContent).query(TabPane))
+        panes = len(self.query_one(PaneTabs).tab_ids)
         self.push_screen(HelpScreen(pane.TITLE, pane.HELP_KEYS, panes=panes))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -13,7 +13,6 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
-from textual.widgets import TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock
 from runeconsole.core.errors import RuneError
@@ -85,7 +84,7 @@ class RuneConsole(PanesApp):
     # (here, not in console.tcss, which the fleet console shares with its own tabs), and
     # the panes' short titles (``narrow_tabs``).
     CSS = """
-    Screen.-narrow Tab {
+    Screen.-narrow PaneTabs .pane-tabs--tab {
         padding: 0 0 0 1;
     }
     """
@@ -191,10 +190,7 @@ class RuneConsole(PanesApp):
             LocalPipelinesPane(self.pipelines, self.gate_answers),
         ]
         self._panes = panes  # made once: a query walks every widget, each second
-        with TabbedContent(id="panes"):
-            for number, pane in enumerate(panes, 1):
-                with TabPane(self.tab_title(number, pane), id=pane.PANE_ID):
-                    yield pane
+        yield from self.compose_panes(panes)
         yield FilterBox()
         yield ConsoleFooter()
 

@@ -21,7 +21,6 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import TabbedContent, TabPane
 
 from runeconsole.adapters.clock import Clock, SystemClock
 from runeconsole.core.errors import RuneError
@@ -93,7 +92,7 @@ class FleetConsole(PanesApp):
     # Eight tabs in an 80-column pane: one space before each label, and the panes' short
     # titles (``PanesApp.tab_title``), as in the project console.
     CSS = """
-    Screen.-narrow Tab {
+    Screen.-narrow PaneTabs .pane-tabs--tab {
         padding: 0 0 0 1;
     }
     """
@@ -143,10 +142,7 @@ class FleetConsole(PanesApp):
             FleetPermissionsPane(model, self.feed, clock=clock, sources=sources),
             FleetPipelinesPane(model, self.feed, clock=clock, sources=sources),
         ]
-        with TabbedContent(id="panes"):
-            for number, pane in enumerate(self.panes, 1):
-                with TabPane(self.tab_title(number, pane), id=pane.PANE_ID):
-                    yield pane
+        yield from self.compose_panes(self.panes)
         yield FilterBox()
         yield ConsoleFooter()
 

@@ -124,12 +124,14 @@ class Pane(Vertical, Generic[R]):
 
     filter_text: reactive[str] = reactive("", init=False)
 
-    # Quit and Help lead every pane's keys in the footer: it lists the focused pane's keys
-    # before the app's, and at 80 columns a pane's own would push these two out of sight.
-    # (The app binds them too, for when no pane has the focus.)
+    # Quit, Help and Answer lead every pane's keys in the footer: it lists the focused
+    # pane's keys before the app's, and at 80 columns (or on a phone, where the footer's
+    # keys are tapped) a pane's own would push these out of sight. (The app binds them
+    # too, for when no pane has the focus; a pane's own `a` takes the place of Answer.)
     BINDINGS = [
         Binding("q", "app.quit", "Quit"),
         Binding("question_mark", "app.help", "Help"),
+        Binding("a", "app.answer_oldest", "Answer"),
     ]
 
     PANE_ID: ClassVar[str] = ""

@@ -208,10 +208,12 @@ class Toasts:
         """The screen shown changed (or its class): its toasts whole or in one line."""
         self.put_up(*self.shelf.refold(screen.has_class(TOASTS_FOLDED)))
 
-    def follow_tab(self, tab: Widget) -> None:
-        """A tab was shown: its screen folds the toasts while the tab's pane says so."""
-        screen = tab.screen
-        screen.set_class(bool(tab.query(f".{TOASTS_FOLDED}")), TOASTS_FOLDED)
+    def follow_tab(self, pane: Widget) -> None:
+        """A pane was shown: its screen folds the toasts while the pane (or a widget in
+        it) says so."""
+        screen = pane.screen
+        folded = pane.has_class(TOASTS_FOLDED) or bool(pane.query(f".{TOASTS_FOLDED}"))
+        screen.set_class(folded, TOASTS_FOLDED)
         if screen is self.app.screen:
             self.follow(screen)
 

@@ -121,15 +121,21 @@ class ConsoleFooter(Widget, can_focus=False):
         self.hovered: str | None = None  # the action of the key under the pointer
 
     def on_mount(self) -> None:
+        # Drawn when the screen says its keys are settled (its first idle after the focus
+        # moved), not before: keys drawn as it mounts would move under a tap moments later.
         self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
-        self.bindings_changed(self.screen)
 
     def on_unmount(self) -> None:
         self.screen.bindings_updated_signal.unsubscribe(self)
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         top = self.app.screen
-        if not self.is_attached or screen is not self.screen or not self.app.app_focus:
+        if not self.is_attached or screen is not self.screen:
+            return
+        if not self.app.app_focus and self.shown is not None:
+            # The terminal (or browser tab) lost the focus and Textual took it from the
+            # focused widget until it is back: the keys stay as they were, or they would
+            # move under the tap that brings the focus back (as Textual's footer keeps them).
             return
         if self.screen is not top and top.styles.background.a >= 1:
             return  # hidden: drawn when its screen is shown again (its bindings refresh)
