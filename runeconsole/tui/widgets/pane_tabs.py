@@ -2,13 +2,14 @@
 widget drawing two lines, as Textual's ``TabbedContent`` tabs look.
 
 Textual's tabs are a widget per tab, an underline widget and the containers around them
-(22 of the console's 69 widgets): a pane switch restyled two tabs, moved the underline
-and drew them all again with the whole screen, and the first frame styled every one of
-them. This strip draws one line of titles (`` 1 Agents ``, the active one brighter, the
-one under the pointer lit) and one of Textual's ``Bar`` under them (lit under the active
-title), kept as ``Strip``s until a title, the active tab, the pointer or the width
-changes. A click on a title or under it says which pane was chosen (``Chosen``); the app
-shows it (``PanesApp.goto_pane``): the strip itself never takes the focus.
+(20 of the console's 69 widgets; without them and the footer's 12, 37 are left): a pane
+switch restyled two tabs, moved the underline and drew them all again with the whole
+screen, and the first frame styled every one of them. This strip draws one line of
+titles (`` 1 Agents ``, the active one brighter, the one under the pointer lit) and one
+of Textual's ``Bar`` under them (lit under the active title), kept as ``Strip``s until a
+title, the active tab, the pointer or the width changes. A click on a title or under it
+says which pane was chosen (``Chosen``); the app shows it (``PanesApp.goto_pane``): the
+strip itself never takes the focus.
 """
 
 from __future__ import annotations
