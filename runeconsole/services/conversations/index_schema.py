@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from runeconsole.core.errors import RuneError
@@ -30,6 +31,7 @@ from runeconsole.core.errors import RuneError
 SCHEMA_VERSION = "1"
 DB_NAME = "conversations.sqlite"
 BUSY_TIMEOUT_MS = 30_000
+LOCKED_RETRY_SECONDS = 0.02  # between tries to open an index found locked as it was set up
 SEQUENCE_BITS = 20  # a turn's id: at_ms << SEQUENCE_BITS | a sequence number
 
 SCHEMA = """
@@ -77,7 +79,26 @@ class Corrupt(Exception):
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the database at ``path`` (created when absent), checked: raises
     ``Corrupt`` when what is there is not our schema, or not a database at all, and
-    ``RuneError`` when it cannot be opened (a read-only root, a directory in its place)."""
+    ``RuneError`` when it cannot be opened (a read-only root, a directory in its place).
+
+    Two processes opening a new index at once can find it locked where SQLite does not
+    wait (one turning it to WAL while the other makes its tables): the opening is tried
+    again, for as long as a busy write is waited for."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            return _connect(path)
+        except _Locked as exc:
+            if time.monotonic() >= deadline:
+                raise RuneError(f"{path}: cannot open the conversation index: {exc}") from None
+            time.sleep(LOCKED_RETRY_SECONDS)
+
+
+class _Locked(Exception):
+    """The database was locked as it was set up: try again."""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
     fresh = not path.exists() or path.stat().st_size == 0
     try:
         db = sqlite3.connect(
@@ -105,6 +126,8 @@ def connect(path: Path) -> sqlite3.Connection:
         db.close()
         if is_corruption(exc):
             raise Corrupt(f"{type(exc).__name__}: {exc}") from None
+        if "locked" in str(exc).lower():
+            raise _Locked(str(exc)) from None
         raise RuneError(f"{path}: cannot open the conversation index: {exc}") from None
     return db
 

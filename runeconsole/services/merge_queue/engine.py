@@ -336,6 +336,9 @@ class Engine:
         }
         self.train.started(batch)
         work.end_test = work.begin(self.publish, self.queue.now(), "test")
+        # Written before the tests start, not with the next write: a processor killed while
+        # they run is then said to have died during the tests, not during the step before.
+        self.queue.flush()
         assert work.slot is not None
         work.token = self.slots.start(
             work.slot,

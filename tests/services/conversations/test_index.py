@@ -21,7 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runeconsole.adapters.clock import ManualClock
-from runeconsole.core.errors import InvalidInput
+from runeconsole.core.errors import InvalidInput, RuneError
+from runeconsole.services.conversations import index_schema
 from runeconsole.services.conversations.index import ConversationIndex
 from runeconsole.services.conversations.query import MARK_CLOSE, MARK_OPEN, Hit, fts_expression
 from runeconsole.services.project import Project
@@ -489,3 +490,34 @@ def test_prune_drops_the_rows_of_transcripts_gone_past_the_policy_and_no_file_of
     }
     assert b.path.exists() and sorted(transcripts.iterdir()) == [b.path]
     index.close()
+
+
+def test_an_index_found_locked_as_it_is_set_up_is_opened_on_a_later_try(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite answers "locked" without waiting when two processes set a new index up at
+    once (one turning it to WAL while the other makes its tables): opening tries again."""
+    real, tries = index_schema._connect, []
+
+    def locked_twice(path: Path) -> sqlite3.Connection:
+        tries.append(path)
+        if len(tries) <= 2:
+            raise index_schema._Locked("database is locked")
+        return real(path)
+
+    monkeypatch.setattr(index_schema, "_connect", locked_twice)
+    db = index_schema.connect(tmp_path / "index.sqlite")
+    assert len(tries) == 3 and index_schema._tables(db) >= index_schema.TABLES
+    db.close()
+
+
+def test_an_index_still_locked_when_the_wait_is_over_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def always_locked(path: Path) -> sqlite3.Connection:
+        raise index_schema._Locked("database is locked")
+
+    monkeypatch.setattr(index_schema, "_connect", always_locked)
+    monkeypatch.setattr(index_schema, "BUSY_TIMEOUT_MS", 100)
+    with pytest.raises(RuneError, match="cannot open the conversation index: database is locked"):
+        index_schema.connect(tmp_path / "index.sqlite")
