@@ -267,6 +267,32 @@ async def test_rows_added_below_the_screen_draw_no_line_and_the_scrollbar_follow
         assert table.cursor_key() == "k299" and "agent299" in drawn(table)[-1]
 
 
+async def test_rows_that_still_overflow_the_screen_move_the_scrollbar_without_a_layout() -> None:
+    """A filter that leaves more rows than the screen holds, or a fill's chunk: the
+    scrollbar's thumb follows the row count and nothing else of the screen is laid out
+    again; rows that fit the screen take the scrollbar away (a layout), and a table
+    scrolled past its new end comes back to it."""
+    app = TableApp(rows=agents(range(300), digits=3))
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.table
+        await pilot.pause()
+        layouts: list[object] = []
+        app.screen.screen_layout_refresh_signal.subscribe(app, layouts.append)
+        await pilot.press("ctrl+end")
+        assert table.scroll_y == table.max_scroll_y > 0
+        for key in [f"k{n:03d}" for n in range(150, 300)]:
+            table.drop(key)
+        await pilot.pause(SIZE_LAG + 0.1)
+        assert layouts == []
+        assert table.virtual_size.height == 151
+        assert table.vertical_scrollbar.window_virtual_size == 151
+        assert table.scroll_y == table.max_scroll_y
+        assert "agent149" in drawn(table)[-1]
+        table.replace(agents(range(2), digits=3))
+        await pilot.pause()
+        assert layouts and not table.show_vertical_scrollbar
+
+
 async def test_a_row_shown_again_with_other_values_is_drawn_with_them() -> None:
     """Dropped and added back, or replaced by a filter: a line drawn before is not reused."""
     app = TableApp(rows=agents(range(3)))

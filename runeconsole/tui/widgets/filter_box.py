@@ -12,6 +12,7 @@ them all "moved" redrew the whole screen on ``/`` and escape, not the one line.
 from __future__ import annotations
 
 from contextlib import ExitStack
+from functools import partial
 
 from textual.message import Message
 from textual.widgets import Input
@@ -75,8 +76,15 @@ class FilterBox(Input):
         # as it ends: a second frame of every line after each character.
         batch = ExitStack()
         batch.enter_context(self.app.batch_update())
-        self.set_timer(FILTER_FRAME, batch.close)
+        self.set_timer(FILTER_FRAME, partial(self._draw, batch))
         self.post_message(self.Filter(event.value))
+
+    def _draw(self, batch: ExitStack) -> None:
+        """The batch over: the frame is drawn now. The end of a batch prompts only the
+        app, and the screen would wait for whatever next woke it (a timer, the cursor's
+        blink) to draw what changed in it."""
+        batch.close()
+        self.screen.check_idle()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

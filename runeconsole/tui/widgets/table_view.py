@@ -171,11 +171,33 @@ class TableView(ScrollView, can_focus=True):
     def _settle_size(self) -> None:
         self._size_due = False
         size = Size(sum(self._widths), len(self._rows) + HEADER)
-        if size != self.virtual_size:
-            # Set without the reactive's repaint of every line: a layout pass updates the
-            # scrollbars; the lines that changed were asked for by whoever changed them.
-            self.set_reactive(Widget.virtual_size, size)
-            self.refresh(layout=True, repaint=False)
+        if size == self.virtual_size:
+            return
+        # Set without the reactive's repaint of every line: the lines that changed were
+        # asked for by whoever changed them.
+        before = self.virtual_size
+        self.set_reactive(Widget.virtual_size, size)
+        if self._bar_stays(before, size):
+            # Only the thumb moves (a filter that still leaves more rows than the screen
+            # holds, a fill's chunk): the scrollbar alone is drawn again, not the screen.
+            bar = self.vertical_scrollbar
+            bar.window_virtual_size = size.height
+            if self.scroll_y > self.max_scroll_y:
+                self.scroll_to(y=self.max_scroll_y, animate=False, force=True)
+            return
+        self.refresh(layout=True, repaint=False)
+
+    def _bar_stays(self, before: Size, after: Size) -> bool:
+        """Whether the scrollbars stay as they are, shown or not, from ``before`` to
+        ``after``: the width the same, and the rows over the screen's height both times
+        with the vertical bar shown."""
+        height = self.container_size.height
+        return (
+            before.width == after.width
+            and self.show_vertical_scrollbar
+            and before.height > height
+            and after.height > height
+        )
 
     def _scroll_y_to(self, y: int) -> None:
         """Scroll to line ``y`` at once; the scrollable size is brought up to date first
