@@ -84,7 +84,8 @@ class FilterBox(Input):
         app, and the screen would wait for whatever next woke it (a timer, the cursor's
         blink) to draw what changed in it."""
         batch.close()
-        self.screen.check_idle()
+        if self.is_attached:  # not a console closing meanwhile
+            self.screen.check_idle()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
