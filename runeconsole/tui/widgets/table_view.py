@@ -188,9 +188,9 @@ class TableView(ScrollView, can_focus=True):
         self.refresh(layout=True, repaint=False)
 
     def _bar_stays(self, before: Size, after: Size) -> bool:
-        """Whether the scrollbars stay as they are, shown or not, from ``before`` to
-        ``after``: the width the same, and the rows over the screen's height both times
-        with the vertical bar shown."""
+        """Whether only the vertical scrollbar's thumb moves from ``before`` to ``after``:
+        the bar shown, the width the same, and the rows over the screen's height both
+        times (no bar comes or goes)."""
         height = self.container_size.height
         return (
             before.width == after.width
