@@ -10,7 +10,12 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from runeconsole.tui.widgets.table_cells import draw_cell, draw_cell_through_rich
+from runeconsole.tui.widgets.table_cells import (
+    LinePainter,
+    Look,
+    draw_cell,
+    draw_cell_through_rich,
+)
 
 LAID_OUT_OTHERWISE = (
     Text("a\tb"),
@@ -66,3 +71,44 @@ def test_text_that_lays_out_otherwise_goes_through_rich() -> None:
         assert draw_cell(CONSOLE, options, value, 10, Style(), Style()) == draw_cell_through_rich(
             CONSOLE, options, value, 10, Style(), Style()
         )
+
+
+WIDTHS = (6, 9, 4, 12, 7)
+
+
+def look_at(scroll_x: int, width: int) -> Look:
+    plain = Style(color="#e0e0e0", bgcolor="#272727")
+    return Look(plain, Style(bold=True), Style(reverse=True), plain, plain, WIDTHS, width, scroll_x)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(texts(), min_size=len(WIDTHS), max_size=len(WIDTHS)),
+    st.lists(st.booleans(), min_size=len(WIDTHS), max_size=len(WIDTHS)),
+    st.lists(texts(), min_size=len(WIDTHS), max_size=len(WIDTHS)),
+    st.integers(0, 20),
+    st.integers(10, 50),
+)
+def test_a_line_drawn_again_looks_up_only_the_cells_whose_value_changed(
+    first: list[Text | str],
+    changed: list[bool],
+    replacements: list[Text | str],
+    scroll_x: int,
+    width: int,
+) -> None:
+    look, options = look_at(scroll_x, width), CONSOLE.options
+    old = tuple(first)
+    new = tuple(r if c else v for v, c, r in zip(old, changed, replacements, strict=True))
+    painter = LinePainter()
+    before = painter.line(CONSOLE, options, look, old)
+    looked_up: list[object] = []
+    cell = painter.cell
+    painter.cell = lambda console, options, value, *rest: (  # type: ignore[method-assign]
+        looked_up.append(value) or cell(console, options, value, *rest)
+    )
+    again = painter.line(CONSOLE, options, look, new, before=before)
+    fresh = LinePainter().line(CONSOLE, options, look, new)
+    assert shown(list(again.strip)) == shown(list(fresh.strip))
+    assert again.strip.cell_length == width
+    in_sight = {i for i, c in enumerate(fresh.cells) if c is not None}
+    assert looked_up == [new[i] for i in sorted(in_sight) if new[i] is not old[i]]

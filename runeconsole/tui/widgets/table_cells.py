@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.padding import Padding
@@ -156,6 +156,14 @@ class Look:
         return row + component, Style.from_color(color=component.color)
 
 
+class Painted(NamedTuple):
+    """A drawn line, and the values and cells (in sight; None out of it) it was drawn of."""
+
+    strip: Strip
+    values: Sequence[Any]
+    cells: Sequence[list[Segment] | None]
+
+
 class LinePainter:
     """Lines of cells drawn once per (value, width, styles) and kept. Runs of one style
     are joined within a cell, never across cells (as DataTable, whose cells carry their
@@ -174,25 +182,34 @@ class LinePainter:
         header: bool = False,
         cursor: bool = False,
         hover: bool = False,
-    ) -> Strip:
+        before: Painted | None = None,
+    ) -> Painted:
         """A line of ``values`` across the table, scrolled and cut to its width: only the
         cells in sight are looked up, and only a cell cut by an edge is cropped (a line
-        160 wide of a table 200 wide is not joined whole and cut again)."""
+        160 wide of a table 200 wide is not joined whole and cut again). ``before``: the
+        same row's line drawn with the same look, cursor and hover; its cells whose value
+        is the very object in ``values`` are taken as they are (a second's tick moves one
+        cell of a row, the age, and leaves the others' objects in place)."""
         pre, post = look.cell_styles(header, cursor, hover)
         left, right = look.scroll_x, look.scroll_x + look.width
+        was, kept = (before.values, before.cells) if before is not None else ((), ())
+        cells: list[list[Segment] | None] = [None] * len(values)
         segments: list[Segment] = []
         x = 0
-        for value, width in zip(values, look.widths, strict=True):
+        for index, (value, width) in enumerate(zip(values, look.widths, strict=True)):
             start, x = x, x + width
             if x <= left:
                 continue
             if start >= right:
                 break
-            cell = self.cell(console, options, value, width, pre, post)
-            if start < left or x > right:
-                cell = list(
-                    Strip(cell, width).crop(max(left, start) - start, min(right, x) - start)
-                )
+            cell = kept[index] if index < len(was) and was[index] is value else None
+            if cell is None:
+                cell = self.cell(console, options, value, width, pre, post)
+                if start < left or x > right:
+                    cell = list(
+                        Strip(cell, width).crop(max(left, start) - start, min(right, x) - start)
+                    )
+            cells[index] = cell
             segments += cell
         else:  # past the table: the row's style to the view's width, the base beyond
             end = max(look.width, x)
@@ -200,7 +217,7 @@ class LinePainter:
                 segments.append(Segment(" " * (min(end, right) - max(x, left)), pre))
             if end < right:
                 segments.append(Segment(" " * (right - max(end, left)), look.base))
-        return Strip(segments, look.width)
+        return Painted(Strip(segments, look.width), values, cells)
 
     def cell(
         self,

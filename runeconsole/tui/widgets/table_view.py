@@ -40,7 +40,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from runeconsole.tui.widgets.keyed_rows import KeyedRows
-from runeconsole.tui.widgets.table_cells import Column, LinePainter, Look
+from runeconsole.tui.widgets.table_cells import Column, LinePainter, Look, Painted
 
 HEADER = 1  # the header's height: the first line, never scrolled
 LINES_KEPT = 500  # rows whose drawn line is kept (a few screens' worth)
@@ -142,7 +142,7 @@ class TableView(ScrollView, can_focus=True):
         # the values (by identity), look, cursor and hover. One line a row: a row drawn
         # again replaces its line (the old one could never be shown again), so a fleet
         # changing all day keeps at most a line per row, not a line per change.
-        self._drawn: LRUCache[str | None, tuple[tuple[Any, ...], Strip]] = LRUCache(LINES_KEPT)
+        self._drawn: LRUCache[str | None, tuple[tuple[Any, ...], Painted]] = LRUCache(LINES_KEPT)
         self._frame_look: Look | None = None  # while a frame is drawn
         self._styles: tuple[Style, Style, Style, Style, Style] | None = None  # _look's
 
@@ -429,17 +429,21 @@ class TableView(ScrollView, can_focus=True):
         return self._line(look, key, place)
 
     def _line(self, look: Look, key: str | None, place: int) -> Strip:
-        """Row ``key``'s line (the header's for None), drawn again only when it changed."""
+        """Row ``key``'s line (the header's for None), drawn again only when it changed,
+        and then only the cells whose value changed when nothing else did."""
         cursor = key is not None and place == self.cursor_row
         hover = self._hover == place
         values = self._values(key) if key is not None else self._labels
         drawn = self._drawn.get(key)
+        before = None
         if drawn is not None:
-            (was, *rest), strip = drawn
-            if was is values and rest == [look, cursor, hover]:
-                return strip
+            (was, *rest), painted = drawn
+            if rest == [look, cursor, hover]:
+                if was is values:
+                    return painted.strip
+                before = painted
             self._drawn.discard(key)  # the cache keeps a key's first value: replaced here
-        strip = self._painter.line(
+        painted = self._painter.line(
             self.app.console,
             self.app.console_options,
             look,
@@ -447,6 +451,7 @@ class TableView(ScrollView, can_focus=True):
             header=key is None,
             cursor=cursor,
             hover=hover,
+            before=before,
         )
-        self._drawn[key] = ((values, look, cursor, hover), strip)
-        return strip
+        self._drawn[key] = ((values, look, cursor, hover), painted)
+        return painted.strip
