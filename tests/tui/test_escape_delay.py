@@ -1,5 +1,6 @@
-"""A lone escape is recognised after 25 ms, not Textual's 100 (``runeconsole/tui``'s
-package sets ``ESCDELAY`` before Textual reads it), and a user's own value is kept."""
+"""A lone escape is recognised after 10 ms (tmux's own ``escape-time``), not Textual's
+100 (``runeconsole/tui``'s package sets ``ESCDELAY`` before Textual reads it), and a
+user's own value is kept."""
 
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ def probe(**env: str) -> str:
     return done.stdout.strip()
 
 
-def test_the_console_waits_25_ms_for_the_rest_of_an_escape_sequence() -> None:
+def test_the_console_waits_10_ms_for_the_rest_of_an_escape_sequence() -> None:
     # The CLI loads no Textual before the console's package: the setting lands first.
-    assert probe() == "False 0.025"
+    assert probe() == "False 0.01"
 
 
 def test_an_escdelay_of_the_users_own_is_kept() -> None:

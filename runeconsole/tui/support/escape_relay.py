@@ -1,7 +1,7 @@
 """A lone escape reaches the console after ``ESCDELAY``, not after Textual's next poll.
 
 An escape key arrives as the byte that also starts every other key's sequence, so a
-terminal program waits a moment for more before it calls it escape (``ESCDELAY``, 25 ms
+terminal program waits a moment for more before it calls it escape (``ESCDELAY``, 10 ms
 here: ``tui/__init__.py``). Textual (8.2) keeps that deadline, but its input thread looks
 at it only when its wait on the terminal returns, and that wait is a tenth of a second
 long: with no byte after it, every escape (a filter cleared, a window closed) reached the
