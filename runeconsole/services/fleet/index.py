@@ -27,11 +27,14 @@ local file system and has lost no event) trusts what events read: every change i
 event of its own, read when it comes. So a stamp is kept even when it was taken in the
 same tick as a write (a heartbeating fleet's files are all read within milliseconds of
 their write, and each was read again by every full pass), and a paced scan stats
-nothing between its full passes however often the directory moves. The full pass stays:
-what inotify cannot see (another host's write to a network file system, whose root is
-never watched so) is still found within ``full_seconds``. Events lost (the kernel's queue
-overflowed: ``lost``) leave every stamp untrusted, so the next paced scan reads every
-file again.
+nothing between its full passes however often the directory moves. Its full passes are
+``WATCHED_STRETCH`` times as far apart (5 minutes by default, as a watch-fed cache's
+resync): a net for a write no event told of (a local disk that another host also writes,
+exported), not the way changes are found; at 10,000 agents one pass is about a tenth of
+a second of CPU, a quarter of an idle console's every 30 s. Events lost (the kernel's
+queue overflowed: ``lost``) leave every stamp untrusted, so the next paced scan reads
+every file again. A root on a network file system is never watched, so it is stat'ed in
+full every ``full_seconds``.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ RACY_NS = 2_000_000_000
 FINE_RACY_NS = 100_000_000
 FULL_SECONDS = 30.0  # a paced scan's longest stretch without a stat of every file
 COST_FACTOR = 100  # ... stretched to this many times the last full pass's CPU time
+WATCHED_STRETCH = 10  # ... and this many times as far apart while events tell of every change
 
 
 def stamp_of(info: os.stat_result) -> Stamp:
@@ -94,8 +98,9 @@ class StatIndex:
         self.stamps: dict[str, Stamp | None] = {}
         self.full_seconds = full_seconds
         self._listed: Stamp | None = None  # the directory's stamp at the last full pass
-        self._passed = False  # a full pass was made
-        self._next_full = 0.0  # monotonic moment a paced scan next stats every file
+        self._passed = False  # a full pass was made (and no event lost since)
+        self._full_at = 0.0  # monotonic moment of the last full pass
+        self._full_cost = 0.0  # its CPU seconds
         self.watched = False  # events tell of every change (see the module's docstring)
 
     def _directory_stamp(self) -> Stamp | None:
@@ -108,11 +113,17 @@ class StatIndex:
     def _unmoved(self) -> bool:
         """True while no entry can have been created, replaced or removed since the last
         full pass, and no full pass is due."""
-        if not self._passed or time.monotonic() >= self._next_full:
+        if not self._passed or time.monotonic() >= self._next_full():
             return False
         return self.watched or (
             self._listed is not None and self._directory_stamp() == self._listed
         )
+
+    def _next_full(self) -> float:
+        """The monotonic moment a paced scan next stats every file (worked out when asked:
+        a root found shared, no longer watched, is due ``full_seconds`` after its last)."""
+        every = self.full_seconds * (WATCHED_STRETCH if self.watched else 1)
+        return self._full_at + max(every, COST_FACTOR * self._full_cost)
 
     def entries(self) -> Iterator[tuple[str, os.DirEntry[str]]]:
         """(key, entry) of every ``*.json`` entry (links and FIFOs too: reading one says
@@ -141,8 +152,7 @@ class StatIndex:
         started, directory = time.thread_time(), self._directory_stamp()
         listing = self._list(known)
         self._listed, self._passed = directory, True
-        cost = time.thread_time() - started
-        self._next_full = time.monotonic() + max(self.full_seconds, COST_FACTOR * cost)
+        self._full_at, self._full_cost = time.monotonic(), time.thread_time() - started
         return listing
 
     def _recheck(self, known: dict[str, Stamp | None]) -> Listing:
@@ -194,4 +204,4 @@ class StatIndex:
     def lost(self) -> None:
         """Events were lost: every file is read again by the next scan, paced or not."""
         self.stamps = dict.fromkeys(self.stamps)
-        self._next_full = 0.0
+        self._passed = False

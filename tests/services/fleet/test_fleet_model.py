@@ -417,3 +417,29 @@ def test_events_lost_make_the_next_paced_rescan_read_every_file_again(
     assert model.rescan(paced=True).changed == {"worker-a"}
     assert sorted(counted_reads) == ["worker-a.json", "worker-b.json"]
     assert model.get("worker-a").get("node_id") == "n6"
+
+
+def test_a_watched_root_is_stat_ed_in_full_ten_times_as_seldom_and_a_shared_one_on_time(
+    no_cost_wait: None,
+    project: Path,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+    counted_reads: list[str],
+) -> None:
+    monkeypatch.setattr(index_module, "COST_FACTOR", 0)
+    now = [1000.0]
+    monkeypatch.setattr(index_module.time, "monotonic", lambda: now[0])
+    model, registry = settled(project, clock, "a", "b", full_seconds=30)
+    model.follow_events(True)
+    model.rescan(paced=True)  # the first watched full pass
+    write_in_place(registry.path_for("worker-a"), {"node_id": "n7"})  # no event told of it
+    counted_reads.clear()
+    now[0] += 31
+    assert model.rescan(paced=True).changed == set()  # watched: no full pass yet
+    now[0] += 270  # 301 s after the full pass
+    assert model.rescan(paced=True).changed == {"worker-a"}
+    write_in_place(registry.path_for("worker-b"), {"node_id": "n8"})
+    now[0] += 31
+    model.follow_events(False)  # the root turned out shared: due 30 s after its last pass
+    assert model.rescan(paced=True).changed == {"worker-b"}
+    assert counted_reads == ["worker-a.json", "worker-b.json"]
