@@ -3,14 +3,18 @@ the screen draw nothing, columns fit their values, the rows on screen are the on
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.geometry import Region
+from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widgets import Button, Static, TabbedContent, TabPane
 
 from runeconsole.tui.widgets.keyed_table import KeyedTable
+from runeconsole.tui.widgets.table_cells import Painted
 from runeconsole.tui.widgets.table_view import SIZE_LAG
 from tests.support.tables import COLUMNS, TableApp, agents, drawn
 
@@ -245,11 +249,19 @@ async def test_an_auto_width_column_fits_its_widest_value_shown_and_shrinks_back
 
 
 class CountingTable(KeyedTable):
+    """Counts the lines it paints (a line kept and shown again is not painted)."""
+
     drawn_lines = 0
 
-    def render_line(self, y: int) -> Strip:
-        self.drawn_lines += 1
-        return super().render_line(y)
+    def __init__(self, *args: Any, **options: Any) -> None:
+        super().__init__(*args, **options)
+        paint = self._painter.line
+
+        def counted(*args: Any, **options: Any) -> Painted:
+            self.drawn_lines += 1
+            return paint(*args, **options)
+
+        self._painter.line = counted  # type: ignore[method-assign]
 
 
 async def test_rows_added_below_the_screen_draw_no_line_and_the_scrollbar_follows_soon() -> None:
@@ -344,3 +356,41 @@ async def test_a_changed_cell_repaints_its_own_region_only() -> None:
         assert table.asked == [Region(10, 3, 12, 1)]
         await pilot.pause()
         assert "crashed" in drawn(table)[3]
+
+
+def styled(strips: list[Strip]) -> list[list[tuple[str, object]]]:
+    return [[(segment.text, segment.style) for segment in strip] for strip in strips]
+
+
+@pytest.mark.parametrize(
+    "css", ["", "KeyedTable { padding: 0 1; }", "KeyedTable { tint: red 20%; }"]
+)
+async def test_the_tables_lines_are_what_textual_s_own_styling_would_make_of_them(
+    css: str,
+) -> None:
+    """The table hands its kept lines to the compositor itself (Textual's styling of a
+    plain widget's line only copies it): every cell as Textual would draw it (its colours
+    through the app's line filters, control characters dropped), focused or not, the
+    cursor's and the hover's rows too, cut to a column; a table with a box or a tint is
+    styled by Textual."""
+    rows = [
+        (key, (name, Text(state, style="bold red"), "\x1b[2J"))
+        for key, (name, state, _) in agents(range(30), digits=2)
+    ]
+    app = TableApp(rows=rows)
+    app.CSS = css
+    async with app.run_test(size=(50, 10)) as pilot:
+        table = app.table
+        await pilot.pause()
+        await pilot.press("j", "j")
+        await pilot.hover(KeyedTable, offset=(3, 5))
+        for focused in (True, False):
+            if not focused:
+                app.query_one(Button).focus()
+            await pilot.pause()
+            for crop in (Region(0, 0, *table.size), Region(7, 2, 9, 5)):
+                table.refresh()
+                ours = table.render_lines(crop)
+                table.refresh()
+                textual_s = ScrollView.render_lines(table, crop)
+                assert styled(ours) == styled(textual_s)

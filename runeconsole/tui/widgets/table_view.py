@@ -4,7 +4,10 @@ A ``ScrollView`` whose ``render_line`` draws row ``scroll_y + y`` (the header st
 the first line), as Textual's own DataTable and Toolong's log view do, with nothing of
 them but public API: only the rows on screen are ever drawn, whatever the row count. A
 row's line is kept until the row, the styles or the geometry change; lines are built by
-``table_cells.LinePainter``. The rows themselves (``KeyedRows``) are ``KeyedTable``'s to
+``table_cells.LinePainter``. A table with no box, tint or opacity hands its kept lines to
+the compositor itself, through the app's line filters: Textual's styling would copy each
+line drawn (and filter the copy again) for nothing, and a line kept keeps its filtered
+form too. The rows themselves (``KeyedRows``) are ``KeyedTable``'s to
 change; here they are only read.
 
 It looks and acts as DataTable with a row cursor and no zebra stripes: the same styles
@@ -414,9 +417,35 @@ class TableView(ScrollView, can_focus=True):
     def render_lines(self, crop: Region) -> list[Strip]:
         self._frame_look = self._look()  # DOMNode works styles out walking every ancestor
         try:
-            return super().render_lines(crop)
+            if not self._plain():
+                return super().render_lines(crop)
+            background = self.background_colors[1]
+            filters = self.get_line_filters()
+            strips = []
+            for y in crop.line_range:
+                strip = self.render_line(y)
+                for line_filter in filters:
+                    strip = strip.apply_filter(line_filter, background)
+                strips.append(strip)
+            x1, x2 = crop.column_span
+            if (x1, x2) != (0, self.size.width):
+                strips = [strip.crop(x1, x2) for strip in strips]
+            return strips
         finally:
             self._frame_look = None
+
+    def _plain(self) -> bool:
+        """True when Textual's styling of a line would leave it as drawn: no border,
+        padding, outline, hatch, tint or opacity."""
+        styles = self.styles
+        return (
+            not any(styles.gutter)
+            and not any(edge for edge, _ in styles.outline)
+            and not (styles.has_rule("hatch") and styles.hatch != "none")
+            and not styles.tint.a
+            and styles.text_opacity == 1.0
+            and self.opacity == 1.0
+        )
 
     def render_line(self, y: int) -> Strip:
         look = self._frame_look or self._look()
