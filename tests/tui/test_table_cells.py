@@ -3,6 +3,8 @@ way DataTable drew every cell), for any text, styles and width."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -89,7 +91,7 @@ def look_at(scroll_x: int, width: int) -> Look:
     st.integers(0, 20),
     st.integers(10, 50),
 )
-def test_a_line_drawn_again_looks_up_only_the_cells_whose_value_changed(
+def test_a_line_drawn_again_looks_up_only_the_cells_whose_value_changed_and_joins_runs(
     first: list[Text | str],
     changed: list[bool],
     replacements: list[Text | str],
@@ -110,5 +112,8 @@ def test_a_line_drawn_again_looks_up_only_the_cells_whose_value_changed(
     fresh = LinePainter().line(CONSOLE, options, look, new)
     assert shown(list(again.strip)) == shown(list(fresh.strip))
     assert again.strip.cell_length == width
+    segments = list(again.strip)
+    assert all(segment.text for segment in segments)
+    assert all(a.style != b.style for a, b in pairwise(segments))  # runs joined
     in_sight = {i for i, c in enumerate(fresh.cells) if c is not None}
     assert looked_up == [new[i] for i in sorted(in_sight) if new[i] is not old[i]]

@@ -165,9 +165,9 @@ class Painted(NamedTuple):
 
 
 class LinePainter:
-    """Lines of cells drawn once per (value, width, styles) and kept. Runs of one style
-    are joined within a cell, never across cells (as DataTable, whose cells carry their
-    own place)."""
+    """Lines of cells drawn once per (value, width, styles) and kept; a line's runs of
+    one style are joined, across cells too (a cell carries no place of its own: clicks
+    are placed by the table's geometry)."""
 
     def __init__(self) -> None:
         self._drawn: LRUCache[tuple[Any, ...], list[Segment]] = LRUCache(CELLS_KEPT)
@@ -217,7 +217,11 @@ class LinePainter:
                 segments.append(Segment(" " * (min(end, right) - max(x, left)), pre))
             if end < right:
                 segments.append(Segment(" " * (right - max(end, left)), look.base))
-        return Painted(Strip(segments, look.width), values, cells)
+        # One segment a run of one style across cells: what every frame's line filters,
+        # the compositor's cuts, a window's dimmed copy of the console and the terminal's
+        # bytes go over (20 segments a line of the Agents pane -> 7).
+        joined = list(Segment.simplify(segment for segment in segments if segment.text))
+        return Painted(Strip(joined, look.width), values, cells)
 
     def cell(
         self,
