@@ -30,8 +30,8 @@ their write, and each was read again by every full pass), and a paced scan stats
 nothing between its full passes however often the directory moves. Its full passes are
 ``WATCHED_STRETCH`` times as far apart (5 minutes by default, as a watch-fed cache's
 resync): a net for a write no event told of (a local disk that another host also writes,
-exported), not the way changes are found; at 10,000 agents one pass is about a tenth of
-a second of CPU, a quarter of an idle console's every 30 s. Events lost (the kernel's
+exported), not the way changes are found (at 10,000 agents a pass is about a tenth of a
+second of CPU: every 30 s, it was a seventh of an idle console's). Events lost (the kernel's
 queue overflowed: ``lost``) leave every stamp untrusted, so the next paced scan reads
 every file again. A root on a network file system is never watched, so it is stat'ed in
 full every ``full_seconds``.
