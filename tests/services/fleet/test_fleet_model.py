@@ -204,6 +204,12 @@ def no_cost_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(model_module, "RESCAN_COST_FACTOR", 0)
 
 
+@pytest.fixture
+def no_full_pass_cost(no_cost_wait: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """... and a full pass falls due on its period alone, however long it took."""
+    monkeypatch.setattr(index_module, "COST_FACTOR", 0)
+
+
 def paced_model(
     project: Path, clock: ManualClock, full_seconds: float
 ) -> tuple[FleetModel, Registry]:
@@ -387,13 +393,8 @@ def test_an_unwatched_paced_rescan_still_sees_a_replaced_file_at_once(
 
 
 def test_a_watched_full_pass_finds_a_write_no_event_told_of_and_reads_nothing_else(
-    no_cost_wait: None,
-    project: Path,
-    clock: ManualClock,
-    monkeypatch: pytest.MonkeyPatch,
-    counted_reads: list[str],
+    no_full_pass_cost: None, project: Path, clock: ManualClock, counted_reads: list[str]
 ) -> None:
-    monkeypatch.setattr(index_module, "COST_FACTOR", 0)
     model, registry = settled(project, clock, "a", "b", full_seconds=0)  # each pass full
     model.follow_events(True)
     seen = registry.path_for("worker-a")
@@ -420,13 +421,12 @@ def test_events_lost_make_the_next_paced_rescan_read_every_file_again(
 
 
 def test_a_watched_root_is_stat_ed_in_full_ten_times_as_seldom_and_a_shared_one_on_time(
-    no_cost_wait: None,
+    no_full_pass_cost: None,
     project: Path,
     clock: ManualClock,
     monkeypatch: pytest.MonkeyPatch,
     counted_reads: list[str],
 ) -> None:
-    monkeypatch.setattr(index_module, "COST_FACTOR", 0)
     now = [1000.0]
     monkeypatch.setattr(index_module.time, "monotonic", lambda: now[0])
     model, registry = settled(project, clock, "a", "b", full_seconds=30)
