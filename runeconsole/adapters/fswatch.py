@@ -192,8 +192,17 @@ class DirWatcher:
     def reliable(self) -> bool:
         """Every change to a watched directory's entries is an event: inotify read
         directly, each directory on a local file system (``local_directory``; a network
-        file system's writes from another host are no event here)."""
-        return self._inotify is not None and all(map(local_directory, self.directories))
+        file system's writes from another host are no event here), its thread still
+        reading, and every directory that is there watched (one removed and made again
+        is not: its new entries are no event)."""
+        inotify = self._inotify
+        if inotify is None or not inotify.reading:
+            return False
+        watched = inotify.watched()
+        return all(
+            local_directory(directory) and (directory in watched or not directory.is_dir())
+            for directory in self.directories
+        )
 
     @property
     def paced(self) -> bool:
@@ -306,6 +315,15 @@ class _InotifyThread:
 
     def start(self) -> None:
         self._thread.start()
+
+    @property
+    def reading(self) -> bool:
+        return self._thread.is_alive()
+
+    def watched(self) -> set[Path]:
+        """The directories whose watch is in place (the kernel drops a directory's as it
+        goes)."""
+        return set(list(self._dirs.values()))
 
     def stop(self) -> None:
         self._stopping = True

@@ -255,3 +255,24 @@ def test_inotify_on_a_local_directory_is_reliable_and_counts_the_events_it_lost(
     finally:
         watcher.stop()
     assert not DirWatcher([tmp_path], seen, backend="watchdog").reliable  # not started
+
+
+def test_a_watched_directory_made_again_is_no_longer_reliable_and_one_just_gone_still_is(
+    tmp_path: Path,
+) -> None:
+    if file_system_type(tmp_path) not in LOCAL_FILE_SYSTEMS:
+        pytest.skip(f"{tmp_path} is on no local file system here")
+    kept, gone = tmp_path / "kept", tmp_path / "gone"
+    seen = Seen()
+    watcher = DirWatcher([kept, gone], seen, backend="inotify")
+    assert watcher.start()
+    try:
+        assert watcher.reliable
+        gone.rmdir()  # the kernel drops its watch
+        assert seen.wait_for(gone)
+        assert watcher.reliable  # nothing there to miss
+        gone.mkdir()  # made again: its entries are no event any more
+        assert not watcher.reliable
+    finally:
+        watcher.stop()
+    assert not watcher.reliable  # stopped: its thread reads nothing

@@ -99,6 +99,7 @@ class StatIndex:
         self.full_seconds = full_seconds
         self._listed: Stamp | None = None  # the directory's stamp at the last full pass
         self._passed = False  # a full pass was made (and no event lost since)
+        self._losses = 0  # times events were lost (a pass under way when they were counts not)
         self._full_at = 0.0  # monotonic moment of the last full pass
         self._full_cost = 0.0  # its CPU seconds
         self.watched = False  # events tell of every change (see the module's docstring)
@@ -149,9 +150,9 @@ class StatIndex:
         known = self.stamps if known is None else known
         if paced and self._unmoved():
             return self._recheck(known)
-        started, directory = time.thread_time(), self._directory_stamp()
+        started, directory, losses = time.thread_time(), self._directory_stamp(), self._losses
         listing = self._list(known)
-        self._listed, self._passed = directory, True
+        self._listed, self._passed = directory, losses == self._losses
         self._full_at, self._full_cost = time.monotonic(), time.thread_time() - started
         return listing
 
@@ -204,4 +205,4 @@ class StatIndex:
     def lost(self) -> None:
         """Events were lost: every file is read again by the next scan, paced or not."""
         self.stamps = dict.fromkeys(self.stamps)
-        self._passed = False
+        self._passed, self._losses = False, self._losses + 1

@@ -443,3 +443,28 @@ def test_a_watched_root_is_stat_ed_in_full_ten_times_as_seldom_and_a_shared_one_
     model.follow_events(False)  # the root turned out shared: due 30 s after its last pass
     assert model.rescan(paced=True).changed == {"worker-b"}
     assert counted_reads == ["worker-a.json", "worker-b.json"]
+
+
+def test_events_lost_while_a_full_pass_runs_leave_the_next_paced_scan_full(
+    no_full_pass_cost: None, project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(index_module.time, "monotonic", lambda: now[0])
+    registry = paced_model(project, clock, full_seconds=30)[1]
+    registry.register("worker", "a")
+    index = index_module.StatIndex(registry.paths.identities, full_seconds=30)
+    index.watched = True
+    index.scan()  # a first full pass
+    now[0] += 301
+    listed = index_module.StatIndex._list
+
+    def losing(self: index_module.StatIndex, known: dict[str, object]) -> object:
+        listing = listed(self, known)  # type: ignore[arg-type]
+        self.lost()  # the kernel's queue overflowed while this pass listed
+        return listing
+
+    monkeypatch.setattr(index_module.StatIndex, "_list", losing)
+    index.scan(paced=True)  # due: a full pass, with events lost under it
+    monkeypatch.setattr(index_module.StatIndex, "_list", listed)
+    registry.register("worker", "b")  # a file no event told of (lost)
+    assert "worker-b" in index.scan(paced=True).changed
