@@ -189,7 +189,8 @@ class LinePainter:
         160 wide of a table 200 wide is not joined whole and cut again). ``before``: the
         same row's line drawn with the same look, cursor and hover; its cells whose value
         is the very object in ``values`` are taken as they are (a second's tick moves one
-        cell of a row, the age, and leaves the others' objects in place)."""
+        cell of a row, the age, and leaves the others' objects in place). So a table's
+        value is never changed in place: a cell that changes is a new object."""
         pre, post = look.cell_styles(header, cursor, hover)
         left, right = look.scroll_x, look.scroll_x + look.width
         was, kept = (before.values, before.cells) if before is not None else ((), ())
