@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,7 +18,7 @@ from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.control import CONTROL
 from runeconsole.core.timeutil import iso_z
 from runeconsole.services.cost.ledger import local_day
-from runeconsole.services.fleet.model import FleetChange
+from runeconsole.services.fleet.model import FleetChange, FleetModel
 from runeconsole.tui.cells.agent_cells import dollars
 from runeconsole.tui.console.app import INLINE_LOAD, RuneConsole, create_app
 from runeconsole.tui.console.status_bar import StatusBar
@@ -223,3 +224,23 @@ async def test_rows_share_one_cell_per_text_and_style(project: Path, clock: Manu
             table.get_cell(key, "status") for key in ("worker-w00000", "worker-w00001")
         )
         assert first is second  # one Text for the same words, however many rows show them
+
+
+async def test_a_first_load_slower_than_the_rescan_period_still_shows_every_row(
+    project: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold disk: the rescan falls due while the first load still reads. It waits for
+    the load (both are one worker group, and the rescan would cancel the load: the model
+    would hold the fleet and the table stay empty)."""
+    write_fleet(project, clock, AGENTS)
+    load = FleetModel.load
+
+    def slow(model: FleetModel, **options: bool) -> FleetChange:
+        change = load(model, **options)
+        time.sleep(1.0)  # five rescan periods
+        return change
+
+    monkeypatch.setattr(FleetModel, "load", slow)
+    app = create_app(project, clock=clock, rescan_seconds=0.2, tick_seconds=0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: app.agents_pane.table.row_count == AGENTS, timeout=10)

@@ -300,6 +300,13 @@ class RuneConsole(PanesApp):
         if not cancelled():
             self.call_from_thread(self._fleet_loaded, change)
 
+    def _loading(self) -> bool:
+        """The first load's worker is still reading (a slow disk: a minute at 50,000
+        agents from a cold cache; its rows are drawn only when it ends)."""
+        return any(
+            worker.name == "load_fleet" and not worker.is_finished for worker in self.workers
+        )
+
     def _fleet_loaded(self, change: FleetChange) -> None:
         if self._draw(change):
             after_frame(self.agents_pane, SETTLE_PAUSE, self.settle_fleet)  # behind its rows
@@ -450,7 +457,8 @@ class RuneConsole(PanesApp):
             if self.feed.lost_since():
                 self.fleet.events_lost()
             self.fleet.follow_events(self.feed.reliable)
-        self.rescan_fleet()
+        if not self._loading():  # the rescan, one of its group, would cancel the load
+            self.rescan_fleet()
         for pane in self.file_panes:
             for directory in self.routes.unfollowed(pane):
                 self.follow_dir(pane, directory)
