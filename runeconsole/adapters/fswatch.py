@@ -323,7 +323,7 @@ class _InotifyThread:
     def watched(self) -> set[Path]:
         """The directories whose watch is in place (the kernel drops a directory's as it
         goes)."""
-        return set(list(self._dirs.values()))
+        return set(self._dirs.values())
 
     def stop(self) -> None:
         self._stopping = True

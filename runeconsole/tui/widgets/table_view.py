@@ -36,6 +36,7 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
+from textual.color import Color
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -145,9 +146,12 @@ class TableView(ScrollView, can_focus=True):
         # the values (by identity), look, cursor and hover. One line a row: a row drawn
         # again replaces its line (the old one could never be shown again), so a fleet
         # changing all day keeps at most a line per row, not a line per change.
-        self._drawn: LRUCache[str | None, tuple[tuple[Any, ...], Painted]] = LRUCache(LINES_KEPT)
+        self._drawn: LRUCache[str | None, tuple[tuple[Look, bool, bool], Painted]] = LRUCache(
+            LINES_KEPT
+        )
         self._frame_look: Look | None = None  # while a frame is drawn
         self._styles: tuple[Style, Style, Style, Style, Style] | None = None  # _look's
+        self._plainly: tuple[bool, Color] | None = None  # _plain's, until a style update
 
     def on_mount(self) -> None:
         self._settle_size()
@@ -377,7 +381,7 @@ class TableView(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._styles = None
+        self._styles = self._plainly = None
         self.refresh()
 
     def _look(self) -> Look:
@@ -417,9 +421,9 @@ class TableView(ScrollView, can_focus=True):
     def render_lines(self, crop: Region) -> list[Strip]:
         self._frame_look = self._look()  # DOMNode works styles out walking every ancestor
         try:
-            if not self._plain():
+            plain, background = self._plain()
+            if not plain:
                 return super().render_lines(crop)
-            background = self.background_colors[1]
             filters = self.get_line_filters()
             strips = []
             for y in crop.line_range:
@@ -434,18 +438,23 @@ class TableView(ScrollView, can_focus=True):
         finally:
             self._frame_look = None
 
-    def _plain(self) -> bool:
-        """True when Textual's styling of a line would leave it as drawn: no border,
-        padding, outline, hatch, tint or opacity."""
-        styles = self.styles
-        return (
-            not any(styles.gutter)
-            and not any(edge for edge, _ in styles.outline)
-            and not (styles.has_rule("hatch") and styles.hatch != "none")
-            and not styles.tint.a
-            and styles.text_opacity == 1.0
-            and self.opacity == 1.0
-        )
+    def _plain(self) -> tuple[bool, Color]:
+        """Whether Textual's styling of a line would leave it as drawn (no border,
+        padding, outline, hatch, tint or opacity), and the background the line filters
+        are given; worked out again only after a style update, as ``_look``'s styles
+        (both walk every ancestor)."""
+        if self._plainly is None:
+            styles = self.styles
+            plain = (
+                not any(styles.gutter)
+                and not any(edge for edge, _ in styles.outline)
+                and not (styles.has_rule("hatch") and styles.hatch != "none")
+                and not styles.tint.a
+                and styles.text_opacity == 1.0
+                and self.opacity == 1.0
+            )
+            self._plainly = (plain, self.background_colors[1])
+        return self._plainly
 
     def render_line(self, y: int) -> Strip:
         look = self._frame_look or self._look()
@@ -466,9 +475,9 @@ class TableView(ScrollView, can_focus=True):
         drawn = self._drawn.get(key)
         before = None
         if drawn is not None:
-            (was, *rest), painted = drawn
-            if rest == [look, cursor, hover]:
-                if was is values:
+            drawn_with, painted = drawn
+            if drawn_with == (look, cursor, hover):
+                if painted.values is values:
                     return painted.strip
                 before = painted
             self._drawn.discard(key)  # the cache keeps a key's first value: replaced here
@@ -482,5 +491,5 @@ class TableView(ScrollView, can_focus=True):
             hover=hover,
             before=before,
         )
-        self._drawn[key] = ((values, look, cursor, hover), painted)
+        self._drawn[key] = ((look, cursor, hover), painted)
         return painted.strip
