@@ -36,6 +36,7 @@ from runeconsole.tui.modals.agent_peek import AgentPeek
 from runeconsole.tui.modals.detail_modal import DetailModal
 from runeconsole.tui.modals.message_modal import MessageModal
 from runeconsole.tui.support.messages import ConversationWanted
+from runeconsole.tui.support.pacing import after_frame
 from runeconsole.tui.support.theme import LIVENESS_STYLE
 from runeconsole.tui.support.workers import background, cancelled
 
@@ -164,6 +165,11 @@ class AgentDetail(DetailModal):
 
     def on_mount(self) -> None:
         super().on_mount()
+        # Read behind the window's first frame: three threads reading and parsing beside
+        # it held the UI thread's lock and delayed the frame the operator waits for.
+        after_frame(self, 0, self._load_sections)
+
+    def _load_sections(self) -> None:
         self.load_permissions()
         self.load_reviews()
         self.load_conversation()

@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age, parse_iso
+from runeconsole.tui.support.pacing import after_frame
 from runeconsole.tui.support.workers import background
 
 Peek = Callable[[], Any]
@@ -80,7 +81,7 @@ class AgentPeek(Vertical):
         yield Static(Text("…", "dim"), id="peek-message")
 
     def on_mount(self) -> None:
-        self.read()
+        after_frame(self, 0, self.read)  # behind the window's first frame, not beside it
         if self.every:
             self.set_interval(self.every, self.read)
 
