@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual.widgets import Input, Static
 
@@ -132,6 +133,42 @@ async def test_enter_opens_detail_with_chain_and_help(project: Path, clock: Manu
         await pilot.press("escape")
         await pilot.press("q")
     assert app.return_code == 0
+
+
+async def test_an_agents_window_reads_nothing_before_its_first_frame(
+    project: Path, clock: ManualClock
+) -> None:
+    """Its screen, permissions, reviews and conversation are read in threads once the
+    window is drawn: beside its first frame, they held the UI thread back."""
+    app = scene_console(project, clock)
+    happened: list[str] = []
+
+    class Recording:
+        def __init__(self, facts: Any) -> None:
+            self.facts = facts
+
+        def __getattr__(self, name: str) -> Any:
+            found = getattr(self.facts, name)
+            if name not in ("peek", "permission_history", "reviews", "last_turns"):
+                return found
+
+            def read(*args: Any) -> Any:
+                happened.append(name)
+                return found(*args)
+
+            return read
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.agents_pane
+        key = "orchestrator-billing"
+        facts = Recording(pane.agents.facts(key))
+        window = AgentDetail(key, pane.agents.record(key), facts, pane.now)
+        window.screen_layout_refresh_signal.subscribe(
+            app, lambda _: happened.append("frame"), immediate=True
+        )
+        app.push_screen(window)
+        await until(pilot, lambda: len(set(happened)) == 5)
+        assert happened[0] == "frame"
 
 
 async def test_help_names_the_pane_keys_there_are(project: Path, clock: ManualClock) -> None:

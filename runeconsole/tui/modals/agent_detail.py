@@ -36,7 +36,6 @@ from runeconsole.tui.modals.agent_peek import AgentPeek
 from runeconsole.tui.modals.detail_modal import DetailModal
 from runeconsole.tui.modals.message_modal import MessageModal
 from runeconsole.tui.support.messages import ConversationWanted
-from runeconsole.tui.support.pacing import after_frame
 from runeconsole.tui.support.theme import LIVENESS_STYLE
 from runeconsole.tui.support.workers import background, cancelled
 
@@ -165,9 +164,9 @@ class AgentDetail(DetailModal):
 
     def on_mount(self) -> None:
         super().on_mount()
-        # Read behind the window's first frame: three threads reading and parsing beside
-        # it held the UI thread's lock and delayed the frame the operator waits for.
-        after_frame(self, 0, self._load_sections)
+        # Read once the window is drawn: threads reading and parsing beside its first
+        # frame held the UI thread back from the frame the operator waits for.
+        self.call_after_refresh(self._load_sections)
 
     def _load_sections(self) -> None:
         self.load_permissions()

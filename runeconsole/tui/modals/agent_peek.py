@@ -18,7 +18,6 @@ from textual.widgets import Static
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age, parse_iso
-from runeconsole.tui.support.pacing import after_frame
 from runeconsole.tui.support.workers import background
 
 Peek = Callable[[], Any]
@@ -81,7 +80,7 @@ class AgentPeek(Vertical):
         yield Static(Text("…", "dim"), id="peek-message")
 
     def on_mount(self) -> None:
-        after_frame(self, 0, self.read)  # behind the window's first frame, not beside it
+        self.call_after_refresh(self.read)  # once the window is drawn, not beside its frame
         if self.every:
             self.set_interval(self.every, self.read)
 
