@@ -15,5 +15,9 @@ from textual.widget import Widget
 
 
 def after_frame(widget: Widget, seconds: float, work: Callable[[], object]) -> None:
-    """``work`` on the UI thread, ``seconds`` from now, behind any frame then due."""
-    widget.set_timer(seconds, lambda: widget.call_after_refresh(work))
+    """``work`` on the UI thread, ``seconds`` from now, behind any frame then due. No
+    timer for 0 seconds: Textual's divides by its interval once the clock has moved."""
+    if seconds <= 0:
+        widget.call_after_refresh(work)
+    else:
+        widget.set_timer(seconds, lambda: widget.call_after_refresh(work))
