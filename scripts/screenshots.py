@@ -43,6 +43,7 @@ from runeconsole.services.merge_queue.model import REMOTE_STATE
 from runeconsole.services.project import Project
 from runeconsole.tui.console.app import create_app
 from runeconsole.tui.fleet_console.app import create_fleet_app
+from runeconsole.tui.modals.agent_peek import AgentPeek
 from runeconsole.tui.modals.new_task import NewTaskForm
 from runeconsole.tui.panes.changes_watch import ChangesWatch
 from runeconsole.tui.panes.merge_queue_pane import MergeQueuePane
@@ -297,7 +298,8 @@ async def _open_live(pilot: Pilot, prompt: tuple[str, str, str, list[str]] | Non
     await pilot.press("enter")
     for _ in range(100):  # the pane is read in a worker: until its screen is drawn
         await pilot.pause(0.05)
-        if "fake Claude Code" in str(pilot.app.screen.query_one("#peek-screen").render()):
+        screen = pilot.app.screen.query_one(AgentPeek).parts().screen
+        if screen is not None and "fake Claude Code" in screen.plain:
             break
 
 

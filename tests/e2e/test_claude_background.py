@@ -143,10 +143,9 @@ def test_attach_opens_the_session_in_a_new_window_of_the_operators_tmux(
 async def test_the_console_shows_peeks_and_stops_a_background_session(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from textual.widgets import Static
-
     from runeconsole.tui.console.app import create_app
     from runeconsole.tui.modals.agent_detail import AgentDetail
+    from runeconsole.tui.modals.agent_peek import AgentPeek
     from runeconsole.tui.modals.confirm import ConfirmScreen
     from tests.support.polling import until
 
@@ -164,9 +163,10 @@ async def test_the_console_shows_peeks_and_stops_a_background_session(
             pane.select("worker-parser")
             await pilot.press("enter")
             await until(pilot, lambda: isinstance(app.screen, AgentDetail))
-            screen = app.screen.query_one("#peek-screen", Static)  # through runeconsole peek's seam
-            await until(pilot, lambda: "Hello from the background." in str(screen.render()), 60)
-            title = str(app.screen.query_one("#peek-screen-title", Static).render())
+            peek = app.screen.query_one(AgentPeek)  # through runeconsole peek's seam
+            screen = lambda: peek.parts().screen  # noqa: E731
+            await until(pilot, lambda: "Hello from the background." in str(screen()), 60)
+            title = peek.parts().screen_title.plain
             assert f"claude logs {short}" in title
             facts = dict(app.screen.session_facts())  # type: ignore[attr-defined]
             assert facts["kind"] == f"background ({short})"

@@ -14,6 +14,7 @@ from runeconsole.services.registry import Registry
 from runeconsole.services.supervision.service import Supervisor
 from runeconsole.tui.console.app import RuneConsole, create_app
 from runeconsole.tui.modals.agent_detail import AgentDetail
+from runeconsole.tui.modals.agent_peek import AgentPeek
 from runeconsole.tui.modals.confirm import ConfirmScreen
 from tests.support.cli import cli_env
 from tests.support.polling import until
@@ -129,9 +130,10 @@ async def test_g_outside_tmux_says_how_to_attach_and_detail_shows_the_pane(
         await pilot.press("enter")
         assert isinstance(app.screen, AgentDetail)
         # The monitor's worker runs until the console closes: wait for the pane, not for it.
-        detail = app.screen.query_one("#peek-screen")
-        await until(pilot, lambda: "reading" not in str(detail.render()))
-        shown = str(detail.render())
+        peek = app.screen.query_one(AgentPeek)
+        await until(pilot, lambda: peek.last is not None)
+        screen = peek.parts().screen
+        shown = screen.plain if screen is not None else ""
         assert "fake Claude Code" in shown or "Context left" in shown
 
 

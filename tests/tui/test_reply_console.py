@@ -18,6 +18,7 @@ from runeconsole.core.fleet_file import SourceSpec
 from runeconsole.tui.console.app import create_app
 from runeconsole.tui.fleet_console.app import FleetConsole, create_fleet_app
 from runeconsole.tui.modals.agent_detail import AgentDetail
+from runeconsole.tui.modals.agent_peek import AgentPeek
 from runeconsole.tui.modals.message_modal import MessageModal
 from tests.support.paste_reader import PASTE_END, PASTE_START
 from tests.support.polling import until
@@ -33,6 +34,12 @@ def shown(pilot: Pilot, selector: str) -> str:
     widget = pilot.app.screen.query_one(selector, Static)
     rendered = widget.render()
     return rendered.plain if isinstance(rendered, Text) else str(rendered)
+
+
+def peeked(pilot: Pilot, part: str) -> str:
+    """A part of the agent's window's peek as shown ("" where it shows none)."""
+    value = getattr(pilot.app.screen.query_one(AgentPeek).parts(), part)
+    return value.plain if value is not None else ""
 
 
 def toasts(app: App[None], title: str) -> list[str]:
@@ -61,16 +68,14 @@ async def test_the_detail_shows_the_screen_and_m_reaches_the_agent(
         app.agents_pane.select("worker-a")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, AgentDetail))
-        await until(
-            pilot, lambda: "tmux session rune-worker-a" in shown(pilot, "#peek-screen-title")
-        )
-        assert shown(pilot, "#peek-message") == "Tests pass; ready."
+        await until(pilot, lambda: "tmux session rune-worker-a" in peeked(pilot, "screen_title"))
+        assert peeked(pilot, "message") == "Tests pass; ready."
         window = await type_message(pilot, "/compact; then run the tests")  # "/" is text here
         await until(pilot, lambda: log.read_bytes() == pasted("/compact; then run the tests"))
         await until(pilot, lambda: isinstance(app.screen, AgentDetail))
         assert not window.is_attached
         # The screen is read again while the window is open.
-        await until(pilot, lambda: "/compact; then run the tests" in shown(pilot, "#peek-screen"))
+        await until(pilot, lambda: "/compact; then run the tests" in peeked(pilot, "screen"))
         # Once it has ended, a message is refused in the window, the text kept.
         tmux_agents.registry.mark_terminated("worker-a", "finished")
         window = await type_message(pilot, "are you there?")
@@ -130,7 +135,7 @@ async def test_the_fleet_console_says_and_peeks_on_a_local_source(
         await until(pilot, lambda: not window.is_attached)
         await pilot.press("enter")  # peek
         await until(pilot, lambda: isinstance(pilot.app.screen, AgentDetail))
-        await until(pilot, lambda: "rebase on main" in shown(pilot, "#peek-screen"))
+        await until(pilot, lambda: "rebase on main" in peeked(pilot, "screen"))
         await pilot.press("escape")
         await select(pilot, "worker-bare")
         await type_message(pilot, "hello")
@@ -160,8 +165,8 @@ async def test_the_fleet_console_says_and_peeks_over_ssh(
         await until(pilot, lambda: not window.is_attached)
         await pilot.press("p")
         await until(pilot, lambda: isinstance(pilot.app.screen, AgentDetail))
-        await until(pilot, lambda: "$HOME stays text" in shown(pilot, "#peek-screen"), 60)
-        assert "tmux session rune-worker-a" in shown(pilot, "#peek-screen-title")
+        await until(pilot, lambda: "$HOME stays text" in peeked(pilot, "screen"), 60)
+        assert "tmux session rune-worker-a" in peeked(pilot, "screen_title")
         await pilot.press("m", *"from the peek", "enter")
         await until(pilot, lambda: log.read_bytes().endswith(pasted("from the peek")), 60)
         await until(pilot, lambda: isinstance(pilot.app.screen, AgentDetail), 60)

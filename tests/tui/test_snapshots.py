@@ -11,7 +11,9 @@ from runeconsole.adapters import git
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.demo.scene import build_scene
 from runeconsole.tui.console.app import RuneConsole, create_app
+from runeconsole.tui.modals.agent_peek import AgentPeek
 from tests.support.paths import SNAP
+from tests.support.polling import until
 from tests.tui.test_toasts import tell
 
 SNAP_ROOT = SNAP / "agents"
@@ -37,6 +39,8 @@ def test_agent_detail(snap_compare, scene_app: RuneConsole) -> None:
     async def open_detail(pilot) -> None:
         pilot.app.agents_pane.select("orchestrator-billing")
         await pilot.press("enter")
+        peek = pilot.app.screen.query_one(AgentPeek)
+        await until(pilot, lambda: peek.last is not None)  # read once the window is drawn
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
 

@@ -9,18 +9,25 @@ seconds (one read at a time: a slow source is not asked again meanwhile).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widgets import Static
+from textual.widget import Widget
 
 from runeconsole.core.errors import RuneError
 from runeconsole.core.timeutil import format_age, parse_iso
 from runeconsole.tui.support.workers import background
 
 Peek = Callable[[], Any]
+
+
+class Parts(NamedTuple):
+    screen_title: Text
+    screen: Text | None
+    message_title: Text
+    message: Text
 
 
 def _text(data: dict[str, Any], name: str) -> str:
@@ -50,19 +57,15 @@ def message_title(data: dict[str, Any], now: Any) -> Text:
     return title
 
 
-class AgentPeek(Vertical):
-    """The screen (cropped to the window, as a screen is) and the last message."""
+class AgentPeek(Widget):
+    """The screen (cropped to the window, as a screen is) and the last message: one
+    widget drawing four parts (each a widget of its own, they were styled, mounted and
+    laid out as the window opened: a tenth of an agent's window's first frame)."""
 
+    COMPONENT_CLASSES = {"agent-peek--screen"}
     DEFAULT_CSS = """
     AgentPeek { height: auto; margin-bottom: 1; }
-    AgentPeek Static { height: auto; }
-    AgentPeek #peek-screen {
-        background: $boost;
-        padding: 0 1;
-        text-wrap: nowrap;
-        text-overflow: clip;
-    }
-    AgentPeek #peek-message-title { margin-top: 1; }
+    AgentPeek > .agent-peek--screen { background: $boost; }
     """
 
     def __init__(self, peek: Peek, now: Callable[[], Any], *, every: float = 1.0) -> None:
@@ -71,13 +74,7 @@ class AgentPeek(Vertical):
         self.now = now
         self.every = every
         self.reading = False
-        self.last: dict[str, Any] | None = None
-
-    def compose(self) -> ComposeResult:
-        yield Static(Text("Screen", "bold"), id="peek-screen-title")
-        yield Static(Text("reading…", "dim"), id="peek-screen")
-        yield Static(Text("Last message", "bold"), id="peek-message-title")
-        yield Static(Text("…", "dim"), id="peek-message")
+        self.last: dict[str, Any] | None = None  # the last read; None: none yet
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.read)  # once the window is drawn, not beside its frame
@@ -103,13 +100,33 @@ class AgentPeek(Vertical):
         if not self.is_mounted or data == self.last:
             return
         self.last = data
+        self.refresh(layout=True)
+
+    def parts(self) -> Parts:
+        """What is shown: the screen's title, the screen (None: no screen, the title
+        says why), the last message's title and the message."""
+        data = self.last
+        if data is None:
+            reading = Text("reading…", "dim", no_wrap=True, overflow="crop")
+            return Parts(
+                Text("Screen", "bold"), reading, Text("Last message", "bold"), Text("…", "dim")
+            )
         screen, where = _text(data, "screen"), _text(data, "screen_from")
-        body = Text(screen) if screen else Text("(blank)", "dim")  # cropped, as a screen is
-        self.query_one("#peek-screen-title", Static).update(screen_title(data, self.every))
-        box = self.query_one("#peek-screen", Static)
-        box.update(body)
-        box.display = bool(where)  # no screen: the title says why
-        self.query_one("#peek-message-title", Static).update(message_title(data, self.now()))
+        shown = Text(screen) if screen else Text("(blank)", "dim")
+        shown.no_wrap, shown.overflow = True, "crop"  # cropped to the window, as a screen is
         said = _text(data, "last_message")
-        message = Text(said) if said else Text("(none yet)", "dim")
-        self.query_one("#peek-message", Static).update(message)
+        return Parts(
+            screen_title(data, self.every),
+            shown if where else None,
+            message_title(data, self.now()),
+            Text(said) if said else Text("(none yet)", "dim"),
+        )
+
+    def render(self) -> RenderableType:
+        title, screen, message_title, message = self.parts()
+        shown: list[RenderableType] = [title]
+        if screen is not None:
+            style = self.get_component_rich_style("agent-peek--screen")
+            shown.append(Padding(screen, (0, 1), style=style, expand=True))
+        shown += [Text(""), message_title, message]
+        return Group(*shown)
