@@ -159,8 +159,9 @@ class AgentDetail(DetailModal):
             if self.record is not None and not self.record.error:
                 peek = partial(self.facts.peek, self.key)
                 yield AgentPeek(peek, self.now, every=self.facts.peek_every)
-            yield Static(self._body(), id="detail-body")
-            yield Static(self._hook(), id="detail-hook")
+            # The record and the hook in one widget: each widget is styled, mounted and
+            # laid out as the window opens.
+            yield Static(Group(self._body(), self._hook()), id="detail-body")
 
     def on_mount(self) -> None:
         super().on_mount()
