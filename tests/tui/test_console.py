@@ -171,6 +171,20 @@ async def test_an_agents_window_reads_nothing_before_its_first_frame(
         assert happened[0] == "frame"
 
 
+async def test_an_unreadable_agents_window_says_why_in_text_a_mouse_can_copy(
+    project: Path, clock: ManualClock
+) -> None:
+    app = scene_console(project, clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.agents_pane.select("worker-ghost")  # its identity file is not JSON
+        await pilot.press("enter")
+        body = app.screen.query_one("#detail-body", Static)
+        body.text_select_all()
+        await pilot.pause()
+        selected = app.screen.get_selected_text() or ""
+        assert "unreadable: not valid JSON" in selected and "no hook file" in selected
+
+
 async def test_help_names_the_pane_keys_there_are(project: Path, clock: ManualClock) -> None:
     app = scene_console(project, clock)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -217,9 +217,8 @@ async def test_unreadable_files_are_rows_saying_why_and_a_restart_keeps_the_reco
         app.goto_agent(KEY)
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, AgentDetail))
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        detail = shown(app.screen.query_one("#detail-permissions"))
+        await until(pilot, lambda: bool(app.screen.query("#detail-permissions")))  # read after
+        detail = shown(app.screen.query_one("#detail-permissions"))  # the window's first frame
         assert f"Bash {COMMAND}" in detail and "fell through" in detail
 
 

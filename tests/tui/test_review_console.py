@@ -286,8 +286,8 @@ async def test_the_agents_detail_lists_its_reviews(repo: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         app.agents_pane.select(key)
         await pilot.press("enter")
-        await settle(pilot)
-        shown = str(app.screen.query_one("#detail-reviews", Static).render())
+        await until(pilot, lambda: bool(app.screen.query("#detail-reviews")))  # read after the
+        shown = str(app.screen.query_one("#detail-reviews", Static).render())  # first frame
     lines = shown.strip().splitlines()
     assert lines[0] == "Reviews"
     assert lines[1].startswith("0002-") and "open" in lines[1] and "1 comment" in lines[1]

@@ -39,6 +39,7 @@ def test_agent_detail(snap_compare, scene_app: RuneConsole) -> None:
     async def open_detail(pilot) -> None:
         pilot.app.agents_pane.select("orchestrator-billing")
         await pilot.press("enter")
+        await until(pilot, lambda: bool(pilot.app.screen.query(AgentPeek)))
         peek = pilot.app.screen.query_one(AgentPeek)
         await until(pilot, lambda: peek.last is not None)  # read once the window is drawn
         await pilot.app.workers.wait_for_complete()

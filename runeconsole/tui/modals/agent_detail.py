@@ -159,9 +159,7 @@ class AgentDetail(DetailModal):
             if self.record is not None and not self.record.error:
                 peek = partial(self.facts.peek, self.key)
                 yield AgentPeek(peek, self.now, every=self.facts.peek_every)
-            # The record and the hook in one widget: each widget is styled, mounted and
-            # laid out as the window opens.
-            yield Static(Group(self._body(), self._hook()), id="detail-body")
+            yield Static(self._record(), id="detail-body")
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -243,6 +241,15 @@ class AgentDetail(DetailModal):
             window.mount(section, before="#detail-reviews")
         else:
             window.mount(section)
+
+    def _record(self) -> Group | Text:
+        """The record and the hook file in one widget (each widget is styled, mounted and
+        laid out as the window opens); one ``Text`` where both are, which a mouse can
+        select (Textual selects in a widget of one ``Text`` only)."""
+        body, hook = self._body(), self._hook()
+        if isinstance(body, Text) and isinstance(hook, Text):
+            return Text.assemble(body, "\n", hook)
+        return Group(body, hook)
 
     def session_facts(self) -> list[tuple[str, str]]:
         record = self.record

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
+from textual.selection import Selection
 from textual.widget import Widget
 
 from runeconsole.core.errors import RuneError
@@ -123,10 +124,20 @@ class AgentPeek(Widget):
         )
 
     def render(self) -> RenderableType:
-        title, screen, message_title, message = self.parts()
-        shown: list[RenderableType] = [title]
+        screen_heading, screen, message_heading, message = self.parts()
+        shown: list[RenderableType] = [screen_heading]
         if screen is not None:
             style = self.get_component_rich_style("agent-peek--screen")
             shown.append(Padding(screen, (0, 1), style=style, expand=True))
-        shown += [Text(""), message_title, message]
+        shown += [Text(""), message_heading, message]
         return Group(*shown)
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The text under a mouse selection, as drawn: Textual takes text only from a
+        widget that draws one ``Text``, and this one draws four parts (the selection is
+        copied; it is not highlighted)."""
+        console = self.app.console
+        options = console.options.update_width(max(1, self.content_region.width))
+        lines = console.render_lines(self.render(), options, pad=False)
+        drawn = "\n".join("".join(segment.text for segment in line).rstrip() for line in lines)
+        return selection.extract(drawn), "\n"
