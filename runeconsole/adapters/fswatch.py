@@ -108,14 +108,21 @@ MOUNTINFO = "/proc/self/mountinfo"
 OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
+def read_mountinfo() -> str | None:
+    """Linux's ``mountinfo`` of this process (None where it cannot be read)."""
+    try:
+        with open(MOUNTINFO) as stream:
+            return stream.read()
+    except OSError:
+        return None
+
+
 def file_system_type(path: Path, mountinfo: str | None = None) -> str | None:
     """The type of the file system ``path`` is on (the mount nearest to it in Linux's
     ``mountinfo``), None where that cannot be told."""
     if mountinfo is None:
-        try:
-            with open(MOUNTINFO) as stream:
-                mountinfo = stream.read()
-        except OSError:
+        mountinfo = read_mountinfo()
+        if mountinfo is None:
             return None
     where = os.path.realpath(path)
     best, found = -1, None
@@ -131,10 +138,11 @@ def file_system_type(path: Path, mountinfo: str | None = None) -> str | None:
     return found
 
 
-def local_directory(path: Path) -> bool:
+def local_directory(path: Path, mountinfo: str | None = None) -> bool:
     """True when ``path`` is on a file system only this machine writes (``LOCAL_FILE_
-    SYSTEMS``): inotify then sees every change to it."""
-    return file_system_type(path) in LOCAL_FILE_SYSTEMS
+    SYSTEMS``): inotify then sees every change to it. ``mountinfo``: as read once for
+    several paths (read here when not given)."""
+    return file_system_type(path, mountinfo) in LOCAL_FILE_SYSTEMS
 
 
 class _Forward(FileSystemEventHandler):
@@ -199,8 +207,10 @@ class DirWatcher:
         if inotify is None or not inotify.reading:
             return False
         watched = inotify.watched()
+        mountinfo = read_mountinfo()  # once for every directory (asked at every rescan)
         return all(
-            local_directory(directory) and (directory in watched or not directory.is_dir())
+            local_directory(directory, mountinfo)
+            and (directory in watched or not directory.is_dir())
             for directory in self.directories
         )
 
