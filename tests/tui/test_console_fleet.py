@@ -72,8 +72,8 @@ async def test_a_large_fleet_is_read_after_the_first_frame_and_every_row_follows
                 f"{AGENTS - app.fleet.counts()['red']}" in str(app.query_one(StatusBar).render())
             ),
         )
-        problems = app.query_one("#problems-table")
-        assert problems.row_count == app.fleet.counts()["red"]
+        problems = app.query_one("#problems-table")  # judged after the rows: filled then
+        await until(pilot, lambda: problems.row_count == app.fleet.counts()["red"])
 
 
 async def test_a_filter_typed_during_the_fill_wins_over_it(
