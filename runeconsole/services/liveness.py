@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from runeconsole.services.identity_fields import AgentMetadata
 
 GREEN, YELLOW, RED, GREY = "green", "yellow", "red", "grey"
+HEARTBEAT_FIELDS = frozenset({"last_seen", "last_heartbeat"})  # one moment, two names
 _UNPARSED = object()
 LIVENESS_ORDER = (RED, YELLOW, GREEN, GREY)
 
@@ -103,6 +104,11 @@ def judge_seen(
     if age < settings.stale_after:
         return YELLOW, age
     return RED, age
+
+
+def _besides_heartbeat(fields: dict[str, Any]) -> int:
+    """How many fields there are besides the heartbeat's moment."""
+    return len(fields) - sum(name in fields for name in HEARTBEAT_FIELDS)
 
 
 @dataclass
@@ -185,6 +191,21 @@ class AgentRecord:
             if age is None or age < threshold:
                 return seen + timedelta(seconds=threshold)
         return None
+
+    def beat_of(self, before: AgentRecord | None) -> bool:
+        """This is ``before`` read again after a heartbeat and nothing else: every field
+        the same but the heartbeat's moment, which moved on, and the same colour. Only its
+        age moved; what is worked out from the rest (problems, spending) stands."""
+        if before is None or before.error or self.error or before.liveness != self.liveness:
+            return False
+        old, new = before.fields, self.fields
+        if _besides_heartbeat(old) != _besides_heartbeat(new):  # a field came or went
+            return False
+        for name, value in new.items():
+            if name not in HEARTBEAT_FIELDS and old.get(name, _UNPARSED) != value:
+                return False
+        then, now = before.seen, self.seen
+        return then is not None and now is not None and now >= then
 
     def to_json(self) -> dict[str, Any]:
         if self.error:

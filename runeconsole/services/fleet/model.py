@@ -98,10 +98,10 @@ class FleetModel(FleetRecords):
     def apply_paths(self, paths: Iterable[Path]) -> FleetChange:
         """File events: read again the identity and hook files named, and the saved
         monitor pass if it is among them (and no monitor of this process reports)."""
-        layout = self.registry.paths
-        # Each a new path when asked for (three joins): asked once, not once per path.
-        identities, hook_files = layout.identities, layout.hook_files
+        # The layout makes each a new path when asked for (three joins): kept by the indexes.
+        identities, hook_files = self._identities.directory, self._hook_files.directory
         changed: set[str] = set()
+        news: set[str] = set()  # of changed, the agents changed in more than a heartbeat
         removed: set[str] = set()
         counts = False
         with self._lock:
@@ -120,6 +120,8 @@ class FleetModel(FleetRecords):
                             changed.discard(key)
                             counts = True
                         continue
+                    if not record.beat_of(self.records.get(key)):
+                        news.add(key)
                     counts |= self._put(record)
                     self._identities.remember(key, stamp)
                     self._reads[key] = self._reads.get(key, 0) + 1
@@ -135,11 +137,18 @@ class FleetModel(FleetRecords):
                         self._hook_files.remember(key, stamp)
                     if self.phases.get(key) != phase:
                         self.phases[key] = phase
-                        changed.add(key) if key in self.records else None
+                        if key in self.records:
+                            changed.add(key)
+                            news.add(key)
                 elif path == self.observations_path and not self.monitoring:
-                    changed |= self._observe(self._saved_observations())
+                    observed = self._observe(self._saved_observations())
+                    changed |= observed
+                    news |= observed
+            changed &= self.records.keys()
         return self._judged(
-            FleetChange(frozenset(changed & self.records.keys()), frozenset(removed), counts)
+            FleetChange(
+                frozenset(changed), frozenset(removed), counts, beats=frozenset(changed - news)
+            )
         )
 
     def scan(self, *, paced: bool = False) -> Scan:
@@ -184,6 +193,7 @@ class FleetModel(FleetRecords):
         file meanwhile (its read count moved since the scan began); ``judged`` false: the
         problems are not judged (``load``)."""
         changed: set[str] = set()
+        news: set[str] = set()  # of changed, the agents changed in more than a heartbeat
         removed: set[str] = set()
         counts = False
         with self._lock:
@@ -196,6 +206,8 @@ class FleetModel(FleetRecords):
                 self._identities.remember(key, stamp, scan.read_at_ns)
                 if old is not None and old.fields == record.fields and old.error == record.error:
                     continue
+                if not record.beat_of(old):
+                    news.add(key)
                 counts |= self._put(record)
                 changed.add(key)
             for key, base in scan.gone.items():
@@ -211,15 +223,20 @@ class FleetModel(FleetRecords):
                 if self.phases.get(key) != phase:
                     self.phases[key] = phase
                     changed.add(key)
+                    news.add(key)
             for key, base in scan.phases_gone.items():
                 if hook_reads.get(key, 0) == base:
                     self._hook_files.forget(key)
                     if self.phases.pop(key, None) is not None:
                         changed.add(key)
+                        news.add(key)
             if scan.observations is not None and not self.monitoring:
-                changed |= self._observe(scan.observations)
+                observed = self._observe(scan.observations)
+                changed |= observed
+                news |= observed
             changed &= self.records.keys()
-        change = FleetChange(frozenset(changed), frozenset(removed), counts)
+        beats = frozenset(changed - news)
+        change = FleetChange(frozenset(changed), frozenset(removed), counts, beats=beats)
         return self._judged(change) if judged else change
 
     def rescan(self, *, paced: bool = False) -> FleetChange:

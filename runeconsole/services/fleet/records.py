@@ -38,23 +38,34 @@ JUDGE_CHUNK = 500  # agents judged under the lock at a time (``judge_all``)
 @dataclass(frozen=True)
 class FleetChange:
     """What one feed changed: ``changed`` keys (new, re-read, recoloured, or their phase
-    or pane reading moved) to redraw, ``removed`` keys, whether the counts moved, and the
-    agents whose ``problems`` changed."""
+    or pane reading moved) to redraw, ``removed`` keys, whether the counts moved, the
+    agents whose ``problems`` changed, and the ``beats``: of ``changed``, the agents read
+    again after a heartbeat and nothing else (``AgentRecord.beat_of``; a fleet's files
+    change mostly so), whose rows' ages move and nothing worked out from their fields."""
 
     changed: frozenset[str] = frozenset()
     removed: frozenset[str] = frozenset()
     counts: bool = False
     problems: frozenset[str] = frozenset()
+    beats: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
         return bool(self.changed or self.removed or self.counts or self.problems)
 
+    @property
+    def moved(self) -> frozenset[str]:
+        """The agents changed in more than their heartbeat's moment, or gone."""
+        return (self.changed - self.beats) | self.removed
+
     def __or__(self, other: FleetChange) -> FleetChange:
+        changed = (self.changed | other.changed) - other.removed
+        news = (self.changed - self.beats) | (other.changed - other.beats)
         return FleetChange(
-            (self.changed | other.changed) - other.removed,
+            changed,
             (self.removed | other.removed) - other.changed,
             self.counts or other.counts,
             self.problems | other.problems,
+            changed - news,
         )
 
 
@@ -260,10 +271,14 @@ class FleetRecords:
         return changed
 
     def _judged(self, change: FleetChange) -> FleetChange:
-        """``change`` with the agents whose problems it changed."""
+        """``change`` with the agents whose problems it changed. A heartbeat alone, of an
+        agent with none, brings none: its colour and fields are as they were, and its
+        budget's day can only have moved on (a new day's spending starts at nothing)."""
         if self.judge is None or not (change.changed or change.removed):
             return change
-        return change | self._judge(set(change.changed | change.removed), None)
+        problems, beats = self.problems, change.beats
+        keys = {key for key in change.changed if key not in beats or key in problems}
+        return change | self._judge(keys | change.removed, None)
 
     def _judge(self, keys: set[str], now: datetime | None) -> FleetChange:
         if self.judge is None:

@@ -23,13 +23,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from runeconsole.services.liveness import AgentRecord
+from runeconsole.services.liveness import HEARTBEAT_FIELDS, AgentRecord
 from runeconsole.services.merge_queue import QueueState
 from runeconsole.services.review.locate import worktree_of
 from runeconsole.services.review.service import Reviews, queue_status
 from runeconsole.services.review.states import Standing
-
-HEARTBEAT = frozenset({"last_seen", "last_heartbeat"})
 
 
 class ChangeTracker:
@@ -69,7 +67,7 @@ class ChangeTracker:
                     continue
                 moved = self.worktrees.get(key) != worktree
                 self.worktrees[key] = worktree
-                mark = {k: v for k, v in record.fields.items() if k not in HEARTBEAT}
+                mark = {k: v for k, v in record.fields.items() if k not in HEARTBEAT_FIELDS}
                 work = force or moved or self._marks.get(key) != mark
                 self._marks[key] = mark
                 last = self._looked.get(key)

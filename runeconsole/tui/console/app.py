@@ -393,8 +393,9 @@ class RuneConsole(PanesApp):
         heartbeat fleet changes 40 times a second, and each message costs its dispatch."""
         if not change:
             return
-        self.feed_due.saw(self.fleet.get(key) for key in change.changed)
-        moved = change.changed | change.removed
+        # A heartbeat alone moves a row's age: no conversation grew, no spending moved.
+        moved = change.moved
+        self.feed_due.saw(self.fleet.get(key) for key in moved - change.removed)
         if threading.get_ident() != self._ui_thread:
             for view in self._fleet_views:
                 view.post_message(FleetChanged(change))

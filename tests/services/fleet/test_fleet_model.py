@@ -14,6 +14,7 @@ import pytest
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.files import atomic_write_json
 from runeconsole.services import registry as registry_module
+from runeconsole.services.cost.ledger import local_day
 from runeconsole.services.fleet import FleetModel
 from runeconsole.services.fleet import index as index_module
 from runeconsole.services.fleet import model as model_module
@@ -468,3 +469,54 @@ def test_events_lost_while_a_full_pass_runs_leave_the_next_paced_scan_full(
     monkeypatch.setattr(index_module.StatIndex, "_list", listed)
     registry.register("worker", "b")  # a file no event told of (lost)
     assert "worker-b" in index.scan(paced=True).changed
+
+
+# -- a heartbeat alone --------------------------------------------------------------------
+
+
+def test_a_heartbeat_alone_is_a_beat_and_any_other_change_with_it_is_not(
+    project: Path, clock: ManualClock
+) -> None:
+    model, registry = model_of(project, clock)
+    for name in ("a", "b", "c"):
+        registry.register("worker", name)
+    model.load()
+    clock.advance(5)
+    registry.heartbeat("worker-a")
+    heartbeat(registry.path_for("worker-b"), last_seen="2099-01-01T00:00:00Z", node_id="n1")
+    registry.heartbeat("worker-c")
+    hook = registry.paths.hook_files / "worker-c.json"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(hook, {"phase": "implementation"})
+    change = model.apply_paths(
+        [registry.path_for(k) for k in ("worker-a", "worker-b", "worker-c")] + [hook]
+    )
+    assert change.changed == {"worker-a", "worker-b", "worker-c"}
+    assert change.beats == {"worker-a"}  # b's fields moved; c's phase moved with its beat
+    assert change.moved == {"worker-b", "worker-c"}
+
+
+def test_a_heartbeat_judges_no_agent_without_problems_and_keeps_the_problems_of_others(
+    project: Path, clock: ManualClock
+) -> None:
+    model, registry = model_of(project, clock)
+    judge = judge_with(SupervisorSettings())
+    judged: list[str] = []
+    model.judge = lambda record, *rest: judged.append(record.key) or judge(record, *rest)
+    for name in ("calm", "held"):
+        registry.register("worker", name)
+    budget = {"state": "held", "detail": "over $5", "day": local_day(clock.now())}
+    held = {"usd": 9.0, "budget": budget}
+    registry.update("worker-held", {"cost": held})
+    model.load()
+    assert [p.kind for p in model.problems["worker-held"]] == ["budget"]
+    clock.advance(5)
+    judged.clear()
+    for key in ("worker-calm", "worker-held"):
+        registry.heartbeat(key)
+    change = model.apply_paths([registry.path_for("worker-calm"), registry.path_for("worker-held")])
+    assert change.beats == {"worker-calm", "worker-held"} and not change.problems
+    assert judged == ["worker-held"]  # its problem could read differently: judged again
+    assert [p.kind for p in model.problems["worker-held"]] == ["budget"]
+    registry.mark_crashed("worker-calm", "gone")
+    assert model.apply_paths([registry.path_for("worker-calm")]).problems == {"worker-calm"}

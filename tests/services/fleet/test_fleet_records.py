@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from runeconsole.adapters.clock import ManualClock
 from runeconsole.core.timeutil import iso_z
-from runeconsole.services.fleet import FleetRecords
+from runeconsole.services.fleet import FleetChange, FleetRecords
 from runeconsole.services.fleet.tally import Tally
 from runeconsole.services.liveness import AgentRecord, LivenessSettings
 from runeconsole.services.pane_observation import RUNNING, AgentObservation
@@ -103,3 +103,47 @@ def test_a_stale_agent_s_problem_is_restated_as_its_silence_grows(clock: ManualC
     clock.advance(60)
     assert fleet.restate(["a"], clock.now()).problems == {"a"}
     assert fleet.problems["a"][0].detail == "no heartbeat for 7m40s"
+
+
+# -- a heartbeat alone --------------------------------------------------------------------
+
+
+def beat(record: AgentRecord, clock: ManualClock, **changes: object) -> AgentRecord:
+    """``record`` read again after a heartbeat written now (and ``changes``, if any)."""
+    stamp = iso_z(clock.now())
+    fields = {**record.fields, "last_heartbeat": stamp, "last_seen": stamp, **changes}
+    again = AgentRecord(record.key, record.location, fields)
+    again.rejudge(clock.now(), LivenessSettings(60, 300))
+    return again
+
+
+def judged(record: AgentRecord, clock: ManualClock) -> AgentRecord:
+    record.rejudge(clock.now(), LivenessSettings(60, 300))
+    return record
+
+
+def test_a_record_read_again_after_a_heartbeat_alone_is_its_beat(clock: ManualClock) -> None:
+    before = judged(agent("a", clock, silent=30), clock)
+    assert beat(before, clock).beat_of(before)
+    assert not beat(before, clock, node_id="n2").beat_of(before)  # a field moved with it
+    assert not beat(before, clock, status="crashed").beat_of(before)
+    assert not beat(before, clock).beat_of(None)  # new: everything is worked out
+
+
+def test_a_heartbeat_that_changes_the_colour_or_goes_back_in_time_is_no_mere_beat(
+    clock: ManualClock,
+) -> None:
+    silent = judged(agent("a", clock, silent=200), clock)  # yellow
+    assert not beat(silent, clock).beat_of(silent)  # green again: the counts move
+    fresh = judged(agent("a", clock), clock)
+    clock.advance(-10)  # a writer whose clock runs behind
+    assert not beat(fresh, clock).beat_of(fresh)
+
+
+def test_changes_joined_keep_a_beat_only_while_no_part_changed_it_more() -> None:
+    beats = FleetChange(frozenset({"a", "b"}), beats=frozenset({"a", "b"}))
+    other = FleetChange(frozenset({"b", "c"}), removed=frozenset({"d"}), beats=frozenset({"c"}))
+    joined = beats | other
+    assert joined.changed == {"a", "b", "c"} and joined.beats == {"a", "c"}
+    assert joined.moved == {"b", "d"}
+    assert (joined | FleetChange(removed=frozenset({"a"}))).beats == {"c"}
