@@ -194,8 +194,10 @@ class AgentRecord:
 
     def beat_of(self, before: AgentRecord | None) -> bool:
         """This is ``before`` read again after a heartbeat and nothing else: every field
-        the same but the heartbeat's moment, which moved on, and the same colour. Only its
-        age moved; what is worked out from the rest (problems, spending) stands."""
+        the same but the heartbeat's moment, which moved on within the same local day,
+        and the same colour. Only its age moved; what is worked out from the rest stands
+        (problems, spending: a budget's state is of the day its agent was last seen, and a
+        hold noted just after midnight shows with the first heartbeat of the new day)."""
         if before is None or before.error or self.error or before.liveness != self.liveness:
             return False
         old, new = before.fields, self.fields
@@ -205,7 +207,9 @@ class AgentRecord:
             if name not in HEARTBEAT_FIELDS and old.get(name, _UNPARSED) != value:
                 return False
         then, now = before.seen, self.seen
-        return then is not None and now is not None and now >= then
+        if then is None or now is None or now < then:
+            return False
+        return now.astimezone().date() == then.astimezone().date()
 
     def to_json(self) -> dict[str, Any]:
         if self.error:

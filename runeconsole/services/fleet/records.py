@@ -272,8 +272,8 @@ class FleetRecords:
 
     def _judged(self, change: FleetChange) -> FleetChange:
         """``change`` with the agents whose problems it changed. A heartbeat alone, of an
-        agent with none, brings none: its colour and fields are as they were, and its
-        budget's day can only have moved on (a new day's spending starts at nothing)."""
+        agent with none, brings none: its colour, its fields and the day it was last seen
+        (a budget's) are as they were (``AgentRecord.beat_of``)."""
         if self.judge is None or not (change.changed or change.removed):
             return change
         problems, beats = self.problems, change.beats

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -483,7 +484,8 @@ def test_a_heartbeat_alone_is_a_beat_and_any_other_change_with_it_is_not(
     model.load()
     clock.advance(5)
     registry.heartbeat("worker-a")
-    heartbeat(registry.path_for("worker-b"), last_seen="2099-01-01T00:00:00Z", node_id="n1")
+    registry.heartbeat("worker-b")
+    heartbeat(registry.path_for("worker-b"), node_id="n1")  # and a field with it
     registry.heartbeat("worker-c")
     hook = registry.paths.hook_files / "worker-c.json"
     hook.parent.mkdir(parents=True, exist_ok=True)
@@ -520,3 +522,25 @@ def test_a_heartbeat_judges_no_agent_without_problems_and_keeps_the_problems_of_
     assert [p.kind for p in model.problems["worker-held"]] == ["budget"]
     registry.mark_crashed("worker-calm", "gone")
     assert model.apply_paths([registry.path_for("worker-calm")]).problems == {"worker-calm"}
+
+
+def test_a_hold_noted_after_midnight_shows_with_the_first_heartbeat_of_the_new_day(
+    project: Path, clock: ManualClock
+) -> None:
+    model, registry = model_of(project, clock)
+    model.judge = judge_with(SupervisorSettings())
+    here = clock.now().astimezone()
+    midnight = (here + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    clock.advance((midnight - here).total_seconds() - 60)  # 23:59, the console's time
+    registry.register("worker", "a")
+    model.load()
+    clock.advance(90)  # 00:00:30: the hook notes a hold for the new day, and no heartbeat
+    budget = {"state": "held", "detail": "over $5", "day": local_day(clock.now())}
+    registry.update("worker-a", {"cost": {"usd": 9.0, "budget": budget}})
+    model.apply_paths([registry.path_for("worker-a")])
+    assert "worker-a" not in model.problems  # last seen yesterday: yesterday's budget
+    clock.advance(10)
+    registry.heartbeat("worker-a")  # the first heartbeat of the day: no mere beat
+    change = model.apply_paths([registry.path_for("worker-a")])
+    assert change.moved == {"worker-a"} and change.problems == {"worker-a"}
+    assert [p.kind for p in model.problems["worker-a"]] == ["budget"]
