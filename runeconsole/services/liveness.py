@@ -209,7 +209,7 @@ class AgentRecord:
         then, now = before.seen, self.seen
         if then is None or now is None or now < then:
             return False
-        return now.astimezone().date() == then.astimezone().date()
+        return bool(now.astimezone().date() == then.astimezone().date())
 
     def to_json(self) -> dict[str, Any]:
         if self.error:
