@@ -17,6 +17,7 @@ from runeconsole.tui.widgets.table_cells import (
     Look,
     draw_cell,
     draw_cell_through_rich,
+    join_runs,
 )
 
 LAID_OUT_OTHERWISE = (
@@ -117,3 +118,28 @@ def test_a_line_drawn_again_looks_up_only_the_cells_whose_value_changed_and_join
     assert all(a.style != b.style for a, b in pairwise(segments))  # runs joined
     in_sight = {i for i, c in enumerate(fresh.cells) if c is not None}
     assert looked_up == [new[i] for i in sorted(in_sight) if new[i] is not old[i]]
+
+
+SEGMENT_STYLES = [None, Style(), Style(bold=True), Style(bold=True), Style(color="red")]
+
+
+@st.composite
+def cells(draw: st.DrawFn) -> list[Segment]:
+    """A cell's segments as a painter keeps them: runs of one style joined (empty ones
+    kept, as a cut may leave them)."""
+    raw = draw(
+        st.lists(
+            st.tuples(st.sampled_from(["", "a", "bc", " "]), st.sampled_from(SEGMENT_STYLES)),
+            max_size=5,
+        )
+    )
+    return list(Segment.simplify(Segment(text, style) for text, style in raw))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(cells(), max_size=8))
+def test_runs_joined_across_cells_are_what_rich_joins_of_the_whole_line(
+    line: list[list[Segment]],
+) -> None:
+    whole = [segment for cell in line for segment in cell if segment.text]
+    assert join_runs(line) == list(Segment.simplify(whole))

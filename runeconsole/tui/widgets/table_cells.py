@@ -10,7 +10,7 @@ parsed as markup: names and notes come from other processes' files.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -27,6 +27,7 @@ from textual.strip import Strip
 
 PAD = 1  # spaces either side of a cell's value
 CELLS_KEPT = 4096  # distinct cells drawn and kept (a few screens' worth)
+LOOKS_KEPT = 64  # looks whose cell styles are kept (a table's: a few at a time)
 EMPTY = Text("", end="")
 
 
@@ -88,6 +89,30 @@ class Column:
         else:
             self.widths.pop(width, None)
         return self.content_width != before
+
+
+def join_runs(cells: Iterable[Sequence[Segment]]) -> list[Segment]:
+    """The cells' segments, each run of one style joined into one segment across the
+    cells' edges: what ``Segment.simplify`` makes of them all (empty ones left out), with
+    styles compared at the edges only (and past an empty segment). Each cell's own runs
+    are joined already (``draw_cell``, or a cut of such a cell), so a line of 12 cells
+    compares 12 pairs, not 20."""
+    joined: list[Segment] = []
+    for cell in cells:
+        edge = True
+        for segment in cell:
+            if not segment.text:
+                edge = True
+                continue
+            if edge and joined and not segment.control:
+                last = joined[-1]
+                if last.style == segment.style:
+                    joined[-1] = Segment(last.text + segment.text, last.style)
+                    edge = False
+                    continue
+            edge = False
+            joined.append(segment)
+    return joined
 
 
 def draw_cell(
@@ -171,6 +196,7 @@ class LinePainter:
 
     def __init__(self) -> None:
         self._drawn: LRUCache[tuple[Any, ...], list[Segment]] = LRUCache(CELLS_KEPT)
+        self._layers: dict[tuple[Look, bool, bool, bool], tuple[Style, Style]] = {}
 
     def line(
         self,
@@ -191,11 +217,11 @@ class LinePainter:
         is the very object in ``values`` are taken as they are (a second's tick moves one
         cell of a row, the age, and leaves the others' objects in place). So a table's
         value is never changed in place: a cell that changes is a new object."""
-        pre, post = look.cell_styles(header, cursor, hover)
+        pre, post = self._styles(look, header, cursor, hover)
         left, right = look.scroll_x, look.scroll_x + look.width
         was, kept = (before.values, before.cells) if before is not None else ((), ())
         cells: list[list[Segment] | None] = [None] * len(values)
-        segments: list[Segment] = []
+        runs: list[list[Segment]] = []
         x = 0
         for index, (value, width) in enumerate(zip(values, look.widths, strict=True)):
             start, x = x, x + width
@@ -211,18 +237,27 @@ class LinePainter:
                         Strip(cell, width).crop(max(left, start) - start, min(right, x) - start)
                     )
             cells[index] = cell
-            segments += cell
+            runs.append(cell)
         else:  # past the table: the row's style to the view's width, the base beyond
             end = max(look.width, x)
             if max(x, left) < min(end, right):
-                segments.append(Segment(" " * (min(end, right) - max(x, left)), pre))
+                runs.append([Segment(" " * (min(end, right) - max(x, left)), pre)])
             if end < right:
-                segments.append(Segment(" " * (right - max(end, left)), look.base))
+                runs.append([Segment(" " * (right - max(end, left)), look.base)])
         # One segment a run of one style across cells: what every frame's line filters,
         # the compositor's cuts, a window's dimmed copy of the console and the terminal's
         # bytes go over (20 segments a line of the Agents pane -> 7).
-        joined = list(Segment.simplify(segment for segment in segments if segment.text))
-        return Painted(Strip(joined, look.width), values, cells)
+        return Painted(Strip(join_runs(runs), look.width), values, cells)
+
+    def _styles(self, look: Look, header: bool, cursor: bool, hover: bool) -> tuple[Style, Style]:
+        """``look.cell_styles``, worked out once per look (every line of a frame asks)."""
+        key = (look, header, cursor, hover)
+        styles = self._layers.get(key)
+        if styles is None:
+            if len(self._layers) >= LOOKS_KEPT:
+                self._layers.clear()
+            styles = self._layers[key] = look.cell_styles(header, cursor, hover)
+        return styles
 
     def cell(
         self,

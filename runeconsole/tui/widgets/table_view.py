@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from rich.console import ConsoleOptions
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -150,6 +151,7 @@ class TableView(ScrollView, can_focus=True):
             LINES_KEPT
         )
         self._frame_look: Look | None = None  # while a frame is drawn
+        self._frame_options: ConsoleOptions | None = None
         self._styles: tuple[Style, Style, Style, Style, Style] | None = None  # _look's
         self._plainly: tuple[bool, Color] | None = None  # _plain's, until a style update
 
@@ -420,6 +422,7 @@ class TableView(ScrollView, can_focus=True):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         self._frame_look = self._look()  # DOMNode works styles out walking every ancestor
+        self._frame_options = self.app.console_options  # a new object each time asked
         try:
             plain, background = self._plain()
             if not plain:
@@ -436,7 +439,7 @@ class TableView(ScrollView, can_focus=True):
                 strips = [strip.crop(x1, x2) for strip in strips]
             return strips
         finally:
-            self._frame_look = None
+            self._frame_look = self._frame_options = None
 
     def _plain(self) -> tuple[bool, Color]:
         """Whether Textual's styling of a line would leave it as drawn (no border,
@@ -483,7 +486,7 @@ class TableView(ScrollView, can_focus=True):
             self._drawn.discard(key)  # the cache keeps a key's first value: replaced here
         painted = self._painter.line(
             self.app.console,
-            self.app.console_options,
+            self._frame_options or self.app.console_options,
             look,
             values,
             header=key is None,
