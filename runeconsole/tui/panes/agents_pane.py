@@ -184,7 +184,7 @@ class AgentsPane(Pane[AgentRecord]):
             self.rows_changed(change.changed, change.removed)
             return
         if len(change.changed) <= WHOLE:  # the rows drawn after this show their new state
-            review.follow(change.changed, change.removed)
+            review.follow(change.changed, change.removed, change.beats)
             self._count_ready()
             self.rows_changed(change.changed, change.removed)
             return

@@ -5,6 +5,7 @@ looked at). The looking itself is ``changes_watch.py``'s; the drawing, the pane'
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 
 from rich.text import Text
 
@@ -25,14 +26,26 @@ class ReviewColumn:
         self.states: dict[str, str] = {}  # review_state of agents with a worktree
         self.ready: set[str] = set()
 
-    def follow(self, changed: Iterable[str], removed: Iterable[str]) -> set[str]:
+    def follow(
+        self,
+        changed: Iterable[str],
+        removed: Iterable[str],
+        beats: AbstractSet[str] = frozenset(),
+    ) -> set[str]:
         """Agents read again (their changes are looked at when due) or gone; the keys
-        whose review state moved (it follows what they are doing: worked out now)."""
+        whose review state moved (it follows what they are doing: worked out now).
+        ``beats``: of ``changed``, those read again for a heartbeat alone
+        (``FleetChange.beats``): one with no worktree still has none (it is worked out
+        from the fields) and is left; a working agent's heartbeat has its worktree looked
+        at again when due."""
         for key in removed:
             self.states.pop(key, None)
             self.ready.discard(key)
         self.watch.forget(removed)
-        records = [r for k in changed if (r := self.fleet.get(k)) is not None]
+        worktrees, get = self.tracker.worktrees, self.fleet.get
+        records = [
+            r for k in changed if (k in worktrees or k not in beats) and (r := get(k)) is not None
+        ]
         self.watch.note(records)
         return {record.key for record in records if self.restate(record.key)}
 
