@@ -27,7 +27,7 @@ from textual.strip import Strip
 
 PAD = 1  # spaces either side of a cell's value
 CELLS_KEPT = 4096  # distinct cells drawn and kept (a few screens' worth)
-LOOKS_KEPT = 64  # looks whose cell styles are kept (a table's: a few at a time)
+LOOKS_KEPT = 64  # sets of styles whose cell styles are kept (a table's: a few)
 EMPTY = Text("", end="")
 
 
@@ -96,7 +96,9 @@ def join_runs(cells: Iterable[Sequence[Segment]]) -> list[Segment]:
     cells' edges: what ``Segment.simplify`` makes of them all (empty ones left out), with
     styles compared at the edges only (and past an empty segment). Each cell's own runs
     are joined already (``draw_cell``, or a cut of such a cell), so a line of 12 cells
-    compares 12 pairs, not 20."""
+    compares 12 pairs, not 20. A control segment aside (Rich joins runs past one only on a
+    second pass; a cell of text has none), which changes how a line is cut, not what it
+    shows."""
     joined: list[Segment] = []
     for cell in cells:
         edge = True
@@ -196,7 +198,7 @@ class LinePainter:
 
     def __init__(self) -> None:
         self._drawn: LRUCache[tuple[Any, ...], list[Segment]] = LRUCache(CELLS_KEPT)
-        self._layers: dict[tuple[Look, bool, bool, bool], tuple[Style, Style]] = {}
+        self._layers: dict[tuple[Style | bool, ...], tuple[Style, Style]] = {}
 
     def line(
         self,
@@ -250,8 +252,10 @@ class LinePainter:
         return Painted(Strip(join_runs(runs), look.width), values, cells)
 
     def _styles(self, look: Look, header: bool, cursor: bool, hover: bool) -> tuple[Style, Style]:
-        """``look.cell_styles``, worked out once per look (every line of a frame asks)."""
-        key = (look, header, cursor, hover)
+        """``look.cell_styles``, worked out once per set of styles (every line of a frame
+        asks; a scroll or a new width keeps them)."""
+        key: tuple[Style | bool, ...] = (look.base, look.header, look.cursor, look.hover)
+        key += (look.header_hover, header, cursor, hover)
         styles = self._layers.get(key)
         if styles is None:
             if len(self._layers) >= LOOKS_KEPT:

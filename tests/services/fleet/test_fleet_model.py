@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 from pathlib import Path
 
 import pytest
@@ -530,7 +530,7 @@ def test_a_hold_noted_after_midnight_shows_with_the_first_heartbeat_of_the_new_d
     model, registry = model_of(project, clock)
     model.judge = judge_with(SupervisorSettings())
     here = clock.now().astimezone()
-    midnight = (here + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    midnight = datetime.combine(here.date() + timedelta(days=1), time()).astimezone()
     clock.advance((midnight - here).total_seconds() - 60)  # 23:59, the console's time
     registry.register("worker", "a")
     model.load()
