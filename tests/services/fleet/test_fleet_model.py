@@ -36,6 +36,12 @@ def model_of(project: Path, clock: ManualClock) -> tuple[FleetModel, Registry]:
     return model, registry
 
 
+def workers(registry: Registry, *names: str) -> None:
+    """Register a worker of each name (``worker-NAME``)."""
+    for name in names:
+        registry.register("worker", name)
+
+
 def age_files(directory: Path) -> None:
     """Back-date every file so its stat is trusted (a just-written one is read again)."""
     for path in directory.glob("*.json"):
@@ -94,8 +100,7 @@ def test_the_rescan_reads_only_files_whose_stat_moved(
     project: Path, clock: ManualClock, counted_reads: list[str]
 ) -> None:
     model, registry = model_of(project, clock)
-    for name in ("a", "b", "c"):
-        registry.register("worker", name)
+    workers(registry, "a", "b", "c")
     age_files(registry.paths.identities)
     model.load()
     counted_reads.clear()
@@ -115,8 +120,7 @@ def test_a_first_load_stats_no_file_and_keeps_the_stamp_of_each_file_it_read(
     project: Path, clock: ManualClock, counted_reads: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model, registry = model_of(project, clock)
-    for name in ("a", "b", "c"):
-        registry.register("worker", name)
+    workers(registry, "a", "b", "c")
     age_files(registry.paths.identities)
     listed_stats: list[object] = []  # of files: a directory's own stamp is taken too
     real_stamp = index_module.stamp_of
@@ -242,8 +246,7 @@ def settled(
     """Agents whose files and directory are old, loaded, after the first paced pass (a
     full one: it notes the directory)."""
     model, registry = paced_model(project, clock, full_seconds=full_seconds)
-    for name in names:
-        registry.register("worker", name)
+    workers(registry, *names)
     age_directory(registry.paths.identities)
     model.load()
     model.rescan(paced=True)
@@ -335,8 +338,7 @@ def test_a_load_left_unjudged_has_the_same_problems_once_they_are_judged_all_at_
     project: Path, clock: ManualClock
 ) -> None:
     _, registry = model_of(project, clock)
-    for name in ("a", "b", "c"):
-        registry.register("worker", name)
+    workers(registry, "a", "b", "c")
     registry.mark_crashed("worker-b", "gone")
     judged, _ = model_of(project, clock)
     judged.judge = judge_with(SupervisorSettings())
@@ -479,8 +481,7 @@ def test_a_heartbeat_alone_is_a_beat_and_any_other_change_with_it_is_not(
     project: Path, clock: ManualClock
 ) -> None:
     model, registry = model_of(project, clock)
-    for name in ("a", "b", "c"):
-        registry.register("worker", name)
+    workers(registry, "a", "b", "c")
     model.load()
     clock.advance(5)
     registry.heartbeat("worker-a")
@@ -505,8 +506,7 @@ def test_a_heartbeat_judges_no_agent_without_problems_and_keeps_the_problems_of_
     judge = judge_with(SupervisorSettings())
     judged: list[str] = []
     model.judge = lambda record, *rest: judged.append(record.key) or judge(record, *rest)
-    for name in ("calm", "held"):
-        registry.register("worker", name)
+    workers(registry, "calm", "held")
     budget = {"state": "held", "detail": "over $5", "day": local_day(clock.now())}
     held = {"usd": 9.0, "budget": budget}
     registry.update("worker-held", {"cost": held})
